@@ -1,0 +1,87 @@
+"""Settings, read once from REDOLAB_* environment variables (and ./.env)."""
+
+from __future__ import annotations
+
+import secrets
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Root of the source tree: backend/redolab/core/config.py -> parents[3].
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+
+# Secrets that show up in tutorials and .env.example files; never accepted in production.
+WEAK_SECRETS = frozenset({"changeme", "change-me", "secret", "redolab", "password", "dev"})
+MIN_SECRET_LENGTH = 32
+
+
+class RuntimeEnv(StrEnum):
+    development = "development"
+    production = "production"
+
+
+class ConfigError(RuntimeError):
+    """A setting is missing or unsafe; the message names the variable."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="REDOLAB_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    env: RuntimeEnv = RuntimeEnv.development
+    data_dir: Path = Path("var")
+    database_url: str | None = None
+    secret_key: SecretStr | None = None
+    bind: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    cookie_secure: bool = False
+    session_max_age_seconds: int = Field(default=12 * 3600, ge=60)
+    token_max_age_seconds: int = Field(default=3600, ge=60)
+    auto_migrate: bool = True
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'redolab.db').resolve()}"
+
+    def resolve_secret_key(self) -> str:
+        """Return the secret key, generating one into data_dir in development.
+
+        In production the key must come from REDOLAB_SECRET_KEY and be strong.
+        """
+        if self.secret_key is not None:
+            value = self.secret_key.get_secret_value()
+            if self.env is RuntimeEnv.production:
+                check_secret_strength(value)
+            return value
+        if self.env is RuntimeEnv.production:
+            raise ConfigError(
+                "REDOLAB_SECRET_KEY is required when REDOLAB_ENV=production: "
+                'generate one with: python3 -c "import secrets; print(secrets.token_urlsafe(48))"'
+            )
+        path = self.data_dir / "secret_key"
+        if path.exists():
+            return path.read_text().strip()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        value = secrets.token_urlsafe(48)
+        path.touch(mode=0o600)
+        path.write_text(value + "\n")
+        return value
+
+
+def check_secret_strength(value: str) -> None:
+    if len(value) < MIN_SECRET_LENGTH or value.lower() in WEAK_SECRETS or len(set(value)) < 10:
+        raise ConfigError(
+            f"REDOLAB_SECRET_KEY is too weak for production: use at least {MIN_SECRET_LENGTH} "
+            'random characters (python3 -c "import secrets; print(secrets.token_urlsafe(48))")'
+        )
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,80 @@
+"""FastAPI dependencies as Annotated aliases: SessionDep, SettingsDep, CurrentUser, ApiUser."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, status
+from fastapi.security import OAuth2PasswordBearer
+from sqlalchemy.orm import Session
+
+from redolab.auth.models import User
+from redolab.auth.service import get_user_by_username
+from redolab.core.config import Settings
+from redolab.core.security import read_access_token
+
+oauth2_scheme = OAuth2PasswordBearer(tokenUrl="/api/v1/auth/token", auto_error=False)
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    with request.app.state.sessionmaker() as session:
+        yield session
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+class LoginRequired(Exception):
+    """Raised by HTML routes without a logged-in user; answered with a redirect to /login."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__(next_path)
+        self.next_path = next_path
+
+
+def _session_user(request: Request, session: Session) -> User | None:
+    user_id = request.session.get("user_id")
+    if not isinstance(user_id, int):
+        return None
+    return session.get(User, user_id)
+
+
+def current_html_user(request: Request, session: SessionDep) -> User:
+    """The user of the session cookie; HTML routes redirect to the login page without one."""
+    user = _session_user(request, session)
+    if user is None:
+        raise LoginRequired(request.url.path)
+    request.state.user = user
+    return user
+
+
+def current_api_user(
+    request: Request,
+    session: SessionDep,
+    token: Annotated[str | None, Depends(oauth2_scheme)],
+) -> User:
+    """The user of the bearer token (or, for the browser, of the session cookie)."""
+    user = None
+    if token:
+        username = read_access_token(token, secret_key=request.app.state.secret_key)
+        user = get_user_by_username(session=session, username=username) if username else None
+    elif "redolab_session" in request.cookies:
+        user = _session_user(request, session)
+    if user is None:
+        raise HTTPException(
+            status_code=status.HTTP_401_UNAUTHORIZED,
+            detail="Not authenticated: send a bearer token from POST /api/v1/auth/token.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    request.state.user = user
+    return user
+
+
+CurrentUser = Annotated[User, Depends(current_html_user)]
+ApiUser = Annotated[User, Depends(current_api_user)]

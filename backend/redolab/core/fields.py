@@ -1,0 +1,86 @@
+"""Pydantic field types shared by the API and the HTML forms.
+
+Numbers are taken in base units (bytes, seconds, bit/s); text is parsed by core.units, so the
+same schema accepts 2199023255552 from a script and "2 TiB" from a form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, StringConstraints
+from pydantic_core import PydanticCustomError
+
+from redolab.core import units, validators
+
+
+def blank_to_none(value: Any) -> Any:
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+def _unit_parser(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def parse_or_none(value: Any) -> Any:
+        value = blank_to_none(value)
+        if value is None or isinstance(value, bool):
+            return value
+        try:
+            return parse(value)
+        except units.UnitError as error:
+            raise PydanticCustomError("unit", str(error)) from None
+
+    return parse_or_none
+
+
+def _checked(check: Callable[[str], str]) -> Callable[[Any], Any]:
+    def run(value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return check(value)
+        except ValueError as error:
+            raise PydanticCustomError("invalid_name", str(error)) from None
+
+    return run
+
+
+def positive(value: Any) -> Any:
+    """A given quantity must be above zero (None: not given)."""
+    if value is not None and value <= 0:
+        raise PydanticCustomError("greater_than", "Must be more than zero.")
+    return value
+
+
+def at_most(limit: float, shown: str) -> AfterValidator:
+    def check(value: Any) -> Any:
+        if value is not None and value > limit:
+            raise PydanticCustomError(
+                "less_than_equal", "Must be at most {shown}.", {"shown": shown}
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+# Optional quantities: blank text is "not given" (None), like a JSON null.
+SizeBytes = Annotated[int | None, BeforeValidator(_unit_parser(units.parse_size))]
+BitRate = Annotated[
+    int | None, BeforeValidator(_unit_parser(lambda v: round(units.parse_bit_rate(v))))
+]
+DurationSeconds = Annotated[float | None, BeforeValidator(_unit_parser(units.parse_duration))]
+HostAddress = Annotated[
+    str, StringConstraints(max_length=255), AfterValidator(_checked(validators.check_host_address))
+]
+PosixUser = Annotated[str, AfterValidator(_checked(validators.check_posix_user))]
+OptionalHostAddress = Annotated[
+    str | None,
+    BeforeValidator(blank_to_none),
+    AfterValidator(_checked(validators.check_host_address)),
+]
+OptionalInterfaceName = Annotated[
+    str | None,
+    BeforeValidator(blank_to_none),
+    AfterValidator(_checked(validators.check_interface_name)),
+]

@@ -1,0 +1,24 @@
+"""Run Alembic migrations from code (the CLI and `serve` use this)."""
+
+from __future__ import annotations
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine
+
+from redolab.core.config import PROJECT_ROOT
+
+
+def alembic_config(url: str | None = None) -> Config:
+    config = Config(toml_file=str(PROJECT_ROOT / "pyproject.toml"))
+    if url:
+        config.attributes["database_url"] = url
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Upgrade the database behind `engine` to `revision`."""
+    config = alembic_config()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)

@@ -1,0 +1,22 @@
+"""Redirects that work for plain requests and for htmx alike."""
+
+from __future__ import annotations
+
+from fastapi import Request, status
+from starlette.responses import RedirectResponse, Response
+
+from redolab.core.templating import is_htmx
+
+
+def redirect(request: Request, url: str) -> Response:
+    """303 for a plain request; HX-Redirect for htmx, which would otherwise swap the page in."""
+    if is_htmx(request):
+        return Response(status_code=status.HTTP_200_OK, headers={"HX-Redirect": url})
+    return RedirectResponse(url, status_code=status.HTTP_303_SEE_OTHER)
+
+
+def safe_next(path: str | None) -> str:
+    """Only a local path may be a post-login destination (no open redirect)."""
+    if path and path.startswith("/") and not path.startswith(("//", "/\\")):
+        return path
+    return "/environments"

@@ -1,0 +1,233 @@
+"""The one place that parses and formats units.
+
+Storage is in bytes, seconds, bytes per second and bits per second (link rates).
+Data volumes and redo rates are shown in binary units (KiB, MiB, GiB, TiB), because Oracle tools
+mean 1024 x 1024 bytes by "MB": the parser therefore reads "MB" as MiB. Link rates are decimal bits
+(kbit/s, Mbit/s, Gbit/s). 1 MiB/s = 8.388608 Mbit/s.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+MIB = 1024 * 1024
+MBIT_PER_MIB_PER_SECOND = MIB * 8 / 1e6  # 8.388608
+
+_BINARY_PREFIX = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
+_DECIMAL_PREFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+_SIZE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+_BIT_RATE_UNITS = (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3))
+_DURATION_UNITS = {
+    "us": 1e-6,
+    "µs": 1e-6,
+    "usec": 1e-6,
+    "ms": 1e-3,
+    "msec": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "second": 1.0,
+    "seconds": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "mins": 60.0,
+    "minute": 60.0,
+    "minutes": 60.0,
+    "h": 3600.0,
+    "hr": 3600.0,
+    "hrs": 3600.0,
+    "hour": 3600.0,
+    "hours": 3600.0,
+    "d": 86400.0,
+    "day": 86400.0,
+    "days": 86400.0,
+}
+
+_NUMBER = r"(?P<num>[0-9][0-9,_]*(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]+))?"
+_QUANTITY = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[^\s0-9.,][^\s]*)?\s*$")
+
+
+class UnitError(ValueError):
+    """The text is not a quantity of the expected kind; the message says what would be."""
+
+
+def _split(text: str, kind: str, example: str) -> tuple[float, str]:
+    match = _QUANTITY.match(str(text))
+    if not match:
+        raise UnitError(f"'{text}' is not {kind}: write a number and a unit, e.g. {example}")
+    number = float(match["num"].replace(",", "").replace("_", ""))
+    if match["exp"]:
+        number *= 10 ** int(match["exp"])
+    if not math.isfinite(number):
+        raise UnitError(f"'{text}' is not {kind}: the number is too large")
+    return number, (match["unit"] or "")
+
+
+def parse_size(text: str | int) -> int:
+    """Parse a data size such as "2 TiB", "500G" or "1.5 GB" into bytes.
+
+    K, M, G, T, P are 1024-based whether or not an "i" is written (Oracle's MB is MiB).
+    A bare number is bytes.
+    """
+    if isinstance(text, int):
+        return _non_negative(text, text, "a size")
+    number, unit = _split(text, "a size", "500 GiB or 2 TiB")
+    match = re.fullmatch(r"([kmgtpeKMGTPE]?)(iB|B|bytes?)?", unit)
+    if not match:
+        if re.fullmatch(r"(?i)[kmgtpe]?(b|bits?)", unit):
+            raise UnitError(f"'{text}' looks like bits: a size is in bytes, e.g. 500 GiB")
+        raise UnitError(f"'{text}' has an unknown size unit '{unit}': use B, KiB, MiB, GiB or TiB")
+    exponent = _BINARY_PREFIX[match[1].lower()]
+    return _non_negative(round(number * 1024**exponent), text, "a size")
+
+
+def parse_bit_rate(text: str | float) -> float:
+    """Parse a link rate such as "10 Gbit/s", "1Gbps" or "100 MiB/s" into bits per second.
+
+    Bit units are decimal (1 Mbit/s = 10^6 bit/s); byte units are binary and converted.
+    A bare number is bits per second.
+    """
+    if isinstance(text, int | float):
+        return float(_non_negative(text, text, "a rate"))
+    number, unit = _split(text, "a rate", "10 Gbit/s or 100 MiB/s")
+    if not unit:
+        return float(_non_negative(number, text, "a rate"))
+    bits = re.fullmatch(r"(?i)([kmgt]?)(?:bit/s|bits/s|bps|b/s|bit)", unit)
+    if bits and not re.fullmatch(r"[kKmMgGtT]?B/s", unit):
+        return float(_non_negative(number * _DECIMAL_PREFIX[bits[1].lower()], text, "a rate"))
+    return parse_byte_rate(text) * 8
+
+
+def parse_byte_rate(text: str | float) -> float:
+    """Parse a data rate such as "54.67 MiB/s", "300 MB/s" (MiB/s) or "1 Gbit/s" into bytes/s."""
+    if isinstance(text, int | float):
+        return float(_non_negative(text, text, "a rate"))
+    number, unit = _split(text, "a rate", "300 MiB/s or 1 Gbit/s")
+    if not unit:
+        return float(_non_negative(number, text, "a rate"))
+    byte_unit = re.fullmatch(r"([kKmMgGtT]?)(?:i?B/s|iB/sec|B/sec|Bps)", unit)
+    if byte_unit:
+        prefix = byte_unit[1].lower()
+        return float(_non_negative(number * 1024 ** _BINARY_PREFIX[prefix], text, "a rate"))
+    bits = re.fullmatch(r"(?i)([kmgt]?)(?:bit/s|bits/s|bps|b/s)", unit)
+    if bits:
+        return float(_non_negative(number * _DECIMAL_PREFIX[bits[1].lower()] / 8, text, "a rate"))
+    raise UnitError(
+        f"'{text}' has an unknown rate unit '{unit}': use MiB/s, GiB/s, Mbit/s or Gbit/s"
+    )
+
+
+def parse_duration(text: str | float) -> float:
+    """Parse a duration such as "25 ms", "0.5s", "90 min" or "48 h" into seconds.
+
+    A bare number is seconds only when given as a number; text needs a unit, so that "25" typed
+    into a round-trip-time field is not silently read as 25 seconds.
+    """
+    if isinstance(text, int | float):
+        return float(_non_negative(text, text, "a duration"))
+    number, unit = _split(text, "a duration", "25 ms or 48 h")
+    if not unit:
+        raise UnitError(
+            f"'{text}' has no unit: write e.g. {number:g} ms, {number:g} s or {number:g} h"
+        )
+    factor = _DURATION_UNITS.get(unit) or _DURATION_UNITS.get(unit.lower())
+    if factor is None:
+        raise UnitError(f"'{text}' has an unknown time unit '{unit}': use us, ms, s, min, h or d")
+    return float(_non_negative(number * factor, text, "a duration"))
+
+
+def _non_negative(value, text, kind):
+    if value < 0:
+        raise UnitError(f"'{text}' is negative: {kind} must be zero or more")
+    return value
+
+
+def _trim(value: float, decimals: int) -> str:
+    text = f"{value:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def format_bytes(n: float | None, decimals: int = 2) -> str:
+    """Format a byte count with a binary unit: 2199023255552 -> "2 TiB"."""
+    if n is None:
+        return "–"
+    value = float(n)
+    index = 0
+    while abs(value) >= 1024 and index < len(_SIZE_UNITS) - 1:
+        value /= 1024
+        index += 1
+    return f"{_trim(value, decimals if index else 0)} {_SIZE_UNITS[index]}"
+
+
+def format_byte_rate(bytes_per_second: float | None, decimals: int = 2) -> str:
+    """Format a data or redo rate: 57325568 -> "54.67 MiB/s"."""
+    if bytes_per_second is None:
+        return "–"
+    return format_bytes(bytes_per_second, decimals) + "/s"
+
+
+def format_bit_rate(bits_per_second: float | None, decimals: int = 2) -> str:
+    """Format a link rate with a decimal bit unit: 1e10 -> "10 Gbit/s"."""
+    if bits_per_second is None:
+        return "–"
+    for unit, factor in _BIT_RATE_UNITS:
+        if abs(bits_per_second) >= factor:
+            return f"{_trim(bits_per_second / factor, decimals)} {unit}"
+    return f"{_trim(bits_per_second, decimals)} bit/s"
+
+
+def format_duration(seconds: float | None, decimals: int = 2) -> str:
+    """Format a duration with the unit that reads best: 0.025 -> "25 ms", 172800 -> "48 h"."""
+    if seconds is None:
+        return "–"
+    value = abs(seconds)
+    if value == 0:
+        return "0 s"
+    if value < 1e-3:
+        return f"{_trim(seconds * 1e6, decimals)} µs"
+    if value < 1:
+        return f"{_trim(seconds * 1e3, decimals)} ms"
+    if value < 120:
+        return f"{_trim(seconds, decimals)} s"
+    if value < 7200:
+        return f"{_trim(seconds / 60, decimals)} min"
+    return f"{_trim(seconds / 3600, decimals)} h"
+
+
+def byte_rate_to_mbit(bytes_per_second: float) -> float:
+    """bytes/s -> Mbit/s (decimal bits)."""
+    return bytes_per_second * 8 / 1e6
+
+
+def size_for_input(n: int | None) -> str:
+    """A size as it round-trips through a form field without drift: the largest exact unit."""
+    if n is None:
+        return ""
+    for index in range(len(_SIZE_UNITS) - 1, 0, -1):
+        factor = 1024**index
+        if n >= factor and n % factor == 0:
+            return f"{n // factor} {_SIZE_UNITS[index]}"
+    return f"{n} B"
+
+
+def bit_rate_for_input(bits_per_second: int | None) -> str:
+    """A link rate for a form field, exact: 10000000000 -> "10 Gbit/s"."""
+    if bits_per_second is None:
+        return ""
+    for unit, factor in _BIT_RATE_UNITS:
+        if bits_per_second >= factor and bits_per_second % factor == 0:
+            return f"{int(bits_per_second // factor)} {unit}"
+    return f"{bits_per_second} bit/s"
+
+
+def duration_for_input(seconds: float | None) -> str:
+    """A duration for a form field, to 12 significant digits: 0.025 -> "25 ms"."""
+    if seconds is None:
+        return ""
+    for unit, factor in (("h", 3600), ("min", 60), ("s", 1), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= factor or unit == "us":
+            return f"{seconds / factor:.12g} {unit}"
+    return ""  # unreachable: the loop ends on "us"

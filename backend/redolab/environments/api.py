@@ -1,0 +1,123 @@
+"""JSON API: environments and their hosts."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, status
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
+from redolab.core.deps import SessionDep, current_api_user
+from redolab.environments import service
+from redolab.environments.schemas import (
+    EnvironmentCreate,
+    EnvironmentPublic,
+    EnvironmentsPublic,
+    EnvironmentUpdate,
+    HostCreate,
+    HostPublic,
+    HostsPublic,
+    HostUpdate,
+)
+
+router = APIRouter(
+    prefix="/api/v1/environments", tags=["environments"], dependencies=[Depends(current_api_user)]
+)
+
+
+def _as_request_error(error: ValidationError) -> RequestValidationError:
+    """A validation failure of merged data reads like one of the request body (422)."""
+    return RequestValidationError(
+        [{**item, "loc": ("body", *item["loc"])} for item in error.errors(include_url=False)]
+    )
+
+
+@router.get("")
+def list_environments(session: SessionDep) -> EnvironmentsPublic:
+    """All environments."""
+    environments = service.list_environments(session=session)
+    data = [EnvironmentPublic.model_validate(environment) for environment in environments]
+    return EnvironmentsPublic(data=data, count=len(data))
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def create_environment(session: SessionDep, env_in: EnvironmentCreate) -> EnvironmentPublic:
+    """Create an environment.
+
+    Sizes, rates and durations are numbers in base units (bytes, bit/s, seconds) or text with
+    units ("2 TiB", "10 Gbit/s", "25 ms").
+    """
+    environment = service.create_environment(session=session, env_in=env_in)
+    return EnvironmentPublic.model_validate(environment)
+
+
+@router.get("/{environment_id}")
+def read_environment(session: SessionDep, environment_id: int) -> EnvironmentPublic:
+    """One environment."""
+    environment = service.get_environment(session=session, environment_id=environment_id)
+    return EnvironmentPublic.model_validate(environment)
+
+
+@router.patch("/{environment_id}")
+def update_environment(
+    session: SessionDep, environment_id: int, env_in: EnvironmentUpdate
+) -> EnvironmentPublic:
+    """Change some fields; the result is validated whole."""
+    environment = service.get_environment(session=session, environment_id=environment_id)
+    try:
+        service.update_environment(session=session, environment=environment, env_in=env_in)
+    except ValidationError as error:
+        raise _as_request_error(error) from None
+    return EnvironmentPublic.model_validate(environment)
+
+
+@router.delete("/{environment_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_environment(session: SessionDep, environment_id: int) -> None:
+    """Delete an environment and everything in it."""
+    environment = service.get_environment(session=session, environment_id=environment_id)
+    service.delete_environment(session=session, environment=environment)
+
+
+@router.get("/{environment_id}/hosts")
+def list_hosts(session: SessionDep, environment_id: int) -> HostsPublic:
+    """The hosts of an environment, primaries first, by node number."""
+    environment = service.get_environment(session=session, environment_id=environment_id)
+    data = [HostPublic.model_validate(host) for host in environment.hosts]
+    return HostsPublic(data=data, count=len(data))
+
+
+@router.post("/{environment_id}/hosts", status_code=status.HTTP_201_CREATED)
+def create_host(session: SessionDep, environment_id: int, host_in: HostCreate) -> HostPublic:
+    """Add a host."""
+    environment = service.get_environment(session=session, environment_id=environment_id)
+    host = service.create_host(session=session, environment=environment, host_in=host_in)
+    return HostPublic.model_validate(host)
+
+
+@router.get("/{environment_id}/hosts/{host_id}")
+def read_host(session: SessionDep, environment_id: int, host_id: int) -> HostPublic:
+    """One host."""
+    environment = service.get_environment(session=session, environment_id=environment_id)
+    host = service.get_host(session=session, environment=environment, host_id=host_id)
+    return HostPublic.model_validate(host)
+
+
+@router.patch("/{environment_id}/hosts/{host_id}")
+def update_host(
+    session: SessionDep, environment_id: int, host_id: int, host_in: HostUpdate
+) -> HostPublic:
+    """Change some fields of a host."""
+    environment = service.get_environment(session=session, environment_id=environment_id)
+    host = service.get_host(session=session, environment=environment, host_id=host_id)
+    try:
+        service.update_host(session=session, host=host, host_in=host_in)
+    except ValidationError as error:
+        raise _as_request_error(error) from None
+    return HostPublic.model_validate(host)
+
+
+@router.delete("/{environment_id}/hosts/{host_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_host(session: SessionDep, environment_id: int, host_id: int) -> None:
+    """Remove a host."""
+    environment = service.get_environment(session=session, environment_id=environment_id)
+    host = service.get_host(session=session, environment=environment, host_id=host_id)
+    service.delete_host(session=session, host=host)

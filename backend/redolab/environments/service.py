@@ -1,0 +1,127 @@
+"""Environments and hosts: the operations the HTML views, the API and the CLI share."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from redolab.core.errors import FieldError, NotFound
+from redolab.environments.models import Environment, Host
+from redolab.environments.schemas import (
+    EnvironmentCreate,
+    EnvironmentUpdate,
+    HostCreate,
+    HostUpdate,
+)
+
+
+def list_environments(*, session: Session) -> list[Environment]:
+    return list(session.scalars(select(Environment).order_by(func.lower(Environment.name))))
+
+
+def get_environment(*, session: Session, environment_id: int) -> Environment:
+    environment = session.get(Environment, environment_id)
+    if environment is None:
+        raise NotFound(f"Environment {environment_id} does not exist.")
+    return environment
+
+
+def _check_name_free(session: Session, name: str, environment_id: int | None) -> None:
+    taken = session.scalar(
+        select(Environment.id).where(func.lower(Environment.name) == name.lower())
+    )
+    if taken is not None and taken != environment_id:
+        raise FieldError("name", f"An environment named '{name}' already exists.")
+
+
+def _commit(session: Session, field: str, message: str) -> None:
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise FieldError(field, message) from None
+
+
+def create_environment(*, session: Session, env_in: EnvironmentCreate) -> Environment:
+    _check_name_free(session, env_in.name, None)
+    environment = Environment(**env_in.model_dump())
+    session.add(environment)
+    _commit(session, "name", f"An environment named '{env_in.name}' already exists.")
+    return environment
+
+
+def merged_environment(environment: Environment, env_in: EnvironmentUpdate) -> EnvironmentCreate:
+    """Validate the environment as it would be after the update (cross-field rules included).
+
+    Raises pydantic.ValidationError naming the offending field.
+    """
+    current = {field: getattr(environment, field) for field in EnvironmentCreate.model_fields}
+    changes = env_in.model_dump(exclude_unset=True)
+    return EnvironmentCreate.model_validate({**current, **changes})
+
+
+def update_environment(
+    *, session: Session, environment: Environment, env_in: EnvironmentUpdate
+) -> Environment:
+    merged = merged_environment(environment, env_in)
+    _check_name_free(session, merged.name, environment.id)
+    for field, value in merged.model_dump().items():
+        setattr(environment, field, value)
+    _commit(session, "name", f"An environment named '{merged.name}' already exists.")
+    return environment
+
+
+def delete_environment(*, session: Session, environment: Environment) -> None:
+    session.delete(environment)
+    session.commit()
+
+
+def get_host(*, session: Session, environment: Environment, host_id: int) -> Host:
+    host = session.get(Host, host_id)
+    if host is None or host.environment_id != environment.id:
+        raise NotFound(f"Host {host_id} does not exist in environment '{environment.name}'.")
+    return host
+
+
+def _slot_message(host: HostCreate) -> str:
+    return (
+        f"There is already a {host.role.value} host with node number {host.node_number} "
+        "in this environment: pick another node number."
+    )
+
+
+def _check_slot_free(session: Session, environment: Environment, host: HostCreate, host_id):
+    taken = session.scalar(
+        select(Host.id).where(
+            Host.environment_id == environment.id,
+            Host.role == host.role,
+            Host.node_number == host.node_number,
+        )
+    )
+    if taken is not None and taken != host_id:
+        raise FieldError("node_number", _slot_message(host))
+
+
+def create_host(*, session: Session, environment: Environment, host_in: HostCreate) -> Host:
+    _check_slot_free(session, environment, host_in, None)
+    host = Host(environment_id=environment.id, **host_in.model_dump())
+    session.add(host)
+    _commit(session, "node_number", _slot_message(host_in))
+    session.refresh(environment)
+    return host
+
+
+def update_host(*, session: Session, host: Host, host_in: HostUpdate) -> Host:
+    current = {field: getattr(host, field) for field in HostCreate.model_fields}
+    merged = HostCreate.model_validate({**current, **host_in.model_dump(exclude_unset=True)})
+    _check_slot_free(session, host.environment, merged, host.id)
+    for field, value in merged.model_dump().items():
+        setattr(host, field, value)
+    _commit(session, "node_number", _slot_message(merged))
+    return host
+
+
+def delete_host(*, session: Session, host: Host) -> None:
+    session.delete(host)
+    session.commit()

@@ -1,0 +1,143 @@
+"""create_app(): routers, templates, static files, middleware, error handlers."""
+
+from __future__ import annotations
+
+import logging
+import re
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI, Request, status
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy import text
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.responses import Response
+from starlette_csrf import CSRFMiddleware
+
+from redolab import __version__
+from redolab.auth import api as auth_api
+from redolab.auth import views as auth_views
+from redolab.core.config import Settings, get_settings
+from redolab.core.db import make_engine, make_sessionmaker
+from redolab.core.deps import LoginRequired, SessionDep, current_api_user, current_html_user
+from redolab.core.errors import FieldError, NotFound
+from redolab.core.migrate import upgrade
+from redolab.core.templating import FRONTEND_DIR, is_htmx, render
+from redolab.environments import api as environments_api
+from redolab.environments import views as environments_views
+
+log = logging.getLogger("redolab")
+
+SESSION_COOKIE = "redolab_session"
+# Routes that answer without a login. Everything else requires a user; tests/test_auth_routes.py
+# walks the app's routes and proves it.
+PUBLIC_PATHS = frozenset({"/login", "/setup", "/healthz", "/api/v1/auth/token"})
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(LoginRequired)
+    async def _login_required(request: Request, exc: LoginRequired) -> Response:
+        target = f"/login?next={exc.next_path}"
+        if is_htmx(request):
+            return Response(
+                status_code=status.HTTP_401_UNAUTHORIZED, headers={"HX-Redirect": target}
+            )
+        return Response(status_code=status.HTTP_303_SEE_OTHER, headers={"Location": target})
+
+    @app.exception_handler(NotFound)
+    async def _not_found(request: Request, exc: NotFound) -> Response:
+        if _is_api(request):
+            return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_404_NOT_FOUND)
+        return render(request, "error.html", {"message": str(exc)}, status_code=404)
+
+    @app.exception_handler(FieldError)
+    async def _field_error(request: Request, exc: FieldError) -> Response:
+        detail = [{"loc": ["body", exc.field], "msg": exc.message, "type": "conflict"}]
+        return JSONResponse({"detail": detail}, status_code=status.HTTP_409_CONFLICT)
+
+
+def _install_docs(app: FastAPI) -> None:
+    """OpenAPI docs behind login, with Swagger UI served from our own static files (no CDN)."""
+
+    @app.get(
+        "/api/v1/openapi.json", include_in_schema=False, dependencies=[Depends(current_api_user)]
+    )
+    def read_openapi() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @app.get("/api/docs", include_in_schema=False, dependencies=[Depends(current_html_user)])
+    def show_api_docs() -> Response:
+        return get_swagger_ui_html(
+            openapi_url="/api/v1/openapi.json",
+            title="redolab API",
+            swagger_js_url="/static/vendor/swagger-ui/swagger-ui-bundle.js",
+            swagger_css_url="/static/vendor/swagger-ui/swagger-ui.css",
+            swagger_favicon_url="/static/favicon.svg",
+        )
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the application; the engine and secret come from `settings`."""
+    settings = settings or get_settings()
+    secret_key = settings.resolve_secret_key()
+    engine = make_engine(settings.resolved_database_url)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if settings.auto_migrate:
+            upgrade(engine)
+        yield
+        engine.dispose()
+
+    app = FastAPI(
+        title="redolab",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.settings = settings
+    app.state.secret_key = secret_key
+    app.state.engine = engine
+    app.state.sessionmaker = make_sessionmaker(engine)
+    app.state.setup_token = None
+
+    # Order matters: the CSRF check runs before the session is read.
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=secret_key,
+        session_cookie=SESSION_COOKIE,
+        max_age=settings.session_max_age_seconds,
+        same_site="lax",
+        https_only=settings.cookie_secure,
+    )
+    app.add_middleware(
+        CSRFMiddleware,
+        secret=secret_key,
+        sensitive_cookies={SESSION_COOKIE},
+        cookie_secure=settings.cookie_secure,
+        exempt_urls=[re.compile(r"^/api/v1/auth/token$")],
+    )
+
+    _install_error_handlers(app)
+    _install_docs(app)
+
+    @app.get("/healthz", include_in_schema=False)
+    def read_health(session: SessionDep) -> dict[str, str]:
+        session.execute(text("SELECT 1"))
+        return {"status": "ok", "version": __version__}
+
+    app.include_router(auth_views.public_router)
+    app.include_router(auth_views.router)
+    app.include_router(auth_api.public_router)
+    app.include_router(auth_api.router)
+    app.include_router(environments_views.router)
+    app.include_router(environments_api.router)
+    app.mount("/static", StaticFiles(directory=FRONTEND_DIR / "static"), name="static")
+    return app

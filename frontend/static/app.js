@@ -1,0 +1,53 @@
+// redolab front-end glue: CSRF header on every htmx request, and errors made visible.
+(function () {
+  "use strict";
+
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : null;
+  }
+
+  function flash(message) {
+    const box = document.getElementById("flash");
+    if (!box) return;
+    box.textContent = message;
+    box.hidden = false;
+  }
+
+  // Form errors come back as 422 (and a failed login as 401) with the form re-rendered:
+  // swap those in like a success; other 4xx/5xx are errors shown in the flash box.
+  htmx.config.responseHandling = [
+    { code: "204", swap: false },
+    { code: "[23]..", swap: true },
+    { code: "401", swap: true, error: false },
+    { code: "422", swap: true, error: false },
+    { code: "[45]..", swap: false, error: true },
+  ];
+
+  document.addEventListener("htmx:configRequest", function (event) {
+    const token = csrfToken();
+    if (token) event.detail.headers["X-CSRFToken"] = token;
+  });
+
+  document.addEventListener("htmx:beforeRequest", function () {
+    const box = document.getElementById("flash");
+    if (box) box.hidden = true;
+  });
+
+  document.addEventListener("htmx:responseError", function (event) {
+    const xhr = event.detail.xhr;
+    let text = xhr.responseText || xhr.statusText;
+    try {
+      const body = JSON.parse(text);
+      if (body && body.detail) text = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail);
+    } catch (_) { /* plain text */ }
+    if (xhr.status === 403 && /CSRF/.test(text)) {
+      text = "The page is out of date (security token missing): reload it and try again.";
+    }
+    flash("Request failed (HTTP " + xhr.status + "): " + text);
+  });
+
+  document.addEventListener("htmx:sendError", function () {
+    flash("redolab did not answer: check that the server is running, then try again.");
+  });
+})();

@@ -1,0 +1,125 @@
+import pytest
+
+from redolab.core import units
+from redolab.core.units import UnitError
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2 TiB", 2 * 1024**4),
+        ("2TB", 2 * 1024**4),  # Oracle's TB is TiB
+        ("500G", 500 * 1024**3),
+        ("1.5 GiB", 1536 * 1024**2),
+        ("1,024 MB", 1024**3),
+        (".5 KiB", 512),
+        ("512", 512),
+        ("4096 bytes", 4096),
+        (123, 123),
+    ],
+)
+def test_parse_size(text, expected):
+    assert units.parse_size(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("2 Tb", "looks like bits"),
+        ("2 Tbit", "looks like bits"),
+        ("lots", "is not a size"),
+        ("2 parsecs", "unknown size unit 'parsecs'"),
+        ("", "is not a size"),
+    ],
+)
+def test_parse_size_refuses(text, fragment):
+    with pytest.raises(UnitError, match=fragment):
+        units.parse_size(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "bits"),
+    [
+        ("10 Gbit/s", 10e9),
+        ("1Gbps", 1e9),
+        ("10 Gb/s", 10e9),
+        ("100 Mbit/s", 100e6),
+        ("100 MiB/s", 100 * 1024**2 * 8),
+        ("100 MB/s", 100 * 1024**2 * 8),  # bytes, binary
+        ("1e9", 1e9),
+    ],
+)
+def test_parse_bit_rate(text, bits):
+    assert units.parse_bit_rate(text) == pytest.approx(bits)
+
+
+@pytest.mark.parametrize(
+    ("text", "bytes_per_second"),
+    [("54.67 MiB/s", 54.67 * 1024**2), ("300MB/s", 300 * 1024**2), ("1 Gbit/s", 125e6)],
+)
+def test_parse_byte_rate(text, bytes_per_second):
+    assert units.parse_byte_rate(text) == pytest.approx(bytes_per_second)
+
+
+def test_parse_byte_rate_refuses_unknown_unit():
+    with pytest.raises(UnitError, match="unknown rate unit 'furlongs/s'"):
+        units.parse_byte_rate("3 furlongs/s")
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("25 ms", 0.025),
+        ("0.5s", 0.5),
+        ("90 min", 5400),
+        ("48 h", 172800),
+        ("500 us", 5e-4),
+        ("2 days", 172800),
+    ],
+)
+def test_parse_duration(text, seconds):
+    assert units.parse_duration(text) == pytest.approx(seconds)
+
+
+def test_parse_duration_needs_a_unit_in_text():
+    with pytest.raises(UnitError, match="has no unit: write e.g. 25 ms"):
+        units.parse_duration("25")
+    assert units.parse_duration(25) == 25.0
+
+
+def test_negative_refused():
+    with pytest.raises(UnitError, match="negative"):
+        units.parse_size(-1)
+
+
+def test_formatting_carries_units():
+    assert units.format_bytes(2 * 1024**4) == "2 TiB"
+    assert units.format_bytes(512) == "512 B"
+    assert units.format_byte_rate(57_325_568) == "54.67 MiB/s"
+    assert units.format_bit_rate(1e10) == "10 Gbit/s"
+    assert units.format_bit_rate(458.6e6) == "458.6 Mbit/s"
+    assert units.format_duration(0.025) == "25 ms"
+    assert units.format_duration(172800) == "48 h"
+    assert units.format_duration(None) == "–"
+
+
+def test_mib_per_second_in_mbit():
+    assert units.byte_rate_to_mbit(1024**2) == pytest.approx(units.MBIT_PER_MIB_PER_SECOND)
+    assert units.MBIT_PER_MIB_PER_SECOND == pytest.approx(8.388608)
+
+
+@pytest.mark.parametrize("n", [0, 1, 123_456_789, 2 * 1024**4, 3 * 1024**3 + 1, 10**15])
+def test_size_for_input_round_trips(n):
+    assert units.parse_size(units.size_for_input(n)) == n
+
+
+@pytest.mark.parametrize("bits", [1_000_000_000, 10_000_000_000, 1_234_567, 7])
+def test_bit_rate_for_input_round_trips(bits):
+    assert units.parse_bit_rate(units.bit_rate_for_input(bits)) == bits
+
+
+@pytest.mark.parametrize("seconds", [0.025, 0.0277, 172800, 5400, 1.5, 1e-5])
+def test_duration_for_input_round_trips(seconds):
+    assert units.parse_duration(units.duration_for_input(seconds)) == pytest.approx(
+        seconds, rel=1e-11
+    )

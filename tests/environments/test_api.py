@@ -1,0 +1,168 @@
+from tests.factories import make_environment, make_host
+
+ENV = {
+    "name": "SALES prod",
+    "platform": "dataguard",
+    "database_size_bytes": "2 TiB",
+    "primary_rac_nodes": 2,
+    "standby_rac_nodes": 2,
+    "transport_mode": "ASYNC",
+    "link_bandwidth_bits_per_second": "10 Gbit/s",
+    "link_rtt_seconds": "25 ms",
+    "instantiation_goal_seconds": 172800,
+}
+HOST = {
+    "role": "primary",
+    "node_number": 1,
+    "name": "db1",
+    "ssh_address": "db1.example.com",
+    "ssh_user": "oracle",
+}
+
+
+def test_create_read_list(api_client):
+    created = api_client.post("/api/v1/environments", json=ENV)
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert body["database_size_bytes"] == 2 * 1024**4
+    assert body["link_bandwidth_bits_per_second"] == 10_000_000_000
+    assert body["link_rtt_seconds"] == 0.025
+    assert body["protection_mode"] == "max_performance"
+    assert body["headroom_percent"] == 30.0
+    assert api_client.get(f"/api/v1/environments/{body['id']}").json()["name"] == "SALES prod"
+    listing = api_client.get("/api/v1/environments").json()
+    assert listing["count"] == 1
+    assert listing["data"][0]["id"] == body["id"]
+
+
+def test_duplicate_name_is_a_conflict(api_client, session):
+    make_environment(session, name="sales prod")
+    response = api_client.post("/api/v1/environments", json=ENV)
+    assert response.status_code == 409
+    assert response.json()["detail"][0]["loc"] == ["body", "name"]
+    assert api_client.get("/api/v1/environments").json()["count"] == 1
+
+
+def test_bad_input_names_the_field_and_writes_nothing(api_client):
+    response = api_client.post(
+        "/api/v1/environments",
+        json={**ENV, "database_size_bytes": "2 Tb", "link_rtt_seconds": "25"},
+    )
+    assert response.status_code == 422
+    problems = {tuple(item["loc"]): item["msg"] for item in response.json()["detail"]}
+    assert "looks like bits" in problems[("body", "database_size_bytes")]
+    assert "has no unit" in problems[("body", "link_rtt_seconds")]
+    assert api_client.get("/api/v1/environments").json()["count"] == 0
+
+
+def test_hadr_modes_are_checked(api_client):
+    response = api_client.post(
+        "/api/v1/environments",
+        json={"name": "db2", "platform": "hadr", "transport_mode": "FASTSYNC"},
+    )
+    assert response.status_code == 422
+    assert "FASTSYNC is not a Db2 HADR mode" in response.text
+    ok = api_client.post(
+        "/api/v1/environments",
+        json={"name": "db2", "platform": "hadr", "transport_mode": "NEARSYNC"},
+    )
+    assert ok.status_code == 201
+    assert ok.json()["protection_mode"] is None
+
+
+def test_patch_is_validated_whole(api_client, session):
+    environment = make_environment(session, name="e1")
+    response = api_client.patch(
+        f"/api/v1/environments/{environment.id}", json={"protection_mode": "max_protection"}
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "transport_mode"]
+    assert "Maximum Protection needs SYNC" in response.text
+    ok = api_client.patch(
+        f"/api/v1/environments/{environment.id}",
+        json={"protection_mode": "max_protection", "transport_mode": "SYNC", "description": "DR"},
+    )
+    assert ok.status_code == 200
+    assert ok.json()["transport_mode"] == "SYNC"
+    assert ok.json()["name"] == "e1"
+
+
+def test_unknown_fields_refused(api_client):
+    response = api_client.post("/api/v1/environments", json={**ENV, "colour": "red"})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "colour"]
+
+
+def test_missing_environment_is_404(api_client):
+    response = api_client.get("/api/v1/environments/999")
+    assert response.status_code == 404
+    assert "Environment 999 does not exist" in response.json()["detail"]
+
+
+def test_delete_environment_removes_hosts(api_client, session):
+    environment = make_environment(session)
+    make_host(session, environment)
+    assert api_client.delete(f"/api/v1/environments/{environment.id}").status_code == 204
+    assert api_client.get(f"/api/v1/environments/{environment.id}").status_code == 404
+    from sqlalchemy import func, select
+
+    from redolab.environments.models import Host
+
+    assert session.scalar(select(func.count()).select_from(Host)) == 0
+
+
+def test_host_crud(api_client, session):
+    environment = make_environment(session)
+    base = f"/api/v1/environments/{environment.id}/hosts"
+    created = api_client.post(base, json=HOST)
+    assert created.status_code == 201, created.text
+    host = created.json()
+    assert host["ssh_port"] == 22
+    assert host["data_address"] is None
+    standby = api_client.post(
+        base, json={**HOST, "role": "standby", "name": "sb1", "data_address": "10.9.0.2"}
+    )
+    assert standby.status_code == 201
+    listing = api_client.get(base).json()
+    assert [h["role"] for h in listing["data"]] == ["primary", "standby"]
+    patched = api_client.patch(
+        f"{base}/{host['id']}", json={"ssh_port": 2222, "data_interface": "eth1"}
+    )
+    assert patched.status_code == 200
+    assert patched.json()["ssh_port"] == 2222
+    assert patched.json()["data_interface"] == "eth1"
+    assert api_client.delete(f"{base}/{host['id']}").status_code == 204
+    assert api_client.get(base).json()["count"] == 1
+
+
+def test_host_slot_is_unique(api_client, session):
+    environment = make_environment(session)
+    base = f"/api/v1/environments/{environment.id}/hosts"
+    assert api_client.post(base, json=HOST).status_code == 201
+    clash = api_client.post(base, json={**HOST, "name": "other"})
+    assert clash.status_code == 409
+    assert clash.json()["detail"][0]["loc"] == ["body", "node_number"]
+    assert api_client.get(base).json()["count"] == 1
+
+
+def test_host_injection_attempts_are_refused(api_client, session):
+    environment = make_environment(session)
+    base = f"/api/v1/environments/{environment.id}/hosts"
+    for field, value in [
+        ("ssh_address", "db1; rm -rf /"),
+        ("ssh_address", "-oProxyCommand=id"),
+        ("ssh_user", "oracle$(id)"),
+        ("data_address", "`reboot`"),
+        ("data_interface", "eth0 && id"),
+        ("ssh_port", 70000),
+    ]:
+        response = api_client.post(base, json={**HOST, field: value})
+        assert response.status_code == 422, (field, value)
+        assert response.json()["detail"][0]["loc"] == ["body", field]
+    assert api_client.get(base).json()["count"] == 0
+
+
+def test_host_of_another_environment_is_404(api_client, session):
+    first, second = make_environment(session), make_environment(session)
+    host = make_host(session, first)
+    assert api_client.get(f"/api/v1/environments/{second.id}/hosts/{host.id}").status_code == 404

@@ -1,0 +1,76 @@
+"""Every route needs a logged-in user, except the few that must not.
+
+Walks the routes registered on the app, so a route added later cannot slip through.
+"""
+
+import re
+
+import pytest
+from fastapi.routing import iter_route_contexts
+
+from redolab.main import PUBLIC_PATHS, create_app
+
+
+def _routes(app):
+    """(method, path) of every route, also those of included routers; mounts have no methods."""
+    for route in iter_route_contexts(app.routes):
+        for method in sorted((route.methods or set()) - {"HEAD", "OPTIONS"}):
+            yield method, route.path
+
+
+def _concrete(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", "1", path)
+
+
+def test_the_walk_sees_the_routes(settings):
+    paths = {path for _, path in _routes(create_app(settings))}
+    assert "/environments/{environment_id}" in paths
+    assert "/api/v1/environments/{environment_id}/hosts/{host_id}" in paths
+    assert len(paths) > 15
+
+
+def test_every_private_route_refuses_anonymous(app, anonymous):
+    checked = 0
+    for method, path in _routes(app):
+        if path in PUBLIC_PATHS:
+            continue
+        response = anonymous.request(method, _concrete(path))
+        if path.startswith("/api/v1/"):
+            assert response.status_code == 401, (method, path, response.status_code)
+            assert response.headers["www-authenticate"] == "Bearer"
+        else:
+            assert response.status_code == 303, (method, path, response.status_code)
+            assert response.headers["location"].startswith("/login?next=")
+        checked += 1
+    assert checked > 15
+
+
+def test_htmx_requests_are_sent_to_login(anonymous):
+    response = anonymous.get("/environments", headers={"HX-Request": "true"})
+    assert response.status_code == 401
+    assert response.headers["HX-Redirect"] == "/login?next=/environments"
+
+
+@pytest.mark.parametrize("path", ["/login", "/healthz", "/static/app.css"])
+def test_public_pages_answer_anonymous(anonymous, path):
+    assert anonymous.get(path).status_code == 200
+
+
+def test_invalid_bearer_token_is_refused(anonymous):
+    response = anonymous.get("/api/v1/environments", headers={"Authorization": "Bearer nonsense"})
+    assert response.status_code == 401
+
+
+def test_public_paths_are_the_documented_few():
+    assert PUBLIC_PATHS == {"/login", "/setup", "/healthz", "/api/v1/auth/token"}
+
+
+def test_docs_need_login(app, anonymous, browser_client):
+    assert anonymous.get("/api/docs").status_code == 303
+    assert anonymous.get("/api/v1/openapi.json").status_code == 401
+    page = browser_client.get("/api/docs")
+    assert page.status_code == 200
+    assert "/static/vendor/swagger-ui/swagger-ui-bundle.js" in page.text
+    assert "cdn" not in page.text.lower()
+    schema = browser_client.get("/api/v1/openapi.json").json()
+    assert "/api/v1/environments" in schema["paths"]
