@@ -10,6 +10,8 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
+import threading
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,3 +109,56 @@ def start_postgres() -> PostgresServer | None:
     )
     server.url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     return server
+
+
+REDOLAB = Path(sys.executable).parent / "redolab"
+
+
+@dataclass
+class RedolabServer:
+    url: str
+    process: subprocess.Popen
+    output: list[str]
+    setup_url: str | None
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def redolab_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REDOLAB_")}
+    env.update(REDOLAB_DATA_DIR=str(data_dir), **extra)
+    return env
+
+
+def start_redolab(data_dir: Path, timeout: float = 30.0) -> RedolabServer:
+    """`redolab serve` as a user would run it, on a free port; waits until it answers."""
+    port = free_port()
+    process = subprocess.Popen(
+        [str(REDOLAB), "serve", "--port", str(port)],
+        env=redolab_env(data_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=data_dir,
+    )
+    output: list[str] = []
+    ready = threading.Event()
+
+    def pump() -> None:
+        for line in process.stdout:
+            output.append(line)
+            if "Uvicorn running" in line:
+                ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    if not ready.wait(timeout):
+        process.kill()
+        raise RuntimeError("redolab serve did not start:\n" + "".join(output))
+    setup = next((line.strip() for line in output if "/setup?token=" in line), None)
+    return RedolabServer(f"http://127.0.0.1:{port}", process, output, setup)

@@ -30,13 +30,19 @@ def _engine():
     return make_engine(get_settings().resolved_database_url)
 
 
-@app.callback()
-def main(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         typer.echo(__version__)
         raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """redolab: plan a database standby build with measured numbers."""
 
 
 @app.command()

@@ -46,3 +46,11 @@ def test_environment_variables_are_read(tmp_path, monkeypatch):
     settings = make(tmp_path)
     assert settings.port == 9001
     assert settings.resolved_database_url == "postgresql+psycopg://u@h/db"
+
+
+def test_env_example_documents_every_setting():
+    from redolab.core.config import PROJECT_ROOT
+
+    text = (PROJECT_ROOT / ".env.example").read_text()
+    for field in Settings.model_fields:
+        assert f"REDOLAB_{field.upper()}=" in text, field

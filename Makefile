@@ -1,0 +1,40 @@
+# redolab: `make run` serves the dashboard, `make test` runs the whole suite.
+# Both install what they need (uv, Python packages, front-end assets; `test` also the system
+# packages: PostgreSQL, Chromium, OpenSSH, docker-compose) on a Debian-like machine.
+
+PYTHON ?= python3
+UV := $(PYTHON) -m uv
+
+.PHONY: run test lint format uv deps assets system-deps clean
+
+run: deps assets
+	$(UV) run redolab serve
+
+test: system-deps deps assets
+	./scripts/test.sh
+
+lint:
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+
+format:
+	$(UV) run ruff check --fix .
+	$(UV) run ruff format .
+
+uv:
+	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --user --quiet uv \
+		|| $(PYTHON) -m pip install --user --quiet --break-system-packages uv
+
+deps: uv
+	$(UV) sync --frozen
+
+assets: frontend/static/vendor/htmx.min.js
+
+frontend/static/vendor/htmx.min.js: frontend/package.json frontend/package-lock.json frontend/build-assets.mjs
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+
+system-deps:
+	./scripts/system-deps.sh
+
+clean:
+	rm -rf .venv frontend/node_modules frontend/static/vendor

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install the real components the test suite starts: PostgreSQL, Chromium, OpenSSH server,
+# docker-compose (to validate docker-compose.yml). Debian packages; needs root (CI is root).
+set -euo pipefail
+
+need=()
+command -v chromium >/dev/null || need+=(chromium)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v docker-compose >/dev/null || need+=(docker-compose)
+command -v runuser >/dev/null || need+=(util-linux)
+
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+  echo "system-deps: missing ${need[*]}; install them with your package manager (as root: apt-get install ${need[*]})." >&2
+  echo "system-deps: tests that need them are skipped locally, and fail when CI is set." >&2
+  exit 0
+fi
+echo "system-deps: installing ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# The Debian package starts a cluster of its own; the tests start their own server instead.
+if command -v pg_lsclusters >/dev/null; then
+  pg_lsclusters -h 2>/dev/null | while read -r version cluster _; do
+    pg_ctlcluster "$version" "$cluster" stop 2>/dev/null || true
+  done
+fi

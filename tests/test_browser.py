@@ -1,0 +1,159 @@
+"""The walking skeleton in a real browser: headless Debian Chromium driven by Playwright.
+
+Starts `redolab serve` as a user would, follows the printed setup link to create the first user,
+then creates an environment, adds a primary and a standby host, edits one and deletes one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from tests import services
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    return os.environ.get("REDOLAB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    path = chromium_path()
+    if path is None:
+        services.missing("Chromium", "install Debian's chromium package (make test does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    server = services.start_redolab(tmp_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+
+
+def test_first_user_environment_and_hosts(server, page):
+    from playwright.sync_api import expect
+
+    assert server.setup_url, "serve must print a setup link when no user exists"
+    page.goto(server.setup_url)
+    page.fill("#f-username", "admin")
+    page.fill("#f-password", "correct horse battery")
+    page.fill("#f-password_again", "correct horse battery")
+    page.click("text=Create user and log in")
+    expect(page.locator("h1")).to_have_text("Environments")
+    expect(page.locator(".who")).to_contain_text("admin")
+
+    # A form error is shown next to the field, and the typed value stays.
+    page.click("text=New environment")
+    page.fill("#f-name", "SALES prod")
+    page.fill("#f-database_size_bytes", "2 Tb")
+    page.fill("#f-link_rtt_seconds", "25 ms")
+    page.click("text=Create environment")
+    expect(page.locator("#e-database_size_bytes")).to_contain_text("looks like bits")
+    page.fill("#f-database_size_bytes", "2 TiB")
+    page.fill("#f-link_bandwidth_bits_per_second", "10 Gbit/s")
+    page.click("text=Create environment")
+    expect(page.locator("h1")).to_have_text("SALES prod")
+    expect(page.locator("#facts")).to_contain_text("2 TiB")
+    expect(page.locator("#facts")).to_contain_text("10 Gbit/s, RTT 25 ms")
+
+    # Hosts: add a primary and a standby inline.
+    page.fill("#f-name", "db1")
+    page.fill("#f-ssh_address", "db1.example.com")
+    page.click("text=Add host")
+    expect(page.locator("#hosts-table")).to_contain_text("oracle@db1.example.com:22")
+    page.select_option("#f-role", "standby")
+    page.fill("#f-name", "sb1")
+    page.fill("#f-ssh_address", "sb1.example.com")
+    page.fill("#f-data_address", "10.9.0.2")
+    page.click("text=Add host")
+    expect(page.locator("#hosts-table tbody tr")).to_have_count(2)
+    expect(page.locator("#hosts-table")).to_contain_text("10.9.0.2")
+
+    # A bad address is refused next to the field; nothing is added.
+    page.fill("#f-name", "evil")
+    page.fill("#f-ssh_address", "db3;reboot")
+    page.click("text=Add host")
+    expect(page.locator("#e-ssh_address")).to_contain_text("is not a host name or IP address")
+    expect(page.locator("#hosts-table tbody tr")).to_have_count(2)
+
+    # Edit the primary.
+    page.locator("#hosts-table tr", has_text="db1").get_by_text("Edit").click()
+    expect(page.locator("#host-form h3")).to_have_text("Edit host db1")
+    page.fill("#f-ssh_port", "2222")
+    page.click("text=Save host")
+    expect(page.locator("#hosts-table")).to_contain_text("oracle@db1.example.com:2222")
+
+    # Delete the standby, accepting the confirmation.
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("#hosts-table tr", has_text="sb1").get_by_text("Delete").click()
+    expect(page.locator("#hosts-table tbody tr")).to_have_count(1)
+    expect(page.locator("#hosts-table")).not_to_contain_text("sb1")
+
+    # The list shows it, after a reload (stored, not just on screen).
+    page.goto(server.url + "/environments")
+    expect(page.locator("#environments")).to_contain_text("SALES prod")
+    expect(page.locator("#environments")).to_contain_text("2 TiB")
+    page.screenshot(path=str(server_screenshot_dir() / "environments.png"))
+
+
+def server_screenshot_dir():
+    from pathlib import Path
+
+    directory = Path(os.environ.get("REDOLAB_SCREENSHOTS", "/tmp/redolab-screenshots"))
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def test_login_page_and_logout(server, page, tmp_path):
+    from playwright.sync_api import expect
+
+    create = services.subprocess.run(
+        [str(services.REDOLAB), "user", "create", "carol", "--password-stdin"],
+        input="correct horse battery\n",
+        text=True,
+        capture_output=True,
+        env=services.redolab_env(tmp_path),
+        cwd=tmp_path,
+        check=True,
+    )
+    assert "created" in create.stdout
+    page.goto(server.url + "/environments")
+    expect(page).to_have_url(server.url + "/login?next=/environments")
+    page.fill("#f-username", "carol")
+    page.fill("#f-password", "wrong password!")
+    page.click("button:has-text('Log in')")
+    expect(page.locator("#e-password")).to_have_text("Wrong user name or password.")
+    page.fill("#f-password", "correct horse battery")
+    page.click("button:has-text('Log in')")
+    expect(page.locator("h1")).to_have_text("Environments")
+    page.click("text=Log out")
+    expect(page).to_have_url(server.url + "/login")

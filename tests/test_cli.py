@@ -1,0 +1,99 @@
+"""The `redolab` command, run as a real process."""
+
+import subprocess
+
+import pytest
+from sqlalchemy import inspect
+
+from redolab.auth.service import get_user_by_username
+from redolab.core.db import make_engine, make_sessionmaker
+from redolab.core.security import verify_password
+from tests.services import REDOLAB, redolab_env
+
+
+def run(data_dir, *args, stdin: str | None = None, **env):
+    return subprocess.run(
+        [str(REDOLAB), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=redolab_env(data_dir, **env),
+        cwd=data_dir,
+        timeout=60,
+    )
+
+
+def _user(data_dir, username):
+    engine = make_engine(f"sqlite:///{data_dir / 'redolab.db'}")
+    with make_sessionmaker(engine)() as session:
+        user = get_user_by_username(session=session, username=username)
+    engine.dispose()
+    return user
+
+
+def test_version(tmp_path):
+    result = run(tmp_path, "--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == "0.1.0"
+
+
+def test_db_upgrade_creates_the_schema(tmp_path):
+    result = run(tmp_path, "db", "upgrade")
+    assert result.returncode == 0, result.stderr
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    assert {"environments", "hosts", "users"} <= set(inspect(engine).get_table_names())
+    engine.dispose()
+
+
+def test_user_create_reads_password_from_stdin(tmp_path):
+    result = run(tmp_path, "user", "create", "bob", "--password-stdin", stdin="a long enough pass\n")
+    assert result.returncode == 0, result.stderr
+    assert "user 'bob' created" in result.stdout
+    assert "a long enough pass" not in result.stdout + result.stderr
+    user = _user(tmp_path, "bob")
+    assert verify_password("a long enough pass", user.password_hash)
+    listing = run(tmp_path, "user", "list")
+    assert listing.stdout.startswith("bob\t")
+
+
+def test_user_create_never_takes_password_from_argv(tmp_path):
+    result = run(tmp_path, "user", "create", "bob", "--password", "secret-in-argv")
+    assert result.returncode == 2
+    assert _user(tmp_path, "bob") is None if (tmp_path / "redolab.db").exists() else True
+
+
+@pytest.mark.parametrize(
+    ("username", "password", "message"),
+    [("bob", "short", "at least 10 characters"), ("bad name!", "long enough password", "1 to 64")],
+)
+def test_user_create_refuses_bad_input(tmp_path, username, password, message):
+    result = run(tmp_path, "user", "create", username, stdin=password + "\n")
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert _user(tmp_path, username) is None
+
+
+def test_duplicate_user_refused(tmp_path):
+    assert run(tmp_path, "user", "create", "bob", stdin="long enough password\n").returncode == 0
+    again = run(tmp_path, "user", "create", "bob", stdin="another long password\n")
+    assert again.returncode == 1
+    assert "already exists" in again.stderr
+
+
+def test_worker_stub_says_so(tmp_path):
+    result = run(tmp_path, "worker")
+    assert result.returncode == 0
+    assert "no jobs yet" in result.stdout
+
+
+def test_production_refuses_weak_secret(tmp_path):
+    result = run(tmp_path, "serve", REDOLAB_ENV="production", REDOLAB_SECRET_KEY="changeme")
+    assert result.returncode == 1
+    assert "REDOLAB_SECRET_KEY is too weak" in result.stderr
+    assert "changeme" not in result.stderr
+
+
+def test_production_requires_secret(tmp_path):
+    result = run(tmp_path, "serve", REDOLAB_ENV="production")
+    assert result.returncode == 1
+    assert "REDOLAB_SECRET_KEY is required" in result.stderr

@@ -1,0 +1,61 @@
+"""Deployment files: the compose file is valid and refuses to start without its secrets."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from redolab.core.config import PROJECT_ROOT
+from tests import services
+
+
+def _compose(env: dict[str, str]):
+    tool = shutil.which("docker-compose")
+    if tool is None:
+        services.missing("docker-compose", "install Debian's docker-compose package (make test does)")
+    clean = {k: v for k, v in os.environ.items() if k not in ("POSTGRES_PASSWORD", "REDOLAB_SECRET_KEY")}
+    return subprocess.run(
+        [tool, "-f", str(PROJECT_ROOT / "docker-compose.yml"), "config"],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=60,
+    )
+
+
+def test_compose_config_is_valid_with_secrets():
+    result = _compose({"POSTGRES_PASSWORD": "pw-for-test", "REDOLAB_SECRET_KEY": "k" * 8 + "Zq3v9LwR7xT1mKp4Hs8Nc2Bf6Yd0"})
+    assert result.returncode == 0, result.stderr
+    assert "postgresql+psycopg://redolab:pw-for-test@db:5432/redolab" in result.stdout
+    assert "service_healthy" in result.stdout
+
+
+@pytest.mark.parametrize("missing", ["POSTGRES_PASSWORD", "REDOLAB_SECRET_KEY"])
+def test_compose_refuses_missing_secret(missing):
+    env = {"POSTGRES_PASSWORD": "pw", "REDOLAB_SECRET_KEY": "s" * 40}
+    del env[missing]
+    result = _compose(env)
+    assert result.returncode != 0
+    assert missing in result.stderr
+
+
+def test_dockerfile_runs_as_non_root_and_builds_assets():
+    text = Path(PROJECT_ROOT / "Dockerfile").read_text()
+    assert "USER redolab" in text
+    assert "npm ci" in text
+    assert "HEALTHCHECK" in text
+
+
+def test_no_cdn_and_no_committed_vendor_files():
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert not [path for path in tracked if "/vendor/" in path or "node_modules" in path]
+    for path in tracked:
+        if path.startswith(("frontend/", "backend/")) and Path(PROJECT_ROOT / path).is_file():
+            text = Path(PROJECT_ROOT / path).read_text(errors="ignore")
+            for cdn in ("cdn.jsdelivr", "unpkg.com", "cdnjs.", "//cdn."):
+                assert cdn not in text, (path, cdn)
