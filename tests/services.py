@@ -11,8 +11,8 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -62,7 +62,7 @@ def test_invalid_bearer_token_is_refused(anonymous):
 
 
 def test_public_paths_are_the_documented_few():
-    assert PUBLIC_PATHS == {"/login", "/setup", "/healthz", "/api/v1/auth/token"}
+    assert {"/login", "/setup", "/healthz", "/api/v1/auth/token"} == PUBLIC_PATHS
 
 
 def test_docs_need_login(app, anonymous, browser_client):

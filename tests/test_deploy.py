@@ -14,8 +14,12 @@ from tests import services
 def _compose(env: dict[str, str]):
     tool = shutil.which("docker-compose")
     if tool is None:
-        services.missing("docker-compose", "install Debian's docker-compose package (make test does)")
-    clean = {k: v for k, v in os.environ.items() if k not in ("POSTGRES_PASSWORD", "REDOLAB_SECRET_KEY")}
+        services.missing(
+            "docker-compose", "install Debian's docker-compose package (make test does)"
+        )
+    clean = {
+        k: v for k, v in os.environ.items() if k not in ("POSTGRES_PASSWORD", "REDOLAB_SECRET_KEY")
+    }
     return subprocess.run(
         [tool, "-f", str(PROJECT_ROOT / "docker-compose.yml"), "config"],
         env={**clean, **env},
@@ -27,7 +31,12 @@ def _compose(env: dict[str, str]):
 
 
 def test_compose_config_is_valid_with_secrets():
-    result = _compose({"POSTGRES_PASSWORD": "pw-for-test", "REDOLAB_SECRET_KEY": "k" * 8 + "Zq3v9LwR7xT1mKp4Hs8Nc2Bf6Yd0"})
+    result = _compose(
+        {
+            "POSTGRES_PASSWORD": "pw-for-test",
+            "REDOLAB_SECRET_KEY": "k" * 8 + "Zq3v9LwR7xT1mKp4Hs8Nc2Bf6Yd0",
+        }
+    )
     assert result.returncode == 0, result.stderr
     assert "postgresql+psycopg://redolab:pw-for-test@db:5432/redolab" in result.stdout
     assert "service_healthy" in result.stdout

@@ -33,7 +33,7 @@ def test_host_addresses_accepted(value, expected):
     ],
 )
 def test_host_addresses_refused(value):
-    with pytest.raises(ValueError, match="host name|IP|Enter a host"):
+    with pytest.raises(ValueError, match=r"host name|IP|Enter a host"):
         check_host_address(value)
 
 

@@ -114,7 +114,9 @@ def test_hosts_inline_add_edit_delete(browser_client, session):
     assert 'id="hosts"' in added.text and "<html" not in added.text
     assert "oracle@db1.example.com:22" in added.text
     standby = browser_client.post(
-        base, data={**HOST, "role": "standby", "name": "sb1", "ssh_address": "sb1.example.com"}, headers=htmx
+        base,
+        data={**HOST, "role": "standby", "name": "sb1", "ssh_address": "sb1.example.com"},
+        headers=htmx,
     )
     assert "sb1" in standby.text
     session.refresh(environment)
