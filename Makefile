@@ -1,16 +1,17 @@
 # redolab: `make run` serves the dashboard, `make test` runs the whole suite.
 # Both install what they need (uv, Python packages, front-end assets; `test` also the system
-# packages: PostgreSQL, Chromium, OpenSSH, docker-compose) on a Debian-like machine.
+# packages: PostgreSQL, Chromium, OpenSSH, docker-compose, musl-tools for the static probe)
+# on a Debian-like machine.
 
 PYTHON ?= python3
 UV := $(PYTHON) -m uv
 
-.PHONY: run test lint format uv deps assets system-deps clean
+.PHONY: run test lint format uv deps assets probe system-deps clean
 
-run: deps assets
+run: deps assets probe
 	$(UV) run redolab serve
 
-test: system-deps deps assets
+test: system-deps deps assets probe
 	./scripts/test.sh
 
 lint:
@@ -33,8 +34,12 @@ assets: frontend/static/vendor/htmx.min.js
 frontend/static/vendor/htmx.min.js: frontend/package.json frontend/package-lock.json frontend/build-assets.mjs
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
 
+probe:
+	$(MAKE) -s -C backend/redolab/probe redoprobe
+
 system-deps:
 	./scripts/system-deps.sh
 
 clean:
 	rm -rf .venv frontend/node_modules frontend/static/vendor
+	$(MAKE) -s -C backend/redolab/probe clean

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the real components the test suite starts: PostgreSQL, Chromium, OpenSSH server,
-# docker-compose (to validate docker-compose.yml). Debian packages; needs root (CI is root).
+# docker-compose (to validate docker-compose.yml), musl-tools (the static redoprobe build). Debian packages; needs root (CI is root).
 set -euo pipefail
 
 need=()
@@ -9,6 +9,7 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v docker-compose >/dev/null || need+=(docker-compose)
 command -v runuser >/dev/null || need+=(util-linux)
+command -v musl-gcc >/dev/null || need+=(musl-tools)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

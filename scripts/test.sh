@@ -9,5 +9,8 @@ echo "== ruff"
 $UV run ruff check .
 $UV run ruff format --check .
 
+echo "== redoprobe unit tests (make check)"
+make -s -C backend/redolab/probe check
+
 echo "== pytest"
 $UV run pytest "$@"

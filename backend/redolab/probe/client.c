@@ -1,0 +1,485 @@
+/* redoprobe client: connect, handshake, stream messages on N connections, report. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jsonl.h"
+#include "net.h"
+#include "probe.h"
+#include "stream.h"
+
+struct client_test {
+    const struct client_options *options;
+    struct stream *streams;
+    atomic_int stop;
+    uint8_t *message;
+    double start;
+    double per_stream_bytes_per_second; /* pacing; 0: unpaced */
+};
+
+static void report_error(const struct client_options *o, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void report_error(const struct client_options *o, const char *format, ...)
+{
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    if (o->json) {
+        struct json j;
+        json_event_begin(&j, "error");
+        json_key_str(&j, "role", "client");
+        json_key_str(&j, "message", message);
+        json_event_emit(&j);
+    } else {
+        fprintf(stderr, "redoprobe client: %s\n", message);
+    }
+}
+
+static void sleep_until(double deadline, atomic_int *stop)
+{
+    for (;;) {
+        double left = deadline - now_seconds();
+        if (left <= 0 || atomic_load(stop))
+            return;
+        if (left > 0.05)
+            left = 0.05;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(left * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Messages are sent from one buffer of at most SEND_CHUNK_BYTES, repeated: a 1 MiB source
+ * buffer per stream measured slower and erratic on loopback (cache footprint), 256 KiB steady. */
+#define SEND_CHUNK_BYTES (256 * 1024)
+
+/* Send one message, counting bytes as they leave so intervals are smooth on slow links. */
+static int send_message(struct stream *s, const uint8_t *buf, size_t n, atomic_int *stop)
+{
+    size_t done = 0;
+    while (done < n) {
+        size_t offset = done % SEND_CHUNK_BYTES, chunk = n - done;
+        if (chunk > SEND_CHUNK_BYTES - offset)
+            chunk = SEND_CHUNK_BYTES - offset;
+        /* Blocking send with SO_SNDTIMEO: the timeout lets the loop see a stop request. */
+        ssize_t k = send(s->fd, buf + offset, chunk, MSG_NOSIGNAL);
+        if (k > 0) {
+            done += (size_t)k;
+            atomic_fetch_add_explicit(&s->bytes, (uint64_t)k, memory_order_relaxed);
+        } else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            return -1;
+        }
+        if (done < n && atomic_load(stop)) {
+            errno = ECANCELED;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void *sender(void *arg)
+{
+    struct stream *s = arg;
+    struct client_test *t = s->test;
+    const struct client_options *o = t->options;
+    uint64_t sequence = 0;
+    double next_send = now_seconds();
+    int failure = 0;
+    while (!atomic_load(&t->stop)) {
+        double sent_at = now_seconds();
+        if (send_message(s, t->message, o->message_bytes, &t->stop) < 0) {
+            failure = errno == ECANCELED ? 0 : errno;
+            break;
+        }
+        if (o->mode == MODE_SYNC) {
+            uint8_t ack[8];
+            if (recv_all(s->fd, ack, sizeof ack, &t->stop, 0) < 0) {
+                failure = errno == ECANCELED ? 0 : errno;
+                break;
+            }
+            if (get_u64(ack) != sequence) {
+                failure = EPROTO;
+                break;
+            }
+            uint64_t latency_us = (uint64_t)((now_seconds() - sent_at) * 1e6);
+            pthread_mutex_lock(&s->lock);
+            hist_add(&s->latency_us, latency_us);
+            samples_add(&s->interval_latency_us, latency_us);
+            pthread_mutex_unlock(&s->lock);
+        }
+        sequence++;
+        if (o->delay_us > 0)
+            sleep_until(now_seconds() + (double)o->delay_us / 1e6, &t->stop);
+        if (t->per_stream_bytes_per_second > 0) {
+            next_send += (double)o->message_bytes / t->per_stream_bytes_per_second;
+            sleep_until(next_send, &t->stop);
+        }
+    }
+    if (failure) {
+        s->error = failure;
+        atomic_store(&t->stop, 1);
+    }
+    return NULL;
+}
+
+static int handshake(const struct client_options *o, int control, struct ack *ack)
+{
+    struct hello hello = {
+        .protocol = PROBE_PROTOCOL,
+        .mode = (uint8_t)o->mode,
+        .conns = (uint16_t)o->conns,
+        .message_bytes = (uint32_t)o->message_bytes,
+        .sockbuf_bytes = o->sockbuf_bytes,
+        .duration_ms = (uint64_t)(o->duration_seconds * 1000),
+    };
+    uint8_t buf[HELLO_BYTES];
+    encode_hello(&hello, buf);
+    if (send_all(control, buf, sizeof buf, &probe_stop_requested, o->connect_timeout_seconds) < 0) {
+        report_error(o, "cannot send the handshake to %s:%d: %s", o->host, o->port, strerror(errno));
+        return -1;
+    }
+    uint8_t reply[ACK_BYTES];
+    if (recv_all(control, reply, sizeof reply, &probe_stop_requested, o->connect_timeout_seconds) < 0) {
+        if (errno == ETIMEDOUT)
+            report_error(o, "%s:%d accepted the connection but did not answer the handshake within "
+                         "%.0f s: is a redoprobe server listening there, and not another service?",
+                         o->host, o->port, o->connect_timeout_seconds);
+        else
+            report_error(o, "%s:%d closed the connection during the handshake (%s): it is not a "
+                         "redoprobe server, or one busy with another test",
+                         o->host, o->port, errno == EPIPE ? "no answer" : strerror(errno));
+        return -1;
+    }
+    if (decode_ack(reply, ack) < 0) {
+        report_error(o, "%s:%d is not a redoprobe server (its answer does not start with the "
+                     "redoprobe magic): check the port", o->host, o->port);
+        return -1;
+    }
+    if (ack->status == ACK_VERSION || ack->protocol != PROBE_PROTOCOL) {
+        report_error(o, "protocol version mismatch: this client speaks protocol %d, the server at "
+                     "%s:%d speaks %u; deploy the same redoprobe version on both hosts",
+                     PROBE_PROTOCOL, o->host, o->port, ack->protocol);
+        return -1;
+    }
+    if (ack->status != ACK_OK) {
+        report_error(o, "the server at %s:%d refused the test parameters", o->host, o->port);
+        return -1;
+    }
+    return 0;
+}
+
+static int open_streams(struct client_test *t, const struct ack *ack)
+{
+    const struct client_options *o = t->options;
+    for (int i = 0; i < o->conns; i++) {
+        enum probe_error error = PE_OK;
+        int fd = net_connect(o->host, o->port, o->connect_timeout_seconds, o->sockbuf_bytes, &error);
+        if (fd < 0) {
+            report_error(o, "data connection %d to %s:%d failed: %s", i, o->host, o->port, strerror(errno));
+            return -1;
+        }
+        uint8_t header[DATA_HEADER_BYTES];
+        memcpy(header, MAGIC_DATA, 4);
+        memcpy(header + 4, ack->cookie, COOKIE_BYTES);
+        put_u32(header + 20, (uint32_t)i);
+        stream_init(&t->streams[i], i, fd);
+        t->streams[i].test = t;
+        net_blocking_with_timeout(fd, 100);
+        if (send_all(fd, header, sizeof header, &probe_stop_requested, o->connect_timeout_seconds) < 0) {
+            report_error(o, "data connection %d to %s:%d: %s", i, o->host, o->port, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void emit_start(struct client_test *t, int port)
+{
+    const struct client_options *o = t->options;
+    uint64_t sndbuf, rcvbuf;
+    net_granted_buffers(t->streams[0].fd, &sndbuf, &rcvbuf);
+    if (!o->json) {
+        printf("redoprobe %s client: %s:%d, %s, %d connection(s), %llu-byte messages, socket buffer %s, %.1f s\n",
+               PROBE_VERSION, o->host, port, o->mode == MODE_SYNC ? "sync" : "async", o->conns,
+               (unsigned long long)o->message_bytes, o->sockbuf_bytes ? "explicit" : "autotuned",
+               o->duration_seconds);
+        printf("granted send buffer %llu bytes, receive buffer %llu bytes\n",
+               (unsigned long long)sndbuf, (unsigned long long)rcvbuf);
+        fflush(stdout);
+        return;
+    }
+    struct json j;
+    json_event_begin(&j, "start");
+    json_key_str(&j, "version", PROBE_VERSION);
+    json_key_u64(&j, "protocol", PROBE_PROTOCOL);
+    json_key_str(&j, "role", "client");
+    json_key_str(&j, "mode", o->mode == MODE_SYNC ? "sync" : "async");
+    json_key_str(&j, "host", o->host);
+    json_key_u64(&j, "port", (uint64_t)port);
+    json_key_u64(&j, "conns", (uint64_t)o->conns);
+    json_key_u64(&j, "message_bytes", o->message_bytes);
+    if (o->sockbuf_bytes)
+        json_key_u64(&j, "sockbuf_requested_bytes", o->sockbuf_bytes);
+    else
+        json_key_null(&j, "sockbuf_requested_bytes");
+    json_key_u64(&j, "sndbuf_granted_bytes", sndbuf);
+    json_key_u64(&j, "rcvbuf_granted_bytes", rcvbuf);
+    json_key_double(&j, "duration_seconds", o->duration_seconds);
+    json_key_double(&j, "interval_seconds", o->interval_seconds);
+    json_key_u64(&j, "delay_us", o->delay_us);
+    if (o->rate_bits_per_second > 0)
+        json_key_double(&j, "rate_bits_per_second", o->rate_bits_per_second);
+    else
+        json_key_null(&j, "rate_bits_per_second");
+    json_kernel_settings(&j);
+    json_event_emit(&j);
+}
+
+static void emit_interval(struct client_test *t, double from, double to)
+{
+    const struct client_options *o = t->options;
+    struct json j;
+    json_event_begin(&j, "interval");
+    json_key_double(&j, "start_seconds", from);
+    json_key_double(&j, "end_seconds", to);
+    json_array_begin(&j, "streams");
+    uint64_t bytes = 0;
+    struct samples all = {0};
+    for (int i = 0; i < o->conns; i++) {
+        bytes += stream_interval_json(&t->streams[i], &j, 1);
+        if (o->mode == MODE_SYNC) {
+            struct stream *s = &t->streams[i];
+            pthread_mutex_lock(&s->lock);
+            for (size_t k = 0; k < s->interval_latency_us.len; k++)
+                samples_add(&all, s->interval_latency_us.values[k]);
+            samples_clear(&s->interval_latency_us);
+            pthread_mutex_unlock(&s->lock);
+        }
+    }
+    json_array_end(&j);
+    double seconds = to - from;
+    double rate = seconds > 0 ? (double)bytes / seconds : 0;
+    json_key_u64(&j, "bytes", bytes);
+    json_key_double(&j, "bytes_per_second", rate);
+    if (o->mode == MODE_SYNC) {
+        json_object_begin(&j, "ack_latency_us");
+        json_key_u64(&j, "count", all.len);
+        if (all.len) {
+            json_key_u64(&j, "min", samples_percentile(&all, 0));
+            json_key_u64(&j, "p50", samples_percentile(&all, 50));
+            json_key_u64(&j, "p99", samples_percentile(&all, 99));
+            json_key_u64(&j, "max", samples_percentile(&all, 100));
+        }
+        json_object_end(&j);
+    }
+    if (o->json) {
+        json_event_emit(&j);
+    } else {
+        json_free(&j);
+        printf("[%7.2f-%7.2f s] %12.2f MiB/s %10.2f Mbit/s", from, to, rate / 1048576.0, rate * 8 / 1e6);
+        if (o->mode == MODE_SYNC && all.len)
+            printf("  ack p50 %llu us p99 %llu us", (unsigned long long)samples_percentile(&all, 50),
+                   (unsigned long long)samples_percentile(&all, 99));
+        printf("\n");
+        fflush(stdout);
+    }
+    samples_free(&all);
+}
+
+static void emit_end(struct client_test *t, double seconds, uint64_t sent, const struct result *r,
+                     int interrupted)
+{
+    const struct client_options *o = t->options;
+    double user, system;
+    cpu_seconds(&user, &system);
+    uint64_t retransmits = 0;
+    struct histogram latency;
+    hist_init(&latency);
+    for (int i = 0; i < o->conns; i++) {
+        struct tcp_sample sample;
+        if (tcp_sample(t->streams[i].fd, &sample) == 0)
+            retransmits += sample.total_retrans - t->streams[i].retrans_start;
+        hist_merge(&latency, &t->streams[i].latency_us);
+    }
+    double rate = seconds > 0 ? (double)r->bytes_received / seconds : 0;
+    if (!o->json) {
+        printf("sent %llu bytes, received by the server %llu bytes in %.2f s: %.2f MiB/s, %.2f Mbit/s, %llu retransmits\n",
+               (unsigned long long)sent, (unsigned long long)r->bytes_received, seconds,
+               rate / 1048576.0, rate * 8 / 1e6, (unsigned long long)retransmits);
+        if (o->mode == MODE_SYNC && latency.count)
+            printf("ack latency: %llu messages, min %llu us, avg %llu us, max %llu us\n",
+                   (unsigned long long)latency.count, (unsigned long long)latency.min_us,
+                   (unsigned long long)(latency.sum_us / latency.count), (unsigned long long)latency.max_us);
+        return;
+    }
+    struct json j;
+    json_event_begin(&j, "end");
+    json_key_double(&j, "seconds", seconds);
+    json_key_u64(&j, "bytes_sent", sent);
+    json_key_u64(&j, "bytes_received", r->bytes_received);
+    json_key_double(&j, "bytes_per_second", rate);
+    json_key_u64(&j, "retransmits", retransmits);
+    json_key_double(&j, "cpu_user_seconds", user);
+    json_key_double(&j, "cpu_system_seconds", system);
+    json_key_double(&j, "server_cpu_user_seconds", (double)r->cpu_user_us / 1e6);
+    json_key_double(&j, "server_cpu_system_seconds", (double)r->cpu_system_us / 1e6);
+    json_key_bool(&j, "interrupted", interrupted);
+    if (r->flags & 1)
+        json_key_double(&j, "server_write_seconds", (double)r->write_us / 1e6);
+    else
+        json_key_null(&j, "server_write_seconds");
+    if (o->mode == MODE_SYNC) {
+        json_object_begin(&j, "ack_latency_us");
+        json_key_u64(&j, "count", latency.count);
+        if (latency.count) {
+            json_key_u64(&j, "min", latency.min_us);
+            json_key_u64(&j, "avg", latency.sum_us / latency.count);
+            json_key_u64(&j, "max", latency.max_us);
+        }
+        json_array_begin(&j, "histogram");
+        for (int k = 0; k < HIST_BUCKETS; k++) {
+            if (!latency.counts[k])
+                continue;
+            uint64_t low, high;
+            hist_bounds(k, &low, &high);
+            json_object_begin(&j, NULL);
+            json_key_u64(&j, "from_us", low);
+            json_key_u64(&j, "to_us", high);
+            json_key_u64(&j, "count", latency.counts[k]);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_object_end(&j);
+    }
+    json_event_emit(&j);
+}
+
+/* Stop senders, close the write side so the server sees every byte, then ask for its count. */
+static int finish(struct client_test *t, int control, uint64_t *sent, struct result *r)
+{
+    const struct client_options *o = t->options;
+    atomic_store(&t->stop, 1);
+    *sent = 0;
+    for (int i = 0; i < o->conns; i++) {
+        if (t->streams[i].running)
+            pthread_join(t->streams[i].thread, NULL);
+        t->streams[i].running = 0;
+        *sent += atomic_load(&t->streams[i].bytes);
+        shutdown(t->streams[i].fd, SHUT_WR);
+    }
+    uint8_t end[END_BYTES];
+    memcpy(end, MAGIC_END, 4);
+    put_u64(end + 4, *sent);
+    uint8_t reply[RESULT_BYTES];
+    double wait = 10 + o->duration_seconds;
+    if (send_all(control, end, sizeof end, NULL, 5) < 0 ||
+        recv_all(control, reply, sizeof reply, NULL, wait) < 0 || decode_result(reply, r) < 0)
+        return -1;
+    return 0;
+}
+
+int run_client(const struct client_options *o)
+{
+    struct client_test t;
+    memset(&t, 0, sizeof t);
+    t.options = o;
+    atomic_init(&t.stop, 0);
+    enum probe_error error = PE_OK;
+    int control = net_connect(o->host, o->port, o->connect_timeout_seconds, 0, &error);
+    if (control < 0) {
+        if (error == PE_RESOLVE)
+            report_error(o, "cannot resolve host '%s': check the name or use an IP address", o->host);
+        else
+            report_error(o, "cannot connect to %s:%d: %s; check that redoprobe server runs there "
+                         "and that no firewall blocks the port", o->host, o->port, strerror(errno));
+        return 1;
+    }
+    struct ack ack;
+    int status = 1;
+    t.streams = calloc((size_t)o->conns, sizeof *t.streams);
+    size_t buffer_bytes = o->message_bytes < SEND_CHUNK_BYTES ? o->message_bytes : SEND_CHUNK_BYTES;
+    t.message = malloc(buffer_bytes);
+    if (t.streams == NULL || t.message == NULL) {
+        report_error(o, "out of memory for %d connections of %llu-byte messages", o->conns,
+                     (unsigned long long)o->message_bytes);
+        goto out;
+    }
+    for (int i = 0; i < o->conns; i++)
+        t.streams[i].fd = -1;
+    random_bytes(t.message, buffer_bytes); /* incompressible, as oratcptest's RANDOM payload */
+    if (handshake(o, control, &ack) < 0 || open_streams(&t, &ack) < 0)
+        goto out;
+
+    emit_start(&t, o->port);
+    if (o->rate_bits_per_second > 0)
+        t.per_stream_bytes_per_second = o->rate_bits_per_second / 8 / o->conns;
+    t.start = now_seconds();
+    for (int i = 0; i < o->conns; i++) {
+        if (pthread_create(&t.streams[i].thread, NULL, sender, &t.streams[i]) != 0) {
+            report_error(o, "cannot start thread %d: %s", i, strerror(errno));
+            atomic_store(&t.stop, 1);
+            break;
+        }
+        t.streams[i].running = 1;
+    }
+
+    double end_at = t.start + o->duration_seconds, last = t.start;
+    while (!atomic_load(&t.stop) && !atomic_load(&probe_stop_requested)) {
+        double next = last + o->interval_seconds;
+        if (next > end_at)
+            next = end_at;
+        sleep_until(next, &t.stop);
+        if (atomic_load(&probe_stop_requested) || atomic_load(&t.stop))
+            break;
+        if (now_seconds() >= next) {
+            emit_interval(&t, last - t.start, next - t.start);
+            last = next;
+        }
+        if (last >= end_at)
+            break;
+    }
+    int interrupted = atomic_load(&probe_stop_requested);
+    int failed = 0;
+    for (int i = 0; i < o->conns; i++)
+        failed |= atomic_load(&t.stop) && t.streams[i].error;
+    uint64_t sent;
+    struct result result;
+    memset(&result, 0, sizeof result);
+    if (!failed) {
+        double stopped = now_seconds();
+        if (stopped - last > 0.05 && !interrupted)
+            emit_interval(&t, last - t.start, stopped - t.start);
+    }
+    if (finish(&t, control, &sent, &result) < 0 || failed) {
+        int stream_errno = 0;
+        for (int i = 0; i < o->conns && !stream_errno; i++)
+            stream_errno = t.streams[i].error;
+        report_error(o, "connection to the server %s:%d lost after %.1f s and %llu bytes sent: %s; "
+                     "the server process or the network path went away",
+                     o->host, o->port, now_seconds() - t.start, (unsigned long long)sent,
+                     strerror(stream_errno ? stream_errno : errno));
+        goto out;
+    }
+    emit_end(&t, now_seconds() - t.start, sent, &result, interrupted);
+    status = 0;
+out:
+    atomic_store(&t.stop, 1);
+    for (int i = 0; t.streams && i < o->conns; i++) {
+        if (t.streams[i].running)
+            pthread_join(t.streams[i].thread, NULL);
+        if (t.streams[i].fd >= 0 || t.streams[i].test)
+            stream_free(&t.streams[i]);
+    }
+    free(t.streams);
+    free(t.message);
+    close(control);
+    return status;
+}

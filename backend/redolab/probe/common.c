@@ -1,0 +1,59 @@
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "probe.h"
+
+atomic_int probe_stop_requested = 0;
+
+const char *probe_strerror(enum probe_error error)
+{
+    switch (error) {
+    case PE_OK: return "no error";
+    case PE_USAGE: return "bad option or value";
+    case PE_RESOLVE: return "host name did not resolve";
+    case PE_CONNECT: return "cannot connect";
+    case PE_LISTEN: return "cannot listen";
+    case PE_HANDSHAKE: return "the peer is not a redoprobe of this kind";
+    case PE_VERSION: return "protocol version mismatch";
+    case PE_PEER_GONE: return "the peer went away";
+    case PE_TIMEOUT: return "timed out";
+    case PE_IO: return "file error";
+    case PE_NOMEM: return "out of memory";
+    case PE_SYSTEM: return "system call failed";
+    }
+    return "unknown error";
+}
+
+static void on_signal(int signal_number)
+{
+    (void)signal_number;
+    atomic_store(&probe_stop_requested, 1);
+}
+
+void probe_install_signal_handlers(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void cpu_seconds(double *user, double *system)
+{
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    *user = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec / 1e6;
+    *system = (double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec / 1e6;
+}

@@ -1,0 +1,81 @@
+/* redoprobe: common declarations (errors, options, protocol constants). */
+#ifndef REDOPROBE_PROBE_H
+#define REDOPROBE_PROBE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define PROBE_VERSION "0.1.0"
+#define PROBE_PROTOCOL 1
+
+/* One error enum for the whole program; probe_strerror() turns it into text. */
+enum probe_error {
+    PE_OK = 0,
+    PE_USAGE,        /* bad option or value: exit 2 */
+    PE_RESOLVE,      /* host name did not resolve */
+    PE_CONNECT,      /* connect failed or timed out */
+    PE_LISTEN,       /* bind/listen failed */
+    PE_HANDSHAKE,    /* peer is not redoprobe, or spoke garbage */
+    PE_VERSION,      /* protocol version mismatch */
+    PE_PEER_GONE,    /* the peer closed or reset the connection mid-test */
+    PE_TIMEOUT,      /* a cap or timeout was reached */
+    PE_IO,           /* local file error */
+    PE_NOMEM,
+    PE_SYSTEM,       /* any other system call failure */
+};
+
+const char *probe_strerror(enum probe_error error);
+
+enum probe_mode { MODE_ASYNC = 0, MODE_SYNC = 1 };
+
+struct client_options {
+    const char *host;
+    int port;
+    enum probe_mode mode;
+    int conns;
+    uint64_t message_bytes;
+    uint64_t sockbuf_bytes;      /* 0: kernel autotuning */
+    double duration_seconds;
+    double interval_seconds;
+    uint64_t delay_us;           /* pause between messages, per connection */
+    double rate_bits_per_second; /* 0: unpaced; else total across connections */
+    double connect_timeout_seconds;
+    int json;
+};
+
+struct server_options {
+    const char *bind;
+    int port;
+    int once;
+    double max_duration_seconds;
+    double idle_timeout_seconds;
+    const char *write_dir;
+    int sync_write;
+    uint64_t write_wrap_bytes;
+    double interval_seconds;
+    int json;
+};
+
+enum disk_sync { DISK_DSYNC = 0, DISK_FDATASYNC = 1, DISK_NONE = 2 };
+
+struct disk_options {
+    const char *path;
+    uint64_t write_bytes;
+    double duration_seconds;
+    uint64_t writes;             /* 0: run for duration */
+    enum disk_sync sync;
+    int json;
+};
+
+int run_client(const struct client_options *options);
+int run_server(const struct server_options *options);
+int run_disk(const struct disk_options *options);
+
+/* Set by SIGINT/SIGTERM; long loops check it and finish with an end event. */
+extern atomic_int probe_stop_requested;
+void probe_install_signal_handlers(void);
+
+double now_seconds(void);            /* CLOCK_MONOTONIC */
+void cpu_seconds(double *user, double *system);
+
+#endif

@@ -1,0 +1,527 @@
+/* redoprobe server: accept one test (or many), receive, acknowledge in sync mode, report. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jsonl.h"
+#include "net.h"
+#include "probe.h"
+#include "stream.h"
+
+#define RECV_BUFFER_BYTES (256 * 1024)
+#define DATA_ACCEPT_SECONDS 10.0
+
+struct server_test {
+    const struct server_options *options;
+    struct hello hello;
+    struct stream *streams;
+    atomic_int *finished;
+    int conns_open;
+    atomic_int stop;
+    int dir_fd;
+    double start;
+};
+
+static void report(const struct server_options *o, const char *event, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void report(const struct server_options *o, const char *event, const char *format, ...)
+{
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    if (o->json) {
+        struct json j;
+        json_event_begin(&j, event);
+        json_key_str(&j, "role", "server");
+        json_key_str(&j, "message", message);
+        json_event_emit(&j);
+    } else {
+        fprintf(stderr, "redoprobe server: %s\n", message);
+    }
+}
+
+/* Not an event: a stray connection is noted on stderr and the server keeps waiting. */
+static void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fprintf(stderr, "redoprobe server: ");
+    vfprintf(stderr, format, args);
+    fprintf(stderr, "\n");
+    va_end(args);
+}
+
+static int write_received(struct stream *s, const struct server_options *o, const uint8_t *buf, size_t n)
+{
+    double before = now_seconds();
+    size_t done = 0;
+    while (done < n) {
+        if (s->write_offset >= o->write_wrap_bytes)
+            s->write_offset = 0;
+        size_t chunk = n - done;
+        if (chunk > o->write_wrap_bytes - s->write_offset)
+            chunk = (size_t)(o->write_wrap_bytes - s->write_offset);
+        ssize_t k = pwrite(s->write_fd, buf + done, chunk, (off_t)s->write_offset);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        done += (size_t)k;
+        s->write_offset += (uint64_t)k;
+    }
+    s->write_seconds += now_seconds() - before;
+    return 0;
+}
+
+static void *receiver(void *arg)
+{
+    struct stream *s = arg;
+    struct server_test *t = s->test;
+    const struct server_options *o = t->options;
+    uint8_t *buf = malloc(RECV_BUFFER_BYTES);
+    uint64_t in_message = 0, sequence = 0;
+    int failure = buf == NULL ? ENOMEM : 0;
+    while (!failure && !atomic_load(&t->stop)) {
+        size_t want = RECV_BUFFER_BYTES;
+        if (t->hello.mode == MODE_SYNC && t->hello.message_bytes - in_message < want)
+            want = (size_t)(t->hello.message_bytes - in_message);
+        ssize_t k = recv(s->fd, buf, want, 0);
+        if (k == 0)
+            break; /* the client finished: EOF after its last message */
+        if (k < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+                continue;
+            failure = errno;
+            break;
+        }
+        atomic_fetch_add_explicit(&s->bytes, (uint64_t)k, memory_order_relaxed);
+        if (s->write_fd >= 0 && write_received(s, o, buf, (size_t)k) < 0) {
+            failure = errno;
+            break;
+        }
+        if (t->hello.mode == MODE_SYNC) {
+            in_message += (uint64_t)k;
+            if (in_message == t->hello.message_bytes) {
+                uint8_t ack[8];
+                put_u64(ack, sequence++);
+                if (send_all(s->fd, ack, sizeof ack, &t->stop, 0) < 0) {
+                    failure = errno == ECANCELED ? 0 : errno;
+                    break;
+                }
+                in_message = 0;
+            }
+        }
+    }
+    s->error = failure;
+    free(buf);
+    atomic_store(&t->finished[s->id], 1);
+    return NULL;
+}
+
+static int wait_readable(int fd, double deadline)
+{
+    for (;;) {
+        if (atomic_load(&probe_stop_requested))
+            return -2;
+        double left = deadline - now_seconds();
+        if (deadline > 0 && left <= 0)
+            return 0;
+        int slice = deadline > 0 && left < 0.1 ? (int)(left * 1000) + 1 : 100;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int n = poll(&p, 1, slice);
+        if (n > 0)
+            return 1;
+        if (n < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+static int hello_is_valid(const struct hello *h)
+{
+    return h->conns >= 1 && h->conns <= 1024 && h->message_bytes >= 1 &&
+           h->message_bytes <= 256u * 1024 * 1024 && h->mode <= MODE_SYNC;
+}
+
+/* Wait for a client whose handshake is valid; returns the control fd, -1 idle, -2 stopped. */
+static int accept_control(int listener, struct server_test *t, const uint8_t cookie[COOKIE_BYTES])
+{
+    const struct server_options *o = t->options;
+    double deadline = o->idle_timeout_seconds > 0 ? now_seconds() + o->idle_timeout_seconds : 0;
+    for (;;) {
+        int ready = wait_readable(listener, deadline);
+        if (ready <= 0)
+            return ready == -2 ? -2 : -1;
+        int control = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+        if (control < 0)
+            continue;
+        uint8_t buf[HELLO_BYTES];
+        if (recv_all(control, buf, sizeof buf, &probe_stop_requested, 5) < 0 || decode_hello(buf, &t->hello) < 0) {
+            note("ignored a connection that is not a redoprobe client (no valid handshake within 5 s)");
+            close(control);
+            continue;
+        }
+        struct ack ack = {.protocol = PROBE_PROTOCOL, .status = ACK_OK};
+        memcpy(ack.cookie, cookie, COOKIE_BYTES);
+        if (t->hello.protocol != PROBE_PROTOCOL)
+            ack.status = ACK_VERSION;
+        else if (!hello_is_valid(&t->hello))
+            ack.status = ACK_BAD_PARAMS;
+        if (ack.status == ACK_OK && t->hello.sockbuf_bytes)
+            net_set_sockbuf(listener, t->hello.sockbuf_bytes); /* accepted sockets inherit it */
+        uint64_t sndbuf, rcvbuf;
+        net_granted_buffers(listener, &sndbuf, &rcvbuf);
+        ack.sndbuf_bytes = (uint32_t)sndbuf;
+        ack.rcvbuf_bytes = (uint32_t)rcvbuf;
+        uint8_t reply[ACK_BYTES];
+        encode_ack(&ack, reply);
+        send_all(control, reply, sizeof reply, NULL, 5);
+        if (ack.status == ACK_OK)
+            return control;
+        note("refused a client: %s (client protocol %u, ours %d)",
+             ack.status == ACK_VERSION ? "protocol version mismatch" : "invalid test parameters",
+             t->hello.protocol, PROBE_PROTOCOL);
+        close(control);
+    }
+}
+
+static int open_write_file(struct server_test *t, struct stream *s)
+{
+    char name[64];
+    snprintf(name, sizeof name, "redoprobe-%d-%d.dat", (int)getpid(), s->id);
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    if (t->options->sync_write)
+        flags |= O_DSYNC;
+    s->write_fd = openat(t->dir_fd, name, flags, 0600);
+    return s->write_fd < 0 ? -1 : 0;
+}
+
+static void remove_write_file(struct server_test *t, struct stream *s)
+{
+    if (s->write_fd < 0)
+        return;
+    char name[64];
+    snprintf(name, sizeof name, "redoprobe-%d-%d.dat", (int)getpid(), s->id);
+    close(s->write_fd);
+    s->write_fd = -1;
+    unlinkat(t->dir_fd, name, 0);
+}
+
+static int accept_streams(int listener, struct server_test *t, const uint8_t cookie[COOKIE_BYTES])
+{
+    int wanted = t->hello.conns, attempts = 0;
+    double deadline = now_seconds() + DATA_ACCEPT_SECONDS;
+    while (t->conns_open < wanted && attempts < wanted * 4) {
+        if (wait_readable(listener, deadline) <= 0)
+            return -1;
+        int fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        attempts++;
+        uint8_t header[DATA_HEADER_BYTES];
+        uint32_t id;
+        if (recv_all(fd, header, sizeof header, &probe_stop_requested, 5) < 0 ||
+            memcmp(header, MAGIC_DATA, 4) != 0 || memcmp(header + 4, cookie, COOKIE_BYTES) != 0 ||
+            (id = get_u32(header + 20)) >= (uint32_t)wanted || t->streams[id].fd >= 0) {
+            note("ignored a data connection that does not belong to this test");
+            close(fd);
+            continue;
+        }
+        net_blocking_with_timeout(fd, 100);
+        stream_init(&t->streams[id], (int)id, fd);
+        t->streams[id].test = t;
+        t->conns_open++;
+    }
+    return t->conns_open == wanted ? 0 : -1;
+}
+
+static void emit_interval(struct server_test *t, double from, double to)
+{
+    struct json j;
+    json_event_begin(&j, "interval");
+    json_key_double(&j, "start_seconds", from);
+    json_key_double(&j, "end_seconds", to);
+    json_array_begin(&j, "streams");
+    uint64_t bytes = 0;
+    for (int i = 0; i < t->hello.conns; i++)
+        bytes += stream_interval_json(&t->streams[i], &j, 1);
+    json_array_end(&j);
+    double rate = to > from ? (double)bytes / (to - from) : 0;
+    json_key_u64(&j, "bytes", bytes);
+    json_key_double(&j, "bytes_per_second", rate);
+    if (t->options->json) {
+        json_event_emit(&j);
+    } else {
+        json_free(&j);
+        printf("[%7.2f-%7.2f s] %12.2f MiB/s %10.2f Mbit/s received\n", from, to, rate / 1048576.0, rate * 8 / 1e6);
+        fflush(stdout);
+    }
+}
+
+static uint64_t total_received(struct server_test *t, double *write_seconds)
+{
+    uint64_t total = 0;
+    *write_seconds = 0;
+    for (int i = 0; i < t->hello.conns; i++) {
+        total += atomic_load(&t->streams[i].bytes);
+        *write_seconds += t->streams[i].write_seconds;
+    }
+    return total;
+}
+
+static void emit_end(struct server_test *t, double seconds, int interrupted)
+{
+    const struct server_options *o = t->options;
+    double write_seconds, user, system;
+    uint64_t bytes = total_received(t, &write_seconds);
+    cpu_seconds(&user, &system);
+    if (!o->json) {
+        printf("received %llu bytes in %.2f s: %.2f MiB/s\n", (unsigned long long)bytes, seconds,
+               seconds > 0 ? (double)bytes / seconds / 1048576.0 : 0);
+        return;
+    }
+    uint64_t sndbuf = 0, rcvbuf = 0;
+    if (t->conns_open > 0)
+        net_granted_buffers(t->streams[0].fd, &sndbuf, &rcvbuf);
+    struct json j;
+    json_event_begin(&j, "end");
+    json_key_str(&j, "role", "server");
+    json_key_str(&j, "mode", t->hello.mode == MODE_SYNC ? "sync" : "async");
+    json_key_u64(&j, "conns", t->hello.conns);
+    json_key_u64(&j, "message_bytes", t->hello.message_bytes);
+    if (t->hello.sockbuf_bytes)
+        json_key_u64(&j, "sockbuf_requested_bytes", t->hello.sockbuf_bytes);
+    else
+        json_key_null(&j, "sockbuf_requested_bytes");
+    json_key_u64(&j, "sndbuf_granted_bytes", sndbuf);
+    json_key_u64(&j, "rcvbuf_granted_bytes", rcvbuf);
+    json_key_double(&j, "seconds", seconds);
+    json_key_u64(&j, "bytes_received", bytes);
+    json_key_double(&j, "bytes_per_second", seconds > 0 ? (double)bytes / seconds : 0);
+    json_key_double(&j, "cpu_user_seconds", user);
+    json_key_double(&j, "cpu_system_seconds", system);
+    if (o->write_dir)
+        json_key_double(&j, "write_seconds", write_seconds);
+    else
+        json_key_null(&j, "write_seconds");
+    json_key_bool(&j, "sync_write", o->sync_write);
+    json_key_bool(&j, "interrupted", interrupted);
+    json_event_emit(&j);
+}
+
+static void stop_streams(struct server_test *t)
+{
+    atomic_store(&t->stop, 1);
+    for (int i = 0; i < t->hello.conns; i++) {
+        if (t->streams[i].running)
+            pthread_join(t->streams[i].thread, NULL);
+        t->streams[i].running = 0;
+    }
+}
+
+/* Wait until every receiver saw EOF (the client closed its side after its last byte). */
+static int wait_receivers(struct server_test *t, double deadline)
+{
+    for (;;) {
+        int done = 1;
+        for (int i = 0; i < t->hello.conns; i++)
+            done &= atomic_load(&t->finished[i]);
+        if (done)
+            return 0;
+        if (now_seconds() > deadline || atomic_load(&probe_stop_requested))
+            return -1;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+enum outcome { DONE, CLIENT_GONE, CAPPED, INTERRUPTED };
+
+static enum outcome run_test(struct server_test *t, int control)
+{
+    const struct server_options *o = t->options;
+    double last = t->start, cap = t->start + o->max_duration_seconds;
+    for (;;) {
+        double next = last + o->interval_seconds;
+        int ready = wait_readable(control, next < cap ? next : cap);
+        if (ready == -2)
+            return INTERRUPTED;
+        if (ready == 1) {
+            uint8_t end[END_BYTES];
+            if (recv_all(control, end, sizeof end, &probe_stop_requested, 5) < 0 || memcmp(end, MAGIC_END, 4) != 0)
+                return CLIENT_GONE;
+            if (wait_receivers(t, cap) < 0)
+                return atomic_load(&probe_stop_requested) ? INTERRUPTED : CAPPED;
+            return DONE;
+        }
+        double now = now_seconds();
+        if (now >= cap)
+            return CAPPED;
+        if (now >= next) {
+            emit_interval(t, last - t->start, next - t->start);
+            last = next;
+        }
+    }
+}
+
+static int serve_one(int listener, struct server_test *t)
+{
+    const struct server_options *o = t->options;
+    uint8_t cookie[COOKIE_BYTES];
+    random_bytes(cookie, sizeof cookie);
+    int control = accept_control(listener, t, cookie);
+    if (control == -2)
+        return 0;
+    if (control < 0) {
+        report(o, "error", "no client connected within %.0f s (--idle-timeout); exiting", o->idle_timeout_seconds);
+        return 1;
+    }
+    int status = 1;
+    t->conns_open = 0;
+    atomic_store(&t->stop, 0);
+    t->streams = calloc(t->hello.conns, sizeof *t->streams);
+    t->finished = calloc(t->hello.conns, sizeof *t->finished);
+    for (int i = 0; t->streams && i < t->hello.conns; i++)
+        t->streams[i].fd = t->streams[i].write_fd = -1;
+    if (t->streams == NULL || t->finished == NULL || accept_streams(listener, t, cookie) < 0) {
+        report(o, "error", "the client did not open its %u data connection(s) within %.0f s; "
+               "check that nothing blocks further connections to this port", t->hello.conns, DATA_ACCEPT_SECONDS);
+        goto out;
+    }
+    for (int i = 0; i < t->hello.conns; i++) {
+        if (o->write_dir && open_write_file(t, &t->streams[i]) < 0) {
+            report(o, "error", "cannot create a file in --write-dir %s: %s", o->write_dir, strerror(errno));
+            goto out;
+        }
+    }
+    t->start = now_seconds();
+    for (int i = 0; i < t->hello.conns; i++) {
+        if (pthread_create(&t->streams[i].thread, NULL, receiver, &t->streams[i]) == 0)
+            t->streams[i].running = 1;
+    }
+    enum outcome outcome = run_test(t, control);
+    double seconds = now_seconds() - t->start, write_seconds;
+    stop_streams(t);
+    uint64_t received = total_received(t, &write_seconds);
+    if (outcome == DONE) {
+        double user, system;
+        cpu_seconds(&user, &system);
+        struct result result = {
+            .bytes_received = received,
+            .write_us = (uint64_t)(write_seconds * 1e6),
+            .cpu_user_us = (uint64_t)(user * 1e6),
+            .cpu_system_us = (uint64_t)(system * 1e6),
+            .streams = t->hello.conns,
+            .flags = o->write_dir ? 1 : 0,
+        };
+        uint8_t reply[RESULT_BYTES];
+        encode_result(&result, reply);
+        send_all(control, reply, sizeof reply, NULL, 5);
+        emit_end(t, seconds, 0);
+        status = 0;
+    } else if (outcome == INTERRUPTED) {
+        emit_end(t, seconds, 1);
+        status = 0;
+    } else if (outcome == CAPPED) {
+        report(o, "error", "the test reached --max-duration %.0f s after %llu bytes and was stopped",
+               o->max_duration_seconds, (unsigned long long)received);
+    } else {
+        int stream_errno = 0;
+        for (int i = 0; i < t->hello.conns && !stream_errno; i++)
+            stream_errno = t->streams[i].error;
+        report(o, "error", "the client went away after %.1f s and %llu bytes received (%s); "
+               "the client process or the network path failed",
+               seconds, (unsigned long long)received, stream_errno ? strerror(stream_errno) : "control connection closed");
+    }
+out:
+    stop_streams(t);
+    for (int i = 0; t->streams && i < t->hello.conns; i++) {
+        remove_write_file(t, &t->streams[i]);
+        if (t->streams[i].test)
+            stream_free(&t->streams[i]);
+    }
+    free(t->streams);
+    free(t->finished);
+    t->streams = NULL;
+    t->finished = NULL;
+    close(control);
+    return status;
+}
+
+static void emit_listening(const struct server_options *o, int port)
+{
+    if (!o->json) {
+        printf("redoprobe %s server listening on %s port %d\n", PROBE_VERSION, o->bind ? o->bind : "*", port);
+        fflush(stdout);
+        return;
+    }
+    struct json j;
+    json_event_begin(&j, "start");
+    json_key_str(&j, "version", PROBE_VERSION);
+    json_key_u64(&j, "protocol", PROBE_PROTOCOL);
+    json_key_str(&j, "role", "server");
+    if (o->bind)
+        json_key_str(&j, "host", o->bind);
+    else
+        json_key_null(&j, "host");
+    json_key_u64(&j, "port", (uint64_t)port);
+    json_key_u64(&j, "pid", (uint64_t)getpid());
+    json_key_bool(&j, "once", o->once);
+    json_key_double(&j, "max_duration_seconds", o->max_duration_seconds);
+    json_key_double(&j, "idle_timeout_seconds", o->idle_timeout_seconds);
+    if (o->write_dir)
+        json_key_str(&j, "write_dir", o->write_dir);
+    else
+        json_key_null(&j, "write_dir");
+    json_key_bool(&j, "sync_write", o->sync_write);
+    json_key_double(&j, "interval_seconds", o->interval_seconds);
+    json_kernel_settings(&j);
+    json_event_emit(&j);
+}
+
+int run_server(const struct server_options *o)
+{
+    struct server_test t;
+    memset(&t, 0, sizeof t);
+    t.options = o;
+    t.dir_fd = -1;
+    if (o->write_dir) {
+        t.dir_fd = open(o->write_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (t.dir_fd < 0) {
+            report(o, "error", "--write-dir %s is not a usable directory: %s", o->write_dir, strerror(errno));
+            return 1;
+        }
+    }
+    enum probe_error error = PE_OK;
+    int port = 0;
+    int listener = net_listen(o->bind, o->port, &port, &error);
+    if (listener < 0) {
+        report(o, "error", "cannot listen on %s port %d: %s; is another process using the port?",
+               o->bind ? o->bind : "*", o->port, error == PE_RESOLVE ? "address did not resolve" : strerror(errno));
+        if (t.dir_fd >= 0)
+            close(t.dir_fd);
+        return 1;
+    }
+    emit_listening(o, port);
+    int status;
+    do {
+        status = serve_one(listener, &t);
+    } while (!o->once && status == 0 && !atomic_load(&probe_stop_requested));
+    close(listener);
+    if (t.dir_fd >= 0)
+        close(t.dir_fd);
+    return status;
+}

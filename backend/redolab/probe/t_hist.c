@@ -1,0 +1,48 @@
+#include <stdint.h>
+
+#include "hist.h"
+#include "t_check.h"
+
+int main(void)
+{
+    CHECK(hist_bucket(0) == 0);
+    CHECK(hist_bucket(1) == 1);
+    CHECK(hist_bucket(2) == 2);
+    CHECK(hist_bucket(3) == 2);
+    CHECK(hist_bucket(4) == 3);
+    CHECK(hist_bucket(1023) == 10);
+    CHECK(hist_bucket(1024) == 11);
+    CHECK(hist_bucket(UINT64_MAX) == HIST_BUCKETS - 1);
+    uint64_t low, high;
+    hist_bounds(11, &low, &high);
+    CHECK(low == 1024 && high == 2047);
+    hist_bounds(0, &low, &high);
+    CHECK(low == 0 && high == 0);
+
+    /* simhadr's example: 13 writes between 262144 and 524287 us land in one bucket */
+    struct histogram h;
+    hist_init(&h);
+    for (int i = 0; i < 13; i++)
+        hist_add(&h, 303356 + (uint64_t)i * 2000);
+    CHECK(h.count == 13);
+    CHECK(h.counts[hist_bucket(262144)] == 13);
+    CHECK(h.min_us == 303356 && h.max_us == 303356 + 24000);
+
+    struct histogram other;
+    hist_init(&other);
+    hist_add(&other, 5);
+    hist_merge(&h, &other);
+    CHECK(h.count == 14 && h.min_us == 5 && h.counts[3] == 1);
+
+    struct samples s = {0};
+    for (uint64_t v = 100; v >= 1; v--)
+        samples_add(&s, v);
+    CHECK(samples_percentile(&s, 50) == 50);
+    CHECK(samples_percentile(&s, 99) == 99);
+    CHECK(samples_percentile(&s, 0) == 1);
+    CHECK(samples_percentile(&s, 100) == 100);
+    samples_clear(&s);
+    CHECK(samples_percentile(&s, 50) == 0);
+    samples_free(&s);
+    return T_DONE("t_hist");
+}
