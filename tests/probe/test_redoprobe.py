@@ -494,3 +494,33 @@ def test_binary_is_static_when_musl_is_available(redoprobe):
         [redoprobe, "--version"], env={}, capture_output=True, text=True, timeout=10
     )
     assert result.returncode == 0
+
+
+def test_server_without_once_serves_until_stopped(redoprobe, server):
+    srv = server()
+    for _ in range(2):
+        client = run_client(redoprobe, srv.port, "--duration", "0.5")
+        assert client.returncode == 0, client.stderr
+    srv.kill(signal.SIGTERM)
+    status, server_events = srv.finish()
+    assert status == 0
+    assert len(by_event(server_events, "end")) == 2
+
+
+def test_server_sigterm_mid_run_reports_what_it_has(redoprobe, server):
+    srv = server("--once")
+    process = subprocess.Popen(
+        [redoprobe, "client", "127.0.0.1", "--json", "--port", str(srv.port), "--duration", "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1)
+    srv.kill(signal.SIGTERM)
+    status, server_events = srv.finish(timeout=15)
+    assert status == 0
+    end = by_event(server_events, "end")[0]
+    assert end["interrupted"] is True and end["bytes_received"] > 0
+    out, _ = process.communicate(timeout=15)
+    assert process.returncode == 1
+    assert by_event(events(out), "error")
