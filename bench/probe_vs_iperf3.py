@@ -75,16 +75,12 @@ def reap(process: subprocess.Popen) -> tuple[str, float]:
 
 
 def run_pair(server_cmd: list[str], client_cmd: list[str], port: int, probe_port: bool):
-    server = subprocess.Popen(
-        server_cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+    server = subprocess.Popen(server_cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     if not probe_port:  # redoprobe reports readiness itself (start event); iperf3 we poll
         time.sleep(0.3)
     else:
         server.stdout.readline()
-    client = subprocess.Popen(
-        client_cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+    client = subprocess.Popen(client_cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     client_out, client_cpu = reap(client)
     server_out, server_cpu = reap(server)
     return client_out, server_out, client_cpu + server_cpu
@@ -137,16 +133,10 @@ def run_redoprobe(streams: int, duration: float) -> Sample:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per run (default 10)")
-    parser.add_argument(
-        "--repetitions", type=int, default=3, help="runs per tool and stream count (default 3)"
-    )
-    parser.add_argument(
-        "--streams", type=int, nargs="+", default=[1, 4], help="stream counts (default 1 4)"
-    )
+    parser.add_argument("--repetitions", type=int, default=3, help="runs per tool and stream count (default 3)")
+    parser.add_argument("--streams", type=int, nargs="+", default=[1, 4], help="stream counts (default 1 4)")
     args = parser.parse_args()
     if shutil.which("iperf3") is None:
         print("iperf3 is not installed: apt-get install iperf3", file=sys.stderr)
@@ -154,22 +144,15 @@ def main() -> int:
     if not REDOPROBE.exists():
         print(f"{REDOPROBE} is missing: run make probe", file=sys.stderr)
         return 1
-    version = subprocess.run(
-        ["iperf3", "--version"], capture_output=True, text=True
-    ).stdout.splitlines()[0]
+    version = subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    print(f"# {version}; {subprocess.run([REDOPROBE, '--version'], capture_output=True, text=True).stdout.strip()}")
     print(
-        f"# {version}; {subprocess.run([REDOPROBE, '--version'], capture_output=True, text=True).stdout.strip()}"
-    )
-    print(
-        f"# loopback, {args.duration:g} s per run, {args.repetitions} repetitions, alternating, "
-        f"{os.cpu_count()} CPUs"
+        f"# loopback, {args.duration:g} s per run, {args.repetitions} repetitions, alternating, {os.cpu_count()} CPUs"
     )
     samples: list[Sample] = []
     for repetition in range(args.repetitions):
         for streams in args.streams:
-            order = (
-                (run_redoprobe, run_iperf3) if repetition % 2 == 0 else (run_iperf3, run_redoprobe)
-            )
+            order = (run_redoprobe, run_iperf3) if repetition % 2 == 0 else (run_iperf3, run_redoprobe)
             for run in order:
                 sample = run(streams, args.duration)
                 samples.append(sample)

@@ -29,9 +29,7 @@ def _configure(connection) -> None:
 
 def run_migrations_offline() -> None:
     url = config.attributes.get("database_url") or get_settings().resolved_database_url
-    context.configure(
-        url=url, target_metadata=target_metadata, literal_binds=True, render_as_batch=True
-    )
+    context.configure(url=url, target_metadata=target_metadata, literal_binds=True, render_as_batch=True)
     with context.begin_transaction():
         context.run_migrations()
 

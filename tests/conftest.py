@@ -78,6 +78,7 @@ def settings(database_url, tmp_path) -> Settings:
         database_url=database_url,
         data_dir=tmp_path / "var",
         secret_key=secrets.token_urlsafe(48),
+        worker_enabled=False,  # tests run jobs themselves, or start a worker explicitly
         _env_file=None,
     )
 
@@ -119,9 +120,21 @@ def browser_client(app, user):
 def api_client(app, user):
     """A client authenticated with a bearer token only (no cookies)."""
     with TestClient(app, follow_redirects=False) as client:
-        response = client.post(
-            "/api/v1/auth/token", data={"username": user.username, "password": PASSWORD}
-        )
+        response = client.post("/api/v1/auth/token", data={"username": user.username, "password": PASSWORD})
         assert response.status_code == 200, response.text
         client.headers["Authorization"] = f"Bearer {response.json()['access_token']}"
         yield client
+
+
+@pytest.fixture(scope="session")
+def sshd():
+    server = services.start_sshd()
+    if server is None:
+        services.missing("OpenSSH server", "install Debian's openssh-server package (make test does)")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def secret_key(app) -> str:
+    return app.state.secret_key

@@ -13,9 +13,7 @@ _counter = itertools.count(1)
 
 
 def make_user(session, username: str | None = None, password: str = PASSWORD):
-    return create_user(
-        session=session, username=username or f"user{next(_counter)}", password=password
-    )
+    return create_user(session=session, username=username or f"user{next(_counter)}", password=password)
 
 
 def make_environment(session, **fields):
@@ -32,6 +30,29 @@ def make_host(session, environment, **fields):
         "ssh_user": "oracle",
         **fields,
     }
-    return service.create_host(
-        session=session, environment=environment, host_in=HostCreate(**values)
+    return service.create_host(session=session, environment=environment, host_in=HostCreate(**values))
+
+
+def make_ssh_environment(session, sshd, *, secret_key: str, pinned: bool = True, **fields):
+    """An environment whose primary and standby both reach the test sshd on 127.0.0.1."""
+    from redolab.environments.credentials import CredentialCreate, create_credential
+
+    environment = make_environment(session, **fields)
+    credential = create_credential(
+        session=session,
+        environment=environment,
+        credential_in=CredentialCreate(name="test key", kind="uploaded_key", private_key=sshd.client_key),
+        secret_key=secret_key,
     )
+    hosts = []
+    for role, name in (("primary", "db1"), ("standby", "sb1")):
+        host = make_host(
+            session, environment, role=role, name=name, ssh_address="127.0.0.1", ssh_port=sshd.port,
+            ssh_user=sshd.user, credential_id=credential.id,
+        )  # fmt: skip
+        if pinned:
+            host.host_key, host.host_key_fingerprint = sshd.host_key_line, sshd.host_key_fingerprint
+        hosts.append(host)
+    session.commit()
+    session.refresh(environment)
+    return environment, hosts[0], hosts[1]

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,9 +94,7 @@ def start_postgres() -> PostgresServer | None:
         "UTF8",
         "--no-sync",
     )
-    options = (
-        f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
-    )
+    options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
     run(
         str(bindir / "pg_ctl"),
         "-D",
@@ -162,3 +161,100 @@ def start_redolab(data_dir: Path, timeout: float = 30.0) -> RedolabServer:
         raise RuntimeError("redolab serve did not start:\n" + "".join(output))
     setup = next((line.strip() for line in output if "/setup?token=" in line), None)
     return RedolabServer(f"http://127.0.0.1:{port}", process, output, setup)
+
+
+SSHD = Path("/usr/sbin/sshd")
+
+
+@dataclass
+class SshServer:
+    port: int
+    root: Path
+    user: str
+    host_key_line: str
+    host_key_fingerprint: str
+    client_key_path: Path
+    process: subprocess.Popen
+
+    @property
+    def client_key(self) -> str:
+        return self.client_key_path.read_text()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _keygen(path: Path, comment: str) -> None:
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+
+
+def _fingerprint(public_key: Path) -> str:
+    out = subprocess.run(["ssh-keygen", "-lf", str(public_key)], check=True, capture_output=True, text=True)
+    return out.stdout.split()[1]
+
+
+def start_sshd() -> SshServer | None:
+    """A real OpenSSH sshd on 127.0.0.1 with its own host key and one authorized client key."""
+    if not SSHD.exists() or shutil.which("ssh-keygen") is None:
+        return None
+    import getpass
+
+    root = Path(tempfile.mkdtemp(prefix="redolab-sshd-"))
+    _keygen(root / "host_ed25519", "redolab-test-host")
+    _keygen(root / "client_ed25519", "redolab-test-client")
+    (root / "authorized_keys").write_text((root / "client_ed25519.pub").read_text())
+    port = free_port()
+    config = root / "sshd_config"
+    config.write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {root}/host_ed25519\nPidFile {root}/sshd.pid\n"
+        f"AuthorizedKeysFile {root}/authorized_keys\nPasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\nStrictModes no\n"
+        "PermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\nLogLevel ERROR\n"
+        "MaxStartups 100\nMaxSessions 100\n"
+    )
+    if IS_ROOT:
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
+    with open(root / "log", "w") as log:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=log)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        if process.poll() is not None:
+            raise RuntimeError("sshd exited: " + (root / "log").read_text())
+        time.sleep(0.05)
+    host_pub = root / "host_ed25519.pub"
+    return SshServer(
+        port=port,
+        root=root,
+        user=getpass.getuser(),
+        host_key_line=" ".join(host_pub.read_text().split()[:2]),
+        host_key_fingerprint=_fingerprint(host_pub),
+        client_key_path=root / "client_ed25519",
+        process=process,
+    )
+
+
+def leftover_probes() -> list[str]:
+    """redoprobe processes still running on this machine (pgrep), excluding zombies."""
+    pattern = r"redoprobe[^ ]* (server|client|disk)"
+    out = subprocess.run(["pgrep", "-a", "-f", pattern], capture_output=True, text=True).stdout
+    alive = []
+    for line in out.splitlines():
+        pid = line.split()[0]
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(line)
+    return alive

@@ -27,11 +27,7 @@ CHROMIUM_ARGS = [
 
 
 def chromium_path() -> str | None:
-    return (
-        os.environ.get("REDOLAB_CHROMIUM")
-        or shutil.which("chromium")
-        or shutil.which("chromium-browser")
-    )
+    return os.environ.get("REDOLAB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +38,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=path, headless=True, args=CHROMIUM_ARGS
-        )
+        browser = playwright.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
 

@@ -46,9 +46,7 @@ def test_db_upgrade_creates_the_schema(tmp_path):
 
 
 def test_user_create_reads_password_from_stdin(tmp_path):
-    result = run(
-        tmp_path, "user", "create", "bob", "--password-stdin", stdin="a long enough pass\n"
-    )
+    result = run(tmp_path, "user", "create", "bob", "--password-stdin", stdin="a long enough pass\n")
     assert result.returncode == 0, result.stderr
     assert "user 'bob' created" in result.stdout
     assert "a long enough pass" not in result.stdout + result.stderr

@@ -14,12 +14,8 @@ from tests import services
 def _compose(env: dict[str, str]):
     tool = shutil.which("docker-compose")
     if tool is None:
-        services.missing(
-            "docker-compose", "install Debian's docker-compose package (make test does)"
-        )
-    clean = {
-        k: v for k, v in os.environ.items() if k not in ("POSTGRES_PASSWORD", "REDOLAB_SECRET_KEY")
-    }
+        services.missing("docker-compose", "install Debian's docker-compose package (make test does)")
+    clean = {k: v for k, v in os.environ.items() if k not in ("POSTGRES_PASSWORD", "REDOLAB_SECRET_KEY")}
     return subprocess.run(
         [tool, "-f", str(PROJECT_ROOT / "docker-compose.yml"), "config"],
         env={**clean, **env},

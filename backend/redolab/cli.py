@@ -10,9 +10,7 @@ import typer
 from redolab import __version__
 from redolab.core.config import ConfigError, get_settings
 
-app = typer.Typer(
-    help="redolab: plan a database standby build with measured numbers.", no_args_is_help=True
-)
+app = typer.Typer(help="redolab: plan a database standby build with measured numbers.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 user_app = typer.Typer(help="Dashboard users.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -38,9 +36,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def main(
-    version: bool = typer.Option(
-        False, "--version", callback=_print_version, is_eager=True, help="Print the version."
-    ),
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version."),
 ) -> None:
     """redolab: plan a database standby build with measured numbers."""
 

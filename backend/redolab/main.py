@@ -26,6 +26,7 @@ from redolab.core.migrate import upgrade
 from redolab.core.templating import FRONTEND_DIR, is_htmx, render
 from redolab.environments import api as environments_api
 from redolab.environments import views as environments_views
+from redolab.probes import api as probes_api
 
 log = logging.getLogger("redolab")
 
@@ -44,9 +45,7 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def _login_required(request: Request, exc: LoginRequired) -> Response:
         target = f"/login?next={exc.next_path}"
         if is_htmx(request):
-            return Response(
-                status_code=status.HTTP_401_UNAUTHORIZED, headers={"HX-Redirect": target}
-            )
+            return Response(status_code=status.HTTP_401_UNAUTHORIZED, headers={"HX-Redirect": target})
         return Response(status_code=status.HTTP_303_SEE_OTHER, headers={"Location": target})
 
     @app.exception_handler(NotFound)
@@ -64,9 +63,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 def _install_docs(app: FastAPI) -> None:
     """OpenAPI docs behind login, with Swagger UI served from our own static files (no CDN)."""
 
-    @app.get(
-        "/api/v1/openapi.json", include_in_schema=False, dependencies=[Depends(current_api_user)]
-    )
+    @app.get("/api/v1/openapi.json", include_in_schema=False, dependencies=[Depends(current_api_user)])
     def read_openapi() -> JSONResponse:
         return JSONResponse(app.openapi())
 
@@ -81,6 +78,21 @@ def _install_docs(app: FastAPI) -> None:
         )
 
 
+def _start_worker(app: FastAPI, engine):
+    """The in-process worker of `redolab serve`. With SQLite it is the only worker, so a job
+    still marked running was orphaned by a restart; with PostgreSQL only stale ones are."""
+    from redolab.jobs.worker import Worker, fail_orphans
+
+    sqlite = engine.dialect.name == "sqlite"
+    orphans = fail_orphans(app.state.sessionmaker, older_than_seconds=None if sqlite else 30)
+    if orphans:
+        log.warning("failed %d run(s) left running by a previous redolab process", orphans)
+    worker = Worker(app.state.sessionmaker, secret_key=app.state.secret_key)
+    app.state.worker = worker
+    app.state.worker_thread = worker.start_thread()
+    return worker
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the application; the engine and secret come from `settings`."""
     settings = settings or get_settings()
@@ -91,7 +103,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         if settings.auto_migrate:
             upgrade(engine)
+        worker = None
+        if settings.worker_enabled:
+            worker = _start_worker(app, engine)
         yield
+        if worker is not None:
+            worker.stopping.set()
+            app.state.worker_thread.join(timeout=30)
         engine.dispose()
 
     app = FastAPI(
@@ -139,5 +157,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(auth_api.router)
     app.include_router(environments_views.router)
     app.include_router(environments_api.router)
+    app.include_router(probes_api.router)
     app.mount("/static", StaticFiles(directory=FRONTEND_DIR / "static"), name="static")
     return app

@@ -112,9 +112,7 @@ def upgrade() -> None:
         ),
     )
     with op.batch_alter_table("hosts", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_hosts_environment_id"), ["environment_id"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_hosts_environment_id"), ["environment_id"], unique=False)
 
     # ### end Alembic commands ###
 

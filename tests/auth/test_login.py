@@ -17,15 +17,11 @@ def test_login_then_pages_then_logout(anonymous, user):
 
 def test_login_goes_to_next_but_never_off_site(anonymous, user):
     anonymous.get("/login")
-    ok = anonymous.post(
-        "/login", data={"username": "alice", "password": PASSWORD, "next": "/environments/new"}
-    )
+    ok = anonymous.post("/login", data={"username": "alice", "password": PASSWORD, "next": "/environments/new"})
     assert ok.headers["location"] == "/environments/new"
     anonymous.cookies.clear()
     anonymous.get("/login")
-    evil = anonymous.post(
-        "/login", data={"username": "alice", "password": PASSWORD, "next": "//evil.example"}
-    )
+    evil = anonymous.post("/login", data={"username": "alice", "password": PASSWORD, "next": "//evil.example"})
     assert evil.headers["location"] == "/environments"
 
 
@@ -67,18 +63,14 @@ def test_csrf_token_must_match_cookie(browser_client):
 
 
 def test_api_token_flow(app, anonymous, user):
-    response = anonymous.post(
-        "/api/v1/auth/token", data={"username": "alice", "password": PASSWORD}
-    )
+    response = anonymous.post("/api/v1/auth/token", data={"username": "alice", "password": PASSWORD})
     assert response.status_code == 200
     body = response.json()
     assert body["token_type"] == "bearer"
     assert read_access_token(body["access_token"], secret_key=app.state.secret_key) == "alice"
-    me = anonymous.get(
-        "/api/v1/users/me", headers={"Authorization": f"Bearer {body['access_token']}"}
-    )
+    me = anonymous.get("/api/v1/users/me", headers={"Authorization": f"Bearer {body['access_token']}"})
     assert me.status_code == 200
-    assert me.json() == {"id": user.id, "username": "alice"}
+    assert me.json() == {"id": user.id, "username": "alice", "role": "admin"}
 
 
 def test_api_token_wrong_password(anonymous, user):

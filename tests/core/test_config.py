@@ -23,9 +23,7 @@ def test_production_requires_a_secret(tmp_path):
     assert not (tmp_path / "secret_key").exists()
 
 
-@pytest.mark.parametrize(
-    "weak", ["changeme", "short-key", "a" * 40, "abcabcabcabcabcabcabcabcabcabcabcabc"]
-)
+@pytest.mark.parametrize("weak", ["changeme", "short-key", "a" * 40, "abcabcabcabcabcabcabcabcabcabcabcabc"])
 def test_production_refuses_weak_secrets(tmp_path, weak):
     with pytest.raises(ConfigError, match="too weak"):
         make(tmp_path, env="production", secret_key=weak).resolve_secret_key()

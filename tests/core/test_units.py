@@ -120,6 +120,4 @@ def test_bit_rate_for_input_round_trips(bits):
 
 @pytest.mark.parametrize("seconds", [0.025, 0.0277, 172800, 5400, 1.5, 1e-5])
 def test_duration_for_input_round_trips(seconds):
-    assert units.parse_duration(units.duration_for_input(seconds)) == pytest.approx(
-        seconds, rel=1e-11
-    )
+    assert units.parse_duration(units.duration_for_input(seconds)) == pytest.approx(seconds, rel=1e-11)

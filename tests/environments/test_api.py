@@ -72,9 +72,7 @@ def test_hadr_modes_are_checked(api_client):
 
 def test_patch_is_validated_whole(api_client, session):
     environment = make_environment(session, name="e1")
-    response = api_client.patch(
-        f"/api/v1/environments/{environment.id}", json={"protection_mode": "max_protection"}
-    )
+    response = api_client.patch(f"/api/v1/environments/{environment.id}", json={"protection_mode": "max_protection"})
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"] == ["body", "transport_mode"]
     assert "Maximum Protection needs SYNC" in response.text
@@ -119,15 +117,11 @@ def test_host_crud(api_client, session):
     host = created.json()
     assert host["ssh_port"] == 22
     assert host["data_address"] is None
-    standby = api_client.post(
-        base, json={**HOST, "role": "standby", "name": "sb1", "data_address": "10.9.0.2"}
-    )
+    standby = api_client.post(base, json={**HOST, "role": "standby", "name": "sb1", "data_address": "10.9.0.2"})
     assert standby.status_code == 201
     listing = api_client.get(base).json()
     assert [h["role"] for h in listing["data"]] == ["primary", "standby"]
-    patched = api_client.patch(
-        f"{base}/{host['id']}", json={"ssh_port": 2222, "data_interface": "eth1"}
-    )
+    patched = api_client.patch(f"{base}/{host['id']}", json={"ssh_port": 2222, "data_interface": "eth1"})
     assert patched.status_code == 200
     assert patched.json()["ssh_port"] == 2222
     assert patched.json()["data_interface"] == "eth1"

@@ -72,9 +72,7 @@ def test_edit_form_round_trips_without_change(browser_client, session):
     import re
 
     values = dict(re.findall(r'name="([a-z_]+)"[^>]*value="([^"]*)"', page.text))
-    values.update(
-        platform="dataguard", protection_mode="max_performance", transport_mode="ASYNC", notes=""
-    )
+    values.update(platform="dataguard", protection_mode="max_performance", transport_mode="ASYNC", notes="")
     response = browser_client.post(f"/environments/{environment.id}/edit", data=values)
     assert response.status_code == 303
     session.refresh(environment)
@@ -86,9 +84,7 @@ def test_edit_form_round_trips_without_change(browser_client, session):
 def test_edit_with_error_changes_nothing(browser_client, session):
     environment = make_environment(session, name="e1")
     other = make_environment(session, name="e2")
-    response = browser_client.post(
-        f"/environments/{environment.id}/edit", data={**FORM, "name": "E2"}
-    )
+    response = browser_client.post(f"/environments/{environment.id}/edit", data={**FORM, "name": "E2"})
     assert response.status_code == 422
     assert "already exists" in response.text
     session.refresh(environment)
@@ -98,9 +94,7 @@ def test_edit_with_error_changes_nothing(browser_client, session):
 
 def test_delete_environment(browser_client, session):
     environment = make_environment(session, name="gone")
-    response = browser_client.delete(
-        f"/environments/{environment.id}", headers={"HX-Request": "true"}
-    )
+    response = browser_client.delete(f"/environments/{environment.id}", headers={"HX-Request": "true"})
     assert response.headers["HX-Redirect"] == "/environments"
     assert browser_client.get(f"/environments/{environment.id}").status_code == 404
 

@@ -34,9 +34,7 @@ def test_async_stream_totals_match(redoprobe, server):
     end = by_event(client.events, "end")[0]
     assert end["bytes_sent"] > 0
     assert end["bytes_sent"] == end["bytes_received"]
-    assert end["bytes_per_second"] == pytest.approx(
-        end["bytes_received"] / end["seconds"], rel=1e-6
-    )
+    assert end["bytes_per_second"] == pytest.approx(end["bytes_received"] / end["seconds"], rel=1e-6)
     interval = by_event(client.events, "interval")[0]
     assert interval["streams"][0]["rtt_us"] > 0
     assert {"rttvar_us", "snd_cwnd", "retransmits", "pmtu"} <= set(interval["streams"][0])
@@ -62,9 +60,7 @@ def test_many_connections(redoprobe, server):
 
 def test_sync_mode_reports_ack_latency(redoprobe, server):
     srv = server("--once")
-    client = run_client(
-        redoprobe, srv.port, "--mode", "sync", "--message-size", "64K", "--duration", "1.5"
-    )
+    client = run_client(redoprobe, srv.port, "--mode", "sync", "--message-size", "64K", "--duration", "1.5")
     assert client.returncode == 0, client.stderr
     interval = by_event(client.events, "interval")[0]
     latency = interval["ack_latency_us"]
@@ -98,9 +94,7 @@ def test_explicit_socket_buffers_are_reported_as_granted(redoprobe, server):
 
 def test_rate_paces_the_stream(redoprobe, server):
     srv = server("--once")
-    client = run_client(
-        redoprobe, srv.port, "--rate", "80M", "--message-size", "64K", "--duration", "2"
-    )
+    client = run_client(redoprobe, srv.port, "--rate", "80M", "--message-size", "64K", "--duration", "2")
     assert client.returncode == 0, client.stderr
     end = by_event(client.events, "end")[0]
     assert end["bytes_per_second"] == pytest.approx(80e6 / 8, rel=0.15)
@@ -108,9 +102,7 @@ def test_rate_paces_the_stream(redoprobe, server):
 
 def test_delay_between_messages(redoprobe, server):
     srv = server("--once")
-    client = run_client(
-        redoprobe, srv.port, "--delay", "20000", "--message-size", "64K", "--duration", "1"
-    )
+    client = run_client(redoprobe, srv.port, "--delay", "20000", "--message-size", "64K", "--duration", "1")
     assert client.returncode == 0, client.stderr
     end = by_event(client.events, "end")[0]
     messages = end["bytes_received"] / (64 * 1024)
@@ -119,9 +111,7 @@ def test_delay_between_messages(redoprobe, server):
 
 def test_server_write_dir_with_sync_write(redoprobe, server, tmp_path):
     srv = server("--once", "--write-dir", str(tmp_path), "--sync-write")
-    client = run_client(
-        redoprobe, srv.port, "--mode", "sync", "--message-size", "16K", "--duration", "1"
-    )
+    client = run_client(redoprobe, srv.port, "--mode", "sync", "--message-size", "16K", "--duration", "1")
     assert client.returncode == 0, client.stderr
     end = by_event(client.events, "end")[0]
     assert end["server_write_seconds"] > 0
@@ -490,9 +480,7 @@ def test_binary_is_static_when_musl_is_available(redoprobe):
 
         services.missing("musl-gcc", "install Debian's musl-tools package (make test does)")
     assert not _has_interpreter(redoprobe), "redoprobe should be statically linked"
-    result = subprocess.run(
-        [redoprobe, "--version"], env={}, capture_output=True, text=True, timeout=10
-    )
+    result = subprocess.run([redoprobe, "--version"], env={}, capture_output=True, text=True, timeout=10)
     assert result.returncode == 0
 
 

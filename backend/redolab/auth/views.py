@@ -67,11 +67,7 @@ def log_out(request: Request) -> Response:
 
 def _setup_token_ok(request: Request, session, token: str) -> bool:
     expected = getattr(request.app.state, "setup_token", None)
-    return (
-        bool(expected and token)
-        and secrets.compare_digest(expected, token)
-        and count_users(session=session) == 0
-    )
+    return bool(expected and token) and secrets.compare_digest(expected, token) and count_users(session=session) == 0
 
 
 @public_router.get("/setup")

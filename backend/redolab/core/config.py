@@ -28,9 +28,7 @@ class ConfigError(RuntimeError):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="REDOLAB_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
-    )
+    model_config = SettingsConfigDict(env_prefix="REDOLAB_", env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
     env: RuntimeEnv = RuntimeEnv.development
     data_dir: Path = Path("var")
@@ -42,6 +40,7 @@ class Settings(BaseSettings):
     session_max_age_seconds: int = Field(default=12 * 3600, ge=60)
     token_max_age_seconds: int = Field(default=3600, ge=60)
     auto_migrate: bool = True
+    worker_enabled: bool = True
 
     @property
     def resolved_database_url(self) -> str:

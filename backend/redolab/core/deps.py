@@ -9,8 +9,8 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import OAuth2PasswordBearer
 from sqlalchemy.orm import Session
 
-from redolab.auth.models import User
-from redolab.auth.service import get_user_by_username
+from redolab.auth.models import Role, User
+from redolab.auth.service import get_user_by_username, user_for_api_token
 from redolab.core.config import Settings
 from redolab.core.security import read_access_token
 
@@ -61,7 +61,9 @@ def current_api_user(
 ) -> User:
     """The user of the bearer token (or, for the browser, of the session cookie)."""
     user = None
-    if token:
+    if token and token.startswith("rl_"):
+        user = user_for_api_token(session=session, token=token)
+    elif token:
         username = read_access_token(token, secret_key=request.app.state.secret_key)
         user = get_user_by_username(session=session, username=username) if username else None
     elif "redolab_session" in request.cookies:
@@ -78,3 +80,26 @@ def current_api_user(
 
 CurrentUser = Annotated[User, Depends(current_html_user)]
 ApiUser = Annotated[User, Depends(current_api_user)]
+
+
+def _forbidden(user: User, needed: Role) -> HTTPException:
+    return HTTPException(
+        status_code=status.HTTP_403_FORBIDDEN,
+        detail=f"This needs the {needed.value} role; {user.username} is a {user.role.value}.",
+    )
+
+
+def _require(needed: Role, base):
+    # A default-value Depends: with postponed annotations FastAPI could not see `base` in a hint.
+    def check(user: User = Depends(base)) -> User:
+        if not user.role.allows(needed):
+            raise _forbidden(user, needed)
+        return user
+
+    return check
+
+
+OperatorUser = Annotated[User, Depends(_require(Role.operator, current_html_user))]
+AdminUser = Annotated[User, Depends(_require(Role.admin, current_html_user))]
+ApiOperator = Annotated[User, Depends(_require(Role.operator, current_api_user))]
+ApiAdmin = Annotated[User, Depends(_require(Role.admin, current_api_user))]

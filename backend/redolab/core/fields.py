@@ -56,9 +56,7 @@ def positive(value: Any) -> Any:
 def at_most(limit: float, shown: str) -> AfterValidator:
     def check(value: Any) -> Any:
         if value is not None and value > limit:
-            raise PydanticCustomError(
-                "less_than_equal", "Must be at most {shown}.", {"shown": shown}
-            )
+            raise PydanticCustomError("less_than_equal", "Must be at most {shown}.", {"shown": shown})
         return value
 
     return AfterValidator(check)
@@ -66,13 +64,9 @@ def at_most(limit: float, shown: str) -> AfterValidator:
 
 # Optional quantities: blank text is "not given" (None), like a JSON null.
 SizeBytes = Annotated[int | None, BeforeValidator(_unit_parser(units.parse_size))]
-BitRate = Annotated[
-    int | None, BeforeValidator(_unit_parser(lambda v: round(units.parse_bit_rate(v))))
-]
+BitRate = Annotated[int | None, BeforeValidator(_unit_parser(lambda v: round(units.parse_bit_rate(v))))]
 DurationSeconds = Annotated[float | None, BeforeValidator(_unit_parser(units.parse_duration))]
-HostAddress = Annotated[
-    str, StringConstraints(max_length=255), AfterValidator(_checked(validators.check_host_address))
-]
+HostAddress = Annotated[str, StringConstraints(max_length=255), AfterValidator(_checked(validators.check_host_address))]
 PosixUser = Annotated[str, AfterValidator(_checked(validators.check_posix_user))]
 OptionalHostAddress = Annotated[
     str | None,

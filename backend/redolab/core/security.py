@@ -49,3 +49,50 @@ def read_access_token(token: str, *, secret_key: str) -> str | None:
         return None
     subject = claims.get("sub")
     return subject if isinstance(subject, str) else None
+
+
+def _fernet(secret_key: str):
+    """Fernet keyed by HKDF-SHA256 of the secret key (a separate key from session signing)."""
+    import base64
+
+    from cryptography.fernet import Fernet
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"redolab", info=b"credentials v1").derive(
+        secret_key.encode()
+    )
+    return Fernet(base64.urlsafe_b64encode(derived))
+
+
+def encrypt_secret(plaintext: str, *, secret_key: str) -> str:
+    """Encrypt an SSH private key or passphrase for storage."""
+    return _fernet(secret_key).encrypt(plaintext.encode()).decode()
+
+
+def decrypt_secret(token: str, *, secret_key: str) -> str:
+    """Decrypt a stored secret; raises ValueError when the secret key has changed."""
+    from cryptography.fernet import InvalidToken
+
+    try:
+        return _fernet(secret_key).decrypt(token.encode()).decode()
+    except InvalidToken:
+        raise ValueError(
+            "a stored credential cannot be decrypted: REDOLAB_SECRET_KEY changed since it was "
+            "saved; upload the key again"
+        ) from None
+
+
+def new_api_token() -> tuple[str, str, str]:
+    """A new API token: (token shown once, its SHA-256 hex to store, a display prefix)."""
+    import hashlib
+    import secrets
+
+    token = "rl_" + secrets.token_urlsafe(32)
+    return token, hashlib.sha256(token.encode()).hexdigest(), token[:10]
+
+
+def api_token_hash(token: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(token.encode()).hexdigest()

@@ -39,6 +39,4 @@ def render(
     """Render a whole page, or only `block` when htmx asked for a fragment."""
     context = {"user": getattr(request.state, "user", None), **(context or {})}
     block_name = block if block and is_htmx(request) else None
-    return templates.TemplateResponse(
-        request, template, context, status_code=status_code, block_name=block_name
-    )
+    return templates.TemplateResponse(request, template, context, status_code=status_code, block_name=block_name)

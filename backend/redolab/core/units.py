@@ -113,9 +113,7 @@ def parse_byte_rate(text: str | float) -> float:
     bits = re.fullmatch(r"(?i)([kmgt]?)(?:bit/s|bits/s|bps|b/s)", unit)
     if bits:
         return float(_non_negative(number * _DECIMAL_PREFIX[bits[1].lower()] / 8, text, "a rate"))
-    raise UnitError(
-        f"'{text}' has an unknown rate unit '{unit}': use MiB/s, GiB/s, Mbit/s or Gbit/s"
-    )
+    raise UnitError(f"'{text}' has an unknown rate unit '{unit}': use MiB/s, GiB/s, Mbit/s or Gbit/s")
 
 
 def parse_duration(text: str | float) -> float:
@@ -128,9 +126,7 @@ def parse_duration(text: str | float) -> float:
         return float(_non_negative(text, text, "a duration"))
     number, unit = _split(text, "a duration", "25 ms or 48 h")
     if not unit:
-        raise UnitError(
-            f"'{text}' has no unit: write e.g. {number:g} ms, {number:g} s or {number:g} h"
-        )
+        raise UnitError(f"'{text}' has no unit: write e.g. {number:g} ms, {number:g} s or {number:g} h")
     factor = _DURATION_UNITS.get(unit) or _DURATION_UNITS.get(unit.lower())
     if factor is None:
         raise UnitError(f"'{text}' has an unknown time unit '{unit}': use us, ms, s, min, h or d")

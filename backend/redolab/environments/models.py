@@ -97,6 +97,46 @@ class Environment(TimestampMixin, Base):
         cascade="all, delete-orphan",
         order_by="(Host.role, Host.node_number)",
     )
+    credentials: Mapped[list[Credential]] = relationship(cascade="all, delete-orphan", order_by="Credential.name")
+
+
+class HostTransport(StrEnum):
+    ssh = "ssh"
+    local = "local"  # "This machine": the probe runs here, no SSH
+
+    @property
+    def label(self) -> str:
+        return {"ssh": "SSH", "local": "This machine"}[self.value]
+
+
+class CredentialKind(StrEnum):
+    uploaded_key = "uploaded_key"  # stored encrypted in the database
+    key_path = "key_path"  # a private key file on the redolab server
+    agent = "agent"  # the redolab server's SSH agent
+
+    @property
+    def label(self) -> str:
+        return {
+            "uploaded_key": "Uploaded private key",
+            "key_path": "Key file on the redolab server",
+            "agent": "SSH agent of the redolab server",
+        }[self.value]
+
+
+class Credential(TimestampMixin, Base):
+    """How redolab authenticates over SSH. Secrets are encrypted and never shown again."""
+
+    __tablename__ = "credentials"
+    __table_args__ = (UniqueConstraint("environment_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[CredentialKind] = mapped_column(_enum(CredentialKind))
+    encrypted_private_key: Mapped[str | None] = mapped_column(Text)
+    encrypted_passphrase: Mapped[str | None] = mapped_column(Text)
+    key_path: Mapped[str | None] = mapped_column(String(500))
+    public_key_fingerprint: Mapped[str | None] = mapped_column(String(100))
 
 
 class Host(TimestampMixin, Base):
@@ -104,9 +144,7 @@ class Host(TimestampMixin, Base):
     __table_args__ = (UniqueConstraint("environment_id", "role", "node_number"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    environment_id: Mapped[int] = mapped_column(
-        ForeignKey("environments.id", ondelete="CASCADE"), index=True
-    )
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
     role: Mapped[HostRole] = mapped_column(_enum(HostRole))
     node_number: Mapped[int] = mapped_column(Integer, default=1)
     name: Mapped[str] = mapped_column(String(100))
@@ -115,5 +153,20 @@ class Host(TimestampMixin, Base):
     ssh_user: Mapped[str] = mapped_column(String(32))
     data_address: Mapped[str | None] = mapped_column(String(255))
     data_interface: Mapped[str | None] = mapped_column(String(15))
+    transport: Mapped[HostTransport] = mapped_column(
+        _enum(HostTransport), default=HostTransport.ssh, server_default="ssh"
+    )
+    credential_id: Mapped[int | None] = mapped_column(ForeignKey("credentials.id", ondelete="SET NULL"))
+    # The pinned SSH host key (OpenSSH public key line) and its SHA256 fingerprint.
+    host_key: Mapped[str | None] = mapped_column(Text)
+    host_key_fingerprint: Mapped[str | None] = mapped_column(String(100))
 
     environment: Mapped[Environment] = relationship(back_populates="hosts")
+    credential: Mapped[Credential | None] = relationship()
+
+    @property
+    def probe_address(self) -> str:
+        """Where the probe's traffic goes: the data address, or the SSH address."""
+        if self.transport is HostTransport.local:
+            return self.data_address or "127.0.0.1"
+        return self.data_address or self.ssh_address

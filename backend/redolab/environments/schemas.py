@@ -32,6 +32,7 @@ from redolab.core.fields import (
 from redolab.environments.models import (
     TRANSPORT_MODES,
     HostRole,
+    HostTransport,
     Platform,
     ProtectionMode,
     TransportMode,
@@ -65,9 +66,7 @@ class EnvironmentFields(BaseModel):
     headroom_percent: Percent | None = None
     apply_overhead_percent: Percent | None = None
     link_bandwidth_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
-    link_rtt_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(10, "10 s")] = (
-        None
-    )
+    link_rtt_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(10, "10 s")] = None
     notes: Annotated[str, StringConstraints(max_length=10_000)] | None = None
 
 
@@ -172,6 +171,8 @@ class HostFields(BaseModel):
     ssh_user: PosixUser | None = None
     data_address: OptionalHostAddress = None
     data_interface: OptionalInterfaceName = None
+    transport: HostTransport | None = None
+    credential_id: Annotated[int | None, BeforeValidator(blank_to_none)] = None
 
 
 class HostUpdate(HostFields):
@@ -179,12 +180,25 @@ class HostUpdate(HostFields):
 
 
 class HostCreate(HostFields):
+    """A host. For "This machine" (transport local) the SSH fields are not used."""
+
     role: HostRole
     node_number: Nodes = 1
     name: Name
-    ssh_address: HostAddress
+    transport: HostTransport = HostTransport.ssh
+    ssh_address: HostAddress | None = Field(default=None, validate_default=True)
     ssh_port: Annotated[int, Field(ge=1, le=65535)] = 22
-    ssh_user: PosixUser
+    ssh_user: PosixUser | None = Field(default=None, validate_default=True)
+
+    @field_validator("ssh_address", "ssh_user", mode="before")
+    @classmethod
+    def _required_for_ssh(cls, value, info: ValidationInfo):
+        value = blank_to_none(value)
+        if info.data.get("transport") is HostTransport.local:
+            return value or ("localhost" if info.field_name == "ssh_address" else "redolab")
+        if value is None:
+            raise PydanticCustomError("missing", "This field is required.")
+        return value
 
 
 class HostPublic(BaseModel):
@@ -200,6 +214,9 @@ class HostPublic(BaseModel):
     ssh_user: str
     data_address: str | None
     data_interface: str | None
+    transport: HostTransport
+    credential_id: int | None
+    host_key_fingerprint: str | None
     created_at: datetime
     updated_at: datetime
 

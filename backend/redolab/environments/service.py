@@ -7,7 +7,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from redolab.core.errors import FieldError, NotFound
-from redolab.environments.models import Environment, Host
+from redolab.environments.models import Credential, Environment, Host
 from redolab.environments.schemas import (
     EnvironmentCreate,
     EnvironmentUpdate,
@@ -28,9 +28,7 @@ def get_environment(*, session: Session, environment_id: int) -> Environment:
 
 
 def _check_name_free(session: Session, name: str, environment_id: int | None) -> None:
-    taken = session.scalar(
-        select(Environment.id).where(func.lower(Environment.name) == name.lower())
-    )
+    taken = session.scalar(select(Environment.id).where(func.lower(Environment.name) == name.lower()))
     if taken is not None and taken != environment_id:
         raise FieldError("name", f"An environment named '{name}' already exists.")
 
@@ -61,9 +59,7 @@ def merged_environment(environment: Environment, env_in: EnvironmentUpdate) -> E
     return EnvironmentCreate.model_validate({**current, **changes})
 
 
-def update_environment(
-    *, session: Session, environment: Environment, env_in: EnvironmentUpdate
-) -> Environment:
+def update_environment(*, session: Session, environment: Environment, env_in: EnvironmentUpdate) -> Environment:
     merged = merged_environment(environment, env_in)
     _check_name_free(session, merged.name, environment.id)
     for field, value in merged.model_dump().items():
@@ -103,8 +99,19 @@ def _check_slot_free(session: Session, environment: Environment, host: HostCreat
         raise FieldError("node_number", _slot_message(host))
 
 
+def _check_credential(session: Session, environment: Environment, credential_id: int | None) -> None:
+    if credential_id is None:
+        return
+    found = session.scalar(
+        select(Credential.id).where(Credential.id == credential_id, Credential.environment_id == environment.id)
+    )
+    if found is None:
+        raise FieldError("credential_id", f"Credential {credential_id} is not one of this environment's.")
+
+
 def create_host(*, session: Session, environment: Environment, host_in: HostCreate) -> Host:
     _check_slot_free(session, environment, host_in, None)
+    _check_credential(session, environment, host_in.credential_id)
     host = Host(environment_id=environment.id, **host_in.model_dump())
     session.add(host)
     _commit(session, "node_number", _slot_message(host_in))
@@ -116,6 +123,9 @@ def update_host(*, session: Session, host: Host, host_in: HostUpdate) -> Host:
     current = {field: getattr(host, field) for field in HostCreate.model_fields}
     merged = HostCreate.model_validate({**current, **host_in.model_dump(exclude_unset=True)})
     _check_slot_free(session, host.environment, merged, host.id)
+    _check_credential(session, host.environment, merged.credential_id)
+    if (merged.ssh_address, merged.ssh_port) != (host.ssh_address, host.ssh_port):
+        host.host_key = host.host_key_fingerprint = None  # a new address needs its key verified
     for field, value in merged.model_dump().items():
         setattr(host, field, value)
     _commit(session, "node_number", _slot_message(merged))

@@ -55,14 +55,10 @@ def _environment_form_values(environment: Environment) -> dict[str, str]:
         "standby_rac_nodes": str(environment.standby_rac_nodes),
         "protection_mode": environment.protection_mode.value if environment.protection_mode else "",
         "transport_mode": environment.transport_mode.value,
-        "instantiation_goal_seconds": units.duration_for_input(
-            environment.instantiation_goal_seconds
-        ),
+        "instantiation_goal_seconds": units.duration_for_input(environment.instantiation_goal_seconds),
         "headroom_percent": f"{environment.headroom_percent:g}",
         "apply_overhead_percent": f"{environment.apply_overhead_percent:g}",
-        "link_bandwidth_bits_per_second": units.bit_rate_for_input(
-            environment.link_bandwidth_bits_per_second
-        ),
+        "link_bandwidth_bits_per_second": units.bit_rate_for_input(environment.link_bandwidth_bits_per_second),
         "link_rtt_seconds": units.duration_for_input(environment.link_rtt_seconds),
         "notes": environment.notes,
     }
@@ -87,8 +83,7 @@ def _environment_form(request, *, environment, values, errors, status_code=200) 
         "values": values,
         "errors": errors,
         "platform_options": [(platform.value, platform.label) for platform in Platform],
-        "protection_options": [("", "— (Db2 HADR)")]
-        + [(mode.value, mode.label) for mode in ProtectionMode],
+        "protection_options": [("", "— (Db2 HADR)")] + [(mode.value, mode.label) for mode in ProtectionMode],
         "transport_options": [(mode.value, mode.value) for mode in TransportMode],
     }
     return render(request, "environments/form.html", context, block="form", status_code=status_code)
@@ -122,18 +117,14 @@ async def create_environment(request: Request, session: SessionDep) -> Response:
     """Create an environment from the form."""
     values = form_data(await request.form())
     try:
-        environment = service.create_environment(
-            session=session, env_in=EnvironmentCreate.model_validate(values)
-        )
+        environment = service.create_environment(session=session, env_in=EnvironmentCreate.model_validate(values))
     except ValidationError as error:
         errors = field_errors(error)
     except FieldError as error:
         errors = {error.field: error.message}
     else:
         return redirect(request, f"/environments/{environment.id}")
-    return _environment_form(
-        request, environment=None, values=values, errors=errors, status_code=UNPROCESSABLE
-    )
+    return _environment_form(request, environment=None, values=values, errors=errors, status_code=UNPROCESSABLE)
 
 
 @router.get("/environments/{environment_id}")
@@ -152,9 +143,7 @@ def edit_environment(request: Request, session: SessionDep, environment_id: int)
 
 
 @router.post("/environments/{environment_id}/edit")
-async def update_environment(
-    request: Request, session: SessionDep, environment_id: int
-) -> Response:
+async def update_environment(request: Request, session: SessionDep, environment_id: int) -> Response:
     """Save the environment form (every field is submitted, so it is validated whole)."""
     environment = _load(session, environment_id)
     values = form_data(await request.form())
@@ -171,9 +160,7 @@ async def update_environment(
     else:
         return redirect(request, f"/environments/{environment.id}")
     session.rollback()
-    return _environment_form(
-        request, environment=environment, values=values, errors=errors, status_code=UNPROCESSABLE
-    )
+    return _environment_form(request, environment=environment, values=values, errors=errors, status_code=UNPROCESSABLE)
 
 
 @router.delete("/environments/{environment_id}")
@@ -197,15 +184,11 @@ def _hosts_context(environment, *, editing=None, values=None, errors=None) -> di
 
 def _hosts_section(request, environment, status_code=200, **kwargs) -> Response:
     context = _hosts_context(environment, **kwargs)
-    return render(
-        request, "environments/detail.html", context, block="hosts", status_code=status_code
-    )
+    return render(request, "environments/detail.html", context, block="hosts", status_code=status_code)
 
 
 @router.get("/environments/{environment_id}/hosts")
-def show_hosts(
-    request: Request, session: SessionDep, environment_id: int, edit: int | None = None
-) -> Response:
+def show_hosts(request: Request, session: SessionDep, environment_id: int, edit: int | None = None) -> Response:
     """The hosts section; with ?edit=ID the form is filled with that host."""
     environment = _load(session, environment_id)
     editing = None
@@ -220,24 +203,18 @@ async def create_host(request: Request, session: SessionDep, environment_id: int
     environment = _load(session, environment_id)
     values = form_data(await request.form())
     try:
-        service.create_host(
-            session=session, environment=environment, host_in=HostCreate.model_validate(values)
-        )
+        service.create_host(session=session, environment=environment, host_in=HostCreate.model_validate(values))
     except ValidationError as error:
         errors = field_errors(error)
     except FieldError as error:
         errors = {error.field: error.message}
     else:
         return _hosts_section(request, environment)
-    return _hosts_section(
-        request, environment, status_code=UNPROCESSABLE, values=values, errors=errors
-    )
+    return _hosts_section(request, environment, status_code=UNPROCESSABLE, values=values, errors=errors)
 
 
 @router.put("/environments/{environment_id}/hosts/{host_id}")
-async def update_host(
-    request: Request, session: SessionDep, environment_id: int, host_id: int
-) -> Response:
+async def update_host(request: Request, session: SessionDep, environment_id: int, host_id: int) -> Response:
     """Save the inline host form."""
     environment = _load(session, environment_id)
     host = service.get_host(session=session, environment=environment, host_id=host_id)
@@ -252,15 +229,11 @@ async def update_host(
         session.refresh(environment)
         return _hosts_section(request, environment)
     session.rollback()
-    return _hosts_section(
-        request, environment, status_code=UNPROCESSABLE, editing=host, values=values, errors=errors
-    )
+    return _hosts_section(request, environment, status_code=UNPROCESSABLE, editing=host, values=values, errors=errors)
 
 
 @router.delete("/environments/{environment_id}/hosts/{host_id}")
-def delete_host(
-    request: Request, session: SessionDep, environment_id: int, host_id: int
-) -> Response:
+def delete_host(request: Request, session: SessionDep, environment_id: int, host_id: int) -> Response:
     """Remove a host."""
     environment = _load(session, environment_id)
     host = service.get_host(session=session, environment=environment, host_id=host_id)

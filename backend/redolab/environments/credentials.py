@@ -1,0 +1,124 @@
+"""SSH credentials: uploaded keys (encrypted), key files on the redolab server, or the agent.
+
+A private key or passphrase is never returned, shown or logged after it is saved.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from typing import Annotated
+
+import asyncssh
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from redolab.core.errors import FieldError, NotFound
+from redolab.core.security import encrypt_secret
+from redolab.environments.models import Credential, CredentialKind, Environment, Host
+
+
+class CredentialCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    kind: CredentialKind
+    private_key: SecretStr | None = None  # uploaded_key: the PEM/OpenSSH text
+    passphrase: SecretStr | None = None
+    key_path: str | None = None  # key_path: a file on the redolab server
+
+
+class CredentialPublic(BaseModel):
+    """Everything about a credential except its secrets."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    environment_id: int
+    name: str
+    kind: CredentialKind
+    key_path: str | None
+    public_key_fingerprint: str | None
+    has_passphrase: bool
+    created_at: datetime
+
+
+def public(credential: Credential) -> CredentialPublic:
+    return CredentialPublic(
+        id=credential.id,
+        environment_id=credential.environment_id,
+        name=credential.name,
+        kind=credential.kind,
+        key_path=credential.key_path,
+        public_key_fingerprint=credential.public_key_fingerprint,
+        has_passphrase=credential.encrypted_passphrase is not None,
+        created_at=credential.created_at,
+    )
+
+
+def _read_key(text: str, passphrase: str | None, field: str) -> asyncssh.SSHKey:
+    try:
+        return asyncssh.import_private_key(text, passphrase)
+    except asyncssh.KeyImportError as error:
+        message = str(error)
+        if "passphrase" in message.lower():
+            raise FieldError("passphrase", "The key is encrypted: give its passphrase (or the right one).") from None
+        raise FieldError(field, "This is not an SSH private key redolab can read (OpenSSH or PEM format).") from None
+
+
+def create_credential(
+    *, session: Session, environment: Environment, credential_in: CredentialCreate, secret_key: str
+) -> Credential:
+    name = credential_in.name.strip()
+    taken = session.scalar(
+        select(Credential.id).where(Credential.environment_id == environment.id, Credential.name == name)
+    )
+    if taken is not None:
+        raise FieldError("name", f"A credential named '{name}' already exists in this environment.")
+    passphrase = credential_in.passphrase.get_secret_value() if credential_in.passphrase else None
+    credential = Credential(environment_id=environment.id, name=name, kind=credential_in.kind)
+    if credential_in.kind is CredentialKind.uploaded_key:
+        text = credential_in.private_key.get_secret_value() if credential_in.private_key else ""
+        if not text.strip():
+            raise FieldError("private_key", "Paste or upload the private key.")
+        key = _read_key(text, passphrase, "private_key")
+        credential.encrypted_private_key = encrypt_secret(text, secret_key=secret_key)
+        credential.public_key_fingerprint = key.get_fingerprint("sha256")
+    elif credential_in.kind is CredentialKind.key_path:
+        path = (credential_in.key_path or "").strip()
+        if not path.startswith("/"):
+            raise FieldError("key_path", "Give the absolute path of a private key file on the redolab server.")
+        if not os.access(path, os.R_OK):
+            raise FieldError("key_path", f"{path} is not a readable file on the redolab server.")
+        with open(path) as handle:
+            key = _read_key(handle.read(), passphrase, "key_path")
+        credential.key_path = path
+        credential.public_key_fingerprint = key.get_fingerprint("sha256")
+    if passphrase:
+        credential.encrypted_passphrase = encrypt_secret(passphrase, secret_key=secret_key)
+    session.add(credential)
+    session.commit()
+    session.refresh(environment)
+    return credential
+
+
+def get_credential(*, session: Session, environment: Environment, credential_id: int) -> Credential:
+    credential = session.get(Credential, credential_id)
+    if credential is not None and credential.environment_id == environment.id:
+        return credential
+    raise NotFound(f"Credential {credential_id} does not exist in environment '{environment.name}'.")
+
+
+def delete_credential(*, session: Session, credential: Credential) -> None:
+    session.delete(credential)
+    session.commit()
+
+
+def assign_credential(*, session: Session, host: Host, credential_id: int | None) -> Host:
+    if credential_id is not None:
+        get_credential(session=session, environment=host.environment, credential_id=credential_id)
+    host.credential_id = credential_id
+    session.commit()
+    session.refresh(host)
+    return host

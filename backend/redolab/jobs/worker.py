@@ -1,0 +1,154 @@
+"""The worker: claims jobs atomically, heartbeats while it runs them, fails orphans.
+
+`redolab serve` runs one worker in a thread of its own; `redolab worker` runs more against
+PostgreSQL. A job is claimed by exactly one worker; two jobs that share a host never run at once;
+a job whose worker died is failed with a reason and never run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import threading
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import and_, exists, or_, select, text, update
+from sqlalchemy.orm import aliased, sessionmaker
+
+from redolab.core.db import utcnow
+from redolab.jobs.models import Job, JobStatus
+from redolab.probes.models import Run, RunStatus
+from redolab.probes.runner import RunExecution
+
+log = logging.getLogger("redolab.worker")
+
+HEARTBEAT_SECONDS = 2.0
+STALE_SECONDS = 30.0
+CLAIM_LOCK_KEY = 7_284_019  # pg_advisory_xact_lock key serialising claims
+
+
+def claim_next(sessions: sessionmaker, worker_id: str) -> Job | None:
+    """Claim the oldest queued job whose hosts are free; None when there is none."""
+    with sessions() as session:
+        postgres = session.bind.dialect.name == "postgresql"
+        if postgres:  # claims are serialised so two workers cannot both take one host
+            session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": CLAIM_LOCK_KEY})
+        busy = aliased(Job)
+        hosts = [Job.client_host_id, Job.server_host_id]
+        host_busy = exists().where(
+            busy.status == JobStatus.running,
+            or_(busy.client_host_id.in_(hosts), busy.server_host_id.in_(hosts)),
+        )
+        candidate = select(Job.id).where(Job.status == JobStatus.queued, ~host_busy).order_by(Job.id).limit(1)
+        if postgres:
+            candidate = candidate.with_for_update(skip_locked=True, of=Job)
+        job_id = session.scalar(candidate)
+        if job_id is None:
+            session.rollback()
+            return None
+        now = utcnow()
+        claimed = session.execute(
+            update(Job)
+            .where(and_(Job.id == job_id, Job.status == JobStatus.queued))
+            .values(status=JobStatus.running, worker_id=worker_id, claimed_at=now, heartbeat_at=now)
+        )
+        session.commit()
+        if claimed.rowcount != 1:
+            return None
+        return session.get(Job, job_id)
+
+
+def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = STALE_SECONDS) -> int:
+    """Fail running jobs whose worker stopped heartbeating (None: every running job)."""
+    with sessions() as session:
+        query = select(Job).where(Job.status == JobStatus.running)
+        if older_than_seconds is not None:
+            cutoff = utcnow() - timedelta(seconds=older_than_seconds)
+            query = query.where(Job.heartbeat_at < cutoff)
+        orphans = list(session.scalars(query))
+        for job in orphans:
+            job.status = JobStatus.failed
+            job.finished_at = utcnow()
+            run = session.get(Run, job.run_id)
+            if run is not None and not run.status.finished:
+                run.status = RunStatus.failed
+                run.finished_at = utcnow()
+                run.failure_reason = (
+                    f"the worker running it ({job.worker_id}) stopped, e.g. redolab was restarted "
+                    "mid-run; the measurements received so far are kept, and the probes ended by "
+                    "their own --max-duration and --idle-timeout caps"
+                )
+        session.commit()
+        return len(orphans)
+
+
+class Worker:
+    def __init__(self, sessions: sessionmaker, *, secret_key: str, worker_id: str | None = None) -> None:
+        self.sessions = sessions
+        self.secret_key = secret_key
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.stopping = threading.Event()
+
+    def _heartbeat(self, job_id: int) -> None:
+        with self.sessions() as session:
+            session.execute(update(Job).where(Job.id == job_id).values(heartbeat_at=utcnow()))
+            session.commit()
+
+    async def run_job(self, job: Job) -> None:
+        last = [0.0]
+        loop = asyncio.get_running_loop()
+
+        def heartbeat() -> None:
+            if loop.time() - last[0] >= HEARTBEAT_SECONDS:
+                last[0] = loop.time()
+                self._heartbeat(job.id)
+
+        execution = RunExecution(
+            self.sessions,
+            self.secret_key,
+            job.run_id,
+            heartbeat=heartbeat,
+            shutting_down=self.stopping.is_set,
+        )
+        status, _ = await execution.execute()
+        with self.sessions() as session:
+            row = session.get(Job, job.id)
+            row.status = JobStatus.done if status is RunStatus.succeeded else JobStatus.failed
+            row.finished_at = utcnow()
+            session.commit()
+
+    async def run_once(self) -> bool:
+        """Run at most one job; True when one ran."""
+        job = claim_next(self.sessions, self.worker_id)
+        if job is None:
+            return False
+        await self.run_job(job)
+        return True
+
+    async def run_forever(self, poll_seconds: float = 0.5) -> None:
+        last_reap = 0.0
+        loop = asyncio.get_running_loop()
+        # Jobs run concurrently when their hosts differ; each claim checks the hosts are free.
+        running: set[asyncio.Task] = set()
+        while not self.stopping.is_set():
+            if loop.time() - last_reap > STALE_SECONDS / 3:
+                fail_orphans(self.sessions)
+                last_reap = loop.time()
+            job = claim_next(self.sessions, self.worker_id)
+            if job is not None:
+                task = asyncio.create_task(self.run_job(job))
+                running.add(task)
+                task.add_done_callback(running.discard)
+                continue
+            await asyncio.sleep(poll_seconds)
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+
+    def start_thread(self) -> threading.Thread:
+        """Run in a daemon thread with its own event loop (the in-process worker of serve)."""
+        thread = threading.Thread(target=lambda: asyncio.run(self.run_forever()), name="redolab-worker", daemon=True)
+        thread.start()
+        return thread

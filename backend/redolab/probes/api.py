@@ -1,0 +1,48 @@
+"""JSON API: runs (request, list, read, events, cancel)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, status
+
+from redolab.core.deps import ApiOperator, SessionDep, current_api_user
+from redolab.environments.service import get_environment
+from redolab.probes import service
+from redolab.probes.schemas import RunCreate, RunEventPublic, RunPublic, RunsPublic
+
+router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(current_api_user)])
+
+
+@router.post("/environments/{environment_id}/runs", status_code=status.HTTP_201_CREATED)
+def create_run(session: SessionDep, user: ApiOperator, environment_id: int, run_in: RunCreate) -> RunPublic:
+    """Queue a probe run from a client host to a server host (operator role)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    run = service.create_run(session=session, environment=environment, run_in=run_in, requested_by=user.username)
+    return RunPublic.model_validate(run)
+
+
+@router.get("/environments/{environment_id}/runs")
+def list_runs(session: SessionDep, environment_id: int) -> RunsPublic:
+    """The environment's runs, newest first."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    runs = [RunPublic.model_validate(run) for run in service.list_runs(session=session, environment=environment)]
+    return RunsPublic(data=runs, count=len(runs))
+
+
+@router.get("/runs/{run_id}")
+def read_run(session: SessionDep, run_id: int) -> RunPublic:
+    """One run with its summary, captured settings and exact commands."""
+    return RunPublic.model_validate(service.get_run(session=session, run_id=run_id))
+
+
+@router.get("/runs/{run_id}/events")
+def list_run_events(session: SessionDep, run_id: int) -> list[RunEventPublic]:
+    """Every event the probes sent, in order (client and server)."""
+    run = service.get_run(session=session, run_id=run_id)
+    return [RunEventPublic(**event) for event in service.run_events(session=session, run=run)]
+
+
+@router.post("/runs/{run_id}/cancel")
+def cancel_run(session: SessionDep, user: ApiOperator, run_id: int) -> RunPublic:
+    """Cancel a queued or running run (operator role)."""
+    run = service.cancel_run(session=session, run=service.get_run(session=session, run_id=run_id))
+    return RunPublic.model_validate(run)

@@ -1,0 +1,60 @@
+"""The exact probe command lines for a run (pure: argv lists, never shell text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The server may outlive the test by this much before its own cap stops it, and waits this
+# long for the client before giving up: if redolab dies mid-run, the probe still ends.
+SERVER_GRACE_SECONDS = 30
+SERVER_IDLE_SECONDS = 60
+# `sh -c` prints the client's PID before exec-ing the probe, so it can be ended by PID later.
+PID_PREFIX = ["sh", "-c", 'echo "$$"; exec "$0" "$@"']
+
+
+@dataclass(frozen=True)
+class ProbeParameters:
+    mode: str
+    conns: int
+    message_bytes: int
+    sockbuf_bytes: int | None
+    duration_seconds: float
+    interval_seconds: float
+    delay_us: int = 0
+    rate_bits_per_second: int | None = None
+    write_dir: str | None = None
+    sync_write: bool = False
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def server_argv(probe: str, p: ProbeParameters) -> list[str]:
+    argv = [
+        probe, "server", "--json", "--once", "--port", "0",
+        "--max-duration", _number(p.duration_seconds + SERVER_GRACE_SECONDS),
+        "--idle-timeout", str(SERVER_IDLE_SECONDS),
+        "--interval", _number(p.interval_seconds),
+    ]  # fmt: skip
+    if p.write_dir:
+        argv += ["--write-dir", p.write_dir]
+        if p.sync_write:
+            argv.append("--sync-write")
+    return argv
+
+
+def client_argv(probe: str, p: ProbeParameters, *, server_address: str, port: int) -> list[str]:
+    argv = [
+        probe, "client", server_address, "--json", "--port", str(port),
+        "--mode", p.mode, "--conns", str(p.conns), "--message-size", str(p.message_bytes),
+        "--duration", _number(p.duration_seconds), "--interval", _number(p.interval_seconds),
+        "--connect-timeout", "10",
+    ]  # fmt: skip
+    if p.sockbuf_bytes:
+        argv += ["--sockbuf", str(p.sockbuf_bytes)]
+    if p.delay_us:
+        argv += ["--delay", str(p.delay_us)]
+    if p.rate_bits_per_second:
+        argv += ["--rate", str(p.rate_bits_per_second)]
+    return argv

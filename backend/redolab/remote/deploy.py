@@ -1,0 +1,108 @@
+"""Make sure the right redoprobe is on a host: the static binary, checked by SHA-256, or built
+from the bundled source where the architecture differs."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import secrets
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from redolab.probe import BINARY, PROBE_DIR, build
+from redolab.remote.local import LocalTransport
+from redolab.remote.transport import Transport, TransportError
+
+PROBE_VERSION = "0.1.0"
+
+
+@dataclass(frozen=True)
+class ProbeInstall:
+    path: str
+    sha256: str
+    version: str
+    built_from_source: bool
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def local_binary() -> Path:
+    if not BINARY.exists():
+        build()
+    return BINARY
+
+
+async def _remote_sha256(transport: Transport, path: str) -> str | None:
+    result = await transport.run(["sha256sum", path])
+    if result.exit_status != 0:
+        return None
+    return result.stdout.split()[0] if result.stdout.split() else None
+
+
+async def ensure_probe(transport: Transport) -> ProbeInstall:
+    """Return where the probe is on the host, uploading or building it when needed."""
+    binary = local_binary()
+    digest = sha256_of(binary)
+    if isinstance(transport, LocalTransport):
+        return ProbeInstall(str(binary), digest, PROBE_VERSION, built_from_source=False)
+    cache = f"{await transport.home()}/.cache/redolab"
+    arch = (await transport.run(["uname", "-m"])).stdout.strip()
+    if arch == platform.machine():
+        return await _install_binary(transport, binary, digest, cache)
+    return await _build_from_source(transport, cache, arch)
+
+
+async def _install_binary(transport: Transport, binary: Path, digest: str, cache: str) -> ProbeInstall:
+    path = f"{cache}/redoprobe-{PROBE_VERSION}-{digest[:16]}"
+    if await _remote_sha256(transport, path) == digest:
+        return ProbeInstall(path, digest, PROBE_VERSION, built_from_source=False)
+    await transport.run(["mkdir", "-p", "-m", "700", cache])
+    temporary = f"{path}.upload-{secrets.token_hex(4)}"
+    await transport.upload(binary, temporary)
+    await transport.run(["chmod", "700", temporary])
+    if await _remote_sha256(transport, temporary) != digest:
+        await transport.run(["rm", "-f", temporary])
+        raise TransportError(
+            f"the redoprobe uploaded to {transport.name} does not match its SHA-256 {digest[:16]}…: "
+            "the upload was corrupted; check free space in the SSH user's home"
+        )
+    await transport.run(["mv", "-f", temporary, path])
+    return ProbeInstall(path, digest, PROBE_VERSION, built_from_source=False)
+
+
+def _source_tarball(directory: Path) -> Path:
+    target = directory / "redoprobe-src.tar"
+    with tarfile.open(target, "w") as tar:
+        for source in sorted(PROBE_DIR.iterdir()):
+            if source.suffix in (".c", ".h") or source.name == "Makefile":
+                tar.add(source, arcname=source.name)
+    return target
+
+
+async def _build_from_source(transport: Transport, cache: str, arch: str) -> ProbeInstall:
+    with tempfile.TemporaryDirectory() as scratch:
+        tarball = _source_tarball(Path(scratch))
+        source_digest = sha256_of(tarball)
+        directory = f"{cache}/redoprobe-src-{PROBE_VERSION}-{source_digest[:16]}"
+        path = f"{directory}/redoprobe"
+        check = await transport.run([path, "--version"])
+        if check.exit_status != 0:
+            await transport.run(["mkdir", "-p", "-m", "700", directory])
+            await transport.upload(tarball, f"{directory}/src.tar")
+            await transport.run(["tar", "-xf", f"{directory}/src.tar", "-C", directory])
+            made = await transport.run(["make", "-s", "-C", directory, "redoprobe"], timeout=300)
+            if made.exit_status != 0:
+                raise TransportError(
+                    f"{transport.name} is {arch}, for which redolab has no binary, and building "
+                    f"redoprobe there failed (it needs make and a C compiler): {made.stderr.strip()[-300:]}"
+                )
+    digest = await _remote_sha256(transport, path) or ""
+    return ProbeInstall(path, digest, PROBE_VERSION, built_from_source=True)

@@ -1,0 +1,62 @@
+"""Capture a host's network settings at run time (kernel, MTU, buffers, congestion control)."""
+
+from __future__ import annotations
+
+from redolab.remote.transport import Transport
+
+# A fixed script: the peer address and interface arrive as positional arguments ($1, $2),
+# quoted by the transport, so nothing a user typed is ever part of the script text.
+SETTINGS_SCRIPT = r"""
+peer="$1"; iface="$2"
+echo "kernel=$(uname -sr)"
+echo "arch=$(uname -m)"
+echo "hostname=$(uname -n)"
+dev="$iface"
+if [ -z "$dev" ] && command -v ip >/dev/null 2>&1; then
+  dev=$(ip route get "$peer" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -n 1)
+fi
+echo "interface=$dev"
+if [ -n "$dev" ] && [ -r "/sys/class/net/$dev/mtu" ]; then
+  echo "mtu_bytes=$(cat "/sys/class/net/$dev/mtu")"
+  echo "txqueuelen=$(cat "/sys/class/net/$dev/tx_queue_len")"
+fi
+for key in net/ipv4/tcp_rmem net/ipv4/tcp_wmem net/core/rmem_max net/core/wmem_max \
+           net/ipv4/tcp_congestion_control net/ipv4/tcp_sack net/ipv4/tcp_window_scaling \
+           net/core/netdev_max_backlog; do
+  echo "${key##*/}=$(tr '\t' ' ' < "/proc/sys/$key" 2>/dev/null)"
+done
+"""
+
+_INTEGER_KEYS = {
+    "mtu_bytes",
+    "txqueuelen",
+    "rmem_max",
+    "wmem_max",
+    "tcp_sack",
+    "tcp_window_scaling",
+    "netdev_max_backlog",
+}
+_TRIPLE_KEYS = {"tcp_rmem", "tcp_wmem"}
+
+
+def parse_settings(text: str) -> dict:
+    """key=value lines -> a dict with numbers where numbers are meant (None when unreadable)."""
+    settings: dict = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        value = value.strip()
+        if key in _INTEGER_KEYS:
+            settings[key] = int(value) if value.isdigit() else None
+        elif key in _TRIPLE_KEYS:
+            parts = value.split()
+            settings[key] = [int(p) for p in parts] if len(parts) == 3 and all(p.isdigit() for p in parts) else None
+        else:
+            settings[key] = value or None
+    return settings
+
+
+async def capture_settings(transport: Transport, *, peer_address: str, interface: str | None) -> dict:
+    result = await transport.run(["sh", "-c", SETTINGS_SCRIPT, "sh", peer_address, interface or ""])
+    return parse_settings(result.stdout)

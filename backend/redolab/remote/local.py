@@ -1,0 +1,69 @@
+"""The local transport: "This machine" runs the probe here, with no SSH and no shell."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+from redolab.remote.transport import Completed, TransportError
+
+
+class LocalProcess:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self._process = process
+
+    async def lines(self) -> AsyncIterator[str]:
+        assert self._process.stdout is not None
+        async for raw in self._process.stdout:
+            yield raw.decode(errors="replace").rstrip("\n")
+
+    async def wait(self) -> int:
+        return await self._process.wait()
+
+    async def stderr_text(self) -> str:
+        assert self._process.stderr is not None
+        return (await self._process.stderr.read()).decode(errors="replace")
+
+    def terminate(self) -> None:
+        if self._process.returncode is None:
+            self._process.terminate()
+
+
+class LocalTransport:
+    def __init__(self, name: str = "this machine") -> None:
+        self.name = name
+
+    async def run(self, argv: Sequence[str], *, timeout: float = 60) -> Completed:
+        process = await asyncio.create_subprocess_exec(
+            *map(str, argv), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+        try:
+            out, err = await asyncio.wait_for(process.communicate(), timeout)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            raise TransportError(f"{self.name}: '{argv[0]}' did not finish within {timeout:.0f} s") from None
+        return Completed(process.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    async def start(self, argv: Sequence[str]) -> LocalProcess:
+        process = await asyncio.create_subprocess_exec(
+            *map(str, argv),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # a Ctrl-C to redolab does not hit the probe first
+        )
+        return LocalProcess(process)
+
+    async def upload(self, local: Path, remote: str) -> None:
+        target = Path(remote)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(local, target)
+
+    async def home(self) -> str:
+        return os.path.expanduser("~")
+
+    async def close(self) -> None:
+        return None
