@@ -48,12 +48,12 @@ def test_db_upgrade_creates_the_schema(tmp_path):
 def test_user_create_reads_password_from_stdin(tmp_path):
     result = run(tmp_path, "user", "create", "bob", "--password-stdin", stdin="a long enough pass\n")
     assert result.returncode == 0, result.stderr
-    assert "user 'bob' created" in result.stdout
+    assert "user 'bob' created (operator)" in result.stdout
     assert "a long enough pass" not in result.stdout + result.stderr
     user = _user(tmp_path, "bob")
     assert verify_password("a long enough pass", user.password_hash)
     listing = run(tmp_path, "user", "list")
-    assert listing.stdout.startswith("bob\t")
+    assert listing.stdout.startswith("bob\toperator\t")
 
 
 def test_user_create_never_takes_password_from_argv(tmp_path):
@@ -80,10 +80,31 @@ def test_duplicate_user_refused(tmp_path):
     assert "already exists" in again.stderr
 
 
-def test_worker_stub_says_so(tmp_path):
-    result = run(tmp_path, "worker")
-    assert result.returncode == 0
-    assert "no jobs yet" in result.stdout
+def test_worker_stops_on_sigterm(tmp_path):
+    import signal
+    import time
+
+    assert run(tmp_path, "db", "upgrade").returncode == 0
+    process = subprocess.Popen(
+        [str(REDOLAB), "worker"], env=redolab_env(tmp_path), cwd=tmp_path, stdout=subprocess.PIPE, text=True
+    )
+    assert "waiting for jobs" in process.stdout.readline()
+    time.sleep(0.5)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=15) == 0
+
+
+def test_run_command_refuses_unknown_names(tmp_path):
+    assert run(tmp_path, "db", "upgrade").returncode == 0
+    result = run(tmp_path, "run", "--env", "nope", "--client", "a", "--server", "b")
+    assert result.returncode == 1
+    assert "no environment named 'nope'" in result.stderr
+
+
+def test_user_create_refuses_unknown_role(tmp_path):
+    result = run(tmp_path, "user", "create", "bob", "--role", "god", stdin="long enough password\n")
+    assert result.returncode == 1
+    assert "--role must be viewer, operator or admin" in result.stderr
 
 
 def test_production_refuses_weak_secret(tmp_path):

@@ -77,8 +77,104 @@ def serve(
 
 @app.command()
 def worker() -> None:
-    """Run a worker for experiment jobs."""
-    typer.echo("redolab worker: no jobs yet (experiment runs arrive with the probe orchestration).")
+    """Run a worker for experiment jobs (more workers need PostgreSQL; serve has one built in)."""
+    import asyncio
+    import signal
+
+    from redolab.core.db import make_sessionmaker
+    from redolab.jobs.worker import Worker
+
+    settings = get_settings()
+    try:
+        secret_key = settings.resolve_secret_key()
+    except ConfigError as error:
+        _fail(str(error))
+    engine = _engine()
+    job_worker = Worker(make_sessionmaker(engine), secret_key=secret_key)
+    for signal_number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signal_number, lambda *_: job_worker.stopping.set())
+    typer.echo(f"redolab worker {job_worker.worker_id}: waiting for jobs (Ctrl-C stops after the current run)")
+    asyncio.run(job_worker.run_forever())
+    engine.dispose()
+
+
+@app.command("run")
+def run_experiment(
+    env: str = typer.Option(..., "--env", help="Environment name."),
+    client: str = typer.Option(..., "--client", help="Host that sends (normally a primary node), by name."),
+    server: str = typer.Option(..., "--server", help="Host that receives (normally a standby node), by name."),
+    mode: str = typer.Option("async", help="async or sync."),
+    conns: int = typer.Option(1, help="Parallel connections."),
+    message_size: str = typer.Option("1 MiB", help="Message size, e.g. 1 MiB or 64 KiB."),
+    sockbuf: str | None = typer.Option(None, help="Explicit socket buffer (default: autotuning), e.g. 4 MiB."),
+    duration: str = typer.Option("60 s", help="Test length, e.g. 60 s."),
+    interval: str = typer.Option("5 s", help="Report interval."),
+    rate: str | None = typer.Option(None, help="Pace to this rate, e.g. 500 Mbit/s."),
+    write_dir: str | None = typer.Option(None, help="Server writes what it receives into this directory."),
+    sync_write: bool = typer.Option(False, help="With --write-dir: O_DSYNC writes, ack after the write."),
+    label: str = typer.Option("", help="A label to find the run again."),
+    wait: bool = typer.Option(False, "--wait", help="Wait for the run to finish (a worker must be running)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the run as JSON."),
+    user: str = typer.Option("cli", help="Recorded as who requested the run."),
+) -> None:
+    """Queue a probe run between two hosts of an environment."""
+    import json
+    import time
+
+    from pydantic import ValidationError
+    from sqlalchemy import select
+
+    from redolab.core.db import make_sessionmaker
+    from redolab.core.errors import FieldError
+    from redolab.core.forms import field_errors
+    from redolab.environments.models import Environment
+    from redolab.probes import service
+    from redolab.probes.schemas import RunCreate, RunPublic
+
+    engine = _engine()
+    with make_sessionmaker(engine)() as session:
+        environment = session.scalar(select(Environment).where(Environment.name == env))
+        if environment is None:
+            _fail(f"no environment named '{env}'")
+        hosts = {host.name: host for host in environment.hosts}
+        for role, name in (("--client", client), ("--server", server)):
+            if name not in hosts:
+                _fail(f"{role}: no host named '{name}' in '{env}' (hosts: {', '.join(sorted(hosts)) or 'none'})")
+        try:
+            run_in = RunCreate(
+                client_host_id=hosts[client].id, server_host_id=hosts[server].id, mode=mode, conns=conns,
+                message_bytes=message_size, sockbuf_bytes=sockbuf, duration_seconds=duration,
+                interval_seconds=interval, rate_bits_per_second=rate, write_dir=write_dir,
+                sync_write=sync_write, label=label,
+            )  # fmt: skip
+            run = service.create_run(session=session, environment=environment, run_in=run_in, requested_by=user)
+        except ValidationError as error:
+            _fail("; ".join(f"{field}: {message}" for field, message in field_errors(error).items()))
+        except FieldError as error:
+            _fail(f"{error.field}: {error.message}")
+        run_id = run.id
+        if not as_json:
+            typer.echo(f"run {run_id} queued: {client} -> {server}, {mode}, {conns} connection(s)")
+        while wait:
+            session.expire_all()
+            run = service.get_run(session=session, run_id=run_id)
+            if run.status.finished:
+                break
+            time.sleep(0.5)
+        if as_json:
+            typer.echo(json.dumps(RunPublic.model_validate(run).model_dump(mode="json"), indent=2))
+        elif wait:
+            from redolab.core.units import format_bit_rate, format_byte_rate
+
+            rate_text = format_byte_rate(run.bytes_per_second)
+            bits = format_bit_rate(run.bytes_per_second * 8 if run.bytes_per_second else None)
+            typer.echo(f"run {run_id} {run.status.value}: {rate_text} ({bits})")
+            if run.failure_reason:
+                typer.echo(run.failure_reason)
+        status = run.status.value
+    engine.dispose()
+    if wait and status != "succeeded":
+        raise typer.Exit(1)
 
 
 @db_app.command("upgrade")
@@ -107,23 +203,27 @@ def user_create(
     password_stdin: bool = typer.Option(
         False, "--password-stdin", help="Read the password from standard input (one line)."
     ),
+    role: str = typer.Option("operator", help="viewer (reads), operator (runs experiments) or admin."),
 ) -> None:
     """Create a user; the password is prompted for (or read from stdin), never taken from argv."""
+    from redolab.auth.models import Role
     from redolab.auth.service import create_user
     from redolab.core.db import make_sessionmaker
     from redolab.core.errors import FieldError
     from redolab.core.migrate import upgrade
 
+    if role not in {r.value for r in Role}:
+        _fail(f"--role must be viewer, operator or admin, not '{role}'")
     password = _read_password(password_stdin)
     engine = _engine()
     upgrade(engine)
     with make_sessionmaker(engine)() as session:
         try:
-            user = create_user(session=session, username=username, password=password)
+            user = create_user(session=session, username=username, password=password, role=Role(role))
         except FieldError as error:
             _fail(error.message)
     engine.dispose()
-    typer.echo(f"user '{user.username}' created")
+    typer.echo(f"user '{user.username}' created ({user.role.value})")
 
 
 @user_app.command("list")
@@ -135,5 +235,5 @@ def user_list() -> None:
     engine = _engine()
     with make_sessionmaker(engine)() as session:
         for user in list_users(session=session):
-            typer.echo(f"{user.username}\tcreated {user.created_at:%Y-%m-%d %H:%M} UTC")
+            typer.echo(f"{user.username}\t{user.role.value}\tcreated {user.created_at:%Y-%m-%d %H:%M} UTC")
     engine.dispose()

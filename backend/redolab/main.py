@@ -56,8 +56,9 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(FieldError)
     async def _field_error(request: Request, exc: FieldError) -> Response:
-        detail = [{"loc": ["body", exc.field], "msg": exc.message, "type": "conflict"}]
-        return JSONResponse({"detail": detail}, status_code=status.HTTP_409_CONFLICT)
+        kind = "conflict" if exc.status_code == status.HTTP_409_CONFLICT else "invalid"
+        detail = [{"loc": ["body", exc.field], "msg": exc.message, "type": kind}]
+        return JSONResponse({"detail": detail}, status_code=exc.status_code)
 
 
 def _install_docs(app: FastAPI) -> None:

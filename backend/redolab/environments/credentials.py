@@ -63,8 +63,12 @@ def _read_key(text: str, passphrase: str | None, field: str) -> asyncssh.SSHKey:
     except asyncssh.KeyImportError as error:
         message = str(error)
         if "passphrase" in message.lower():
-            raise FieldError("passphrase", "The key is encrypted: give its passphrase (or the right one).") from None
-        raise FieldError(field, "This is not an SSH private key redolab can read (OpenSSH or PEM format).") from None
+            raise FieldError(
+                "passphrase", "The key is encrypted: give its passphrase (or the right one).", 422
+            ) from None
+        raise FieldError(
+            field, "This is not an SSH private key redolab can read (OpenSSH or PEM format).", 422
+        ) from None
 
 
 def create_credential(
@@ -81,16 +85,16 @@ def create_credential(
     if credential_in.kind is CredentialKind.uploaded_key:
         text = credential_in.private_key.get_secret_value() if credential_in.private_key else ""
         if not text.strip():
-            raise FieldError("private_key", "Paste or upload the private key.")
+            raise FieldError("private_key", "Paste or upload the private key.", 422)
         key = _read_key(text, passphrase, "private_key")
         credential.encrypted_private_key = encrypt_secret(text, secret_key=secret_key)
         credential.public_key_fingerprint = key.get_fingerprint("sha256")
     elif credential_in.kind is CredentialKind.key_path:
         path = (credential_in.key_path or "").strip()
         if not path.startswith("/"):
-            raise FieldError("key_path", "Give the absolute path of a private key file on the redolab server.")
+            raise FieldError("key_path", "Give the absolute path of a private key file on the redolab server.", 422)
         if not os.access(path, os.R_OK):
-            raise FieldError("key_path", f"{path} is not a readable file on the redolab server.")
+            raise FieldError("key_path", f"{path} is not a readable file on the redolab server.", 422)
         with open(path) as handle:
             key = _read_key(handle.read(), passphrase, "key_path")
         credential.key_path = path

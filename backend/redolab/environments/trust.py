@@ -27,13 +27,14 @@ async def accept_host_key(*, session: Session, host: Host, fingerprint: str) -> 
     """Pin the host's key if, and only if, it has the fingerprint the user saw or was given."""
     fingerprint = fingerprint.strip()
     if not fingerprint.startswith("SHA256:"):
-        raise FieldError("fingerprint", "Give the SHA256 fingerprint as ssh-keygen -lf shows it (SHA256:...).")
+        raise FieldError("fingerprint", "Give the SHA256 fingerprint as ssh-keygen -lf shows it (SHA256:...).", 422)
     key, offered = await fetch_host_key(host.ssh_address, host.ssh_port)
     if offered != fingerprint:
         raise FieldError(
             "fingerprint",
             f"{host.name} offers {offered}, not {fingerprint}: nothing was pinned. Check with the "
             "host's administrator (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub).",
+            422,
         )
     host.host_key, host.host_key_fingerprint = key, offered
     session.commit()

@@ -215,10 +215,14 @@ class RunExecution:
                 event = self._parse(started, line)
                 self._record(started.role, event)
                 seen.setdefault(started.role, {})[event.event] = event
-        except (OSError, TransportError, Exception) as error:  # asyncssh raises its own on drops
-            if isinstance(error, RunFailed):
-                raise
-            seen.setdefault(started.role, {})["lost"] = error
+        except RunFailed:
+            raise
+        except Exception as error:  # asyncssh raises its own exceptions when a connection drops
+            seen.setdefault(started.role, {})["lost"] = str(error) or type(error).__name__
+            return
+        await asyncio.sleep(0.2)  # let the transport notice a dropped connection
+        if not started.transport.connected:
+            seen.setdefault(started.role, {})["lost"] = "connection lost"
 
     async def _follow(self, client: Started, client_lines, server: Started, server_lines) -> None:
         seen: dict = {}
@@ -258,7 +262,7 @@ class RunExecution:
         elif "lost" in client_seen:
             self._finish(
                 RunStatus.failed,
-                f"the connection to {client.host.name} dropped mid-run ({client_seen['lost'] or 'connection lost'}); "
+                f"the SSH connection to {client.host.name} dropped mid-run ({client_seen['lost']}); "
                 "the intervals received so far are kept",
             )
         else:

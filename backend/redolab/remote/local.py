@@ -36,6 +36,10 @@ class LocalTransport:
     def __init__(self, name: str = "this machine") -> None:
         self.name = name
 
+    @property
+    def connected(self) -> bool:
+        return True
+
     async def run(self, argv: Sequence[str], *, timeout: float = 60) -> Completed:
         process = await asyncio.create_subprocess_exec(
             *map(str, argv), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE

@@ -82,6 +82,10 @@ class SshTransport:
         self.target = target
         self._connection = connection
 
+    @property
+    def connected(self) -> bool:
+        return not self._connection.is_closed()
+
     @classmethod
     async def connect(cls, target: SshTarget) -> SshTransport:
         if not target.host_key:

@@ -50,6 +50,9 @@ class RemoteProcess(Protocol):
 class Transport(Protocol):
     name: str  # the host's name, for messages
 
+    @property
+    def connected(self) -> bool: ...
+
     async def run(self, argv: Sequence[str], *, timeout: float = 60) -> Completed: ...
 
     async def start(self, argv: Sequence[str]) -> RemoteProcess: ...
