@@ -29,10 +29,14 @@ uv:
 deps: uv
 	$(UV) sync --frozen
 
-assets: frontend/static/vendor/htmx.min.js
+assets: frontend/static/vendor/htmx.min.js frontend/static/vendor/plotly.min.js
 
 frontend/static/vendor/htmx.min.js: frontend/package.json frontend/package-lock.json frontend/build-assets.mjs
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+
+# plotly.js comes from the plotly Python package (it ships plotly.min.js), at build time.
+frontend/static/vendor/plotly.min.js: frontend/static/vendor/htmx.min.js uv.lock
+	$(UV) run python -m redolab.charts.assets frontend/static/vendor
 
 probe:
 	$(MAKE) -s -C backend/redolab/probe redoprobe

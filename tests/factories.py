@@ -12,8 +12,12 @@ PASSWORD = "correct horse battery"
 _counter = itertools.count(1)
 
 
-def make_user(session, username: str | None = None, password: str = PASSWORD):
-    return create_user(session=session, username=username or f"user{next(_counter)}", password=password)
+def make_user(session, username: str | None = None, password: str = PASSWORD, role=None):
+    from redolab.auth.models import Role
+
+    return create_user(
+        session=session, username=username or f"user{next(_counter)}", password=password, role=role or Role.admin
+    )
 
 
 def make_environment(session, **fields):

@@ -7,10 +7,12 @@ import re
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request, status
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.responses import Response
 from starlette_csrf import CSRFMiddleware
@@ -27,6 +29,7 @@ from redolab.core.templating import FRONTEND_DIR, is_htmx, render
 from redolab.environments import api as environments_api
 from redolab.environments import views as environments_views
 from redolab.probes import api as probes_api
+from redolab.probes import views as probes_views
 
 log = logging.getLogger("redolab")
 
@@ -53,6 +56,16 @@ def _install_error_handlers(app: FastAPI) -> None:
         if _is_api(request):
             return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_404_NOT_FOUND)
         return render(request, "error.html", {"message": str(exc)}, status_code=404)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if _is_api(request) or exc.status_code < 400:
+            return await http_exception_handler(request, exc)
+        if is_htmx(request):  # shown in the page's error box by app.js
+            return Response(str(exc.detail), status_code=exc.status_code, media_type="text/plain")
+        return render(
+            request, "error.html", {"message": exc.detail, "code": exc.status_code}, status_code=exc.status_code
+        )
 
     @app.exception_handler(FieldError)
     async def _field_error(request: Request, exc: FieldError) -> Response:
@@ -159,5 +172,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(environments_views.router)
     app.include_router(environments_api.router)
     app.include_router(probes_api.router)
+    app.include_router(probes_views.router)
     app.mount("/static", StaticFiles(directory=FRONTEND_DIR / "static"), name="static")
     return app

@@ -47,6 +47,18 @@
     flash("Request failed (HTTP " + xhr.status + "): " + text);
   });
 
+  // Charts: figures are built server-side (plotly JSON in data-figure) and drawn here.
+  function drawPlots(root) {
+    if (typeof Plotly === "undefined") return;
+    (root || document).querySelectorAll(".plot[data-figure]").forEach(function (element) {
+      const figure = JSON.parse(element.dataset.figure);
+      Plotly.react(element, figure.data, figure.layout, { responsive: true, displaylogo: false });
+      element.dataset.drawn = String(figure.data.reduce(function (n, trace) { return n + (trace.x ? trace.x.length : 0); }, 0));
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { drawPlots(document); });
+  document.addEventListener("htmx:afterSettle", function (event) { drawPlots(event.detail.elt.parentNode || document); });
+
   document.addEventListener("htmx:sendError", function () {
     flash("redolab did not answer: check that the server is running, then try again.");
   });

@@ -8,8 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request, status
 from starlette.responses import Response
 
+from redolab.auth import service
+from redolab.auth.models import Role
 from redolab.auth.service import authenticate, count_users, create_user
-from redolab.core.deps import SessionDep, current_html_user
+from redolab.core.deps import AdminUser, SessionDep, current_html_user
 from redolab.core.errors import FieldError
 from redolab.core.responses import redirect, safe_next
 from redolab.core.templating import render
@@ -95,7 +97,7 @@ def complete_setup(
         errors["password_again"] = "The two passwords differ."  # noqa: S105
     else:
         try:
-            user = create_user(session=session, username=username, password=password)
+            user = create_user(session=session, username=username, password=password, role=Role.admin)
         except FieldError as error:
             errors[error.field] = error.message
     if errors:
@@ -104,3 +106,74 @@ def complete_setup(
     request.app.state.setup_token = None
     _log_in(request, user.id)
     return redirect(request, "/environments")
+
+
+@router.get("/account")
+def show_account(request: Request, session: SessionDep) -> Response:
+    """Your API tokens."""
+    tokens = service.list_api_tokens(session=session, user=request.state.user)
+    return render(request, "auth/account.html", {"tokens": tokens, "new_token": None, "errors": {}})
+
+
+@router.post("/account/tokens")
+async def create_token(request: Request, session: SessionDep) -> Response:
+    """Create an API token; its value is shown this once."""
+    name = (await request.form()).get("name", "")
+    user = request.state.user
+    try:
+        _row, token = service.create_api_token(session=session, user=user, name=str(name))
+    except FieldError as error:
+        tokens = service.list_api_tokens(session=session, user=user)
+        context = {"tokens": tokens, "new_token": None, "errors": {error.field: error.message}}
+        return render(request, "auth/account.html", context, block="tokens", status_code=422)
+    tokens = service.list_api_tokens(session=session, user=user)
+    return render(request, "auth/account.html", {"tokens": tokens, "new_token": token, "errors": {}}, block="tokens")
+
+
+@router.delete("/account/tokens/{token_id}")
+def revoke_token(request: Request, session: SessionDep, token_id: int) -> Response:
+    """Revoke one of your tokens."""
+    user = request.state.user
+    service.revoke_api_token(session=session, user=user, token_id=token_id)
+    tokens = service.list_api_tokens(session=session, user=user)
+    return render(request, "auth/account.html", {"tokens": tokens, "new_token": None, "errors": {}}, block="tokens")
+
+
+def _users_page(request, session, status_code=200, **context) -> Response:
+    context = {"users": service.list_users(session=session), "roles": list(Role), "errors": {}, "values": {}, **context}
+    return render(request, "auth/users.html", context, block="users", status_code=status_code)
+
+
+@router.get("/users")
+def list_users(request: Request, session: SessionDep, admin: AdminUser) -> Response:
+    """Users and their roles (admin)."""
+    return _users_page(request, session)
+
+
+@router.post("/users")
+async def create_user_view(request: Request, session: SessionDep, admin: AdminUser) -> Response:
+    """Add a user with a role (admin)."""
+    form = await request.form()
+    values = {"username": str(form.get("username", "")), "role": str(form.get("role", "operator"))}
+    try:
+        role = Role(values["role"])
+        service.create_user(
+            session=session, username=values["username"], password=str(form.get("password", "")), role=role
+        )
+    except ValueError:
+        return _users_page(request, session, 422, values=values, errors={"role": "Choose viewer, operator or admin."})
+    except FieldError as error:
+        return _users_page(request, session, 422, values=values, errors={error.field: error.message})
+    return _users_page(request, session)
+
+
+@router.post("/users/{user_id}/role")
+async def change_role(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
+    """Change a user's role (admin); an admin cannot demote themselves (someone must stay admin)."""
+    from redolab.auth.models import User
+
+    target = session.get(User, user_id)
+    role = str((await request.form()).get("role", ""))
+    if target is not None and role in {r.value for r in Role} and target.id != admin.id:
+        service.set_role(session=session, user=target, role=Role(role))
+    return _users_page(request, session)

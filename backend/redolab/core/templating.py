@@ -9,6 +9,7 @@ from jinja2_fragments.fastapi import Jinja2Blocks
 from starlette.responses import Response
 
 from redolab import __version__
+from redolab.auth.models import Role
 from redolab.core import units
 from redolab.core.config import PROJECT_ROOT
 
@@ -21,7 +22,7 @@ templates.env.filters.update(
     bit_rate=units.format_bit_rate,
     duration=units.format_duration,
 )
-templates.env.globals.update(version=__version__)
+templates.env.globals.update(version=__version__, Role=Role)
 
 
 def is_htmx(request: Request) -> bool:

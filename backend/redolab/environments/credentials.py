@@ -60,7 +60,7 @@ def public(credential: Credential) -> CredentialPublic:
 def _read_key(text: str, passphrase: str | None, field: str) -> asyncssh.SSHKey:
     try:
         return asyncssh.import_private_key(text, passphrase)
-    except asyncssh.KeyImportError as error:
+    except (asyncssh.KeyImportError, asyncssh.KeyEncryptionError) as error:
         message = str(error)
         if "passphrase" in message.lower():
             raise FieldError(

@@ -7,16 +7,20 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from redolab.core import units
-from redolab.core.deps import SessionDep, current_html_user
+from redolab.core.deps import AdminUser, OperatorUser, SessionDep, current_html_user
 from redolab.core.errors import FieldError
 from redolab.core.forms import field_errors, form_data
 from redolab.core.responses import redirect
 from redolab.core.templating import render
-from redolab.environments import service
+from redolab.environments import credentials as credential_service
+from redolab.environments import service, trust
+from redolab.environments.credentials import CredentialCreate
 from redolab.environments.models import (
+    CredentialKind,
     Environment,
     Host,
     HostRole,
+    HostTransport,
     Platform,
     ProtectionMode,
     TransportMode,
@@ -27,6 +31,8 @@ from redolab.environments.schemas import (
     HostCreate,
     HostUpdate,
 )
+from redolab.probes.views import experiments_context
+from redolab.remote.transport import TransportError
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -41,7 +47,7 @@ ENVIRONMENT_DEFAULTS = {
     "headroom_percent": "30",
     "apply_overhead_percent": "30",
 }
-HOST_DEFAULTS = {"role": "primary", "node_number": "1", "ssh_port": "22", "ssh_user": "oracle"}
+HOST_DEFAULTS = {"role": "primary", "node_number": "1", "ssh_port": "22", "ssh_user": "oracle", "transport": "ssh"}
 
 
 def _environment_form_values(environment: Environment) -> dict[str, str]:
@@ -74,6 +80,8 @@ def _host_form_values(host: Host) -> dict[str, str]:
         "ssh_user": host.ssh_user,
         "data_address": host.data_address or "",
         "data_interface": host.data_interface or "",
+        "transport": host.transport.value,
+        "credential_id": str(host.credential_id or ""),
     }
 
 
@@ -113,7 +121,7 @@ def new_environment(request: Request) -> Response:
 
 
 @router.post("/environments")
-async def create_environment(request: Request, session: SessionDep) -> Response:
+async def create_environment(request: Request, session: SessionDep, user: OperatorUser) -> Response:
     """Create an environment from the form."""
     values = form_data(await request.form())
     try:
@@ -131,7 +139,8 @@ async def create_environment(request: Request, session: SessionDep) -> Response:
 def show_environment(request: Request, session: SessionDep, environment_id: int) -> Response:
     """The environment hub: facts, hosts, and the sections later work fills in."""
     environment = _load(session, environment_id)
-    return render(request, "environments/detail.html", _hosts_context(environment))
+    context = {**_hosts_context(environment), **experiments_context(session, environment), **_credentials_context()}
+    return render(request, "environments/detail.html", context)
 
 
 @router.get("/environments/{environment_id}/edit")
@@ -143,7 +152,9 @@ def edit_environment(request: Request, session: SessionDep, environment_id: int)
 
 
 @router.post("/environments/{environment_id}/edit")
-async def update_environment(request: Request, session: SessionDep, environment_id: int) -> Response:
+async def update_environment(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int
+) -> Response:
     """Save the environment form (every field is submitted, so it is validated whole)."""
     environment = _load(session, environment_id)
     values = form_data(await request.form())
@@ -164,7 +175,7 @@ async def update_environment(request: Request, session: SessionDep, environment_
 
 
 @router.delete("/environments/{environment_id}")
-def delete_environment(request: Request, session: SessionDep, environment_id: int) -> Response:
+def delete_environment(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
     """Delete an environment and its hosts (the page asks for confirmation first)."""
     environment = _load(session, environment_id)
     service.delete_environment(session=session, environment=environment)
@@ -179,6 +190,16 @@ def _hosts_context(environment, *, editing=None, values=None, errors=None) -> di
         "values": values or (_host_form_values(editing) if editing else HOST_DEFAULTS),
         "errors": errors or {},
         "role_options": [(role.value, role.label) for role in HostRole],
+        "transport_options": [(t.value, t.label) for t in HostTransport],
+        "credential_options": [("", "— none —")] + [(str(c.id), c.name) for c in environment.credentials],
+    }
+
+
+def _credentials_context(values=None, errors=None) -> dict:
+    return {
+        "credential_values": values or {"kind": CredentialKind.uploaded_key.value},
+        "credential_errors": errors or {},
+        "credential_kinds": [(k.value, k.label) for k in CredentialKind],
     }
 
 
@@ -198,7 +219,7 @@ def show_hosts(request: Request, session: SessionDep, environment_id: int, edit:
 
 
 @router.post("/environments/{environment_id}/hosts")
-async def create_host(request: Request, session: SessionDep, environment_id: int) -> Response:
+async def create_host(request: Request, session: SessionDep, user: AdminUser, environment_id: int) -> Response:
     """Add a host from the inline form."""
     environment = _load(session, environment_id)
     values = form_data(await request.form())
@@ -233,10 +254,108 @@ async def update_host(request: Request, session: SessionDep, environment_id: int
 
 
 @router.delete("/environments/{environment_id}/hosts/{host_id}")
-def delete_host(request: Request, session: SessionDep, environment_id: int, host_id: int) -> Response:
+def delete_host(request: Request, session: SessionDep, user: AdminUser, environment_id: int, host_id: int) -> Response:
     """Remove a host."""
     environment = _load(session, environment_id)
     host = service.get_host(session=session, environment=environment, host_id=host_id)
     service.delete_host(session=session, host=host)
     session.refresh(environment)
     return _hosts_section(request, environment)
+
+
+def _panel(request, host, **context) -> Response:
+    return render(request, "environments/_host_panel.html", {"host": host, **context})
+
+
+@router.post("/environments/{environment_id}/hosts/{host_id}/verify")
+async def verify_host(request: Request, session: SessionDep, user: AdminUser, environment_id: int, host_id: int):
+    """Show the host key the host offers now, to accept (nothing is pinned yet)."""
+    environment = _load(session, environment_id)
+    host = service.get_host(session=session, environment=environment, host_id=host_id)
+    try:
+        scan = await trust.scan_host_key(host)
+    except TransportError as error:
+        return _panel(request, host, error=str(error))
+    return _panel(request, host, scan=scan, environment=environment)
+
+
+@router.post("/environments/{environment_id}/hosts/{host_id}/host-key")
+async def accept_host_key(request: Request, session: SessionDep, user: AdminUser, environment_id: int, host_id: int):
+    """Pin the key whose fingerprint the user accepted or pasted."""
+    environment = _load(session, environment_id)
+    host = service.get_host(session=session, environment=environment, host_id=host_id)
+    fingerprint = form_data(await request.form()).get("fingerprint", "")
+    try:
+        await trust.accept_host_key(session=session, host=host, fingerprint=fingerprint)
+    except (FieldError, TransportError) as error:
+        message = error.message if isinstance(error, FieldError) else str(error)
+        return _panel(request, host, error=message, environment=environment)
+    session.refresh(environment)
+    response = _hosts_section(request, environment)
+    response.headers["HX-Retarget"] = "#hosts"
+    response.headers["HX-Reswap"] = "outerHTML"
+    return response
+
+
+@router.post("/environments/{environment_id}/hosts/{host_id}/test")
+async def test_host(request: Request, session: SessionDep, user: OperatorUser, environment_id: int, host_id: int):
+    """Test connection: reachable, authenticated, system, probe, MTU, kernel buffers."""
+    environment = _load(session, environment_id)
+    host = service.get_host(session=session, environment=environment, host_id=host_id)
+    report = await trust.test_connection(host, secret_key=request.app.state.secret_key)
+    return _panel(request, host, report=report)
+
+
+def _credentials_section(request, environment, status_code=200, **kwargs) -> Response:
+    context = {"environment": environment, **_credentials_context(**kwargs)}
+    return render(request, "environments/detail.html", context, block="credentials", status_code=status_code)
+
+
+@router.post("/environments/{environment_id}/credentials")
+async def create_credential(request: Request, session: SessionDep, user: AdminUser, environment_id: int):
+    """Add an SSH credential; an uploaded key is encrypted and never shown again."""
+    environment = _load(session, environment_id)
+    form = await request.form()
+    values = form_data(form)
+    upload = form.get("private_key_file")
+    if upload is not None and hasattr(upload, "read"):
+        content = (await upload.read()).decode(errors="replace")
+        if content.strip():
+            values["private_key"] = content
+    try:
+        credential_in = CredentialCreate.model_validate(
+            {
+                "name": values.get("name", ""),
+                "kind": values.get("kind", ""),
+                "private_key": values.get("private_key") or None,
+                "passphrase": values.get("passphrase") or None,
+                "key_path": values.get("key_path") or None,
+            }
+        )
+        credential_service.create_credential(
+            session=session,
+            environment=environment,
+            credential_in=credential_in,
+            secret_key=request.app.state.secret_key,
+        )
+    except ValidationError as error:
+        errors = field_errors(error)
+    except FieldError as error:
+        errors = {error.field: error.message}
+    else:
+        session.refresh(environment)
+        return _credentials_section(request, environment)
+    kept = {"name": values.get("name", ""), "kind": values.get("kind", ""), "key_path": values.get("key_path", "")}
+    return _credentials_section(request, environment, status_code=UNPROCESSABLE, values=kept, errors=errors)
+
+
+@router.delete("/environments/{environment_id}/credentials/{credential_id}")
+def delete_credential(request: Request, session: SessionDep, user: AdminUser, environment_id: int, credential_id: int):
+    """Remove a credential; hosts that used it have none until another is assigned."""
+    environment = _load(session, environment_id)
+    credential = credential_service.get_credential(
+        session=session, environment=environment, credential_id=credential_id
+    )
+    credential_service.delete_credential(session=session, credential=credential)
+    session.refresh(environment)
+    return _credentials_section(request, environment)

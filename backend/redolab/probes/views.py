@@ -1,0 +1,146 @@
+"""Run pages: the New experiment form, the run page with its live chart, cancel, raw download."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Depends, Request, status
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from redolab.charts.runs import latency_histogram_figure, tcp_info_figure, throughput_figure
+from redolab.core.db import utcnow
+from redolab.core.deps import OperatorUser, SessionDep, current_html_user
+from redolab.core.errors import FieldError
+from redolab.core.forms import field_errors, form_data
+from redolab.core.responses import redirect
+from redolab.core.templating import render
+from redolab.environments.service import get_environment
+from redolab.probes import service
+from redolab.probes.models import Run, RunStatus
+from redolab.probes.parser import interval_series
+from redolab.probes.schemas import RunCreate
+
+router = APIRouter(dependencies=[Depends(current_html_user)])
+
+RUN_DEFAULTS = {
+    "mode": "async",
+    "conns": "1",
+    "message_bytes": "1 MiB",
+    "sockbuf_bytes": "",
+    "duration_seconds": "60 s",
+    "interval_seconds": "5 s",
+    "delay_us": "0",
+    "rate_bits_per_second": "",
+    "write_dir": "",
+    "label": "",
+}
+
+
+def experiments_context(session, environment, *, values=None, errors=None) -> dict:
+    """What the environment page's Experiments section needs (form defaults, runs)."""
+    hosts = environment.hosts
+    primary = next((h for h in hosts if h.role.value == "primary"), None)
+    standby = next((h for h in hosts if h.role.value == "standby"), None)
+    defaults = {
+        **RUN_DEFAULTS,
+        "client_host_id": str(primary.id) if primary else "",
+        "server_host_id": str(standby.id) if standby else "",
+    }
+    return {
+        "runs": service.list_runs(session=session, environment=environment),
+        "run_values": values or defaults,
+        "run_errors": errors or {},
+        "host_options": [(str(h.id), f"{h.name} ({h.role.value} node {h.node_number})") for h in hosts],
+    }
+
+
+@router.post("/environments/{environment_id}/runs")
+async def create_run(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+    """Queue a run from the New experiment form."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    values = form_data(await request.form())
+    values["sync_write"] = "sync_write" in values
+    try:
+        run = service.create_run(
+            session=session,
+            environment=environment,
+            run_in=RunCreate.model_validate({k: v for k, v in values.items() if v != "" or k == "label"}),
+            requested_by=user.username,
+        )
+    except ValidationError as error:
+        errors = field_errors(error)
+    except FieldError as error:
+        errors = {error.field: error.message}
+    else:
+        return redirect(request, f"/runs/{run.id}")
+    context = {"environment": environment, **experiments_context(session, environment, values=values, errors=errors)}
+    return render(
+        request,
+        "environments/detail.html",
+        context,
+        block="experiments",
+        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+    )
+
+
+def _run_context(session, run: Run) -> dict:
+    lines = service.run_lines(session=session, run=run, role="client")
+    series = interval_series(lines)
+    elapsed = None
+    if run.started_at is not None:
+        elapsed = ((run.finished_at or utcnow()) - run.started_at).total_seconds()
+    end = next((json.loads(line)["data"] for line in lines if '"event":"end"' in line), None)
+    histogram = (end or {}).get("ack_latency_us", {}).get("histogram") or []
+    return {
+        "run": run,
+        "elapsed_seconds": elapsed,
+        "progress_percent": min(100, 100 * (elapsed or 0) / run.duration_seconds) if run.duration_seconds else 0,
+        "interval_count": len(series["end_seconds"]),
+        "throughput_figure": throughput_figure(series, duration_seconds=run.duration_seconds),
+        "tcp_figure": tcp_info_figure(series) if series["end_seconds"] else None,
+        "histogram_figure": latency_histogram_figure(histogram) if histogram else None,
+        "ack_latency": (end or {}).get("ack_latency_us"),
+        "queue_position": service.queue_position(session=session, run=run),
+        "settings_keys": sorted(set(run.client_settings or {}) | set(run.server_settings or {})),
+    }
+
+
+@router.get("/runs/{run_id}")
+def show_run(request: Request, session: SessionDep, run_id: int) -> Response:
+    """The run page: live while it runs, the whole record afterwards."""
+    run = service.get_run(session=session, run_id=run_id)
+    environment = get_environment(session=session, environment_id=run.environment_id)
+    return render(request, "probes/run.html", {"environment": environment, **_run_context(session, run)})
+
+
+@router.get("/runs/{run_id}/live")
+def show_run_live(request: Request, session: SessionDep, run_id: int) -> Response:
+    """The live fragment, polled every second while the run is queued or running."""
+    run = service.get_run(session=session, run_id=run_id)
+    if run.status.finished:  # reload the page once, to show the full record; polling stops
+        return Response(status_code=status.HTTP_200_OK, headers={"HX-Refresh": "true"})
+    environment = get_environment(session=session, environment_id=run.environment_id)
+    return render(request, "probes/run.html", {"environment": environment, **_run_context(session, run)}, block="live")
+
+
+@router.post("/runs/{run_id}/cancel")
+def cancel_run(request: Request, session: SessionDep, user: OperatorUser, run_id: int) -> Response:
+    """Cancel: a queued run at once, a running one within a second (samples are kept)."""
+    run = service.cancel_run(session=session, run=service.get_run(session=session, run_id=run_id))
+    return redirect(request, f"/runs/{run.id}")
+
+
+@router.get("/runs/{run_id}/events.jsonl")
+def download_run_events(session: SessionDep, run_id: int) -> Response:
+    """Every JSON line both probes printed, as received (one file, client and server marked)."""
+    run = service.get_run(session=session, run_id=run_id)
+    body = "".join(
+        json.dumps({"role": event["role"], "event": event["event"], "data": event["data"]}) + "\n"
+        for event in service.run_events(session=session, run=run)
+    )
+    headers = {"Content-Disposition": f'attachment; filename="redolab-run-{run.id}.jsonl"'}
+    return Response(body, media_type="application/x-ndjson", headers=headers)
+
+
+__all__ = ["RunStatus", "experiments_context", "router"]
