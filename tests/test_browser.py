@@ -157,3 +157,51 @@ def test_login_page_and_logout(server, page, tmp_path):
     expect(page.locator("h1")).to_have_text("Environments")
     page.click("text=Log out")
     expect(page).to_have_url(server.url + "/login")
+
+
+def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path):
+    """A new user's first experiment: two "This machine" hosts, Run, the chart fills live."""
+    from playwright.sync_api import expect
+
+    page.goto(server.setup_url)
+    page.fill("#f-username", "admin")
+    page.fill("#f-password", "correct horse battery")
+    page.fill("#f-password_again", "correct horse battery")
+    page.click("text=Create user and log in")
+    page.click("text=New environment")
+    page.fill("#f-name", "loopback")
+    page.click("text=Create environment")
+    expect(page.locator("h1")).to_have_text("loopback")
+    for role, name in (("primary", "here-primary"), ("standby", "here-standby")):
+        page.select_option("#f-role", role)
+        page.fill("#f-name", name)
+        page.select_option("#f-transport", "local")
+        page.click("text=Add host")
+        expect(page.locator("#hosts-table")).to_contain_text(name)
+    # the New experiment form is there with its defaults; make it short
+    expect(page.locator("#r-message_bytes")).to_have_value("1 MiB")
+    page.fill("#r-duration_seconds", "6 s")
+    page.fill("#r-interval_seconds", "1 s")
+    page.fill("#r-label", "first loopback run")
+    page.click("#run-button")
+    expect(page.locator("h1")).to_contain_text("first loopback run")
+    # live: the status turns to running and the chart gains points while it runs
+    expect(page.locator("#run-status")).to_have_text("running", timeout=15_000)
+    page.wait_for_function(
+        "() => { const e = document.querySelector('#throughput-chart'); return e && Number(e.dataset.drawn) >= 2; }",
+        timeout=15_000,
+    )
+    assert page.locator("#run-status").text_content() == "running"  # seen while still running
+    page.screenshot(path=str(server_screenshot_dir() / "run-live.png"), full_page=True)
+    # then the page reloads itself with the summary
+    expect(page.locator("#summary")).to_be_visible(timeout=30_000)
+    expect(page.locator("#run-status")).to_have_text("succeeded")
+    expect(page.locator("#summary-rate")).to_contain_text("MiB/s")
+    expect(page.locator("#summary-rate")).to_contain_text("Mbit/s")
+    expect(page.locator("#commands")).to_contain_text("redoprobe client 127.0.0.1")
+    expect(page.locator("#settings")).to_contain_text("tcp_rmem")
+    page.screenshot(path=str(server_screenshot_dir() / "run-done.png"), full_page=True)
+    page.goto(page.url.rsplit("/runs/", 1)[0].replace("/runs", "") + "/environments")
+    page.click("text=loopback")
+    expect(page.locator("#runs-table")).to_contain_text("succeeded")
+    expect(page.locator("#runs-table")).to_contain_text("MiB/s")

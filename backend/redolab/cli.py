@@ -164,10 +164,10 @@ def run_experiment(
         if as_json:
             typer.echo(json.dumps(RunPublic.model_validate(run).model_dump(mode="json"), indent=2))
         elif wait:
-            from redolab.core.units import format_bit_rate, format_byte_rate
+            from redolab.core.units import format_byte_rate, format_mbit
 
             rate_text = format_byte_rate(run.bytes_per_second)
-            bits = format_bit_rate(run.bytes_per_second * 8 if run.bytes_per_second else None)
+            bits = format_mbit(run.bytes_per_second * 8 if run.bytes_per_second else None)
             typer.echo(f"run {run_id} {run.status.value}: {rate_text} ({bits})")
             if run.failure_reason:
                 typer.echo(run.failure_reason)

@@ -96,6 +96,8 @@ def test_formatting_carries_units():
     assert units.format_bytes(2 * 1024**4) == "2 TiB"
     assert units.format_bytes(512) == "512 B"
     assert units.format_byte_rate(57_325_568) == "54.67 MiB/s"
+    assert units.format_byte_rate(4.6e9) == "4,386.9 MiB/s"  # never GiB/s: rates compare in one unit
+    assert units.format_mbit(3.718e10) == "37,180 Mbit/s"
     assert units.format_bit_rate(1e10) == "10 Gbit/s"
     assert units.format_bit_rate(458.6e6) == "458.6 Mbit/s"
     assert units.format_duration(0.025) == "25 ms"

@@ -20,6 +20,7 @@ templates.env.filters.update(
     bytes=units.format_bytes,
     byte_rate=units.format_byte_rate,
     bit_rate=units.format_bit_rate,
+    mbit=units.format_mbit,
     duration=units.format_duration,
 )
 templates.env.globals.update(version=__version__, Role=Role)

@@ -159,10 +159,18 @@ def format_bytes(n: float | None, decimals: int = 2) -> str:
 
 
 def format_byte_rate(bytes_per_second: float | None, decimals: int = 2) -> str:
-    """Format a data or redo rate: 57325568 -> "54.67 MiB/s"."""
+    """Format a data or redo rate, always in MiB/s so rates compare at a glance:
+    57325568 -> "54.67 MiB/s", 4.6e9 -> "4,386.9 MiB/s"."""
     if bytes_per_second is None:
         return "–"
-    return format_bytes(bytes_per_second, decimals) + "/s"
+    return f"{_trim(bytes_per_second / MIB, decimals)} MiB/s"
+
+
+def format_mbit(bits_per_second: float | None, decimals: int = 1) -> str:
+    """Format a measured link rate, always in Mbit/s: 3.7e10 -> "37,180.4 Mbit/s"."""
+    if bits_per_second is None:
+        return "–"
+    return f"{_trim(bits_per_second / 1e6, decimals)} Mbit/s"
 
 
 def format_bit_rate(bits_per_second: float | None, decimals: int = 2) -> str:

@@ -14,6 +14,7 @@ from pydantic import (
     StringConstraints,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -186,19 +187,19 @@ class HostCreate(HostFields):
     node_number: Nodes = 1
     name: Name
     transport: HostTransport = HostTransport.ssh
-    ssh_address: HostAddress | None = Field(default=None, validate_default=True)
+    ssh_address: HostAddress
     ssh_port: Annotated[int, Field(ge=1, le=65535)] = 22
-    ssh_user: PosixUser | None = Field(default=None, validate_default=True)
+    ssh_user: PosixUser
 
-    @field_validator("ssh_address", "ssh_user", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _required_for_ssh(cls, value, info: ValidationInfo):
-        value = blank_to_none(value)
-        if info.data.get("transport") is HostTransport.local:
-            return value or ("localhost" if info.field_name == "ssh_address" else "redolab")
-        if value is None:
-            raise PydanticCustomError("missing", "This field is required.")
-        return value
+    def _local_needs_no_ssh(cls, data):
+        """ "This machine" is reached without SSH: its SSH fields get harmless placeholders."""
+        if isinstance(data, dict) and str(data.get("transport", "")) in ("local", "HostTransport.local"):
+            data = dict(data)
+            data["ssh_address"] = blank_to_none(data.get("ssh_address")) or "localhost"
+            data["ssh_user"] = blank_to_none(data.get("ssh_user")) or "redolab"
+        return data
 
 
 class HostPublic(BaseModel):

@@ -203,9 +203,20 @@ def _credentials_context(values=None, errors=None) -> dict:
     }
 
 
-def _hosts_section(request, environment, status_code=200, **kwargs) -> Response:
+def _hosts_section(request, environment, status_code=200, changed=False, **kwargs) -> Response:
     context = _hosts_context(environment, **kwargs)
-    return render(request, "environments/detail.html", context, block="hosts", status_code=status_code)
+    response = render(request, "environments/detail.html", context, block="hosts", status_code=status_code)
+    if changed:  # the experiments form lists the hosts: it refreshes itself on this event
+        response.headers["HX-Trigger"] = "hosts-changed"
+    return response
+
+
+@router.get("/environments/{environment_id}/experiments")
+def show_experiments(request: Request, session: SessionDep, environment_id: int) -> Response:
+    """The Experiments section (New experiment form and runs), as a fragment."""
+    environment = _load(session, environment_id)
+    context = {"environment": environment, **experiments_context(session, environment)}
+    return render(request, "environments/detail.html", context, block="experiments")
 
 
 @router.get("/environments/{environment_id}/hosts")
@@ -230,7 +241,8 @@ async def create_host(request: Request, session: SessionDep, user: AdminUser, en
     except FieldError as error:
         errors = {error.field: error.message}
     else:
-        return _hosts_section(request, environment)
+        session.refresh(environment)
+        return _hosts_section(request, environment, changed=True)
     return _hosts_section(request, environment, status_code=UNPROCESSABLE, values=values, errors=errors)
 
 
@@ -248,7 +260,7 @@ async def update_host(request: Request, session: SessionDep, environment_id: int
         errors = {error.field: error.message}
     else:
         session.refresh(environment)
-        return _hosts_section(request, environment)
+        return _hosts_section(request, environment, changed=True)
     session.rollback()
     return _hosts_section(request, environment, status_code=UNPROCESSABLE, editing=host, values=values, errors=errors)
 
@@ -260,7 +272,7 @@ def delete_host(request: Request, session: SessionDep, user: AdminUser, environm
     host = service.get_host(session=session, environment=environment, host_id=host_id)
     service.delete_host(session=session, host=host)
     session.refresh(environment)
-    return _hosts_section(request, environment)
+    return _hosts_section(request, environment, changed=True)
 
 
 def _panel(request, host, **context) -> Response:
