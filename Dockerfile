@@ -1,10 +1,19 @@
 # syntax=docker/dockerfile:1
-# redolab: front-end assets from the npm registry, then a slim Python runtime as a non-root user.
+# redolab: front-end assets from the npm registry, the static redoprobe (musl), then a slim
+# Python runtime as a non-root user. The runtime also holds the probe's C source, so hosts of
+# another architecture can build it.
 
 FROM node:20-slim AS assets
 WORKDIR /src/frontend
 COPY frontend/package.json frontend/package-lock.json frontend/build-assets.mjs ./
 RUN npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+
+FROM debian:bookworm-slim AS probe
+RUN apt-get update && apt-get install -y --no-install-recommends make gcc libc6-dev musl-tools \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src/probe
+COPY backend/redolab/probe/ ./
+RUN make clean && make redoprobe && make check
 
 FROM python:3.11-slim AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -25,8 +34,10 @@ COPY migrations migrations
 COPY frontend/templates frontend/templates
 COPY frontend/static frontend/static
 COPY --from=assets /src/frontend/static/vendor frontend/static/vendor
+COPY --from=probe /src/probe/redoprobe backend/redolab/probe/redoprobe
 RUN uv sync --frozen --no-dev
 ENV PATH="/app/.venv/bin:$PATH"
+RUN python -m redolab.charts.assets frontend/static/vendor
 USER redolab
 EXPOSE 8000
 VOLUME ["/data"]
