@@ -44,14 +44,14 @@ def test_run_page_live_then_record(browser_client, session, engine, secret_key):
     assert created.status_code == 303
     run_url = created.headers["location"]
     queued = browser_client.get(run_url)
-    assert "queued" in queued.text and 'hx-trigger="every 1s"' in queued.text
+    assert "queued" in queued.text and 'hx-trigger="every 250ms"' in queued.text
     live = browser_client.get(run_url + "/live", headers=HTMX)
     assert live.status_code == 200 and 'id="run-live"' in live.text and "<html" not in live.text
     assert execute_next(engine, secret_key)
     finished = browser_client.get(run_url + "/live", headers=HTMX)
     assert finished.headers.get("HX-Refresh") == "true"  # polling stops; the page reloads once
     record = browser_client.get(run_url)
-    assert "succeeded" in record.text and 'hx-trigger="every 1s"' not in record.text
+    assert "succeeded" in record.text and 'hx-trigger="every' not in record.text
     for shown in ('id="summary"', "MiB/s", "Mbit/s", 'id="tcp-chart"', 'id="settings"', "tcp_wmem", "--conns 2"):
         assert shown in record.text, shown
     download = browser_client.get(run_url + "/events.jsonl")
@@ -89,3 +89,25 @@ def test_viewer_sees_no_run_form_and_cannot_post(anonymous, session):
 
 def test_unknown_run_is_404(browser_client):
     assert browser_client.get("/runs/9999").status_code == 404
+
+
+def test_cross_field_errors_name_their_field(api_client, session):
+    environment, primary, standby = local_env(session)
+    response = api_client.post(
+        f"/api/v1/environments/{environment.id}/runs",
+        json={"client_host_id": primary.id, "server_host_id": standby.id, "duration_seconds": 1, "sync_write": True},
+    )
+    assert response.status_code == 422
+    locations = {tuple(item["loc"]): item["msg"] for item in response.json()["detail"]}
+    assert "cannot be longer than the duration" in locations[("body", "interval_seconds")]
+    assert "needs a write directory" in locations[("body", "sync_write")]
+
+
+def test_empty_label_is_fine(browser_client, session):
+    environment, primary, standby = local_env(session)
+    response = browser_client.post(
+        f"/environments/{environment.id}/runs",
+        data={"client_host_id": primary.id, "server_host_id": standby.id, "label": "", "write_dir": "",
+              "duration_seconds": "10 s", "interval_seconds": "1 s"},
+    )  # fmt: skip
+    assert response.status_code == 303, response.text

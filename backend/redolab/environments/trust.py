@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session
 from redolab.core.errors import FieldError
 from redolab.environments.models import Host, HostTransport
 from redolab.remote.connect import connect_host
-from redolab.remote.deploy import PROBE_VERSION, local_binary, sha256_of
+from redolab.remote.deploy import local_binary, probe_file_name, sha256_of
 from redolab.remote.hostinfo import capture_settings
 from redolab.remote.ssh import fetch_host_key
 from redolab.remote.transport import TransportError
@@ -61,23 +61,22 @@ async def test_connection(host: Host, *, secret_key: str, peer_address: str | No
         uname = await transport.run(["uname", "-srm"])
         report["uname"] = uname.stdout.strip()
         report["architecture"] = report["uname"].split()[-1] if report["uname"] else None
-        digest = sha256_of(local_binary())
-        if host.transport is HostTransport.local:
-            report["probe"] = {"present": True, "current": True, "path": str(local_binary())}
-        else:
-            path = f"{await transport.home()}/.cache/redolab/redoprobe-{PROBE_VERSION}-{digest[:16]}"
-            check = await transport.run(["sha256sum", path])
-            present = check.exit_status == 0
-            report["probe"] = {
-                "present": present,
-                "current": present and check.stdout.split()[0] == digest,
-                "path": path,
-            }
-        report["settings"] = await capture_settings(
+        settings = await capture_settings(
             transport,
             peer_address=peer_address or host.probe_address,
             interface=host.data_interface,
+            probe_name=probe_file_name(),
         )
+        home, cached = settings.pop("home", None), settings.pop("probe_sha256", None)
+        if host.transport is HostTransport.local:
+            report["probe"] = {"present": True, "current": True, "path": str(local_binary())}
+        else:
+            report["probe"] = {
+                "present": bool(cached),
+                "current": cached == sha256_of(local_binary()),
+                "path": f"{home}/.cache/redolab/{probe_file_name()}",
+            }
+        report["settings"] = settings
     except TransportError as error:
         report["error"] = str(error)
     finally:

@@ -8,6 +8,7 @@ a job whose worker died is failed with a reason and never run again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -91,6 +92,13 @@ class Worker:
         self.secret_key = secret_key
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.stopping = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+
+    def wake(self) -> None:
+        """A job was queued in this process: look now rather than at the next poll (thread-safe)."""
+        if self._loop is not None and self._wake is not None:
+            self._loop.call_soon_threadsafe(self._wake.set)
 
     def _heartbeat(self, job_id: int) -> None:
         with self.sessions() as session:
@@ -131,6 +139,7 @@ class Worker:
     async def run_forever(self, poll_seconds: float = 0.5) -> None:
         last_reap = 0.0
         loop = asyncio.get_running_loop()
+        self._loop, self._wake = loop, asyncio.Event()
         # Jobs run concurrently when their hosts differ; each claim checks the hosts are free.
         running: set[asyncio.Task] = set()
         while not self.stopping.is_set():
@@ -143,7 +152,9 @@ class Worker:
                 running.add(task)
                 task.add_done_callback(running.discard)
                 continue
-            await asyncio.sleep(poll_seconds)
+            with contextlib.suppress(TimeoutError):  # jobs queued elsewhere are found by polling
+                await asyncio.wait_for(self._wake.wait(), poll_seconds)
+            self._wake.clear()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
 
@@ -152,3 +163,10 @@ class Worker:
         thread = threading.Thread(target=lambda: asyncio.run(self.run_forever()), name="redolab-worker", daemon=True)
         thread.start()
         return thread
+
+
+def wake_local_worker(app) -> None:
+    """Tell the in-process worker of `redolab serve` (if any) that a job was queued."""
+    worker = getattr(app.state, "worker", None)
+    if worker is not None:
+        worker.wake()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, status
+from fastapi import APIRouter, Depends, Request, status
 
 from redolab.core.deps import ApiOperator, SessionDep, current_api_user
 from redolab.environments.service import get_environment
+from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
 from redolab.probes.schemas import RunCreate, RunEventPublic, RunPublic, RunsPublic
 
@@ -13,10 +14,13 @@ router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(curren
 
 
 @router.post("/environments/{environment_id}/runs", status_code=status.HTTP_201_CREATED)
-def create_run(session: SessionDep, user: ApiOperator, environment_id: int, run_in: RunCreate) -> RunPublic:
+def create_run(
+    request: Request, session: SessionDep, user: ApiOperator, environment_id: int, run_in: RunCreate
+) -> RunPublic:
     """Queue a probe run from a client host to a server host (operator role)."""
     environment = get_environment(session=session, environment_id=environment_id)
     run = service.create_run(session=session, environment=environment, run_in=run_in, requested_by=user.username)
+    wake_local_worker(request.app)
     return RunPublic.model_validate(run)
 
 

@@ -18,7 +18,7 @@ from redolab.probes.command import PID_PREFIX, ProbeParameters, client_argv, ser
 from redolab.probes.models import Run, RunEvent, RunStatus
 from redolab.probes.parser import ProbeEvent, ProbeOutputError, parse_line
 from redolab.remote.connect import connect_host
-from redolab.remote.deploy import ensure_probe
+from redolab.remote.deploy import ensure_probe, probe_file_name
 from redolab.remote.hostinfo import capture_settings
 from redolab.remote.transport import RemoteProcess, Transport, TransportError, shell_join
 
@@ -54,6 +54,13 @@ class RunExecution:
     transports: list[Transport] = field(default_factory=list)
     seq: int = 0
     outcome: tuple[RunStatus, str | None] | None = None
+    phases: list[tuple[str, float]] = field(default_factory=list)
+
+    def _mark(self, phase: str) -> None:
+        """Note when a phase ended; logged once per run, to see where set-up time goes."""
+        import time
+
+        self.phases.append((phase, time.monotonic()))
 
     # -- database -------------------------------------------------------------------------
     def _update(self, **values) -> None:
@@ -114,6 +121,14 @@ class RunExecution:
                     await transport.close()
         status, reason = self.outcome or (RunStatus.failed, "the run ended without an outcome")
         self._update(status=status, failure_reason=reason, finished_at=utcnow())
+        if self.phases:
+            base = self.phases[0][1]
+            log.info(
+                "run %s %s; set-up: %s",
+                self.run_id,
+                status.value,
+                ", ".join(f"{name} +{t - base:.3f} s" for name, t in self.phases[1:]),
+            )
         return status, reason
 
     def _finish(self, status: RunStatus, reason: str | None, force: bool = False) -> None:
@@ -121,6 +136,7 @@ class RunExecution:
             self.outcome = (status, reason)
 
     async def _execute(self) -> None:
+        self._mark("claimed")
         with self.sessions() as session:
             run, client_host, server_host = self._load(session)
             parameters = ProbeParameters(
@@ -142,23 +158,26 @@ class RunExecution:
                         await other.close()
                 raise transport
         self.transports = [client_t, server_t]
-        client_probe, server_probe = await asyncio.gather(ensure_probe(client_t), ensure_probe(server_t))
+        self._mark("connected")
+        # One inspection per host: settings, plus where the probe cache is and what it holds.
+        name = probe_file_name()
         client_settings, server_settings = await asyncio.gather(
             capture_settings(
-                client_t,
-                peer_address=server_host.probe_address,
-                interface=client_host.data_interface,
+                client_t, peer_address=server_host.probe_address, interface=client_host.data_interface, probe_name=name
             ),
             capture_settings(
-                server_t,
-                peer_address=client_host.probe_address,
-                interface=server_host.data_interface,
+                server_t, peer_address=client_host.probe_address, interface=server_host.data_interface, probe_name=name
             ),
         )
-        client_settings["probe_path"], server_settings["probe_path"] = (
-            client_probe.path,
-            server_probe.path,
+        client_probe, server_probe = await asyncio.gather(
+            ensure_probe(client_t, client_settings), ensure_probe(server_t, server_settings)
         )
+        for settings in (client_settings, server_settings):
+            settings.pop("home", None)
+            settings.pop("probe_sha256", None)
+        self._mark("deployed and captured")
+        client_settings["probe_path"] = client_probe.path
+        server_settings["probe_path"] = server_probe.path
         self._update(
             probe_version=client_probe.version, probe_sha256=client_probe.sha256,
             client_settings=client_settings, server_settings=server_settings,
@@ -173,6 +192,7 @@ class RunExecution:
         server_lines = server.process.lines()
         start = await self._first_event(server, server_lines)
         server.pid, port = start.data.get("pid"), start.data["port"]
+        self._mark("server listening")
 
         client_cmd = client_argv(client_probe.path, parameters, server_address=server_host.probe_address, port=port)
         self._update(client_command=shell_join(client_cmd))
@@ -180,6 +200,7 @@ class RunExecution:
         self.started.append(client)
         client_lines = client.process.lines()
         client.pid = await self._read_pid(client, client_lines)
+        self._mark("client started")
 
         await self._follow(client, client_lines, server, server_lines)
 
@@ -214,6 +235,8 @@ class RunExecution:
                     continue
                 event = self._parse(started, line)
                 self._record(started.role, event)
+                if event.event == "interval" and started.role == "client" and "interval" not in seen.get("client", {}):
+                    self._mark("first interval stored")
                 seen.setdefault(started.role, {})[event.event] = event
         except RunFailed:
             raise

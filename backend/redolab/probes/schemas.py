@@ -6,7 +6,7 @@ import re
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from redolab.core.fields import (
@@ -48,7 +48,9 @@ class RunCreate(BaseModel):
     message_bytes: Annotated[SizeBytes, AfterValidator(positive), at_most(256 * MIB, "256 MiB")] = MIB
     sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB")] = None
     duration_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(3600, "1 h")] = 60.0
-    interval_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(600, "10 min")] = 5.0
+    interval_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(600, "10 min")] = Field(
+        default=5.0, validate_default=True
+    )
     delay_us: Annotated[int, Field(ge=0, le=60_000_000)] = 0
     rate_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
     write_dir: Annotated[str | None, AfterValidator(_check_write_dir)] = None
@@ -56,11 +58,16 @@ class RunCreate(BaseModel):
     label: Annotated[str, Field(max_length=200)] = ""
     notes: Annotated[str, Field(max_length=10_000)] = ""
 
-    @field_validator("write_dir", "label", "notes", mode="before")
+    @field_validator("write_dir", mode="before")
     @classmethod
-    def _strip(cls, value):
+    def _blank_dir_is_none(cls, value):
         value = blank_to_none(value)
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("label", "notes", mode="before")
+    @classmethod
+    def _strip_text(cls, value):
+        return value.strip() if isinstance(value, str) else (value or "")
 
     @field_validator("sockbuf_bytes")
     @classmethod
@@ -69,15 +76,20 @@ class RunCreate(BaseModel):
             raise PydanticCustomError("too_small", "A socket buffer must be at least 4 KiB.")
         return value
 
-    @model_validator(mode="after")
-    def _coherent(self):
-        if self.interval_seconds and self.duration_seconds and self.interval_seconds > self.duration_seconds:
+    @field_validator("interval_seconds")
+    @classmethod
+    def _interval_within_duration(cls, value, info: ValidationInfo):
+        duration = info.data.get("duration_seconds")
+        if value is not None and duration is not None and value > duration:
             raise PydanticCustomError("interval", "The interval cannot be longer than the duration.")
-        if self.sync_write and not self.write_dir:
+        return value
+
+    @field_validator("sync_write")
+    @classmethod
+    def _sync_write_needs_dir(cls, value, info: ValidationInfo):
+        if value and not info.data.get("write_dir"):
             raise PydanticCustomError("sync_write", "A synchronous standby write needs a write directory.")
-        self.label = self.label or ""
-        self.notes = self.notes or ""
-        return self
+        return value
 
 
 class RunPublic(BaseModel):

@@ -16,6 +16,7 @@ from redolab.core.forms import field_errors, form_data
 from redolab.core.responses import redirect
 from redolab.core.templating import render
 from redolab.environments.service import get_environment
+from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
 from redolab.probes.models import Run, RunStatus
 from redolab.probes.parser import interval_series
@@ -73,6 +74,7 @@ async def create_run(request: Request, session: SessionDep, user: OperatorUser, 
     except FieldError as error:
         errors = {error.field: error.message}
     else:
+        wake_local_worker(request.app)
         return redirect(request, f"/runs/{run.id}")
     context = {"environment": environment, **experiments_context(session, environment, values=values, errors=errors)}
     return render(
@@ -116,7 +118,7 @@ def show_run(request: Request, session: SessionDep, run_id: int) -> Response:
 
 @router.get("/runs/{run_id}/live")
 def show_run_live(request: Request, session: SessionDep, run_id: int) -> Response:
-    """The live fragment, polled every second while the run is queued or running."""
+    """The live fragment, polled twice a second while the run is queued or running."""
     run = service.get_run(session=session, run_id=run_id)
     if run.status.finished:  # reload the page once, to show the full record; polling stops
         return Response(status_code=status.HTTP_200_OK, headers={"HX-Refresh": "true"})

@@ -47,23 +47,34 @@ async def _remote_sha256(transport: Transport, path: str) -> str | None:
     return result.stdout.split()[0] if result.stdout.split() else None
 
 
-async def ensure_probe(transport: Transport) -> ProbeInstall:
-    """Return where the probe is on the host, uploading or building it when needed."""
+def probe_file_name() -> str:
+    """The cached binary's name on a host: version and hash, so a new build is a new file."""
+    return f"redoprobe-{PROBE_VERSION}-{sha256_of(local_binary())[:16]}"
+
+
+async def ensure_probe(transport: Transport, found: dict) -> ProbeInstall:
+    """Return where the probe is on the host, uploading or building it when needed.
+
+    `found` is what capture_settings(probe_name=probe_file_name()) reported: home, arch and
+    the SHA-256 of the cached binary (empty when absent).
+    """
     binary = local_binary()
     digest = sha256_of(binary)
     if isinstance(transport, LocalTransport):
         return ProbeInstall(str(binary), digest, PROBE_VERSION, built_from_source=False)
-    cache = f"{await transport.home()}/.cache/redolab"
-    arch = (await transport.run(["uname", "-m"])).stdout.strip()
+    home, arch = found.get("home") or "", found.get("arch") or ""
+    if not home.startswith("/"):
+        raise TransportError(f"{transport.name}: cannot find the SSH user's home directory")
+    cache = f"{home}/.cache/redolab"
     if arch == platform.machine():
+        if found.get("probe_sha256") == digest:
+            return ProbeInstall(f"{cache}/{probe_file_name()}", digest, PROBE_VERSION, built_from_source=False)
         return await _install_binary(transport, binary, digest, cache)
     return await _build_from_source(transport, cache, arch)
 
 
 async def _install_binary(transport: Transport, binary: Path, digest: str, cache: str) -> ProbeInstall:
     path = f"{cache}/redoprobe-{PROBE_VERSION}-{digest[:16]}"
-    if await _remote_sha256(transport, path) == digest:
-        return ProbeInstall(path, digest, PROBE_VERSION, built_from_source=False)
     await transport.run(["mkdir", "-p", "-m", "700", cache])
     temporary = f"{path}.upload-{secrets.token_hex(4)}"
     await transport.upload(binary, temporary)
