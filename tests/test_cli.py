@@ -118,3 +118,55 @@ def test_production_requires_secret(tmp_path):
     result = run(tmp_path, "serve", REDOLAB_ENV="production")
     assert result.returncode == 1
     assert "REDOLAB_SECRET_KEY is required" in result.stderr
+
+
+def test_run_command_waits_for_a_worker(tmp_path):
+    """`redolab run --wait --json` on "This machine" hosts, executed by a real `redolab worker`."""
+    import json
+
+    from redolab.environments.schemas import EnvironmentCreate, HostCreate
+    from redolab.environments.service import create_environment, create_host
+
+    assert run(tmp_path, "db", "upgrade").returncode == 0
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    with make_sessionmaker(engine)() as session:
+        environment = create_environment(session=session, env_in=EnvironmentCreate(name="lab one"))
+        for role, name in (("primary", "p1"), ("standby", "s1")):
+            create_host(
+                session=session,
+                environment=environment,
+                host_in=HostCreate(role=role, name=name, transport="local"),
+            )
+    engine.dispose()
+    worker = subprocess.Popen(
+        [str(REDOLAB), "worker"], env=redolab_env(tmp_path), cwd=tmp_path, stdout=subprocess.DEVNULL
+    )
+    try:
+        result = run(
+            tmp_path, "run", "--env", "lab one", "--client", "p1", "--server", "s1",
+            "--duration", "1 s", "--interval", "0.5 s", "--conns", "2", "--wait", "--json",
+        )  # fmt: skip
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["status"] == "succeeded" and record["conns"] == 2
+    assert record["bytes_received"] == record["bytes_sent"] > 0
+
+
+def test_run_command_names_bad_options(tmp_path):
+    assert run(tmp_path, "db", "upgrade").returncode == 0
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    from redolab.environments.schemas import EnvironmentCreate, HostCreate
+    from redolab.environments.service import create_environment, create_host
+
+    with make_sessionmaker(engine)() as session:
+        environment = create_environment(session=session, env_in=EnvironmentCreate(name="e"))
+        create_host(
+            session=session, environment=environment, host_in=HostCreate(role="primary", name="p", transport="local")
+        )
+    engine.dispose()
+    result = run(tmp_path, "run", "--env", "e", "--client", "p", "--server", "p", "--message-size", "1 Mb")
+    assert result.returncode == 1
+    assert "message_bytes: '1 Mb' looks like bits" in result.stderr

@@ -68,3 +68,35 @@ def test_second_run_reuses_the_deployed_probe(session, engine, secret_key, ssh_e
     assert first.client_settings["probe_path"] == second.client_settings["probe_path"]
     end = next(json.loads(e.line)["data"] for e in second.events if e.role == "client" and e.event == "end")
     assert end["ack_latency_us"]["count"] > 0
+
+
+def test_other_architecture_builds_from_source(session, engine, secret_key, ssh_env, monkeypatch):
+    """A host whose architecture has no bundled binary gets the C source, built with its compiler."""
+    from redolab.remote import deploy
+
+    monkeypatch.setattr(deploy.platform, "machine", lambda: "sparc64")  # our binary is "for" another arch
+    environment, primary, standby = ssh_env
+    run = request_run(session, environment, primary, standby, duration_seconds=1)
+    assert execute_next(engine, secret_key)
+    run = reload(session, run)
+    assert run.status is RunStatus.succeeded, run.failure_reason
+    assert "/.cache/redolab/redoprobe-src-0.1.0-" in run.client_settings["probe_path"]
+    assert run.client_settings["probe_path"].endswith("/redoprobe")
+
+
+def test_source_build_failure_is_explained(session, engine, secret_key, ssh_env, monkeypatch, tmp_path):
+    from redolab.remote import deploy
+
+    monkeypatch.setattr(deploy.platform, "machine", lambda: "sparc64")
+    broken = tmp_path / "probe"
+    broken.mkdir()
+    (broken / "Makefile").write_text("redoprobe:\n\t@echo 'cc: error: no compiler here' >&2; exit 1\n")
+    (broken / "main.c").write_text("/* broken on purpose */\n")
+    monkeypatch.setattr(deploy, "PROBE_DIR", broken)
+    environment, primary, standby = ssh_env
+    run = request_run(session, environment, primary, standby, duration_seconds=1)
+    execute_next(engine, secret_key)
+    run = reload(session, run)
+    assert run.status is RunStatus.failed
+    assert "for which redolab has no binary, and building redoprobe there failed" in run.failure_reason
+    assert "no compiler here" in run.failure_reason
