@@ -59,15 +59,20 @@ def page(browser):
     context.close()
 
 
-def test_first_user_environment_and_hosts(server, page):
-    from playwright.sync_api import expect
-
-    assert server.setup_url, "serve must print a setup link when no user exists"
+def create_first_user(page, server) -> None:
+    """Follow the one-time setup link printed by `redolab serve` and create the admin."""
     page.goto(server.setup_url)
     page.fill("#f-username", "admin")
     page.fill("#f-password", "correct horse battery")
     page.fill("#f-password_again", "correct horse battery")
     page.click("text=Create user and log in")
+
+
+def test_first_user_environment_and_hosts(server, page):
+    from playwright.sync_api import expect
+
+    assert server.setup_url, "serve must print a setup link when no user exists"
+    create_first_user(page, server)
     expect(page.locator("h1")).to_have_text("Environments")
     expect(page.locator(".who")).to_contain_text("admin")
 
@@ -163,11 +168,7 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     """A new user's first experiment: two "This machine" hosts, Run, the chart fills live."""
     from playwright.sync_api import expect
 
-    page.goto(server.setup_url)
-    page.fill("#f-username", "admin")
-    page.fill("#f-password", "correct horse battery")
-    page.fill("#f-password_again", "correct horse battery")
-    page.click("text=Create user and log in")
+    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "loopback")
     page.click("text=Create environment")

@@ -105,3 +105,33 @@ def test_test_connection_says_why_not(api_client, session, sshd, secret_key):
     report = api_client.post(f"/api/v1/environments/{environment.id}/hosts/{primary.id}/test").json()
     assert report["authenticated"] is False
     assert "not verified yet" in report["error"]
+
+
+def test_key_file_credential_runs_a_connection_test(api_client, session, sshd, env_with_host):
+    environment, host = env_with_host
+    base = f"/api/v1/environments/{environment.id}"
+    missing = api_client.post(f"{base}/credentials", json={"name": "f", "kind": "key_path", "key_path": "/nope/id"})
+    assert missing.status_code == 422 and "is not a readable file" in missing.text
+    created = api_client.post(
+        f"{base}/credentials", json={"name": "file", "kind": "key_path", "key_path": str(sshd.client_key_path)}
+    )
+    assert created.status_code == 201, created.text
+    api_client.patch(f"{base}/hosts/{host.id}", json={"credential_id": created.json()["id"]})
+    api_client.put(f"{base}/hosts/{host.id}/host-key", json={"fingerprint": sshd.host_key_fingerprint})
+    report = api_client.post(f"{base}/hosts/{host.id}/test").json()
+    assert report["authenticated"] is True, report
+
+
+def test_verify_accept_and_test_in_the_page(browser_client, session, sshd, secret_key):
+    environment, primary, _ = make_ssh_environment(session, sshd, secret_key=secret_key, pinned=False)
+    base = f"/environments/{environment.id}/hosts/{primary.id}"
+    htmx = {"HX-Request": "true"}
+    panel = browser_client.post(f"{base}/verify", headers=htmx)
+    assert sshd.host_key_fingerprint in panel.text and "Accept this key" in panel.text
+    wrong = browser_client.post(f"{base}/host-key", data={"fingerprint": "SHA256:nottheone"}, headers=htmx)
+    assert "nothing was pinned" in wrong.text
+    accepted = browser_client.post(f"{base}/host-key", data={"fingerprint": sshd.host_key_fingerprint}, headers=htmx)
+    assert accepted.headers["HX-Retarget"] == "#hosts" and "verified" in accepted.text
+    report = browser_client.post(f"{base}/test", headers=htmx)
+    assert 'id="connection-report"' in report.text and "Authenticated</th><td>yes" in report.text
+    assert "MTU 65536 bytes" in report.text

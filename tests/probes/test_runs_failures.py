@@ -25,21 +25,7 @@ from tests.probes.runs import (
     request_run,
     wait_for_intervals,
 )
-from tests.services import REDOLAB, free_port, leftover_probes, redolab_env
-
-
-@pytest.fixture
-def ssh_env(session, sshd, secret_key):
-    return make_ssh_environment(session, sshd, secret_key=secret_key)
-
-
-@pytest.fixture(autouse=True)
-def nothing_left_behind():
-    yield
-    deadline = time.monotonic() + 10
-    while leftover_probes() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert leftover_probes() == [], "a redoprobe process outlived its run"
+from tests.services import REDOLAB, free_port, redolab_env
 
 
 def _kept_intervals(session, run) -> int:

@@ -23,26 +23,7 @@ struct client_test {
     double per_stream_bytes_per_second; /* pacing; 0: unpaced */
 };
 
-static void report_error(const struct client_options *o, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void report_error(const struct client_options *o, const char *format, ...)
-{
-    char message[512];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, sizeof message, format, args);
-    va_end(args);
-    if (o->json) {
-        struct json j;
-        json_event_begin(&j, "error");
-        json_key_str(&j, "role", "client");
-        json_key_str(&j, "message", message);
-        json_event_emit(&j);
-    } else {
-        fprintf(stderr, "redoprobe client: %s\n", message);
-    }
-}
+#define report_error(o, ...) emit_error((o)->json, "client", __VA_ARGS__)
 
 static void sleep_until(double deadline, atomic_int *stop)
 {
@@ -344,19 +325,7 @@ static void emit_end(struct client_test *t, double seconds, uint64_t sent, const
             json_key_u64(&j, "avg", latency.sum_us / latency.count);
             json_key_u64(&j, "max", latency.max_us);
         }
-        json_array_begin(&j, "histogram");
-        for (int k = 0; k < HIST_BUCKETS; k++) {
-            if (!latency.counts[k])
-                continue;
-            uint64_t low, high;
-            hist_bounds(k, &low, &high);
-            json_object_begin(&j, NULL);
-            json_key_u64(&j, "from_us", low);
-            json_key_u64(&j, "to_us", high);
-            json_key_u64(&j, "count", latency.counts[k]);
-            json_object_end(&j);
-        }
-        json_array_end(&j);
+        hist_json(&j, "histogram", &latency);
         json_object_end(&j);
     }
     json_event_emit(&j);

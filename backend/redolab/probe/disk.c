@@ -21,17 +21,7 @@ static const char *sync_name(enum disk_sync sync)
 
 static void disk_error(const struct disk_options *o, const char *what, const char *path)
 {
-    char message[600];
-    snprintf(message, sizeof message, "%s %s: %s", what, path, strerror(errno));
-    if (o->json) {
-        struct json j;
-        json_event_begin(&j, "error");
-        json_key_str(&j, "role", "disk");
-        json_key_str(&j, "message", message);
-        json_event_emit(&j);
-    } else {
-        fprintf(stderr, "redoprobe disk: %s\n", message);
-    }
+    emit_error(o->json, "disk", "%s %s: %s", what, path, strerror(errno));
 }
 
 /* PATH is a directory (a file is created in it) or a file that must not exist yet. */
@@ -94,19 +84,7 @@ static void emit_end(const struct disk_options *o, const struct histogram *h, do
     json_key_u64(&j, "min", h->count ? h->min_us : 0);
     json_key_u64(&j, "avg", avg);
     json_key_u64(&j, "max", h->max_us);
-    json_array_begin(&j, "histogram");
-    for (int k = 0; k < HIST_BUCKETS; k++) {
-        if (!h->counts[k])
-            continue;
-        uint64_t low, high;
-        hist_bounds(k, &low, &high);
-        json_object_begin(&j, NULL);
-        json_key_u64(&j, "from_us", low);
-        json_key_u64(&j, "to_us", high);
-        json_key_u64(&j, "count", h->counts[k]);
-        json_object_end(&j);
-    }
-    json_array_end(&j);
+    hist_json(&j, "histogram", h);
     json_object_end(&j);
     json_key_bool(&j, "interrupted", interrupted);
     json_event_emit(&j);

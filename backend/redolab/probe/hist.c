@@ -1,5 +1,7 @@
 #include "hist.h"
 
+#include "jsonl.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,4 +90,21 @@ void samples_free(struct samples *s)
 {
     free(s->values);
     memset(s, 0, sizeof *s);
+}
+
+void hist_json(struct json *j, const char *key, const struct histogram *h)
+{
+    json_array_begin(j, key);
+    for (int k = 0; k < HIST_BUCKETS; k++) {
+        if (!h->counts[k])
+            continue;
+        uint64_t low, high;
+        hist_bounds(k, &low, &high);
+        json_object_begin(j, NULL);
+        json_key_u64(j, "from_us", low);
+        json_key_u64(j, "to_us", high);
+        json_key_u64(j, "count", h->counts[k]);
+        json_object_end(j);
+    }
+    json_array_end(j);
 }

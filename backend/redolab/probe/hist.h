@@ -19,6 +19,10 @@ int hist_bucket(uint64_t value_us);
 /* Lower and upper (inclusive) bound of bucket k, in microseconds. */
 void hist_bounds(int k, uint64_t *low_us, uint64_t *high_us);
 
+struct json;
+/* Writes "histogram": [{"from_us", "to_us", "count"}, ...] for the non-empty buckets. */
+void hist_json(struct json *j, const char *key, const struct histogram *h);
+
 /* A growable list of samples for exact per-interval percentiles. */
 struct samples {
     uint64_t *values;

@@ -174,3 +174,21 @@ void json_u64(struct json *j, uint64_t value)
     separator(j);
     appendf(j, "%llu", (unsigned long long)value);
 }
+
+void emit_error(int json, const char *role, const char *format, ...)
+{
+    char message[600];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    if (!json) {
+        fprintf(stderr, "redoprobe %s: %s\n", role, message);
+        return;
+    }
+    struct json j;
+    json_event_begin(&j, "error");
+    json_key_str(&j, "role", role);
+    json_key_str(&j, "message", message);
+    json_event_emit(&j);
+}

@@ -32,6 +32,9 @@ void json_array_begin(struct json *j, const char *key);
 void json_array_end(struct json *j);
 void json_u64(struct json *j, uint64_t value);           /* array element */
 
+/* The one way a failure is reported: an error event with --json, a line on stderr without. */
+void emit_error(int json, const char *role, const char *format, ...) __attribute__((format(printf, 3, 4)));
+
 /* Appends a JSON string literal (quoted, escaped). Exposed for t_jsonl.c. */
 void json_string(struct json *j, const char *value);
 void json_free(struct json *j);

@@ -31,26 +31,7 @@ struct server_test {
     double start;
 };
 
-static void report(const struct server_options *o, const char *event, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void report(const struct server_options *o, const char *event, const char *format, ...)
-{
-    char message[512];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, sizeof message, format, args);
-    va_end(args);
-    if (o->json) {
-        struct json j;
-        json_event_begin(&j, event);
-        json_key_str(&j, "role", "server");
-        json_key_str(&j, "message", message);
-        json_event_emit(&j);
-    } else {
-        fprintf(stderr, "redoprobe server: %s\n", message);
-    }
-}
+#define report_error(o, ...) emit_error((o)->json, "server", __VA_ARGS__)
 
 /* Not an event: a stray connection is noted on stderr and the server keeps waiting. */
 static void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -386,7 +367,7 @@ static int serve_one(int listener, struct server_test *t)
     if (control == -2)
         return 0;
     if (control < 0) {
-        report(o, "error", "no client connected within %.0f s (--idle-timeout); exiting", o->idle_timeout_seconds);
+        report_error(o, "no client connected within %.0f s (--idle-timeout); exiting", o->idle_timeout_seconds);
         return 1;
     }
     int status = 1;
@@ -397,13 +378,13 @@ static int serve_one(int listener, struct server_test *t)
     for (int i = 0; t->streams && i < t->hello.conns; i++)
         t->streams[i].fd = t->streams[i].write_fd = -1;
     if (t->streams == NULL || t->finished == NULL || accept_streams(listener, t, cookie) < 0) {
-        report(o, "error", "the client did not open its %u data connection(s) within %.0f s; "
+        report_error(o, "the client did not open its %u data connection(s) within %.0f s; "
                "check that nothing blocks further connections to this port", t->hello.conns, DATA_ACCEPT_SECONDS);
         goto out;
     }
     for (int i = 0; i < t->hello.conns; i++) {
         if (o->write_dir && open_write_file(t, &t->streams[i]) < 0) {
-            report(o, "error", "cannot create a file in --write-dir %s: %s", o->write_dir, strerror(errno));
+            report_error(o, "cannot create a file in --write-dir %s: %s", o->write_dir, strerror(errno));
             goto out;
         }
     }
@@ -436,13 +417,13 @@ static int serve_one(int listener, struct server_test *t)
         emit_end(t, seconds, 1);
         status = 0;
     } else if (outcome == CAPPED) {
-        report(o, "error", "the test reached --max-duration %.0f s after %llu bytes and was stopped",
+        report_error(o, "the test reached --max-duration %.0f s after %llu bytes and was stopped",
                o->max_duration_seconds, (unsigned long long)received);
     } else {
         int stream_errno = 0;
         for (int i = 0; i < t->hello.conns && !stream_errno; i++)
             stream_errno = t->streams[i].error;
-        report(o, "error", "the client went away after %.1f s and %llu bytes received (%s); "
+        report_error(o, "the client went away after %.1f s and %llu bytes received (%s); "
                "the client process or the network path failed",
                seconds, (unsigned long long)received, stream_errno ? strerror(stream_errno) : "control connection closed");
     }
@@ -501,7 +482,7 @@ int run_server(const struct server_options *o)
     if (o->write_dir) {
         t.dir_fd = open(o->write_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (t.dir_fd < 0) {
-            report(o, "error", "--write-dir %s is not a usable directory: %s", o->write_dir, strerror(errno));
+            report_error(o, "--write-dir %s is not a usable directory: %s", o->write_dir, strerror(errno));
             return 1;
         }
     }
@@ -509,7 +490,7 @@ int run_server(const struct server_options *o)
     int port = 0;
     int listener = net_listen(o->bind, o->port, &port, &error);
     if (listener < 0) {
-        report(o, "error", "cannot listen on %s port %d: %s; is another process using the port?",
+        report_error(o, "cannot listen on %s port %d: %s; is another process using the port?",
                o->bind ? o->bind : "*", o->port, error == PE_RESOLVE ? "address did not resolve" : strerror(errno));
         if (t.dir_fd >= 0)
             close(t.dir_fd);
