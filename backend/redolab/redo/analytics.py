@@ -1,0 +1,188 @@
+"""Redo analytics (pure): per-log rates, per-thread peaks, the RAC sum over time, the rate the link
+must carry. Units: bytes, seconds, bytes per second; times are UTC datetimes.
+
+Sources: seed 000 (rate per archived log = bytes / (NEXT_TIME - FIRST_TIME); peak + 30 %;
+average redo write size = redo size / redo writes, above 1500 bytes evaluate jumbo frames) and
+seed 003 (MB/s to Mbit/s; AWR snapshots dilute short peaks).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from redolab.core.units import byte_rate_to_mbit
+from redolab.redo.mapping import RedoInterval
+
+MTU_HINT_BYTES = 1500
+DILUTING_SNAPSHOT_SECONDS = 1800
+
+
+@dataclass
+class ThreadSummary:
+    thread: int
+    intervals: int = 0
+    bytes: float = 0.0
+    peak_bytes_per_second: float = 0.0
+    peak_at: datetime | None = None
+    first: datetime | None = None
+    last: datetime | None = None
+
+
+@dataclass
+class Analysis:
+    headroom_ratio: float
+    threads: dict[int, ThreadSummary] = field(default_factory=dict)
+    segments: list[tuple[datetime, datetime, float]] = field(default_factory=list)  # summed rate, piecewise
+    points: dict[int, list[tuple[datetime, float]]] = field(default_factory=dict)  # per-thread (start, rate)
+    redo_bytes_with_writes: float = 0.0
+    redo_writes: float = 0.0
+    durations: list[float] = field(default_factory=list)
+    kinds: Counter = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+
+    # -- results ------------------------------------------------------------------------------
+    @property
+    def summed_peak(self) -> tuple[float, datetime | None] | None:
+        if not self.segments:
+            return None
+        start, _, rate = max(self.segments, key=lambda s: s[2])
+        return rate, start
+
+    def summed_percentile(self, p: float) -> float | None:
+        """Time-weighted percentile of the summed rate."""
+        if not self.segments:
+            return None
+        ordered = sorted(((rate, (end - start).total_seconds()) for start, end, rate in self.segments))
+        total = sum(d for _, d in ordered)
+        target, seen = total * p / 100, 0.0
+        for rate, duration in ordered:
+            seen += duration
+            if seen >= target:
+                return rate
+        return ordered[-1][0]
+
+    def top_windows(self, count: int = 5) -> list[tuple[datetime, datetime, float]]:
+        return sorted(self.segments, key=lambda s: s[2], reverse=True)[:count]
+
+    @property
+    def peak_for_requirement(self) -> float | None:
+        """The summed peak when times are known; otherwise the highest single log (seed 000)."""
+        summed = self.summed_peak
+        if summed is not None:
+            return summed[0]
+        peaks = [t.peak_bytes_per_second for t in self.threads.values()]
+        return max(peaks) if peaks else None
+
+    @property
+    def required_bytes_per_second(self) -> float | None:
+        peak = self.peak_for_requirement
+        return None if peak is None else peak * (1 + self.headroom_ratio)
+
+    @property
+    def avg_redo_write_bytes(self) -> float | None:
+        return self.redo_bytes_with_writes / self.redo_writes if self.redo_writes else None
+
+
+def analyze(intervals: Iterable[RedoInterval], *, headroom_ratio: float = 0.30, keep_points: bool = True) -> Analysis:
+    """One pass over de-duplicated intervals."""
+    result = Analysis(headroom_ratio=headroom_ratio)
+    events: list[tuple[datetime, float]] = []
+    for interval in intervals:
+        rate = interval.rate
+        result.kinds[interval.kind] += 1
+        summary = result.threads.setdefault(interval.thread, ThreadSummary(interval.thread))
+        summary.intervals += 1
+        summary.bytes += interval.bytes
+        peak = max(filter(None, (rate, interval.peak_bytes_per_second)), default=None)
+        if peak is not None and peak > summary.peak_bytes_per_second:
+            summary.peak_bytes_per_second, summary.peak_at = peak, interval.start
+        if interval.start is not None:
+            summary.first = min(filter(None, (summary.first, interval.start)))
+            summary.last = max(filter(None, (summary.last, interval.end or interval.start)))
+        if interval.writes:
+            result.redo_bytes_with_writes += interval.bytes
+            result.redo_writes += interval.writes
+        if interval.duration is not None and interval.kind in ("snapshot", "rate", "period"):
+            result.durations.append(interval.duration)
+        if rate is not None and interval.start is not None and interval.end is not None:
+            events.append((interval.start, rate))
+            events.append((interval.end, -rate))
+            if keep_points:
+                result.points.setdefault(interval.thread, []).append((interval.start, rate))
+    result.segments = _sweep(events)
+    result.warnings = _warnings(result)
+    return result
+
+
+def _sweep(events: list[tuple[datetime, float]]) -> list[tuple[datetime, datetime, float]]:
+    """Concurrent intervals add up: the summed rate as constant pieces between event times."""
+    events.sort(key=lambda e: e[0])
+    segments, level, index = [], 0.0, 0
+    while index < len(events):
+        time = events[index][0]
+        while index < len(events) and events[index][0] == time:
+            level += events[index][1]
+            index += 1
+        if index < len(events) and level > 1e-9:
+            segments.append((time, events[index][0], level))
+    return segments
+
+
+def _warnings(result: Analysis) -> list[str]:
+    warnings = []
+    if result.durations and result.kinds["log"] == 0:
+        typical = sorted(result.durations)[len(result.durations) // 2]
+        if typical >= DILUTING_SNAPSHOT_SECONDS:
+            warnings.append(
+                f"Samples are {typical / 60:.0f} minutes apart: short peaks are diluted (seed 003); "
+                "per-log data from V$ARCHIVED_LOG shows them."
+            )
+    write_size = result.avg_redo_write_bytes
+    if write_size is not None and write_size > MTU_HINT_BYTES:
+        warnings.append(
+            f"Average redo write size is {write_size:,.0f} bytes, above {MTU_HINT_BYTES}: evaluate jumbo frames "
+            "(MTU 9000) for the redo transport network (seed 000, Task 7)."
+        )
+    return warnings
+
+
+def summary_json(analysis: Analysis, *, fmt: str, rows_read: int, dropped: Counter, warnings: list[str]) -> dict:
+    """The keys `redolab redo analyze --json` promises (units in the names)."""
+    ratio = analysis.headroom_ratio
+    summed = analysis.summed_peak
+    required = analysis.required_bytes_per_second
+    return {
+        "format": fmt,
+        "rows_read": rows_read,
+        "unique_logs": sum(t.intervals for t in analysis.threads.values()),
+        "dropped": dict(dropped),
+        "threads": [
+            {
+                "thread": t.thread,
+                "peak_bytes_per_second": t.peak_bytes_per_second,
+                "peak_at": t.peak_at.isoformat() if t.peak_at else None,
+                "required_bytes_per_second": t.peak_bytes_per_second * (1 + ratio),
+                "bytes": t.bytes,
+            }
+            for t in sorted(analysis.threads.values(), key=lambda t: t.thread)
+        ],
+        "summed": None
+        if summed is None
+        else {
+            "peak_bytes_per_second": summed[0],
+            "peak_at": summed[1].isoformat() if summed[1] else None,
+            "p95_bytes_per_second": analysis.summed_percentile(95),
+            "p99_bytes_per_second": analysis.summed_percentile(99),
+            "top_windows": [
+                {"start": s.isoformat(), "end": e.isoformat(), "bytes_per_second": r} for s, e, r in analysis.top_windows()
+            ],
+        },
+        "headroom_ratio": ratio,
+        "required_bytes_per_second": required,
+        "required_mbit_per_second": byte_rate_to_mbit(required) if required is not None else None,
+        "avg_redo_write_bytes": analysis.avg_redo_write_bytes,
+        "warnings": [*warnings, *analysis.warnings],
+    }

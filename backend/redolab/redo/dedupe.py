@@ -1,0 +1,40 @@
+"""Never double-count: a log listed once per archive destination, once per instance (GV$ views),
+or re-archived later counts once (key: thread, sequence, resetlogs). Periods listed once per
+destination count once too."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from redolab.redo.mapping import RedoInterval
+
+DESTINATION = "listed once per archive destination"
+INSTANCE = "listed once per instance (GV$ view)"
+REARCHIVED = "archived again (same thread, sequence and resetlogs)"
+REPEATED = "the same period listed again"
+
+
+def unique(intervals: Iterable[RedoInterval], dropped: Counter) -> Iterator[RedoInterval]:
+    """Yield each log or period once; count what was dropped, by reason, into `dropped`."""
+    seen: dict[int, int] = {}  # hash of the key -> packed (dest_id, inst_id) of the first row kept
+    for interval in intervals:
+        if interval.kind == "log" and interval.sequence is not None:
+            key = hash((interval.thread, interval.sequence, interval.resetlogs))
+        elif interval.kind == "period":
+            key = hash((interval.thread, interval.start, interval.end))
+        else:
+            yield interval
+            continue
+        where = (interval.dest_id or 0) * 4096 + (interval.inst_id or 0)
+        first = seen.get(key)
+        if first is None:
+            seen[key] = where
+            yield interval
+            continue
+        if first // 4096 != (interval.dest_id or 0):
+            dropped[DESTINATION] += 1
+        elif first % 4096 != (interval.inst_id or 0):
+            dropped[INSTANCE] += 1
+        else:
+            dropped[REARCHIVED if interval.kind == "log" else REPEATED] += 1

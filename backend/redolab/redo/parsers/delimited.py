@@ -1,0 +1,44 @@
+"""CSV and other delimited exports (comma, semicolon, pipe, tab; quoted or not; padded fields)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Iterator
+
+from redolab.redo.parsers import RedoInputError, Table
+
+DELIMITERS = ",;|\t"
+
+
+def sniff_delimiter(sample_lines: list[str]) -> str | None:
+    """The delimiter that splits the first data-like lines into the same number (>1) of fields."""
+    lines = [line for line in sample_lines if line.strip()][:20]
+    best = None
+    for delimiter in DELIMITERS:
+        counts = [len(next(csv.reader([line], delimiter=delimiter))) for line in lines]
+        if counts and counts[0] > 1 and all(c == counts[0] for c in counts):
+            if best is None or counts[0] > best[1]:
+                best = (delimiter, counts[0])
+    return best[0] if best else None
+
+
+def read_delimited(lines: Iterable[str], delimiter: str) -> Table:
+    numbered = ((number, line) for number, line in enumerate(lines, start=1))
+    numbered = ((n, line) for n, line in numbered if line.strip())
+    try:
+        header_number, header_line = next(numbered)
+    except StopIteration:
+        raise RedoInputError("the file is empty") from None
+    headers = [h.strip().strip('"').strip() for h in next(csv.reader([header_line], delimiter=delimiter))]
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        for number, line in numbered:
+            values = [v.strip() for v in next(csv.reader([line], delimiter=delimiter))]
+            if len(values) != len(headers):
+                raise RedoInputError(
+                    f"line {number}: {len(values)} fields where the heading on line {header_number} has "
+                    f"{len(headers)}; is a value missing, or does it contain an unquoted '{delimiter}'?"
+                )
+            yield number, values
+
+    return Table("delimited", headers, rows())

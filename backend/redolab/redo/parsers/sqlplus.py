@@ -1,0 +1,82 @@
+"""SQL*Plus text output: headings with dashed underlines (the dashes give the column widths),
+headings repeated at page breaks, "N rows selected.", prompts and echoed SQL around the output,
+values wrapped onto continuation lines, tabs where spaces were, blank first lines."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from redolab.redo.parsers import RedoInputError, Table
+
+_DASHES = re.compile(r"^\s*-+(\s+-+)*\s*$")
+_FOOTER = re.compile(r"^\s*(\d+|no) rows? selected\.?\s*$", re.IGNORECASE)
+_NOISE = re.compile(r"^\s*(SQL>|SP2-|Elapsed:|Connected|Disconnected|Session altered|\d+\s+rows? )", re.IGNORECASE)
+
+
+def looks_like_sqlplus(sample_lines: list[str]) -> bool:
+    return any(_DASHES.match(line.expandtabs(8)) for line in sample_lines if line.strip())
+
+
+def _spans(dash_line: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"-+", dash_line)]
+
+
+def _cut(line: str, spans: list[tuple[int, int]]) -> list[str]:
+    """Slice a fixed-width line; a value may overhang its column to the right (numbers)."""
+    values = []
+    for index, (start, end) in enumerate(spans):
+        stop = spans[index + 1][0] if index + 1 < len(spans) else len(line)
+        values.append(line[start:stop].strip() if start < len(line) else "")
+        del end
+    return values
+
+
+def read_sqlplus(lines: Iterable[str]) -> Table:
+    lines = [line.rstrip("\r\n").expandtabs(8) for line in lines]
+    dash_at, heading_at = None, None
+    for i, line in enumerate(lines):
+        if _DASHES.match(line):
+            above = next((j for j in range(i - 1, -1, -1) if lines[j].strip()), None)
+            if above is not None and not _DASHES.match(lines[above]):
+                dash_at, heading_at = i, above  # double-spaced output has blank lines in between
+                break
+    if dash_at is None:
+        raise RedoInputError("no SQL*Plus column headings (a line of dashes under the heading line) were found")
+    heading_line, dash_line = lines[heading_at], lines[dash_at]
+    spans = _spans(dash_line)
+    headers = [h for h in _cut(heading_line, spans)]
+    if not all(headers):
+        headers = heading_line.split()
+    if len(headers) != len(spans):
+        raise RedoInputError(
+            f"line {dash_at}: {len(headers)} headings but {len(spans)} dashed columns under them"
+        )
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        pending: tuple[int, list[str]] | None = None
+        index = dash_at + 1
+        while index < len(lines):
+            line = lines[index]
+            number = index + 1
+            index += 1
+            if not line.strip() or _FOOTER.match(line) or _NOISE.match(line):
+                continue
+            if line == heading_line:
+                continue  # heading repeated at a page break (its dashes are skipped below)
+            if _DASHES.match(line):
+                continue
+            values = _cut(line, spans)
+            filled = [bool(v) for v in values]
+            # A wrapped value: a line that only fills columns the previous row left incomplete.
+            if pending and filled.count(True) < len(spans) // 2 + (len(spans) == 1) and not filled[0]:
+                merged = [a + b if b else a for a, b in zip(pending[1], values, strict=True)]
+                pending = (pending[0], merged)
+                continue
+            if pending:
+                yield pending
+            pending = (number, values)
+        if pending:
+            yield pending
+
+    return Table("sqlplus", headers, rows())
