@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import sys
+from pathlib import Path
 
 import typer
 
@@ -13,6 +14,8 @@ from redolab.core.config import ConfigError, get_settings
 app = typer.Typer(help="redolab: plan a database standby build with measured numbers.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 user_app = typer.Typer(help="Dashboard users.", no_args_is_help=True)
+redo_app = typer.Typer(help="Redo history: analyze or import archived-log and AWR exports.", no_args_is_help=True)
+app.add_typer(redo_app, name="redo")
 app.add_typer(db_app, name="db")
 app.add_typer(user_app, name="user")
 
@@ -237,3 +240,55 @@ def user_list() -> None:
         for user in list_users(session=session):
             typer.echo(f"{user.username}\t{user.role.value}\tcreated {user.created_at:%Y-%m-%d %H:%M} UTC")
     engine.dispose()
+
+
+@redo_app.command("analyze")
+def redo_analyze(
+    files: list[Path] = typer.Argument(..., help="Exports: CSV/delimited, SQL*Plus text, AWR reports.", exists=False),
+    fmt: str = typer.Option("auto", "--format", help="auto, csv, semicolon, pipe, tab, sqlplus or awr-report."),
+    headroom: float = typer.Option(30.0, "--headroom", help="Headroom on the peak, percent."),
+    as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON."),
+) -> None:
+    """Peak redo rate per thread and summed, and the rate the link must carry (no database needed)."""
+    import json
+
+    from redolab.core.units import format_byte_rate, format_mbit
+    from redolab.redo.parsers import RedoInputError
+    from redolab.redo.pipeline import analyze_files
+
+    for path in files:
+        if not path.is_file():
+            _fail(f"{path}: no such file")
+    if not 0 <= headroom <= 1000:
+        _fail("--headroom must be 0..1000 percent")
+    try:
+        _, summary = analyze_files(files, fmt=fmt, headroom_ratio=headroom / 100)
+    except RedoInputError as error:
+        _fail(str(error))
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    typer.echo(f"{summary['rows_read']} rows read ({summary['format']}), {summary['unique_logs']} counted")
+    for reason, count in summary["dropped"].items():
+        typer.echo(f"  dropped {count}: {reason}")
+    for thread in summary["threads"]:
+        at = f" at {thread['peak_at']}" if thread["peak_at"] else ""
+        typer.echo(
+            f"thread {thread['thread']}: peak {format_byte_rate(thread['peak_bytes_per_second'])}{at}, "
+            f"one transport stream must carry {format_byte_rate(thread['required_bytes_per_second'])}"
+        )
+    if summary["summed"]:
+        summed = summary["summed"]
+        typer.echo(
+            f"all threads: peak {format_byte_rate(summed['peak_bytes_per_second'])} at {summed['peak_at']}, "
+            f"p95 {format_byte_rate(summed['p95_bytes_per_second'])}"
+        )
+    required = summary["required_bytes_per_second"]
+    typer.echo(
+        f"the link must carry {format_byte_rate(required)} = {format_mbit(required * 8 if required else None)} "
+        f"(peak + {headroom:g} %)"
+    )
+    if summary["avg_redo_write_bytes"]:
+        typer.echo(f"average redo write size: {summary['avg_redo_write_bytes']:,.0f} bytes")
+    for warning in summary["warnings"]:
+        typer.echo(f"warning: {warning}")

@@ -177,7 +177,8 @@ def summary_json(analysis: Analysis, *, fmt: str, rows_read: int, dropped: Count
             "p95_bytes_per_second": analysis.summed_percentile(95),
             "p99_bytes_per_second": analysis.summed_percentile(99),
             "top_windows": [
-                {"start": s.isoformat(), "end": e.isoformat(), "bytes_per_second": r} for s, e, r in analysis.top_windows()
+                {"start": s.isoformat(), "end": e.isoformat(), "bytes_per_second": r}
+                for s, e, r in analysis.top_windows()
             ],
         },
         "headroom_ratio": ratio,

@@ -159,7 +159,9 @@ def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
     mapping = dict(mapping or guess_mapping(table.headers))
     unknown = [column for column in mapping.values() if column not in table.headers]
     if unknown:
-        raise RedoInputError(f"mapped column(s) {', '.join(unknown)} are not in the file (it has {', '.join(table.headers)})")
+        raise RedoInputError(
+            f"mapped column(s) {', '.join(unknown)} are not in the file (it has {', '.join(table.headers)})"
+        )
     kind = detect_kind(mapping)
     index = {h: i for i, h in enumerate(table.headers)}
     dates = {t: DateColumn(mapping[t]) for t in ("first_time", "next_time") if t in mapping}
@@ -202,7 +204,12 @@ def _volumes(rows, mapping, warnings) -> Iterator[RedoInterval]:
         if end is None:
             if not daily_checked:
                 daily_checked = True
-                if hour is None and start.hour == 0 and start.minute == 0 and mapping.get("first_time", "").upper() in ("DAY", "DATE"):
+                if (
+                    hour is None
+                    and start.hour == 0
+                    and start.minute == 0
+                    and mapping.get("first_time", "").upper() in ("DAY", "DATE")
+                ):
                     period = timedelta(days=1)
             end = start + period
         yield RedoInterval(

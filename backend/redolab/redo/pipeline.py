@@ -23,7 +23,9 @@ class Reading:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_files(paths: list[Path], *, fmt: str = "auto", mapping: dict | None = None, reading: Reading) -> Iterator[RedoInterval]:
+def read_files(
+    paths: list[Path], *, fmt: str = "auto", mapping: dict | None = None, reading: Reading
+) -> Iterator[RedoInterval]:
     """Stream unique intervals from every file; the first bad line stops everything (all or nothing)."""
     for path in paths:
         table, handle = open_table(path, fmt)

@@ -25,13 +25,16 @@ def read_table(source: IO[bytes], fmt: str = "auto") -> Table:
     """Detect (or take) the format and return the table; large delimited files stream."""
     if fmt not in FORMATS:
         raise RedoInputError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
-    text = _text_stream(source)
+    # Non-breaking spaces arrive with output pasted from web pages and mail: they are spaces.
+    text = (line.replace("\xa0", " ") for line in _text_stream(source))
     sample = [line for _, line in zip(range(_SAMPLE_LINES), text, strict=False)]
     lines = chain(sample, text)
     joined = "".join(sample)
     if fmt == "awr-report" or (fmt == "auto" and looks_like_awr_report(joined)):
         return read_awr_report("".join(lines))
-    if fmt == "sqlplus" or (fmt == "auto" and looks_like_sqlplus(sample) and sniff_delimiter(_data_lines(sample)) is None):
+    if fmt == "sqlplus" or (
+        fmt == "auto" and looks_like_sqlplus(sample) and sniff_delimiter(_data_lines(sample)) is None
+    ):
         return read_sqlplus(list(lines))
     delimiter = _DELIMITER_OF.get(fmt) or sniff_delimiter(_data_lines(sample))
     if delimiter is None:

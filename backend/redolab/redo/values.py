@@ -7,11 +7,16 @@ from datetime import UTC, datetime
 
 from redolab.redo.parsers import RedoInputError
 
-_MONTHS = {m: i for i, m in enumerate(["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"], 1)}
+_MONTHS = {
+    m: i for i, m in enumerate(["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"], 1)
+}
 _TIME = r"(?:[ T]+(?P<h>\d{1,2})[:.](?P<mi>\d{2})(?:[:.](?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?\s*(?P<ampm>[AaPp][Mm])?)?"
 _ZONE = r"\s*(?:Z|[+-]\d{2}:?\d{2}|UTC)?"
 _PATTERNS = [
-    ("DD-MON-YY HH24:MI:SS", re.compile(rf"^(?P<d>\d{{1,2}})[-/ ](?P<mon>[A-Za-z]{{3}})[-/ ](?P<y>\d{{2}}|\d{{4}}){_TIME}{_ZONE}$")),
+    (
+        "DD-MON-YY HH24:MI:SS",
+        re.compile(rf"^(?P<d>\d{{1,2}})[-/ ](?P<mon>[A-Za-z]{{3}})[-/ ](?P<y>\d{{2}}|\d{{4}}){_TIME}{_ZONE}$"),
+    ),
     ("YYYY-MM-DD HH24:MI:SS", re.compile(rf"^(?P<y>\d{{4}})[-/](?P<m>\d{{1,2}})[-/](?P<d>\d{{1,2}}){_TIME}{_ZONE}$")),
     ("DD/MM/YYYY HH24:MI:SS", re.compile(rf"^(?P<d>\d{{1,2}})[/.](?P<m>\d{{1,2}})[/.](?P<y>\d{{4}}){_TIME}{_ZONE}$")),
 ]

@@ -66,8 +66,14 @@ def read_awr_report(text: str) -> Table:
     instance = 1
     header = re.search(r"^(.*Inst(?:ance)? ?Num.*)$\n(?:^[\s-]*$\n)?^(.*)$", text, re.MULTILINE | re.IGNORECASE)
     if header:
-        column = re.search(r"Inst(?:ance)? ?Num", header.group(1), re.IGNORECASE).start()
-        digits = re.search(r"\d+", header.group(2)[max(0, column - 2) :])
+        cells, values = re.split(r"\s{2,}", header.group(1).strip()), re.split(r"\s{2,}", header.group(2).strip())
+        named = [i for i, c in enumerate(cells) if re.fullmatch(r"Inst(?:ance)? ?Num(?:ber)?", c, re.IGNORECASE)]
+        if named and len(values) == len(cells):  # HTML: one cell per column
+            candidate = values[named[0]]
+        else:  # text: the value sits under the heading
+            column = re.search(r"Inst(?:ance)? ?Num", header.group(1), re.IGNORECASE).start()
+            candidate = header.group(2)[max(0, column - 2) :]
+        digits = re.search(r"\d+", candidate)
         if digits:
             instance = int(digits.group())
     notes = []
@@ -76,11 +82,20 @@ def read_awr_report(text: str) -> Table:
     else:
         per_second = re.search(r"Redo size(?: \(bytes\))?:?\s+([\d,.]+)", text, re.IGNORECASE)
         if not per_second:
-            raise RedoInputError("this AWR report shows neither the 'redo size' statistic nor the Load Profile's redo size")
+            raise RedoInputError(
+                "this AWR report shows neither the 'redo size' statistic nor the Load Profile's redo size"
+            )
         elapsed = re.search(r"Elapsed:\s+([\d,.]+)\s*\(mins\)", text)
         if not elapsed:
             raise RedoInputError("this AWR report has a redo size per second but no 'Elapsed: N (mins)' to scale it")
         redo_bytes = _number(per_second.group(1)) * _number(elapsed.group(1)) * 60
         notes.append("redo size taken from the Load Profile (per second x elapsed time)")
-    row = [str(instance), begin.group(1), begin.group(2), end.group(2), str(redo_bytes), writes.group(1) if writes else ""]
+    row = [
+        str(instance),
+        begin.group(1),
+        begin.group(2),
+        end.group(2),
+        str(redo_bytes),
+        writes.group(1) if writes else "",
+    ]
     return Table("awr-report", HEADERS, iter([(1, row)]), notes)

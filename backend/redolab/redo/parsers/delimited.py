@@ -11,14 +11,17 @@ DELIMITERS = ",;|\t"
 
 
 def sniff_delimiter(sample_lines: list[str]) -> str | None:
-    """The delimiter that splits the first data-like lines into the same number (>1) of fields."""
+    """The delimiter that splits the heading into the most fields (>1), with most of the following
+    lines agreeing (a ragged line is then reported by its number instead of hiding the format)."""
     lines = [line for line in sample_lines if line.strip()][:20]
     best = None
     for delimiter in DELIMITERS:
         counts = [len(next(csv.reader([line], delimiter=delimiter))) for line in lines]
-        if counts and counts[0] > 1 and all(c == counts[0] for c in counts):
-            if best is None or counts[0] > best[1]:
-                best = (delimiter, counts[0])
+        if not counts or counts[0] < 2:
+            continue
+        agreeing = sum(1 for c in counts if c == counts[0])
+        if agreeing > len(counts) / 2 and (best is None or counts[0] > best[1]):
+            best = (delimiter, counts[0])
     return best[0] if best else None
 
 

@@ -23,13 +23,15 @@ def _spans(dash_line: str) -> list[tuple[int, int]]:
 
 
 def _cut(line: str, spans: list[tuple[int, int]]) -> list[str]:
-    """Slice a fixed-width line; a value may overhang its column to the right (numbers)."""
-    values = []
-    for index, (start, end) in enumerate(spans):
-        stop = spans[index + 1][0] if index + 1 < len(spans) else len(line)
-        values.append(line[start:stop].strip() if start < len(line) else "")
-        del end
-    return values
+    """Slice a fixed-width line at the column starts; a value that runs over a column edge
+    (a wide number, a shifted tab) stays with the column it started in."""
+    bounds = [start for start, _ in spans[1:]]
+    for i, bound in enumerate(bounds):
+        while 0 < bound < len(line) and line[bound - 1] != " " and line[bound] != " ":
+            bound += 1
+        bounds[i] = max(bound, bounds[i - 1] if i else 0)
+    edges = [spans[0][0], *bounds, len(line)]
+    return [line[edges[i] : edges[i + 1]].strip() for i in range(len(spans))]
 
 
 def read_sqlplus(lines: Iterable[str]) -> Table:
@@ -49,9 +51,7 @@ def read_sqlplus(lines: Iterable[str]) -> Table:
     if not all(headers):
         headers = heading_line.split()
     if len(headers) != len(spans):
-        raise RedoInputError(
-            f"line {dash_at}: {len(headers)} headings but {len(spans)} dashed columns under them"
-        )
+        raise RedoInputError(f"line {dash_at}: {len(headers)} headings but {len(spans)} dashed columns under them")
 
     def rows() -> Iterator[tuple[int, list[str]]]:
         pending: tuple[int, list[str]] | None = None

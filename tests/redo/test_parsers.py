@@ -1,0 +1,149 @@
+"""Every input family, with the traps DBAs' exports contain."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from redolab.redo import dedupe
+from redolab.redo.parsers import RedoInputError
+from redolab.redo.pipeline import Reading, analyze_files, read_files
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
+MIB = 1024 * 1024
+
+
+def intervals(name, **kwargs):
+    reading = Reading()
+    return list(read_files([FIXTURES / name], reading=reading, **kwargs)), reading
+
+
+@pytest.mark.parametrize("name", ["seed000_sqlplus.txt", "seed000.csv"])
+def test_seed_000_example(name):
+    """Seed 000: per-log peak 54.67 MiB/s on thread 2; 71.07 MiB/s with 30 % headroom."""
+    _, summary = analyze_files([FIXTURES / name])
+    assert summary["rows_read"] == 11 and summary["unique_logs"] == 11
+    thread2 = next(t for t in summary["threads"] if t["thread"] == 2)
+    assert round(thread2["peak_bytes_per_second"] / MIB, 2) == 54.67
+    assert round(thread2["required_bytes_per_second"] / MIB, 2) == 71.07
+    assert round(summary["required_bytes_per_second"] / MIB, 2) == 71.07
+    assert summary["summed"] is None  # no FIRST_TIME: concurrency unknown, said so
+    assert any("No FIRST_TIME" in w for w in summary["warnings"])
+    assert summary["format"].endswith("archived-log")
+
+
+def test_gv_view_destinations_and_rearchive_counted_once():
+    rows, reading = intervals("gv_archived_log.csv")
+    assert reading.formats == ["delimited"]
+    assert reading.rows_read == 7
+    assert [(r.thread, r.sequence) for r in rows] == [(1, 100), (2, 50), (1, 101)]
+    assert reading.dropped == Counter({dedupe.DESTINATION: 1, dedupe.INSTANCE: 2, dedupe.REARCHIVED: 1})
+    assert rows[0].bytes == 1_228_800 * 512  # thousands separators, BLOCKS x BLOCK_SIZE
+
+
+def test_rac_threads_sum_where_they_overlap():
+    _, summary = analyze_files([FIXTURES / "gv_archived_log.csv"])
+    t1 = 1_228_800 * 512 / 600  # thread 1, 08:00-08:10
+    t2 = 2_457_600 * 512 / 600  # thread 2, 08:05-08:15
+    summed = summary["summed"]
+    assert summed["peak_bytes_per_second"] == pytest.approx(t1 + t2)
+    assert summed["peak_at"].startswith("2022-01-15T08:05:00")
+    # the largest single log is not the cluster peak
+    assert max(t["peak_bytes_per_second"] for t in summary["threads"]) < summed["peak_bytes_per_second"]
+    assert summary["required_bytes_per_second"] == pytest.approx((t1 + t2) * 1.3)
+    assert len(summed["top_windows"]) >= 3
+
+
+def test_sqlplus_pages_prompts_wrapped_values_and_tabs():
+    rows, reading = intervals("sqlplus_pages.txt")
+    assert reading.formats == ["sqlplus"]
+    assert [(r.thread, r.sequence) for r in rows] == [(1, 200), (2, 300), (1, 201)]
+    assert rows[0].bytes == 3_686_400 * 512
+    assert rows[0].duration == 1800
+
+
+def test_bad_date_names_line_column_and_format():
+    with pytest.raises(RedoInputError) as error:
+        analyze_files([FIXTURES / "bad_date.csv"])
+    assert str(error.value) == (
+        "bad_date.csv: line 4, NEXT_TIME: '31-FEB-22 10:30:00' is not a date in DD-MON-YY HH24:MI:SS"
+    )
+
+
+def test_hourly_volume_with_separate_date_and_hour_and_destinations():
+    rows, reading = intervals("volume_hourly.psv")
+    assert reading.kinds == ["volume"]
+    assert reading.dropped == Counter({dedupe.DESTINATION: 2})
+    assert [(r.thread, r.start.hour, r.duration) for r in rows] == [(1, 8, 3600), (1, 9, 3600), (2, 9, 3600)]
+    assert any("Only volumes per period" in w for w in reading.warnings)
+    _, summary = analyze_files([FIXTURES / "volume_hourly.psv"])
+    assert summary["summed"]["peak_bytes_per_second"] == pytest.approx((7200 + 1800) * MIB / 3600)
+
+
+def test_awr_sysstat_deltas_write_size_and_warnings():
+    _, summary = analyze_files([FIXTURES / "awr_sysstat.csv"])
+    assert summary["format"] == "delimited/awr-stat"
+    assert {t["thread"] for t in summary["threads"]} == {1, 2}  # the thread is the instance number
+    assert summary["threads"][0]["peak_bytes_per_second"] == pytest.approx(7_549_747_200 / 3600)
+    assert summary["avg_redo_write_bytes"] == pytest.approx(
+        (7_549_747_200 + 3_774_873_600 + 1_887_436_800) / (1_843_200 + 921_600 + 460_800)
+    )
+    assert any("60 minutes apart" in w for w in summary["warnings"])
+    assert any("jumbo frames" in w for w in summary["warnings"])  # 4096-byte writes > 1500
+
+
+def test_sysmetric_rate_uses_its_maximum():
+    _, summary = analyze_files([FIXTURES / "sysmetric.tsv"])
+    assert summary["format"] == "delimited/awr-stat"
+    assert summary["threads"][0]["peak_bytes_per_second"] == pytest.approx(5_242_880.5)
+    assert summary["unique_logs"] == 2  # 'User Commits Per Sec' is ignored
+
+
+def test_twelve_hour_clock_fractions_iso_and_leading_dot():
+    rows, _ = intervals("twelve_hour.csv")
+    assert rows[0].start.hour == 11 and rows[0].end.hour == 12 and rows[0].start.microsecond == 123456
+    assert rows[1].end.hour == 13 and rows[1].bytes == 0.5
+    assert rows[2].duration == 60 and rows[2].bytes == 104_857_600
+
+
+@pytest.mark.parametrize(("name", "instance", "seconds", "size"), [
+    ("awr_report.txt", 2, 1800, 3_774_873_600),
+    ("awr_report.html", 1, 3600, 1_887_436_800),
+])  # fmt: skip
+def test_awr_reports(name, instance, seconds, size):
+    rows, reading = intervals(name)
+    assert reading.formats == ["awr-report"]
+    (row,) = rows
+    assert (row.thread, row.duration, row.bytes) == (instance, seconds, size)
+    assert row.writes in (600_000, 1_000_000)
+
+
+def test_format_override_and_mapping_by_hand(tmp_path):
+    path = tmp_path / "odd.txt"
+    path.write_text("T|S|A|B|SIZE_IN_MB\n1|5|2022-01-15 08:00:00|2022-01-15 08:01:00|60\n")
+    with pytest.raises(RedoInputError, match="do not look like redo history"):
+        list(read_files([path], reading=Reading()))
+    mapping = {"thread": "T", "sequence": "S", "first_time": "A", "next_time": "B", "mb": "SIZE_IN_MB"}
+    rows = list(read_files([path], fmt="pipe", mapping=mapping, reading=Reading()))
+    assert rows[0].rate == pytest.approx(MIB)
+
+
+def test_logs_without_any_duration_are_refused(tmp_path):
+    path = tmp_path / "nodur.csv"
+    path.write_text("THREAD#,SEQUENCE#,FIRST_TIME,BLOCKS,BLOCK_SIZE\n1,1,2022-01-15 08:00:00,10,512\n")
+    with pytest.raises(RedoInputError, match="no NEXT_TIME and no duration"):
+        list(read_files([path], reading=Reading()))
+
+
+def test_unrecognised_file_is_refused(tmp_path):
+    path = tmp_path / "prose.txt"
+    path.write_text("Dear DBA,\nplease find the numbers attached.\n")
+    with pytest.raises(RedoInputError, match="format was not recognised"):
+        list(read_files([path], reading=Reading()))
+
+
+def test_ragged_row_names_its_line(tmp_path):
+    path = tmp_path / "ragged.csv"
+    path.write_text("THREAD#,SEQUENCE#,MB,SEC\n1,1,10,5\n1,2,10\n")
+    with pytest.raises(RedoInputError, match="line 3: 3 fields where the heading on line 1 has 4"):
+        list(read_files([path], reading=Reading()))
