@@ -30,6 +30,8 @@ from redolab.environments import api as environments_api
 from redolab.environments import views as environments_views
 from redolab.probes import api as probes_api
 from redolab.probes import views as probes_views
+from redolab.redo import api as redo_api
+from redolab.redo import views as redo_views
 
 log = logging.getLogger("redolab")
 
@@ -173,5 +175,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(environments_api.router)
     app.include_router(probes_api.router)
     app.include_router(probes_views.router)
+    app.include_router(redo_views.router)
+    app.include_router(redo_api.router)
     app.mount("/static", StaticFiles(directory=FRONTEND_DIR / "static"), name="static")
     return app

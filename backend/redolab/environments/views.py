@@ -32,6 +32,7 @@ from redolab.environments.schemas import (
     HostUpdate,
 )
 from redolab.probes.views import experiments_context
+from redolab.redo.views import history_context
 from redolab.remote.transport import TransportError
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -139,7 +140,12 @@ async def create_environment(request: Request, session: SessionDep, user: Operat
 def show_environment(request: Request, session: SessionDep, environment_id: int) -> Response:
     """The environment hub: facts, hosts, and the sections later work fills in."""
     environment = _load(session, environment_id)
-    context = {**_hosts_context(environment), **experiments_context(session, environment), **_credentials_context()}
+    context = {
+        **_hosts_context(environment),
+        **experiments_context(session, environment),
+        **_credentials_context(),
+        **history_context(session, environment),
+    }
     return render(request, "environments/detail.html", context)
 
 

@@ -24,8 +24,20 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "resetlogs": ("RESETLOGSID", "RESETLOGSCHANGE", "RESETLOGS"),
     "dest_id": ("DESTID", "DEST"),
     "inst_id": ("INSTID",),
-    "first_time": ("FIRSTTIME", "LOGSTART", "BEGINTIME", "STARTTIME", "BEGININTERVALTIME", "SNAPBEGIN",
-                   "PERIOD", "PERIODSTART", "DAY", "DATE", "TIME", "HOURSTART"),
+    "first_time": (
+        "FIRSTTIME",
+        "LOGSTART",
+        "BEGINTIME",
+        "STARTTIME",
+        "BEGININTERVALTIME",
+        "SNAPBEGIN",
+        "PERIOD",
+        "PERIODSTART",
+        "DAY",
+        "DATE",
+        "TIME",
+        "HOURSTART",
+    ),
     "next_time": ("NEXTTIME", "LOGEND", "ENDTIME", "ENDINTERVALTIME", "SNAPEND", "PERIODEND"),
     "hour": ("HOUR", "HR", "HH", "HH24"),
     "bytes": ("BYTES", "REDOBYTES", "SIZEBYTES", "REDOSIZE", "REDOSIZEBYTES"),
@@ -39,7 +51,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "value": ("VALUE", "DELTA", "AVERAGE", "AVG", "AVERAGEVALUE"),
     "max_value": ("MAXVAL", "MAXVALUE", "MAX", "MAXIMUM"),
     "snap_id": ("SNAPID",),
-}  # fmt: skip
+}
 
 FIELDS = tuple(ALIASES)
 
@@ -60,8 +72,6 @@ def guess_mapping(headers: list[str]) -> dict[str, str]:
                 mapping[target] = header
                 taken.add(header)
                 break
-    if "thread" in mapping and "inst_id" not in mapping:
-        pass
     return mapping
 
 
@@ -173,8 +183,9 @@ def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
         )
     if kind == "archived-log" and "first_time" not in mapping:
         warnings.append(
-            "No FIRST_TIME column: each log's rate is known, but not when it happened, so redo of RAC threads "
-            "running at the same time cannot be summed; the requirement follows the seed's method (peak log + headroom)."
+            "No FIRST_TIME column: each log's rate is known, but not when it happened, so redo of RAC "
+            "threads running at the same time cannot be summed; the requirement follows the seed's method "
+            "(peak log + headroom)."
         )
     builders = {"archived-log": _logs, "volume": _volumes, "awr-snapshot": _snapshots, "awr-stat": _stats}
     rows = (_Row(mapping, index, dates, line, values) for line, values in table.rows)
@@ -184,11 +195,18 @@ def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
 def _logs(rows, mapping, warnings) -> Iterator[RedoInterval]:
     for row in rows:
         yield RedoInterval(
-            line=row.line, thread=row.integer("thread") or 1, start=row.date("first_time"),
-            end=row.date("next_time"), seconds=row.number("seconds"), bytes=row.size(), kind="log",
-            sequence=row.integer("sequence"), resetlogs=row.integer("resetlogs"),
-            dest_id=row.integer("dest_id"), inst_id=row.integer("inst_id"),
-        )  # fmt: skip
+            line=row.line,
+            thread=row.integer("thread") or 1,
+            start=row.date("first_time"),
+            end=row.date("next_time"),
+            seconds=row.number("seconds"),
+            bytes=row.size(),
+            kind="log",
+            sequence=row.integer("sequence"),
+            resetlogs=row.integer("resetlogs"),
+            dest_id=row.integer("dest_id"),
+            inst_id=row.integer("inst_id"),
+        )
 
 
 def _volumes(rows, mapping, warnings) -> Iterator[RedoInterval]:
@@ -213,9 +231,15 @@ def _volumes(rows, mapping, warnings) -> Iterator[RedoInterval]:
                     period = timedelta(days=1)
             end = start + period
         yield RedoInterval(
-            line=row.line, thread=row.integer("thread") or 1, start=start, end=end, seconds=None,
-            bytes=row.size(), kind="period", dest_id=row.integer("dest_id"),
-        )  # fmt: skip
+            line=row.line,
+            thread=row.integer("thread") or 1,
+            start=start,
+            end=end,
+            seconds=None,
+            bytes=row.size(),
+            kind="period",
+            dest_id=row.integer("dest_id"),
+        )
     if not any("hourly" in w for w in warnings):
         warnings.append(
             "Only volumes per period are known: peaks shorter than the period are averaged away; "
@@ -226,10 +250,15 @@ def _volumes(rows, mapping, warnings) -> Iterator[RedoInterval]:
 def _snapshots(rows, mapping, warnings) -> Iterator[RedoInterval]:
     for row in rows:
         yield RedoInterval(
-            line=row.line, thread=row.integer("thread") or 1, start=row.date("first_time"),
-            end=row.date("next_time"), seconds=row.number("seconds"), bytes=row.size(), kind="snapshot",
+            line=row.line,
+            thread=row.integer("thread") or 1,
+            start=row.date("first_time"),
+            end=row.date("next_time"),
+            seconds=row.number("seconds"),
+            bytes=row.size(),
+            kind="snapshot",
             writes=row.number("writes"),
-        )  # fmt: skip
+        )
 
 
 _REDO_SIZE = "REDOSIZE"
@@ -251,9 +280,15 @@ def _stats(rows, mapping, warnings) -> Iterator[RedoInterval]:
             average = row.number("value") or 0.0
             duration = (end - start).total_seconds() if start and end else None
             yield RedoInterval(
-                line=row.line, thread=thread, start=start, end=end, seconds=duration,
-                bytes=average * (duration or 0), kind="rate", peak_bytes_per_second=row.number("max_value"),
-            )  # fmt: skip
+                line=row.line,
+                thread=thread,
+                start=start,
+                end=end,
+                seconds=duration,
+                bytes=average * (duration or 0),
+                kind="rate",
+                peak_bytes_per_second=row.number("max_value"),
+            )
             continue
         key = (thread, row.text("snap_id"), start, end)
         entry = pending.setdefault(key, {"line": row.line})
@@ -262,6 +297,12 @@ def _stats(rows, mapping, warnings) -> Iterator[RedoInterval]:
         if entry.get("bytes") is None:
             continue
         yield RedoInterval(
-            line=entry["line"], thread=thread, start=start, end=end, seconds=None, bytes=entry["bytes"],
-            kind="snapshot", writes=entry.get("writes"),
-        )  # fmt: skip
+            line=entry["line"],
+            thread=thread,
+            start=start,
+            end=end,
+            seconds=None,
+            bytes=entry["bytes"],
+            kind="snapshot",
+            writes=entry.get("writes"),
+        )

@@ -1,0 +1,123 @@
+"""JSON API: redo history (preview, import, list, delete, analytics)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
+from pydantic import BaseModel, ConfigDict
+
+from redolab.core.deps import ApiOperator, SessionDep, current_api_user
+from redolab.core.errors import FieldError
+from redolab.environments.service import get_environment
+from redolab.redo import service
+from redolab.redo.parsers import RedoInputError
+from redolab.redo.views import upload_dir
+
+router = APIRouter(prefix="/api/v1/environments", tags=["redo"], dependencies=[Depends(current_api_user)])
+
+
+class RedoImportPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    filename: str
+    sha256: str
+    format: str
+    kind: str
+    mapping: dict
+    rows_read: int
+    rows_kept: int
+    dropped: dict
+    warnings: list
+    first_time: datetime | None
+    last_time: datetime | None
+    threads: list
+    imported_by: str
+    created_at: datetime
+
+
+def _unreadable(error: RedoInputError) -> FieldError:
+    return FieldError("file", str(error), 422)
+
+
+@router.post("/{environment_id}/redo/preview")
+def preview_upload(
+    request: Request,
+    session: SessionDep,
+    user: ApiOperator,
+    environment_id: int,
+    file: UploadFile,
+    format: str = Form("auto"),
+) -> dict:
+    """What an import of this file would store (format, mapping, counts, peaks); nothing is stored.
+    The upload_token imports it later without sending it again."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    token = service.store_upload(upload_dir(request), file.file, file.filename or "upload")
+    path, filename = service.upload_path(upload_dir(request), token)
+    try:
+        result = service.preview(session=session, environment=environment, path=path, filename=filename, fmt=format)
+    except RedoInputError as error:
+        raise _unreadable(error) from None
+    return {
+        "upload_token": token,
+        "format": result.format,
+        "kind": result.kind,
+        "headers": result.headers,
+        "mapping": result.mapping,
+        "analysis": result.summary,
+        "already_imported_as": result.duplicate_of.id if result.duplicate_of else None,
+    }
+
+
+class ImportRequest(BaseModel):
+    upload_token: str
+    format: str = "auto"
+    mapping: dict[str, str] | None = None
+
+
+@router.post("/{environment_id}/redo/imports", status_code=status.HTTP_201_CREATED)
+def import_upload(
+    request: Request, session: SessionDep, user: ApiOperator, environment_id: int, body: ImportRequest
+) -> RedoImportPublic:
+    """Import a previewed upload (all rows or none)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    path, filename = service.upload_path(upload_dir(request), body.upload_token)
+    try:
+        record = service.import_file(
+            session=session,
+            environment=environment,
+            path=path,
+            filename=filename,
+            fmt=body.format,
+            mapping=body.mapping,
+            imported_by=user.username,
+        )
+    except RedoInputError as error:
+        raise _unreadable(error) from None
+    service.discard_upload(upload_dir(request), body.upload_token)
+    return RedoImportPublic.model_validate(record)
+
+
+@router.get("/{environment_id}/redo/imports")
+def list_imports(session: SessionDep, environment_id: int) -> list[RedoImportPublic]:
+    """The environment's imports."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    return [RedoImportPublic.model_validate(r) for r in service.list_imports(session=session, environment=environment)]
+
+
+@router.delete("/{environment_id}/redo/imports/{import_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_import(session: SessionDep, user: ApiOperator, environment_id: int, import_id: int) -> None:
+    """Delete an import with its rows."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    service.delete_import(
+        session=session, record=service.get_import(session=session, environment=environment, import_id=import_id)
+    )
+
+
+@router.get("/{environment_id}/redo/analytics")
+def read_analytics(session: SessionDep, environment_id: int) -> dict:
+    """Peaks per thread and summed, the required link rate and warnings, over all imports."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    result = service.environment_analysis(session=session, environment=environment)
+    return result[1] if result else {"threads": [], "summed": None, "required_bytes_per_second": None, "warnings": []}

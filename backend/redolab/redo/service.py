@@ -1,0 +1,290 @@
+"""Redo history: preview an upload, import it (all or nothing), list, delete, analyse."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import Session
+
+from redolab.core.errors import FieldError, NotFound
+from redolab.environments.models import Environment
+from redolab.redo.analytics import Analysis, analyze, summary_json
+from redolab.redo.dedupe import unique
+from redolab.redo.mapping import FIELDS, RedoInterval, guess_mapping
+from redolab.redo.models import RedoImport, RedoRow
+from redolab.redo.parsers import RedoInputError
+from redolab.redo.pipeline import Reading, read_files
+from redolab.redo.reader import open_table
+
+BATCH_ROWS = 5000
+UPLOAD_MAX_AGE_SECONDS = 24 * 3600
+SAMPLE_ROWS = 8
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# -- uploads: kept between preview and import, under the data directory ------------------------
+def store_upload(upload_dir: Path, source, filename: str) -> str:
+    """Save an uploaded file in chunks (never whole in memory); returns its token."""
+    upload_dir.mkdir(parents=True, exist_ok=True)
+    for old in upload_dir.glob("*.upload"):
+        if time.time() - old.stat().st_mtime > UPLOAD_MAX_AGE_SECONDS:
+            old.unlink(missing_ok=True)
+    token = secrets.token_urlsafe(18)
+    with open(upload_dir / f"{token}.upload", "wb") as target:
+        for block in iter(lambda: source.read(1 << 20), b""):
+            target.write(block)
+    (upload_dir / f"{token}.name").write_text(Path(filename or "upload").name[:200])
+    return token
+
+
+def upload_path(upload_dir: Path, token: str) -> tuple[Path, str]:
+    if not token or not token.replace("-", "").replace("_", "").isalnum():
+        raise FieldError("upload_token", "This upload is unknown: upload the file again.", 422)
+    path = upload_dir / f"{token}.upload"
+    if not path.exists():
+        raise FieldError("upload_token", "This upload has expired or was already imported: upload the file again.", 422)
+    name_file = upload_dir / f"{token}.name"
+    return path, name_file.read_text() if name_file.exists() else "upload"
+
+
+def discard_upload(upload_dir: Path, token: str) -> None:
+    (upload_dir / f"{token}.upload").unlink(missing_ok=True)
+    (upload_dir / f"{token}.name").unlink(missing_ok=True)
+
+
+def clean_mapping(mapping: dict | None) -> dict[str, str] | None:
+    if not mapping:
+        return None
+    return {field: column for field, column in mapping.items() if field in FIELDS and column}
+
+
+# -- preview ------------------------------------------------------------------------------------
+@dataclass
+class Preview:
+    filename: str
+    format: str
+    kind: str
+    headers: list[str]
+    mapping: dict[str, str]
+    sample: list[RedoInterval]
+    summary: dict
+    analysis: Analysis
+    duplicate_of: RedoImport | None
+
+
+def preview(
+    *,
+    session: Session,
+    environment: Environment,
+    path: Path,
+    filename: str,
+    fmt: str = "auto",
+    mapping: dict | None = None,
+) -> Preview:
+    """Read the whole file as the import would (same checks), without storing anything."""
+    table, handle = open_table(path, fmt)
+    handle.close()
+    mapping = clean_mapping(mapping) or guess_mapping(table.headers)
+    reading = Reading()
+    sample: list[RedoInterval] = []
+
+    def sampled(intervals):
+        for interval in intervals:
+            if len(sample) < SAMPLE_ROWS:
+                sample.append(interval)
+            yield interval
+
+    analysis = analyze(
+        sampled(read_files([path], fmt=fmt, mapping=mapping, reading=reading)),
+        headroom_ratio=environment.headroom_percent / 100,
+        keep_points=False,
+    )
+    summary = summary_json(
+        analysis, fmt=table.format, rows_read=reading.rows_read, dropped=reading.dropped, warnings=reading.warnings
+    )
+    duplicate = session.scalar(
+        select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == file_sha256(path))
+    )
+    return Preview(
+        filename, table.format, reading.kinds[0], table.headers, mapping, sample, summary, analysis, duplicate
+    )
+
+
+# -- import ---------------------------------------------------------------------------------------
+def import_file(
+    *,
+    session: Session,
+    environment: Environment,
+    path: Path,
+    filename: str,
+    fmt: str = "auto",
+    mapping: dict | None = None,
+    imported_by: str,
+) -> RedoImport:
+    """Store every row or none: a bad line anywhere rolls the whole import back."""
+    digest = file_sha256(path)
+    earlier = session.scalar(
+        select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == digest)
+    )
+    if earlier is not None:
+        raise FieldError(
+            "file",
+            f"This file was already imported as import #{earlier.id} ('{earlier.filename}', "
+            f"{earlier.created_at:%Y-%m-%d %H:%M} UTC): nothing was imported twice.",
+        )
+    table, handle = open_table(path, fmt)
+    handle.close()
+    mapping = clean_mapping(mapping) or guess_mapping(table.headers)
+    reading = Reading()
+    record = RedoImport(
+        environment_id=environment.id,
+        filename=filename,
+        sha256=digest,
+        format=table.format,
+        kind="",
+        mapping=mapping,
+        rows_read=0,
+        rows_kept=0,
+        dropped={},
+        warnings=[],
+        threads=[],
+        imported_by=imported_by,
+    )
+    session.add(record)
+    session.flush()
+    kept, threads, first, last = 0, set(), None, None
+    batch: list[dict] = []
+    try:
+        for interval in read_files([path], fmt=fmt, mapping=mapping, reading=reading):
+            batch.append(_row(record.id, interval))
+            kept += 1
+            threads.add(interval.thread)
+            if interval.start is not None:
+                first = interval.start if first is None or interval.start < first else first
+                end = interval.end or interval.start
+                last = end if last is None or end > last else last
+            if len(batch) >= BATCH_ROWS:
+                session.execute(insert(RedoRow), batch)
+                batch.clear()
+        if batch:
+            session.execute(insert(RedoRow), batch)
+    except RedoInputError:
+        session.rollback()
+        raise
+    record.kind = reading.kinds[0] if reading.kinds else ""
+    record.rows_read, record.rows_kept, record.dropped = reading.rows_read, kept, dict(reading.dropped)
+    record.warnings, record.threads = reading.warnings, sorted(threads)
+    record.first_time, record.last_time = first, last
+    session.commit()
+    _cache.pop(environment.id, None)
+    return record
+
+
+def _row(import_id: int, interval: RedoInterval) -> dict:
+    return {
+        "import_id": import_id,
+        "kind": interval.kind,
+        "thread": interval.thread,
+        "sequence": interval.sequence,
+        "resetlogs": interval.resetlogs,
+        "start_time": interval.start,
+        "end_time": interval.end,
+        "seconds": interval.seconds,
+        "bytes": interval.bytes,
+        "writes": interval.writes,
+        "peak_bytes_per_second": interval.peak_bytes_per_second,
+    }
+
+
+def list_imports(*, session: Session, environment: Environment) -> list[RedoImport]:
+    query = select(RedoImport).where(RedoImport.environment_id == environment.id).order_by(RedoImport.id)
+    return list(session.scalars(query))
+
+
+def get_import(*, session: Session, environment: Environment, import_id: int) -> RedoImport:
+    record = session.get(RedoImport, import_id)
+    if record is None or record.environment_id != environment.id:
+        raise NotFound(f"Redo import {import_id} does not exist in environment '{environment.name}'.")
+    return record
+
+
+def delete_import(*, session: Session, record: RedoImport) -> None:
+    session.execute(delete(RedoRow).where(RedoRow.import_id == record.id))
+    session.delete(record)
+    session.commit()
+    _cache.pop(record.environment_id, None)
+
+
+# -- analysis of everything imported --------------------------------------------------------------
+_cache: dict[int, tuple[tuple, Analysis, dict]] = {}
+
+
+def environment_analysis(*, session: Session, environment: Environment) -> tuple[Analysis, dict] | None:
+    """All imports together (a log present in two imports counts once); cached until they change."""
+    imports = list_imports(session=session, environment=environment)
+    if not imports:
+        return None
+    signature = (tuple(i.id for i in imports), environment.headroom_percent)
+    cached = _cache.get(environment.id)
+    if cached and cached[0] == signature:
+        return cached[1], cached[2]
+    query = (
+        select(
+            RedoRow.kind,
+            RedoRow.thread,
+            RedoRow.sequence,
+            RedoRow.resetlogs,
+            RedoRow.start_time,
+            RedoRow.end_time,
+            RedoRow.seconds,
+            RedoRow.bytes,
+            RedoRow.writes,
+            RedoRow.peak_bytes_per_second,
+        )
+        .join(RedoImport, RedoImport.id == RedoRow.import_id)
+        .where(RedoImport.environment_id == environment.id)
+        .order_by(RedoRow.import_id, RedoRow.id)
+    )
+    dropped: Counter = Counter()
+    rows = (
+        RedoInterval(
+            line=0,
+            thread=r.thread,
+            start=r.start_time,
+            end=r.end_time,
+            seconds=r.seconds,
+            bytes=r.bytes,
+            kind=r.kind,
+            sequence=r.sequence,
+            resetlogs=r.resetlogs,
+            writes=r.writes,
+            peak_bytes_per_second=r.peak_bytes_per_second,
+        )
+        for r in session.execute(query).yield_per(10_000)
+    )
+    analysis = analyze(unique(rows, dropped), headroom_ratio=environment.headroom_percent / 100)
+    warnings = sorted({w for i in imports for w in i.warnings})
+    if dropped:
+        warnings.append(f"{sum(dropped.values())} row(s) appear in more than one import and count once.")
+    summary = summary_json(
+        analysis,
+        fmt=", ".join(sorted({i.format for i in imports})),
+        rows_read=sum(i.rows_read for i in imports),
+        dropped=Counter({k: v for i in imports for k, v in i.dropped.items()}) + dropped,
+        warnings=warnings,
+    )
+    _cache[environment.id] = (signature, analysis, summary)
+    return analysis, summary

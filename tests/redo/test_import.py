@@ -1,0 +1,140 @@
+"""Import into the database (SQLite and PostgreSQL): all or nothing, never twice, never double-counted."""
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from redolab.core.errors import FieldError
+from redolab.redo import service
+from redolab.redo.models import RedoImport, RedoRow
+from redolab.redo.parsers import RedoInputError
+from tests.factories import make_environment
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
+MIB = 1024 * 1024
+
+
+def count(session, model):
+    return session.scalar(select(func.count()).select_from(model))
+
+
+def test_import_stores_unique_rows_and_summary(session):
+    environment = make_environment(session)
+    record = service.import_file(
+        session=session,
+        environment=environment,
+        path=FIXTURES / "gv_archived_log.csv",
+        filename="gv.csv",
+        imported_by="alice",
+    )
+    assert (record.rows_read, record.rows_kept) == (7, 3)
+    assert record.kind == "archived-log" and record.threads == [1, 2]
+    assert record.first_time.isoformat().startswith("2022-01-15T08:00")
+    assert count(session, RedoRow) == 3
+    _, summary = service.environment_analysis(session=session, environment=environment)
+    assert summary["summed"]["peak_bytes_per_second"] == pytest.approx((1_228_800 + 2_457_600) * 512 / 600)
+
+
+def test_bad_line_imports_nothing(session):
+    environment = make_environment(session)
+    with pytest.raises(RedoInputError, match="line 4, NEXT_TIME"):
+        service.import_file(
+            session=session,
+            environment=environment,
+            path=FIXTURES / "bad_date.csv",
+            filename="bad.csv",
+            imported_by="alice",
+        )
+    assert count(session, RedoImport) == 0 and count(session, RedoRow) == 0
+
+
+def test_same_file_twice_is_refused(session):
+    environment = make_environment(session)
+    service.import_file(
+        session=session, environment=environment, path=FIXTURES / "seed000.csv", filename="a.csv", imported_by="alice"
+    )
+    with pytest.raises(FieldError, match="already imported as import #"):
+        service.import_file(
+            session=session,
+            environment=environment,
+            path=FIXTURES / "seed000.csv",
+            filename="again.csv",
+            imported_by="alice",
+        )
+    assert count(session, RedoImport) == 1
+
+
+def test_overlapping_imports_count_once(session, tmp_path):
+    environment = make_environment(session)
+    service.import_file(
+        session=session, environment=environment, path=FIXTURES / "seed000.csv", filename="a.csv", imported_by="alice"
+    )
+    overlap = tmp_path / "overlap.txt"
+    overlap.write_bytes((FIXTURES / "seed000_sqlplus.txt").read_bytes())  # the same 11 logs, another format
+    service.import_file(session=session, environment=environment, path=overlap, filename="b.txt", imported_by="alice")
+    _, summary = service.environment_analysis(session=session, environment=environment)
+    assert summary["unique_logs"] == 11
+    assert any("more than one import" in w for w in summary["warnings"])
+    thread2 = next(t for t in summary["threads"] if t["thread"] == 2)
+    assert round(thread2["required_bytes_per_second"] / MIB, 2) == 71.07
+
+
+def test_delete_import_removes_rows(session):
+    environment = make_environment(session)
+    record = service.import_file(
+        session=session, environment=environment, path=FIXTURES / "seed000.csv", filename="a.csv", imported_by="alice"
+    )
+    service.delete_import(session=session, record=record)
+    assert count(session, RedoRow) == 0
+    assert service.environment_analysis(session=session, environment=environment) is None
+
+
+def test_api_preview_then_import(api_client, session):
+    environment = make_environment(session)
+    base = f"/api/v1/environments/{environment.id}/redo"
+    with open(FIXTURES / "gv_archived_log.csv", "rb") as handle:
+        preview = api_client.post(f"{base}/preview", files={"file": ("gv.csv", handle, "text/csv")})
+    assert preview.status_code == 200, preview.text
+    body = preview.json()
+    assert body["kind"] == "archived-log" and body["mapping"]["thread"] == "THREAD#"
+    assert body["analysis"]["dropped"]["listed once per archive destination"] == 1
+    assert api_client.get(f"{base}/imports").json() == []  # a preview stores nothing
+    imported = api_client.post(f"{base}/imports", json={"upload_token": body["upload_token"]})
+    assert imported.status_code == 201 and imported.json()["rows_kept"] == 3
+    analytics = api_client.get(f"{base}/analytics").json()
+    assert analytics["required_mbit_per_second"] > 0
+    again = api_client.post(f"{base}/imports", json={"upload_token": body["upload_token"]})
+    assert again.status_code == 422 and "upload the file again" in again.text
+    assert api_client.delete(f"{base}/imports/{imported.json()['id']}").status_code == 204
+
+
+def test_api_unreadable_file_is_422(api_client, session):
+    environment = make_environment(session)
+    with open(FIXTURES / "bad_date.csv", "rb") as handle:
+        response = api_client.post(
+            f"/api/v1/environments/{environment.id}/redo/preview", files={"file": ("bad.csv", handle)}
+        )
+    assert response.status_code == 422
+    assert "line 4, NEXT_TIME: '31-FEB-22 10:30:00' is not a date" in response.json()["detail"][0]["msg"]
+
+
+def test_page_preview_and_import(browser_client, session):
+    environment = make_environment(session)
+    htmx = {"HX-Request": "true"}
+    with open(FIXTURES / "seed000_sqlplus.txt", "rb") as handle:
+        preview = browser_client.post(
+            f"/environments/{environment.id}/redo/preview",
+            files={"file": ("seed.txt", handle)},
+            data={"format": "auto"},
+            headers=htmx,
+        )
+    assert preview.status_code == 200, preview.text
+    assert "sqlplus · archived-log" in preview.text and "71.07 MiB/s" in preview.text
+    token = preview.text.split('name="upload_token" value="')[1].split('"')[0]
+    imported = browser_client.post(
+        f"/environments/{environment.id}/redo/imports", data={"upload_token": token, "format": "auto"}, headers=htmx
+    )
+    assert imported.headers.get("HX-Refresh") == "true"
+    page = browser_client.get(f"/environments/{environment.id}")
+    assert 'id="redo-rate-chart"' in page.text and "71.07 MiB/s" in page.text and "54.67 MiB/s" in page.text
