@@ -292,3 +292,40 @@ def redo_analyze(
         typer.echo(f"average redo write size: {summary['avg_redo_write_bytes']:,.0f} bytes")
     for warning in summary["warnings"]:
         typer.echo(f"warning: {warning}")
+
+
+@redo_app.command("import")
+def redo_import(
+    files: list[Path] = typer.Argument(..., help="Exports to store in the environment."),
+    env: str = typer.Option(..., "--env", help="Environment name."),
+    fmt: str = typer.Option("auto", "--format", help="auto, csv, semicolon, pipe, tab, sqlplus or awr-report."),
+    user: str = typer.Option("cli", help="Recorded as who imported."),
+) -> None:
+    """Store exports as redo history of an environment (each file all or nothing, never twice)."""
+    from sqlalchemy import select
+
+    from redolab.core.db import make_sessionmaker
+    from redolab.core.errors import FieldError
+    from redolab.environments.models import Environment
+    from redolab.redo import service
+    from redolab.redo.parsers import RedoInputError
+
+    engine = _engine()
+    with make_sessionmaker(engine)() as session:
+        environment = session.scalar(select(Environment).where(Environment.name == env))
+        if environment is None:
+            _fail(f"no environment named '{env}'")
+        for path in files:
+            if not path.is_file():
+                _fail(f"{path}: no such file")
+            try:
+                record = service.import_file(
+                    session=session, environment=environment, path=path, filename=path.name, fmt=fmt, imported_by=user
+                )
+            except (RedoInputError, FieldError) as error:
+                _fail(f"{path.name}: {getattr(error, 'message', error)}; nothing of this file was imported")
+            dropped = ", ".join(f"{n} {reason}" for reason, n in record.dropped.items()) or "none dropped"
+            typer.echo(
+                f"{path.name}: import #{record.id}, {record.rows_read} rows read, {record.rows_kept} kept ({dropped})"
+            )
+    engine.dispose()

@@ -5,6 +5,7 @@ from redolab.core.db import Base
 from redolab.environments.models import Credential, Environment, Host
 from redolab.jobs.models import Job
 from redolab.probes.models import Run, RunEvent
+from redolab.redo.models import RedoImport, RedoRow
 
 __all__ = [
     "ApiToken",
@@ -13,6 +14,8 @@ __all__ = [
     "Environment",
     "Host",
     "Job",
+    "RedoImport",
+    "RedoRow",
     "Run",
     "RunEvent",
     "User",

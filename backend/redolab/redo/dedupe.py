@@ -16,9 +16,12 @@ REPEATED = "the same period listed again"
 
 
 def unique(intervals: Iterable[RedoInterval], dropped: Counter) -> Iterator[RedoInterval]:
-    """Yield each log or period once; count what was dropped, by reason, into `dropped`."""
+    """Yield each log or period once; count what was dropped, by reason, into `dropped`, and every
+    row read under the key "" (the caller's rows-read count)."""
     seen: dict[int, int] = {}  # hash of the key -> packed (dest_id, inst_id) of the first row kept
+    read = 0
     for interval in intervals:
+        read += 1
         if interval.kind == "log" and interval.sequence is not None:
             key = hash((interval.thread, interval.sequence, interval.resetlogs))
         elif interval.kind == "period":
@@ -38,3 +41,4 @@ def unique(intervals: Iterable[RedoInterval], dropped: Counter) -> Iterator[Redo
             dropped[INSTANCE] += 1
         else:
             dropped[REARCHIVED if interval.kind == "log" else REPEATED] += 1
+    dropped[""] = read

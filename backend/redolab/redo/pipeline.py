@@ -35,12 +35,10 @@ def read_files(
             reading.kinds.append(mapped.kind)
             reading.warnings.extend(table.notes)
 
-            def counted(intervals):
-                for interval in intervals:
-                    reading.rows_read += 1
-                    yield interval
-
-            yield from unique(counted(mapped.intervals), reading.dropped)
+            counts: Counter = Counter()
+            yield from unique(mapped.intervals, counts)
+            reading.rows_read += counts.pop("", 0)
+            reading.dropped.update(counts)
             for warning in mapped.warnings:
                 if warning not in reading.warnings:
                     reading.warnings.append(warning)

@@ -42,7 +42,7 @@ def read_table(source: IO[bytes], fmt: str = "auto") -> Table:
             "the format was not recognised: not delimited (comma, semicolon, pipe, tab), not SQL*Plus "
             "output (a heading with a dashed underline), not an AWR report; choose the format by hand"
         )
-    return read_delimited((line.rstrip("\r\n") for line in lines), delimiter)
+    return read_delimited(lines, delimiter)
 
 
 def _data_lines(sample: list[str]) -> list[str]:

@@ -7,9 +7,10 @@ import secrets
 import time
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from redolab.core.errors import FieldError, NotFound
@@ -166,7 +167,9 @@ def import_file(
     session.add(record)
     session.flush()
     kept, threads, first, last = 0, set(), None, None
-    batch: list[dict] = []
+    batch: list[tuple] = []
+    connection = session.connection()
+    statement = _insert_statement(connection)
     try:
         for interval in read_files([path], fmt=fmt, mapping=mapping, reading=reading):
             batch.append(_row(record.id, interval))
@@ -177,10 +180,10 @@ def import_file(
                 end = interval.end or interval.start
                 last = end if last is None or end > last else last
             if len(batch) >= BATCH_ROWS:
-                session.execute(insert(RedoRow), batch)
+                connection.exec_driver_sql(statement, batch)  # the driver's executemany, no per-row Python
                 batch.clear()
         if batch:
-            session.execute(insert(RedoRow), batch)
+            connection.exec_driver_sql(statement, batch)
     except RedoInputError:
         session.rollback()
         raise
@@ -193,20 +196,23 @@ def import_file(
     return record
 
 
-def _row(import_id: int, interval: RedoInterval) -> dict:
-    return {
-        "import_id": import_id,
-        "kind": interval.kind,
-        "thread": interval.thread,
-        "sequence": interval.sequence,
-        "resetlogs": interval.resetlogs,
-        "start_time": interval.start,
-        "end_time": interval.end,
-        "seconds": interval.seconds,
-        "bytes": interval.bytes,
-        "writes": interval.writes,
-        "peak_bytes_per_second": interval.peak_bytes_per_second,
-    }
+_COLUMNS = ("import_id", "kind", "thread", "sequence", "resetlogs", "start_epoch_seconds", "end_epoch_seconds",
+            "seconds", "bytes", "writes", "peak_bytes_per_second")  # fmt: skip
+
+
+def _insert_statement(connection) -> str:
+    placeholder = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    return f"INSERT INTO redo_rows ({', '.join(_COLUMNS)}) VALUES ({', '.join([placeholder] * len(_COLUMNS))})"
+
+
+def _row(import_id: int, interval: RedoInterval) -> tuple:
+    """One row in _COLUMNS order."""
+    return (
+        import_id, interval.kind, interval.thread, interval.sequence, interval.resetlogs,
+        interval.start.timestamp() if interval.start else None,
+        interval.end.timestamp() if interval.end else None,
+        interval.seconds, interval.bytes, interval.writes, interval.peak_bytes_per_second,
+    )  # fmt: skip
 
 
 def list_imports(*, session: Session, environment: Environment) -> list[RedoImport]:
@@ -228,6 +234,10 @@ def delete_import(*, session: Session, record: RedoImport) -> None:
     _cache.pop(record.environment_id, None)
 
 
+def _from_epoch(seconds: float | None) -> datetime | None:
+    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
+
+
 # -- analysis of everything imported --------------------------------------------------------------
 _cache: dict[int, tuple[tuple, Analysis, dict]] = {}
 
@@ -247,8 +257,8 @@ def environment_analysis(*, session: Session, environment: Environment) -> tuple
             RedoRow.thread,
             RedoRow.sequence,
             RedoRow.resetlogs,
-            RedoRow.start_time,
-            RedoRow.end_time,
+            RedoRow.start_epoch_seconds,
+            RedoRow.end_epoch_seconds,
             RedoRow.seconds,
             RedoRow.bytes,
             RedoRow.writes,
@@ -263,8 +273,8 @@ def environment_analysis(*, session: Session, environment: Environment) -> tuple
         RedoInterval(
             line=0,
             thread=r.thread,
-            start=r.start_time,
-            end=r.end_time,
+            start=_from_epoch(r.start_epoch_seconds),
+            end=_from_epoch(r.end_epoch_seconds),
             seconds=r.seconds,
             bytes=r.bytes,
             kind=r.kind,

@@ -22,14 +22,44 @@ _PATTERNS = [
 ]
 
 
+def _fixed_width(text: str) -> datetime | None:
+    """Fast path for the two commonest exports: 'DD-MON-YY HH24:MI:SS' and 'YYYY-MM-DD HH24:MI:SS'."""
+    try:
+        if len(text) == 18 and text[2] == "-" and text[6] == "-" and text[12] == ":" and text[15] == ":":
+            year = int(text[7:9])
+            return datetime(year + (2000 if year < 50 else 1900), _MONTHS[text[3:6].upper()], int(text[0:2]),
+                            int(text[10:12]), int(text[13:15]), int(text[16:18]), tzinfo=UTC)  # fmt: skip
+        if len(text) == 19 and text[4] == "-" and text[7] == "-" and text[13] == ":" and text[16] == ":":
+            return datetime(int(text[0:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]), int(text[14:16]),
+                            int(text[17:19]), tzinfo=UTC)  # fmt: skip
+    except (KeyError, ValueError):
+        return None  # the regular parser decides, and names the error
+    return None
+
+
 class DateColumn:
     """Parses one column's dates; the first value fixes the format used in error messages."""
 
     def __init__(self, column: str) -> None:
         self.column = column
         self.format: str | None = None
+        self._recent: dict[str, datetime] = {}  # a log's NEXT_TIME is the next log's FIRST_TIME
 
     def parse(self, text: str, line: int) -> datetime:
+        cached = self._recent.get(text)
+        if cached is not None:
+            return cached
+        value = _fixed_width(text)
+        if value is None:
+            value = self._parse(text, line)
+        elif self.format is None:
+            self.format = "DD-MON-YY HH24:MI:SS" if text[2] == "-" else "YYYY-MM-DD HH24:MI:SS"
+        if len(self._recent) > 64:
+            self._recent.clear()
+        self._recent[text] = value
+        return value
+
+    def _parse(self, text: str, line: int) -> datetime:
         for name, pattern in _PATTERNS:
             match = pattern.match(text.strip())
             if match:
@@ -65,7 +95,13 @@ _NUMBER = re.compile(r"^[+]?(\d[\d,_ ]*)?(\.\d*)?([eE][+-]?\d+)?$")
 
 def parse_number(text: str, *, line: int, column: str) -> float:
     """A non-negative number: thousands separators and no leading zero are fine ("1,234.5", ".70")."""
-    cleaned = text.strip()
-    if not cleaned or not _NUMBER.match(cleaned) or cleaned in (".", "+"):
-        raise RedoInputError(f"line {line}, {column}: '{text}' is not a number")
-    return float(cleaned.replace(",", "").replace("_", "").replace(" ", ""))
+    try:  # the common case, plain digits, without the regex
+        value = float(text)
+    except ValueError:
+        cleaned = text.strip()
+        if not cleaned or not _NUMBER.match(cleaned) or cleaned in (".", "+"):
+            raise RedoInputError(f"line {line}, {column}: '{text}' is not a number") from None
+        return float(cleaned.replace(",", "").replace("_", "").replace(" ", ""))
+    if value < 0 or value != value or value in (float("inf"),):
+        raise RedoInputError(f"line {line}, {column}: '{text}' is not a size or count (negative or not finite)")
+    return value

@@ -26,22 +26,26 @@ def sniff_delimiter(sample_lines: list[str]) -> str | None:
 
 
 def read_delimited(lines: Iterable[str], delimiter: str) -> Table:
-    numbered = ((number, line) for number, line in enumerate(lines, start=1))
-    numbered = ((n, line) for n, line in numbered if line.strip())
-    try:
-        header_number, header_line = next(numbered)
-    except StopIteration:
-        raise RedoInputError("the file is empty") from None
-    headers = [h.strip().strip('"').strip() for h in next(csv.reader([header_line], delimiter=delimiter))]
+    reader = csv.reader(lines, delimiter=delimiter)  # one reader: line_num follows quoted newlines too
+    headers: list[str] = []
+    for fields in reader:
+        if any(f.strip() for f in fields):
+            headers = [h.strip().strip('"').strip() for h in fields]
+            break
+    if not headers:
+        raise RedoInputError("the file is empty")
+    header_number = reader.line_num
+    width = len(headers)
 
     def rows() -> Iterator[tuple[int, list[str]]]:
-        for number, line in numbered:
-            values = [v.strip() for v in next(csv.reader([line], delimiter=delimiter))]
-            if len(values) != len(headers):
+        for fields in reader:
+            if len(fields) != width:
+                if not any(f.strip() for f in fields):
+                    continue  # blank line
                 raise RedoInputError(
-                    f"line {number}: {len(values)} fields where the heading on line {header_number} has "
-                    f"{len(headers)}; is a value missing, or does it contain an unquoted '{delimiter}'?"
+                    f"line {reader.line_num}: {len(fields)} fields where the heading on line {header_number} "
+                    f"has {width}; is a value missing, or does it contain an unquoted '{delimiter}'?"
                 )
-            yield number, values
+            yield reader.line_num, [v.strip() for v in fields]
 
     return Table("delimited", headers, rows())

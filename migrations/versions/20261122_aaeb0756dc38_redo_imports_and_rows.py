@@ -1,8 +1,8 @@
 """redo imports and rows
 
-Revision ID: 75b1f9a3649d
+Revision ID: aaeb0756dc38
 Revises: be07f6f1861a
-Create Date: 2026-11-22 03:17:23.209214
+Create Date: 2026-11-22 03:23:46.652208
 """
 
 from collections.abc import Sequence
@@ -12,7 +12,7 @@ from alembic import op
 
 import redolab.core.db
 
-revision: str = "75b1f9a3649d"
+revision: str = "aaeb0756dc38"
 down_revision: str | None = "be07f6f1861a"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
@@ -58,8 +58,8 @@ def upgrade() -> None:
         sa.Column("thread", sa.Integer(), nullable=False),
         sa.Column("sequence", sa.BigInteger(), nullable=True),
         sa.Column("resetlogs", sa.BigInteger(), nullable=True),
-        sa.Column("start_time", redolab.core.db.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("end_time", redolab.core.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("start_epoch_seconds", sa.Float(), nullable=True),
+        sa.Column("end_epoch_seconds", sa.Float(), nullable=True),
         sa.Column("seconds", sa.Float(), nullable=True),
         sa.Column("bytes", sa.Float(), nullable=False),
         sa.Column("writes", sa.Float(), nullable=True),

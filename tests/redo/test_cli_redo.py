@@ -1,0 +1,80 @@
+"""`redolab redo analyze` and `redolab redo import`, run as real processes."""
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.services import REDOLAB, redolab_env
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
+MIB = 1024 * 1024
+
+
+def run(tmp_path, *args):
+    return subprocess.run(
+        [str(REDOLAB), *args], capture_output=True, text=True, env=redolab_env(tmp_path), cwd=tmp_path, timeout=60
+    )
+
+
+def test_analyze_json_has_the_promised_keys(tmp_path):
+    result = run(
+        tmp_path,
+        "redo",
+        "analyze",
+        str(FIXTURES / "gv_archived_log.csv"),
+        str(FIXTURES / "awr_sysstat.csv"),
+        "--headroom",
+        "40",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    for key in (
+        "format",
+        "rows_read",
+        "unique_logs",
+        "dropped",
+        "threads",
+        "summed",
+        "headroom_ratio",
+        "required_bytes_per_second",
+        "required_mbit_per_second",
+        "avg_redo_write_bytes",
+        "warnings",
+    ):
+        assert key in summary, key
+    assert summary["headroom_ratio"] == 0.4
+    assert {"thread", "peak_bytes_per_second", "peak_at", "required_bytes_per_second"} <= set(summary["threads"][0])
+    assert {"peak_bytes_per_second", "peak_at", "p95_bytes_per_second"} <= set(summary["summed"])
+    assert summary["required_mbit_per_second"] == summary["required_bytes_per_second"] * 8 / 1e6
+
+
+def test_analyze_text_for_the_seed(tmp_path):
+    result = run(tmp_path, "redo", "analyze", str(FIXTURES / "seed000.csv"))
+    assert result.returncode == 0
+    assert "thread 2: peak 54.67 MiB/s" in result.stdout
+    assert "must carry 71.07 MiB/s" in result.stdout and "Mbit/s" in result.stdout
+
+
+def test_analyze_error_goes_to_stderr(tmp_path):
+    result = run(tmp_path, "redo", "analyze", str(FIXTURES / "bad_date.csv"))
+    assert result.returncode == 1
+    assert "line 4, NEXT_TIME: '31-FEB-22 10:30:00' is not a date in DD-MON-YY HH24:MI:SS" in result.stderr
+    assert result.stdout == ""
+
+
+def test_import_into_an_environment(tmp_path):
+    from redolab.core.db import make_engine, make_sessionmaker
+    from redolab.environments.schemas import EnvironmentCreate
+    from redolab.environments.service import create_environment
+
+    assert run(tmp_path, "db", "upgrade").returncode == 0
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    with make_sessionmaker(engine)() as session:
+        create_environment(session=session, env_in=EnvironmentCreate(name="sales"))
+    engine.dispose()
+    ok = run(tmp_path, "redo", "import", "--env", "sales", str(FIXTURES / "gv_archived_log.csv"))
+    assert ok.returncode == 0, ok.stderr
+    assert "7 rows read, 3 kept" in ok.stdout
+    again = run(tmp_path, "redo", "import", "--env", "sales", str(FIXTURES / "gv_archived_log.csv"))
+    assert again.returncode == 1 and "already imported" in again.stderr
