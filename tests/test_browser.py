@@ -206,3 +206,32 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     page.click("text=loopback")
     expect(page.locator("#runs-table")).to_contain_text("succeeded")
     expect(page.locator("#runs-table")).to_contain_text("MiB/s")
+
+
+def test_redo_upload_preview_import_and_chart(server, page):
+    """Upload the seed's SQL*Plus output, see the preview, import, see the numbers and the chart."""
+    from pathlib import Path
+
+    from playwright.sync_api import expect
+
+    create_first_user(page, server)
+    page.click("text=New environment")
+    page.fill("#f-name", "redo env")
+    page.click("text=Create environment")
+    expect(page.locator("h1")).to_have_text("redo env")
+    fixture = Path(__file__).parent / "fixtures" / "redo" / "gv_archived_log.csv"
+    page.set_input_files("#u-file", str(fixture))
+    page.click("#redo-preview-button")
+    expect(page.locator("#preview-format")).to_contain_text("delimited · archived-log")
+    expect(page.locator("#preview-rows")).to_have_text("7 / 3")
+    expect(page.locator("#redo-preview")).to_contain_text("listed once per archive destination")
+    expect(page.locator("#m-thread")).to_have_value("THREAD#")  # the mapping is there to edit
+    page.click("#redo-import")
+    expect(page.locator("#redo-numbers")).to_be_visible(timeout=15_000)
+    expect(page.locator("#redo-required")).to_contain_text("MiB/s")
+    expect(page.locator("#redo-required")).to_contain_text("Mbit/s")
+    expect(page.locator("#redo-imports")).to_contain_text("gv_archived_log.csv")
+    page.wait_for_function(
+        "() => { const e = document.querySelector('#redo-rate-chart'); return e && Number(e.dataset.drawn) >= 3; }"
+    )
+    page.screenshot(path=str(server_screenshot_dir() / "redo.png"), full_page=True)

@@ -202,7 +202,8 @@ _COLUMNS = ("import_id", "kind", "thread", "sequence", "resetlogs", "start_epoch
 
 def _insert_statement(connection) -> str:
     placeholder = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-    return f"INSERT INTO redo_rows ({', '.join(_COLUMNS)}) VALUES ({', '.join([placeholder] * len(_COLUMNS))})"
+    columns, values = ", ".join(_COLUMNS), ", ".join([placeholder] * len(_COLUMNS))
+    return f"INSERT INTO redo_rows ({columns}) VALUES ({values})"  # noqa: S608  (constants only, no input)
 
 
 def _row(import_id: int, interval: RedoInterval) -> tuple:
