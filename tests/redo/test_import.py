@@ -34,6 +34,12 @@ def test_import_stores_unique_rows_and_summary(session):
     assert count(session, RedoRow) == 3
     _, summary = service.environment_analysis(session=session, environment=environment)
     assert summary["summed"]["peak_bytes_per_second"] == pytest.approx((1_228_800 + 2_457_600) * 512 / 600)
+    assert not any("more than one import" in w for w in summary["warnings"])  # one import: nothing repeated
+    assert summary["dropped"] == {
+        "listed once per archive destination": 1,
+        "listed once per instance (GV$ view)": 2,
+        "archived again (same thread, sequence and resetlogs)": 1,
+    }
 
 
 def test_bad_line_imports_nothing(session):

@@ -287,6 +287,7 @@ def environment_analysis(*, session: Session, environment: Environment) -> tuple
         for r in session.execute(query).yield_per(10_000)
     )
     analysis = analyze(unique(rows, dropped), headroom_ratio=environment.headroom_percent / 100)
+    dropped.pop("", None)  # unique() reports the rows it read under ""; only real drops remain
     warnings = sorted({w for i in imports for w in i.warnings})
     if dropped:
         warnings.append(f"{sum(dropped.values())} row(s) appear in more than one import and count once.")
