@@ -208,8 +208,11 @@ def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
 
 
 def _logs(rows, mapping, warnings) -> Iterator[RedoInterval]:
+    fast = None
     for row in rows:
-        interval = _fast_log(row)
+        if fast is None:
+            fast = _fast_log_reader(row)
+        interval = fast(row)
         if interval is None:  # anything unusual: the careful path, whose errors name line and column
             interval = RedoInterval(
                 line=row.line, thread=row.integer("thread") or 1, start=row.date("first_time"),
@@ -220,39 +223,47 @@ def _logs(rows, mapping, warnings) -> Iterator[RedoInterval]:
         yield interval
 
 
-def _int_or_none(values, found):
-    if found is None:
-        return None
-    text = values[found[0]]
-    return int(text) if text else None
+def _fast_log_reader(first: _Row):
+    """A reader for the common row (plain integers, known date formats) with every column position
+    resolved once per file; it returns None when a row needs the careful path. It runs once per
+    row of million-row imports, so it avoids per-field lookups."""
+    columns = first.columns
 
+    def position(target):
+        found = columns.get(target)
+        return None if found is None else found[0]
 
-def _fast_log(row: _Row) -> RedoInterval | None:
-    """The common row (plain integers, known date formats) without per-field indirection; None
-    when any field needs the careful path. Runs once per row of million-row imports."""
-    columns, values = row.columns, row.values
-    try:
-        thread = _int_or_none(values, columns.get("thread")) or 1
-        kind, factor = row.size_columns
-        if kind == "blocks":
-            size = float(values[columns["blocks"][0]]) * float(values[columns["block_size"][0]])
-        else:
-            size = float(values[columns[kind][0]]) * factor
-        first, nxt = columns.get("first_time"), columns.get("next_time")
-        start = row.dates["first_time"].parse(values[first[0]], row.line) if first and values[first[0]] else None
-        end = row.dates["next_time"].parse(values[nxt[0]], row.line) if nxt and values[nxt[0]] else None
-        seconds_column = columns.get("seconds")
-        seconds = float(values[seconds_column[0]]) if seconds_column and values[seconds_column[0]] else None
-        interval = RedoInterval(
-            row.line, thread, start, end, seconds, size, "log", _int_or_none(values, columns.get("sequence")),
-            _int_or_none(values, columns.get("resetlogs")), _int_or_none(values, columns.get("dest_id")),
-            _int_or_none(values, columns.get("inst_id")),
-        )  # fmt: skip
-    except (ValueError, KeyError, RedoInputError):
-        return None
-    if size < 0 or (seconds is not None and seconds < 0) or size != size:
-        return None
-    return interval
+    i_thread, i_seq, i_reset, i_dest, i_inst = map(position, ("thread", "sequence", "resetlogs", "dest_id", "inst_id"))
+    i_first, i_next, i_seconds = map(position, ("first_time", "next_time", "seconds"))
+    kind, factor = first.size_columns
+    i_size = position("blocks" if kind == "blocks" else kind)
+    i_block_size = position("block_size") if kind == "blocks" else None
+    first_dates, next_dates = first.dates.get("first_time"), first.dates.get("next_time")
+
+    def integer(values, index):
+        if index is None:
+            return None
+        text = values[index]
+        return int(text) if text else None
+
+    def read(row: _Row) -> RedoInterval | None:
+        values, line = row.values, row.line
+        try:
+            size = float(values[i_size]) * (float(values[i_block_size]) if i_block_size is not None else factor)
+            start = first_dates.parse(values[i_first], line) if i_first is not None and values[i_first] else None
+            end = next_dates.parse(values[i_next], line) if i_next is not None and values[i_next] else None
+            seconds = float(values[i_seconds]) if i_seconds is not None and values[i_seconds] else None
+            interval = RedoInterval(
+                line, integer(values, i_thread) or 1, start, end, seconds, size, "log", integer(values, i_seq),
+                integer(values, i_reset), integer(values, i_dest), integer(values, i_inst),
+            )  # fmt: skip
+        except (ValueError, KeyError, RedoInputError):
+            return None
+        if size < 0 or size != size or (seconds is not None and seconds < 0):
+            return None
+        return interval
+
+    return read
 
 
 def _volumes(rows, mapping, warnings) -> Iterator[RedoInterval]:
