@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -29,6 +30,25 @@ def _engine():
     from redolab.core.db import make_engine
 
     return make_engine(get_settings().resolved_database_url)
+
+
+@contextmanager
+def _environment_named(name: str):
+    """(session, environment) for the environment called `name`; a clear error if there is none."""
+    from sqlalchemy import select
+
+    from redolab.core.db import make_sessionmaker
+    from redolab.environments.models import Environment
+
+    engine = _engine()
+    try:
+        with make_sessionmaker(engine)() as session:
+            environment = session.scalar(select(Environment).where(Environment.name == name))
+            if environment is None:
+                _fail(f"no environment named '{name}'")
+            yield session, environment
+    finally:
+        engine.dispose()
 
 
 def _print_version(value: bool) -> None:
@@ -125,20 +145,13 @@ def run_experiment(
     import time
 
     from pydantic import ValidationError
-    from sqlalchemy import select
 
-    from redolab.core.db import make_sessionmaker
     from redolab.core.errors import FieldError
     from redolab.core.forms import field_errors
-    from redolab.environments.models import Environment
     from redolab.probes import service
     from redolab.probes.schemas import RunCreate, RunPublic
 
-    engine = _engine()
-    with make_sessionmaker(engine)() as session:
-        environment = session.scalar(select(Environment).where(Environment.name == env))
-        if environment is None:
-            _fail(f"no environment named '{env}'")
+    with _environment_named(env) as (session, environment):
         hosts = {host.name: host for host in environment.hosts}
         for role, name in (("--client", client), ("--server", server)):
             if name not in hosts:
@@ -175,7 +188,6 @@ def run_experiment(
             if run.failure_reason:
                 typer.echo(run.failure_reason)
         status = run.status.value
-    engine.dispose()
     if wait and status != "succeeded":
         raise typer.Exit(1)
 
@@ -302,19 +314,11 @@ def redo_import(
     user: str = typer.Option("cli", help="Recorded as who imported."),
 ) -> None:
     """Store exports as redo history of an environment (each file all or nothing, never twice)."""
-    from sqlalchemy import select
-
-    from redolab.core.db import make_sessionmaker
     from redolab.core.errors import FieldError
-    from redolab.environments.models import Environment
     from redolab.redo import service
     from redolab.redo.parsers import RedoInputError
 
-    engine = _engine()
-    with make_sessionmaker(engine)() as session:
-        environment = session.scalar(select(Environment).where(Environment.name == env))
-        if environment is None:
-            _fail(f"no environment named '{env}'")
+    with _environment_named(env) as (session, environment):
         for path in files:
             if not path.is_file():
                 _fail(f"{path}: no such file")
@@ -328,4 +332,3 @@ def redo_import(
             typer.echo(
                 f"{path.name}: import #{record.id}, {record.rows_read} rows read, {record.rows_kept} kept ({dropped})"
             )
-    engine.dispose()
