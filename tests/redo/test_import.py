@@ -144,3 +144,34 @@ def test_page_preview_and_import(browser_client, session):
     assert imported.headers.get("HX-Refresh") == "true"
     page = browser_client.get(f"/environments/{environment.id}")
     assert 'id="redo-rate-chart"' in page.text and "71.07 MiB/s" in page.text and "54.67 MiB/s" in page.text
+
+
+def test_large_files_parse_in_a_second_process(session, monkeypatch):
+    """The two-process path (used above PIPELINE_MIN_BYTES) stores the same rows..."""
+    monkeypatch.setattr(service, "PIPELINE_MIN_BYTES", 0)
+    environment = make_environment(session)
+    record = service.import_file(
+        session=session,
+        environment=environment,
+        path=FIXTURES / "gv_archived_log.csv",
+        filename="gv.csv",
+        imported_by="alice",
+    )
+    assert (record.rows_read, record.rows_kept, record.threads) == (7, 3, [1, 2])
+    assert record.dropped["listed once per instance (GV$ view)"] == 2
+    assert count(session, RedoRow) == 3
+
+
+def test_second_process_errors_name_the_line_and_store_nothing(session, monkeypatch):
+    """...and its errors still name the line, and nothing is stored."""
+    monkeypatch.setattr(service, "PIPELINE_MIN_BYTES", 0)
+    environment = make_environment(session)
+    with pytest.raises(RedoInputError, match=r"line 4, NEXT_TIME: '31-FEB-22 10:30:00' is not a date"):
+        service.import_file(
+            session=session,
+            environment=environment,
+            path=FIXTURES / "bad_date.csv",
+            filename="bad.csv",
+            imported_by="alice",
+        )
+    assert count(session, RedoImport) == 0 and count(session, RedoRow) == 0

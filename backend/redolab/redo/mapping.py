@@ -202,18 +202,20 @@ def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
             "threads running at the same time cannot be summed; the requirement follows the seed's method "
             "(peak log + headroom)."
         )
-    builders = {"archived-log": _logs, "volume": _volumes, "awr-snapshot": _snapshots, "awr-stat": _stats}
+    builders = {"volume": _volumes, "awr-snapshot": _snapshots, "awr-stat": _stats}
+    if kind == "archived-log":  # the million-row case: raw rows, a helper object only when needed
+        intervals = _logs(table.rows, _fast_log_reader(columns, dates, size_columns),
+                          lambda line, values: _Row(columns, dates, size_columns, line, values))  # fmt: skip
+        return Mapped(kind, mapping, intervals, warnings)
     rows = (_Row(columns, dates, size_columns, line, values) for line, values in table.rows)
     return Mapped(kind, mapping, builders[kind](rows, mapping, warnings), warnings)
 
 
-def _logs(rows, mapping, warnings) -> Iterator[RedoInterval]:
-    fast = None
-    for row in rows:
-        if fast is None:
-            fast = _fast_log_reader(row)
-        interval = fast(row)
+def _logs(raw_rows, fast, make_row) -> Iterator[RedoInterval]:
+    for line, values in raw_rows:
+        interval = fast(line, values)
         if interval is None:  # anything unusual: the careful path, whose errors name line and column
+            row = make_row(line, values)
             interval = RedoInterval(
                 line=row.line, thread=row.integer("thread") or 1, start=row.date("first_time"),
                 end=row.date("next_time"), seconds=row.number("seconds"), bytes=row.size(), kind="log",
@@ -223,11 +225,10 @@ def _logs(rows, mapping, warnings) -> Iterator[RedoInterval]:
         yield interval
 
 
-def _fast_log_reader(first: _Row):
+def _fast_log_reader(columns, dates, size_columns):
     """A reader for the common row (plain integers, known date formats) with every column position
     resolved once per file; it returns None when a row needs the careful path. It runs once per
     row of million-row imports, so it avoids per-field lookups."""
-    columns = first.columns
 
     def position(target):
         found = columns.get(target)
@@ -235,10 +236,10 @@ def _fast_log_reader(first: _Row):
 
     i_thread, i_seq, i_reset, i_dest, i_inst = map(position, ("thread", "sequence", "resetlogs", "dest_id", "inst_id"))
     i_first, i_next, i_seconds = map(position, ("first_time", "next_time", "seconds"))
-    kind, factor = first.size_columns
+    kind, factor = size_columns
     i_size = position("blocks" if kind == "blocks" else kind)
     i_block_size = position("block_size") if kind == "blocks" else None
-    first_dates, next_dates = first.dates.get("first_time"), first.dates.get("next_time")
+    first_dates, next_dates = dates.get("first_time"), dates.get("next_time")
 
     def integer(values, index):
         if index is None:
@@ -246,8 +247,7 @@ def _fast_log_reader(first: _Row):
         text = values[index]
         return int(text) if text else None
 
-    def read(row: _Row) -> RedoInterval | None:
-        values, line = row.values, row.line
+    def read(line: int, values: list[str]) -> RedoInterval | None:
         try:
             size = float(values[i_size]) * (float(values[i_block_size]) if i_block_size is not None else factor)
             start = first_dates.parse(values[i_first], line) if i_first is not None and values[i_first] else None

@@ -23,7 +23,7 @@ from redolab.redo.parsers import RedoInputError
 from redolab.redo.pipeline import Reading, read_files
 from redolab.redo.reader import open_table
 
-BATCH_ROWS = 5000
+BATCH_ROWS = 20_000
 UPLOAD_MAX_AGE_SECONDS = 24 * 3600
 SAMPLE_ROWS = 8
 
@@ -149,51 +149,102 @@ def import_file(
     table, handle = open_table(path, fmt)
     handle.close()
     mapping = clean_mapping(mapping) or guess_mapping(table.headers)
-    reading = Reading()
     record = RedoImport(
-        environment_id=environment.id,
-        filename=filename,
-        sha256=digest,
-        format=table.format,
-        kind="",
-        mapping=mapping,
-        rows_read=0,
-        rows_kept=0,
-        dropped={},
-        warnings=[],
-        threads=[],
-        imported_by=imported_by,
-    )
+        environment_id=environment.id, filename=filename, sha256=digest, format=table.format, kind="",
+        mapping=mapping, rows_read=0, rows_kept=0, dropped={}, warnings=[], threads=[], imported_by=imported_by,
+    )  # fmt: skip
     session.add(record)
     session.flush()
-    kept, threads, first, last = 0, set(), None, None
-    batch: list[tuple] = []
     connection = session.connection()
     statement = _insert_statement(connection)
+    batches = _parse_elsewhere if path.stat().st_size >= PIPELINE_MIN_BYTES else _parse_here
     try:
-        for interval in read_files([path], fmt=fmt, mapping=mapping, reading=reading):
-            batch.append(_row(record.id, interval))
-            kept += 1
-            threads.add(interval.thread)
-            if interval.start is not None:
-                first = interval.start if first is None or interval.start < first else first
-                end = interval.end or interval.start
-                last = end if last is None or end > last else last
-            if len(batch) >= BATCH_ROWS:
+        for batch in batches(path, fmt, mapping, record.id):
+            if isinstance(batch, dict):
+                totals = batch
+            else:
                 connection.exec_driver_sql(statement, batch)  # the driver's executemany, no per-row Python
-                batch.clear()
-        if batch:
-            connection.exec_driver_sql(statement, batch)
     except RedoInputError:
         session.rollback()
         raise
-    record.kind = reading.kinds[0] if reading.kinds else ""
-    record.rows_read, record.rows_kept, record.dropped = reading.rows_read, kept, dict(reading.dropped)
-    record.warnings, record.threads = reading.warnings, sorted(threads)
-    record.first_time, record.last_time = first, last
+    record.kind = totals["kind"]
+    record.rows_read, record.rows_kept, record.dropped = totals["rows_read"], totals["kept"], totals["dropped"]
+    record.warnings, record.threads = totals["warnings"], totals["threads"]
+    record.first_time, record.last_time = totals["first"], totals["last"]
     session.commit()
     _cache.pop(environment.id, None)
     return record
+
+
+# Above this size the file is parsed in a second process while this one inserts: both cores work.
+PIPELINE_MIN_BYTES = 8 * 1024 * 1024
+
+
+def _parse_here(path: Path, fmt: str, mapping: dict, import_id: int):
+    """Yield batches of row tuples, then a dict of totals (see import_file)."""
+    reading = Reading()
+    kept, threads, first, last = 0, set(), None, None
+    batch: list[tuple] = []
+    for interval in read_files([path], fmt=fmt, mapping=mapping, reading=reading):
+        batch.append(_row(import_id, interval))
+        kept += 1
+        threads.add(interval.thread)
+        if interval.start is not None:
+            first = interval.start if first is None or interval.start < first else first
+            end = interval.end or interval.start
+            last = end if last is None or end > last else last
+        if len(batch) >= BATCH_ROWS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+    yield {
+        "kind": reading.kinds[0] if reading.kinds else "", "rows_read": reading.rows_read, "kept": kept,
+        "dropped": dict(reading.dropped), "warnings": reading.warnings, "threads": sorted(threads),
+        "first": first, "last": last,
+    }  # fmt: skip
+
+
+def _parse_in_child(path: str, fmt: str, mapping: dict, import_id: int, pipe) -> None:
+    """The second process: parse and send batches; a RedoInputError is sent as its message."""
+    try:
+        for item in _parse_here(Path(path), fmt, mapping, import_id):
+            pipe.send(item)
+    except RedoInputError as error:
+        pipe.send(("error", str(error)))
+    except Exception as error:  # never leave the parent waiting
+        pipe.send(("error", f"internal error while reading the file: {type(error).__name__}: {error}"))
+    finally:
+        pipe.close()
+
+
+def _parse_elsewhere(path: Path, fmt: str, mapping: dict, import_id: int):
+    """Like _parse_here, with the parsing in a spawned process (no inherited threads or connections)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_parse_in_child, args=(str(path), fmt, mapping, import_id, sender), daemon=True)
+    child.start()
+    sender.close()
+    try:
+        while True:
+            try:
+                item = receiver.recv()
+            except EOFError:
+                raise RedoInputError(
+                    "the process reading the file stopped unexpectedly; nothing was imported"
+                ) from None
+            if isinstance(item, tuple) and item and item[0] == "error":
+                raise RedoInputError(item[1])
+            yield item
+            if isinstance(item, dict):
+                return
+    finally:
+        receiver.close()
+        child.join(timeout=10)
+        if child.is_alive():
+            child.kill()
 
 
 _COLUMNS = ("import_id", "kind", "thread", "sequence", "resetlogs", "start_epoch_seconds", "end_epoch_seconds",
