@@ -138,8 +138,8 @@ class _Row:
         found = self.columns.get(target)
         if found is None:
             return None
-        value = self.values[found[0]]
-        return value or None  # readers strip values already
+        value = self.values[found[0]].strip()  # delimited values arrive unstripped
+        return value or None
 
     def number(self, target: str) -> float | None:
         text = self.text(target)
@@ -252,6 +252,7 @@ def _fast_log_reader(columns, dates, size_columns):
             size = float(values[i_size]) * (float(values[i_block_size]) if i_block_size is not None else factor)
             start = first_dates.parse(values[i_first], line) if i_first is not None and values[i_first] else None
             end = next_dates.parse(values[i_next], line) if i_next is not None and values[i_next] else None
+            # (a padded blank raises inside parse() and so takes the careful path, which reads it as empty)
             seconds = float(values[i_seconds]) if i_seconds is not None and values[i_seconds] else None
             interval = RedoInterval(
                 line, integer(values, i_thread) or 1, start, end, seconds, size, "log", integer(values, i_seq),

@@ -46,6 +46,6 @@ def read_delimited(lines: Iterable[str], delimiter: str) -> Table:
                     f"line {reader.line_num}: {len(fields)} fields where the heading on line {header_number} "
                     f"has {width}; is a value missing, or does it contain an unquoted '{delimiter}'?"
                 )
-            yield reader.line_num, list(map(str.strip, fields))
+            yield reader.line_num, fields  # unstripped: int()/float() ignore padding; text fields strip later
 
     return Table("delimited", headers, rows())
