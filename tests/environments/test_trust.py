@@ -104,7 +104,25 @@ def test_test_connection_says_why_not(api_client, session, sshd, secret_key):
     environment, primary, _ = make_ssh_environment(session, sshd, secret_key=secret_key, pinned=False)
     report = api_client.post(f"/api/v1/environments/{environment.id}/hosts/{primary.id}/test").json()
     assert report["authenticated"] is False
+    assert report["reachable"] is None  # nothing was tried before the host key is pinned
     assert "not verified yet" in report["error"]
+
+
+def test_test_connection_refused_key_means_reachable(api_client, session, sshd, secret_key, tmp_path):
+    import subprocess
+
+    from redolab.environments.credentials import CredentialCreate, create_credential
+
+    environment, primary, _ = make_ssh_environment(session, sshd, secret_key=secret_key)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+    other = CredentialCreate(name="other", kind="uploaded_key", private_key=(tmp_path / "other").read_text())
+    primary.credential_id = create_credential(
+        session=session, environment=environment, credential_in=other, secret_key=secret_key
+    ).id
+    session.commit()
+    report = api_client.post(f"/api/v1/environments/{environment.id}/hosts/{primary.id}/test").json()
+    assert report["reachable"] is True and report["authenticated"] is False
+    assert "was refused" in report["error"]
 
 
 def test_key_file_credential_runs_a_connection_test(api_client, session, sshd, env_with_host):

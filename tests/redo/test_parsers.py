@@ -147,3 +147,10 @@ def test_ragged_row_names_its_line(tmp_path):
     path.write_text("THREAD#,SEQUENCE#,MB,SEC\n1,1,10,5\n1,2,10\n")
     with pytest.raises(RedoInputError, match="line 3: 3 fields where the heading on line 1 has 4"):
         list(read_files([path], reading=Reading()))
+
+
+def test_volume_row_without_a_date_names_its_line(tmp_path):
+    path = tmp_path / "vol.csv"
+    path.write_text("DAY,THREAD#,MB\n2022-01-15,1,100\n,1,200\n")
+    with pytest.raises(RedoInputError, match="line 3, DAY: no date on this row"):
+        list(read_files([path], reading=Reading()))

@@ -7,10 +7,10 @@ from sqlalchemy.orm import Session
 from redolab.core.errors import FieldError
 from redolab.environments.models import Host, HostTransport
 from redolab.remote.connect import connect_host
-from redolab.remote.deploy import local_binary, probe_file_name, sha256_of
+from redolab.remote.deploy import local_binary, probe_digest, probe_file_name
 from redolab.remote.hostinfo import capture_settings
 from redolab.remote.ssh import fetch_host_key
-from redolab.remote.transport import TransportError
+from redolab.remote.transport import HostAnswered, NotAttempted, TransportError
 
 
 async def scan_host_key(host: Host) -> dict:
@@ -53,7 +53,10 @@ async def test_connection(host: Host, *, secret_key: str, peer_address: str | No
     try:
         transport = await connect_host(host, secret_key=secret_key)
     except TransportError as error:
-        report["reachable"] = "authentication" in str(error) or "host key" in str(error)
+        # HostAnswered: SSH answered but refused us; NotAttempted: not tried yet (None: unknown)
+        report["reachable"] = (
+            True if isinstance(error, HostAnswered) else None if isinstance(error, NotAttempted) else False
+        )
         report["error"] = str(error)
         return report
     report["reachable"] = report["authenticated"] = True
@@ -73,7 +76,7 @@ async def test_connection(host: Host, *, secret_key: str, peer_address: str | No
         else:
             report["probe"] = {
                 "present": bool(cached),
-                "current": cached == sha256_of(local_binary()),
+                "current": cached == probe_digest(),
                 "path": f"{home}/.cache/redolab/{probe_file_name()}",
             }
         report["settings"] = settings

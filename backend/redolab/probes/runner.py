@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -58,8 +59,6 @@ class RunExecution:
 
     def _mark(self, phase: str) -> None:
         """Note when a phase ended; logged once per run, to see where set-up time goes."""
-        import time
-
         self.phases.append((phase, time.monotonic()))
 
     # -- database -------------------------------------------------------------------------
@@ -104,9 +103,7 @@ class RunExecution:
         self._update(status=RunStatus.running, started_at=utcnow())
         try:
             await self._execute()
-        except RunFailed as error:
-            self._finish(RunStatus.failed, str(error))
-        except TransportError as error:
+        except (RunFailed, TransportError) as error:  # expected failures: their message is for the user
             self._finish(RunStatus.failed, str(error))
         except Exception as error:  # a bug must still end the run and clean up
             log.exception("run %s crashed", self.run_id)

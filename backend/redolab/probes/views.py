@@ -18,7 +18,7 @@ from redolab.core.templating import render
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
-from redolab.probes.models import Run, RunStatus
+from redolab.probes.models import Run
 from redolab.probes.parser import interval_series
 from redolab.probes.schemas import RunCreate
 
@@ -143,6 +143,3 @@ def download_run_events(session: SessionDep, run_id: int) -> Response:
     )
     headers = {"Content-Disposition": f'attachment; filename="redolab-run-{run.id}.jsonl"'}
     return Response(body, media_type="application/x-ndjson", headers=headers)
-
-
-__all__ = ["RunStatus", "experiments_context", "router"]

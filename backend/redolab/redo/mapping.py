@@ -120,9 +120,9 @@ def detect_kind(mapping: dict[str, str]) -> str:
         return "archived-log"
     if "first_time" in mapping and any(k in mapping for k in ("bytes", "mb", "gb", "blocks")):
         return "awr-snapshot" if "snap_id" in mapping else "volume"
-    missing = [f for f in ("sequence or a time column", "a size column (BYTES, MB, BLOCKS x BLOCK_SIZE)")]
     raise RedoInputError(
-        "the columns do not look like redo history: expected " + " and ".join(missing) + "; map them by hand"
+        "the columns do not look like redo history: expected SEQUENCE# or a time column, and a size column "
+        "(BYTES, MB, BLOCKS x BLOCK_SIZE); map them by hand"
     )
 
 
@@ -273,6 +273,8 @@ def _volumes(rows, mapping, warnings) -> Iterator[RedoInterval]:
     daily_checked = False
     for row in rows:
         start = row.date("first_time")
+        if start is None:
+            raise RedoInputError(f"line {row.line}, {mapping['first_time']}: no date on this row")
         hour = row.integer("hour")
         if hour is not None:
             start = start.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(hours=hour)
@@ -298,11 +300,10 @@ def _volumes(rows, mapping, warnings) -> Iterator[RedoInterval]:
             kind="period",
             dest_id=row.integer("dest_id"),
         )
-    if not any("hourly" in w for w in warnings):
-        warnings.append(
-            "Only volumes per period are known: peaks shorter than the period are averaged away; "
-            "per-log data (V$ARCHIVED_LOG) shows them."
-        )
+    warnings.append(
+        "Only volumes per period are known: peaks shorter than the period are averaged away; "
+        "per-log data (V$ARCHIVED_LOG) shows them."
+    )
 
 
 def _snapshots(rows, mapping, warnings) -> Iterator[RedoInterval]:

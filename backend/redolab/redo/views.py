@@ -9,7 +9,7 @@ from redolab.charts.redo import distribution_figure, heatmap_figure, rate_figure
 from redolab.core.deps import OperatorUser, SessionDep, current_html_user
 from redolab.core.errors import FieldError
 from redolab.core.responses import redirect
-from redolab.core.templating import render
+from redolab.core.templating import is_htmx, render
 from redolab.environments.service import get_environment
 from redolab.redo import service
 from redolab.redo.mapping import FIELDS
@@ -131,11 +131,9 @@ async def import_upload(request: Request, session: SessionDep, user: OperatorUse
         }
         return render(request, "redo/_preview.html", context, status_code=422)
     service.discard_upload(upload_dir(request), token)
-    response = redirect(request, f"/environments/{environment.id}#history")
-    if "HX-Redirect" in response.headers:
-        response.headers["HX-Refresh"] = "true"
-        del response.headers["HX-Redirect"]
-    return response
+    if is_htmx(request):  # the whole page changes (numbers, charts, imports): reload it
+        return Response(status_code=200, headers={"HX-Refresh": "true"})
+    return redirect(request, f"/environments/{environment.id}#history")
 
 
 @router.delete("/environments/{environment_id}/redo/imports/{import_id}")

@@ -8,13 +8,13 @@ from redolab.core.security import decrypt_secret
 from redolab.environments.models import CredentialKind, Host, HostTransport
 from redolab.remote.local import LocalTransport
 from redolab.remote.ssh import SshTarget, SshTransport
-from redolab.remote.transport import Transport, TransportError
+from redolab.remote.transport import NotAttempted, Transport
 
 
 def ssh_target(host: Host, *, secret_key: str) -> SshTarget:
     credential = host.credential
     if credential is None:
-        raise TransportError(
+        raise NotAttempted(
             f"host {host.name} has no SSH credential: an admin must add one under Credentials and assign it to the host"
         )
     keys: tuple = ()
@@ -26,7 +26,7 @@ def ssh_target(host: Host, *, secret_key: str) -> SshTarget:
         try:
             keys = (asyncssh.import_private_key(text, passphrase),)
         except (asyncssh.KeyImportError, ValueError):
-            raise TransportError(
+            raise NotAttempted(
                 f"the private key of credential '{credential.name}' cannot be read (wrong passphrase?): upload it again"
             ) from None
     elif credential.kind is CredentialKind.key_path:
@@ -50,5 +50,5 @@ async def connect_host(host: Host, *, secret_key: str) -> Transport:
     try:
         target = ssh_target(host, secret_key=secret_key)
     except ValueError as error:  # a credential that no longer decrypts
-        raise TransportError(f"host {host.name}: {error}") from None
+        raise NotAttempted(f"host {host.name}: {error}") from None
     return await SshTransport.connect(target)

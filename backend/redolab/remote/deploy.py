@@ -9,6 +9,7 @@ import secrets
 import tarfile
 import tempfile
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from redolab.probe import BINARY, PROBE_DIR, build
@@ -24,6 +25,18 @@ class ProbeInstall:
     sha256: str
     version: str
     built_from_source: bool
+
+
+@lru_cache(maxsize=4)
+def _binary_digest(path: Path, mtime_ns: int, size: int) -> str:
+    return sha256_of(path)
+
+
+def probe_digest() -> str:
+    """SHA-256 of the local probe binary, hashed once per build (not once per host and run)."""
+    binary = local_binary()
+    stat = binary.stat()
+    return _binary_digest(binary, stat.st_mtime_ns, stat.st_size)
 
 
 def sha256_of(path: Path) -> str:
@@ -49,7 +62,7 @@ async def _remote_sha256(transport: Transport, path: str) -> str | None:
 
 def probe_file_name() -> str:
     """The cached binary's name on a host: version and hash, so a new build is a new file."""
-    return f"redoprobe-{PROBE_VERSION}-{sha256_of(local_binary())[:16]}"
+    return f"redoprobe-{PROBE_VERSION}-{probe_digest()[:16]}"
 
 
 async def ensure_probe(transport: Transport, found: dict) -> ProbeInstall:
@@ -59,7 +72,7 @@ async def ensure_probe(transport: Transport, found: dict) -> ProbeInstall:
     the SHA-256 of the cached binary (empty when absent).
     """
     binary = local_binary()
-    digest = sha256_of(binary)
+    digest = probe_digest()
     if isinstance(transport, LocalTransport):
         return ProbeInstall(str(binary), digest, PROBE_VERSION, built_from_source=False)
     home, arch = found.get("home") or "", found.get("arch") or ""

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import asyncssh
 
-from redolab.remote.transport import Completed, HostKeyChanged, TransportError, shell_join
+from redolab.remote.transport import (
+    Completed,
+    HostAnswered,
+    HostKeyChanged,
+    NotAttempted,
+    TransportError,
+    shell_join,
+)
 
 CONNECT_TIMEOUT_SECONDS = 10
 
@@ -89,7 +96,7 @@ class SshTransport:
     @classmethod
     async def connect(cls, target: SshTarget) -> SshTransport:
         if not target.host_key:
-            raise TransportError(
+            raise NotAttempted(
                 f"the SSH host key of {target.name} is not verified yet: use Verify host on the "
                 "environment page and accept its fingerprint before running anything there"
             )
@@ -114,7 +121,7 @@ class SshTransport:
             _, offered = await fetch_host_key(target.address, target.port)
             raise HostKeyChanged(target.name, target.host_key_fingerprint or "?", offered) from None
         except asyncssh.PermissionDenied:
-            raise TransportError(
+            raise HostAnswered(
                 f"SSH authentication to {target.name} as {target.username} was refused: check the "
                 "host's credential and the user's ~/.ssh/authorized_keys"
             ) from None

@@ -17,7 +17,15 @@ class TransportError(Exception):
     """A host could not be reached or used; the message names the host and what to check."""
 
 
-class HostKeyChanged(TransportError):
+class HostAnswered(TransportError):
+    """The host answered over SSH but would not let redolab in (key refused, host key changed)."""
+
+
+class NotAttempted(TransportError):
+    """redolab did not try to connect: something must be set up first (host key, credential)."""
+
+
+class HostKeyChanged(HostAnswered):
     def __init__(self, host: str, pinned: str, offered: str) -> None:
         super().__init__(
             f"the SSH host key of {host} changed: pinned {pinned}, now offered {offered}. "
