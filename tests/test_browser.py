@@ -235,3 +235,77 @@ def test_redo_upload_preview_import_and_chart(server, page):
         "() => { const e = document.querySelector('#redo-rate-chart'); return e && Number(e.dataset.drawn) >= 3; }"
     )
     page.screenshot(path=str(server_screenshot_dir() / "redo.png"), full_page=True)
+
+
+def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_path):
+    """Redo history plus an ASYNC and a SYNC-with-write run: every plan card has its numbers."""
+    from pathlib import Path
+
+    from playwright.sync_api import expect
+
+    create_first_user(page, server)
+    page.click("text=New environment")
+    page.fill("#f-name", "plan env")
+    page.fill("#f-database_size_bytes", "2 TiB")
+    page.fill("#f-link_rtt_seconds", "25 ms")
+    page.fill("#f-instantiation_goal_seconds", "48 h")
+    page.click("text=Create environment")
+    expect(page.locator("h1")).to_have_text("plan env")
+    expect(page.locator("#plan-transport")).to_contain_text("no redo history yet")
+    for role, name in (("primary", "here-primary"), ("standby", "here-standby")):
+        page.select_option("#f-role", role)
+        page.fill("#f-name", name)
+        page.select_option("#f-transport", "local")
+        page.click("text=Add host")
+        expect(page.locator("#hosts-table")).to_contain_text(name)
+    page.set_input_files("#u-file", str(Path(__file__).parent / "fixtures" / "redo" / "gv_archived_log.csv"))
+    page.click("#redo-preview-button")
+    page.click("#redo-import")
+    expect(page.locator("#redo-numbers")).to_be_visible(timeout=15_000)
+    env_url = page.url.split("#")[0]
+
+    write_dir = tmp_path / "standby-redo"
+    write_dir.mkdir()
+    # the ASYNC stream is paced to 6 Mbit/s (0.72 MiB/s), below thread 1's 1 MiB/s log: it falls behind
+    for mode, label in (("async", "paced stream"), ("sync", "sync write")):
+        page.goto(env_url)
+        page.select_option("#r-mode", mode)
+        page.fill("#r-conns", "1")
+        page.fill("#r-message_bytes", "64 KiB")
+        page.fill("#r-duration_seconds", "3 s")
+        page.fill("#r-interval_seconds", "1 s")
+        page.fill("#r-label", label)
+        if mode == "async":
+            page.fill("#r-rate_bits_per_second", "6 Mbit/s")
+        else:
+            page.fill("#r-write_dir", str(write_dir))
+            page.check("#r-sync_write")
+        page.click("#run-button")
+        expect(page.locator("h1")).to_contain_text(label)
+        expect(page.locator("#run-status")).to_have_text("succeeded", timeout=45_000)
+
+    page.goto(env_url)
+    expect(page.locator("#plan-transport")).to_have_attribute("data-status", "fail")
+    expect(page.locator("#plan-transport")).to_contain_text("Thread 1: one ASYNC stream from primary node 1")
+    expect(page.locator("#plan-transport")).to_contain_text("primary node 2")  # the fixture's second thread
+    expect(page.locator("#plan-instantiation")).to_have_attribute("data-status", "fail")
+    expect(page.locator("#plan-instantiation")).to_contain_text("over the 48 h goal")
+    expect(page.locator("#plan-instantiation")).to_contain_text("no multi-connection run yet")
+    expect(page.locator("#plan-buffers")).to_contain_text("(3 x BDP)")
+    expect(page.locator("#plan-lag")).to_contain_text("max lag")
+    expect(page.locator("#plan-commit")).to_contain_text("per commit")
+    expect(page.locator("#plan-commit")).to_contain_text("Measured SYNC acknowledgement")
+    expect(page.locator("#plan-risks")).to_contain_text("loopback")
+    expect(page.locator("#plan-settings")).to_contain_text("RECV_BUF_SIZE=")
+    page.wait_for_function(
+        "() => { const e = document.querySelector('#lag-chart'); return e && Number(e.dataset.drawn) >= 1; }"
+    )
+    # a failing card shows its working and links to the run behind the number; others are one click away
+    expect(page.locator("#plan-transport a[href^='/runs/']").first).to_be_visible()
+    expect(page.locator("#plan-buffers").get_by_text("BDP = ")).to_be_hidden()
+    page.click("#plan-buffers summary")
+    expect(page.locator("#plan-buffers").get_by_text("BDP = ")).to_be_visible()
+    page.screenshot(path=str(server_screenshot_dir() / "plan.png"), full_page=True)
+    page.emulate_media(media="print")
+    expect(page.locator("#experiments")).to_be_hidden()
+    expect(page.locator("#plan-commit")).to_be_visible()

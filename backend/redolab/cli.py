@@ -1,4 +1,4 @@
-"""The `redolab` command: serve, worker, db upgrade, user create/list."""
+"""The `redolab` command: serve, worker, db upgrade, user, run, redo, plan."""
 
 from __future__ import annotations
 
@@ -16,7 +16,11 @@ app = typer.Typer(help="redolab: plan a database standby build with measured num
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 user_app = typer.Typer(help="Dashboard users.", no_args_is_help=True)
 redo_app = typer.Typer(help="Redo history: analyze or import archived-log and AWR exports.", no_args_is_help=True)
+plan_app = typer.Typer(
+    help="Planning maths: BDP, TCP window, instantiation time, and an environment's plan.", no_args_is_help=True
+)
 app.add_typer(redo_app, name="redo")
+app.add_typer(plan_app, name="plan")
 app.add_typer(db_app, name="db")
 app.add_typer(user_app, name="user")
 
@@ -35,13 +39,15 @@ def _engine():
 @contextmanager
 def _environment_named(name: str):
     """(session, environment) for the environment called `name`; a clear error if there is none."""
-    from sqlalchemy import select
+    from sqlalchemy import inspect, select
 
     from redolab.core.db import make_sessionmaker
     from redolab.environments.models import Environment
 
     engine = _engine()
     try:
+        if not inspect(engine).has_table("environments"):
+            _fail(f"the database {engine.url.render_as_string()} has no redolab tables yet: run `redolab db upgrade`")
         with make_sessionmaker(engine)() as session:
             environment = session.scalar(select(Environment).where(Environment.name == name))
             if environment is None:
@@ -332,3 +338,144 @@ def redo_import(
             typer.echo(
                 f"{path.name}: import #{record.id}, {record.rows_read} rows read, {record.rows_kept} kept ({dropped})"
             )
+
+
+def _parse_option(parse, text: str, option: str):
+    """A unit parse, with the option named in the error."""
+    from redolab.core.units import UnitError
+
+    try:
+        return parse(text)
+    except UnitError as error:
+        _fail(f"{option}: {error}")
+
+
+def _echo_json(document: dict) -> None:
+    import json
+
+    typer.echo(json.dumps(document, indent=2))
+
+
+@plan_app.command("bdp")
+def plan_bdp(
+    bandwidth: str = typer.Option(..., "--bandwidth", help="Link rate, e.g. 1Gbit/s or 10 Gbit/s."),
+    rtt: str = typer.Option(..., "--rtt", help="Round-trip time, e.g. 25ms."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (units in the keys)."),
+) -> None:
+    """Bandwidth-delay product and the recommended socket buffers (3 x BDP, seed 003)."""
+    from redolab.core.units import format_bytes, parse_bit_rate, parse_duration
+    from redolab.planning.network import bandwidth_delay
+
+    bits = _parse_option(parse_bit_rate, bandwidth, "--bandwidth")
+    seconds = _parse_option(parse_duration, rtt, "--rtt")
+    try:
+        result = bandwidth_delay(bandwidth_bits_per_second=bits, rtt_seconds=seconds)
+    except ValueError as error:
+        _fail(str(error))
+    if as_json:
+        _echo_json(
+            {
+                "bandwidth_bits_per_second": bits,
+                "rtt_seconds": seconds,
+                "bdp_bytes": result.bdp_bytes,
+                "socket_buffer_bytes": result.socket_buffer_bytes,
+            }
+        )
+        return
+    typer.echo(f"bandwidth-delay product: {result.bdp_bytes:,} bytes ({format_bytes(result.bdp_bytes)})")
+    typer.echo(
+        f"socket buffers (3 x BDP): {result.socket_buffer_bytes:,} bytes ({format_bytes(result.socket_buffer_bytes)})"
+    )
+
+
+@plan_app.command("window")
+def plan_window(
+    send_rate: str = typer.Option(..., "--send-rate", help="Measured send rate, e.g. 2.02MiB/s (MB/s means MiB/s)."),
+    rtt: str = typer.Option(..., "--rtt", help="Round-trip time, e.g. 27.7ms."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (units in the keys)."),
+) -> None:
+    """TCP window = send rate x round-trip time (seed 001)."""
+    from redolab.core.units import parse_byte_rate, parse_duration
+    from redolab.planning.network import tcp_window_bytes
+
+    rate = _parse_option(parse_byte_rate, send_rate, "--send-rate")
+    seconds = _parse_option(parse_duration, rtt, "--rtt")
+    try:
+        window = tcp_window_bytes(send_bytes_per_second=rate, rtt_seconds=seconds)
+    except ValueError as error:
+        _fail(str(error))
+    if as_json:
+        _echo_json({"send_bytes_per_second": rate, "rtt_seconds": seconds, "window_bytes": window})
+        return
+    typer.echo(f"TCP window: {window:,} bytes")
+
+
+@plan_app.command("instantiation")
+def plan_instantiation(
+    db_size: str = typer.Option(..., "--db-size", help="Database size, e.g. 100TiB (TB means TiB)."),
+    throughput: str = typer.Option(..., "--throughput", help="Aggregate throughput of one node pair, e.g. 300MiB/s."),
+    nodes: int = typer.Option(1, "--nodes", min=1, help="Node pairs copying in parallel."),
+    overhead: float = typer.Option(
+        30.0, "--overhead", min=0, max=1000, help="Apply overhead, percent (seed 000: ~30)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (units in the keys)."),
+) -> None:
+    """Instantiation time = size / (throughput per node pair x pairs), plus the apply overhead (seed 000)."""
+    from redolab.core.units import format_duration, parse_byte_rate, parse_size
+    from redolab.planning.instantiation import instantiation_estimate
+
+    size = _parse_option(parse_size, db_size, "--db-size")
+    rate = _parse_option(parse_byte_rate, throughput, "--throughput")
+    try:
+        result = instantiation_estimate(
+            database_bytes=size, throughput_per_pair_bytes_per_second=rate, node_pairs=nodes, overhead_percent=overhead
+        )
+    except ValueError as error:
+        _fail(str(error))
+    if as_json:
+        _echo_json(
+            {
+                "database_bytes": size,
+                "throughput_per_pair_bytes_per_second": rate,
+                "node_pairs": nodes,
+                "overhead_percent": overhead,
+                "copy_seconds": result.copy_seconds,
+                "copy_hours": result.copy_seconds / 3600,
+                "total_seconds": result.total_seconds,
+                "total_hours": result.total_hours,
+            }
+        )
+        return
+    typer.echo(f"copy: {format_duration(result.copy_seconds)}")
+    typer.echo(f"with {overhead:g} % apply overhead: {format_duration(result.total_seconds)}")
+
+
+@plan_app.command("show")
+def plan_show(
+    env: str = typer.Option(..., "--env", help="Environment name."),
+    as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON (units in the keys)."),
+) -> None:
+    """The environment's plan: verdicts, estimate, lag replay, commit impact, risks and settings."""
+    from redolab.planning.service import environment_plan
+
+    with _environment_named(env) as (session, environment):
+        plan = environment_plan(session=session, environment=environment)
+    if as_json:
+        _echo_json(plan.to_json())
+        return
+    for card in plan.cards:
+        typer.echo(f"== {card.title} [{card.status}]")
+        if card.headline:
+            typer.echo(f"   {card.headline}")
+        for label, value in card.rows:
+            typer.echo(f"   {label}: {value}")
+        for item in card.missing:
+            typer.echo(f"   missing: {item}")
+        for line in card.working:
+            typer.echo(f"   ({line})")
+    typer.echo("== Risks")
+    for risk in plan.risks or ["none found in the data so far"]:
+        typer.echo(f"   - {risk}")
+    for snippet in plan.snippets:
+        typer.echo(f"== {snippet.title} -> {snippet.target}")
+        typer.echo(snippet.text)

@@ -59,6 +59,21 @@
   document.addEventListener("DOMContentLoaded", function () { drawPlots(document); });
   document.addEventListener("htmx:afterSettle", function (event) { drawPlots(event.detail.elt.parentNode || document); });
 
+  // Plan: copy a settings snippet, print the page as the plan report.
+  document.addEventListener("click", function (event) {
+    const copy = event.target.closest("[data-copy]");
+    if (copy) {
+      const text = document.getElementById(copy.dataset.copy).textContent;
+      navigator.clipboard.writeText(text).then(function () { copy.textContent = "Copied"; },
+        function () { flash("The browser refused the clipboard: select the lines and copy them by hand."); });
+    }
+    if (event.target.closest("[data-print]")) window.print();
+  });
+  // A printed plan shows its working: reviewers check the numbers on paper.
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details.working").forEach(function (d) { d.open = true; });
+  });
+
   document.addEventListener("htmx:sendError", function () {
     flash("redolab did not answer: check that the server is running, then try again.");
   });

@@ -6,16 +6,12 @@ from datetime import timedelta
 
 import plotly.graph_objects as go
 
+from redolab.charts import LAYOUT
 from redolab.core.units import MIB
 from redolab.redo.analytics import Analysis
 
 MAX_POINTS = 4000
-_LAYOUT = {
-    "margin": {"l": 60, "r": 20, "t": 30, "b": 45},
-    "height": 340,
-    "template": "plotly_white",
-    "legend": {"orientation": "h", "y": -0.22},
-}
+_LAYOUT = {**LAYOUT, "height": 340, "legend": {"orientation": "h", "y": -0.22}}
 WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
 

@@ -5,14 +5,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from redolab.charts import LAYOUT
 from redolab.core.units import MIB, byte_rate_to_mbit
-
-_LAYOUT = {
-    "margin": {"l": 60, "r": 20, "t": 30, "b": 45},
-    "height": 320,
-    "legend": {"orientation": "h", "y": -0.25},
-    "template": "plotly_white",
-}
 
 
 def throughput_figure(series: dict, *, duration_seconds: float | None = None) -> str:
@@ -36,7 +30,7 @@ def throughput_figure(series: dict, *, duration_seconds: float | None = None) ->
             hovertemplate="%{y:.2f} MiB/s (%{customdata:.1f} Mbit/s) at %{x:.1f} s<extra></extra>",
         )
     )
-    figure.update_layout(**_LAYOUT, xaxis_title="time (s)", yaxis_title="throughput (MiB/s)")
+    figure.update_layout(**LAYOUT, xaxis_title="time (s)", yaxis_title="throughput (MiB/s)")
     if duration_seconds:
         figure.update_xaxes(range=[0, duration_seconds])
     figure.update_yaxes(rangemode="tozero")
@@ -54,7 +48,7 @@ def tcp_info_figure(series: dict) -> str:
     figure.update_yaxes(title_text="cwnd (segments)", row=2, col=1)
     figure.update_yaxes(title_text="retransmits", row=3, col=1)
     figure.update_xaxes(title_text="time (s)", row=3, col=1)
-    figure.update_layout(**{**_LAYOUT, "height": 480})
+    figure.update_layout(**{**LAYOUT, "height": 480})
     return figure.to_json()
 
 
@@ -62,5 +56,5 @@ def latency_histogram_figure(histogram: list[dict]) -> str:
     """Sync-mode acknowledgement latency in power-of-two microsecond buckets."""
     labels = [f"{b['from_us']}–{b['to_us']} µs" for b in histogram]
     figure = go.Figure(go.Bar(x=labels, y=[b["count"] for b in histogram], name="messages"))
-    figure.update_layout(**_LAYOUT, xaxis_title="acknowledgement latency", yaxis_title="messages")
+    figure.update_layout(**LAYOUT, xaxis_title="acknowledgement latency", yaxis_title="messages")
     return figure.to_json()

@@ -31,6 +31,7 @@ from redolab.environments.schemas import (
     HostCreate,
     HostUpdate,
 )
+from redolab.planning.views import plan_context
 from redolab.probes.views import experiments_context
 from redolab.redo.views import history_context
 from redolab.remote.transport import TransportError
@@ -145,6 +146,7 @@ def show_environment(request: Request, session: SessionDep, environment_id: int)
         **experiments_context(session, environment),
         **_credentials_context(),
         **history_context(session, environment),
+        **plan_context(session, environment),
     }
     return render(request, "environments/detail.html", context)
 

@@ -59,3 +59,36 @@ def interval_series(lines: list[str]) -> dict:
         series["snd_cwnd"].append(sum(s.get("snd_cwnd", 0) for s in streams) if streams else None)
         series["retransmits"].append(sum(s.get("retransmits", 0) for s in streams))
     return series
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    """What planning needs from a run's stored client events (units in the names)."""
+
+    rtt_min_seconds: float | None
+    ack_count: int
+    ack_avg_seconds: float | None
+    server_write_seconds: float | None
+
+
+def run_metrics(lines: list[str]) -> RunMetrics:
+    """Minimum TCP_INFO round-trip time over all intervals and streams, and from the end event the
+    acknowledgement latency (sync mode) and the server's total write time (with --write-dir)."""
+    rtt_min_us, end = None, {}
+    for line in lines:
+        event = parse_line(line)
+        if event.event == "interval":
+            for stream in event.data.get("streams", []):
+                rtt = stream.get("rtt_us")
+                if rtt and (rtt_min_us is None or rtt < rtt_min_us):
+                    rtt_min_us = rtt
+        elif event.event == "end":
+            end = event.data
+    ack = end.get("ack_latency_us") or {}
+    count = ack.get("count") or 0
+    return RunMetrics(
+        rtt_min_seconds=rtt_min_us / 1e6 if rtt_min_us else None,
+        ack_count=count,
+        ack_avg_seconds=ack["avg"] / 1e6 if count and "avg" in ack else None,
+        server_write_seconds=end.get("server_write_seconds"),
+    )

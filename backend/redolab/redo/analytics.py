@@ -37,6 +37,8 @@ class Analysis:
     threads: dict[int, ThreadSummary] = field(default_factory=dict)
     segments: list[tuple[datetime, datetime, float]] = field(default_factory=list)  # summed rate, piecewise
     points: dict[int, list[tuple[datetime, float]]] = field(default_factory=dict)  # per-thread (start, rate)
+    # per-thread rate as constant pieces (start, end, bytes/s): what one transport stream must carry
+    thread_segments: dict[int, list[tuple[datetime, datetime, float]]] = field(default_factory=dict)
     redo_bytes_with_writes: float = 0.0
     redo_writes: float = 0.0
     durations: list[float] = field(default_factory=list)
@@ -90,6 +92,7 @@ def analyze(intervals: Iterable[RedoInterval], *, headroom_ratio: float = 0.30, 
     """One pass over de-duplicated intervals."""
     result = Analysis(headroom_ratio=headroom_ratio)
     events: list[tuple[datetime, float]] = []
+    thread_events: dict[int, list[tuple[datetime, float]]] = {}
     for interval in intervals:
         rate = interval.rate
         result.kinds[interval.kind] += 1
@@ -112,7 +115,9 @@ def analyze(intervals: Iterable[RedoInterval], *, headroom_ratio: float = 0.30, 
             events.append((interval.end, -rate))
             if keep_points:
                 result.points.setdefault(interval.thread, []).append((interval.start, rate))
+                thread_events.setdefault(interval.thread, []).extend(events[-2:])
     result.segments = _sweep(events)
+    result.thread_segments = {thread: _sweep(pieces) for thread, pieces in thread_events.items()}
     result.warnings = _warnings(result)
     return result
 

@@ -1,0 +1,1 @@
+"""Planning: pure functions from measured numbers to verdicts, estimates and settings; and the plan."""

@@ -1,0 +1,136 @@
+"""Recommended settings as copyable snippets, each line with the reason for its value (pure).
+Units: bytes, packets.
+
+Sources: seed 003 (socket buffers = 3 x BDP in sqlnet.ora RECV_BUF_SIZE / SEND_BUF_SIZE,
+DEFAULT_SDU_SIZE=32767, txqueuelen on the sender and netdev_max_backlog on the receiver: a 1 Gbit/s
+link at 100 ms wants a txqueuelen of at least 10,000, the example pairs it with a backlog of
+20,000), seed 000 (tcp_rmem / tcp_wmem maximum; an average redo write above 1500 bytes: evaluate
+jumbo frames) and seed 001 (DB2_HADR_SOSNDBUF / SORCVBUF from the TCP window, DB2_HADR_BUF_SIZE
+= 2 x LOGBUFSZ).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from redolab.core.units import format_bytes
+from redolab.planning.network import packets_in_flight
+
+DEFAULT_QUEUE_PACKETS = 1000  # Linux's default netdev_max_backlog; txqueuelen defaults to 1000 today
+JUMBO_MTU_BYTES = 9000
+STANDARD_MTU_BYTES = 1500
+
+
+@dataclass(frozen=True)
+class SettingLine:
+    line: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Snippet:
+    title: str
+    target: str  # where the lines go
+    lines: tuple[SettingLine, ...]
+
+    @property
+    def text(self) -> str:
+        """The lines as they are pasted, each preceded by its reason as a comment."""
+        comment = "--" if self.target.endswith(".sql") else "#"
+        return "\n".join(f"{comment} {item.why}\n{item.line}" for item in self.lines)
+
+
+def recommended_snippets(
+    *,
+    platform: str,
+    socket_buffer_bytes: int,
+    bdp_bytes: int,
+    mtu_bytes: int = STANDARD_MTU_BYTES,
+    interface: str | None = None,
+    avg_redo_write_bytes: float | None = None,
+) -> list[Snippet]:
+    """Kernel, device queue, database and MTU settings for socket buffers of `socket_buffer_bytes`."""
+    buffer = socket_buffer_bytes
+    size = format_bytes(buffer)
+    queue = max(
+        DEFAULT_QUEUE_PACKETS, math.ceil(packets_in_flight(bdp_bytes=bdp_bytes, mtu_bytes=mtu_bytes) / 1000) * 1000
+    )
+    device = interface or "<data interface>"
+    snippets = [
+        Snippet(
+            "Kernel (primary and standby)",
+            "/etc/sysctl.d/90-redolab.conf",
+            (
+                SettingLine(
+                    f"net.core.rmem_max = {buffer}", f"lets a socket be granted the {size} receive buffer asked for"
+                ),
+                SettingLine(
+                    f"net.core.wmem_max = {buffer}", f"lets a socket be granted the {size} send buffer asked for"
+                ),
+                SettingLine(
+                    f"net.ipv4.tcp_rmem = 4096 87380 {buffer}", "autotuning may grow the receive window to 3 x BDP"
+                ),
+                SettingLine(
+                    f"net.ipv4.tcp_wmem = 4096 16384 {buffer}", "autotuning may grow the send buffer to 3 x BDP"
+                ),
+                SettingLine(
+                    f"net.core.netdev_max_backlog = {2 * queue}",
+                    "receive queue: twice the transmit queue, so bursts of a full window are not dropped",
+                ),
+            ),
+        ),
+        Snippet(
+            "Transmit queue (primary and standby)",
+            "shell, as root (persist it in the interface configuration)",
+            (
+                SettingLine(
+                    f"ip link set dev {device} txqueuelen {queue}",
+                    f"one BDP is {math.ceil(bdp_bytes / mtu_bytes):,} packets of {mtu_bytes} bytes; "
+                    "a short queue drops them and TCP backs off",
+                ),
+            ),
+        ),
+    ]
+    if platform == "hadr":
+        snippets.append(
+            Snippet(
+                "Db2 HADR registry (primary and standby)",
+                "db2set, then restart the instance",
+                (
+                    SettingLine(f"db2set DB2_HADR_SOSNDBUF={buffer}", "HADR socket send buffer: 3 x BDP"),
+                    SettingLine(f"db2set DB2_HADR_SORCVBUF={buffer}", "HADR socket receive buffer: 3 x BDP"),
+                    SettingLine(
+                        "db2set DB2_HADR_BUF_SIZE=<2 x LOGBUFSZ>",
+                        "standby receive buffer in 4 KiB pages: twice LOGBUFSZ (seed 001: 4096 for a LOGBUFSZ of 2048)",
+                    ),
+                ),
+            )
+        )
+    else:
+        snippets.append(
+            Snippet(
+                "Oracle Net (primary and standby)",
+                "sqlnet.ora",
+                (
+                    SettingLine(f"RECV_BUF_SIZE={buffer}", "socket receive buffer for redo transport: 3 x BDP"),
+                    SettingLine(f"SEND_BUF_SIZE={buffer}", "socket send buffer for redo transport: 3 x BDP"),
+                    SettingLine("DEFAULT_SDU_SIZE=32767", "larger session data units for bulk redo (seed 003)"),
+                ),
+            )
+        )
+    if avg_redo_write_bytes is not None and avg_redo_write_bytes > STANDARD_MTU_BYTES and mtu_bytes < JUMBO_MTU_BYTES:
+        snippets.append(
+            Snippet(
+                "MTU (evaluate; every hop of the path must carry it)",
+                "shell, as root, on primary and standby",
+                (
+                    SettingLine(
+                        f"ip link set dev {device} mtu {JUMBO_MTU_BYTES}",
+                        f"the average redo write is {avg_redo_write_bytes:,.0f} bytes, more than one "
+                        f"{STANDARD_MTU_BYTES}-byte frame: test jumbo frames, then compare the runs",
+                    ),
+                ),
+            )
+        )
+    return snippets

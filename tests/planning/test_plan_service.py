@@ -1,0 +1,113 @@
+"""The plan from stored data: a redo import and real probe runs on "This machine", through the
+API, the environment page and `redolab plan show`."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from redolab.planning.service import environment_plan
+from redolab.probes.models import RunStatus
+from redolab.probes.parser import run_metrics
+from redolab.probes.service import run_lines
+from redolab.redo import service as redo_service
+from tests.factories import make_environment, make_host
+from tests.probes.runs import execute_next, reload, request_run
+from tests.services import REDOLAB, redolab_env
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
+
+
+@pytest.fixture
+def measured(session, engine, secret_key, tmp_path):
+    """An environment with the GV$ARCHIVED_LOG fixture imported and three runs on this machine."""
+    environment = make_environment(
+        session, platform="dataguard", transport_mode="SYNC", database_size_bytes=2 * 1024**4,
+        instantiation_goal_seconds=48 * 3600, link_rtt_seconds=0.025,
+    )  # fmt: skip
+    primary = make_host(session, environment, role="primary", name="here-p", transport="local")
+    standby = make_host(session, environment, role="standby", name="here-s", transport="local")
+    redo_service.import_file(
+        session=session, environment=environment, path=FIXTURES / "gv_archived_log.csv",
+        filename="gv_archived_log.csv", imported_by="alice",
+    )  # fmt: skip
+    write_dir = tmp_path / "standby-redo"
+    write_dir.mkdir()
+    runs = [
+        request_run(session, environment, primary, standby, conns=1, label="one stream"),
+        request_run(session, environment, primary, standby, conns=2, label="two streams"),
+        request_run(
+            session,
+            environment,
+            primary,
+            standby,
+            mode="sync",
+            message_bytes=64 * 1024,
+            write_dir=str(write_dir),
+            sync_write=True,
+            label="sync write",
+        ),
+    ]
+    for _ in runs:
+        assert execute_next(engine, secret_key)
+    runs = [reload(session, run) for run in runs]
+    assert [run.status for run in runs] == [RunStatus.succeeded] * 3, [run.failure_reason for run in runs]
+    return environment, runs
+
+
+def test_plan_is_computed_from_the_stored_runs_and_import(session, measured):
+    environment, (single, double, sync) = measured
+    plan = environment_plan(session=session, environment=environment)
+    transport = plan.card("transport")
+    thread1 = next(t for t in transport.values["threads"] if t["thread"] == 1)
+    assert thread1["run_id"] == single.id
+    assert thread1["available_bytes_per_second"] == pytest.approx(single.bytes_per_second)
+    assert any("primary node 2" in m for m in transport.missing)  # the fixture has two threads, one node here
+    best = max(single, double, key=lambda r: r.bytes_per_second)
+    assert transport.values["summed"]["run_id"] == best.id
+
+    commit = plan.card("commit")
+    metrics = run_metrics(run_lines(session=session, run=sync, role="client"))
+    assert metrics.ack_count > 0 and metrics.server_write_seconds > 0
+    assert commit.values["write_seconds"] == pytest.approx(metrics.server_write_seconds / metrics.ack_count)
+    assert commit.values["environment_mode"] == "SYNC"
+    assert commit.values["rtt_seconds"] == pytest.approx(0.025)  # the environment's RTT wins over loopback
+
+    buffers = plan.card("buffers")
+    assert buffers.values["bandwidth_bits_per_second"] == pytest.approx(best.bytes_per_second * 8)
+    assert buffers.values["socket_buffer_bytes"] == 3 * buffers.values["bdp_bytes"]
+    instantiation = plan.card("instantiation")
+    assert instantiation.values["copy_seconds"] == pytest.approx(2 * 1024**4 / best.bytes_per_second)
+    assert plan.card("lag").values["threads"][0]["run_id"] == single.id
+    assert any("loopback" in risk for risk in plan.risks)
+    assert "RECV_BUF_SIZE=" + str(buffers.values["socket_buffer_bytes"]) in plan.snippets[2].text
+
+
+def test_plan_api_page_and_cli_agree(session, measured, api_client, browser_client, tmp_path, database_url):
+    environment, runs = measured
+    response = api_client.get(f"/api/v1/environments/{environment.id}/plan")
+    assert response.status_code == 200
+    body = response.json()
+    assert set(body["cards"]) == {"transport", "instantiation", "buffers", "lag", "commit"}
+    socket_buffer = body["cards"]["buffers"]["values"]["socket_buffer_bytes"]
+    assert {s["url"] for s in body["cards"]["transport"]["sources"]} >= {f"/runs/{runs[0].id}"}
+
+    page = browser_client.get(f"/environments/{environment.id}")
+    assert page.status_code == 200
+    for key in body["cards"]:
+        assert f'id="plan-{key}"' in page.text
+    assert f"RECV_BUF_SIZE={socket_buffer}" in page.text
+    assert "never behind" in page.text and 'id="lag-chart"' not in page.text  # loopback outruns every log
+
+    result = subprocess.run(
+        [str(REDOLAB), "plan", "show", "--env", environment.name, "--json"],
+        capture_output=True, text=True, env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
+        timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["cards"]["buffers"]["values"]["socket_buffer_bytes"] == socket_buffer
+
+
+def test_plan_of_an_unknown_environment_is_404(api_client):
+    assert api_client.get("/api/v1/environments/999999/plan").status_code == 404
