@@ -111,3 +111,46 @@ def test_plan_api_page_and_cli_agree(session, measured, api_client, browser_clie
 
 def test_plan_of_an_unknown_environment_is_404(api_client):
     assert api_client.get("/api/v1/environments/999999/plan").status_code == 404
+
+
+def stored_run(session, environment, client, server, *, conns, bytes_per_second):
+    """A finished run as the worker leaves it (summary columns), without its events."""
+    from redolab.probes.models import ProbeMode, Run
+
+    run = Run(
+        environment_id=environment.id, client_host_id=client.id, server_host_id=server.id,
+        client_host_name=client.name, server_host_name=server.name, mode=ProbeMode.async_, conns=conns,
+        message_bytes=1024 * 1024, duration_seconds=60, interval_seconds=1, status=RunStatus.succeeded,
+        requested_by="alice", bytes_per_second=bytes_per_second,
+    )  # fmt: skip
+    session.add(run)
+    session.commit()
+    return run
+
+
+def test_the_seeds_worked_examples_on_the_page(session, browser_client):
+    """Seed 000 (100 TB, 2 node pairs at 300 MB/s), seed 001 (2.02 MB/s x 27.7 ms) and seed 003
+    (1 Gbit/s, 25 ms) as an environment page shows them."""
+    mib = 1024 * 1024
+    environment = make_environment(
+        session, database_size_bytes=100 * 1024**4, primary_rac_nodes=2, standby_rac_nodes=2,
+        apply_overhead_percent=30, link_rtt_seconds=0.0277,
+    )  # fmt: skip
+    hosts = {
+        (role, node): make_host(session, environment, role=role, node_number=node, name=f"{role}{node}")
+        for role in ("primary", "standby")
+        for node in (1, 2)
+    }
+    for node in (1, 2):
+        stored_run(session, environment, hosts["primary", node], hosts["standby", node], conns=8,
+                   bytes_per_second=300 * mib)  # fmt: skip
+    stored_run(session, environment, hosts["primary", 1], hosts["standby", 1], conns=1, bytes_per_second=2.02 * mib)
+
+    page = browser_client.get(f"/environments/{environment.id}").text
+    assert "48.55 h" in page and "63.11 h" in page  # seed 000: "about 50 hours", then +30 %
+    assert "58,672 bytes" in page  # seed 001: the single stream's window
+
+    environment.link_bandwidth_bits_per_second, environment.link_rtt_seconds = 10**9, 0.025
+    session.commit()
+    page = browser_client.get(f"/environments/{environment.id}").text
+    assert "3,125,000 bytes" in page and "9,375,000 bytes" in page  # seed 003
