@@ -99,6 +99,55 @@ def test_sysmetric_rate_uses_its_maximum():
     assert summary["unique_logs"] == 2  # 'User Commits Per Sec' is ignored
 
 
+def _profile_rows():
+    """The hour-of-day fixture read with the csv module: (instance, hour) -> (avg, max, p95)."""
+    import csv
+
+    with open(FIXTURES / "sysmetric_hourly_profile.csv") as handle:
+        rows = [r for r in csv.DictReader(handle, delimiter=";") if r["METRIC_NAME"] == "Redo Generated Per Sec"]
+    number = lambda text: float(text.replace(",", ""))  # noqa: E731
+    return {
+        (int(r["INSTANCE_NUMBER"]), int(r["HOUR"])): tuple(
+            number(r[c]) for c in ("AVG_REDO_PER_SEC", "MAX_REDO_PER_SEC", "P95_REDO_PER_SEC")
+        )
+        for r in rows
+    }
+
+
+def test_hour_of_day_profile_per_instance():
+    expected = _profile_rows()
+    _, summary = analyze_files([FIXTURES / "sysmetric_hourly_profile.csv"], headroom_ratio=0.3)
+    assert summary["format"] == "delimited/awr-profile"
+    assert summary["unique_logs"] == len(expected) == 48  # 'User Commits Per Sec' rows are ignored
+    for thread in summary["threads"]:
+        peak = max(v[1] for (inst, _), v in expected.items() if inst == thread["thread"])
+        assert thread["peak_bytes_per_second"] == pytest.approx(peak)
+    # no dates: the instances' maxima are added per hour of day, an upper bound, and said so
+    summed = max(sum(v[1] for (_, h), v in expected.items() if h == hour) for hour in range(24))
+    assert summary["required_bytes_per_second"] == pytest.approx(summed * 1.3)
+    assert summary["summed"] is None
+    assert any("upper bound" in w for w in summary["warnings"])
+    assert any("no time series" in w for w in summary["warnings"])
+    profile = {(p["thread"], p["hour"]): p for p in summary["profile"]}
+    assert profile[1, 14]["percentile_bytes_per_second"] == pytest.approx(expected[1, 14][2])
+    assert profile[2, 3]["average_bytes_per_second"] == pytest.approx(expected[2, 3][0])
+
+
+def test_profile_hour_out_of_range_names_line_and_column(tmp_path):
+    path = tmp_path / "profile.csv"
+    path.write_text("HOUR,AVERAGE,MAXVAL\n23,100,200\n24,100,200\n")
+    with pytest.raises(RedoInputError, match="line 3, HOUR: '24' is not an hour of the day"):
+        list(read_files([path], reading=Reading()))
+
+
+def test_profile_hour_listed_twice_counts_once(tmp_path):
+    path = tmp_path / "profile.csv"
+    path.write_text("INSTANCE_NUMBER,HOUR,AVERAGE,MAXVAL\n1,8,100,200\n1,8,100,200\n2,8,100,300\n")
+    _, summary = analyze_files([path])
+    assert summary["unique_logs"] == 2
+    assert summary["dropped"] == {dedupe.REPEATED_HOUR: 1}
+
+
 def test_twelve_hour_clock_fractions_iso_and_leading_dot():
     rows, _ = intervals("twelve_hour.csv")
     assert rows[0].start.hour == 11 and rows[0].end.hour == 12 and rows[0].start.microsecond == 123456

@@ -23,8 +23,10 @@ def _thin(points: list, limit: int = MAX_POINTS) -> list:
     return [max(points[int(i * size) : int((i + 1) * size)], key=lambda p: p[1]) for i in range(limit)]
 
 
-def rate_figure(analysis: Analysis) -> str:
+def rate_figure(analysis: Analysis) -> str | None:
     """Rate over time: each thread's logs, the summed rate, its peak and the required rate."""
+    if not analysis.points and not analysis.segments:
+        return None  # no dates (an hour-of-day profile): nothing to draw over time
     figure = go.Figure()
     for thread, points in sorted(analysis.points.items()):
         points = _thin(sorted(points))
@@ -93,4 +95,29 @@ def distribution_figure(analysis: Analysis) -> str | None:
         return None
     figure = go.Figure(go.Histogram(x=rates, nbinsx=40, name="logs"))
     figure.update_layout(**{**_LAYOUT, "height": 280}, xaxis_title="redo rate (MiB/s)", yaxis_title="count")
+    return figure.to_json()
+
+
+def profile_figure(analysis: Analysis) -> str | None:
+    """Hour-of-day profile per thread: average, maximum and percentile (MiB/s)."""
+    if not analysis.profile:
+        return None
+    hours = sorted(analysis.profile)
+    threads = sorted({t for per_hour in analysis.profile.values() for t in per_hour})
+    figure = go.Figure()
+    for thread in threads:
+        values = [analysis.profile[h].get(thread, (None, None, None)) for h in hours]
+        for index, (name, style) in enumerate(
+            (
+                ("average", {"mode": "lines"}),
+                ("maximum", {"mode": "lines+markers"}),
+                ("percentile", {"mode": "lines", "line": {"dash": "dot"}}),
+            )
+        ):
+            ys = [v[index] / MIB if v[index] is not None else None for v in values]
+            if any(y is not None for y in ys):
+                figure.add_trace(go.Scatter(x=hours, y=ys, name=f"thread {thread} {name}", **style))
+    figure.update_layout(**_LAYOUT, xaxis_title="hour of day", yaxis_title="redo rate (MiB/s)")
+    figure.update_xaxes(dtick=1)
+    figure.update_yaxes(rangemode="tozero")
     return figure.to_json()

@@ -43,6 +43,8 @@ class Analysis:
     redo_writes: float = 0.0
     durations: list[float] = field(default_factory=list)
     kinds: Counter = field(default_factory=Counter)
+    # hour of day -> thread -> (average, maximum, percentile) bytes/s, from hour-of-day profiles
+    profile: dict[int, dict[int, tuple[float | None, float | None, float | None]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     # -- results ------------------------------------------------------------------------------
@@ -70,12 +72,25 @@ class Analysis:
         return sorted(self.segments, key=lambda s: s[2], reverse=True)[:count]
 
     @property
+    def profile_summed_peak(self) -> tuple[float, int] | None:
+        """(rate, hour): the instances' hourly maxima added per hour of day (an upper bound: the
+        maxima of different instances need not coincide within the hour)."""
+        sums = [
+            (sum(max(filter(None, values[:2]), default=0.0) for values in threads.values()), hour)
+            for hour, threads in self.profile.items()
+        ]
+        return max(sums) if sums else None
+
+    @property
     def peak_for_requirement(self) -> float | None:
-        """The summed peak when times are known; otherwise the highest single log (seed 000)."""
+        """The summed peak when times are known; for hour-of-day profiles of several instances the
+        per-hour sum of their maxima; otherwise the highest single log (seed 000)."""
         summed = self.summed_peak
         if summed is not None:
             return summed[0]
         peaks = [t.peak_bytes_per_second for t in self.threads.values()]
+        if len(self.threads) > 1 and self.profile:
+            return max(self.profile_summed_peak[0], *peaks)
         return max(peaks) if peaks else None
 
     @property
@@ -108,6 +123,12 @@ def analyze(intervals: Iterable[RedoInterval], *, headroom_ratio: float = 0.30, 
         if interval.writes:
             result.redo_bytes_with_writes += interval.bytes
             result.redo_writes += interval.writes
+        if interval.hour is not None:
+            result.profile.setdefault(interval.hour, {})[interval.thread] = (
+                rate,
+                interval.peak_bytes_per_second,
+                interval.percentile_bytes_per_second,
+            )
         if interval.duration is not None and interval.kind in ("snapshot", "rate", "period"):
             result.durations.append(interval.duration)
         if rate is not None and interval.start is not None and interval.end is not None:
@@ -145,6 +166,11 @@ def _warnings(result: Analysis) -> list[str]:
                 f"Samples are {typical / 60:.0f} minutes apart: short peaks are diluted (seed 003); "
                 "per-log data from V$ARCHIVED_LOG shows them."
             )
+    if result.profile and len(result.threads) > 1 and not result.segments:
+        warnings.append(
+            "Hour-of-day profiles of several instances: their hourly maxima are added as if they came at "
+            "the same moment, so the summed peak is an upper bound."
+        )
     write_size = result.avg_redo_write_bytes
     if write_size is not None and write_size > MTU_HINT_BYTES:
         warnings.append(
@@ -190,5 +216,16 @@ def summary_json(analysis: Analysis, *, fmt: str, rows_read: int, dropped: Count
         "required_bytes_per_second": required,
         "required_mbit_per_second": byte_rate_to_mbit(required) if required is not None else None,
         "avg_redo_write_bytes": analysis.avg_redo_write_bytes,
+        "profile": [
+            {
+                "hour": hour,
+                "thread": thread,
+                "average_bytes_per_second": average,
+                "max_bytes_per_second": maximum,
+                "percentile_bytes_per_second": percentile,
+            }
+            for hour, threads in sorted(analysis.profile.items())
+            for thread, (average, maximum, percentile) in sorted(threads.items())
+        ],
         "warnings": [*warnings, *analysis.warnings],
     }

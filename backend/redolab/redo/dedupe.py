@@ -13,6 +13,7 @@ DESTINATION = "listed once per archive destination"
 INSTANCE = "listed once per instance (GV$ view)"
 REARCHIVED = "archived again (same thread, sequence and resetlogs)"
 REPEATED = "the same period listed again"
+REPEATED_HOUR = "the same hour of day listed again"
 
 
 def unique(intervals: Iterable[RedoInterval], dropped: Counter) -> Iterator[RedoInterval]:
@@ -26,6 +27,8 @@ def unique(intervals: Iterable[RedoInterval], dropped: Counter) -> Iterator[Redo
             key = hash((interval.thread, interval.sequence, interval.resetlogs))
         elif interval.kind == "period":
             key = hash((interval.thread, interval.start, interval.end))
+        elif interval.kind == "profile":
+            key = hash((interval.thread, "hour", interval.hour))
         else:
             yield interval
             continue
@@ -40,5 +43,5 @@ def unique(intervals: Iterable[RedoInterval], dropped: Counter) -> Iterator[Redo
         elif first % 4096 != (interval.inst_id or 0):
             dropped[INSTANCE] += 1
         else:
-            dropped[REARCHIVED if interval.kind == "log" else REPEATED] += 1
+            dropped[{"log": REARCHIVED, "profile": REPEATED_HOUR}.get(interval.kind, REPEATED)] += 1
     dropped[""] = read

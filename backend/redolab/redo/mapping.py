@@ -48,8 +48,40 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "seconds": ("SEC", "SECS", "SECONDS", "DURATION", "ELAPSED"),
     "writes": ("REDOWRITES", "WRITES"),
     "stat_name": ("STATNAME", "METRICNAME", "NAME"),
-    "value": ("VALUE", "DELTA", "AVERAGE", "AVG", "AVERAGEVALUE"),
-    "max_value": ("MAXVAL", "MAXVALUE", "MAX", "MAXIMUM"),
+    "value": (
+        "VALUE",
+        "DELTA",
+        "AVERAGE",
+        "AVG",
+        "AVERAGEVALUE",
+        "AVGREDOPERSEC",
+        "AVERAGEREDOPERSEC",
+        "AVGREDOBYTESPERSEC",
+        "AVGBYTESPERSEC",
+    ),
+    "max_value": (
+        "MAXVAL",
+        "MAXVALUE",
+        "MAX",
+        "MAXIMUM",
+        "MAXREDOPERSEC",
+        "MAXREDOBYTESPERSEC",
+        "MAXBYTESPERSEC",
+        "PEAKREDOPERSEC",
+    ),
+    # a percentile column of an hour-of-day profile (PERCENTILE_CONT(0.95) ... AS P95)
+    "percentile": (
+        "P95",
+        "P99",
+        "P90",
+        "PCT95",
+        "PCT99",
+        "PERCENTILE",
+        "PERCENTILE95",
+        "PERCENTILE99",
+        "P95REDOPERSEC",
+        "P99REDOPERSEC",
+    ),
     "snap_id": ("SNAPID",),
 }
 
@@ -92,6 +124,8 @@ class RedoInterval:
     inst_id: int | None = None
     writes: float | None = None
     peak_bytes_per_second: float | None = None  # a sampled maximum (sysmetric MAXVAL)
+    hour: int | None = None  # hour of day (0-23) of a profile row, which has no date
+    percentile_bytes_per_second: float | None = None  # a profile's percentile column
 
     @property
     def duration(self) -> float | None:
@@ -114,6 +148,8 @@ class Mapped:
 
 
 def detect_kind(mapping: dict[str, str]) -> str:
+    if "hour" in mapping and "first_time" not in mapping and ("value" in mapping or "max_value" in mapping):
+        return "awr-profile"  # hour of day, no dates: DBA_HIST_SYSMETRIC_SUMMARY grouped by hour
     if "stat_name" in mapping and "value" in mapping:
         return "awr-stat"  # long form: one row per statistic or metric
     if "sequence" in mapping:
@@ -189,7 +225,7 @@ def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
     dates = {t: DateColumn(mapping[t]) for t in ("first_time", "next_time") if t in mapping}
     if len(dates) == 2:  # one log's NEXT_TIME is the next log's FIRST_TIME: share the recent values
         dates["next_time"]._recent = dates["first_time"]._recent
-    size_columns = _size_columns(mapping) if kind != "awr-stat" else ("value", 1.0)
+    size_columns = _size_columns(mapping) if kind not in ("awr-stat", "awr-profile") else ("value", 1.0)
     warnings: list[str] = []
     if kind == "archived-log" and "next_time" not in mapping and "seconds" not in mapping:
         raise RedoInputError(
@@ -202,7 +238,7 @@ def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
             "threads running at the same time cannot be summed; the requirement follows the seed's method "
             "(peak log + headroom)."
         )
-    builders = {"volume": _volumes, "awr-snapshot": _snapshots, "awr-stat": _stats}
+    builders = {"volume": _volumes, "awr-snapshot": _snapshots, "awr-stat": _stats, "awr-profile": _profiles}
     if kind == "archived-log":  # the million-row case: raw rows, a helper object only when needed
         intervals = _logs(table.rows, _fast_log_reader(columns, dates, size_columns),
                           lambda line, values: _Row(columns, dates, size_columns, line, values))  # fmt: skip
@@ -365,3 +401,35 @@ def _stats(rows, mapping, warnings) -> Iterator[RedoInterval]:
             kind="snapshot",
             writes=entry.get("writes"),
         )
+
+
+def _profiles(rows, mapping, warnings) -> Iterator[RedoInterval]:
+    """Hour-of-day profiles: 'Redo Generated Per Sec' (bytes per second) of DBA_HIST_SYSMETRIC_SUMMARY
+    grouped by hour and instance, with average, maximum and percentile columns and no dates."""
+    for row in rows:
+        if "stat_name" in mapping and normalise(row.text("stat_name") or "") not in _REDO_PER_SEC:
+            continue
+        hour = row.integer("hour")
+        if hour is None or hour != row.number("hour") or not 0 <= hour <= 23:
+            raise RedoInputError(
+                f"line {row.line}, {mapping['hour']}: '{row.text('hour') or ''}' is not an hour of the day (0 to 23)"
+            )
+        average, maximum = row.number("value"), row.number("max_value")
+        if average is None and maximum is None:
+            raise RedoInputError(f"line {row.line}: no average and no maximum redo rate on this row")
+        yield RedoInterval(
+            line=row.line,
+            thread=row.integer("thread") or 1,
+            start=None,
+            end=None,
+            seconds=3600.0 if average is not None else None,
+            bytes=(average or 0.0) * 3600,
+            kind="profile",
+            peak_bytes_per_second=maximum,
+            hour=hour,
+            percentile_bytes_per_second=row.number("percentile"),
+        )
+    warnings.append(
+        "Only an hour-of-day profile is known (no dates): the peaks are the metric's maxima, but there is "
+        "no time series, so the ASYNC lag replay needs a V$ARCHIVED_LOG export."
+    )

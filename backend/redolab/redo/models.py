@@ -50,3 +50,5 @@ class RedoRow(Base):
     bytes: Mapped[float] = mapped_column(Float)
     writes: Mapped[float | None] = mapped_column(Float)
     peak_bytes_per_second: Mapped[float | None] = mapped_column(Float)
+    hour_of_day: Mapped[int | None] = mapped_column(Integer)  # hour-of-day profiles have no dates
+    percentile_bytes_per_second: Mapped[float | None] = mapped_column(Float)

@@ -248,7 +248,8 @@ def _parse_elsewhere(path: Path, fmt: str, mapping: dict, import_id: int):
 
 
 _COLUMNS = ("import_id", "kind", "thread", "sequence", "resetlogs", "start_epoch_seconds", "end_epoch_seconds",
-            "seconds", "bytes", "writes", "peak_bytes_per_second")  # fmt: skip
+            "seconds", "bytes", "writes", "peak_bytes_per_second", "hour_of_day",
+            "percentile_bytes_per_second")  # fmt: skip
 
 
 def _insert_statement(connection) -> str:
@@ -263,7 +264,8 @@ def _row(import_id: int, interval: RedoInterval) -> tuple:
         import_id, interval.kind, interval.thread, interval.sequence, interval.resetlogs,
         interval.start.timestamp() if interval.start else None,
         interval.end.timestamp() if interval.end else None,
-        interval.seconds, interval.bytes, interval.writes, interval.peak_bytes_per_second,
+        interval.seconds, interval.bytes, interval.writes, interval.peak_bytes_per_second, interval.hour,
+        interval.percentile_bytes_per_second,
     )  # fmt: skip
 
 
@@ -315,6 +317,8 @@ def environment_analysis(*, session: Session, environment: Environment) -> tuple
             RedoRow.bytes,
             RedoRow.writes,
             RedoRow.peak_bytes_per_second,
+            RedoRow.hour_of_day,
+            RedoRow.percentile_bytes_per_second,
         )
         .join(RedoImport, RedoImport.id == RedoRow.import_id)
         .where(RedoImport.environment_id == environment.id)
@@ -334,6 +338,8 @@ def environment_analysis(*, session: Session, environment: Environment) -> tuple
             resetlogs=r.resetlogs,
             writes=r.writes,
             peak_bytes_per_second=r.peak_bytes_per_second,
+            hour=r.hour_of_day,
+            percentile_bytes_per_second=r.percentile_bytes_per_second,
         )
         for r in session.execute(query).yield_per(10_000)
     )

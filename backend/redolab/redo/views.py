@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
-from redolab.charts.redo import distribution_figure, heatmap_figure, rate_figure
+from redolab.charts.redo import distribution_figure, heatmap_figure, profile_figure, rate_figure
 from redolab.core.deps import OperatorUser, SessionDep, current_html_user
 from redolab.core.errors import FieldError
 from redolab.core.responses import redirect
@@ -36,6 +36,7 @@ def history_context(session, environment) -> dict:
         "redo_rate_figure": rate_figure(analysis),
         "redo_heatmap_figure": heatmap_figure(analysis),
         "redo_distribution_figure": distribution_figure(analysis),
+        "redo_profile_figure": profile_figure(analysis),
     }
 
 
