@@ -68,6 +68,18 @@ def create_first_user(page, server) -> None:
     page.click("text=Create user and log in")
 
 
+def add_this_machine_hosts(page) -> None:
+    """A primary and a standby that are both "This machine" (the probe runs here, no SSH)."""
+    from playwright.sync_api import expect
+
+    for role, name in (("primary", "here-primary"), ("standby", "here-standby")):
+        page.select_option("#f-role", role)
+        page.fill("#f-name", name)
+        page.select_option("#f-transport", "local")
+        page.click("text=Add host")
+        expect(page.locator("#hosts-table")).to_contain_text(name)
+
+
 def test_first_user_environment_and_hosts(server, page):
     from playwright.sync_api import expect
 
@@ -173,12 +185,7 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     page.fill("#f-name", "loopback")
     page.click("text=Create environment")
     expect(page.locator("h1")).to_have_text("loopback")
-    for role, name in (("primary", "here-primary"), ("standby", "here-standby")):
-        page.select_option("#f-role", role)
-        page.fill("#f-name", name)
-        page.select_option("#f-transport", "local")
-        page.click("text=Add host")
-        expect(page.locator("#hosts-table")).to_contain_text(name)
+    add_this_machine_hosts(page)
     # the New experiment form is there with its defaults; make it short
     expect(page.locator("#r-message_bytes")).to_have_value("1 MiB")
     page.fill("#r-duration_seconds", "6 s")
@@ -252,12 +259,7 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_pa
     page.click("text=Create environment")
     expect(page.locator("h1")).to_have_text("plan env")
     expect(page.locator("#plan-transport")).to_contain_text("no redo history yet")
-    for role, name in (("primary", "here-primary"), ("standby", "here-standby")):
-        page.select_option("#f-role", role)
-        page.fill("#f-name", name)
-        page.select_option("#f-transport", "local")
-        page.click("text=Add host")
-        expect(page.locator("#hosts-table")).to_contain_text(name)
+    add_this_machine_hosts(page)
     page.set_input_files("#u-file", str(Path(__file__).parent / "fixtures" / "redo" / "gv_archived_log.csv"))
     page.click("#redo-preview-button")
     page.click("#redo-import")

@@ -297,22 +297,30 @@ class _Planner:
             card.status = INFO
         return card
 
+    def _rtt(self, card: Card) -> float | None:
+        """The environment's link RTT, else the minimum TCP_INFO rtt measured; cited on `card`."""
+        if self.facts.link_rtt_seconds:
+            card.cite(Source("environment: link RTT"))
+            return self.facts.link_rtt_seconds
+        run = min(
+            (r for r in self.runs if r.metrics.rtt_min_seconds), key=lambda r: r.metrics.rtt_min_seconds, default=None
+        )
+        if run is None:
+            return None
+        card.cite(run.source)
+        card.working.append("no link RTT on the environment: the minimum TCP_INFO rtt measured is used")
+        return run.metrics.rtt_min_seconds
+
     def buffers(self) -> tuple[Card, object | None]:
         card = Card("buffers", "Socket buffers (bandwidth-delay product)")
-        bandwidth, rtt = self.facts.link_bits_per_second, self.facts.link_rtt_seconds
+        bandwidth = self.facts.link_bits_per_second
         if bandwidth:
             card.cite(Source("environment: nominal link rate"))
         elif self.best_aggregate:
             bandwidth = self.best_aggregate.bytes_per_second * 8
             card.cite(self.best_aggregate.source)
             card.working.append("no nominal link rate: the best measured aggregate is used as the bandwidth")
-        rtt_run = _best([r for r in self.runs if r.metrics.rtt_min_seconds], key=lambda r: -r.metrics.rtt_min_seconds)
-        if rtt:
-            card.cite(Source("environment: link RTT"))
-        elif rtt_run:
-            rtt = rtt_run.metrics.rtt_min_seconds
-            card.cite(rtt_run.source)
-            card.working.append("no link RTT on the environment: the minimum TCP_INFO rtt measured is used")
+        rtt = self._rtt(card)
         if not bandwidth:
             card.missing.append("no link rate: set the nominal link rate on the environment or run an experiment")
         if not rtt:
@@ -434,9 +442,7 @@ class _Planner:
         written = [r for r in self.runs if r.mode == "sync" and r.sync_write and r.metrics.server_write_seconds]
         write_run = max(written, key=lambda r: r.created_at, default=None)
         stream = _best(self.single.values())
-        rtt = facts.link_rtt_seconds or min(
-            (r.metrics.rtt_min_seconds for r in self.runs if r.metrics.rtt_min_seconds), default=None
-        )
+        rtt = self._rtt(card)
         write_bytes = self.analysis.avg_redo_write_bytes if self.analysis else None
         if write_run is None:
             card.missing.append(
