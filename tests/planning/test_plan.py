@@ -50,7 +50,7 @@ def history():
 def run(id, node=1, mode="async", conns=1, rate_mib=100.0, **overrides):
     values = dict(
         id=id, label="", client_node=node, server_node=node, mode=mode, conns=conns, message_bytes=128 * 1024,
-        sockbuf_bytes=None, bytes_per_second=rate_mib * MIB, sync_write=False, loopback=False, mtu_bytes=1500,
+        bytes_per_second=rate_mib * MIB, sync_write=False, loopback=False, mtu_bytes=1500,
         metrics=RunMetrics(rtt_min_seconds=0.0102, ack_count=0, ack_avg_seconds=None, server_write_seconds=None),
         created_at=T0 + timedelta(days=1, minutes=id),
     )  # fmt: skip
@@ -150,6 +150,11 @@ def test_lag_replay_per_thread():
 def test_commit_impact_needs_a_standby_write_measurement():
     runs = [run(1)]
     assert plan_status(runs, "commit") == MISSING
+    no_messages = run(
+        3, mode="sync", sync_write=True,
+        metrics=RunMetrics(rtt_min_seconds=0.01, ack_count=0, ack_avg_seconds=None, server_write_seconds=0.5),
+    )  # fmt: skip
+    assert plan_status([*runs, no_messages], "commit") == MISSING  # no acknowledged write: no write time
     sync = run(
         2, mode="sync", sync_write=True, message_bytes=16384, created_at=T0 + timedelta(days=2),
         metrics=RunMetrics(rtt_min_seconds=0.0101, ack_count=1000, ack_avg_seconds=0.0125, server_write_seconds=2.0),

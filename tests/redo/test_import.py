@@ -42,9 +42,13 @@ def test_import_stores_unique_rows_and_summary(session):
     }
 
 
-def test_bad_line_imports_nothing(session):
+@pytest.mark.parametrize("second_process", [False, True])
+def test_bad_line_imports_nothing(session, monkeypatch, second_process):
+    """A bad date stops the import with its line, also when a second process parses the file."""
+    if second_process:
+        monkeypatch.setattr(service, "PIPELINE_MIN_BYTES", 0)
     environment = make_environment(session)
-    with pytest.raises(RedoInputError, match="line 4, NEXT_TIME"):
+    with pytest.raises(RedoInputError, match=r"line 4, NEXT_TIME: '31-FEB-22 10:30:00' is not a date"):
         service.import_file(
             session=session,
             environment=environment,
@@ -161,21 +165,6 @@ def test_large_files_parse_in_a_second_process(session, monkeypatch):
     assert (record.rows_read, record.rows_kept, record.threads) == (7, 3, [1, 2])
     assert record.dropped["listed once per instance (GV$ view)"] == 2
     assert count(session, RedoRow) == 3
-
-
-def test_second_process_errors_name_the_line_and_store_nothing(session, monkeypatch):
-    """...and its errors still name the line, and nothing is stored."""
-    monkeypatch.setattr(service, "PIPELINE_MIN_BYTES", 0)
-    environment = make_environment(session)
-    with pytest.raises(RedoInputError, match=r"line 4, NEXT_TIME: '31-FEB-22 10:30:00' is not a date"):
-        service.import_file(
-            session=session,
-            environment=environment,
-            path=FIXTURES / "bad_date.csv",
-            filename="bad.csv",
-            imported_by="alice",
-        )
-    assert count(session, RedoImport) == 0 and count(session, RedoRow) == 0
 
 
 def test_hour_of_day_profile_survives_the_database(session, browser_client):

@@ -32,7 +32,6 @@ class MeasuredRun:
     mode: str  # async | sync
     conns: int
     message_bytes: int
-    sockbuf_bytes: int | None
     bytes_per_second: float
     sync_write: bool
     loopback: bool  # both ends on the redolab machine: not the standby link
@@ -439,7 +438,11 @@ class _Planner:
     def commit(self) -> Card:
         card = Card("commit", "SYNC commit impact")
         facts = self.facts
-        written = [r for r in self.runs if r.mode == "sync" and r.sync_write and r.metrics.server_write_seconds]
+        written = [
+            r
+            for r in self.runs
+            if r.mode == "sync" and r.sync_write and r.metrics.server_write_seconds and r.metrics.ack_count
+        ]
         write_run = max(written, key=lambda r: r.created_at, default=None)
         stream = _best(self.single.values())
         rtt = self._rtt(card)
@@ -464,8 +467,7 @@ class _Planner:
         else:
             for source in self.imports:
                 card.cite(source)
-        acks = write_run.metrics.ack_count or 1
-        write_seconds = write_run.metrics.server_write_seconds / acks
+        write_seconds = write_run.metrics.server_write_seconds / write_run.metrics.ack_count
         impact = commit_impact(
             write_bytes=write_bytes,
             write_seconds=write_seconds,

@@ -77,7 +77,6 @@ def measured_runs(*, session: Session, environment: Environment) -> list[Measure
                 mode=run.mode.value,
                 conns=run.conns,
                 message_bytes=run.message_bytes,
-                sockbuf_bytes=run.sockbuf_bytes,
                 bytes_per_second=run.bytes_per_second,
                 sync_write=run.sync_write and bool(run.write_dir),
                 loopback=client.transport is HostTransport.local and server.transport is HostTransport.local,

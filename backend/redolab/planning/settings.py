@@ -37,8 +37,7 @@ class Snippet:
     @property
     def text(self) -> str:
         """The lines as they are pasted, each preceded by its reason as a comment."""
-        comment = "--" if self.target.endswith(".sql") else "#"
-        return "\n".join(f"{comment} {item.why}\n{item.line}" for item in self.lines)
+        return "\n".join(f"# {item.why}\n{item.line}" for item in self.lines)
 
 
 def recommended_snippets(
