@@ -55,16 +55,23 @@ def child(path: str, database: str) -> None:
     upgrade(engine)
     with make_sessionmaker(engine)() as session:
         environment = create_environment(session=session, env_in=EnvironmentCreate(name="bench"))
+        import resource
+
+        before = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
         record = service.import_file(
             session=session, environment=environment, path=Path(path), filename="bench.csv", imported_by="bench"
         )
         elapsed = time.perf_counter() - started
-    import resource
-
+        after = resource.getrusage(resource.RUSAGE_SELF)
+    mine = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    theirs = resource.getrusage(resource.RUSAGE_CHILDREN)
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     parser = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the parsing process, if any
-    print(f"{record.rows_read} {record.rows_kept} {elapsed:.3f} {own:.0f} {parser:.0f}")
+    print(
+        f"{record.rows_read} {record.rows_kept} {elapsed:.3f} {own:.0f} {parser:.0f} {mine:.2f} "
+        f"{theirs.ru_utime + theirs.ru_stime:.2f}"
+    )
 
 
 def main() -> int:
@@ -87,11 +94,12 @@ def main() -> int:
         if os.waitstatus_to_exitcode(status) != 0:
             print("import failed", file=sys.stderr)
             return 1
-        rows_read, rows_kept, seconds, own, parser = out.split()
+        rows_read, rows_kept, seconds, own, parser, own_cpu, parser_cpu = out.split()
         print(
             f"file: {int(rows_read):,} rows, {size / 2**20:.1f} MiB; kept {int(rows_kept):,} (the rest: 2nd destination)"
         )
         print(f"import into SQLite: {float(seconds):.2f} s = {int(rows_read) / float(seconds):,.0f} rows/s")
+        print(f"CPU time: importing process {own_cpu} s, parsing process {parser_cpu} s (2 cores)")
         print(
             f"peak memory: importing process {own} MiB, parsing process {parser} MiB "
             f"(together at most {int(own) + int(parser)} MiB)"

@@ -1,6 +1,7 @@
 """Every input family, with the traps DBAs' exports contain."""
 
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from redolab.redo import dedupe
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.pipeline import Reading, analyze_files, read_files
+from redolab.redo.values import DateColumn
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
 MIB = 1024 * 1024
@@ -203,3 +205,26 @@ def test_volume_row_without_a_date_names_its_line(tmp_path):
     path.write_text("DAY,THREAD#,MB\n2022-01-15,1,100\n,1,200\n")
     with pytest.raises(RedoInputError, match="line 3, DAY: no date on this row"):
         list(read_files([path], reading=Reading()))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("01-JAN-22 03:04:05", datetime(2022, 1, 1, 3, 4, 5, tzinfo=UTC)),
+        ("15-Mar-49 23:59:59", datetime(2049, 3, 15, 23, 59, 59, tzinfo=UTC)),  # RR: 00-49 -> 20xx
+        ("15-mar-50 00:00:00", datetime(1950, 3, 15, tzinfo=UTC)),  # RR: 50-99 -> 19xx
+        ("2024-02-29 12:00:00", datetime(2024, 2, 29, 12, tzinfo=UTC)),
+    ],
+)
+def test_fast_date_path_agrees_with_the_regular_parser(text, expected):
+    column = DateColumn("FIRST_TIME")
+    assert column.parse(text, 1) == expected
+    assert column._parse(text, 1) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["31-FEB-22 10:30:00", "29-FEB-23 00:00:00", "2023-02-29 12:00:00", "01-XYZ-22 00:00:00"]
+)
+def test_impossible_dates_are_refused_by_both_paths(text):
+    with pytest.raises(RedoInputError, match=rf"line 9, FIRST_TIME: '{text}' is not a date"):
+        DateColumn("FIRST_TIME").parse(text, 9)

@@ -186,22 +186,25 @@ def _parse_here(path: Path, fmt: str, mapping: dict, import_id: int):
     kept, threads, first, last = 0, set(), None, None
     batch: list[tuple] = []
     for interval in read_files([path], fmt=fmt, mapping=mapping, reading=reading):
-        batch.append(_row(import_id, interval))
-        kept += 1
-        threads.add(interval.thread)
-        if interval.start is not None:
-            first = interval.start if first is None or interval.start < first else first
-            end = interval.end or interval.start
+        row = _row(import_id, interval)
+        batch.append(row)
+        threads.add(row[2])
+        start = row[5]  # epoch seconds: cheaper to compare than datetimes, a million times
+        if start is not None:
+            first = start if first is None or start < first else first
+            end = row[6] or start
             last = end if last is None or end > last else last
         if len(batch) >= BATCH_ROWS:
+            kept += len(batch)
             yield batch
             batch = []
     if batch:
+        kept += len(batch)
         yield batch
     yield {
         "kind": reading.kinds[0] if reading.kinds else "", "rows_read": reading.rows_read, "kept": kept,
         "dropped": dict(reading.dropped), "warnings": reading.warnings, "threads": sorted(threads),
-        "first": first, "last": last,
+        "first": _from_epoch(first), "last": _from_epoch(last),
     }  # fmt: skip
 
 

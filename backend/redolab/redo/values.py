@@ -22,16 +22,21 @@ _PATTERNS = [
 ]
 
 
+_MONTH_DIGITS = {
+    name: f"{number:02d}" for month, number in _MONTHS.items() for name in (month, month.title(), month.lower())
+}
+_from_iso = datetime.fromisoformat
+
+
 def _fixed_width(text: str) -> datetime | None:
-    """Fast path for the two commonest exports: 'DD-MON-YY HH24:MI:SS' and 'YYYY-MM-DD HH24:MI:SS'."""
+    """Fast path for the two commonest exports: 'DD-MON-YY HH24:MI:SS' and 'YYYY-MM-DD HH24:MI:SS',
+    rewritten as ISO 8601 for the C parser (which also refuses impossible dates such as 31-FEB)."""
     try:
-        if len(text) == 18 and text[2] == "-" and text[6] == "-" and text[12] == ":" and text[15] == ":":
-            year = int(text[7:9])
-            return datetime(year + (2000 if year < 50 else 1900), _MONTHS[text[3:6].upper()], int(text[0:2]),
-                            int(text[10:12]), int(text[13:15]), int(text[16:18]), tzinfo=UTC)  # fmt: skip
-        if len(text) == 19 and text[4] == "-" and text[7] == "-" and text[13] == ":" and text[16] == ":":
-            return datetime(int(text[0:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]), int(text[14:16]),
-                            int(text[17:19]), tzinfo=UTC)  # fmt: skip
+        if len(text) == 18 and text[2] == "-" and text[6] == "-" and text[9] == " " and text[12] == ":" == text[15]:
+            century = "20" if text[7] < "5" else "19"  # Oracle's RR: 00-49 -> 20xx, 50-99 -> 19xx
+            return _from_iso(f"{century}{text[7:9]}-{_MONTH_DIGITS[text[3:6]]}-{text[0:2]}{text[9:]}+00:00")
+        if len(text) == 19 and text[4] == "-" and text[7] == "-" and text[10] == " " and text[13] == ":" == text[16]:
+            return _from_iso(text + "+00:00")
     except (KeyError, ValueError):
         return None  # the regular parser decides, and names the error
     return None
