@@ -133,6 +133,16 @@ def parse_duration(text: str | float) -> float:
     return float(_non_negative(number * factor, text, "a duration"))
 
 
+def parse_percent(text: str | float) -> float:
+    """Parse a percentage such as "0.1%", "2 %" or "0" into a ratio (0.001, 0.02, 0.0)."""
+    if isinstance(text, int | float):
+        return float(_non_negative(text, text, "a percentage")) / 100
+    number, unit = _split(text, "a percentage", "0.1 %")
+    if unit not in ("", "%"):
+        raise UnitError(f"'{text}' is not a percentage: write e.g. {number:g} %")
+    return float(_non_negative(number, text, "a percentage")) / 100
+
+
 def _non_negative(value, text, kind):
     if value < 0:
         raise UnitError(f"'{text}' is negative: {kind} must be zero or more")

@@ -1,0 +1,403 @@
+/*
+ * redolab-delayline: the WAN between the lab's primary and standby hosts.
+ *
+ * It owns one TUN device per lab host (IFF_TUN, no packet information). An IPv4 packet read from
+ * a primary host's device goes to the standby device that owns its destination address, and the
+ * other way round, through one "link" per direction:
+ *
+ *   tail drop when the bottleneck queue is full (--queue bytes waiting for the link),
+ *   random loss (--loss-ppm, per packet),
+ *   serialisation at --rate-bps (0: no limit), the link shared by every node pair,
+ *   then held for half the RTT (--rtt-us), plus or minus half the jitter (--jitter-us).
+ *
+ * Delivery keeps each direction's order (a packet never overtakes the one before it), as netem
+ * does when it also shapes. Packets between two hosts on the same side are delivered at once.
+ *
+ * SIGHUP re-reads --params FILE ("rtt_us jitter_us loss_ppm rate_bps queue_bytes", one line), so
+ * `redolab lab set` changes a running lab. Counters go to --stats FILE once a second.
+ * SIGTERM or SIGINT ends it; the TUN devices disappear with it.
+ *
+ *   redolab-delayline --params FILE --stats FILE --dev NAME:P:10.77.0.11 --dev NAME:S:10.77.0.21
+ *
+ * Prints "ready" on stdout once every device exists. C11 + Linux, no other dependencies.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_DEVICES 32
+#define MAX_PACKET 65536
+#define RING_BYTES (128u << 20) /* per direction: 1 Gbit/s x 10 ms is 1.2 MiB, so ample */
+#define READ_BATCH 64
+
+struct device {
+    char name[IFNAMSIZ];
+    int side; /* 0 primary, 1 standby */
+    uint32_t address; /* network order */
+    int fd;
+};
+
+struct params {
+    uint64_t rtt_ns, jitter_ns, loss_ppm, rate_bps, queue_bytes;
+};
+
+/* A packet waiting in a direction's ring: header, then the packet, padded to 8 bytes. */
+struct record {
+    uint64_t due_ns;
+    uint32_t length; /* 0 marks "wrap to the start of the ring" */
+    int32_t device;
+};
+
+struct link {
+    unsigned char *ring;
+    size_t head, tail, used; /* byte offsets; used counts padding and wrap gaps too */
+    uint64_t link_free_ns; /* when the bottleneck finishes sending what it holds */
+    uint64_t last_due_ns;
+    uint64_t forwarded, bytes, lost, queue_drops, full_drops;
+};
+
+static struct device devices[MAX_DEVICES];
+static int device_count;
+static struct params params;
+static struct link links[2];
+static uint64_t unroutable, write_errors;
+static volatile sig_atomic_t reload_requested, stop_requested;
+static const char *params_path, *stats_path;
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t next_random(void) /* xorshift64*: loss and jitter need speed, not secrecy */
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ULL;
+}
+
+static void on_signal(int number)
+{
+    if (number == SIGHUP)
+        reload_requested = 1;
+    else
+        stop_requested = 1;
+}
+
+static int read_params(const char *path, struct params *out)
+{
+    FILE *file = fopen(path, "r");
+    if (!file) {
+        fprintf(stderr, "delayline: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    unsigned long long rtt_us, jitter_us, loss_ppm, rate_bps, queue_bytes;
+    int got = fscanf(file, "%llu %llu %llu %llu %llu", &rtt_us, &jitter_us, &loss_ppm, &rate_bps, &queue_bytes);
+    fclose(file);
+    if (got != 5 || loss_ppm > 1000000 || jitter_us > rtt_us) {
+        fprintf(stderr, "delayline: %s: expected 'rtt_us jitter_us loss_ppm rate_bps queue_bytes' "
+                        "with loss_ppm <= 1000000 and jitter_us <= rtt_us\n", path);
+        return -1;
+    }
+    out->rtt_ns = rtt_us * 1000ULL;
+    out->jitter_ns = jitter_us * 1000ULL;
+    out->loss_ppm = loss_ppm;
+    out->rate_bps = rate_bps;
+    out->queue_bytes = queue_bytes;
+    return 0;
+}
+
+static void write_stats(void)
+{
+    char temporary[4096];
+    snprintf(temporary, sizeof temporary, "%s.tmp", stats_path);
+    FILE *file = fopen(temporary, "w");
+    if (!file)
+        return;
+    fprintf(file, "{\"rtt_us\":%llu,\"jitter_us\":%llu,\"loss_ppm\":%llu,\"rate_bps\":%llu,\"queue_bytes\":%llu,",
+            (unsigned long long)(params.rtt_ns / 1000), (unsigned long long)(params.jitter_ns / 1000),
+            (unsigned long long)params.loss_ppm, (unsigned long long)params.rate_bps,
+            (unsigned long long)params.queue_bytes);
+    fprintf(file, "\"unroutable\":%llu,\"write_errors\":%llu,\"directions\":{", (unsigned long long)unroutable,
+            (unsigned long long)write_errors);
+    for (int d = 0; d < 2; d++) {
+        struct link *l = &links[d];
+        fprintf(file,
+                "%s\"%s\":{\"packets\":%llu,\"bytes\":%llu,\"lost\":%llu,\"queue_drops\":%llu,"
+                "\"ring_full_drops\":%llu,\"held_bytes\":%llu}",
+                d ? "," : "", d ? "standby_to_primary" : "primary_to_standby", (unsigned long long)l->forwarded,
+                (unsigned long long)l->bytes, (unsigned long long)l->lost, (unsigned long long)l->queue_drops,
+                (unsigned long long)l->full_drops, (unsigned long long)l->used);
+    }
+    fprintf(file, "}}\n");
+    fclose(file);
+    rename(temporary, stats_path);
+}
+
+static int open_tun(struct device *device)
+{
+    int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "delayline: cannot open /dev/net/tun: %s\n", strerror(errno));
+        return -1;
+    }
+    struct ifreq request;
+    memset(&request, 0, sizeof request);
+    request.ifr_flags = IFF_TUN | IFF_NO_PI;
+    memcpy(request.ifr_name, device->name, IFNAMSIZ - 1);
+    if (ioctl(fd, TUNSETIFF, &request) < 0) {
+        fprintf(stderr, "delayline: cannot create TUN device %s: %s\n", device->name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    device->fd = fd;
+    return 0;
+}
+
+static int parse_device(const char *text)
+{
+    if (device_count == MAX_DEVICES) {
+        fprintf(stderr, "delayline: at most %d devices\n", MAX_DEVICES);
+        return -1;
+    }
+    struct device *device = &devices[device_count];
+    const char *first = strchr(text, ':');
+    const char *second = first ? strchr(first + 1, ':') : NULL;
+    if (!first || !second || first == text || (size_t)(first - text) >= IFNAMSIZ || second != first + 2 ||
+        (first[1] != 'P' && first[1] != 'S') || inet_pton(AF_INET, second + 1, &device->address) != 1) {
+        fprintf(stderr, "delayline: --dev '%s': expected NAME:P|S:IPV4\n", text);
+        return -1;
+    }
+    memset(device->name, 0, sizeof device->name);
+    memcpy(device->name, text, (size_t)(first - text));
+    device->side = first[1] == 'S';
+    device_count++;
+    return 0;
+}
+
+static int route(uint32_t destination)
+{
+    for (int i = 0; i < device_count; i++)
+        if (devices[i].address == destination)
+            return i;
+    return -1;
+}
+
+/* Room for a record of `size` bytes at the tail, wrapping if needed; NULL when full. */
+static struct record *reserve(struct link *l, size_t size)
+{
+    if (l->tail >= l->head || l->used == 0) {
+        if (l->used == 0)
+            l->head = l->tail = 0;
+        if (RING_BYTES - l->tail >= size + sizeof(struct record))
+            return (struct record *)(l->ring + l->tail);
+        if (l->head > size) { /* wrap: mark the rest of the ring as a gap */
+            struct record *gap = (struct record *)(l->ring + l->tail);
+            gap->length = 0;
+            l->used += RING_BYTES - l->tail;
+            l->tail = 0;
+            return (struct record *)l->ring;
+        }
+        return NULL;
+    }
+    return l->head - l->tail > size ? (struct record *)(l->ring + l->tail) : NULL;
+}
+
+static void enqueue(int from, unsigned char *packet, size_t length, uint64_t now)
+{
+    if (length < 20 || (packet[0] >> 4) != 4) {
+        unroutable++; /* IPv6 neighbour discovery and the like: the lab is IPv4 */
+        return;
+    }
+    uint32_t destination;
+    memcpy(&destination, packet + 16, 4);
+    int to = route(destination);
+    if (to < 0) {
+        unroutable++;
+        return;
+    }
+    if (devices[to].side == devices[from].side) {
+        if (write(devices[to].fd, packet, length) < 0)
+            write_errors++;
+        return;
+    }
+    struct link *l = &links[devices[from].side];
+    uint64_t start = l->link_free_ns > now ? l->link_free_ns : now;
+    uint64_t serialise = params.rate_bps ? (uint64_t)length * 8ULL * 1000000000ULL / params.rate_bps : 0;
+    if (params.rate_bps && params.queue_bytes &&
+        (double)(start - now) * (double)params.rate_bps / 8e9 + (double)length > (double)params.queue_bytes) {
+        l->queue_drops++;
+        return;
+    }
+    if (params.loss_ppm && next_random() % 1000000ULL < params.loss_ppm) {
+        l->lost++;
+        return;
+    }
+    size_t size = (sizeof(struct record) + length + 7) & ~(size_t)7;
+    struct record *record = reserve(l, size);
+    if (!record) {
+        l->full_drops++;
+        return;
+    }
+    l->link_free_ns = start + serialise;
+    uint64_t one_way = params.rtt_ns / 2;
+    if (params.jitter_ns) {
+        uint64_t spread = params.jitter_ns; /* one way: half the RTT plus or minus half the jitter */
+        one_way = one_way - spread / 2 + next_random() % (spread + 1);
+    }
+    uint64_t due = l->link_free_ns + one_way;
+    if (due < l->last_due_ns)
+        due = l->last_due_ns;
+    l->last_due_ns = due;
+    record->due_ns = due;
+    record->length = (uint32_t)length;
+    record->device = to;
+    memcpy((unsigned char *)(record + 1), packet, length);
+    l->tail += size;
+    l->used += size;
+    l->forwarded++;
+    l->bytes += length;
+}
+
+/* Write every packet that is due; return the time of the next one (0 if none). */
+static uint64_t deliver(struct link *l, uint64_t now)
+{
+    while (l->used) {
+        struct record *record = (struct record *)(l->ring + l->head);
+        if (record->length == 0) { /* a wrap gap */
+            l->used -= RING_BYTES - l->head;
+            l->head = 0;
+            continue;
+        }
+        if (record->due_ns > now)
+            return record->due_ns;
+        if (write(devices[record->device].fd, record + 1, record->length) < 0)
+            write_errors++;
+        size_t size = (sizeof(struct record) + record->length + 7) & ~(size_t)7;
+        l->head += size;
+        l->used -= size;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--params") && i + 1 < argc)
+            params_path = argv[++i];
+        else if (!strcmp(argv[i], "--stats") && i + 1 < argc)
+            stats_path = argv[++i];
+        else if (!strcmp(argv[i], "--dev") && i + 1 < argc) {
+            if (parse_device(argv[++i]) < 0)
+                return 2;
+        } else {
+            fprintf(stderr, "usage: redolab-delayline --params FILE --stats FILE --dev NAME:P|S:IPV4 ...\n");
+            return 2;
+        }
+    }
+    if (!params_path || !stats_path || device_count < 2) {
+        fprintf(stderr, "delayline: --params, --stats and at least two --dev are required\n");
+        return 2;
+    }
+    if (read_params(params_path, &params) < 0)
+        return 2;
+    for (int d = 0; d < 2; d++) {
+        links[d].ring = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (links[d].ring == MAP_FAILED) {
+            fprintf(stderr, "delayline: cannot map %u bytes: %s\n", RING_BYTES, strerror(errno));
+            return 1;
+        }
+    }
+    for (int i = 0; i < device_count; i++)
+        if (open_tun(&devices[i]) < 0)
+            return 1;
+    prctl(PR_SET_TIMERSLACK, 1UL); /* wake on time: the RTT is the product */
+    rng_state ^= (uint64_t)now_ns();
+
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGHUP, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGINT, &action, NULL);
+    sigset_t blocked, during_poll;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGHUP);
+    sigaddset(&blocked, SIGTERM);
+    sigaddset(&blocked, SIGINT);
+    sigprocmask(SIG_BLOCK, &blocked, &during_poll); /* signals arrive only inside ppoll: no lost wake-up */
+    sigdelset(&during_poll, SIGHUP);
+    sigdelset(&during_poll, SIGTERM);
+    sigdelset(&during_poll, SIGINT);
+
+    printf("ready\n");
+    fflush(stdout);
+    write_stats();
+
+    static unsigned char packet[MAX_PACKET];
+    struct pollfd polls[MAX_DEVICES];
+    for (int i = 0; i < device_count; i++) {
+        polls[i].fd = devices[i].fd;
+        polls[i].events = POLLIN;
+    }
+    uint64_t next_stats = now_ns() + 1000000000ULL;
+    while (!stop_requested) {
+        if (reload_requested) {
+            reload_requested = 0;
+            struct params fresh;
+            if (read_params(params_path, &fresh) == 0)
+                params = fresh; /* on a bad file the running values stay */
+            write_stats();
+        }
+        uint64_t now = now_ns();
+        uint64_t next = 0;
+        for (int d = 0; d < 2; d++) {
+            uint64_t due = deliver(&links[d], now);
+            if (due && (!next || due < next))
+                next = due;
+        }
+        if (now >= next_stats) {
+            write_stats();
+            next_stats = now + 1000000000ULL;
+        }
+        uint64_t wake = next && next < next_stats ? next : next_stats;
+        now = now_ns();
+        uint64_t wait = wake > now ? wake - now : 0;
+        struct timespec timeout = {(time_t)(wait / 1000000000ULL), (long)(wait % 1000000000ULL)};
+        int ready = ppoll(polls, (nfds_t)device_count, &timeout, &during_poll);
+        if (ready <= 0)
+            continue;
+        now = now_ns();
+        for (int i = 0; i < device_count; i++) {
+            if (!(polls[i].revents & POLLIN))
+                continue;
+            for (int n = 0; n < READ_BATCH; n++) {
+                ssize_t length = read(devices[i].fd, packet, sizeof packet);
+                if (length <= 0)
+                    break;
+                enqueue(i, packet, (size_t)length, now);
+            }
+        }
+    }
+    write_stats();
+    return 0;
+}

@@ -1,0 +1,210 @@
+"""The lab for real: namespaces, a bridge, TUN devices, the delay line and an sshd per host (root).
+
+The physics is checked through redolab's own runs over SSH, so registration, deployment and the
+delay line are all exercised. Tolerances, and why:
+- Explicit socket buffers: Linux doubles SO_RCVBUF/SO_SNDBUF and advertises a share of the doubled
+  buffer as the window (the rest pays for packet overhead), so the window is between 1 and 2 times
+  the request; throughput = window / RTT is therefore between 0.8 and 2 times request / RTT
+  (0.8: the first RTTs of slow start count too). Measured here: 1.17-1.19.
+- Autotuning: the window grows over the run, so only the order is checked, and that the rate
+  limit caps it (within 3 %: the probe counts payload, the delay line whole packets).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from redolab.core.db import make_engine, make_sessionmaker
+from redolab.core.migrate import upgrade
+from redolab.environments.models import Environment
+from redolab.lab import control
+from redolab.lab.register import register
+from redolab.lab.topology import BRIDGE, DATA_DEVICE, Shape, plan_lab
+from redolab.probes.models import RunStatus
+from redolab.probes.parser import run_metrics
+from tests.probes.runs import execute_next, reload, request_run
+from tests.services import IS_ROOT, REDOLAB, leftover_probes, missing, redolab_env
+
+RTT = 0.020
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module", autouse=True)
+def needs_root():
+    if not IS_ROOT:
+        missing("root", "the lab makes network namespaces and TUN devices; run the suite as root (CI does)")
+    for tool in ("ip", "ping"):
+        if shutil.which(tool) is None:
+            missing(tool, "install iproute2 and iputils-ping (make test does)")
+    if not Path("/dev/net/tun").exists():
+        missing("/dev/net/tun", "load the tun module (modprobe tun)")
+    if control.lab_namespaces():
+        pytest.fail(f"a lab is already up on this machine ({control.lab_namespaces()}): `redolab lab down` first")
+
+
+def leftovers() -> dict:
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    processes = subprocess.run(["pgrep", "-a", "-f", "redolab-delayline|/lab/run/lab-"], capture_output=True, text=True)
+    return {
+        "namespaces": control.lab_namespaces(),
+        "devices": re.findall(r"^\d+: (rlab[^:@ ]*)", links, re.M),
+        "processes": processes.stdout.splitlines(),
+    }
+
+
+def ping(namespace: str, address: str, count: int = 5) -> tuple[float, float]:
+    """(min, avg) RTT in seconds."""
+    out = subprocess.run(
+        ["ip", "netns", "exec", namespace, "ping", "-n", "-q", "-c", str(count), "-i", "0.2", address],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    low, avg = re.search(r"= ([\d.]+)/([\d.]+)/", out).groups()
+    return float(low) / 1000, float(avg) / 1000
+
+
+def lab_cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(REDOLAB), "lab", *args], capture_output=True, text=True, env=redolab_env(data_dir), timeout=120
+    )
+
+
+def test_cli_up_status_set_down_leaves_the_machine_as_it_was(tmp_path):
+    before = leftovers()
+    up = lab_cli(tmp_path, "up", "--rtt", "20ms", "--rate", "1Gbit/s")
+    try:
+        assert up.returncode == 0, up.stderr
+        assert "lab-primary-1: ssh root@10.78.0.11, data 10.77.0.11" in up.stdout
+
+        report = json.loads(lab_cli(tmp_path, "status", "--json").stdout)
+        assert report["up"] and report["delayline_running"]
+        assert [(h["name"], h["sshd_running"]) for h in report["hosts"]] == [
+            ("lab-primary-1", True),
+            ("lab-standby-1", True),
+        ]
+        assert report["shape"]["rtt_seconds"] == RTT and report["shape"]["queue_bytes"] == 125_000
+        low, avg = ping("redolab-primary-1", "10.77.0.41")
+        assert low >= RTT and avg < RTT + 0.0015, (low, avg)
+
+        again = lab_cli(tmp_path, "up")
+        assert again.returncode == 1 and "the lab is already up" in again.stderr
+
+        changed = lab_cli(tmp_path, "set", "--rtt", "40ms", "--mtu", "9000")
+        assert changed.returncode == 0, changed.stderr
+        assert "RTT 40 ms, 1 Gbit/s, MTU 9000 bytes" in changed.stdout
+        low, _ = ping("redolab-standby-1", "10.77.0.11")
+        assert low >= 0.040
+        link = subprocess.run(
+            ["ip", "-n", "redolab-standby-1", "link", "show", DATA_DEVICE], capture_output=True, text=True
+        ).stdout
+        assert " mtu 9000 " in link
+
+        engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+        with make_sessionmaker(engine)() as session:
+            environment = session.scalar(select(Environment).where(Environment.name == "lab"))
+            assert environment.link_rtt_seconds == 0.040
+            assert environment.link_bandwidth_bits_per_second == 1_000_000_000
+            hosts = {h.name: h for h in environment.hosts}
+            assert set(hosts) == {"lab-primary-1", "lab-standby-1"}
+            assert hosts["lab-standby-1"].data_address == "10.77.0.41"
+            assert hosts["lab-standby-1"].host_key_fingerprint.startswith("SHA256:")
+        engine.dispose()
+    finally:
+        down = lab_cli(tmp_path, "down")
+    assert down.returncode == 0, down.stderr
+    assert "namespace redolab-primary-1" in down.stdout and f"bridge {BRIDGE}" in down.stdout
+    assert leftovers() == before == {"namespaces": [], "devices": [], "processes": []}
+    assert lab_cli(tmp_path, "status").stdout.strip() == "lab: down"
+
+
+# -- physics, through redolab's runs over SSH ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """(engine, environment id, paths): a 20 ms lab registered in a SQLite database."""
+    root = tmp_path_factory.mktemp("lab")
+    paths = control.Paths(root)
+    lab = plan_lab(Shape(rtt_seconds=RTT, rate_bits_per_second=1_000_000_000))
+    engine = make_engine(f"sqlite:///{root / 'redolab.db'}")
+    upgrade(engine)
+    control.up(paths, lab)
+    try:
+        with make_sessionmaker(engine)() as session:
+            environment = register(session=session, lab=lab, paths=paths, secret_key="lab-tests")
+            yield engine, environment.id, paths
+    finally:
+        control.down(paths)
+        engine.dispose()
+    assert leftovers()["namespaces"] == []
+
+
+def _run(engine, environment_id: int, **fields):
+    with make_sessionmaker(engine)() as session:
+        environment = session.get(Environment, environment_id)
+        hosts = {h.name: h for h in environment.hosts}
+        run = request_run(
+            session, environment, hosts["lab-primary-1"], hosts["lab-standby-1"],
+            **{"duration_seconds": 4, "interval_seconds": 1, **fields},
+        )  # fmt: skip
+        assert execute_next(engine, "lab-tests")
+        run = reload(session, run)
+        assert run.status is RunStatus.succeeded, run.failure_reason
+        lines = [e.line for e in run.events if e.role == "client"]
+        return run, run_metrics(lines), lines
+
+
+def _set_kernel_maximum(paths, value: int) -> None:
+    for host in control.load(paths).hosts:
+        subprocess.run(
+            ["ip", "netns", "exec", host.namespace, "sysctl", "-q", "-w",
+             f"net.ipv4.tcp_rmem=4096 131072 {value}", f"net.ipv4.tcp_wmem=4096 16384 {value}"],
+            check=True,
+        )  # fmt: skip
+
+
+def test_explicit_socket_buffers_follow_window_over_rtt(lab):
+    engine, environment_id, _ = lab
+    rates = {}
+    for sockbuf in (128 * 1024, 512 * 1024):
+        run, metrics, _ = _run(engine, environment_id, sockbuf_bytes=sockbuf)
+        assert metrics.rtt_min_seconds >= RTT  # TCP_INFO sees the delay line's RTT
+        ideal = sockbuf / metrics.rtt_min_seconds
+        assert 0.8 * ideal <= run.bytes_per_second <= 2.0 * ideal, (sockbuf, run.bytes_per_second / ideal)
+        assert run.client_settings["interface"] == DATA_DEVICE
+        rates[sockbuf] = run.bytes_per_second
+    assert 3.0 <= rates[512 * 1024] / rates[128 * 1024] <= 5.0, rates  # four times the window
+    assert leftover_probes() == []
+
+
+def test_autotuning_maximum_raises_throughput_until_the_rate_limit(lab):
+    engine, environment_id, paths = lab
+    rate_bits = 200_000_000  # 23.84 MiB/s; a 256 KiB window at 20 ms gives at most 12.5 MiB/s
+    control.change(paths, Shape(rtt_seconds=RTT, rate_bits_per_second=rate_bits))
+    rates = {}
+    try:
+        for maximum in (256 * 1024, 8 * MIB):
+            _set_kernel_maximum(paths, maximum)
+            run, _, _ = _run(engine, environment_id)
+            assert run.client_settings["tcp_wmem"][-1] == maximum  # the run recorded the limit it ran under
+            rates[maximum] = run.bytes_per_second
+    finally:
+        _set_kernel_maximum(paths, 4 * MIB)
+        control.change(paths, Shape(rtt_seconds=RTT, rate_bits_per_second=1_000_000_000))
+    limit = rate_bits / 8
+    assert rates[256 * 1024] <= 12.5 * MIB * 1.1, rates  # the window caps it...
+    assert rates[8 * MIB] >= 1.5 * rates[256 * 1024], rates  # ...and a larger maximum lifts it...
+    assert 0.6 * limit <= rates[8 * MIB] <= 1.03 * limit, (rates, limit)  # ...up to the link's rate
+
+
+def test_sync_acknowledgement_latency_is_at_least_the_rtt(lab):
+    engine, environment_id, _ = lab
+    _, metrics, lines = _run(engine, environment_id, mode="sync", message_bytes="64K", duration_seconds=2)
+    end = next(json.loads(line)["data"] for line in lines if '"event":"end"' in line.replace(" ", ""))
+    assert metrics.ack_count > 10
+    assert end["ack_latency_us"]["min"] >= RTT * 1e6
+    assert metrics.ack_avg_seconds >= RTT
