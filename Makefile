@@ -1,6 +1,7 @@
 # redolab: `make run` serves the dashboard, `make test` runs the whole suite.
 # Both install what they need (uv, Python packages, front-end assets; `test` also the system
-# packages: PostgreSQL, Chromium, OpenSSH, docker-compose, musl-tools for the static probe)
+# packages: PostgreSQL, Chromium, OpenSSH, docker-compose, musl-tools for the static probe,
+# iproute2 and ping for the lab)
 # on a Debian-like machine.
 
 PYTHON ?= python3
@@ -40,6 +41,7 @@ frontend/static/vendor/plotly.min.js: frontend/static/vendor/htmx.min.js uv.lock
 
 probe:
 	$(MAKE) -s -C backend/redolab/probe redoprobe
+	$(MAKE) -s -C backend/redolab/lab
 
 system-deps:
 	./scripts/system-deps.sh
@@ -47,3 +49,4 @@ system-deps:
 clean:
 	rm -rf .venv frontend/node_modules frontend/static/vendor
 	$(MAKE) -s -C backend/redolab/probe clean
+	$(MAKE) -s -C backend/redolab/lab clean

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the real components the test suite starts: PostgreSQL, Chromium, OpenSSH server,
-# docker-compose (to validate docker-compose.yml), musl-tools (the static redoprobe build). Debian packages; needs root (CI is root).
+# docker-compose (to validate docker-compose.yml), musl-tools (the static redoprobe build),
+# iproute2 and iputils-ping (the lab). Debian packages; needs root (CI is root).
 set -euo pipefail
 
 need=()
@@ -10,6 +11,8 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 command -v docker-compose >/dev/null || need+=(docker-compose)
 command -v runuser >/dev/null || need+=(util-linux)
 command -v musl-gcc >/dev/null || need+=(musl-tools)
+command -v ip >/dev/null || need+=(iproute2)          # the lab: namespaces, veth, bridge
+command -v ping >/dev/null || need+=(iputils-ping)    # the lab's RTT checks
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

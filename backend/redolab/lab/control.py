@@ -193,6 +193,7 @@ def _build(paths: Paths, lab: Lab, binary: Path) -> None:
         _ip("-n", host.namespace, "addr", "add", f"{host.management_address}/24", "dev", MANAGEMENT_DEVICE)
         _ip("-n", host.namespace, "link", "set", MANAGEMENT_DEVICE, "up")
 
+    started: dict[str, subprocess.Popen] = {}
     paths.params.write_text(lab.shape.params_line())
     devices = [f"{host.tun_name}:{host.side}:{host.data_address}" for host in lab.hosts]
     command = [str(binary), "--params", str(paths.params), "--stats", str(paths.stats)]
@@ -214,13 +215,14 @@ def _build(paths: Paths, lab: Lab, binary: Path) -> None:
         _ip("-n", host.namespace, "addr", "add", f"{host.data_address}/24", "dev", DATA_DEVICE)
         _ip("-n", host.namespace, "link", "set", DATA_DEVICE, "mtu", str(lab.shape.mtu_bytes),
             "txqueuelen", str(TXQUEUELEN), "up")  # fmt: skip
-        host.sshd_pid = _start_sshd(paths, host)
+        started[host.name] = _start_sshd(paths, host)
+        host.sshd_pid = started[host.name].pid  # `ip netns exec` execs sshd: the same process
         _save(paths, lab)
     for host in lab.hosts:
-        _wait_for_ssh(paths, host)
+        _wait_for_ssh(paths, host, started[host.name])
 
 
-def _start_sshd(paths: Paths, host: LabHost) -> int:
+def _start_sshd(paths: Paths, host: LabHost) -> subprocess.Popen:
     config = paths.run / f"{host.name}.sshd_config"
     config.write_text(
         f"Port 22\nListenAddress {host.management_address}\nHostKey {paths.host_key(host)}\n"
@@ -235,21 +237,23 @@ def _start_sshd(paths: Paths, host: LabHost) -> int:
             ["ip", "netns", "exec", host.namespace, str(SSHD), "-D", "-e", "-f", str(config)],
             stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
         )  # fmt: skip
-    return process.pid  # `ip netns exec` execs sshd: the same process
+    return process
 
 
-def _wait_for_ssh(paths: Paths, host: LabHost) -> None:
+def _wait_for_ssh(paths: Paths, host: LabHost, process: subprocess.Popen) -> None:
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         with socket.socket() as sock:
             sock.settimeout(1)
             if sock.connect_ex((host.management_address, 22)) == 0:
                 return
-        if not _alive(host.sshd_pid, "sshd"):
+        if process.poll() is not None:
             break
         time.sleep(0.05)
     log = (paths.run / f"{host.name}.sshd.log").read_text().strip()
-    raise LabError(f"{host.name}: sshd on {host.management_address}:22 did not answer: {log or 'no message'}")
+    code = process.poll()
+    how = "is still starting" if code is None else f"exited with status {code}"
+    raise LabError(f"{host.name}: sshd on {host.management_address}:22 did not answer ({how}): {log or 'no message'}")
 
 
 # -- set --------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ DATA_PREFIX = "10.77.0"
 MANAGEMENT_DEVICE = "mgmt0"  # names inside each namespace
 DATA_DEVICE = "wan0"
 NAMESPACE_PREFIX = "redolab-"  # every namespace the lab makes starts with this
-TXQUEUELEN = 10_000  # a TUN device's default 500 packets overflow at 1 Gbit/s bursts
+TXQUEUELEN = 1000  # a TUN device has 500; more packets only queue (latency) when the delay line is the bottleneck
 MIN_MTU, MAX_MTU = 1280, 9000
 
 
