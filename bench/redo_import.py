@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -55,8 +56,6 @@ def child(path: str, database: str) -> None:
     upgrade(engine)
     with make_sessionmaker(engine)() as session:
         environment = create_environment(session=session, env_in=EnvironmentCreate(name="bench"))
-        import resource
-
         before = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
         record = service.import_file(
@@ -99,7 +98,7 @@ def main() -> int:
             f"file: {int(rows_read):,} rows, {size / 2**20:.1f} MiB; kept {int(rows_kept):,} (the rest: 2nd destination)"
         )
         print(f"import into SQLite: {float(seconds):.2f} s = {int(rows_read) / float(seconds):,.0f} rows/s")
-        print(f"CPU time: importing process {own_cpu} s, parsing process {parser_cpu} s (2 cores)")
+        print(f"CPU time: importing process {own_cpu} s, parsing process {parser_cpu} s ({os.cpu_count()} CPUs)")
         print(
             f"peak memory: importing process {own} MiB, parsing process {parser} MiB "
             f"(together at most {int(own) + int(parser)} MiB)"

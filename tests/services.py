@@ -189,13 +189,6 @@ class SshServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _keygen(path: Path, comment: str) -> None:
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
-        check=True, capture_output=True,
-    )  # fmt: skip
-
-
 def _fingerprint(public_key: Path) -> str:
     out = subprocess.run(["ssh-keygen", "-lf", str(public_key)], check=True, capture_output=True, text=True)
     return out.stdout.split()[1]
@@ -207,19 +200,20 @@ def start_sshd() -> SshServer | None:
         return None
     import getpass
 
+    from redolab.lab.control import keygen, sshd_config
+
     root = Path(tempfile.mkdtemp(prefix="redolab-sshd-"))
-    _keygen(root / "host_ed25519", "redolab-test-host")
-    _keygen(root / "client_ed25519", "redolab-test-client")
+    keygen(root / "host_ed25519", "redolab-test-host")
+    keygen(root / "client_ed25519", "redolab-test-client")
     (root / "authorized_keys").write_text((root / "client_ed25519.pub").read_text())
     port = free_port()
     config = root / "sshd_config"
     config.write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {root}/host_ed25519\nPidFile {root}/sshd.pid\n"
-        f"AuthorizedKeysFile {root}/authorized_keys\nPasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\nStrictModes no\n"
-        "PermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\nLogLevel ERROR\n"
-        "MaxStartups 100\nMaxSessions 100\n"
-    )
+        sshd_config(
+            address="127.0.0.1", port=port, host_key=root / "host_ed25519", pid_file=root / "sshd.pid",
+            authorized_keys=root / "authorized_keys",
+        )
+    )  # fmt: skip
     if IS_ROOT:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
     with open(root / "log", "w") as log:  # the child keeps its own copy of the descriptor

@@ -12,6 +12,7 @@ topology.py, none from the user.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -139,7 +140,8 @@ def lab_namespaces() -> list[str]:
 
 
 # -- keys -------------------------------------------------------------------------------------------
-def _keygen(path: Path, comment: str) -> None:
+def keygen(path: Path, comment: str) -> None:
+    """An ed25519 key pair without passphrase at `path` (kept when it already exists)."""
     if path.exists():
         return
     subprocess.run(
@@ -151,10 +153,10 @@ def _keygen(path: Path, comment: str) -> None:
 def _prepare_keys(paths: Paths, lab: Lab) -> None:
     paths.keys.mkdir(parents=True, exist_ok=True, mode=0o700)
     paths.run.mkdir(parents=True, exist_ok=True, mode=0o700)
-    _keygen(paths.client_key, "redolab-lab-client")
+    keygen(paths.client_key, "redolab-lab-client")
     (paths.keys / "authorized_keys").write_text(paths.client_key.with_suffix(".pub").read_text())
     for host in lab.hosts:
-        _keygen(paths.host_key(host), f"redolab-{host.name}")
+        keygen(paths.host_key(host), f"redolab-{host.name}")
 
 
 def host_key_line(paths: Paths, host: LabHost) -> str:
@@ -206,7 +208,8 @@ def _build(paths: Paths, lab: Lab, binary: Path) -> None:
     line = process.stdout.readline() if ready else b""
     process.stdout.close()
     if line.strip() != b"ready":
-        process.wait(timeout=5) if process.poll() is None else None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=2)  # let an exiting delay line finish its message; `down` stops a hung one
         raise LabError(f"the delay line did not start: {(paths.run / 'delayline.log').read_text().strip()}")
 
     for host in lab.hosts:
@@ -222,15 +225,24 @@ def _build(paths: Paths, lab: Lab, binary: Path) -> None:
         _wait_for_ssh(paths, host, started[host.name])
 
 
+def sshd_config(*, address: str, port: int, host_key: Path, pid_file: Path, authorized_keys: Path) -> str:
+    """An sshd_config for a private sshd: one listen address, public keys only, no PAM."""
+    return (
+        f"Port {port}\nListenAddress {address}\nHostKey {host_key}\nPidFile {pid_file}\n"
+        f"AuthorizedKeysFile {authorized_keys}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+        "PubkeyAuthentication yes\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n"
+        "Subsystem sftp internal-sftp\nLogLevel ERROR\nMaxStartups 100\nMaxSessions 100\n"
+    )
+
+
 def _start_sshd(paths: Paths, host: LabHost) -> subprocess.Popen:
     config = paths.run / f"{host.name}.sshd_config"
     config.write_text(
-        f"Port 22\nListenAddress {host.management_address}\nHostKey {paths.host_key(host)}\n"
-        f"PidFile {paths.run}/{host.name}.sshd.pid\nAuthorizedKeysFile {paths.keys}/authorized_keys\n"
-        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\n"
-        "StrictModes no\nPermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\nLogLevel ERROR\n"
-        "MaxStartups 100\nMaxSessions 100\n"
-    )
+        sshd_config(
+            address=host.management_address, port=22, host_key=paths.host_key(host),
+            pid_file=paths.run / f"{host.name}.sshd.pid", authorized_keys=paths.keys / "authorized_keys",
+        )
+    )  # fmt: skip
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
     with open(paths.run / f"{host.name}.sshd.log", "w") as log:
         process = subprocess.Popen(
@@ -285,13 +297,13 @@ def status(paths: Paths) -> dict:
     if lab is None:
         return {"up": False, "namespaces": lab_namespaces()}
     up_now = _alive(lab.delayline_pid, "redolab-delayline")
+    if not up_now:
+        return {"up": False, "namespaces": lab_namespaces(), "environment": lab.environment_name}
     hosts = []
     for host in lab.hosts:
-        sysctls = {}
-        if up_now:
-            for key in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"):
-                done = _in_namespace(host.namespace, "sysctl", "-n", key)
-                sysctls[key.rsplit(".", 1)[1] + "_bytes"] = [int(v) for v in done.stdout.split()] or None
+        done = _in_namespace(host.namespace, "sysctl", "-n", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem")
+        lines = [[int(v) for v in line.split()] for line in done.stdout.splitlines()]
+        sysctls = dict(zip(("tcp_rmem_bytes", "tcp_wmem_bytes"), lines, strict=False))
         hosts.append(
             {
                 "name": host.name, "role": host.role, "node": host.node, "namespace": host.namespace,
@@ -300,20 +312,20 @@ def status(paths: Paths) -> dict:
             }
         )  # fmt: skip
     counters = None
-    if up_now and paths.stats.exists():
+    if paths.stats.exists():
         try:
             counters = json.loads(paths.stats.read_text())
         except ValueError:
             counters = None
     return {
-        "up": up_now,
+        "up": True,
         "environment": lab.environment_name,
         "shape": {
             "rtt_seconds": lab.shape.rtt_seconds, "jitter_seconds": lab.shape.jitter_seconds,
             "loss_ratio": lab.shape.loss_ratio, "rate_bits_per_second": lab.shape.rate_bits_per_second,
             "mtu_bytes": lab.shape.mtu_bytes, "queue_bytes": lab.shape.queue(), "description": lab.shape.describe(),
         },
-        "delayline_running": up_now,
+        "delayline_running": True,
         "delayline": counters,
         "hosts": hosts,
     }  # fmt: skip

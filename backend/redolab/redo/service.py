@@ -188,11 +188,11 @@ def _parse_here(path: Path, fmt: str, mapping: dict, import_id: int):
     for interval in read_files([path], fmt=fmt, mapping=mapping, reading=reading):
         row = _row(import_id, interval)
         batch.append(row)
-        threads.add(row[2])
-        start = row[5]  # epoch seconds: cheaper to compare than datetimes, a million times
+        threads.add(row[_THREAD])
+        start = row[_START]  # epoch seconds: cheaper to compare than datetimes, a million times
         if start is not None:
             first = start if first is None or start < first else first
-            end = row[6] or start
+            end = row[_END] or start
             last = end if last is None or end > last else last
         if len(batch) >= BATCH_ROWS:
             kept += len(batch)
@@ -253,6 +253,7 @@ def _parse_elsewhere(path: Path, fmt: str, mapping: dict, import_id: int):
 _COLUMNS = ("import_id", "kind", "thread", "sequence", "resetlogs", "start_epoch_seconds", "end_epoch_seconds",
             "seconds", "bytes", "writes", "peak_bytes_per_second", "hour_of_day",
             "percentile_bytes_per_second")  # fmt: skip
+_THREAD, _START, _END = map(_COLUMNS.index, ("thread", "start_epoch_seconds", "end_epoch_seconds"))
 
 
 def _insert_statement(connection) -> str:
