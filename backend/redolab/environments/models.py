@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from sqlalchemy import BigInteger, Enum, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Boolean, Enum, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from redolab.core.db import Base, TimestampMixin
@@ -160,6 +160,8 @@ class Host(TimestampMixin, Base):
     # The pinned SSH host key (OpenSSH public key line) and its SHA256 fingerprint.
     host_key: Mapped[str | None] = mapped_column(Text)
     host_key_fingerprint: Mapped[str | None] = mapped_column(String(100))
+    # An admin's permission for kernel-maximum sweeps to set tcp_rmem/tcp_wmem here by sysctl.
+    allow_kernel_changes: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     environment: Mapped[Environment] = relationship(back_populates="hosts")
     credential: Mapped[Credential | None] = relationship()

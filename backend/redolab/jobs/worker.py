@@ -21,8 +21,9 @@ from sqlalchemy.orm import aliased, sessionmaker
 
 from redolab.core.db import utcnow
 from redolab.jobs.models import Job, JobStatus
-from redolab.probes.models import Run, RunStatus
+from redolab.probes.models import Run, RunStatus, Sweep
 from redolab.probes.runner import RunExecution
+from redolab.probes.sweeper import SweepExecution
 
 log = logging.getLogger("redolab.worker")
 
@@ -73,15 +74,31 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
         for job in orphans:
             job.status = JobStatus.failed
             job.finished_at = utcnow()
-            run = session.get(Run, job.run_id)
-            if run is not None and not run.status.finished:
-                run.status = RunStatus.failed
-                run.finished_at = utcnow()
-                run.failure_reason = (
-                    f"the worker running it ({job.worker_id}) stopped, e.g. redolab was restarted "
-                    "mid-run; the measurements received so far are kept, and the probes ended by "
-                    "their own --max-duration and --idle-timeout caps"
-                )
+            runs = []
+            if job.run_id is not None:
+                runs.append(session.get(Run, job.run_id))
+            if job.sweep_id is not None:
+                sweep = session.get(Sweep, job.sweep_id)
+                runs.extend(sweep.runs)
+                if not sweep.status.finished:
+                    sweep.status = RunStatus.failed
+                    sweep.finished_at = utcnow()
+                    sweep.failure_reason = (
+                        f"the worker running it ({job.worker_id}) stopped, e.g. redolab was restarted "
+                        "mid-sweep; the runs finished so far are kept"
+                    )
+                    if sweep.kernel_original and sweep.kernel_restored is None:
+                        sweep.kernel_restored = False
+                        sweep.failure_reason += ". The original tcp_rmem/tcp_wmem were not put back: see below."
+            for run in runs:
+                if run is not None and not run.status.finished:
+                    run.status = RunStatus.failed
+                    run.finished_at = utcnow()
+                    run.failure_reason = (
+                        f"the worker running it ({job.worker_id}) stopped, e.g. redolab was restarted "
+                        "mid-run; the measurements received so far are kept, and the probes ended by "
+                        "their own --max-duration and --idle-timeout caps"
+                    )
         session.commit()
         return len(orphans)
 
@@ -114,14 +131,19 @@ class Worker:
                 last[0] = loop.time()
                 self._heartbeat(job.id)
 
-        execution = RunExecution(
-            self.sessions,
-            self.secret_key,
-            job.run_id,
-            heartbeat=heartbeat,
-            shutting_down=self.stopping.is_set,
-        )
-        status, _ = await execution.execute()
+        if job.kind == "sweep":
+            status = await SweepExecution(
+                self.sessions, self.secret_key, job.sweep_id, heartbeat=heartbeat, shutting_down=self.stopping.is_set
+            ).execute()
+        else:
+            execution = RunExecution(
+                self.sessions,
+                self.secret_key,
+                job.run_id,
+                heartbeat=heartbeat,
+                shutting_down=self.stopping.is_set,
+            )
+            status, _ = await execution.execute()
         with self.sessions() as session:
             row = session.get(Job, job.id)
             row.status = JobStatus.done if status is RunStatus.succeeded else JobStatus.failed

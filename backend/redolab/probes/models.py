@@ -29,6 +29,20 @@ class ProbeMode(StrEnum):
     sync = "sync"
 
 
+class SweepKind(StrEnum):
+    connections = "connections"  # raise the connection count until the throughput stops improving
+    sockbuf = "sockbuf"  # explicit socket buffer sizes (the probe's --sockbuf)
+    kernel_max = "kernel_max"  # tcp_rmem/tcp_wmem maximum set by sysctl, autotuning (seed 000)
+
+    @property
+    def label(self) -> str:
+        return {
+            "connections": "Connection sweep",
+            "sockbuf": "Socket-buffer sweep",
+            "kernel_max": "Kernel-maximum sweep",
+        }[self.value]
+
+
 class Run(Base):
     """One probe test from a client host (sends) to a server host (receives)."""
 
@@ -53,6 +67,14 @@ class Run(Base):
     sync_write: Mapped[bool] = mapped_column(Boolean, default=False)
     label: Mapped[str] = mapped_column(String(200), default="")
     notes: Mapped[str] = mapped_column(Text, default="")
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list)
+
+    # A run of a sweep: which grid point (in the order run) and which repetition of it.
+    sweep_id: Mapped[int | None] = mapped_column(ForeignKey("sweeps.id", ondelete="SET NULL"), index=True)
+    sweep_point: Mapped[int | None] = mapped_column(Integer)
+    repetition: Mapped[int | None] = mapped_column(Integer)
+    # The tcp_rmem/tcp_wmem maximum a kernel-maximum sweep set on both hosts for this run.
+    kernel_max_bytes: Mapped[int | None] = mapped_column(BigInteger)
 
     status: Mapped[RunStatus] = mapped_column(_enum(RunStatus), default=RunStatus.queued, index=True)
     failure_reason: Mapped[str | None] = mapped_column(Text)
@@ -98,3 +120,52 @@ class RunEvent(Base):
     event: Mapped[str] = mapped_column(String(20))
     line: Mapped[str] = mapped_column(Text)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Sweep(Base):
+    """A declarative grid of runs between one host pair, expanded into child runs as it goes.
+
+    `parameters` holds what every child run shares (mode, message size, duration, ...), as the
+    RunCreate fields; `values` the swept axis (connection counts or sizes in bytes); `conns_values`
+    the connection counts each buffer size is run at.
+    """
+
+    __tablename__ = "sweeps"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    client_host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
+    server_host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
+    client_host_name: Mapped[str] = mapped_column(String(100))
+    server_host_name: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[SweepKind] = mapped_column(_enum(SweepKind))
+    parameters: Mapped[dict] = mapped_column(JSON)
+    values: Mapped[list[int]] = mapped_column(JSON)
+    conns_values: Mapped[list[int]] = mapped_column(JSON, default=list)
+    repetitions: Mapped[int] = mapped_column(Integer, default=1)
+    threshold_percent: Mapped[float] = mapped_column(Float, default=5.0)
+    patience: Mapped[int] = mapped_column(Integer, default=3)
+    label: Mapped[str] = mapped_column(String(200), default="")
+    notes: Mapped[str] = mapped_column(Text, default="")
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list)
+
+    status: Mapped[RunStatus] = mapped_column(_enum(RunStatus), default=RunStatus.queued, index=True)
+    failure_reason: Mapped[str | None] = mapped_column(Text)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    requested_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    # The connection count where the throughput stopped improving (connection sweeps).
+    best_conns: Mapped[int | None] = mapped_column(Integer)
+    # Kernel-maximum sweeps: each host's tcp_rmem/tcp_wmem before the sweep, and whether they
+    # were put back ({"client": {"tcp_rmem": [..], "tcp_wmem": [..]}, "server": {...}}).
+    kernel_original: Mapped[dict | None] = mapped_column(JSON)
+    kernel_restored: Mapped[bool | None] = mapped_column(Boolean)
+
+    client_host: Mapped[Host | None] = relationship(foreign_keys=[client_host_id])
+    server_host: Mapped[Host | None] = relationship(foreign_keys=[server_host_id])
+    runs: Mapped[list[Run]] = relationship(
+        order_by="(Run.sweep_point, Run.repetition, Run.id)", foreign_keys="Run.sweep_id", viewonly=True
+    )

@@ -6,7 +6,16 @@ import re
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from redolab.core.fields import (
@@ -17,7 +26,9 @@ from redolab.core.fields import (
     blank_to_none,
     positive,
 )
-from redolab.probes.models import ProbeMode, RunStatus
+from redolab.core.units import UnitError, format_bytes, parse_size
+from redolab.probes.models import ProbeMode, RunStatus, SweepKind
+from redolab.probes.sweeps import MAX_CONNS, MAX_POINTS, connection_steps
 
 _SAFE_PATH = re.compile(r"^/[A-Za-z0-9._/+-]*$")
 MIB = 1024 * 1024
@@ -34,6 +45,53 @@ def _check_write_dir(value: str | None) -> str | None:
             {"value": value},
         )
     return value
+
+
+_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:=/+-]{0,39}$")
+
+
+def _split_list(value):
+    """A list, or text separated by commas (a form field): blank items dropped."""
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value if value is not None else []
+
+
+def _check_tags(tags: list[str]) -> list[str]:
+    for tag in tags:
+        if not _TAG.match(tag):
+            raise PydanticCustomError(
+                "tag",
+                "'{tag}' is not a tag: up to 40 letters, digits, spaces and . _ : = / + -, e.g. mtu9000",
+                {"tag": tag},
+            )
+    if len(tags) > 20:
+        raise PydanticCustomError("tags", "At most 20 tags.")
+    return list(dict.fromkeys(tags))
+
+
+Tags = Annotated[list[str], BeforeValidator(_split_list), AfterValidator(_check_tags)]
+
+
+def _sizes(value):
+    """Sizes as a list or comma-separated text with units ("64K, 256K, 1M")."""
+    sizes = []
+    for item in _split_list(value):
+        try:
+            sizes.append(parse_size(item) if isinstance(item, str) else int(item))
+        except (UnitError, ValueError) as error:
+            raise PydanticCustomError("unit", "{error}", {"error": str(error)}) from None
+    return sizes
+
+
+def _counts(value):
+    counts = []
+    for item in _split_list(value):
+        try:
+            counts.append(int(item))
+        except (TypeError, ValueError):
+            raise PydanticCustomError("int", "'{item}' is not a connection count.", {"item": str(item)}) from None
+    return counts
 
 
 class RunCreate(BaseModel):
@@ -57,6 +115,7 @@ class RunCreate(BaseModel):
     sync_write: bool = False
     label: Annotated[str, Field(max_length=200)] = ""
     notes: Annotated[str, Field(max_length=10_000)] = ""
+    tags: Tags = []
 
     @field_validator("write_dir", mode="before")
     @classmethod
@@ -113,6 +172,11 @@ class RunPublic(BaseModel):
     sync_write: bool
     label: str
     notes: str
+    tags: list[str]
+    sweep_id: int | None
+    sweep_point: int | None
+    repetition: int | None
+    kernel_max_bytes: int | None
     status: RunStatus
     failure_reason: str | None
     requested_by: str
@@ -144,3 +208,116 @@ class RunEventPublic(BaseModel):
     role: str
     event: str
     data: dict
+
+
+# What every run of a sweep shares; the sweep sets conns, sockbuf_bytes and the kernel maximum.
+SHARED_RUN_FIELDS = (
+    "mode", "message_bytes", "duration_seconds", "interval_seconds", "delay_us",
+    "rate_bits_per_second", "write_dir", "sync_write",
+)  # fmt: skip
+
+
+class SweepCreate(RunCreate):
+    """A grid of runs between one host pair. Each run has the shared fields of RunCreate; the
+    sweep sets the connection count and the socket buffer or kernel maximum of each."""
+
+    kind: SweepKind = SweepKind.connections
+    duration_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(3600, "1 h")] = 20.0
+    interval_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(600, "10 min")] = Field(
+        default=2.0, validate_default=True
+    )
+    # Connection sweeps
+    conns_start: Annotated[int, Field(ge=1, le=MAX_CONNS)] = 1
+    conns_step: Annotated[int | None, BeforeValidator(blank_to_none), Field(ge=1, le=MAX_CONNS)] = None
+    conns_max: Annotated[int, Field(ge=1, le=MAX_CONNS)] = 16
+    threshold_percent: Annotated[float, Field(ge=0, le=100)] = 5.0
+    patience: Annotated[int, Field(ge=1, le=20)] = 3
+    # Buffer sweeps: the sizes, each run at every connection count of conns_values
+    sizes: Annotated[list[int], BeforeValidator(_sizes)] = []
+    conns_values: Annotated[list[int], BeforeValidator(_counts)] = [1]
+    repetitions: Annotated[int, Field(ge=1, le=10)] = 1
+
+    @field_validator("sizes")
+    @classmethod
+    def _sizes_in_range(cls, sizes):
+        for size in sizes:
+            if not 4096 <= size <= 1024 * MIB:
+                raise PydanticCustomError("size", "{size} is outside 4 KiB to 1 GiB.", {"size": format_bytes(size)})
+        return sorted(set(sizes))
+
+    @field_validator("conns_values")
+    @classmethod
+    def _counts_in_range(cls, counts):
+        if not counts:
+            raise PydanticCustomError("conns", "Give at least one connection count, e.g. 1, 8.")
+        for count in counts:
+            if not 1 <= count <= MAX_CONNS:
+                raise PydanticCustomError("conns", "Connection counts run from 1 to {max}.", {"max": MAX_CONNS})
+        return sorted(set(counts))
+
+    @model_validator(mode="after")
+    def _grid(self):
+        if self.kind is SweepKind.connections:
+            if self.conns_max < self.conns_start:
+                raise PydanticCustomError("conns_max", "The maximum is below the first connection count.")
+            count = len(self.grid_values())
+        else:
+            if not self.sizes:
+                raise PydanticCustomError("sizes", "Give the sizes to try, e.g. 256K, 1M, 4M, 16M.")
+            if self.kind is SweepKind.kernel_max and self.sockbuf_bytes is not None:
+                raise PydanticCustomError(
+                    "sockbuf_bytes", "A kernel-maximum sweep runs with autotuning: leave the socket buffer empty."
+                )
+            count = len(self.sizes) * len(self.conns_values)
+        if count > MAX_POINTS:
+            raise PydanticCustomError(
+                "grid", "{count} grid points is too many (at most {max}).", {"count": count, "max": MAX_POINTS}
+            )
+        return self
+
+    def grid_values(self) -> list[int]:
+        """The swept axis: connection counts (connection sweeps) or sizes in bytes."""
+        if self.kind is SweepKind.connections:
+            return connection_steps(self.conns_start, self.conns_max, self.conns_step)
+        return self.sizes
+
+    def shared_parameters(self) -> dict:
+        parameters = {name: getattr(self, name) for name in SHARED_RUN_FIELDS}
+        if self.kind is SweepKind.connections:
+            parameters["sockbuf_bytes"] = self.sockbuf_bytes
+        return parameters
+
+
+class SweepPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    environment_id: int
+    client_host_id: int | None
+    server_host_id: int | None
+    client_host_name: str
+    server_host_name: str
+    kind: SweepKind
+    parameters: dict
+    values: list[int]
+    conns_values: list[int]
+    repetitions: int
+    threshold_percent: float
+    patience: int
+    label: str
+    notes: str
+    tags: list[str]
+    status: RunStatus
+    failure_reason: str | None
+    requested_by: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    best_conns: int | None
+    kernel_original: dict | None
+    kernel_restored: bool | None
+
+
+class SweepsPublic(BaseModel):
+    data: list[SweepPublic]
+    count: int

@@ -1,0 +1,42 @@
+"""Read and set a host's TCP buffer limits (net.ipv4.tcp_rmem / tcp_wmem) for kernel sweeps.
+
+The values are per network namespace and in memory only (sysctl -w, never sysctl.conf). Setting
+them needs root: through `sudo -n` when the SSH user is not root, so a missing sudo rule fails at
+once with sudo's own message instead of waiting for a password.
+"""
+
+from __future__ import annotations
+
+from redolab.probes.sweeps import sysctl_assignments
+from redolab.remote.transport import Transport, TransportError
+
+Buffers = dict[str, list[int]]  # {"tcp_rmem": [min, default, max], "tcp_wmem": [...]}
+
+
+async def read_buffers(transport: Transport) -> Buffers:
+    result = await transport.run(["cat", "/proc/sys/net/ipv4/tcp_rmem", "/proc/sys/net/ipv4/tcp_wmem"], timeout=20)
+    lines = result.stdout.split("\n")
+    try:
+        rmem, wmem = ([int(part) for part in line.split()] for line in lines[:2])
+    except ValueError:
+        rmem = wmem = []
+    if result.exit_status != 0 or len(rmem) != 3 or len(wmem) != 3:
+        raise TransportError(
+            f"could not read net.ipv4.tcp_rmem/tcp_wmem on {transport.name}: "
+            f"{(result.stderr or result.stdout).strip() or 'unexpected output'}"
+        )
+    return {"tcp_rmem": rmem, "tcp_wmem": wmem}
+
+
+async def _privilege(transport: Transport) -> list[str]:
+    result = await transport.run(["id", "-u"], timeout=20)
+    return [] if result.stdout.strip() == "0" else ["sudo", "-n"]
+
+
+async def set_buffers(transport: Transport, buffers: Buffers) -> None:
+    argv = [*await _privilege(transport), "sysctl", "-w", *sysctl_assignments(buffers["tcp_rmem"], buffers["tcp_wmem"])]
+    result = await transport.run(argv, timeout=20)
+    if result.exit_status != 0:
+        detail = (result.stderr or result.stdout).strip() or f"exit status {result.exit_status}"
+        hint = " (the SSH user needs root, or a sudo rule for sysctl without a password)" if argv[0] == "sudo" else ""
+        raise TransportError(f"could not set net.ipv4.tcp_rmem/tcp_wmem on {transport.name}: {detail}{hint}")
