@@ -30,6 +30,7 @@ from redolab.environments import api as environments_api
 from redolab.environments import views as environments_views
 from redolab.planning import api as planning_api
 from redolab.probes import api as probes_api
+from redolab.probes import sweep_views
 from redolab.probes import views as probes_views
 from redolab.redo import api as redo_api
 from redolab.redo import views as redo_views
@@ -176,6 +177,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(environments_api.router)
     app.include_router(probes_api.router)
     app.include_router(probes_views.router)
+    app.include_router(sweep_views.router)
     app.include_router(redo_views.router)
     app.include_router(redo_api.router)
     app.include_router(planning_api.router)

@@ -220,10 +220,13 @@ def _hosts_section(request, environment, status_code=200, changed=False, **kwarg
 
 
 @router.get("/environments/{environment_id}/experiments")
-def show_experiments(request: Request, session: SessionDep, environment_id: int) -> Response:
-    """The Experiments section (New experiment form and runs), as a fragment."""
+def show_experiments(
+    request: Request, session: SessionDep, environment_id: int, tag: str = "", mtu: str = ""
+) -> Response:
+    """The Experiments section (run and sweep forms, runs, sweeps), as a fragment; ?tag= and
+    ?mtu= filter the lists."""
     environment = _load(session, environment_id)
-    context = {"environment": environment, **experiments_context(session, environment)}
+    context = {"environment": environment, **experiments_context(session, environment, tag=tag, mtu=mtu)}
     return render(request, "environments/detail.html", context, block="experiments")
 
 

@@ -18,11 +18,29 @@ from redolab.core.templating import render
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
-from redolab.probes.models import Run
+from redolab.probes.models import Run, Sweep
 from redolab.probes.parser import interval_series
 from redolab.probes.schemas import RunCreate
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
+
+SWEEP_DEFAULTS = {
+    "kind": "connections",
+    "mode": "async",
+    "message_bytes": "1 MiB",
+    "duration_seconds": "20 s",
+    "interval_seconds": "2 s",
+    "conns_start": "1",
+    "conns_step": "",
+    "conns_max": "16",
+    "threshold_percent": "5",
+    "sizes": "256 KiB, 1 MiB, 4 MiB, 16 MiB",
+    "conns_values": "1",
+    "repetitions": "1",
+    "rate_bits_per_second": "",
+    "label": "",
+    "tags": "",
+}
 
 RUN_DEFAULTS = {
     "mode": "async",
@@ -38,20 +56,39 @@ RUN_DEFAULTS = {
 }
 
 
-def experiments_context(session, environment, *, values=None, errors=None) -> dict:
-    """What the environment page's Experiments section needs (form defaults, runs)."""
+def _mtu_of(item) -> int | None:
+    runs = item.runs if isinstance(item, Sweep) else [item]
+    return next((r.client_settings.get("mtu_bytes") for r in runs if r.client_settings), None)
+
+
+def experiments_context(
+    session, environment, *, values=None, errors=None, sweep_values=None, sweep_errors=None, tag="", mtu=""
+) -> dict:
+    """What the environment page's Experiments section needs: the run and sweep forms, and the
+    runs and sweeps (filtered by tag and by the MTU they ran at)."""
     hosts = environment.hosts
     primary = next((h for h in hosts if h.role.value == "primary"), None)
     standby = next((h for h in hosts if h.role.value == "standby"), None)
-    defaults = {
-        **RUN_DEFAULTS,
+    pair = {
         "client_host_id": str(primary.id) if primary else "",
         "server_host_id": str(standby.id) if standby else "",
     }
+    runs = service.list_runs(session=session, environment=environment)
+    sweeps = service.list_sweeps(session=session, environment=environment)
+    tags = sorted({t for item in [*runs, *sweeps] for t in item.tags or []})
+    mtus = sorted({m for item in [*runs, *sweeps] if (m := _mtu_of(item))})
+
+    def keep(item) -> bool:
+        return (not tag or tag in (item.tags or [])) and (not mtu or str(_mtu_of(item)) == mtu)
+
     return {
-        "runs": service.list_runs(session=session, environment=environment),
-        "run_values": values or defaults,
+        "runs": [run for run in runs if keep(run)],
+        "sweeps": [sweep for sweep in sweeps if keep(sweep)],
+        "filter": {"tag": tag, "mtu": mtu, "tags": tags, "mtus": mtus},
+        "run_values": values or {**RUN_DEFAULTS, **pair},
         "run_errors": errors or {},
+        "sweep_values": sweep_values or {**SWEEP_DEFAULTS, **pair},
+        "sweep_errors": sweep_errors or {},
         "host_options": [(str(h.id), f"{h.name} ({h.role.value} node {h.node_number})") for h in hosts],
     }
 

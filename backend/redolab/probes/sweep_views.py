@@ -1,0 +1,268 @@
+"""Sweep pages (form, live progress, charts, seed table, cancel), the compare view, and exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, status
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from redolab.charts.sweeps import buffer_figure, connections_figure, runs_figure
+from redolab.core.deps import OperatorUser, SessionDep, current_html_user
+from redolab.core.errors import FieldError
+from redolab.core.forms import field_errors, form_data
+from redolab.core.responses import redirect
+from redolab.core.templating import render
+from redolab.environments.service import get_environment
+from redolab.jobs.worker import wake_local_worker
+from redolab.probes import compare, service
+from redolab.probes.models import Run, RunStatus, Sweep, SweepKind
+from redolab.probes.schemas import RunPublic, SweepCreate, SweepPublic
+from redolab.probes.sweeper import describe_point, restore_commands
+from redolab.probes.views import experiments_context
+from redolab.redo.service import environment_analysis
+
+router = APIRouter(dependencies=[Depends(current_html_user)])
+
+MAX_COMPARED = 12
+
+
+def _required_rate(session, environment) -> float | None:
+    """The redo rate the link must carry (peak + headroom), when redo history was imported."""
+    result = environment_analysis(session=session, environment=environment)
+    return result[0].required_bytes_per_second if result else None
+
+
+@router.post("/environments/{environment_id}/sweeps")
+async def create_sweep(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+    """Queue a sweep from the New sweep form."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    values = form_data(await request.form())
+    try:
+        sweep = service.create_sweep(
+            session=session,
+            environment=environment,
+            sweep_in=SweepCreate.model_validate({k: v for k, v in values.items() if v != "" or k == "label"}),
+            requested_by=user.username,
+        )
+    except ValidationError as error:
+        errors = field_errors(error)
+    except service.KernelChangesNotAllowed as error:
+        session.rollback()
+        errors = {"kind": error.message.split(" Run these")[0], "kernel_commands": "\n".join(error.commands)}
+    except FieldError as error:
+        session.rollback()
+        errors = {error.field: error.message}
+    else:
+        wake_local_worker(request.app)
+        return redirect(request, f"/sweeps/{sweep.id}")
+    context = {
+        "environment": environment,
+        **experiments_context(session, environment, sweep_values=values, sweep_errors=errors),
+    }
+    return render(
+        request,
+        "environments/detail.html",
+        context,
+        block="experiments",
+        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+    )
+
+
+def sweep_figure(sweep: Sweep, required: float | None) -> str | None:
+    series = compare.sweep_series(sweep, name=sweep.label or sweep.kind.label)
+    if not any(one["points"] for one in series):
+        return None
+    if sweep.kind is SweepKind.connections:
+        return connections_figure(series, plateau=sweep.best_conns, required_bytes_per_second=required)
+    return buffer_figure(series, axis_title=compare.buffer_axis_title(sweep.kind), required_bytes_per_second=required)
+
+
+def _sweep_context(session, sweep: Sweep) -> dict:
+    environment = get_environment(session=session, environment_id=sweep.environment_id)
+    points = service.sweep_points(sweep)
+    grid = service.sweep_grid(sweep)
+    planned = len(grid) * sweep.repetitions
+    done = sum(1 for run in sweep.runs if run.status.finished)
+    current = next((run for run in sweep.runs if not run.status.finished), None)
+    restore = None
+    if sweep.kernel_original and sweep.kernel_restored is False:
+        restore = restore_commands(
+            sweep.kernel_original, {"client": sweep.client_host_name, "server": sweep.server_host_name}
+        )
+    return {
+        "environment": environment,
+        "sweep": sweep,
+        "points": points,
+        "planned_runs": planned,
+        "done_runs": done,
+        "progress_percent": min(100, round(100 * done / planned)) if planned else 0,
+        "current_run": current,
+        "figure": sweep_figure(sweep, _required_rate(session, environment)),
+        "seed_rows": service.seed_rows(sweep),
+        "restore_commands": restore,
+        "describe": describe_point,
+    }
+
+
+@router.get("/sweeps/{sweep_id}")
+def show_sweep(request: Request, session: SessionDep, sweep_id: int) -> Response:
+    """The sweep page: progress while it runs, its chart, points and seed table."""
+    sweep = service.get_sweep(session=session, sweep_id=sweep_id)
+    return render(request, "probes/sweep.html", _sweep_context(session, sweep))
+
+
+@router.get("/sweeps/{sweep_id}/live")
+def show_sweep_live(request: Request, session: SessionDep, sweep_id: int) -> Response:
+    """The live part of the sweep page, polled every second while the sweep is queued or running."""
+    sweep = service.get_sweep(session=session, sweep_id=sweep_id)
+    if sweep.status.finished:
+        return Response(status_code=status.HTTP_200_OK, headers={"HX-Refresh": "true"})
+    return render(request, "probes/sweep.html", _sweep_context(session, sweep), block="live")
+
+
+@router.post("/sweeps/{sweep_id}/cancel")
+def cancel_sweep(request: Request, session: SessionDep, user: OperatorUser, sweep_id: int) -> Response:
+    """Cancel: the current run stops within a second and no further run starts."""
+    sweep = service.cancel_sweep(session=session, sweep=service.get_sweep(session=session, sweep_id=sweep_id))
+    return redirect(request, f"/sweeps/{sweep.id}")
+
+
+# -- export ---------------------------------------------------------------------------------
+RUN_COLUMNS = [
+    "id", "environment_id", "sweep_id", "sweep_point", "repetition", "label", "tags", "status",
+    "client_host_name", "server_host_name", "mode", "conns", "message_bytes", "sockbuf_bytes",
+    "kernel_max_bytes", "duration_seconds", "rate_bits_per_second", "bytes_per_second", "mbit_per_second",
+    "bytes_received", "seconds", "retransmits", "sndbuf_granted_bytes", "rcvbuf_granted_bytes",
+    "client_mtu_bytes", "server_mtu_bytes", "client_tcp_rmem", "client_tcp_wmem", "server_tcp_rmem",
+    "server_tcp_wmem", "client_congestion_control", "probe_version", "created_at", "failure_reason",
+]  # fmt: skip
+
+
+def _csv_row(run: Run) -> list:
+    client, server = run.client_settings or {}, run.server_settings or {}
+    derived = {
+        "tags": " ".join(run.tags or []),
+        "mbit_per_second": round(run.bytes_per_second * 8 / 1e6, 3) if run.bytes_per_second else None,
+        "client_mtu_bytes": client.get("mtu_bytes"),
+        "server_mtu_bytes": server.get("mtu_bytes"),
+        "client_tcp_rmem": " ".join(map(str, client.get("tcp_rmem") or [])),
+        "client_tcp_wmem": " ".join(map(str, client.get("tcp_wmem") or [])),
+        "server_tcp_rmem": " ".join(map(str, server.get("tcp_rmem") or [])),
+        "server_tcp_wmem": " ".join(map(str, server.get("tcp_wmem") or [])),
+        "client_congestion_control": client.get("tcp_congestion_control"),
+        "created_at": run.created_at.isoformat(),
+    }
+    row = []
+    for column in RUN_COLUMNS:
+        value = derived[column] if column in derived else getattr(run, column)
+        row.append(value.value if hasattr(value, "value") else value)
+    return row
+
+
+def runs_csv(runs: list[Run], filename: str) -> Response:
+    """Runs as CSV: base units in the column names (bytes, seconds, bit/s), one run per row."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(RUN_COLUMNS)
+    writer.writerows(_csv_row(run) for run in runs)
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    return Response(buffer.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
+
+
+def _json_download(document: dict, filename: str) -> Response:
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    return Response(json.dumps(document, indent=1), media_type="application/json", headers=headers)
+
+
+def sweep_document(sweep: Sweep) -> dict:
+    """A sweep with its points (median and spread) and every run, in base units."""
+    return {
+        "sweep": SweepPublic.model_validate(sweep).model_dump(mode="json"),
+        "points": [
+            {
+                "index": p["index"],
+                "value": p["value"],
+                "conns": p["conns"],
+                "median_bytes_per_second": p["result"].median if p["result"] else None,
+                "low_bytes_per_second": p["result"].low if p["result"] else None,
+                "high_bytes_per_second": p["result"].high if p["result"] else None,
+                "repetitions_succeeded": p["result"].count if p["result"] else 0,
+                "run_ids": [run.id for run in p["runs"]],
+            }
+            for p in service.sweep_points(sweep)
+        ],
+        "seed_table": [row.__dict__ for row in service.seed_rows(sweep)],
+        "runs": [RunPublic.model_validate(run).model_dump(mode="json") for run in sweep.runs],
+    }
+
+
+@router.get("/sweeps/{sweep_id}/export.csv")
+def export_sweep_csv(session: SessionDep, sweep_id: int) -> Response:
+    sweep = service.get_sweep(session=session, sweep_id=sweep_id)
+    return runs_csv(sweep.runs, f"redolab-sweep-{sweep.id}.csv")
+
+
+@router.get("/sweeps/{sweep_id}/export.json")
+def export_sweep_json(session: SessionDep, sweep_id: int) -> Response:
+    sweep = service.get_sweep(session=session, sweep_id=sweep_id)
+    return _json_download(sweep_document(sweep), f"redolab-sweep-{sweep.id}.json")
+
+
+@router.get("/environments/{environment_id}/runs/export.{fmt}")
+def export_runs(session: SessionDep, environment_id: int, fmt: str, tag: str = "", mtu: str = "") -> Response:
+    """The environment's runs (the filters of its Experiments section apply) as CSV or JSON."""
+    if fmt not in ("csv", "json"):
+        return Response("Export as csv or json.", status_code=status.HTTP_404_NOT_FOUND)
+    environment = get_environment(session=session, environment_id=environment_id)
+    runs = experiments_context(session, environment, tag=tag, mtu=mtu)["runs"]
+    name = f"redolab-{environment.name}-runs.{fmt}"
+    if fmt == "csv":
+        return runs_csv(runs, name)
+    return _json_download({"runs": [RunPublic.model_validate(r).model_dump(mode="json") for r in runs]}, name)
+
+
+# -- compare --------------------------------------------------------------------------------
+@router.get("/compare")
+def show_compare(
+    request: Request,
+    session: SessionDep,
+    sweep: Annotated[list[int] | None, Query()] = None,
+    run: Annotated[list[int] | None, Query()] = None,
+) -> Response:
+    """Sweeps and runs overlaid on one chart per axis, with the settings that differ between them."""
+    sweep, run = sweep or [], run or []
+    sweeps = [service.get_sweep(session=session, sweep_id=i) for i in dict.fromkeys(sweep)][:MAX_COMPARED]
+    runs = [service.get_run(session=session, run_id=i) for i in dict.fromkeys(run)][:MAX_COMPARED]
+    figures = []
+    connection_sweeps = [s for s in sweeps if s.kind is SweepKind.connections]
+    if connection_sweeps:
+        series = [one for s in connection_sweeps for one in compare.sweep_series(s)]
+        plateau = connection_sweeps[0].best_conns if len(connection_sweeps) == 1 else None
+        figures.append(("Throughput against connections", connections_figure(series, plateau=plateau)))
+    for kind in (SweepKind.sockbuf, SweepKind.kernel_max):
+        of_kind = [s for s in sweeps if s.kind is kind]
+        if of_kind:
+            series = [one for s in of_kind for one in compare.sweep_series(s)]
+            figures.append(
+                (f"Throughput against the {compare.buffer_axis_title(kind)}",
+                 buffer_figure(series, axis_title=compare.buffer_axis_title(kind)))
+            )  # fmt: skip
+    if runs:
+        names = [f"#{r.id} {r.label}".strip() for r in runs]
+        rates = [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in runs]
+        figures.append(("Runs", runs_figure(names, rates)))
+    items = [(compare.sweep_name(s), f"/sweeps/{s.id}", compare.sweep_settings(s)) for s in sweeps]
+    items += [(f"run #{r.id} {r.label}".strip(), f"/runs/{r.id}", compare.run_settings(r)) for r in runs]
+    differing = compare.differing([settings for _, _, settings in items])
+    context = {
+        "items": items,
+        "figures": figures,
+        "differing": differing,
+        "same_count": len({name for _, _, settings in items for name in settings}) - len(differing),
+    }
+    return render(request, "probes/compare.html", context)
