@@ -90,3 +90,25 @@ def test_html_viewer_cannot_add_hosts(anonymous, session, people):
         data={"role": "primary", "name": "db1", "ssh_address": "db1", "ssh_user": "oracle"},
     )
     assert response.status_code == 403
+
+
+def test_only_an_admin_edits_a_host_or_allows_kernel_changes(anonymous, session, people):
+    """The host form (HTML) is admin-only: it grants kernel-maximum sweeps the right to sysctl."""
+    environment = make_environment(session)
+    host = make_host(session, environment, name="db1")
+    url = f"/environments/{environment.id}/hosts/{host.id}"
+    form = {"role": "primary", "node_number": "1", "name": "db1", "ssh_address": "127.0.0.1", "ssh_port": "22",
+            "ssh_user": "oracle", "allow_kernel_changes": "on"}  # fmt: skip
+    log_in(anonymous, "operator1")
+    assert anonymous.put(url, data=form, headers={"HX-Request": "true"}).status_code == 403
+    session.refresh(host)
+    assert host.allow_kernel_changes is False
+    log_in(anonymous, "admin1")
+    saved = anonymous.put(url, data=form, headers={"HX-Request": "true"})
+    assert saved.status_code == 200 and "kernel changes allowed" in saved.text
+    session.refresh(host)
+    assert host.allow_kernel_changes is True
+    del form["allow_kernel_changes"]  # an unticked box withdraws it
+    anonymous.put(url, data=form, headers={"HX-Request": "true"})
+    session.refresh(host)
+    assert host.allow_kernel_changes is False

@@ -107,3 +107,22 @@ def test_sweep_form_errors_name_the_field(browser_client, session):
         headers=HTMX,
     )
     assert response.status_code == 422 and "lots" in response.text and 'value="64K, lots"' in response.text
+
+
+def test_sweep_api(api_client, session, engine, secret_key):
+    environment, primary, standby = local_env(session)
+    base = f"/api/v1/environments/{environment.id}/sweeps"
+    refused = api_client.post(base, json={"client_host_id": primary.id, "server_host_id": standby.id,
+                                          "kind": "kernel_max", "sizes": [1048576]})  # fmt: skip
+    assert refused.status_code == 422 and "sysctl -w" in refused.json()["detail"][0]["msg"]
+    created = api_client.post(base, json={"client_host_id": primary.id, "server_host_id": standby.id,
+                                          "kind": "sockbuf", "sizes": ["128K"], "conns_values": [1, 2],
+                                          "duration_seconds": 0.5, "interval_seconds": 0.25})  # fmt: skip
+    assert created.status_code == 201, created.text
+    assert created.json()["values"] == [131072] and created.json()["status"] == "queued"
+    assert execute_next(engine, secret_key)
+    sweep = api_client.get(f"/api/v1/sweeps/{created.json()['id']}").json()
+    assert sweep["sweep"]["status"] == "succeeded"
+    assert [run["conns"] for run in sweep["runs"]] == [1, 2]
+    assert all(p["median_bytes_per_second"] > 0 for p in sweep["points"])
+    assert api_client.get(base).json()["count"] == 1

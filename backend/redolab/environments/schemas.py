@@ -174,6 +174,8 @@ class HostFields(BaseModel):
     data_interface: OptionalInterfaceName = None
     transport: HostTransport | None = None
     credential_id: Annotated[int | None, BeforeValidator(blank_to_none)] = None
+    # Kernel-maximum sweeps may set net.ipv4.tcp_rmem/tcp_wmem here by sysctl (and put them back).
+    allow_kernel_changes: bool | None = None
 
 
 class HostUpdate(HostFields):
@@ -190,6 +192,7 @@ class HostCreate(HostFields):
     ssh_address: HostAddress
     ssh_port: Annotated[int, Field(ge=1, le=65535)] = 22
     ssh_user: PosixUser
+    allow_kernel_changes: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -218,6 +221,7 @@ class HostPublic(BaseModel):
     transport: HostTransport
     credential_id: int | None
     host_key_fingerprint: str | None
+    allow_kernel_changes: bool
     created_at: datetime
     updated_at: datetime
 

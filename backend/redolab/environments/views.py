@@ -84,6 +84,7 @@ def _host_form_values(host: Host) -> dict[str, str]:
         "data_interface": host.data_interface or "",
         "transport": host.transport.value,
         "credential_id": str(host.credential_id or ""),
+        "allow_kernel_changes": host.allow_kernel_changes,
     }
 
 
@@ -245,6 +246,7 @@ async def create_host(request: Request, session: SessionDep, user: AdminUser, en
     """Add a host from the inline form."""
     environment = _load(session, environment_id)
     values = form_data(await request.form())
+    values["allow_kernel_changes"] = "allow_kernel_changes" in values
     try:
         service.create_host(session=session, environment=environment, host_in=HostCreate.model_validate(values))
     except ValidationError as error:
@@ -258,11 +260,14 @@ async def create_host(request: Request, session: SessionDep, user: AdminUser, en
 
 
 @router.put("/environments/{environment_id}/hosts/{host_id}")
-async def update_host(request: Request, session: SessionDep, environment_id: int, host_id: int) -> Response:
-    """Save the inline host form."""
+async def update_host(
+    request: Request, session: SessionDep, user: AdminUser, environment_id: int, host_id: int
+) -> Response:
+    """Save the inline host form (admins: it also grants or withdraws kernel changes)."""
     environment = _load(session, environment_id)
     host = service.get_host(session=session, environment=environment, host_id=host_id)
     values = form_data(await request.form())
+    values["allow_kernel_changes"] = "allow_kernel_changes" in values
     try:
         service.update_host(session=session, host=host, host_in=HostUpdate.model_validate(values))
     except ValidationError as error:

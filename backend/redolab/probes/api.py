@@ -1,4 +1,4 @@
-"""JSON API: runs (request, list, read, events, cancel)."""
+"""JSON API: runs and sweeps (request, list, read, events, cancel)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,16 @@ from redolab.core.deps import ApiOperator, SessionDep, current_api_user
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
-from redolab.probes.schemas import RunCreate, RunEventPublic, RunPublic, RunsPublic
+from redolab.probes.schemas import (
+    RunCreate,
+    RunEventPublic,
+    RunPublic,
+    RunsPublic,
+    SweepCreate,
+    SweepPublic,
+    SweepsPublic,
+)
+from redolab.probes.sweep_views import sweep_document
 
 router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(current_api_user)])
 
@@ -50,3 +59,37 @@ def cancel_run(session: SessionDep, user: ApiOperator, run_id: int) -> RunPublic
     """Cancel a queued or running run (operator role)."""
     run = service.cancel_run(session=session, run=service.get_run(session=session, run_id=run_id))
     return RunPublic.model_validate(run)
+
+
+@router.post("/environments/{environment_id}/sweeps", status_code=status.HTTP_201_CREATED)
+def create_sweep(
+    request: Request, session: SessionDep, user: ApiOperator, environment_id: int, sweep_in: SweepCreate
+) -> SweepPublic:
+    """Queue a sweep (connections, sockbuf or kernel_max) between two hosts (operator role)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    sweep = service.create_sweep(
+        session=session, environment=environment, sweep_in=sweep_in, requested_by=user.username
+    )
+    wake_local_worker(request.app)
+    return SweepPublic.model_validate(sweep)
+
+
+@router.get("/environments/{environment_id}/sweeps")
+def list_sweeps(session: SessionDep, environment_id: int) -> SweepsPublic:
+    """The environment's sweeps, newest first."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    sweeps = [SweepPublic.model_validate(s) for s in service.list_sweeps(session=session, environment=environment)]
+    return SweepsPublic(data=sweeps, count=len(sweeps))
+
+
+@router.get("/sweeps/{sweep_id}")
+def read_sweep(session: SessionDep, sweep_id: int) -> dict:
+    """A sweep with its points (median and range of each grid point), seed table and runs."""
+    return sweep_document(service.get_sweep(session=session, sweep_id=sweep_id))
+
+
+@router.post("/sweeps/{sweep_id}/cancel")
+def cancel_sweep(session: SessionDep, user: ApiOperator, sweep_id: int) -> SweepPublic:
+    """Cancel a queued or running sweep (operator role)."""
+    sweep = service.cancel_sweep(session=session, sweep=service.get_sweep(session=session, sweep_id=sweep_id))
+    return SweepPublic.model_validate(sweep)
