@@ -27,8 +27,10 @@ from redolab.environments.models import Environment
 from redolab.lab import control
 from redolab.lab.register import register
 from redolab.lab.topology import BRIDGE, DATA_DEVICE, Shape, plan_lab
-from redolab.probes.models import RunStatus
+from redolab.probes import service
+from redolab.probes.models import Run, RunStatus, Sweep
 from redolab.probes.parser import run_metrics
+from redolab.probes.schemas import SweepCreate
 from tests.probes.runs import execute_next, reload, request_run
 from tests.services import IS_ROOT, REDOLAB, leftover_probes, missing, redolab_env
 
@@ -208,3 +210,118 @@ def test_sync_acknowledgement_latency_is_at_least_the_rtt(lab):
     assert metrics.ack_count > 10
     assert end["ack_latency_us"]["min"] >= RTT * 1e6
     assert metrics.ack_avg_seconds >= RTT
+
+
+# -- the kernel-maximum sweep: tcp_rmem/tcp_wmem per namespace, always put back ------------------------
+ORIGINAL_RMEM, ORIGINAL_WMEM = "4096 87380 3000000", "4096 16384 3100000"
+
+
+def _namespace_buffers(paths) -> dict[str, tuple[str, str]]:
+    values = {}
+    for host in control.load(paths).hosts:
+        out = subprocess.run(
+            ["ip", "netns", "exec", host.namespace, "sysctl", "-n", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        rmem, wmem = (" ".join(line.split()) for line in out.strip().splitlines())
+        values[host.namespace] = (rmem, wmem)
+    return values
+
+
+@pytest.fixture
+def kernel_lab(lab):
+    """The lab with distinctive tcp_rmem/tcp_wmem in every namespace, checked to come back."""
+    paths = lab[2]
+    for host in control.load(paths).hosts:
+        subprocess.run(
+            ["ip", "netns", "exec", host.namespace, "sysctl", "-q", "-w",
+             f"net.ipv4.tcp_rmem={ORIGINAL_RMEM}", f"net.ipv4.tcp_wmem={ORIGINAL_WMEM}"],
+            check=True,
+        )  # fmt: skip
+    assert set(_namespace_buffers(paths).values()) == {(ORIGINAL_RMEM, ORIGINAL_WMEM)}
+    yield lab
+    _set_kernel_maximum(paths, 4 * MIB)
+
+
+def _kernel_sweep(engine, environment_id, **fields) -> Sweep:
+    with make_sessionmaker(engine)() as session:
+        environment = session.get(Environment, environment_id)
+        hosts = {h.name: h for h in environment.hosts}
+        assert all(h.allow_kernel_changes for h in hosts.values())  # lab up allowed it
+        values = {"client_host_id": hosts["lab-primary-1"].id, "server_host_id": hosts["lab-standby-1"].id,
+                  "kind": "kernel_max", "interval_seconds": 0.5, **fields}  # fmt: skip
+        sweep = service.create_sweep(
+            session=session, environment=environment, sweep_in=SweepCreate(**values), requested_by="lab"
+        )
+        return sweep.id
+
+
+def _sweep(engine, sweep_id: int) -> Sweep:
+    session = make_sessionmaker(engine)()
+    return session.get(Sweep, sweep_id)
+
+
+def test_kernel_sweep_sets_each_maximum_and_puts_the_originals_back(kernel_lab):
+    engine, environment_id, paths = kernel_lab
+    sweep_id = _kernel_sweep(engine, environment_id, sizes="256K, 4M", conns_values="1", duration_seconds=3)
+    assert execute_next(engine, "lab-tests")
+    sweep = _sweep(engine, sweep_id)
+    assert sweep.status is RunStatus.succeeded, sweep.failure_reason
+    assert sweep.kernel_restored is True
+    assert sweep.kernel_original["client"] == {"tcp_rmem": [4096, 87380, 3000000], "tcp_wmem": [4096, 16384, 3100000]}
+    assert set(_namespace_buffers(paths).values()) == {(ORIGINAL_RMEM, ORIGINAL_WMEM)}
+    small, large = sweep.runs
+    for run, maximum in ((small, 256 * 1024), (large, 4 * MIB)):
+        assert run.kernel_max_bytes == maximum and run.sockbuf_bytes is None  # autotuning
+        for settings in (run.client_settings, run.server_settings):  # recorded on each run, both hosts
+            assert settings["tcp_rmem"] == [4096, min(87380, maximum), maximum]
+            assert settings["tcp_wmem"] == [4096, 16384, maximum]
+    # 20 ms: a 256 KiB window allows at most 12.5 MiB/s; 4 MiB lifts it well above
+    assert small.bytes_per_second <= 12.5 * MIB * 1.1
+    assert large.bytes_per_second >= 2 * small.bytes_per_second
+    rows = service.seed_rows(sweep)
+    assert [row.buffer_bytes for row in rows] == [256 * 1024, 4 * MIB]
+    assert rows[1].single_bytes_per_second == large.bytes_per_second
+
+
+def test_kernel_sweep_puts_the_originals_back_when_a_run_fails(kernel_lab, tmp_path):
+    engine, environment_id, paths = kernel_lab
+    sweep_id = _kernel_sweep(
+        engine, environment_id, sizes="1M, 2M", duration_seconds=1, write_dir=str(tmp_path / "not-there")
+    )
+    assert execute_next(engine, "lab-tests")
+    sweep = _sweep(engine, sweep_id)
+    assert sweep.status is RunStatus.failed and "failed" in sweep.failure_reason
+    assert [run.status for run in sweep.runs] == [RunStatus.failed]
+    assert sweep.kernel_restored is True
+    assert set(_namespace_buffers(paths).values()) == {(ORIGINAL_RMEM, ORIGINAL_WMEM)}
+
+
+def test_kernel_sweep_puts_the_originals_back_when_cancelled(kernel_lab):
+    import threading
+    import time
+
+    engine, environment_id, paths = kernel_lab
+    sweep_id = _kernel_sweep(engine, environment_id, sizes="1M, 2M", duration_seconds=6)
+    worker = threading.Thread(target=execute_next, args=(engine, "lab-tests"), daemon=True)
+    worker.start()
+    sessions = make_sessionmaker(engine)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with sessions() as session:
+            run = session.scalar(select(Run).where(Run.sweep_id == sweep_id, Run.status == RunStatus.running))
+            if run is not None and run.client_command:
+                break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the kernel sweep's first run did not start")
+    # while it runs, the namespaces carry the sweep's first maximum
+    assert set(_namespace_buffers(paths).values()) == {("4096 87380 1048576", "4096 16384 1048576")}
+    with sessions() as session:
+        service.cancel_sweep(session=session, sweep=session.get(Sweep, sweep_id))
+    worker.join(60)
+    sweep = _sweep(engine, sweep_id)
+    assert sweep.status is RunStatus.cancelled, sweep.failure_reason
+    assert len(sweep.runs) == 1 and sweep.kernel_restored is True
+    assert set(_namespace_buffers(paths).values()) == {(ORIGINAL_RMEM, ORIGINAL_WMEM)}
+    assert leftover_probes() == []

@@ -67,6 +67,8 @@ def register(*, session: Session, lab: Lab, paths: Paths, secret_key: str) -> En
             "data_address": lab_host.data_address,
             "data_interface": DATA_DEVICE,
             "credential_id": credential.id,
+            # Each lab host is a namespace of its own: kernel-maximum sweeps may set its buffers.
+            "allow_kernel_changes": True,
         }
         host = existing.pop((HostRole(lab_host.role), lab_host.node), None)
         if host is None:
