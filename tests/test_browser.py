@@ -311,3 +311,38 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_pa
     page.emulate_media(media="print")
     expect(page.locator("#experiments")).to_be_hidden()
     expect(page.locator("#plan-commit")).to_be_visible()
+
+
+def test_connection_sweep_on_this_machine_marks_the_plateau(server, page):
+    """Seed 000's connection ladder from the browser: progress while it runs, then the chart with
+    the plateau marked (paced to 200 Mbit/s, so more connections cannot add throughput)."""
+    from playwright.sync_api import expect
+
+    create_first_user(page, server)
+    page.click("text=New environment")
+    page.fill("#f-name", "sweeps")
+    page.click("text=Create environment")
+    add_this_machine_hosts(page)
+    page.select_option("#s-kind", "connections")
+    page.fill("#s-duration_seconds", "1.5 s")
+    page.fill("#s-interval_seconds", "0.5 s")
+    page.fill("#s-conns_max", "8")
+    page.fill("#s-rate_bits_per_second", "200 Mbit/s")
+    page.fill("#s-label", "loopback ladder")
+    page.fill("#s-tags", "loopback")
+    page.click("#sweep-button")
+    expect(page.locator("h1")).to_contain_text("loopback ladder")
+    expect(page.locator("#sweep-progress")).to_contain_text("runs", timeout=15_000)  # live progress
+    expect(page.locator("#sweep-status")).to_have_text("succeeded", timeout=60_000)
+    expect(page.locator("#sweep-best")).to_contain_text("Best connection count: 1")
+    expect(page.locator("#sweep-chart .annotation-text").first).to_contain_text("plateau from 1 connection")
+    expect(page.locator("#points")).to_contain_text("6 connections")  # 1, 2, 4, 6: three without a gain
+    expect(page.locator("#points")).not_to_contain_text("8 connections")
+    page.screenshot(path=str(server_screenshot_dir() / "sweep-done.png"), full_page=True)
+    # back on the environment: tick it and compare
+    page.click("text=sweeps")
+    expect(page.locator("#sweeps-table")).to_contain_text("plateau from 1 connections")
+    page.locator("#sweeps-table input[type=checkbox]").first.check()
+    page.click("#compare-button")
+    expect(page.locator("h1")).to_have_text("Compare")
+    expect(page.locator(".compare-chart .annotation-text").first).to_contain_text("plateau from 1 connection")
