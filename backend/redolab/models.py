@@ -4,7 +4,7 @@ from redolab.auth.models import ApiToken, User
 from redolab.core.db import Base
 from redolab.environments.models import Credential, Environment, Host
 from redolab.jobs.models import Job
-from redolab.probes.models import Run, RunEvent, Sweep
+from redolab.probes.models import Run, RunEvent, Schedule, Sweep
 from redolab.redo.models import RedoImport, RedoRow
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "RedoRow",
     "Run",
     "RunEvent",
+    "Schedule",
     "Sweep",
     "User",
 ]

@@ -110,3 +110,20 @@ def runs_figure(names: list[str], rates: list[float | None]) -> str:
     )
     figure.update_layout(**LAYOUT, yaxis_title="throughput (MiB/s)")
     return figure.to_json()
+
+
+def over_time_figure(times: list, rates: list[float | None], *, name: str) -> str:
+    """Throughput of each scheduled occurrence against its time (UTC): how the link varies over the day."""
+    figure = go.Figure(
+        go.Scatter(
+            x=[t.isoformat() for t, r in zip(times, rates, strict=True) if r is not None],
+            y=[r / MIB for r in rates if r is not None],
+            name=name,
+            mode="lines+markers",
+            customdata=[r * 8 / 1e6 for r in rates if r is not None],
+            hovertemplate="%{y:.1f} MiB/s (%{customdata:.0f} Mbit/s) at %{x} UTC<extra></extra>",
+        )
+    )
+    figure.update_layout(**LAYOUT, xaxis_title="time (UTC)", yaxis_title="throughput (MiB/s)")
+    figure.update_yaxes(rangemode="tozero")
+    return figure.to_json()

@@ -23,12 +23,14 @@ from redolab.core.db import utcnow
 from redolab.jobs.models import Job, JobStatus
 from redolab.probes.models import Run, RunStatus, Sweep
 from redolab.probes.runner import RunExecution
+from redolab.probes.schedules import fire_due
 from redolab.probes.sweeper import SweepExecution
 
 log = logging.getLogger("redolab.worker")
 
 HEARTBEAT_SECONDS = 2.0
 STALE_SECONDS = 30.0
+SCHEDULE_POLL_SECONDS = 5.0
 CLAIM_LOCK_KEY = 7_284_019  # pg_advisory_xact_lock key serialising claims
 
 
@@ -159,7 +161,7 @@ class Worker:
         return True
 
     async def run_forever(self, poll_seconds: float = 0.5) -> None:
-        last_reap = 0.0
+        last_reap = last_schedule = 0.0
         loop = asyncio.get_running_loop()
         self._loop, self._wake = loop, asyncio.Event()
         # Jobs run concurrently when their hosts differ; each claim checks the hosts are free.
@@ -168,6 +170,12 @@ class Worker:
             if loop.time() - last_reap > STALE_SECONDS / 3:
                 fail_orphans(self.sessions)
                 last_reap = loop.time()
+            if loop.time() - last_schedule >= SCHEDULE_POLL_SECONDS:
+                last_schedule = loop.time()
+                try:
+                    fire_due(self.sessions)
+                except Exception:  # a schedule must never stop the worker
+                    log.exception("firing schedules failed")
             job = claim_next(self.sessions, self.worker_id)
             if job is not None:
                 task = asyncio.create_task(self.run_job(job))

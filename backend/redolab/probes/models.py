@@ -75,6 +75,7 @@ class Run(Base):
     repetition: Mapped[int | None] = mapped_column(Integer)
     # The tcp_rmem/tcp_wmem maximum a kernel-maximum sweep set on both hosts for this run.
     kernel_max_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    schedule_id: Mapped[int | None] = mapped_column(ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
 
     status: Mapped[RunStatus] = mapped_column(_enum(RunStatus), default=RunStatus.queued, index=True)
     failure_reason: Mapped[str | None] = mapped_column(Text)
@@ -157,6 +158,8 @@ class Sweep(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
+    schedule_id: Mapped[int | None] = mapped_column(ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
+
     # The connection count where the throughput stopped improving (connection sweeps).
     best_conns: Mapped[int | None] = mapped_column(Integer)
     # Kernel-maximum sweeps: each host's tcp_rmem/tcp_wmem before the sweep, and whether they
@@ -169,3 +172,32 @@ class Sweep(Base):
     runs: Mapped[list[Run]] = relationship(
         order_by="(Run.sweep_point, Run.repetition, Run.id)", foreign_keys="Run.sweep_id", viewonly=True
     )
+
+
+class ScheduleStatus(StrEnum):
+    active = "active"
+    finished = "finished"  # its end date passed
+    stopped = "stopped"  # a user stopped it
+
+
+class Schedule(Base):
+    """Repeat a run or a sweep every N seconds until a date (oratcptest's -freq), to see how the
+    bandwidth varies over the day. An occurrence is skipped, and says so, when the hosts are busy."""
+
+    __tablename__ = "schedules"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    what: Mapped[str] = mapped_column(String(10))  # run or sweep
+    template: Mapped[dict] = mapped_column(JSON)  # the RunCreate or SweepCreate fields
+    client_host_name: Mapped[str] = mapped_column(String(100))
+    server_host_name: Mapped[str] = mapped_column(String(100))
+    every_seconds: Mapped[float] = mapped_column(Float)
+    until: Mapped[datetime] = mapped_column(UTCDateTime())
+    next_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    status: Mapped[ScheduleStatus] = mapped_column(_enum(ScheduleStatus), default=ScheduleStatus.active, index=True)
+    label: Mapped[str] = mapped_column(String(200), default="")
+    # Occurrences not started: [{"at": ISO time, "reason": text}], newest last (at most 500 kept).
+    skipped: Mapped[list[dict]] = mapped_column(JSON, default=list)
+    requested_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

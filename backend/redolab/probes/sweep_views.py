@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import ValidationError
 from starlette.responses import Response
 
-from redolab.charts.sweeps import buffer_figure, connections_figure, runs_figure
+from redolab.charts.sweeps import buffer_figure, connections_figure, over_time_figure, runs_figure
 from redolab.core.deps import OperatorUser, SessionDep, current_html_user
 from redolab.core.errors import FieldError
 from redolab.core.forms import field_errors, form_data
@@ -19,11 +19,11 @@ from redolab.core.responses import redirect
 from redolab.core.templating import render
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
-from redolab.probes import compare, service
+from redolab.probes import compare, schedules, service
 from redolab.probes.models import Run, RunStatus, Sweep, SweepKind
 from redolab.probes.schemas import RunPublic, SweepCreate, SweepPublic
 from redolab.probes.sweeper import describe_point, restore_commands
-from redolab.probes.views import experiments_context
+from redolab.probes.views import create_or_schedule, experiments_context
 from redolab.redo.service import environment_analysis
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -43,12 +43,10 @@ async def create_sweep(request: Request, session: SessionDep, user: OperatorUser
     environment = get_environment(session=session, environment_id=environment_id)
     values = form_data(await request.form())
     try:
-        sweep = service.create_sweep(
-            session=session,
-            environment=environment,
-            sweep_in=SweepCreate.model_validate({k: v for k, v in values.items() if v != "" or k == "label"}),
-            requested_by=user.username,
+        sweep_in = SweepCreate.model_validate(
+            {k: v for k, v in values.items() if (v != "" or k == "label") and not k.startswith("repeat_")}
         )
+        created = create_or_schedule(session, environment, sweep_in, values, user.username)
     except ValidationError as error:
         errors = field_errors(error)
     except service.KernelChangesNotAllowed as error:
@@ -59,7 +57,7 @@ async def create_sweep(request: Request, session: SessionDep, user: OperatorUser
         errors = {error.field: error.message}
     else:
         wake_local_worker(request.app)
-        return redirect(request, f"/sweeps/{sweep.id}")
+        return redirect(request, created)
     context = {
         "environment": environment,
         **experiments_context(session, environment, sweep_values=values, sweep_errors=errors),
@@ -266,3 +264,31 @@ def show_compare(
         "same_count": len({name for _, _, settings in items for name in settings}) - len(differing),
     }
     return render(request, "probes/compare.html", context)
+
+
+# -- schedules ------------------------------------------------------------------------------
+@router.get("/schedules/{schedule_id}")
+def show_schedule(request: Request, session: SessionDep, schedule_id: int) -> Response:
+    """A schedule: its occurrences over time (a point each), the skipped ones and why, Stop."""
+    schedule = schedules.get_schedule(session=session, schedule_id=schedule_id)
+    environment = get_environment(session=session, environment_id=schedule.environment_id)
+    occurrences = schedules.occurrences(session=session, schedule=schedule)
+    measured = [o for o in occurrences if o["bytes_per_second"] is not None]
+    figure = None
+    if measured:
+        figure = over_time_figure(
+            [o["at"] for o in measured],
+            [o["bytes_per_second"] for o in measured],
+            name=f"{schedule.client_host_name} → {schedule.server_host_name}",
+        )
+    context = {"environment": environment, "schedule": schedule, "occurrences": occurrences, "figure": figure}
+    return render(request, "probes/schedule.html", context)
+
+
+@router.post("/schedules/{schedule_id}/stop")
+def stop_schedule(request: Request, session: SessionDep, user: OperatorUser, schedule_id: int) -> Response:
+    """No further occurrence starts (one running now carries on)."""
+    schedule = schedules.stop_schedule(
+        session=session, schedule=schedules.get_schedule(session=session, schedule_id=schedule_id)
+    )
+    return redirect(request, f"/schedules/{schedule.id}")

@@ -20,7 +20,8 @@ from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
 from redolab.probes.models import Run, Sweep
 from redolab.probes.parser import interval_series
-from redolab.probes.schemas import RunCreate
+from redolab.probes.schedules import Repeat, create_schedule, list_schedules
+from redolab.probes.schemas import RunCreate, SweepCreate
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -82,6 +83,7 @@ def experiments_context(
         return (not tag or tag in (item.tags or [])) and (not mtu or str(_mtu_of(item)) == mtu)
 
     return {
+        "schedules": list_schedules(session=session, environment=environment),
         "runs": [run for run in runs if keep(run)],
         "sweeps": [sweep for sweep in sweeps if keep(sweep)],
         "filter": {"tag": tag, "mtu": mtu, "tags": tags, "mtus": mtus},
@@ -93,6 +95,28 @@ def experiments_context(
     }
 
 
+def create_or_schedule(session, environment, item: RunCreate | SweepCreate, values: dict, username: str) -> str:
+    """Queue the run or sweep, or, with "Repeat every" filled in, a schedule of them (its first
+    occurrence now); returns the page to go to."""
+    if values.get("repeat_every") or values.get("repeat_until"):
+        try:
+            repeat = Repeat.model_validate(
+                {"every_seconds": values.get("repeat_every") or None, "until": values.get("repeat_until") or None}
+            )
+        except ValidationError as error:  # named after the form's fields
+            field, message = next(iter(field_errors(error).items()))
+            raise FieldError("repeat_until" if field == "until" else "repeat_every", message, 422) from None
+        schedule = create_schedule(
+            session=session, environment=environment, item=item, repeat=repeat, requested_by=username
+        )
+        return f"/schedules/{schedule.id}"
+    if isinstance(item, SweepCreate):
+        sweep = service.create_sweep(session=session, environment=environment, sweep_in=item, requested_by=username)
+        return f"/sweeps/{sweep.id}"
+    run = service.create_run(session=session, environment=environment, run_in=item, requested_by=username)
+    return f"/runs/{run.id}"
+
+
 @router.post("/environments/{environment_id}/runs")
 async def create_run(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
     """Queue a run from the New experiment form."""
@@ -100,19 +124,18 @@ async def create_run(request: Request, session: SessionDep, user: OperatorUser, 
     values = form_data(await request.form())
     values["sync_write"] = "sync_write" in values
     try:
-        run = service.create_run(
-            session=session,
-            environment=environment,
-            run_in=RunCreate.model_validate({k: v for k, v in values.items() if v != "" or k == "label"}),
-            requested_by=user.username,
+        run_in = RunCreate.model_validate(
+            {k: v for k, v in values.items() if (v != "" or k == "label") and not k.startswith("repeat_")}
         )
+        created = create_or_schedule(session, environment, run_in, values, user.username)
     except ValidationError as error:
         errors = field_errors(error)
     except FieldError as error:
+        session.rollback()
         errors = {error.field: error.message}
     else:
         wake_local_worker(request.app)
-        return redirect(request, f"/runs/{run.id}")
+        return redirect(request, created)
     context = {"environment": environment, **experiments_context(session, environment, values=values, errors=errors)}
     return render(
         request,
