@@ -4,12 +4,13 @@ from redolab.auth.models import ApiToken, User
 from redolab.core.db import Base
 from redolab.environments.models import Credential, Environment, Host
 from redolab.jobs.models import Job
-from redolab.probes.models import Run, RunEvent, Schedule, Sweep
+from redolab.probes.models import Cluster, Run, RunEvent, Schedule, Sweep
 from redolab.redo.models import RedoImport, RedoRow
 
 __all__ = [
     "ApiToken",
     "Base",
+    "Cluster",
     "Credential",
     "Environment",
     "Host",

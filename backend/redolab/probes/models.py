@@ -76,6 +76,7 @@ class Run(Base):
     # The tcp_rmem/tcp_wmem maximum a kernel-maximum sweep set on both hosts for this run.
     kernel_max_bytes: Mapped[int | None] = mapped_column(BigInteger)
     schedule_id: Mapped[int | None] = mapped_column(ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
+    cluster_id: Mapped[int | None] = mapped_column(ForeignKey("clusters.id", ondelete="SET NULL"), index=True)
 
     status: Mapped[RunStatus] = mapped_column(_enum(RunStatus), default=RunStatus.queued, index=True)
     failure_reason: Mapped[str | None] = mapped_column(Text)
@@ -201,3 +202,20 @@ class Schedule(Base):
     skipped: Mapped[list[dict]] = mapped_column(JSON, default=list)
     requested_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Cluster(Base):
+    """A cluster run (seed 000, Task 3): node 1 -> node 1, node 2 -> node 2, ... at the same time,
+    each pair an ordinary run with the same parameters; the cluster's throughput is their sum."""
+
+    __tablename__ = "clusters"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    reverse: Mapped[bool] = mapped_column(Boolean, default=False)  # standby nodes send to primary nodes
+    template: Mapped[dict] = mapped_column(JSON)  # the RunCreate fields every pair shares
+    label: Mapped[str] = mapped_column(String(200), default="")
+    requested_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    runs: Mapped[list[Run]] = relationship(order_by="Run.id", foreign_keys="Run.cluster_id", viewonly=True)

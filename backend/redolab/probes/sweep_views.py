@@ -19,9 +19,9 @@ from redolab.core.responses import redirect
 from redolab.core.templating import render
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
-from redolab.probes import compare, schedules, service
+from redolab.probes import clusters, compare, schedules, service
 from redolab.probes.models import Run, RunStatus, Sweep, SweepKind
-from redolab.probes.schemas import RunPublic, SweepCreate, SweepPublic
+from redolab.probes.schemas import RunCreate, RunPublic, SweepCreate, SweepPublic
 from redolab.probes.sweeper import describe_point, restore_commands
 from redolab.probes.views import create_or_schedule, experiments_context
 from redolab.redo.service import environment_analysis
@@ -292,3 +292,64 @@ def stop_schedule(request: Request, session: SessionDep, user: OperatorUser, sch
         session=session, schedule=schedules.get_schedule(session=session, schedule_id=schedule_id)
     )
     return redirect(request, f"/schedules/{schedule.id}")
+
+
+# -- cluster runs ---------------------------------------------------------------------------
+@router.post("/environments/{environment_id}/clusters")
+async def create_cluster(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+    """The New experiment form's "Run on every node pair": node n -> node n, all at once."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    values = form_data(await request.form())
+    values["sync_write"] = "sync_write" in values
+    fields = {k: v for k, v in values.items() if (v != "" or k == "label") and not k.startswith("repeat_")}
+    try:
+        run_in = RunCreate.model_validate({**fields, "client_host_id": 0, "server_host_id": 0})
+        cluster = clusters.create_cluster(
+            session=session, environment=environment, run_in=run_in, reverse=False, requested_by=user.username
+        )
+    except ValidationError as error:
+        errors = field_errors(error)
+    except FieldError as error:
+        session.rollback()
+        errors = {error.field: error.message}
+    else:
+        wake_local_worker(request.app)
+        return redirect(request, f"/clusters/{cluster.id}")
+    context = {"environment": environment, **experiments_context(session, environment, values=values, errors=errors)}
+    return render(
+        request,
+        "environments/detail.html",
+        context,
+        block="experiments",
+        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+    )
+
+
+@router.get("/clusters/{cluster_id}")
+def show_cluster(request: Request, session: SessionDep, cluster_id: int) -> Response:
+    """Each pair and the sum; polls while a pair is still queued or running."""
+    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
+    environment = get_environment(session=session, environment_id=cluster.environment_id)
+    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster)}
+    return render(request, "probes/cluster.html", context)
+
+
+@router.post("/clusters/{cluster_id}/reverse")
+def reverse_cluster(request: Request, session: SessionDep, user: OperatorUser, cluster_id: int) -> Response:
+    """The same cluster run with the roles reversed (standby nodes send)."""
+    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
+    environment = get_environment(session=session, environment_id=cluster.environment_id)
+    run_in = RunCreate(**cluster.template, client_host_id=0, server_host_id=0)
+    reversed_run = clusters.create_cluster(
+        session=session, environment=environment, run_in=run_in, reverse=not cluster.reverse, requested_by=user.username
+    )
+    wake_local_worker(request.app)
+    return redirect(request, f"/clusters/{reversed_run.id}")
+
+
+@router.post("/clusters/{cluster_id}/cancel")
+def cancel_cluster(request: Request, session: SessionDep, user: OperatorUser, cluster_id: int) -> Response:
+    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
+    for run in cluster.runs:
+        service.cancel_run(session=session, run=run)
+    return redirect(request, f"/clusters/{cluster.id}")

@@ -20,6 +20,7 @@ from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
 from redolab.probes.models import Run, Sweep
 from redolab.probes.parser import interval_series
+from redolab.probes.clusters import node_pairs
 from redolab.probes.schedules import Repeat, create_schedule, list_schedules
 from redolab.probes.schemas import RunCreate, SweepCreate
 
@@ -84,6 +85,7 @@ def experiments_context(
 
     return {
         "schedules": list_schedules(session=session, environment=environment),
+        "pair_count": len(node_pairs(environment)),
         "runs": [run for run in runs if keep(run)],
         "sweeps": [sweep for sweep in sweeps if keep(sweep)],
         "filter": {"tag": tag, "mtu": mtu, "tags": tags, "mtus": mtus},
