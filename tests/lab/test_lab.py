@@ -160,13 +160,18 @@ def _run(engine, environment_id: int, **fields):
         return run, run_metrics(lines), lines
 
 
-def _set_kernel_maximum(paths, value: int) -> None:
+def _set_buffers(paths, rmem: str, wmem: str) -> None:
+    """tcp_rmem/tcp_wmem ("min default max") in every lab namespace."""
     for host in control.load(paths).hosts:
         subprocess.run(
             ["ip", "netns", "exec", host.namespace, "sysctl", "-q", "-w",
-             f"net.ipv4.tcp_rmem=4096 131072 {value}", f"net.ipv4.tcp_wmem=4096 16384 {value}"],
+             f"net.ipv4.tcp_rmem={rmem}", f"net.ipv4.tcp_wmem={wmem}"],
             check=True,
         )  # fmt: skip
+
+
+def _set_kernel_maximum(paths, value: int) -> None:
+    _set_buffers(paths, f"4096 131072 {value}", f"4096 16384 {value}")
 
 
 def test_explicit_socket_buffers_follow_window_over_rtt(lab):
@@ -232,12 +237,7 @@ def _namespace_buffers(paths) -> dict[str, tuple[str, str]]:
 def kernel_lab(lab):
     """The lab with distinctive tcp_rmem/tcp_wmem in every namespace, checked to come back."""
     paths = lab[2]
-    for host in control.load(paths).hosts:
-        subprocess.run(
-            ["ip", "netns", "exec", host.namespace, "sysctl", "-q", "-w",
-             f"net.ipv4.tcp_rmem={ORIGINAL_RMEM}", f"net.ipv4.tcp_wmem={ORIGINAL_WMEM}"],
-            check=True,
-        )  # fmt: skip
+    _set_buffers(paths, ORIGINAL_RMEM, ORIGINAL_WMEM)
     assert set(_namespace_buffers(paths).values()) == {(ORIGINAL_RMEM, ORIGINAL_WMEM)}
     yield lab
     _set_kernel_maximum(paths, 4 * MIB)

@@ -43,7 +43,19 @@ class SweepKind(StrEnum):
         }[self.value]
 
 
-class Run(Base):
+class Lifecycle:
+    """Queued, running, then one of succeeded, failed, cancelled: who asked, when, and why it failed."""
+
+    status: Mapped[RunStatus] = mapped_column(_enum(RunStatus), default=RunStatus.queued, index=True)
+    failure_reason: Mapped[str | None] = mapped_column(Text)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    requested_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class Run(Lifecycle, Base):
     """One probe test from a client host (sends) to a server host (receives)."""
 
     __tablename__ = "runs"
@@ -77,14 +89,6 @@ class Run(Base):
     kernel_max_bytes: Mapped[int | None] = mapped_column(BigInteger)
     schedule_id: Mapped[int | None] = mapped_column(ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
     cluster_id: Mapped[int | None] = mapped_column(ForeignKey("clusters.id", ondelete="SET NULL"), index=True)
-
-    status: Mapped[RunStatus] = mapped_column(_enum(RunStatus), default=RunStatus.queued, index=True)
-    failure_reason: Mapped[str | None] = mapped_column(Text)
-    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
-    requested_by: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     # What was run, where, with what: everything needed to trust and compare it later.
     probe_version: Mapped[str | None] = mapped_column(String(50))
@@ -124,7 +128,7 @@ class RunEvent(Base):
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
-class Sweep(Base):
+class Sweep(Lifecycle, Base):
     """A declarative grid of runs between one host pair, expanded into child runs as it goes.
 
     `parameters` holds what every child run shares (mode, message size, duration, ...), as the
@@ -150,14 +154,6 @@ class Sweep(Base):
     label: Mapped[str] = mapped_column(String(200), default="")
     notes: Mapped[str] = mapped_column(Text, default="")
     tags: Mapped[list[str]] = mapped_column(JSON, default=list)
-
-    status: Mapped[RunStatus] = mapped_column(_enum(RunStatus), default=RunStatus.queued, index=True)
-    failure_reason: Mapped[str | None] = mapped_column(Text)
-    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
-    requested_by: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     schedule_id: Mapped[int | None] = mapped_column(ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
 

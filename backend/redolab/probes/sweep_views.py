@@ -23,7 +23,7 @@ from redolab.probes import clusters, compare, schedules, service
 from redolab.probes.models import Run, RunStatus, Sweep, SweepKind
 from redolab.probes.schemas import RunCreate, RunPublic, SweepCreate, SweepPublic
 from redolab.probes.sweeper import describe_point, restore_commands
-from redolab.probes.views import create_or_schedule, experiments_context
+from redolab.probes.views import create_or_schedule, experiments_context, experiments_form_error, form_fields
 from redolab.redo.service import environment_analysis
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -43,9 +43,7 @@ async def create_sweep(request: Request, session: SessionDep, user: OperatorUser
     environment = get_environment(session=session, environment_id=environment_id)
     values = form_data(await request.form())
     try:
-        sweep_in = SweepCreate.model_validate(
-            {k: v for k, v in values.items() if (v != "" or k == "label") and not k.startswith("repeat_")}
-        )
+        sweep_in = SweepCreate.model_validate(form_fields(values))
         created = create_or_schedule(session, environment, sweep_in, values, user.username)
     except ValidationError as error:
         errors = field_errors(error)
@@ -58,17 +56,7 @@ async def create_sweep(request: Request, session: SessionDep, user: OperatorUser
     else:
         wake_local_worker(request.app)
         return redirect(request, created)
-    context = {
-        "environment": environment,
-        **experiments_context(session, environment, sweep_values=values, sweep_errors=errors),
-    }
-    return render(
-        request,
-        "environments/detail.html",
-        context,
-        block="experiments",
-        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
-    )
+    return experiments_form_error(request, session, environment, sweep_values=values, sweep_errors=errors)
 
 
 def sweep_figure(sweep: Sweep, required: float | None) -> str | None:
@@ -218,7 +206,7 @@ def export_runs(session: SessionDep, environment_id: int, fmt: str, tag: str = "
         return Response("Export as csv or json.", status_code=status.HTTP_404_NOT_FOUND)
     environment = get_environment(session=session, environment_id=environment_id)
     runs = experiments_context(session, environment, tag=tag, mtu=mtu)["runs"]
-    name = f"redolab-{environment.name}-runs.{fmt}"
+    name = f"redolab-environment-{environment.id}-runs.{fmt}"
     if fmt == "csv":
         return runs_csv(runs, name)
     return _json_download({"runs": [RunPublic.model_validate(r).model_dump(mode="json") for r in runs]}, name)
@@ -301,9 +289,8 @@ async def create_cluster(request: Request, session: SessionDep, user: OperatorUs
     environment = get_environment(session=session, environment_id=environment_id)
     values = form_data(await request.form())
     values["sync_write"] = "sync_write" in values
-    fields = {k: v for k, v in values.items() if (v != "" or k == "label") and not k.startswith("repeat_")}
     try:
-        run_in = RunCreate.model_validate({**fields, "client_host_id": 0, "server_host_id": 0})
+        run_in = RunCreate.model_validate({**form_fields(values), "client_host_id": 0, "server_host_id": 0})
         cluster = clusters.create_cluster(
             session=session, environment=environment, run_in=run_in, reverse=False, requested_by=user.username
         )
@@ -315,14 +302,7 @@ async def create_cluster(request: Request, session: SessionDep, user: OperatorUs
     else:
         wake_local_worker(request.app)
         return redirect(request, f"/clusters/{cluster.id}")
-    context = {"environment": environment, **experiments_context(session, environment, values=values, errors=errors)}
-    return render(
-        request,
-        "environments/detail.html",
-        context,
-        block="experiments",
-        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
-    )
+    return experiments_form_error(request, session, environment, values=values, errors=errors)
 
 
 @router.get("/clusters/{cluster_id}")

@@ -18,9 +18,9 @@ from redolab.core.templating import render
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
+from redolab.probes.clusters import node_pairs
 from redolab.probes.models import Run, Sweep
 from redolab.probes.parser import interval_series
-from redolab.probes.clusters import node_pairs
 from redolab.probes.schedules import Repeat, create_schedule, list_schedules
 from redolab.probes.schemas import RunCreate, SweepCreate
 
@@ -97,6 +97,23 @@ def experiments_context(
     }
 
 
+def experiments_form_error(request, session, environment, **forms) -> Response:
+    """The Experiments section again with a form's errors and what was typed (422)."""
+    context = {"environment": environment, **experiments_context(session, environment, **forms)}
+    return render(
+        request,
+        "environments/detail.html",
+        context,
+        block="experiments",
+        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+    )
+
+
+def form_fields(values: dict) -> dict:
+    """The submitted form without blanks (so defaults apply) and without the Repeat fields."""
+    return {k: v for k, v in values.items() if (v != "" or k == "label") and not k.startswith("repeat_")}
+
+
 def create_or_schedule(session, environment, item: RunCreate | SweepCreate, values: dict, username: str) -> str:
     """Queue the run or sweep, or, with "Repeat every" filled in, a schedule of them (its first
     occurrence now); returns the page to go to."""
@@ -126,9 +143,7 @@ async def create_run(request: Request, session: SessionDep, user: OperatorUser, 
     values = form_data(await request.form())
     values["sync_write"] = "sync_write" in values
     try:
-        run_in = RunCreate.model_validate(
-            {k: v for k, v in values.items() if (v != "" or k == "label") and not k.startswith("repeat_")}
-        )
+        run_in = RunCreate.model_validate(form_fields(values))
         created = create_or_schedule(session, environment, run_in, values, user.username)
     except ValidationError as error:
         errors = field_errors(error)
@@ -138,14 +153,7 @@ async def create_run(request: Request, session: SessionDep, user: OperatorUser, 
     else:
         wake_local_worker(request.app)
         return redirect(request, created)
-    context = {"environment": environment, **experiments_context(session, environment, values=values, errors=errors)}
-    return render(
-        request,
-        "environments/detail.html",
-        context,
-        block="experiments",
-        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
-    )
+    return experiments_form_error(request, session, environment, values=values, errors=errors)
 
 
 def _run_context(session, run: Run) -> dict:
