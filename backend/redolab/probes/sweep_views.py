@@ -68,7 +68,9 @@ def sweep_figure(sweep: Sweep, required: float | None) -> str | None:
     return buffer_figure(series, axis_title=compare.buffer_axis_title(sweep.kind), required_bytes_per_second=required)
 
 
-def _sweep_context(session, sweep: Sweep) -> dict:
+def _sweep_context(session, sweep: Sweep, *, live: bool = False) -> dict:
+    """live: the once-a-second poll, which skips the redo analysis (the required-rate line
+    appears with the full page)."""
     environment = get_environment(session=session, environment_id=sweep.environment_id)
     points = service.sweep_points(sweep)
     grid = service.sweep_grid(sweep)
@@ -88,7 +90,7 @@ def _sweep_context(session, sweep: Sweep) -> dict:
         "done_runs": done,
         "progress_percent": min(100, round(100 * done / planned)) if planned else 0,
         "current_run": current,
-        "figure": sweep_figure(sweep, _required_rate(session, environment)),
+        "figure": sweep_figure(sweep, None if live else _required_rate(session, environment)),
         "seed_rows": service.seed_rows(sweep),
         "restore_commands": restore,
         "describe": describe_point,
@@ -108,7 +110,7 @@ def show_sweep_live(request: Request, session: SessionDep, sweep_id: int) -> Res
     sweep = service.get_sweep(session=session, sweep_id=sweep_id)
     if sweep.status.finished:
         return Response(status_code=status.HTTP_200_OK, headers={"HX-Refresh": "true"})
-    return render(request, "probes/sweep.html", _sweep_context(session, sweep), block="live")
+    return render(request, "probes/sweep.html", _sweep_context(session, sweep, live=True), block="live")
 
 
 @router.post("/sweeps/{sweep_id}/cancel")
