@@ -9,7 +9,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from redolab.charts import LAYOUT
-from redolab.core.units import MIB, format_bytes
+from redolab.core.units import MIB, byte_rate_to_mbit, format_bytes
 
 
 def _trace(series: dict, *, show_repetitions: bool) -> list:
@@ -29,7 +29,7 @@ def _trace(series: dict, *, show_repetitions: bool) -> list:
                 "arrayminus": [(p["median"] - p["low"]) / MIB for p in points],
                 "visible": any(p["high"] > p["low"] for p in points),
             },
-            customdata=[[p["median"] * 8 / 1e6, len(p["rates"])] for p in points],
+            customdata=[[byte_rate_to_mbit(p["median"]), len(p["rates"])] for p in points],
             hovertemplate=(
                 "%{y:.1f} MiB/s (%{customdata[0]:.0f} Mbit/s), median of %{customdata[1]}"
                 "<extra>%{fullData.name}</extra>"
@@ -104,7 +104,7 @@ def runs_figure(names: list[str], rates: list[float | None]) -> str:
         go.Bar(
             x=names,
             y=[(r or 0) / MIB for r in rates],
-            customdata=[(r or 0) * 8 / 1e6 for r in rates],
+            customdata=[byte_rate_to_mbit(r or 0) for r in rates],
             hovertemplate="%{y:.1f} MiB/s (%{customdata:.0f} Mbit/s)<extra></extra>",
         )
     )
@@ -120,7 +120,7 @@ def over_time_figure(times: list, rates: list[float | None], *, name: str) -> st
             y=[r / MIB for r in rates if r is not None],
             name=name,
             mode="lines+markers",
-            customdata=[r * 8 / 1e6 for r in rates if r is not None],
+            customdata=[byte_rate_to_mbit(r) for r in rates if r is not None],
             hovertemplate="%{y:.1f} MiB/s (%{customdata:.0f} Mbit/s) at %{x} UTC<extra></extra>",
         )
     )

@@ -59,14 +59,15 @@ def differing(settings: list[dict[str, str]]) -> list[tuple[str, list[str]]]:
     return rows
 
 
-def _mtu(sweep_or_run) -> str:
-    runs = sweep_or_run.runs if isinstance(sweep_or_run, Sweep) else [sweep_or_run]
-    mtu = next((run.client_settings.get("mtu_bytes") for run in runs if run.client_settings), None)
-    return f", MTU {mtu}" if mtu else ""
+def mtu_of(item: Run | Sweep) -> int | None:
+    """The MTU (bytes) a run ran at, or a sweep's first run, as captured on the client."""
+    runs = item.runs if isinstance(item, Sweep) else [item]
+    return next((run.client_settings.get("mtu_bytes") for run in runs if run.client_settings), None)
 
 
 def sweep_name(sweep: Sweep) -> str:
-    return f"#{sweep.id} {sweep.label or sweep.kind.label}{_mtu(sweep)}"
+    mtu = mtu_of(sweep)
+    return f"#{sweep.id} {sweep.label or sweep.kind.label}{f', MTU {mtu}' if mtu else ''}"
 
 
 def sweep_series(sweep: Sweep, *, name: str | None = None) -> list[dict]:
@@ -76,8 +77,7 @@ def sweep_series(sweep: Sweep, *, name: str | None = None) -> list[dict]:
 
     def point(p: dict) -> dict:
         result = p["result"]
-        rates = [r.bytes_per_second for r in p["runs"] if r.status is RunStatus.succeeded]
-        return {"x": p["value"], "median": result.median, "low": result.low, "high": result.high, "rates": rates}
+        return {"x": p["value"], "median": result.median, "low": result.low, "high": result.high, "rates": p["rates"]}
 
     if sweep.kind is SweepKind.connections:
         return [{"name": name, "points": [point(p) for p in points]}]

@@ -179,8 +179,8 @@ def sweep_grid(sweep: Sweep) -> list[tuple[int, int]]:
 
 
 def sweep_points(sweep: Sweep) -> list[dict]:
-    """Each grid point that has runs: its value (median of the succeeded repetitions, with their
-    range) and its runs."""
+    """Each grid point that has runs: its runs, the rates of the succeeded ones, and its value
+    (their median, with their range)."""
     by_point: dict[int, list[Run]] = {}
     for run in sweep.runs:
         by_point.setdefault(run.sweep_point, []).append(run)
@@ -189,7 +189,9 @@ def sweep_points(sweep: Sweep) -> list[dict]:
     for index, runs in sorted(by_point.items()):
         value, conns = grid[index]
         rates = [run.bytes_per_second for run in runs if run.status is RunStatus.succeeded]
-        points.append({"index": index, "value": value, "conns": conns, "runs": runs, "result": point_value(rates)})
+        points.append(
+            {"index": index, "value": value, "conns": conns, "runs": runs, "rates": rates, "result": point_value(rates)}
+        )
     return points
 
 

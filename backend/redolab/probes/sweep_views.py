@@ -17,6 +17,7 @@ from redolab.core.errors import FieldError
 from redolab.core.forms import field_errors, form_data
 from redolab.core.responses import redirect
 from redolab.core.templating import render
+from redolab.core.units import byte_rate_to_mbit
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.probes import clusters, compare, schedules, service
@@ -135,7 +136,7 @@ def _csv_row(run: Run) -> list:
     client, server = run.client_settings or {}, run.server_settings or {}
     derived = {
         "tags": " ".join(run.tags or []),
-        "mbit_per_second": round(run.bytes_per_second * 8 / 1e6, 3) if run.bytes_per_second else None,
+        "mbit_per_second": round(byte_rate_to_mbit(run.bytes_per_second), 3) if run.bytes_per_second else None,
         "client_mtu_bytes": client.get("mtu_bytes"),
         "server_mtu_bytes": server.get("mtu_bytes"),
         "client_tcp_rmem": " ".join(map(str, client.get("tcp_rmem") or [])),

@@ -21,7 +21,7 @@ from redolab.probes.runner import RunExecution
 from redolab.probes.schemas import RunCreate
 from redolab.probes.sweeps import kernel_triple, sysctl_assignments
 from redolab.remote.connect import connect_host
-from redolab.remote.kernel import Buffers, read_buffers, set_buffers
+from redolab.remote.kernel import Buffers, privilege, read_buffers, set_buffers
 from redolab.remote.transport import Transport, TransportError, shell_join
 
 log = logging.getLogger("redolab.sweeper")
@@ -54,8 +54,10 @@ class SweepExecution:
     sweep_id: int
     heartbeat: Callable[[], None] = lambda: None
     shutting_down: Callable[[], bool] = lambda: False
-    # Kernel sweeps: one connection per distinct host ("client" and/or "server") for sysctl.
+    # Kernel sweeps: one connection per distinct host ("client" and/or "server") for sysctl, and
+    # the prefix that makes sysctl root there ([] or sudo -n).
     kernel_hosts: dict[str, tuple[Host, Transport]] = field(default_factory=dict)
+    prefixes: dict[str, list[str]] = field(default_factory=dict)
     original: dict[str, Buffers] = field(default_factory=dict)
 
     def _update(self, **values) -> None:
@@ -177,6 +179,7 @@ class SweepExecution:
                 )
             self.kernel_hosts[role] = (host, await connect_host(host, secret_key=self.secret_key))
         for role, (_, transport) in self.kernel_hosts.items():
+            self.prefixes[role] = await privilege(transport)  # first: a restore needs it
             self.original[role] = await read_buffers(transport)
         self._update(kernel_original=self.original, kernel_restored=None)
 
@@ -186,6 +189,7 @@ class SweepExecution:
             await set_buffers(
                 transport,
                 {name: kernel_triple(original[name], maximum) for name in ("tcp_rmem", "tcp_wmem")},
+                prefix=self.prefixes[role],
             )
 
     async def _restore(self) -> str | None:
@@ -196,8 +200,8 @@ class SweepExecution:
         for role, values in self.original.items():
             host, transport = self.kernel_hosts[role]
             try:
-                await set_buffers(transport, values)
-            except (TransportError, Exception) as error:
+                await set_buffers(transport, values, prefix=self.prefixes[role])
+            except Exception as error:  # a dropped connection too: say how to do it by hand
                 log.warning("sweep %s: restoring the kernel values on %s failed: %s", self.sweep_id, host.name, error)
                 failed[role] = values
         self._update(kernel_restored=not failed)

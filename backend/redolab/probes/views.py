@@ -19,7 +19,8 @@ from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
 from redolab.probes.clusters import node_pairs
-from redolab.probes.models import Run, Sweep
+from redolab.probes.compare import mtu_of
+from redolab.probes.models import Run
 from redolab.probes.parser import interval_series
 from redolab.probes.schedules import Repeat, create_schedule, list_schedules
 from redolab.probes.schemas import RunCreate, SweepCreate
@@ -58,11 +59,6 @@ RUN_DEFAULTS = {
 }
 
 
-def _mtu_of(item) -> int | None:
-    runs = item.runs if isinstance(item, Sweep) else [item]
-    return next((r.client_settings.get("mtu_bytes") for r in runs if r.client_settings), None)
-
-
 def experiments_context(
     session, environment, *, values=None, errors=None, sweep_values=None, sweep_errors=None, tag="", mtu=""
 ) -> dict:
@@ -78,10 +74,10 @@ def experiments_context(
     runs = service.list_runs(session=session, environment=environment)
     sweeps = service.list_sweeps(session=session, environment=environment)
     tags = sorted({t for item in [*runs, *sweeps] for t in item.tags or []})
-    mtus = sorted({m for item in [*runs, *sweeps] if (m := _mtu_of(item))})
+    mtus = sorted({m for item in [*runs, *sweeps] if (m := mtu_of(item))})
 
     def keep(item) -> bool:
-        return (not tag or tag in (item.tags or [])) and (not mtu or str(_mtu_of(item)) == mtu)
+        return (not tag or tag in (item.tags or [])) and (not mtu or str(mtu_of(item)) == mtu)
 
     return {
         "schedules": list_schedules(session=session, environment=environment),

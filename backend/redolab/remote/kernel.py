@@ -28,13 +28,15 @@ async def read_buffers(transport: Transport) -> Buffers:
     return {"tcp_rmem": rmem, "tcp_wmem": wmem}
 
 
-async def _privilege(transport: Transport) -> list[str]:
+async def privilege(transport: Transport) -> list[str]:
+    """The prefix that makes a command root: none for root, else `sudo -n` (ask once per host)."""
     result = await transport.run(["id", "-u"], timeout=20)
     return [] if result.stdout.strip() == "0" else ["sudo", "-n"]
 
 
-async def set_buffers(transport: Transport, buffers: Buffers) -> None:
-    argv = [*await _privilege(transport), "sysctl", "-w", *sysctl_assignments(buffers["tcp_rmem"], buffers["tcp_wmem"])]
+async def set_buffers(transport: Transport, buffers: Buffers, *, prefix: list[str]) -> None:
+    """prefix: what `privilege` returned for this host."""
+    argv = [*prefix, "sysctl", "-w", *sysctl_assignments(buffers["tcp_rmem"], buffers["tcp_wmem"])]
     result = await transport.run(argv, timeout=20)
     if result.exit_status != 0:
         detail = (result.stderr or result.stdout).strip() or f"exit status {result.exit_status}"
