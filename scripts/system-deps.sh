@@ -13,6 +13,7 @@ command -v runuser >/dev/null || need+=(util-linux)
 command -v musl-gcc >/dev/null || need+=(musl-tools)
 command -v ip >/dev/null || need+=(iproute2)          # the lab: namespaces, veth, bridge
 command -v ping >/dev/null || need+=(iputils-ping)    # the lab's RTT checks
+command -v iperf3 >/dev/null || need+=(iperf3)          # imports of real iperf3 -J output; the probe benchmark
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -141,15 +141,19 @@ async def create_environment(request: Request, session: SessionDep, user: Operat
 @router.get("/environments/{environment_id}")
 def show_environment(request: Request, session: SessionDep, environment_id: int) -> Response:
     """The environment hub: facts, hosts, and the sections later work fills in."""
-    environment = _load(session, environment_id)
+    return environment_page(request, session, _load(session, environment_id))
+
+
+def environment_page(request: Request, session, environment, *, status_code: int = 200, **forms) -> Response:
+    """The whole environment page; `forms` refills the Experiments forms (values and errors)."""
     context = {
         **_hosts_context(environment),
-        **experiments_context(session, environment),
+        **experiments_context(session, environment, **forms),
         **_credentials_context(),
         **history_context(session, environment),
         **plan_context(session, environment),
     }
-    return render(request, "environments/detail.html", context)
+    return render(request, "environments/detail.html", context, status_code=status_code)
 
 
 @router.get("/environments/{environment_id}/edit")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request, status
+from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 
 from redolab.core.deps import ApiOperator, SessionDep, current_api_user
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
 from redolab.probes.schemas import (
+    ResultImport,
     RunCreate,
     RunEventPublic,
     RunPublic,
@@ -31,6 +34,37 @@ def create_run(
     run = service.create_run(session=session, environment=environment, run_in=run_in, requested_by=user.username)
     wake_local_worker(request.app)
     return RunPublic.model_validate(run)
+
+
+@router.post("/environments/{environment_id}/runs/import", status_code=status.HTTP_201_CREATED)
+async def import_runs(
+    session: SessionDep,
+    user: ApiOperator,
+    environment_id: int,
+    files: list[UploadFile],
+    client_host_id: int = Form(),
+    server_host_id: int = Form(),
+    format: str = Form("auto"),
+    test_date: str = Form(""),
+    label: str = Form(""),
+    tags: str = Form(""),
+    notes: str = Form(""),
+) -> RunsPublic:
+    """Import oratcptest client output (text) or iperf3 -J files as runs from the client host to the
+    server host, one run per test, with their source marked (multipart form; operator role). Every
+    file is read first: one unreadable file stores nothing (422 naming the file and line)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    fields = {"client_host_id": client_host_id, "server_host_id": server_host_id, "format": format}
+    fields |= {"test_date": test_date, "label": label, "tags": tags, "notes": notes}
+    try:
+        import_in = ResultImport.model_validate(fields)
+    except ValidationError as error:
+        raise RequestValidationError(error.errors(include_url=False)) from None
+    contents = [(file.filename or "upload", await file.read(service.MAX_RESULT_FILE_BYTES + 1)) for file in files]
+    runs = service.import_results(
+        session=session, environment=environment, import_in=import_in, files=contents, requested_by=user.username
+    )
+    return RunsPublic(data=[RunPublic.model_validate(run) for run in runs], count=len(runs))
 
 
 @router.get("/environments/{environment_id}/runs")

@@ -17,6 +17,7 @@ def run_settings(run: Run, *, swept: SweepKind | None = None) -> dict[str, str]:
     client, server = run.client_settings or {}, run.server_settings or {}
     settings = {
         "client → server": f"{run.client_host_name} → {run.server_host_name}",
+        "source": run.source.label,
         "mode": run.mode.value,
         "message size": format_bytes(run.message_bytes),
         "duration per run": format_duration(run.duration_seconds),

@@ -29,6 +29,18 @@ class ProbeMode(StrEnum):
     sync = "sync"
 
 
+class RunSource(StrEnum):
+    """Where a run's numbers came from: redoprobe run by redolab, or a file a team imported."""
+
+    redoprobe = "redoprobe"
+    oratcptest = "oratcptest"  # oratcptest client output (text)
+    iperf3 = "iperf3"  # iperf3 -J
+
+    @property
+    def label(self) -> str:
+        return {"redoprobe": "redoprobe", "oratcptest": "oratcptest output", "iperf3": "iperf3 JSON"}[self.value]
+
+
 class SweepKind(StrEnum):
     connections = "connections"  # raise the connection count until the throughput stops improving
     sockbuf = "sockbuf"  # explicit socket buffer sizes (the probe's --sockbuf)
@@ -89,6 +101,13 @@ class Run(Lifecycle, Base):
     kernel_max_bytes: Mapped[int | None] = mapped_column(BigInteger)
     schedule_id: Mapped[int | None] = mapped_column(ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
     cluster_id: Mapped[int | None] = mapped_column(ForeignKey("clusters.id", ondelete="SET NULL"), index=True)
+
+    # Imported results: the tool, the uploaded file's name and the text this run was read from.
+    source: Mapped[RunSource] = mapped_column(
+        _enum(RunSource), default=RunSource.redoprobe, server_default=RunSource.redoprobe.value, index=True
+    )
+    source_name: Mapped[str | None] = mapped_column(String(255))
+    source_text: Mapped[str | None] = mapped_column(Text, deferred=True)
 
     # What was run, where, with what: everything needed to trust and compare it later.
     probe_version: Mapped[str | None] = mapped_column(String(50))

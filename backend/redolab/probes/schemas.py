@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
-from typing import Annotated
+from datetime import date, datetime
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -27,7 +27,7 @@ from redolab.core.fields import (
     positive,
 )
 from redolab.core.units import UnitError, format_bytes, parse_size
-from redolab.probes.models import ProbeMode, RunStatus, SweepKind
+from redolab.probes.models import ProbeMode, RunSource, RunStatus, SweepKind
 from redolab.probes.sweeps import MAX_CONNS, MAX_POINTS, connection_steps
 
 _SAFE_PATH = re.compile(r"^/[A-Za-z0-9._/+-]*$")
@@ -196,11 +196,39 @@ class RunPublic(BaseModel):
     retransmits: int | None
     sndbuf_granted_bytes: int | None
     rcvbuf_granted_bytes: int | None
+    source: RunSource
+    source_name: str | None
 
 
 class RunsPublic(BaseModel):
     data: list[RunPublic]
     count: int
+
+
+class ResultImport(BaseModel):
+    """Results a team already has (oratcptest client output, iperf3 -J), imported as runs between
+    two hosts of the environment: the client sent, the server received."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    client_host_id: int
+    server_host_id: int
+    format: Literal["auto", "oratcptest", "iperf3"] = "auto"
+    # oratcptest prints clock times only: the day they belong to (taken as UTC). Default: today.
+    test_date: date | None = None
+    label: Annotated[str, Field(max_length=200)] = ""
+    notes: Annotated[str, Field(max_length=10_000)] = ""
+    tags: Tags = []
+
+    @field_validator("test_date", mode="before")
+    @classmethod
+    def _blank_date(cls, value):
+        return blank_to_none(value)
+
+    @field_validator("label", "notes", mode="before")
+    @classmethod
+    def _strip_text(cls, value):
+        return value.strip() if isinstance(value, str) else (value or "")
 
 
 class RunEventPublic(BaseModel):

@@ -9,10 +9,12 @@ from sqlalchemy.orm import Session
 
 from redolab.core.db import utcnow
 from redolab.core.errors import FieldError, NotFound
+from redolab.core.units import format_bytes
 from redolab.environments.models import Environment, Host
 from redolab.jobs.models import Job, JobStatus
+from redolab.probes.imports import ImportedRun, ResultFileError, read_results
 from redolab.probes.models import Run, RunEvent, RunStatus, Sweep, SweepKind
-from redolab.probes.schemas import RunCreate, SweepCreate
+from redolab.probes.schemas import ResultImport, RunCreate, SweepCreate
 from redolab.probes.sweeps import PointValue, find_plateau, manual_kernel_commands, point_value, seed_table
 
 
@@ -39,6 +41,98 @@ def create_run(*, session: Session, environment: Environment, run_in: RunCreate,
     session.add(Job(run_id=run.id, client_host_id=client.id, server_host_id=server.id))
     session.commit()
     return run
+
+
+MAX_RESULT_FILES = 50
+MAX_RESULT_FILE_BYTES = 20 * 1024 * 1024
+
+
+def _read_result_file(name: str, data: bytes, import_in: ResultImport) -> list[ImportedRun]:
+    if len(data) > MAX_RESULT_FILE_BYTES:
+        limit = format_bytes(MAX_RESULT_FILE_BYTES, 0)
+        raise FieldError("files", f"{name} is larger than {limit}, the most a result file may be.", 422)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise FieldError("files", f"{name}: line {line}: not UTF-8 text (is this a result file?)", 422) from None
+    try:
+        return read_results(text, import_in.format, test_date=import_in.test_date)
+    except ResultFileError as error:
+        raise FieldError("files", f"{name}: {error}", 422) from None
+
+
+def import_results(
+    *,
+    session: Session,
+    environment: Environment,
+    import_in: ResultImport,
+    files: list[tuple[str, bytes]],
+    requested_by: str,
+) -> list[Run]:
+    """Store each test in the files as a succeeded run with its source marked: every file is read
+    before anything is stored, so one bad file stores nothing."""
+    client = _host_in(environment, import_in.client_host_id, "client_host_id")
+    server = _host_in(environment, import_in.server_host_id, "server_host_id")
+    if not files:
+        raise FieldError("files", "Choose one or more files: oratcptest client output (text) or iperf3 -J JSON.", 422)
+    if len(files) > MAX_RESULT_FILES:
+        raise FieldError("files", f"{len(files)} files: import at most {MAX_RESULT_FILES} at once.", 422)
+    parsed = [(name, item) for name, data in files for item in _read_result_file(name, data, import_in)]
+    now = utcnow()
+    runs = []
+    for name, item in parsed:
+        run = Run(
+            environment_id=environment.id,
+            client_host_id=client.id,
+            server_host_id=server.id,
+            client_host_name=client.name,
+            server_host_name=server.name,
+            requested_by=requested_by,
+            status=RunStatus.succeeded,
+            source=item.source,
+            source_name=name[:255],
+            source_text=item.text,
+            mode=item.mode,
+            conns=item.conns,
+            message_bytes=item.message_bytes,
+            sockbuf_bytes=item.sockbuf_bytes,
+            duration_seconds=item.duration_seconds,
+            interval_seconds=item.interval_seconds,
+            delay_us=item.delay_us,
+            rate_bits_per_second=item.rate_bits_per_second,
+            label=import_in.label,
+            notes="\n\n".join(text for text in (import_in.notes, item.notes) if text),
+            tags=import_in.tags,
+            probe_version=item.probe_version,
+            client_settings=item.client_settings or None,
+            server_settings=item.server_settings or None,
+            seconds=item.seconds,
+            bytes_sent=item.bytes_sent,
+            bytes_received=item.bytes_received,
+            bytes_per_second=item.bytes_per_second,
+            retransmits=item.retransmits,
+            sndbuf_granted_bytes=item.sndbuf_granted_bytes,
+            rcvbuf_granted_bytes=item.rcvbuf_granted_bytes,
+            created_at=now,
+            started_at=item.started_at,
+            finished_at=item.finished_at or now,
+        )
+        session.add(run)
+        session.flush()
+        session.add_all(
+            RunEvent(
+                run_id=run.id,
+                seq=seq,
+                role="client",
+                event="interval",
+                line=json.dumps({"event": "interval", "data": data}, separators=(",", ":")),
+            )
+            for seq, data in enumerate(item.intervals)
+        )
+        runs.append(run)
+    session.commit()
+    return runs
 
 
 def list_runs(*, session: Session, environment: Environment, limit: int = 200) -> list[Run]:

@@ -128,7 +128,8 @@ RUN_COLUMNS = [
     "kernel_max_bytes", "duration_seconds", "rate_bits_per_second", "bytes_per_second", "mbit_per_second",
     "bytes_received", "seconds", "retransmits", "sndbuf_granted_bytes", "rcvbuf_granted_bytes",
     "client_mtu_bytes", "server_mtu_bytes", "client_tcp_rmem", "client_tcp_wmem", "server_tcp_rmem",
-    "server_tcp_wmem", "client_congestion_control", "probe_version", "created_at", "failure_reason",
+    "server_tcp_wmem", "client_congestion_control", "probe_version", "source", "source_name", "created_at",
+    "started_at", "failure_reason",
 ]  # fmt: skip
 
 
@@ -145,6 +146,7 @@ def _csv_row(run: Run) -> list:
         "server_tcp_wmem": " ".join(map(str, server.get("tcp_wmem") or [])),
         "client_congestion_control": client.get("tcp_congestion_control"),
         "created_at": run.created_at.isoformat(),
+        "started_at": run.started_at.isoformat() if run.started_at else None,
     }
     row = []
     for column in RUN_COLUMNS:

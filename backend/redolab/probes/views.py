@@ -14,16 +14,16 @@ from redolab.core.deps import OperatorUser, SessionDep, current_html_user
 from redolab.core.errors import FieldError
 from redolab.core.forms import field_errors, form_data
 from redolab.core.responses import redirect
-from redolab.core.templating import render
+from redolab.core.templating import is_htmx, render
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
 from redolab.probes.clusters import node_pairs
 from redolab.probes.compare import mtu_of
-from redolab.probes.models import Run
+from redolab.probes.models import Run, RunSource
 from redolab.probes.parser import interval_series
 from redolab.probes.schedules import Repeat, create_schedule, list_schedules
-from redolab.probes.schemas import RunCreate, SweepCreate
+from redolab.probes.schemas import ResultImport, RunCreate, SweepCreate
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -59,8 +59,25 @@ RUN_DEFAULTS = {
 }
 
 
+IMPORT_FORMATS = [
+    ("auto", "Recognise it"),
+    ("oratcptest", "oratcptest client output (text)"),
+    ("iperf3", "iperf3 JSON (iperf3 -J)"),
+]
+
+
 def experiments_context(
-    session, environment, *, values=None, errors=None, sweep_values=None, sweep_errors=None, tag="", mtu=""
+    session,
+    environment,
+    *,
+    values=None,
+    errors=None,
+    sweep_values=None,
+    sweep_errors=None,
+    import_values=None,
+    import_errors=None,
+    tag="",
+    mtu="",
 ) -> dict:
     """What the environment page's Experiments section needs: the run and sweep forms, and the
     runs and sweeps (filtered by tag and by the MTU they ran at)."""
@@ -89,12 +106,20 @@ def experiments_context(
         "run_errors": errors or {},
         "sweep_values": sweep_values or {**SWEEP_DEFAULTS, **pair},
         "sweep_errors": sweep_errors or {},
+        "import_values": import_values or {"format": "auto", "test_date": utcnow().date().isoformat(), **pair},
+        "import_errors": import_errors or {},
+        "import_formats": IMPORT_FORMATS,
         "host_options": [(str(h.id), f"{h.name} ({h.role.value} node {h.node_number})") for h in hosts],
     }
 
 
 def experiments_form_error(request, session, environment, **forms) -> Response:
-    """The Experiments section again with a form's errors and what was typed (422)."""
+    """The Experiments section again with a form's errors and what was typed (422); the whole page
+    when the form was posted without htmx."""
+    if not is_htmx(request):
+        from redolab.environments.views import environment_page  # the page's module imports this one
+
+        return environment_page(request, session, environment, status_code=422, **forms)
     context = {"environment": environment, **experiments_context(session, environment, **forms)}
     return render(
         request,
@@ -152,6 +177,32 @@ async def create_run(request: Request, session: SessionDep, user: OperatorUser, 
     return experiments_form_error(request, session, environment, values=values, errors=errors)
 
 
+@router.post("/environments/{environment_id}/runs/import")
+async def import_runs(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+    """Import oratcptest or iperf3 result files as runs (every file read first; one bad file, none)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    form = await request.form()
+    values = form_data(form)
+    files = [
+        (upload.filename, await upload.read(service.MAX_RESULT_FILE_BYTES + 1))
+        for upload in form.getlist("files")
+        if hasattr(upload, "read") and upload.filename
+    ]
+    try:
+        import_in = ResultImport.model_validate({k: v for k, v in values.items() if k in ResultImport.model_fields})
+        runs = service.import_results(
+            session=session, environment=environment, import_in=import_in, files=files, requested_by=user.username
+        )
+    except ValidationError as error:
+        errors = field_errors(error)
+    except FieldError as error:
+        session.rollback()
+        errors = {error.field: error.message}
+    else:
+        return redirect(request, f"/runs/{runs[0].id}" if len(runs) == 1 else f"/environments/{environment.id}#runs")
+    return experiments_form_error(request, session, environment, import_values=values, import_errors=errors)
+
+
 def _run_context(session, run: Run) -> dict:
     lines = service.run_lines(session=session, run=run, role="client")
     series = interval_series(lines)
@@ -171,6 +222,7 @@ def _run_context(session, run: Run) -> dict:
         "ack_latency": (end or {}).get("ack_latency_us"),
         "queue_position": service.queue_position(session=session, run=run),
         "settings_keys": sorted(set(run.client_settings or {}) | set(run.server_settings or {})),
+        "source_text": run.source_text if run.source is RunSource.oratcptest else None,
     }
 
 
@@ -209,3 +261,18 @@ def download_run_events(session: SessionDep, run_id: int) -> Response:
     )
     headers = {"Content-Disposition": f'attachment; filename="redolab-run-{run.id}.jsonl"'}
     return Response(body, media_type="application/x-ndjson", headers=headers)
+
+
+@router.get("/runs/{run_id}/source")
+def download_run_source(session: SessionDep, run_id: int) -> Response:
+    """The text an imported run was read from (its test's part of the uploaded file)."""
+    run = service.get_run(session=session, run_id=run_id)
+    if run.source is RunSource.redoprobe or run.source_text is None:
+        return Response("This run was measured by redoprobe, not imported.", status_code=status.HTTP_404_NOT_FOUND)
+    json_file = run.source is RunSource.iperf3
+    name = f"redolab-run-{run.id}-{run.source.value}.{'json' if json_file else 'txt'}"
+    return Response(
+        run.source_text,
+        media_type="application/json" if json_file else "text/plain; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
