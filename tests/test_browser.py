@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -346,3 +347,34 @@ def test_connection_sweep_on_this_machine_marks_the_plateau(server, page):
     page.click("#compare-button")
     expect(page.locator("h1")).to_have_text("Compare")
     expect(page.locator(".compare-chart .annotation-text").first).to_contain_text("plateau from 1 connection")
+
+
+def test_import_oratcptest_and_iperf3_results(server, page):
+    """Results a team already has, uploaded from the Experiments section: a bad file is refused
+    with its line, then two good files give three runs marked as imported, each with its chart."""
+    from playwright.sync_api import expect
+
+    data = Path(__file__).parent / "probes" / "data"
+    create_first_user(page, server)
+    page.click("text=New environment")
+    page.fill("#f-name", "imports")
+    page.click("text=Create environment")
+    add_this_machine_hosts(page)
+    page.click("#import-results summary")
+    page.fill("#i-test_date", "2026-03-04")
+    page.set_input_files("#i-files", [str(data / "oratcptest_async.txt"), str(data / "oratcptest_server.txt")])
+    page.click("#import-button")
+    expect(page.locator("#e-i-files")).to_contain_text("oratcptest_server.txt: this is oratcptest server output")
+    expect(page.locator("#runs-table")).to_have_count(0)  # nothing was imported
+    page.set_input_files("#i-files", [str(data / "oratcptest_two_tests.txt"), str(data / "iperf3_two_streams.json")])
+    page.fill("#i-tags", "before")
+    page.click("#import-button")
+    expect(page.locator("#import-notice")).to_have_text("Imported 3 runs: they are in the list below.")
+    expect(page.locator("#runs-table tbody tr")).to_have_count(3)
+    expect(page.locator("#runs-table")).to_contain_text("imported: iperf3")
+    expect(page.locator("#runs-table")).to_contain_text("2026-03-04 09:05 UTC")
+    page.locator("#runs-table tbody tr").nth(1).locator("a").first.click()
+    expect(page.locator("#run-source")).to_contain_text("Imported from oratcptest output")
+    expect(page.locator("#summary-rate")).to_contain_text("195 MiB/s")
+    expect(page.locator("#throughput-chart .main-svg").first).to_be_visible()
+    page.screenshot(path=str(server_screenshot_dir() / "imported-run.png"), full_page=True)

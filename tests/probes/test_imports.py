@@ -165,7 +165,10 @@ def test_form_imports_every_test_and_shows_the_source(browser_client, session):
         files=_files("oratcptest_two_tests.txt", "iperf3_two_streams.json"),
         headers=HTMX,
     )
-    assert response.status_code == 200 and response.headers["HX-Redirect"] == f"/environments/{environment.id}#runs"
+    assert (
+        response.status_code == 200
+        and response.headers["HX-Redirect"] == f"/environments/{environment.id}?imported=3#runs"
+    )
     runs = session.query(Run).order_by(Run.id).all()
     assert [(r.source, r.source_name, r.conns) for r in runs] == [
         (RunSource.oratcptest, "oratcptest_two_tests.txt", 1),
@@ -182,7 +185,8 @@ def test_form_imports_every_test_and_shows_the_source(browser_client, session):
     run_page = browser_client.get(f"/runs/{runs[1].id}").text
     assert "Imported from oratcptest output" in run_page and "oratcptest_two_tests.txt" in run_page
     assert "imported by" in run_page and "Exact probe commands" not in run_page
-    assert "195 MiB/s" in run_page
+    assert "195 MiB/s" in run_page and 'id="tcp-chart"' not in run_page  # oratcptest gives throughput only
+    assert 'id="tcp-chart"' in browser_client.get(f"/runs/{runs[2].id}").text  # iperf3 gives RTT and cwnd
     figure = figure_in(run_page, "throughput-chart")
     assert figure["data"][0]["x"] == [10.0, 20.0, 30.0, 40.0]
     assert [round(y) for y in figure["data"][0]["y"]] == [180, 200, 210, 190]  # MiB/s

@@ -199,7 +199,9 @@ async def import_runs(request: Request, session: SessionDep, user: OperatorUser,
         session.rollback()
         errors = {error.field: error.message}
     else:
-        return redirect(request, f"/runs/{runs[0].id}" if len(runs) == 1 else f"/environments/{environment.id}#runs")
+        if len(runs) == 1:
+            return redirect(request, f"/runs/{runs[0].id}")
+        return redirect(request, f"/environments/{environment.id}?imported={len(runs)}#runs")
     return experiments_form_error(request, session, environment, import_values=values, import_errors=errors)
 
 
@@ -217,7 +219,8 @@ def _run_context(session, run: Run) -> dict:
         "progress_percent": min(100, 100 * (elapsed or 0) / run.duration_seconds) if run.duration_seconds else 0,
         "interval_count": len(series["end_seconds"]),
         "throughput_figure": throughput_figure(series, duration_seconds=run.duration_seconds),
-        "tcp_figure": tcp_info_figure(series) if series["end_seconds"] else None,
+        # Imported oratcptest runs have throughput only: no TCP_INFO chart for them.
+        "tcp_figure": tcp_info_figure(series) if any(v is not None for v in series["rtt_us"]) else None,
         "histogram_figure": latency_histogram_figure(histogram) if histogram else None,
         "ack_latency": (end or {}).get("ack_latency_us"),
         "queue_position": service.queue_position(session=session, run=run),
