@@ -170,3 +170,34 @@ def test_run_command_names_bad_options(tmp_path):
     result = run(tmp_path, "run", "--env", "e", "--client", "p", "--server", "p", "--message-size", "1 Mb")
     assert result.returncode == 1
     assert "message_bytes: '1 Mb' looks like bits" in result.stderr
+
+
+def test_import_results_command(tmp_path):
+    """`redolab import-results`: every test of the files becomes a run; a bad file imports nothing."""
+    from pathlib import Path
+
+    from redolab.environments.schemas import EnvironmentCreate, HostCreate
+    from redolab.environments.service import create_environment, create_host
+    from redolab.probes.models import Run
+
+    data = Path(__file__).parent / "probes" / "data"
+    assert run(tmp_path, "db", "upgrade").returncode == 0
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    with make_sessionmaker(engine)() as session:
+        environment = create_environment(session=session, env_in=EnvironmentCreate(name="lab one"))
+        for role, name in (("primary", "p1"), ("standby", "s1")):
+            create_host(
+                session=session, environment=environment, host_in=HostCreate(role=role, name=name, transport="local")
+            )
+    base = ("import-results", "--env", "lab one", "--client", "p1", "--server", "s1", "--date", "2026-03-04")
+    bad = run(tmp_path, *base, str(data / "oratcptest_async.txt"), str(data / "oratcptest_server.txt"))
+    assert bad.returncode == 1
+    assert "oratcptest_server.txt: this is oratcptest server output" in bad.stderr
+    assert "nothing was imported" in bad.stderr
+    good = run(tmp_path, *base, str(data / "oratcptest_two_tests.txt"), str(data / "iperf3_two_streams.json"))
+    assert good.returncode == 0, good.stderr
+    assert "oratcptest from oratcptest_two_tests.txt, 4 connection(s), 195 MiB/s" in good.stdout
+    with make_sessionmaker(engine)() as session:
+        runs = session.query(Run).order_by(Run.id).all()
+        assert [(r.source.value, r.conns) for r in runs] == [("oratcptest", 1), ("oratcptest", 4), ("iperf3", 2)]
+    engine.dispose()

@@ -203,6 +203,58 @@ def run_experiment(
         raise typer.Exit(1)
 
 
+@app.command("import-results")
+def import_results(
+    files: list[Path] = typer.Argument(..., help="oratcptest client output (text) or iperf3 -J files."),
+    env: str = typer.Option(..., "--env", help="Environment name."),
+    client: str = typer.Option(..., "--client", help="Host that sent, by name."),
+    server: str = typer.Option(..., "--server", help="Host that received, by name."),
+    fmt: str = typer.Option("auto", "--format", help="auto, oratcptest or iperf3."),
+    test_date: str | None = typer.Option(None, "--date", help="Day of oratcptest's clock times, YYYY-MM-DD (UTC)."),
+    label: str = typer.Option("", help="A label for the runs."),
+    tags: str = typer.Option("", help="Comma-separated tags."),
+    user: str = typer.Option("cli", help="Recorded as who imported."),
+) -> None:
+    """Store oratcptest or iperf3 results as runs, one per test (all files or none)."""
+    from pydantic import ValidationError
+
+    from redolab.core.errors import FieldError
+    from redolab.core.forms import field_errors
+    from redolab.core.units import format_byte_rate
+    from redolab.probes import service
+    from redolab.probes.schemas import ResultImport
+
+    with _environment_named(env) as (session, environment):
+        hosts = {host.name: host for host in environment.hosts}
+        for role, name in (("--client", client), ("--server", server)):
+            if name not in hosts:
+                _fail(f"{role}: no host named '{name}' in '{env}' (hosts: {', '.join(sorted(hosts)) or 'none'})")
+        for path in files:
+            if not path.is_file():
+                _fail(f"{path}: no such file; nothing was imported")
+        try:
+            import_in = ResultImport(
+                client_host_id=hosts[client].id, server_host_id=hosts[server].id, format=fmt,
+                test_date=test_date, label=label, tags=tags,
+            )  # fmt: skip
+            runs = service.import_results(
+                session=session,
+                environment=environment,
+                import_in=import_in,
+                files=[(path.name, path.read_bytes()[: service.MAX_RESULT_FILE_BYTES + 1]) for path in files],
+                requested_by=user,
+            )
+        except ValidationError as error:
+            _fail("; ".join(f"{field}: {message}" for field, message in field_errors(error).items()))
+        except FieldError as error:
+            _fail(f"{error.message}; nothing was imported")
+        for run in runs:
+            typer.echo(
+                f"run {run.id}: {run.source.value} from {run.source_name}, {run.conns} connection(s), "
+                f"{format_byte_rate(run.bytes_per_second)}"
+            )
+
+
 @db_app.command("upgrade")
 def db_upgrade(revision: str = typer.Argument("head", help="Target revision.")) -> None:
     """Create or upgrade the database schema."""
