@@ -137,6 +137,15 @@ def test_iperf3_reversed_omitted_and_refused():
     assert run.sockbuf_bytes == 4 * MIB
     assert len(run.intervals) == 1 and run.intervals[0]["start_seconds"] > 0  # the omitted warm-up is left out
 
+    server_file = iperf3_document()  # iperf3 -s -J: the receiver's view
+    server_file["start"]["accepted_connection"] = {"host": "127.0.0.1", "port": 40000}
+    server_file["end"]["sum_sent"]["bytes"] = 0
+    run = read_iperf3(json.dumps(server_file))
+    assert run.server_settings["kernel"] == "6.18.44-fc-v769" and run.bytes_sent is None
+    assert run.bytes_received == server_file["end"]["sum_received"]["bytes"] and "server's output" in run.notes
+    server_file["start"]["test_start"]["reverse"] = 1  # the server's file of a reversed test: it sent
+    assert read_iperf3(json.dumps(server_file)).client_settings["kernel"] == "6.18.44-fc-v769"
+
     udp = copy.deepcopy(iperf3_document())
     udp["start"]["test_start"]["protocol"] = "UDP"
     assert "only TCP tests are imported" in _error(json.dumps(udp))

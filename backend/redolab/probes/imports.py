@@ -334,6 +334,10 @@ def read_iperf3(text: str) -> ImportedRun:
     )
     start = document["start"]
     reverse = bool(test.get("reverse"))
+    # The file is the iperf3 server's (-s -J) when it accepted the connection; the host that wrote
+    # it sent unless exactly one of "server's file" and "reversed (-R)" holds.
+    server_file = "accepted_connection" in start
+    local_sends = reverse == server_file
 
     intervals = []
     mss = start.get("tcp_mss_default") or start.get("tcp_mss")
@@ -378,9 +382,8 @@ def read_iperf3(text: str) -> ImportedRun:
     )
     if mtus:
         sender["mtu_bytes"] = max(mtus)
-    # The iperf3 client is the sending host unless the test ran reversed (-R).
     client_settings, server_settings = (
-        ({**sender}, {**receiver, **local}) if reverse else ({**sender, **local}, receiver)
+        ({**sender, **local}, receiver) if local_sends else (sender, {**receiver, **local})
     )
     timestamp = (start.get("timestamp") or {}).get("timesecs")
     target = test.get("target_bitrate")
@@ -396,15 +399,23 @@ def read_iperf3(text: str) -> ImportedRun:
         rate_bits_per_second=int(target) if isinstance(target, int | float) and target > 0 else None,
         bytes_per_second=received_bytes / received_seconds,
         seconds=received_seconds,
-        bytes_sent=int(_number(sent.get("bytes"), "end.sum_sent.bytes")),
+        # A receiver's file counts nothing sent (iperf3 writes 0 there).
+        bytes_sent=int(_number(sent.get("bytes"), "end.sum_sent.bytes")) if local_sends else None,
         bytes_received=int(received_bytes),
         retransmits=retransmits,
-        # The iperf3 client's own socket: the sender's unless reversed.
-        sndbuf_granted_bytes=_int_or_none(start.get("sndbuf_actual")) if not reverse else None,
-        rcvbuf_granted_bytes=_int_or_none(start.get("rcvbuf_actual")) if not reverse else None,
+        # The buffers of the socket of the host that wrote the file: kept when it is the sender's.
+        sndbuf_granted_bytes=_int_or_none(start.get("sndbuf_actual")) if local_sends else None,
+        rcvbuf_granted_bytes=_int_or_none(start.get("rcvbuf_actual")) if local_sends else None,
         started_at=datetime.fromtimestamp(timestamp, UTC) if isinstance(timestamp, int | float) else None,
         probe_version=str(start.get("version") or "iperf3")[:50],
-        notes="Reversed (-R): the iperf3 server sent." if reverse else "",
+        notes=" ".join(
+            note
+            for note, applies in (
+                ("Reversed (-R): the iperf3 server sent.", reverse),
+                ("Read from the iperf3 server's output.", server_file),
+            )
+            if applies
+        ),
         client_settings=client_settings,
         server_settings=server_settings,
         intervals=intervals,
