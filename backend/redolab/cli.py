@@ -62,6 +62,15 @@ def _environment_named(name: str):
         engine.dispose()
 
 
+def _hosts_named(environment, env: str, client: str, server: str) -> dict:
+    """The environment's hosts by name; fails naming --client or --server when one is not there."""
+    hosts = {host.name: host for host in environment.hosts}
+    for role, name in (("--client", client), ("--server", server)):
+        if name not in hosts:
+            _fail(f"{role}: no host named '{name}' in '{env}' (hosts: {', '.join(sorted(hosts)) or 'none'})")
+    return hosts
+
+
 def _print_version(value: bool) -> None:
     if value:
         typer.echo(__version__)
@@ -163,10 +172,7 @@ def run_experiment(
     from redolab.probes.schemas import RunCreate, RunPublic
 
     with _environment_named(env) as (session, environment):
-        hosts = {host.name: host for host in environment.hosts}
-        for role, name in (("--client", client), ("--server", server)):
-            if name not in hosts:
-                _fail(f"{role}: no host named '{name}' in '{env}' (hosts: {', '.join(sorted(hosts)) or 'none'})")
+        hosts = _hosts_named(environment, env, client, server)
         try:
             run_in = RunCreate(
                 client_host_id=hosts[client].id, server_host_id=hosts[server].id, mode=mode, conns=conns,
@@ -225,10 +231,7 @@ def import_results(
     from redolab.probes.schemas import ResultImport
 
     with _environment_named(env) as (session, environment):
-        hosts = {host.name: host for host in environment.hosts}
-        for role, name in (("--client", client), ("--server", server)):
-            if name not in hosts:
-                _fail(f"{role}: no host named '{name}' in '{env}' (hosts: {', '.join(sorted(hosts)) or 'none'})")
+        hosts = _hosts_named(environment, env, client, server)
         for path in files:
             if not path.is_file():
                 _fail(f"{path}: no such file; nothing was imported")

@@ -73,6 +73,14 @@ def _check_tags(tags: list[str]) -> list[str]:
 Tags = Annotated[list[str], BeforeValidator(_split_list), AfterValidator(_check_tags)]
 
 
+def _stripped(value):
+    return value.strip() if isinstance(value, str) else (value or "")
+
+
+Label = Annotated[str, BeforeValidator(_stripped), Field(max_length=200)]
+Notes = Annotated[str, BeforeValidator(_stripped), Field(max_length=10_000)]
+
+
 def _sizes(value):
     """Sizes as a list or comma-separated text with units ("64K, 256K, 1M")."""
     sizes = []
@@ -113,8 +121,8 @@ class RunCreate(BaseModel):
     rate_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
     write_dir: Annotated[str | None, AfterValidator(_check_write_dir)] = None
     sync_write: bool = False
-    label: Annotated[str, Field(max_length=200)] = ""
-    notes: Annotated[str, Field(max_length=10_000)] = ""
+    label: Label = ""
+    notes: Notes = ""
     tags: Tags = []
 
     @field_validator("write_dir", mode="before")
@@ -122,11 +130,6 @@ class RunCreate(BaseModel):
     def _blank_dir_is_none(cls, value):
         value = blank_to_none(value)
         return value.strip() if isinstance(value, str) else value
-
-    @field_validator("label", "notes", mode="before")
-    @classmethod
-    def _strip_text(cls, value):
-        return value.strip() if isinstance(value, str) else (value or "")
 
     @field_validator("sockbuf_bytes")
     @classmethod
@@ -216,19 +219,14 @@ class ResultImport(BaseModel):
     format: Literal["auto", "oratcptest", "iperf3"] = "auto"
     # oratcptest prints clock times only: the day they belong to (taken as UTC). Default: today.
     test_date: date | None = None
-    label: Annotated[str, Field(max_length=200)] = ""
-    notes: Annotated[str, Field(max_length=10_000)] = ""
+    label: Label = ""
+    notes: Notes = ""
     tags: Tags = []
 
     @field_validator("test_date", mode="before")
     @classmethod
     def _blank_date(cls, value):
         return blank_to_none(value)
-
-    @field_validator("label", "notes", mode="before")
-    @classmethod
-    def _strip_text(cls, value):
-        return value.strip() if isinstance(value, str) else (value or "")
 
 
 class RunEventPublic(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -44,6 +45,8 @@ def create_run(*, session: Session, environment: Environment, run_in: RunCreate,
 
 
 MAX_RESULT_FILES = 50
+# What an imported test carries that is not a Run column of the same name (stored otherwise).
+_NOT_RUN_COLUMNS = frozenset({"text", "first_line", "intervals", "notes", "client_settings", "server_settings"})
 MAX_RESULT_FILE_BYTES = 20 * 1024 * 1024
 
 
@@ -83,6 +86,7 @@ def import_results(
     runs = []
     for name, item in parsed:
         run = Run(
+            **{key: value for key, value in asdict(item).items() if key not in _NOT_RUN_COLUMNS},
             environment_id=environment.id,
             client_host_id=client.id,
             server_host_id=server.id,
@@ -90,32 +94,14 @@ def import_results(
             server_host_name=server.name,
             requested_by=requested_by,
             status=RunStatus.succeeded,
-            source=item.source,
             source_name=name[:255],
             source_text=item.text,
-            mode=item.mode,
-            conns=item.conns,
-            message_bytes=item.message_bytes,
-            sockbuf_bytes=item.sockbuf_bytes,
-            duration_seconds=item.duration_seconds,
-            interval_seconds=item.interval_seconds,
-            delay_us=item.delay_us,
-            rate_bits_per_second=item.rate_bits_per_second,
             label=import_in.label,
             notes="\n\n".join(text for text in (import_in.notes, item.notes) if text),
             tags=import_in.tags,
-            probe_version=item.probe_version,
             client_settings=item.client_settings or None,
             server_settings=item.server_settings or None,
-            seconds=item.seconds,
-            bytes_sent=item.bytes_sent,
-            bytes_received=item.bytes_received,
-            bytes_per_second=item.bytes_per_second,
-            retransmits=item.retransmits,
-            sndbuf_granted_bytes=item.sndbuf_granted_bytes,
-            rcvbuf_granted_bytes=item.rcvbuf_granted_bytes,
             created_at=now,
-            started_at=item.started_at,
             finished_at=item.finished_at or now,
         )
         session.add(run)
