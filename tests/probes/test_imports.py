@@ -317,3 +317,20 @@ def test_real_iperf3_output_imports_with_its_own_numbers(api_client, session, tm
     events = api_client.get(f"/api/v1/runs/{run['id']}/events").json()
     assert len(events) == len([i for i in document["intervals"] if not i["sum"].get("omitted")]) >= 4
     assert all(len(event["data"]["streams"]) == 3 for event in events)
+
+
+def test_size_limits_name_the_file(api_client, session, monkeypatch):
+    from redolab.probes import service
+
+    monkeypatch.setattr(service, "MAX_RESULT_FILE_BYTES", 1000)
+    monkeypatch.setattr(service, "MAX_RESULT_IMPORT_BYTES", 3000)
+    environment, primary, standby = local_env(session)
+    url = f"/api/v1/environments/{environment.id}/runs/import"
+    data = {"client_host_id": primary.id, "server_host_id": standby.id}
+    big = api_client.post(url, data=data, files=[("files", ("big.txt", b"x" * 1500))])
+    assert big.status_code == 422 and big.json()["detail"][0]["msg"] == (
+        "big.txt is larger than 1,000 B, the most a result file may be."
+    )
+    many = api_client.post(url, data=data, files=[("files", (f"{n}.txt", b"x" * 900)) for n in range(4)])
+    assert many.status_code == 422 and "The files come to more than 3 KiB: import them in parts." in many.json()["detail"][0]["msg"]
+    assert session.query(Run).count() == 0

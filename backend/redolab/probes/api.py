@@ -21,6 +21,7 @@ from redolab.probes.schemas import (
     SweepsPublic,
 )
 from redolab.probes.sweep_views import sweep_document
+from redolab.probes.views import read_result_uploads
 
 router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(current_api_user)])
 
@@ -60,7 +61,7 @@ async def import_runs(
         import_in = ResultImport.model_validate(fields)
     except ValidationError as error:
         raise RequestValidationError(error.errors(include_url=False)) from None
-    contents = [(file.filename or "upload", await file.read(service.MAX_RESULT_FILE_BYTES + 1)) for file in files]
+    contents = await read_result_uploads(files)
     runs = service.import_results(
         session=session, environment=environment, import_in=import_in, files=contents, requested_by=user.username
     )

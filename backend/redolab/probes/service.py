@@ -48,6 +48,7 @@ MAX_RESULT_FILES = 50
 # What an imported test carries that is not a Run column of the same name (stored otherwise).
 _NOT_RUN_COLUMNS = frozenset({"text", "first_line", "intervals", "notes", "client_settings", "server_settings"})
 MAX_RESULT_FILE_BYTES = 20 * 1024 * 1024
+MAX_RESULT_IMPORT_BYTES = 64 * 1024 * 1024  # all files of one import, read into memory together
 
 
 def _read_result_file(name: str, data: bytes, import_in: ResultImport) -> list[ImportedRun]:

@@ -15,6 +15,7 @@ from redolab.core.errors import FieldError
 from redolab.core.forms import field_errors, form_data
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
+from redolab.core.units import format_bytes
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
@@ -177,18 +178,29 @@ async def create_run(request: Request, session: SessionDep, user: OperatorUser, 
     return experiments_form_error(request, session, environment, values=values, errors=errors)
 
 
+async def read_result_uploads(uploads: list) -> list[tuple[str, bytes]]:
+    """Uploaded result files as (name, bytes), each cut one byte past the per-file limit (so the
+    import can say it is too large) and all within the per-import total."""
+    files, total = [], 0
+    for upload in uploads[: service.MAX_RESULT_FILES + 1]:
+        data = await upload.read(service.MAX_RESULT_FILE_BYTES + 1)
+        total += len(data)
+        if total > service.MAX_RESULT_IMPORT_BYTES:
+            limit = format_bytes(service.MAX_RESULT_IMPORT_BYTES, 0)
+            raise FieldError("files", f"The files come to more than {limit}: import them in parts.", 422)
+        files.append((upload.filename or "upload", data))
+    return files
+
+
 @router.post("/environments/{environment_id}/runs/import")
 async def import_runs(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
     """Import oratcptest or iperf3 result files as runs (every file read first; one bad file, none)."""
     environment = get_environment(session=session, environment_id=environment_id)
     form = await request.form()
     values = form_data(form)
-    files = [
-        (upload.filename, await upload.read(service.MAX_RESULT_FILE_BYTES + 1))
-        for upload in form.getlist("files")
-        if hasattr(upload, "read") and upload.filename
-    ]
+    uploads = [upload for upload in form.getlist("files") if hasattr(upload, "read") and upload.filename]
     try:
+        files = await read_result_uploads(uploads)
         import_in = ResultImport.model_validate({k: v for k, v in values.items() if k in ResultImport.model_fields})
         runs = service.import_results(
             session=session, environment=environment, import_in=import_in, files=files, requested_by=user.username
