@@ -210,6 +210,11 @@ def test_form_imports_every_test_and_shows_the_source(browser_client, session):
     header, *rows = export.splitlines()
     assert "source" in header.split(",") and sum(",oratcptest," in row for row in rows) == 2
 
+    assert 'id="delete-run"' in run_page
+    deleted = browser_client.delete(f"/runs/{runs[1].id}", headers=HTMX)
+    assert deleted.headers["HX-Redirect"] == f"/environments/{environment.id}#runs"
+    assert session.query(Run).count() == 2 and session.query(RunEvent).filter_by(run_id=runs[1].id).count() == 0
+
 
 def test_one_bad_file_imports_nothing(browser_client, api_client, session):
     environment, primary, standby = local_env(session)
@@ -258,10 +263,23 @@ def test_api_import_and_roles(api_client, anonymous, session):
     wrong = api_client.post(url, data={**data, "format": "iperf3"}, files=_files("oratcptest_async.txt"))
     assert wrong.status_code == 422 and "oratcptest_async.txt: line 1: not JSON" in wrong.json()["detail"][0]["msg"]
 
+    measured = Run(
+        **{c.name: getattr(session.get(Run, run["id"]), c.name) for c in Run.__table__.columns if c.name != "id"}
+    )
+    measured.source = RunSource.redoprobe
+    session.add(measured)
+    session.commit()
+    refused = api_client.delete(f"/api/v1/runs/{measured.id}")
+    assert refused.status_code == 409 and "only imported runs can be deleted" in refused.json()["detail"][0]["msg"]
+
     make_user(session, "vic", role=Role.viewer)
     log_in(anonymous, "vic")
     denied = anonymous.post(url.removeprefix("/api/v1"), data=data, files=_files("oratcptest_async.txt"))
     assert denied.status_code == 403
+    assert anonymous.delete(f"/runs/{run['id']}").status_code == 403
+    assert 'id="delete-run"' not in anonymous.get(f"/runs/{run['id']}").text
+    assert session.query(Run).count() == 2
+    assert api_client.delete(f"/api/v1/runs/{run['id']}").status_code == 204
     assert session.query(Run).count() == 1
 
 
@@ -332,5 +350,8 @@ def test_size_limits_name_the_file(api_client, session, monkeypatch):
         "big.txt is larger than 1,000 B, the most a result file may be."
     )
     many = api_client.post(url, data=data, files=[("files", (f"{n}.txt", b"x" * 900)) for n in range(4)])
-    assert many.status_code == 422 and "The files come to more than 3 KiB: import them in parts." in many.json()["detail"][0]["msg"]
+    assert (
+        many.status_code == 422
+        and "The files come to more than 3 KiB: import them in parts." in many.json()["detail"][0]["msg"]
+    )
     assert session.query(Run).count() == 0

@@ -89,6 +89,12 @@ def list_run_events(session: SessionDep, run_id: int) -> list[RunEventPublic]:
     return [RunEventPublic(**event) for event in service.run_events(session=session, run=run)]
 
 
+@router.delete("/runs/{run_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_run(session: SessionDep, user: ApiOperator, run_id: int) -> None:
+    """Delete an imported run (operator role); runs measured by redoprobe are kept (409)."""
+    service.delete_imported_run(session=session, run=service.get_run(session=session, run_id=run_id))
+
+
 @router.post("/runs/{run_id}/cancel")
 def cancel_run(session: SessionDep, user: ApiOperator, run_id: int) -> RunPublic:
     """Cancel a queued or running run (operator role)."""

@@ -14,7 +14,7 @@ from redolab.core.units import format_bytes
 from redolab.environments.models import Environment, Host
 from redolab.jobs.models import Job, JobStatus
 from redolab.probes.imports import ImportedRun, ResultFileError, read_results
-from redolab.probes.models import Run, RunEvent, RunStatus, Sweep, SweepKind
+from redolab.probes.models import Run, RunEvent, RunSource, RunStatus, Sweep, SweepKind
 from redolab.probes.schemas import ResultImport, RunCreate, SweepCreate
 from redolab.probes.sweeps import PointValue, find_plateau, manual_kernel_commands, point_value, seed_table
 
@@ -120,6 +120,14 @@ def import_results(
         runs.append(run)
     session.commit()
     return runs
+
+
+def delete_imported_run(*, session: Session, run: Run) -> None:
+    """Remove an imported run and its intervals (a mistaken import); measured runs are kept."""
+    if run.source is RunSource.redoprobe:
+        raise FieldError("run", f"Run {run.id} was measured by redoprobe: only imported runs can be deleted.", 409)
+    session.delete(run)
+    session.commit()
 
 
 def list_runs(*, session: Session, environment: Environment, limit: int = 200) -> list[Run]:

@@ -278,6 +278,15 @@ def download_run_events(session: SessionDep, run_id: int) -> Response:
     return Response(body, media_type="application/x-ndjson", headers=headers)
 
 
+@router.delete("/runs/{run_id}")
+def delete_run(request: Request, session: SessionDep, user: OperatorUser, run_id: int) -> Response:
+    """Delete an imported run (a file imported against the wrong hosts, say)."""
+    run = service.get_run(session=session, run_id=run_id)
+    environment_id = run.environment_id
+    service.delete_imported_run(session=session, run=run)
+    return redirect(request, f"/environments/{environment_id}#runs")
+
+
 @router.get("/runs/{run_id}/source")
 def download_run_source(session: SessionDep, run_id: int) -> Response:
     """The text an imported run was read from (its test's part of the uploaded file)."""
