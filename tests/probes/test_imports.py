@@ -285,7 +285,7 @@ def test_api_import_and_roles(api_client, anonymous, session):
 
 def test_compare_names_the_source(browser_client, session):
     environment, primary, standby = local_env(session)
-    common = {"client_host_id": primary.id, "server_host_id": standby.id}
+    common = {"client_host_id": primary.id, "server_host_id": standby.id, "test_date": "2026-11-23"}
     for name in ("oratcptest_async.txt", "iperf3_two_streams.json"):
         response = browser_client.post(f"/environments/{environment.id}/runs/import", data=common, files=_files(name))
         assert response.status_code == 303
@@ -293,6 +293,12 @@ def test_compare_names_the_source(browser_client, session):
     page = browser_client.get(f"/compare?run={first}&run={second}").text
     table = page.split('id="differences"')[1].split("</table>")[0]
     assert "source" in table and "oratcptest output" in table and "iperf3 JSON" in table
+    over_time = figure_in(page.split("Runs over time")[1])
+    # In time order: the iperf3 file's own timestamp, then oratcptest's clock on the date given.
+    assert over_time["data"][0]["x"] == ["2026-11-22T08:24:03+00:00", "2026-11-23T11:39:16+00:00"]
+    assert [round(y, 3) for y in over_time["data"][0]["y"]] == [
+        round(session.get(Run, second).bytes_per_second / MIB, 3), 73.209
+    ]  # fmt: skip
 
 
 # -- a real iperf3 on 127.0.0.1 -----------------------------------------------------------------

@@ -29,7 +29,8 @@ from redolab.redo.service import environment_analysis
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
-MAX_COMPARED = 12
+MAX_COMPARED = 12  # sweeps
+MAX_COMPARED_RUNS = 48  # runs: two days of hourly oratcptest tests, say
 
 
 def _required_rate(session, environment) -> float | None:
@@ -228,7 +229,7 @@ def show_compare(
     """Sweeps and runs overlaid on one chart per axis, with the settings that differ between them."""
     sweep, run = sweep or [], run or []
     sweeps = [service.get_sweep(session=session, sweep_id=i) for i in dict.fromkeys(sweep)][:MAX_COMPARED]
-    runs = [service.get_run(session=session, run_id=i) for i in dict.fromkeys(run)][:MAX_COMPARED]
+    runs = [service.get_run(session=session, run_id=i) for i in dict.fromkeys(run)][:MAX_COMPARED_RUNS]
     figures = []
     connection_sweeps = [s for s in sweeps if s.kind is SweepKind.connections]
     if connection_sweeps:
@@ -247,6 +248,15 @@ def show_compare(
         names = [f"#{r.id} {r.label}".strip() for r in runs]
         rates = [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in runs]
         figures.append(("Runs", runs_figure(names, rates)))
+        timed = sorted((r for r in runs if r.started_at is not None), key=lambda r: r.started_at)
+        if len({r.started_at for r in timed}) > 1:  # e.g. an imported day of oratcptest -freq tests
+            figures.append(
+                ("Runs over time", over_time_figure(
+                    [r.started_at for r in timed],
+                    [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in timed],
+                    name="runs",
+                ))
+            )  # fmt: skip
     items = [(compare.sweep_name(s), f"/sweeps/{s.id}", compare.sweep_settings(s)) for s in sweeps]
     items += [(f"run #{r.id} {r.label}".strip(), f"/runs/{r.id}", compare.run_settings(r)) for r in runs]
     differing = compare.differing([settings for _, _, settings in items])
