@@ -73,6 +73,23 @@ def test_oratcptest_several_tests_in_one_file():
     assert len(sync.intervals) == 3 and len(async_.intervals) == 4
 
 
+def test_oratcptest_repeated_test_gives_a_run_per_repetition():
+    """-freq repeats the test under one header: each repetition is a run, dated across midnight."""
+    runs = read_results(text_of("oratcptest_freq.txt"), test_date=DAY)
+    assert [run.started_at for run in runs] == [
+        datetime(2026, 3, 4, 22, 30, tzinfo=UTC),
+        datetime(2026, 3, 4, 23, 30, tzinfo=UTC),
+        datetime(2026, 3, 5, 0, 30, tzinfo=UTC),
+    ]
+    assert [run.bytes_per_second / MIB for run in runs] == [61.0, 42.0, 81.0]
+    assert [run.sndbuf_granted_bytes for run in runs] == [4 * MIB, 4 * MIB, 8 * MIB]
+    assert [[i["end_seconds"] for i in run.intervals] for run in runs] == [[10.0, 20.0]] * 3
+    assert [run.first_line for run in runs] == [1, 24, 32]
+    assert runs[2].notes == "Repetition 3 of 3 of a repeated test (-freq)."
+    assert runs[2].text.startswith("$ java -jar") and "(00:30:00) The server is ready." in runs[2].text
+    assert "(22:30:10)" not in runs[2].text and all(run.conns == 1 for run in runs)
+
+
 def _error(text: str, fmt: str = "auto") -> str:
     with pytest.raises(ResultFileError) as caught:
         read_results(text, fmt, test_date=DAY)

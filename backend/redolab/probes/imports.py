@@ -140,8 +140,9 @@ def _command_start(text: str, position: int) -> int:
 
 
 def read_oratcptest(text: str, *, test_date: date) -> list[ImportedRun]:
-    """oratcptest client output: one test, or several (each from "[Requesting a test]"). Lines may
-    also arrive joined into one (pasted from a web page): the fields are found by their names."""
+    """oratcptest client output: one test, or several (each from "[Requesting a test]"), each
+    perhaps repeated (-freq). Lines may also arrive joined into one (pasted from a web page): the
+    fields are found by their names."""
     starts = [_command_start(text, m.start()) for m in _REQUEST.finditer(text)] or [0]
     starts[0] = 0  # whatever precedes the first test belongs to it
     if len(starts) > MAX_TESTS_PER_FILE:
@@ -149,11 +150,15 @@ def read_oratcptest(text: str, *, test_date: date) -> list[ImportedRun]:
     runs = []
     for number, start in enumerate(starts, 1):
         end = starts[number] if number < len(starts) else len(text)
-        runs.append(_oratcptest_test(text, start, end, number, len(starts), test_date))
+        runs += _oratcptest_test(text, start, end, number, len(starts), test_date)
+    if len(runs) > MAX_TESTS_PER_FILE:
+        raise ResultFileError(f"{len(runs)} tests in one file: at most {MAX_TESTS_PER_FILE}")
     return runs
 
 
-def _oratcptest_test(text: str, start: int, end: int, number: int, count: int, test_date: date) -> ImportedRun:
+def _oratcptest_test(text: str, start: int, end: int, number: int, count: int, test_date: date) -> list[ImportedRun]:
+    """One requested test: its header, then one result or, with -freq, one per repetition (each
+    from "The server is ready" to its "Avg. throughput")."""
     block = text[start:end]
     first_line = _line_of(text, start)
     name = f"test {number} (from line {first_line})" if count > 1 else "the test"
@@ -161,9 +166,8 @@ def _oratcptest_test(text: str, start: int, end: int, number: int, count: int, t
     def at(position: int) -> int:
         return _line_of(text, start + position)
 
-    finished = _FINISHED.search(block)
-    average = _AVERAGE.search(block)
-    if average is None:
+    averages = list(_AVERAGE.finditer(block))
+    if not averages:
         if _SERVER_ONLY.search(block):
             raise ResultFileError(
                 "this is oratcptest server output (it only gives the receive buffer): import the client's "
@@ -173,7 +177,7 @@ def _oratcptest_test(text: str, start: int, end: int, number: int, count: int, t
             f"{name} has no 'Avg. throughput = … Mbytes/s' line: the output is cut short, or the test failed",
             first_line,
         )
-    header_end = (_READY.search(block) or _SAMPLE.search(block) or average).start()
+    header_end = (_READY.search(block) or _SAMPLE.search(block) or averages[0]).start()
     header = block[:header_end]
     found = {key: pattern.search(header) for key, pattern in _HEADER.items()}
     for key, label in (("payload", "Message payload"), ("conns", "Number of connections"), ("mode", "Transport mode")):
@@ -211,18 +215,74 @@ def _oratcptest_test(text: str, start: int, end: int, number: int, count: int, t
     delay_us = 0
     if found["delay"] and found["delay"][1].upper() != "NO":
         delay_us = round((duration("delay", "Delay between messages") or 0) * 1e6)
+    notes = []
+    if found["disk"] and found["disk"][1].upper() == "YES":
+        notes.append("The oratcptest server wrote what it received to disk (Disk write = YES).")
+    repeated = len(averages) > 1
 
-    # Intervals: clock times relative to "The server is ready" (or one interval before the first).
-    samples = [m for m in _SAMPLE.finditer(block) if m.start() > header_end - 1 and m.start() < average.start()]
-    clocks = [_seconds_of(sample, at(sample.start())) for sample in samples]
-    ready = _READY.search(block)
-    step = interval or 0.0
-    if ready is not None:
-        base = _seconds_of(ready, at(ready.start()))
-    elif clocks:
-        base = clocks[0] - step
-    else:
-        base = None
+    runs, day, last_start = [], 0, None
+    for index, average in enumerate(averages):
+        segment_from = header_end if index == 0 else averages[index - 1].end()
+        segment_to = average.start()
+        samples = list(_SAMPLE.finditer(block, segment_from, segment_to))
+        clocks = [_seconds_of(sample, at(sample.start())) for sample in samples]
+        ready = _READY.search(block, segment_from, segment_to)
+        step = interval or 0.0
+        if ready is not None:
+            base = _seconds_of(ready, at(ready.start()))
+        elif clocks:
+            base = clocks[0] - step
+        else:
+            base = None
+        if base is not None:
+            if last_start is not None and base + day * 86400 < last_start:
+                day += 1  # a repetition after midnight
+            last_start = base + day * 86400
+        intervals = _oratcptest_intervals(text, start, samples, clocks, base, step)
+        average_rate = float(_size(f"{average[1]} {average[2]}", text, start + average.start(), "Avg. throughput"))
+        finished = _FINISHED.search(block, segment_from, segment_to)
+        granted = None
+        granted_match = _GRANTED.search(block, finished.end(), segment_to) if finished else None
+        if granted_match is not None:
+            raw = granted_match[1]
+            reported = int(raw) if raw.isdigit() else _size(raw, text, start + granted_match.start(), "socket buffer")
+            granted = 2 * reported  # oratcptest prints half of what the kernel allocated (seed 000)
+        measured = intervals[-1]["end_seconds"] if intervals else None
+        started_at = None
+        if base is not None:
+            started_at = datetime.combine(test_date, time(0), tzinfo=UTC) + timedelta(seconds=last_start)
+        runs.append(
+            ImportedRun(
+                source=RunSource.oratcptest,
+                mode=ProbeMode.sync if mode_text == "SYNC" else ProbeMode.async_,
+                conns=conns,
+                message_bytes=payload,
+                sockbuf_bytes=sockbuf,
+                duration_seconds=test_duration or measured or 0.0,
+                interval_seconds=interval or _first_step(intervals),
+                delay_us=delay_us,
+                bytes_per_second=average_rate,
+                seconds=measured,
+                sndbuf_granted_bytes=granted,
+                started_at=started_at,
+                probe_version="oratcptest",
+                notes=" ".join(
+                    [*notes, f"Repetition {index + 1} of {len(averages)} of a repeated test (-freq)."]
+                    if repeated
+                    else notes
+                ),
+                intervals=intervals,
+                text=(header + block[segment_from : average.end()] if repeated else block).strip("\n"),
+                first_line=first_line if index == 0 else at((ready or (samples or [average])[0]).start()),
+            )
+        )
+    return runs
+
+
+def _oratcptest_intervals(
+    text: str, start: int, samples: list[re.Match], clocks: list[int], base: int | None, step: float
+) -> list[dict]:
+    """Interval lines as redoprobe interval data: seconds since the test began (past midnight too)."""
     intervals, previous_end, day = [], 0.0, 0
     for sample, clock in zip(samples, clocks, strict=True):
         if base is not None and clock + day * 86400 - base < previous_end:
@@ -240,42 +300,7 @@ def _oratcptest_test(text: str, start: int, end: int, number: int, count: int, t
             }
         )
         previous_end = end_seconds
-
-    average_rate = float(_size(f"{average[1]} {average[2]}", text, start + average.start(), "Avg. throughput"))
-    granted = None
-    if finished is not None:
-        granted_match = _GRANTED.search(block, finished.end())
-        if granted_match is not None:
-            raw = granted_match[1]
-            reported = int(raw) if raw.isdigit() else _size(raw, text, start + granted_match.start(), "socket buffer")
-            granted = 2 * reported  # oratcptest prints half of what the kernel allocated (seed 000)
-
-    measured = intervals[-1]["end_seconds"] if intervals else None
-    started_at = None
-    if base is not None:
-        started_at = datetime.combine(test_date, time(0), tzinfo=UTC) + timedelta(seconds=base)
-    notes = []
-    if found["disk"] and found["disk"][1].upper() == "YES":
-        notes.append("The oratcptest server wrote what it received to disk (Disk write = YES).")
-    return ImportedRun(
-        source=RunSource.oratcptest,
-        mode=ProbeMode.sync if mode_text == "SYNC" else ProbeMode.async_,
-        conns=conns,
-        message_bytes=payload,
-        sockbuf_bytes=sockbuf,
-        duration_seconds=test_duration or measured or 0.0,
-        interval_seconds=interval or _first_step(intervals),
-        delay_us=delay_us,
-        bytes_per_second=average_rate,
-        seconds=measured,
-        sndbuf_granted_bytes=granted,
-        started_at=started_at,
-        probe_version="oratcptest",
-        notes=" ".join(notes),
-        intervals=intervals,
-        text=block.strip("\n"),
-        first_line=first_line,
-    )
+    return intervals
 
 
 def _first_step(intervals: list[dict]) -> float:
