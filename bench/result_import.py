@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Import large result files into SQLite through redolab's import service, end to end: an iperf3 -J
-file of a one-hour test with 8 streams at 1 s intervals (built from the captured test fixture)
-and an oratcptest log of 200 tests. Prints file size, seconds, MiB/s and the process's peak memory;
+file of a one-hour test with 8 streams at 1 s intervals (built from the captured test fixture),
+an oratcptest log of 200 tests and one oratcptest test of 24 h at 1 s intervals. Prints file size, seconds, MiB/s and the process's peak memory;
 asserts nothing.
 
     python3 -m uv run python bench/result_import.py [--seconds 3600] [--streams 8] [--tests 200]
@@ -47,6 +47,18 @@ def oratcptest_file(tests: int) -> bytes:
     return "\n".join(one for _ in range(tests)).encode()
 
 
+def oratcptest_long_test(seconds: int) -> bytes:
+    """One oratcptest test of `seconds` one-second intervals (a day by default), past midnight."""
+    header = (DATA / "oratcptest_async.txt").read_text().split("(11:39:16) The server is ready.")[0]
+    header = header.replace("= 20 seconds", "= 1 seconds").replace("= 2 minutes", f"= {seconds} seconds")
+    lines = ["(00:00:00) The server is ready."]
+    for second in range(1, seconds + 1):
+        clock = second % 86400
+        lines.append(f"({clock // 3600:02d}:{clock % 3600 // 60:02d}:{clock % 60:02d})         71.322 Mbytes/s")
+    lines += ["(00:00:00) Test finished.", "                  Avg. throughput = 71.322 Mbytes/s"]
+    return (header + "\n".join(lines) + "\n").encode()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=3600)
@@ -79,6 +91,7 @@ def main() -> None:
             for name, data in (
                 (f"iperf3, {args.seconds} s x {args.streams} streams", iperf3_file(args.seconds, args.streams)),
                 (f"oratcptest, {args.tests} tests", oratcptest_file(args.tests)),
+                ("oratcptest, one 24 h test at 1 s intervals", oratcptest_long_test(86400)),
             ):
                 started = time.perf_counter()
                 runs = service.import_results(

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -121,10 +123,12 @@ def _size(value: str, text: str, position: int, what: str) -> int:
         raise ResultFileError(f"{what}: {error}", _line_of(text, position)) from None
 
 
-def _seconds_of(match: re.Match, line: int) -> int:
+def _seconds_of(match: re.Match, line_at: Callable[[int], int]) -> int:
+    """Seconds since midnight of a "(hh:mm:ss)" match; the line is counted only for an error
+    (counting it for every interval would make a long log quadratic)."""
     hours, minutes, seconds = (int(match[i]) for i in (1, 2, 3))
     if hours > 23 or minutes > 59 or seconds > 59:
-        raise ResultFileError(f"'({match[1]}:{match[2]}:{match[3]})' is not a time of day", line)
+        raise ResultFileError(f"'({match[1]}:{match[2]}:{match[3]})' is not a time of day", line_at(match.start()))
     return hours * 3600 + minutes * 60 + seconds
 
 
@@ -147,24 +151,31 @@ def read_oratcptest(text: str, *, test_date: date) -> list[ImportedRun]:
     starts[0] = 0  # whatever precedes the first test belongs to it
     if len(starts) > MAX_TESTS_PER_FILE:
         raise ResultFileError(f"{len(starts)} tests in one file: at most {MAX_TESTS_PER_FILE}")
+    newlines = [match.start() for match in re.finditer("\n", text)]
+
+    def line_at(position: int) -> int:  # one index of the file's lines, not a count per lookup
+        return bisect_left(newlines, position) + 1
+
     runs = []
     for number, start in enumerate(starts, 1):
         end = starts[number] if number < len(starts) else len(text)
-        runs += _oratcptest_test(text, start, end, number, len(starts), test_date)
+        runs += _oratcptest_test(text, start, end, number, len(starts), test_date, line_at)
     if len(runs) > MAX_TESTS_PER_FILE:
         raise ResultFileError(f"{len(runs)} tests in one file: at most {MAX_TESTS_PER_FILE}")
     return runs
 
 
-def _oratcptest_test(text: str, start: int, end: int, number: int, count: int, test_date: date) -> list[ImportedRun]:
+def _oratcptest_test(
+    text: str, start: int, end: int, number: int, count: int, test_date: date, line_at: Callable[[int], int]
+) -> list[ImportedRun]:
     """One requested test: its header, then one result or, with -freq, one per repetition (each
     from "The server is ready" to its "Avg. throughput")."""
     block = text[start:end]
-    first_line = _line_of(text, start)
+    first_line = line_at(start)
     name = f"test {number} (from line {first_line})" if count > 1 else "the test"
 
     def at(position: int) -> int:
-        return _line_of(text, start + position)
+        return line_at(start + position)
 
     averages = list(_AVERAGE.finditer(block))
     if not averages:
@@ -225,11 +236,11 @@ def _oratcptest_test(text: str, start: int, end: int, number: int, count: int, t
         segment_from = header_end if index == 0 else averages[index - 1].end()
         segment_to = average.start()
         samples = list(_SAMPLE.finditer(block, segment_from, segment_to))
-        clocks = [_seconds_of(sample, at(sample.start())) for sample in samples]
+        clocks = [_seconds_of(sample, at) for sample in samples]
         ready = _READY.search(block, segment_from, segment_to)
         step = interval or 0.0
         if ready is not None:
-            base = _seconds_of(ready, at(ready.start()))
+            base = _seconds_of(ready, at)
         elif clocks:
             base = clocks[0] - step
         else:

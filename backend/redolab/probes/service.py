@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from redolab.core.db import utcnow
@@ -107,16 +107,20 @@ def import_results(
         )
         session.add(run)
         session.flush()
-        session.add_all(
-            RunEvent(
-                run_id=run.id,
-                seq=seq,
-                role="client",
-                event="interval",
-                line=json.dumps({"event": "interval", "data": data}, separators=(",", ":")),
+        if item.intervals:  # one executemany: a day of one-second intervals is 86,400 rows
+            session.execute(
+                insert(RunEvent),
+                [
+                    {
+                        "run_id": run.id,
+                        "seq": seq,
+                        "role": "client",
+                        "event": "interval",
+                        "line": json.dumps({"event": "interval", "data": data}, separators=(",", ":")),
+                    }
+                    for seq, data in enumerate(item.intervals)
+                ],
             )
-            for seq, data in enumerate(item.intervals)
-        )
         runs.append(run)
     session.commit()
     return runs
