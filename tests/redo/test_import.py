@@ -183,3 +183,74 @@ def test_hour_of_day_profile_survives_the_database(session, browser_client):
     assert stored["profile"] == direct["profile"] and len(stored["profile"]) == 48
     page = browser_client.get(f"/environments/{environment.id}")
     assert 'id="redo-profile"' in page.text and 'id="redo-rate-chart"' not in page.text
+
+
+def _preview(browser_client, environment, **kwargs):
+    return browser_client.post(f"/environments/{environment.id}/redo/preview", headers={"HX-Request": "true"}, **kwargs)
+
+
+def test_archive_upload_previews_members_and_imports_all_or_nothing(browser_client, session, tmp_path):
+    """A DMA collection zip: the members with redo are read and named, the rest listed as not used,
+    the import stores every member's rows as one import; a bad member stores nothing at all."""
+    from tests.redo.test_collectors import collection, write_zip
+
+    environment = make_environment(session)
+    archive = write_zip(tmp_path / "dma_collection.zip", collection())
+    with open(archive, "rb") as handle:
+        preview = _preview(browser_client, environment, files={"file": ("dma_collection.zip", handle)})
+    assert preview.status_code == 200, preview.text
+    assert 'id="preview-files"' in preview.text and "dma_collection.zip/dma_output/opdb__archlogs__" in preview.text
+    assert "9 files of the archive not used" in preview.text
+    assert "collector output &#39;users&#39;, no redo history" in preview.text
+    assert "Ignored (present, not read)" in preview.text
+    token = preview.text.split('name="upload_token" value="')[1].split('"')[0]
+    imported = browser_client.post(
+        f"/environments/{environment.id}/redo/imports", data={"upload_token": token}, headers={"HX-Request": "true"}
+    )
+    assert imported.status_code == 200, imported.text
+    (record,) = service.list_imports(session=session, environment=environment)
+    assert record.filename == "dma_collection.zip" and record.kind == "mixed"
+    assert record.rows_kept == 6 + 48 + 6  # hourly volumes, profile hours, AWR Miner snapshots
+    assert any("Read from the archive:" in w and "awr-hist-" in w for w in record.warnings)
+
+    broken = collection()
+    broken["dma_output/awr-hist-1234567890-ORCL-1000-1003.out"] = (
+        b"~~BEGIN-MAIN-METRICS~~\nnothing\n~~END-MAIN-METRICS~~\n"
+    )
+    path = write_zip(tmp_path / "broken.zip", broken)
+    with pytest.raises(RedoInputError, match=r"^broken.zip/dma_output/awr-hist-1234567890-ORCL-1000-1003.out: "):
+        service.import_file(session=session, environment=environment, path=path, filename="broken.zip",
+                            imported_by="alice")  # fmt: skip
+    assert count(session, RedoImport) == 1 and count(session, RedoRow) == 60
+
+
+def test_errors_name_the_users_file_never_the_upload_token(browser_client, session):
+    environment = make_environment(session)
+    with open(FIXTURES / "bad_date.csv", "rb") as handle:
+        preview = _preview(browser_client, environment, files={"file": ("my export.csv", handle)})
+    assert preview.status_code == 422
+    assert "my export.csv: line 4, NEXT_TIME: &#39;31-FEB-22 10:30:00&#39; is not a date" in preview.text
+    assert ".upload" not in preview.text
+
+
+def test_paste_box_previews_and_imports_pasted_sqlplus(browser_client, session):
+    environment = make_environment(session)
+    pasted = (FIXTURES / "seed000_sqlplus.txt").read_text()
+    preview = _preview(browser_client, environment, data={"pasted": pasted, "format": "auto"})
+    assert preview.status_code == 200, preview.text
+    assert "Preview of pasted text" in preview.text and "71.07 MiB/s" in preview.text
+    empty = _preview(browser_client, environment, data={"pasted": "  ", "format": "auto"})
+    assert empty.status_code == 422 and "paste the output into the text box" in empty.text
+
+
+def test_api_preview_of_text_and_of_nothing(api_client, session):
+    environment = make_environment(session)
+    base = f"/api/v1/environments/{environment.id}/redo"
+    text = (FIXTURES / "collectors" / "redo_per_day.csv").read_text()
+    preview = api_client.post(f"{base}/preview", data={"text": text})
+    assert preview.status_code == 200, preview.text
+    analysis = preview.json()["analysis"]
+    assert analysis["ignored_columns"] == {"pasted text": ["LOGS"]}
+    assert any(n.startswith("1 d periods, 2 of them") for n in analysis["notes"])
+    nothing = api_client.post(f"{base}/preview", data={"format": "auto"})
+    assert nothing.status_code == 422 and "as `text`" in nothing.text

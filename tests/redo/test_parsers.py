@@ -189,8 +189,11 @@ def test_logs_without_any_duration_are_refused(tmp_path):
 def test_unrecognised_file_is_refused(tmp_path):
     path = tmp_path / "prose.txt"
     path.write_text("Dear DBA,\nplease find the numbers attached.\n")
-    with pytest.raises(RedoInputError, match="format was not recognised"):
+    with pytest.raises(RedoInputError) as refused:
         list(read_files([path], reading=Reading()))
+    message = str(refused.value)
+    assert message.startswith("prose.txt: no table was found: the first line with text is 'Dear DBA,'")
+    assert "Export V$ARCHIVED_LOG (THREAD#, SEQUENCE#, FIRST_TIME, NEXT_TIME" in message
 
 
 def test_ragged_row_names_its_line(tmp_path):

@@ -180,8 +180,21 @@ def _warnings(result: Analysis) -> list[str]:
     return warnings
 
 
-def summary_json(analysis: Analysis, *, fmt: str, rows_read: int, dropped: Counter, warnings: list[str]) -> dict:
-    """The keys `redolab redo analyze --json` promises (units in the names)."""
+def summary_json(
+    analysis: Analysis,
+    *,
+    fmt: str,
+    rows_read: int,
+    dropped: Counter,
+    warnings: list[str],
+    notes: list[str] | None = None,
+    ignored: dict[str, list[str]] | None = None,
+    used: list[str] | None = None,
+    skipped: list[tuple[str, str]] | None = None,
+) -> dict:
+    """The keys `redolab redo analyze --json` promises (units in the names); `notes` says what was
+    found (periods, lines passed over), `ignored_columns` the columns present but not read per file,
+    `files_used` and `files_skipped` an archive's members."""
     ratio = analysis.headroom_ratio
     summed = analysis.summed_peak
     required = analysis.required_bytes_per_second
@@ -228,4 +241,8 @@ def summary_json(analysis: Analysis, *, fmt: str, rows_read: int, dropped: Count
             for thread, (average, maximum, percentile) in sorted(threads.items())
         ],
         "warnings": [*warnings, *analysis.warnings],
+        "notes": list(notes or []),
+        "ignored_columns": dict(ignored or {}),
+        "files_used": list(used or []),
+        "files_skipped": [{"file": name, "reason": reason} for name, reason in (skipped or [])],
     }

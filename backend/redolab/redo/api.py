@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from datetime import datetime
 
 from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
@@ -47,13 +48,20 @@ def preview_upload(
     session: SessionDep,
     user: ApiOperator,
     environment_id: int,
-    file: UploadFile,
+    file: UploadFile | None = None,
+    text: str | None = Form(None),
     format: str = Form("auto"),
 ) -> dict:
-    """What an import of this file would store (format, mapping, counts, peaks); nothing is stored.
-    The upload_token imports it later without sending it again."""
+    """What an import of this file (or of `text`, pasted output) would store (format, mapping,
+    counts, peaks, ignored columns, an archive's members); nothing is stored. The upload_token
+    imports it later without sending it again."""
     environment = get_environment(session=session, environment_id=environment_id)
-    token = service.store_upload(upload_dir(request), file.file, file.filename or "upload")
+    if file is not None and file.filename:
+        token = service.store_upload(upload_dir(request), file.file, file.filename)
+    elif text and text.strip():
+        token = service.store_upload(upload_dir(request), io.BytesIO(text.encode()), service.PASTED_NAME)
+    else:
+        raise FieldError("file", "Send the export as `file` (multipart) or its text as `text`.", 422)
     path, filename = service.upload_path(upload_dir(request), token)
     try:
         result = service.preview(session=session, environment=environment, path=path, filename=filename, fmt=format)

@@ -7,7 +7,9 @@ and next time or duration, size), a volume per period (hour or day), an AWR snap
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -37,9 +39,12 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "DATE",
         "TIME",
         "HOURSTART",
+        "LOGSTARTDATE",
+        "LOGDATE",
+        "SNAPTIME",
     ),
     "next_time": ("NEXTTIME", "LOGEND", "ENDTIME", "ENDINTERVALTIME", "SNAPEND", "PERIODEND"),
-    "hour": ("HOUR", "HR", "HH", "HH24"),
+    "hour": ("HOUR", "HR", "HH", "HH24", "HO", "HOUROFDAY"),
     "bytes": ("BYTES", "REDOBYTES", "SIZEBYTES", "REDOSIZE", "REDOSIZEBYTES"),
     "mb": ("MB", "MBYTES", "SIZEMB", "REDOMB", "MBGENERATED"),
     "gb": ("GB", "GBYTES", "SIZEGB", "REDOGB"),
@@ -54,6 +59,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "AVERAGE",
         "AVG",
         "AVERAGEVALUE",
+        "AVGVALUE",
         "AVGREDOPERSEC",
         "AVERAGEREDOPERSEC",
         "AVGREDOBYTESPERSEC",
@@ -72,13 +78,16 @@ ALIASES: dict[str, tuple[str, ...]] = {
     # a percentile column of an hour-of-day profile (PERCENTILE_CONT(0.95) ... AS P95)
     "percentile": (
         "P95",
-        "P99",
-        "P90",
+        "PERC95",
         "PCT95",
-        "PCT99",
-        "PERCENTILE",
         "PERCENTILE95",
+        "P99",
+        "PERC99",
+        "PCT99",
         "PERCENTILE99",
+        "P90",
+        "PERC90",
+        "PERCENTILE",
         "P95REDOPERSEC",
         "P99REDOPERSEC",
     ),
@@ -92,8 +101,23 @@ def normalise(name: str) -> str:
     return re.sub(r"[^A-Z0-9]", "", name.upper())
 
 
+_UNIT_TOKENS = {"GB": "gb", "GIB": "gb", "GBYTES": "gb", "MB": "mb", "MIB": "mb", "MBYTES": "mb", "BYTES": "bytes"}
+_RATE_TOKENS = {"S", "SEC", "SECOND", "PER", "PS", "RATE", "AVG", "MAX", "MIN", "P95", "P99"}
+
+
+def _size_by_unit(headers: list[str], taken: set[str]) -> tuple[str, str] | None:
+    """(field, header) for a size column named by its unit (GB_GENERATED, REDO_SIZE_MB), not a rate."""
+    for header in headers:
+        tokens = set(re.findall(r"[A-Z0-9]+", header.upper()))
+        units = [_UNIT_TOKENS[t] for t in tokens if t in _UNIT_TOKENS]
+        if header not in taken and len(set(units)) == 1 and not tokens & _RATE_TOKENS:
+            return units[0], header
+    return None
+
+
 def guess_mapping(headers: list[str]) -> dict[str, str]:
-    """Target field -> header, by alias; the first header matching each field wins."""
+    """Target field -> header, by alias; the first header matching each field wins; a size column
+    can also be named by its unit alone (GB_GENERATED)."""
     normalised = {normalise(h): h for h in reversed(headers)}
     mapping: dict[str, str] = {}
     taken: set[str] = set()
@@ -104,6 +128,10 @@ def guess_mapping(headers: list[str]) -> dict[str, str]:
                 mapping[target] = header
                 taken.add(header)
                 break
+    if not any(k in mapping for k in ("bytes", "mb", "gb", "blocks", "value", "max_value")):
+        found = _size_by_unit(headers, taken)
+        if found:
+            mapping[found[0]] = found[1]
     return mapping
 
 
@@ -126,6 +154,7 @@ class RedoInterval:
     peak_bytes_per_second: float | None = None  # a sampled maximum (sysmetric MAXVAL)
     hour: int | None = None  # hour of day (0-23) of a profile row, which has no date
     percentile_bytes_per_second: float | None = None  # a profile's percentile column
+    extra: tuple | None = None  # the row's values of columns not read, to tell apart rows of the same key
 
     @property
     def duration(self) -> float | None:
@@ -145,9 +174,11 @@ class Mapped:
     mapping: dict[str, str]
     intervals: Iterator[RedoInterval]
     warnings: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # columns present but not read
+    facts: list[str] = field(default_factory=list)  # what was found, e.g. the period length
 
 
-def detect_kind(mapping: dict[str, str]) -> str:
+def detect_kind(mapping: dict[str, str], headers: list[str] | None = None) -> str:
     if "hour" in mapping and "first_time" not in mapping and ("value" in mapping or "max_value" in mapping):
         return "awr-profile"  # hour of day, no dates: DBA_HIST_SYSMETRIC_SUMMARY grouped by hour
     if "stat_name" in mapping and "value" in mapping:
@@ -156,9 +187,22 @@ def detect_kind(mapping: dict[str, str]) -> str:
         return "archived-log"
     if "first_time" in mapping and any(k in mapping for k in ("bytes", "mb", "gb", "blocks")):
         return "awr-snapshot" if "snap_id" in mapping else "volume"
+    columns = ", ".join(headers or mapping.values()) or "none"
+    has_time = any(k in mapping for k in ("first_time", "next_time", "hour"))
+    has_size = any(k in mapping for k in ("bytes", "mb", "gb", "blocks", "value", "max_value"))
+    lacking = (
+        " and ".join(
+            part
+            for part, missing in (("no time column", not has_time), ("no size or rate column", not has_size))
+            if missing
+        )
+        or "no combination redolab knows"
+    )
     raise RedoInputError(
-        "the columns do not look like redo history: expected SEQUENCE# or a time column, and a size column "
-        "(BYTES, MB, BLOCKS x BLOCK_SIZE); map them by hand"
+        f"the columns do not look like redo history: a table with columns {columns}, {lacking}. What works: "
+        "V$ARCHIVED_LOG rows (THREAD#, SEQUENCE#, FIRST_TIME, NEXT_TIME, BLOCKS, BLOCK_SIZE), a volume per "
+        "period (a date or time column, optionally an hour column, and MB or BYTES), AWR deltas ('redo size' per "
+        "snapshot) or 'Redo Generated Per Sec' rates; or map the columns by hand"
     )
 
 
@@ -213,19 +257,27 @@ def _size_columns(mapping: dict[str, str]) -> tuple[str, float]:
 
 
 def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
+    guessed = not mapping
     mapping = dict(mapping or guess_mapping(table.headers))
+    found: list[str] = []
+    if guessed and "first_time" not in mapping and "sequence" not in mapping:
+        date_column = _date_column_by_content(table, mapping)
+        if date_column is not None:
+            mapping["first_time"] = date_column
+            found.append(f"{date_column} read as the period start: its values are dates.")
     unknown = [column for column in mapping.values() if column not in table.headers]
     if unknown:
         raise RedoInputError(
             f"mapped column(s) {', '.join(unknown)} are not in the file (it has {', '.join(table.headers)})"
         )
-    kind = detect_kind(mapping)
+    kind = detect_kind(mapping, table.headers)
     index = {h: i for i, h in enumerate(table.headers)}
     columns = {target: (index[column], column) for target, column in mapping.items()}
     dates = {t: DateColumn(mapping[t]) for t in ("first_time", "next_time") if t in mapping}
     if len(dates) == 2:  # one log's NEXT_TIME is the next log's FIRST_TIME: share the recent values
         dates["next_time"]._recent = dates["first_time"]._recent
     size_columns = _size_columns(mapping) if kind not in ("awr-stat", "awr-profile") else ("value", 1.0)
+    ignored = [h for h in table.headers if h not in mapping.values()]
     warnings: list[str] = []
     if kind == "archived-log" and "next_time" not in mapping and "seconds" not in mapping:
         raise RedoInputError(
@@ -242,9 +294,44 @@ def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
     if kind == "archived-log":  # the million-row case: raw rows, a helper object only when needed
         intervals = _logs(table.rows, _fast_log_reader(columns, dates, size_columns),
                           lambda line, values: _Row(columns, dates, size_columns, line, values))  # fmt: skip
-        return Mapped(kind, mapping, intervals, warnings)
+        return Mapped(kind, mapping, intervals, warnings, ignored)
+    positions = [index[h] for h in ignored]
     rows = (_Row(columns, dates, size_columns, line, values) for line, values in table.rows)
-    return Mapped(kind, mapping, builders[kind](rows, mapping, warnings), warnings)
+    facts: list[str] = found
+    unit = {"mb": "MiB (an Oracle MB is 1,048,576 bytes)", "gb": "GiB (an Oracle GB is 1,073,741,824 bytes)",
+            "bytes": "bytes", "blocks": "blocks x block size"}.get(size_columns[0])  # fmt: skip
+    if unit and kind in ("volume", "awr-snapshot"):
+        facts.append(f"Sizes from {mapping.get(size_columns[0], mapping.get('blocks'))} in {unit}.")
+    intervals = _with_extra(builders[kind](rows, mapping, warnings, facts), positions)
+    return Mapped(kind, mapping, intervals, warnings, ignored, facts)
+
+
+def _date_column_by_content(table: Table, mapping: dict[str, str]) -> str | None:
+    """The one unmapped column whose first value is a date, whatever it is called (the first row
+    is put back in front of the table's rows)."""
+    first = next(table.rows, None)
+    if first is None:
+        return None
+    table.rows = itertools.chain([first], table.rows)
+    taken = set(mapping.values())
+    dated = []
+    for position, header in enumerate(table.headers):
+        value = first[1][position].strip() if position < len(first[1]) else ""
+        if header in taken or not value or value.replace(".", "").replace(",", "").isdigit():
+            continue
+        try:
+            DateColumn(header).parse(value, first[0])
+        except RedoInputError:
+            continue
+        dated.append(header)
+    return dated[0] if len(dated) == 1 else None
+
+
+def _with_extra(pairs, positions: list[int]) -> Iterator[RedoInterval]:
+    """Attach each interval's values of the ignored columns (builders yield (interval, raw values))."""
+    for interval, values in pairs:
+        interval.extra = tuple(values[i].strip() for i in positions)
+        yield interval
 
 
 def _logs(raw_rows, fast, make_row) -> Iterator[RedoInterval]:
@@ -299,57 +386,77 @@ def _fast_log_reader(columns, dates, size_columns):
     return read
 
 
-def _volumes(rows, mapping, warnings) -> Iterator[RedoInterval]:
-    """Volume per hour or per day; the date and the hour may be in separate columns."""
-    period = timedelta(hours=1)
-    daily_checked = False
+def _volumes(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, list[str]]]:
+    """Volume per period. The date and the hour may be in separate columns; without an end column
+    the period is decided from the data, never from a column's name: an hour column means hours;
+    times of day mean the usual spacing of the starts; dates alone (all at midnight) mean days."""
+    read = []
     for row in rows:
         start = row.date("first_time")
         if start is None:
             raise RedoInputError(f"line {row.line}, {mapping['first_time']}: no date on this row")
-        hour = row.integer("hour")
+        hour = row.number("hour")
         if hour is not None:
-            start = start.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(hours=hour)
+            if hour != int(hour) or not 0 <= hour <= 23:
+                raise RedoInputError(
+                    f"line {row.line}, {mapping['hour']}: '{row.text('hour')}' is not an hour of the day (0 to 23)"
+                )
+            start = start.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(hours=int(hour))
         end = row.date("next_time")
-        if end is None:
-            if not daily_checked:
-                daily_checked = True
-                if (
-                    hour is None
-                    and start.hour == 0
-                    and start.minute == 0
-                    and mapping.get("first_time", "").upper() in ("DAY", "DATE")
-                ):
-                    period = timedelta(days=1)
-            end = start + period
-        yield RedoInterval(
-            line=row.line,
-            thread=row.integer("thread") or 1,
-            start=start,
-            end=end,
-            seconds=None,
-            bytes=row.size(),
-            kind="period",
-            dest_id=row.integer("dest_id"),
-        )
+        if end is not None and end <= start:
+            raise RedoInputError(
+                f"line {row.line}, {mapping['next_time']}: the period ends ({end:%Y-%m-%d %H:%M}) "
+                f"before it starts ({start:%Y-%m-%d %H:%M})"
+            )
+        read.append((row, start, end))
+    period, basis = _period(read, mapping)
+    for row, start, end in read:
+        interval = RedoInterval(
+            line=row.line, thread=row.integer("thread") or 1, start=start, end=end or start + period,
+            seconds=None, bytes=row.size(), kind="period", dest_id=row.integer("dest_id"),
+        )  # fmt: skip
+        yield interval, row.values
+    starts = {start for _, start, _ in read}
+    if "next_time" in mapping:
+        facts.append(f"Periods from {mapping['first_time']} to {mapping['next_time']}, {len(starts):,} of them.")
+    else:
+        facts.append(f"{_duration(period)} periods, {len(starts):,} of them ({basis}).")
     warnings.append(
         "Only volumes per period are known: peaks shorter than the period are averaged away; "
         "per-log data (V$ARCHIVED_LOG) shows them."
     )
 
 
-def _snapshots(rows, mapping, warnings) -> Iterator[RedoInterval]:
+def _period(read, mapping) -> tuple[timedelta, str]:
+    if "hour" in mapping:
+        return timedelta(hours=1), f"the hour in {mapping['hour']}"
+    starts = sorted({start for _, start, _ in read})
+    if all(s.hour == 0 and s.minute == 0 and s.second == 0 for s in starts):
+        return timedelta(days=1), f"{mapping['first_time']} holds dates without a time of day"
+    gaps = Counter(b - a for a, b in itertools.pairwise(starts) if b > a)
+    common = [gap for gap, _ in gaps.most_common() if gap <= timedelta(days=1)]
+    if not common:
+        return timedelta(hours=1), f"one time of day in {mapping['first_time']}: taken as an hour"
+    return common[0], f"the usual spacing of the times in {mapping['first_time']}"
+
+
+def _duration(period: timedelta) -> str:
+    seconds = period.total_seconds()
+    if seconds % 86400 == 0:
+        return f"{seconds / 86400:.0f} d"
+    if seconds % 3600 == 0:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 60:g} min"
+
+
+def _snapshots(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, list[str]]]:
     for row in rows:
-        yield RedoInterval(
-            line=row.line,
-            thread=row.integer("thread") or 1,
-            start=row.date("first_time"),
-            end=row.date("next_time"),
-            seconds=row.number("seconds"),
-            bytes=row.size(),
-            kind="snapshot",
+        interval = RedoInterval(
+            line=row.line, thread=row.integer("thread") or 1, start=row.date("first_time"),
+            end=row.date("next_time"), seconds=row.number("seconds"), bytes=row.size(), kind="snapshot",
             writes=row.number("writes"),
-        )
+        )  # fmt: skip
+        yield interval, row.values
 
 
 _REDO_SIZE = "REDOSIZE"
@@ -357,7 +464,7 @@ _REDO_WRITES = "REDOWRITES"
 _REDO_PER_SEC = ("REDOGENERATEDPERSEC",)
 
 
-def _stats(rows, mapping, warnings) -> Iterator[RedoInterval]:
+def _stats(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, list[str]]]:
     """Long form: 'redo size' / 'redo writes' deltas per snapshot and instance (DBA_HIST_SYSSTAT),
     or 'Redo Generated Per Sec' samples (DBA_HIST_SYSMETRIC_HISTORY/SUMMARY)."""
     pending: dict[tuple, dict] = {}
@@ -370,38 +477,29 @@ def _stats(rows, mapping, warnings) -> Iterator[RedoInterval]:
         if name in _REDO_PER_SEC:
             average = row.number("value") or 0.0
             duration = (end - start).total_seconds() if start and end else None
-            yield RedoInterval(
-                line=row.line,
-                thread=thread,
-                start=start,
-                end=end,
-                seconds=duration,
-                bytes=average * (duration or 0),
-                kind="rate",
-                peak_bytes_per_second=row.number("max_value"),
-            )
+            interval = RedoInterval(
+                line=row.line, thread=thread, start=start, end=end, seconds=duration,
+                bytes=average * (duration or 0), kind="rate", peak_bytes_per_second=row.number("max_value"),
+            )  # fmt: skip
+            yield interval, row.values
             continue
         key = (thread, row.text("snap_id"), start, end)
-        entry = pending.setdefault(key, {"line": row.line})
+        entry = pending.setdefault(key, {"line": row.line, "values": row.values})
         entry["bytes" if name == _REDO_SIZE else "writes"] = row.number("value")
     for (thread, _snap, start, end), entry in pending.items():
         if entry.get("bytes") is None:
             continue
-        yield RedoInterval(
-            line=entry["line"],
-            thread=thread,
-            start=start,
-            end=end,
-            seconds=None,
-            bytes=entry["bytes"],
-            kind="snapshot",
-            writes=entry.get("writes"),
-        )
+        interval = RedoInterval(
+            line=entry["line"], thread=thread, start=start, end=end, seconds=None, bytes=entry["bytes"],
+            kind="snapshot", writes=entry.get("writes"),
+        )  # fmt: skip
+        yield interval, entry["values"]
 
 
-def _profiles(rows, mapping, warnings) -> Iterator[RedoInterval]:
+def _profiles(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, list[str]]]:
     """Hour-of-day profiles: 'Redo Generated Per Sec' (bytes per second) of DBA_HIST_SYSMETRIC_SUMMARY
     grouped by hour and instance, with average, maximum and percentile columns and no dates."""
+    hours: set[tuple[int, int]] = set()
     for row in rows:
         if "stat_name" in mapping and normalise(row.text("stat_name") or "") not in _REDO_PER_SEC:
             continue
@@ -413,18 +511,22 @@ def _profiles(rows, mapping, warnings) -> Iterator[RedoInterval]:
         average, maximum = row.number("value"), row.number("max_value")
         if average is None and maximum is None:
             raise RedoInputError(f"line {row.line}: no average and no maximum redo rate on this row")
-        yield RedoInterval(
-            line=row.line,
-            thread=row.integer("thread") or 1,
-            start=None,
-            end=None,
-            seconds=3600.0 if average is not None else None,
-            bytes=(average or 0.0) * 3600,
-            kind="profile",
-            peak_bytes_per_second=maximum,
-            hour=hour,
+        thread = row.integer("thread") or 1
+        hours.add((thread, hour))
+        interval = RedoInterval(
+            line=row.line, thread=thread, start=None, end=None, seconds=3600.0 if average is not None else None,
+            bytes=(average or 0.0) * 3600, kind="profile", peak_bytes_per_second=maximum, hour=hour,
             percentile_bytes_per_second=row.number("percentile"),
-        )
+        )  # fmt: skip
+        yield interval, row.values
+    statistics = ", ".join(
+        f"{name} from {mapping[key]}" for key, name in (("value", "average"), ("max_value", "maximum"),
+                                                          ("percentile", "percentile")) if key in mapping
+    )  # fmt: skip
+    threads = sorted({thread for thread, _ in hours})
+    facts.append(
+        f"Hour-of-day profile: {len(hours):,} hours for instance(s) {', '.join(map(str, threads))}; {statistics}."
+    )
     warnings.append(
         "Only an hour-of-day profile is known (no dates): the peaks are the metric's maxima, but there is "
         "no time series, so the ASYNC lag replay needs a V$ARCHIVED_LOG export."

@@ -1,24 +1,33 @@
-"""Open an export, detect its format, and hand back a table (streaming for large files)."""
+"""Open an export, detect its format, and hand back a table (streaming for large files).
+
+The heading is looked for where real exports put it: after blank lines, `""` lines, report titles
+and SQL*Plus prompts; a heading that is the query's own select expression (`PKEY||','||DBID`) is
+split into names. A file that is none of the formats gets a message saying what was seen.
+"""
 
 from __future__ import annotations
 
 import io
-from itertools import chain
+import re
+from itertools import chain, islice
 from pathlib import Path
 from typing import IO
 
 from redolab.redo.parsers import RedoInputError, Table
+from redolab.redo.parsers.awr_miner import looks_like_awr_miner, read_awr_miner
 from redolab.redo.parsers.awr_report import looks_like_awr_report, read_awr_report
-from redolab.redo.parsers.delimited import read_delimited, sniff_delimiter
+from redolab.redo.parsers.delimited import DELIMITERS, field_count, is_skippable, read_delimited, split_expression
 from redolab.redo.parsers.sqlplus import looks_like_sqlplus, read_sqlplus
 
-FORMATS = ("auto", "csv", "semicolon", "pipe", "tab", "sqlplus", "awr-report")
+FORMATS = ("auto", "csv", "semicolon", "pipe", "tab", "sqlplus", "awr-report", "awr-miner")
 _DELIMITER_OF = {"csv": ",", "semicolon": ";", "pipe": "|", "tab": "\t"}
-_SAMPLE_LINES = 60
+_SAMPLE_LINES = 80
+_AGREEING_LINES = 10
 
 
 def _text_stream(source: IO[bytes]) -> io.TextIOWrapper:
-    return io.TextIOWrapper(source, encoding="utf-8", errors="replace", newline="")
+    # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the first heading
+    return io.TextIOWrapper(source, encoding="utf-8-sig", errors="replace", newline="")
 
 
 def read_table(source: IO[bytes], fmt: str = "auto") -> Table:
@@ -27,26 +36,78 @@ def read_table(source: IO[bytes], fmt: str = "auto") -> Table:
         raise RedoInputError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
     # Non-breaking spaces arrive with output pasted from web pages and mail: they are spaces.
     text = (line.replace("\xa0", " ") for line in _text_stream(source))
-    sample = [line for _, line in zip(range(_SAMPLE_LINES), text, strict=False)]
+    sample = list(islice(text, _SAMPLE_LINES))
     lines = chain(sample, text)
     joined = "".join(sample)
+    if fmt == "awr-miner" or (fmt == "auto" and looks_like_awr_miner(joined)):
+        return read_awr_miner(list(lines))
     if fmt == "awr-report" or (fmt == "auto" and looks_like_awr_report(joined)):
         return read_awr_report("".join(lines))
-    if fmt == "sqlplus" or (
-        fmt == "auto" and looks_like_sqlplus(sample) and sniff_delimiter(_data_lines(sample)) is None
-    ):
+    forced = _DELIMITER_OF.get(fmt)
+    heading = locate_heading(sample, forced)
+    if fmt == "sqlplus" or (fmt == "auto" and looks_like_sqlplus(sample) and heading is None):
         return read_sqlplus(list(lines))
-    delimiter = _DELIMITER_OF.get(fmt) or sniff_delimiter(_data_lines(sample))
-    if delimiter is None:
-        raise RedoInputError(
-            "the format was not recognised: not delimited (comma, semicolon, pipe, tab), not SQL*Plus "
-            "output (a heading with a dashed underline), not an AWR report; choose the format by hand"
+    if heading is None:
+        raise RedoInputError(describe_unrecognised(sample))
+    at, delimiter, names = heading
+    return read_delimited(lines, delimiter, skip=at, names=names)
+
+
+def locate_heading(sample: list[str], delimiter: str | None = None) -> tuple[int, str, list[str] | None] | None:
+    """(line index, delimiter, names of an expression heading) of the first line that a delimiter
+    splits into two or more fields with most of the following lines agreeing; titles, prompts,
+    blank and `""` lines before it are passed over."""
+    lines = [line.rstrip("\r\n") for line in sample]
+    for index, line in enumerate(lines):
+        if is_skippable(line):
+            continue
+        expression = split_expression(line)
+        if expression is not None:
+            if delimiter is None or delimiter == expression[0]:
+                return index, expression[0], expression[1]
+            continue
+        following = [other for other in lines[index + 1 :] if not is_skippable(other)][:_AGREEING_LINES]
+        best = None
+        for candidate in (delimiter,) if delimiter else tuple(DELIMITERS):
+            width = field_count(line, candidate)
+            if width < 2:
+                continue
+            agreeing = sum(1 for other in following if field_count(other, candidate) == width)
+            if (not following or agreeing * 2 >= len(following)) and (best is None or width > best[1]):
+                best = (candidate, width)
+        if best is not None:
+            return index, best[0], None
+    return None
+
+
+_ORATCPTEST = re.compile(r"oratcptest|\[Requesting a test\]|Avg\. throughput", re.IGNORECASE)
+_IPERF3 = re.compile(r'^\s*\{\s*"(start|intervals|end|error)"|"iperf_version"|"sum_received"', re.MULTILINE)
+
+
+def describe_unrecognised(sample: list[str]) -> str:
+    """What was seen in a file no reader took, and what would work."""
+    text = "".join(sample)
+    if _ORATCPTEST.search(text):
+        return (
+            "this is oratcptest output, a network test result, not redo history: import it on the "
+            "Experiments section (Import oratcptest or iperf3 results) or with `redolab import-results`"
         )
-    return read_delimited(lines, delimiter)
-
-
-def _data_lines(sample: list[str]) -> list[str]:
-    return [line.rstrip("\r\n") for line in sample if line.strip()]
+    if _IPERF3.search(text):
+        return (
+            "this is an iperf3 JSON result, a network test, not redo history: import it on the "
+            "Experiments section (Import oratcptest or iperf3 results) or with `redolab import-results`"
+        )
+    seen = [line.strip() for line in sample if not is_skippable(line.rstrip("\r\n"))]
+    if not seen:
+        return "the file is empty (or holds only blank lines): export the query's rows with their heading"
+    first = seen[0][:80]
+    return (
+        f"no table was found: the first line with text is '{first}', and no comma, semicolon, pipe or tab "
+        "splits it and the lines after it into the same columns; it is not SQL*Plus output (a heading with a "
+        "dashed underline), an AWR report or an AWR Miner capture. Export V$ARCHIVED_LOG (THREAD#, SEQUENCE#, "
+        "FIRST_TIME, NEXT_TIME, BLOCKS, BLOCK_SIZE) or a volume per hour as CSV with a heading line, or choose "
+        "the format by hand"
+    )
 
 
 def open_table(path: Path, fmt: str = "auto") -> tuple[Table, IO[bytes]]:

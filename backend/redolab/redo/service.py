@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -17,15 +18,16 @@ from redolab.core.errors import FieldError, NotFound
 from redolab.environments.models import Environment
 from redolab.redo.analytics import Analysis, analyze, summary_json
 from redolab.redo.dedupe import unique
-from redolab.redo.mapping import FIELDS, RedoInterval, guess_mapping
+from redolab.redo.mapping import FIELDS, RedoInterval
 from redolab.redo.models import RedoImport, RedoRow
 from redolab.redo.parsers import RedoInputError
-from redolab.redo.pipeline import Reading, read_files
+from redolab.redo.pipeline import Reading, prepare, read_sources, summarise
 from redolab.redo.reader import open_table
 
 BATCH_ROWS = 20_000
 UPLOAD_MAX_AGE_SECONDS = 24 * 3600
 SAMPLE_ROWS = 8
+PASTED_NAME = "pasted text"  # the name a paste-box upload goes by in previews, errors and the import list
 
 
 def file_sha256(path: Path) -> str:
@@ -78,7 +80,7 @@ class Preview:
     filename: str
     format: str
     kind: str
-    headers: list[str]
+    headers: list[str]  # for the mapping form; empty for an archive (its members map themselves)
     mapping: dict[str, str]
     sample: list[RedoInterval]
     summary: dict
@@ -95,10 +97,7 @@ def preview(
     fmt: str = "auto",
     mapping: dict | None = None,
 ) -> Preview:
-    """Read the whole file as the import would (same checks), without storing anything."""
-    table, handle = open_table(path, fmt)
-    handle.close()
-    mapping = clean_mapping(mapping) or guess_mapping(table.headers)
+    """Read the whole upload as the import would (same checks), without storing anything."""
     reading = Reading()
     sample: list[RedoInterval] = []
 
@@ -108,20 +107,33 @@ def preview(
                 sample.append(interval)
             yield interval
 
-    analysis = analyze(
-        sampled(read_files([path], fmt=fmt, mapping=mapping, reading=reading)),
-        headroom_ratio=environment.headroom_percent / 100,
-        keep_points=False,
-    )
-    summary = summary_json(
-        analysis, fmt=table.format, rows_read=reading.rows_read, dropped=reading.dropped, warnings=reading.warnings
-    )
+    with tempfile.TemporaryDirectory(prefix="redolab-preview-") as workdir:
+        sources, reading.skipped = prepare(path, filename, Path(workdir), fmt=fmt)
+        single = sources[0].path == path
+        headers: list[str] = []
+        if single:
+            table, handle = open_table(path, fmt)
+            handle.close()
+            headers = table.headers
+        analysis = analyze(
+            sampled(
+                read_sources(sources, fmt=fmt, mapping=clean_mapping(mapping) if single else None, reading=reading)
+            ),
+            headroom_ratio=environment.headroom_percent / 100,
+            keep_points=False,
+        )
+        mapping = reading.mapping if single else {}
+    fmt_label = ", ".join(sorted(set(reading.formats)))
+    summary = summarise(analysis, fmt=fmt_label, reading=reading)
     duplicate = session.scalar(
         select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == file_sha256(path))
     )
-    return Preview(
-        filename, table.format, reading.kinds[0], table.headers, mapping, sample, summary, analysis, duplicate
-    )
+    return Preview(filename, fmt_label, _kind(reading), headers, mapping, sample, summary, analysis, duplicate)
+
+
+def _kind(reading: Reading) -> str:
+    kinds = sorted(set(reading.kinds))
+    return kinds[0] if len(kinds) == 1 else "mixed"
 
 
 # -- import ---------------------------------------------------------------------------------------
@@ -135,7 +147,7 @@ def import_file(
     mapping: dict | None = None,
     imported_by: str,
 ) -> RedoImport:
-    """Store every row or none: a bad line anywhere rolls the whole import back."""
+    """Store every row or none: a bad line anywhere (in any member of an archive) rolls it all back."""
     digest = file_sha256(path)
     earlier = session.scalar(
         select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == digest)
@@ -146,12 +158,10 @@ def import_file(
             f"This file was already imported as import #{earlier.id} ('{earlier.filename}', "
             f"{earlier.created_at:%Y-%m-%d %H:%M} UTC): nothing was imported twice.",
         )
-    table, handle = open_table(path, fmt)
-    handle.close()
-    mapping = clean_mapping(mapping) or guess_mapping(table.headers)
+    mapping = clean_mapping(mapping)
     record = RedoImport(
-        environment_id=environment.id, filename=filename, sha256=digest, format=table.format, kind="",
-        mapping=mapping, rows_read=0, rows_kept=0, dropped={}, warnings=[], threads=[], imported_by=imported_by,
+        environment_id=environment.id, filename=filename[:255], sha256=digest, format="", kind="",
+        mapping=mapping or {}, rows_read=0, rows_kept=0, dropped={}, warnings=[], threads=[], imported_by=imported_by,
     )  # fmt: skip
     session.add(record)
     session.flush()
@@ -159,7 +169,7 @@ def import_file(
     statement = _insert_statement(connection)
     batches = _parse_elsewhere if path.stat().st_size >= PIPELINE_MIN_BYTES else _parse_here
     try:
-        for batch in batches(path, fmt, mapping, record.id):
+        for batch in batches(path, filename, fmt, mapping, record.id):
             if isinstance(batch, dict):
                 totals = batch
             else:
@@ -167,7 +177,7 @@ def import_file(
     except RedoInputError:
         session.rollback()
         raise
-    record.kind = totals["kind"]
+    record.format, record.kind, record.mapping = totals["format"], totals["kind"], totals["mapping"]
     record.rows_read, record.rows_kept, record.dropped = totals["rows_read"], totals["kept"], totals["dropped"]
     record.warnings, record.threads = totals["warnings"], totals["threads"]
     record.first_time, record.last_time = totals["first"], totals["last"]
@@ -180,38 +190,43 @@ def import_file(
 PIPELINE_MIN_BYTES = 8 * 1024 * 1024
 
 
-def _parse_here(path: Path, fmt: str, mapping: dict, import_id: int):
+def _parse_here(path: Path, filename: str, fmt: str, mapping: dict | None, import_id: int):
     """Yield batches of row tuples, then a dict of totals (see import_file)."""
     reading = Reading()
     kept, threads, first, last = 0, set(), None, None
     batch: list[tuple] = []
-    for interval in read_files([path], fmt=fmt, mapping=mapping, reading=reading):
-        row = _row(import_id, interval)
-        batch.append(row)
-        threads.add(row[_THREAD])
-        start = row[_START]  # epoch seconds: cheaper to compare than datetimes, a million times
-        if start is not None:
-            first = start if first is None or start < first else first
-            end = row[_END] or start
-            last = end if last is None or end > last else last
-        if len(batch) >= BATCH_ROWS:
-            kept += len(batch)
-            yield batch
-            batch = []
+    with tempfile.TemporaryDirectory(prefix="redolab-import-") as workdir:
+        sources, reading.skipped = prepare(path, filename, Path(workdir), fmt=fmt)
+        single = sources[0].path == path
+        for interval in read_sources(sources, fmt=fmt, mapping=mapping if single else None, reading=reading):
+            row = _row(import_id, interval)
+            batch.append(row)
+            threads.add(row[_THREAD])
+            start = row[_START]  # epoch seconds: cheaper to compare than datetimes, a million times
+            if start is not None:
+                first = start if first is None or start < first else first
+                end = row[_END] or start
+                last = end if last is None or end > last else last
+            if len(batch) >= BATCH_ROWS:
+                kept += len(batch)
+                yield batch
+                batch = []
     if batch:
         kept += len(batch)
         yield batch
+    used = [f"Read from the archive: {', '.join(reading.used)}."] if not single else []
     yield {
-        "kind": reading.kinds[0] if reading.kinds else "", "rows_read": reading.rows_read, "kept": kept,
-        "dropped": dict(reading.dropped), "warnings": reading.warnings, "threads": sorted(threads),
+        "format": ", ".join(sorted(set(reading.formats)))[:50], "kind": _kind(reading),
+        "mapping": reading.mapping if single else {}, "rows_read": reading.rows_read, "kept": kept,
+        "dropped": dict(reading.dropped), "warnings": [*used, *reading.warnings], "threads": sorted(threads),
         "first": _from_epoch(first), "last": _from_epoch(last),
     }  # fmt: skip
 
 
-def _parse_in_child(path: str, fmt: str, mapping: dict, import_id: int, pipe) -> None:
+def _parse_in_child(path: str, filename: str, fmt: str, mapping: dict | None, import_id: int, pipe) -> None:
     """The second process: parse and send batches; a RedoInputError is sent as its message."""
     try:
-        for item in _parse_here(Path(path), fmt, mapping, import_id):
+        for item in _parse_here(Path(path), filename, fmt, mapping, import_id):
             pipe.send(item)
     except RedoInputError as error:
         pipe.send(("error", str(error)))
@@ -221,13 +236,15 @@ def _parse_in_child(path: str, fmt: str, mapping: dict, import_id: int, pipe) ->
         pipe.close()
 
 
-def _parse_elsewhere(path: Path, fmt: str, mapping: dict, import_id: int):
+def _parse_elsewhere(path: Path, filename: str, fmt: str, mapping: dict | None, import_id: int):
     """Like _parse_here, with the parsing in a spawned process (no inherited threads or connections)."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_parse_in_child, args=(str(path), fmt, mapping, import_id, sender), daemon=True)
+    child = context.Process(
+        target=_parse_in_child, args=(str(path), filename, fmt, mapping, import_id, sender), daemon=True
+    )
     child.start()
     sender.close()
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
@@ -84,12 +86,15 @@ async def preview_upload(request: Request, session: SessionDep, user: OperatorUs
     fmt = str(form.get("format") or "auto")
     token = str(form.get("upload_token") or "")
     upload = form.get("file")
+    pasted = str(form.get("pasted") or "")
     if upload is not None and hasattr(upload, "read") and getattr(upload, "filename", ""):
         token = service.store_upload(upload_dir(request), upload.file, upload.filename)
+    elif pasted.strip():
+        token = service.store_upload(upload_dir(request), io.BytesIO(pasted.encode()), service.PASTED_NAME)
     elif not token:
         context = {
             "environment": environment,
-            "error": "Choose a file to upload.",
+            "error": "Choose a file to upload, or paste the output into the text box.",
             "token": "",
             "fmt": fmt,
             "fields": FIELDS,

@@ -1,51 +1,98 @@
-"""CSV and other delimited exports (comma, semicolon, pipe, tab; quoted or not; padded fields)."""
+"""CSV and other delimited exports (comma, semicolon, pipe, tab; quoted or not; padded fields),
+as SQL*Plus spools them too: a blank line or a title before the heading, the heading repeated at
+every page, a dashed underline, "N rows selected." at the end, or the select expression itself as
+the heading (`PKEY||','||DBID||...`, written by collectors that concatenate their columns)."""
 
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterable, Iterator
+from itertools import islice
 
 from redolab.redo.parsers import RedoInputError, Table
 
 DELIMITERS = ",;|\t"
 
-
-def sniff_delimiter(sample_lines: list[str]) -> str | None:
-    """The delimiter that splits the heading into the most fields (>1), with most of the following
-    lines agreeing (a ragged line is then reported by its number instead of hiding the format)."""
-    lines = [line for line in sample_lines if line.strip()][:20]
-    best = None
-    for delimiter in DELIMITERS:
-        counts = [len(next(csv.reader([line], delimiter=delimiter))) for line in lines]
-        if not counts or counts[0] < 2:
-            continue
-        agreeing = sum(1 for c in counts if c == counts[0])
-        if agreeing > len(counts) / 2 and (best is None or counts[0] > best[1]):
-            best = (delimiter, counts[0])
-    return best[0] if best else None
+_FOOTER = re.compile(r"^\s*(\d+|no) rows? selected\.?\s*$", re.IGNORECASE)
+_NOISE = re.compile(
+    r"^\s*(SQL>|SP2-|ORA-\d|Elapsed:|Connected|Disconnected|Session altered|PL/SQL procedure|--|REM\s|#)",
+    re.IGNORECASE,
+)
+_UNDERLINE = re.compile(r"^[\s\-|,;\t=]*-[\s\-|,;\t=]*$")
+# ||'<separator>'|| between the names of a concatenated select expression
+_CONCAT = re.compile(r"\s*\|\|\s*'([^']*)'\s*\|\|\s*")
 
 
-def read_delimited(lines: Iterable[str], delimiter: str) -> Table:
-    reader = csv.reader(lines, delimiter=delimiter)  # one reader: line_num follows quoted newlines too
-    headers: list[str] = []
-    for fields in reader:
-        if any(f.strip() for f in fields):
-            headers = [h.strip().strip('"').strip() for h in fields]
-            break
-    if not headers:
-        raise RedoInputError("the file is empty")
-    header_number = reader.line_num
+def is_skippable(line: str) -> bool:
+    """Lines that are never a heading nor a row: blank, `""`, prompts, comments, row counts."""
+    stripped = line.strip()
+    return not stripped or stripped in ('""', "''", '"') or bool(_NOISE.match(line) or _FOOTER.match(line))
+
+
+def field_count(line: str, delimiter: str) -> int:
+    try:
+        return len(next(csv.reader([line], delimiter=delimiter)))
+    except (csv.Error, StopIteration):
+        return 0
+
+
+def split_expression(line: str) -> tuple[str, list[str]] | None:
+    """(delimiter, names) of a heading that is a concatenation expression, else None."""
+    if "||" not in line:
+        return None
+    separators = _CONCAT.findall(line)
+    if not separators:
+        return None
+    delimiter = separators[0].strip() or separators[0]
+    if len(delimiter) != 1 or any((s.strip() or s) != delimiter for s in separators):
+        return None
+    names = [name.strip().strip('"').strip() for name in _CONCAT.split(line.strip())[::2]]
+    return (delimiter, names) if len(names) >= 2 and all(names) else None
+
+
+def _clean(heading: str) -> str:
+    return heading.strip().strip('"').strip()
+
+
+def read_delimited(lines: Iterable[str], delimiter: str, *, skip: int = 0, names: list[str] | None = None) -> Table:
+    """A table from `lines`, whose heading is on line `skip` + 1 (`names` when it is an expression)."""
+    lines = iter(lines)
+    passed = "line 1 before the heading was" if skip == 1 else f"lines 1 to {skip} before the heading were"
+    notes = [f"{passed} passed over (titles, prompts, blank lines)"] if skip else []
+    list(islice(lines, skip))
+    if names is not None:
+        next(lines, None)
+        headers, header_number, base = names, skip + 1, skip + 1
+        notes.append(f"the heading on line {header_number} is a select expression, read as: {', '.join(names)}")
+        reader = csv.reader(lines, delimiter=delimiter)
+    else:
+        reader = csv.reader(lines, delimiter=delimiter)  # one reader: line_num follows quoted newlines too
+        headers = []
+        for fields in reader:
+            if any(f.strip() for f in fields):
+                headers = [_clean(h) for h in fields]
+                break
+        if not headers:
+            raise RedoInputError("the file is empty: it has no heading line")
+        base = skip
+        header_number = base + reader.line_num
     width = len(headers)
+    repeated = [h.upper() for h in headers]
 
     def rows() -> Iterator[tuple[int, list[str]]]:
         for fields in reader:
+            number = base + reader.line_num
             if len(fields) != width:
-                if not any(f.strip() for f in fields):
-                    continue  # blank line
+                line = delimiter.join(fields)
+                if not any(f.strip() for f in fields) or is_skippable(line) or _UNDERLINE.match(line):
+                    continue  # blank line, prompt, "N rows selected.", a dashed underline
                 raise RedoInputError(
-                    f"line {reader.line_num}: {len(fields)} fields where the heading on line {header_number} "
+                    f"line {number}: {len(fields)} fields where the heading on line {header_number} "
                     f"has {width}; is a value missing, or does it contain an unquoted '{delimiter}'?"
                 )
-            yield reader.line_num, fields  # unstripped: int()/float() ignore padding; text fields strip later
+            if _UNDERLINE.match(delimiter.join(fields)) or [_clean(f).upper() for f in fields] == repeated:
+                continue  # the heading's underline, or the heading repeated at a page break
+            yield number, fields  # unstripped: int()/float() ignore padding; text fields strip later
 
-    return Table("delimited", headers, rows())
+    return Table("delimited", headers, rows(), notes)
