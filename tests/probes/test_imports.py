@@ -183,7 +183,8 @@ def _files(*names: str) -> list:
 def test_form_imports_every_test_and_shows_the_source(browser_client, session):
     environment, primary, standby = local_env(session)
     page = browser_client.get(f"/environments/{environment.id}")
-    assert 'id="import-form"' in page.text and f'value="{datetime.now(UTC).date().isoformat()}"' in page.text
+    assert 'id="import-form"' in page.text
+    assert f'value="{datetime.now(UTC).date().isoformat()}"' not in page.text  # no date is made up for the user
     data = {"client_host_id": primary.id, "server_host_id": standby.id, "test_date": "2026-03-04", "tags": "before"}
     response = browser_client.post(
         f"/environments/{environment.id}/runs/import",
@@ -235,7 +236,7 @@ def test_form_imports_every_test_and_shows_the_source(browser_client, session):
 
 def test_one_bad_file_imports_nothing(browser_client, api_client, session):
     environment, primary, standby = local_env(session)
-    data = {"client_host_id": primary.id, "server_host_id": standby.id}
+    data = {"client_host_id": primary.id, "server_host_id": standby.id, "test_date": "2026-03-04"}
     response = browser_client.post(
         f"/environments/{environment.id}/runs/import",
         data={**data, "tags": "x"},
@@ -378,3 +379,22 @@ def test_size_limits_name_the_file(api_client, session, monkeypatch):
         and "The files come to more than 3 KiB: import them in parts." in many.json()["detail"][0]["msg"]
     )
     assert session.query(Run).count() == 0
+
+
+def test_oratcptest_without_a_date_is_refused_not_dated_today(api_client, session):
+    environment, primary, standby = local_env(session)
+    url = f"/api/v1/environments/{environment.id}/runs/import"
+    data = {"client_host_id": primary.id, "server_host_id": standby.id}
+    response = api_client.post(url, data=data, files=_files("oratcptest_async.txt"))
+    assert response.status_code == 422
+    message = response.json()["detail"][0]["msg"]
+    assert message.startswith("oratcptest_async.txt: oratcptest prints clock times only, no date")
+    assert "--date YYYY-MM-DD" in message and "Date field" in message
+    assert session.query(Run).count() == 0
+
+
+def test_iperf3_with_nothing_received_is_refused():
+    document = json.loads(text_of("iperf3_two_streams.json"))
+    document["end"]["sum_received"]["bytes"] = 0
+    with pytest.raises(ResultFileError, match="end.sum_received.bytes is 0: the receiver counted no data"):
+        read_results(json.dumps(document))

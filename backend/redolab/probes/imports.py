@@ -87,7 +87,12 @@ def read_results(text: str, fmt: str = "auto", *, test_date: date | None = None)
     source = detect_format(text) if fmt == "auto" else RunSource(fmt)
     if source is RunSource.iperf3:
         return [read_iperf3(text)]
-    return read_oratcptest(text, test_date=test_date or datetime.now(UTC).date())
+    if test_date is None:
+        raise ResultFileError(
+            "oratcptest prints clock times only, no date: give the day the tests ran (the form's Date field, "
+            "`--date YYYY-MM-DD` on the command line, `test_date` in the API)"
+        )
+    return read_oratcptest(text, test_date=test_date)
 
 
 # -- oratcptest ---------------------------------------------------------------------------------
@@ -363,6 +368,11 @@ def read_iperf3(text: str) -> ImportedRun:
     received_seconds = _number(received.get("seconds"), "end.sum_received.seconds")
     if received_seconds <= 0:
         raise ResultFileError("end.sum_received.seconds is 0: the test did not run")
+    if received_bytes <= 0:
+        raise ResultFileError(
+            "end.sum_received.bytes is 0: the receiver counted no data, so the test measured nothing (a firewall, "
+            "a wrong address or port?); nothing is imported as a 0 B/s run"
+        )
     conns = int(_number(test.get("num_streams", 1), "start.test_start.num_streams"))
     blksize = int(_number(test.get("blksize", 0), "start.test_start.blksize"))
     duration = _number(test.get("duration", 0), "start.test_start.duration") or _number(

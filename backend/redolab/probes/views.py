@@ -107,7 +107,7 @@ def experiments_context(
         "run_errors": errors or {},
         "sweep_values": sweep_values or {**SWEEP_DEFAULTS, **pair},
         "sweep_errors": sweep_errors or {},
-        "import_values": import_values or {"format": "auto", "test_date": utcnow().date().isoformat(), **pair},
+        "import_values": import_values or {"format": "auto", "test_date": "", **pair},
         "import_errors": import_errors or {},
         "import_formats": IMPORT_FORMATS,
         "host_options": [(str(h.id), f"{h.name} ({h.role.value} node {h.node_number})") for h in hosts],

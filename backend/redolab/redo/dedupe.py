@@ -42,13 +42,21 @@ def unique(
     end (they are few), so that the largest destination's volume is the one kept."""
     seen_logs: dict[int, int] = {}
     held: dict[tuple, RedoInterval] = {}
+    per_destination: dict[tuple, RedoInterval] = {}
     read = 0
     for interval in intervals:
         read += 1
         if interval.kind == "log" and interval.sequence is not None:
-            _log(interval, seen_logs, dropped, strict)
-            if interval.line >= 0:
+            key = hash((interval.thread, interval.sequence, interval.resetlogs))
+            if key not in seen_logs:  # the million-log case: most logs are new, decided here
+                seen_logs[key] = (
+                    (int(interval.bytes) << 64)
+                    | (interval.line << 24)
+                    | ((interval.dest_id or 0) * 4096 + (interval.inst_id or 0))
+                )
                 yield interval
+            else:
+                _repeated_log(interval, seen_logs[key], dropped, strict)
             continue
         if interval.kind == "period":
             key: tuple = (interval.thread, interval.start, interval.end)
@@ -57,27 +65,25 @@ def unique(
         else:
             yield interval
             continue
-        first = held.get(key)
-        if first is None:
-            held[key] = interval
+        # Rows of one destination are checked among themselves first: two rows of one destination
+        # with the same key are a repeat or a conflict, never "the other destination's copy".
+        destination_key = (*key, interval.dest_id or 0)
+        prior = per_destination.get(destination_key)
+        if prior is not None:
+            _same_destination(prior, interval, dropped, strict, ignored_columns or [])
             continue
-        held[key] = _collide(first, interval, dropped, strict, ignored_columns or [])
+        per_destination[destination_key] = interval
+        first = held.get(key)
+        held[key] = interval if first is None else _other_destination(first, interval, dropped)
     yield from held.values()
     dropped[""] = read
 
 
-def _log(interval: RedoInterval, seen: dict[int, int], dropped: Counter, strict: bool) -> None:
-    """Marks a repeated log by setting its line to -1 (the caller does not yield it)."""
-    key = hash((interval.thread, interval.sequence, interval.resetlogs))
-    where = (interval.dest_id or 0) * 4096 + (interval.inst_id or 0)
-    size = int(interval.bytes)
-    packed = (size << 64) | (interval.line << 24) | where
-    first = seen.get(key)
-    if first is None:
-        seen[key] = packed
-        return
+def _repeated_log(interval: RedoInterval, first: int, dropped: Counter, strict: bool) -> None:
+    """Counts a log seen before (`first` packs its size, line and destination/instance), or
+    raises in strict mode when it is the same log with another size."""
     first_where, first_line, first_size = first % _PACK, (first >> 24) % (1 << 40), first >> 64
-    line = interval.line
+    size = int(interval.bytes)
     if first_where // 4096 != (interval.dest_id or 0):
         dropped[DESTINATION] += 1
     elif first_where % 4096 != (interval.inst_id or 0):
@@ -86,28 +92,27 @@ def _log(interval: RedoInterval, seen: dict[int, int], dropped: Counter, strict:
         dropped[REARCHIVED] += 1
     else:
         raise RedoInputError(
-            f"lines {first_line} and {line} are the same log (thread {interval.thread}, sequence "
+            f"lines {first_line} and {interval.line} are the same log (thread {interval.thread}, sequence "
             f"{interval.sequence}) with two sizes, {first_size:,} and {size:,} bytes: a log has one size; "
             "export each log once (or with its DEST_ID when it is listed per destination)"
         )
-    interval.line = -1
 
 
-def _collide(first: RedoInterval, other: RedoInterval, dropped: Counter, strict: bool, ignored: list[str]):
-    """Which of two rows with the same key to keep; raises in strict mode when they differ."""
-    same_values = _values(first) == _values(other)
-    if (first.dest_id or 0) != (other.dest_id or 0):
-        if same_values:
-            dropped[DESTINATION] += 1
-            return first
-        dropped[DESTINATION_SMALLER] += 1
-        return max(first, other, key=lambda i: (i.bytes, i.peak_bytes_per_second or 0))
-    if same_values and first.extra == other.extra:
-        dropped[REPEATED_HOUR if first.kind == "profile" else REPEATED] += 1
+def _other_destination(first: RedoInterval, other: RedoInterval, dropped: Counter) -> RedoInterval:
+    """The same period from another archive destination: the largest volume is the redo generated."""
+    if _values(first) == _values(other):
+        dropped[DESTINATION] += 1
         return first
-    if not strict:
+    dropped[DESTINATION_SMALLER] += 1
+    return max(first, other, key=lambda i: (i.bytes, i.peak_bytes_per_second or 0))
+
+
+def _same_destination(first: RedoInterval, other: RedoInterval, dropped: Counter, strict: bool, ignored: list[str]):
+    """The same key twice from one destination: a repeat when nothing differs; in strict mode
+    (one file) an error when anything does."""
+    if (_values(first) == _values(other) and first.extra == other.extra) or not strict:
         dropped[REPEATED_HOUR if first.kind == "profile" else REPEATED] += 1
-        return first
+        return
     raise RedoInputError(_conflict(first, other, ignored))
 
 

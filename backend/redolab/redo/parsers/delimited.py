@@ -79,6 +79,8 @@ def read_delimited(lines: Iterable[str], delimiter: str, *, skip: int = 0, names
         header_number = base + reader.line_num
     width = len(headers)
     repeated = [h.upper() for h in headers]
+    # a row can only be the heading again, or its underline, if its first field starts like them
+    initials = {"-", " ", '"', repeated[0][:1].upper(), repeated[0][:1].lower()} - {""}
 
     def rows() -> Iterator[tuple[int, list[str]]]:
         for fields in reader:
@@ -91,7 +93,9 @@ def read_delimited(lines: Iterable[str], delimiter: str, *, skip: int = 0, names
                     f"line {number}: {len(fields)} fields where the heading on line {header_number} "
                     f"has {width}; is a value missing, or does it contain an unquoted '{delimiter}'?"
                 )
-            if _UNDERLINE.match(delimiter.join(fields)) or [_clean(f).upper() for f in fields] == repeated:
+            if fields[0][:1] in initials and (
+                _UNDERLINE.match(delimiter.join(fields)) or [_clean(f).upper() for f in fields] == repeated
+            ):
                 continue  # the heading's underline, or the heading repeated at a page break
             yield number, fields  # unstripped: int()/float() ignore padding; text fields strip later
 
