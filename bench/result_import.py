@@ -87,7 +87,7 @@ def main() -> None:
                 )
                 for role in ("primary", "standby")
             ]
-            import_in = ResultImport(client_host_id=hosts[0].id, server_host_id=hosts[1].id)
+            import_in = ResultImport(client_host_id=hosts[0].id, server_host_id=hosts[1].id, test_date="2026-03-04")
             for name, data in (
                 (f"iperf3, {args.seconds} s x {args.streams} streams", iperf3_file(args.seconds, args.streams)),
                 (f"oratcptest, {args.tests} tests", oratcptest_file(args.tests)),
