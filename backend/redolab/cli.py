@@ -320,10 +320,18 @@ def user_list() -> None:
     engine.dispose()
 
 
+REDO_FORMATS_HELP = "auto, csv, semicolon, pipe, tab, sqlplus, awr-report or awr-miner."
+
+
 @redo_app.command("analyze")
 def redo_analyze(
-    files: list[Path] = typer.Argument(..., help="Exports: CSV/delimited, SQL*Plus text, AWR reports.", exists=False),
-    fmt: str = typer.Option("auto", "--format", help="auto, csv, semicolon, pipe, tab, sqlplus or awr-report."),
+    files: list[Path] = typer.Argument(
+        ...,
+        help="Exports (CSV/delimited, SQL*Plus text, AWR reports, AWR Miner captures, DMA collector files) "
+        "or collection archives (.zip, .tar.gz).",
+        exists=False,
+    ),
+    fmt: str = typer.Option("auto", "--format", help=REDO_FORMATS_HELP),
     headroom: float = typer.Option(30.0, "--headroom", help="Headroom on the peak, percent."),
     as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON."),
 ) -> None:
@@ -349,6 +357,14 @@ def redo_analyze(
     typer.echo(f"{summary['rows_read']} rows read ({summary['format']}), {summary['unique_logs']} counted")
     for reason, count in summary["dropped"].items():
         typer.echo(f"  dropped {count}: {reason}")
+    for note in summary["notes"]:
+        typer.echo(f"  {note}")
+    for name, columns in summary["ignored_columns"].items():
+        typer.echo(f"  ignored in {name}: {', '.join(columns)}")
+    if len(summary["files_used"]) > len(files) or summary["files_skipped"]:
+        typer.echo(f"  read: {', '.join(summary['files_used'])}")
+        for skipped in summary["files_skipped"]:
+            typer.echo(f"  not used: {skipped['file']}: {skipped['reason']}")
     for thread in summary["threads"]:
         at = f" at {thread['peak_at']}" if thread["peak_at"] else ""
         typer.echo(
@@ -376,7 +392,7 @@ def redo_analyze(
 def redo_import(
     files: list[Path] = typer.Argument(..., help="Exports to store in the environment."),
     env: str = typer.Option(..., "--env", help="Environment name."),
-    fmt: str = typer.Option("auto", "--format", help="auto, csv, semicolon, pipe, tab, sqlplus or awr-report."),
+    fmt: str = typer.Option("auto", "--format", help=REDO_FORMATS_HELP),
     user: str = typer.Option("cli", help="Recorded as who imported."),
 ) -> None:
     """Store exports as redo history of an environment (each file all or nothing, never twice)."""
@@ -392,8 +408,10 @@ def redo_import(
                 record = service.import_file(
                     session=session, environment=environment, path=path, filename=path.name, fmt=fmt, imported_by=user
                 )
-            except (RedoInputError, FieldError) as error:
-                _fail(f"{path.name}: {getattr(error, 'message', error)}; nothing of this file was imported")
+            except RedoInputError as error:  # its message starts with the file's name
+                _fail(f"{error}; nothing of this file was imported")
+            except FieldError as error:
+                _fail(f"{path.name}: {error.message}")
             dropped = ", ".join(f"{n} {reason}" for reason, n in record.dropped.items()) or "none dropped"
             typer.echo(
                 f"{path.name}: import #{record.id}, {record.rows_read} rows read, {record.rows_kept} kept ({dropped})"

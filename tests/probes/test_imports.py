@@ -396,5 +396,5 @@ def test_oratcptest_without_a_date_is_refused_not_dated_today(api_client, sessio
 def test_iperf3_with_nothing_received_is_refused():
     document = json.loads(text_of("iperf3_two_streams.json"))
     document["end"]["sum_received"]["bytes"] = 0
-    with pytest.raises(ResultFileError, match="end.sum_received.bytes is 0: the receiver counted no data"):
+    with pytest.raises(ResultFileError, match=r"end\.sum_received\.bytes is 0: the receiver counted no data"):
         read_results(json.dumps(document))

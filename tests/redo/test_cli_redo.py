@@ -78,3 +78,20 @@ def test_import_into_an_environment(tmp_path):
     assert "7 rows read, 3 kept" in ok.stdout
     again = run(tmp_path, "redo", "import", "--env", "sales", str(FIXTURES / "gv_archived_log.csv"))
     assert again.returncode == 1 and "already imported" in again.stderr
+
+
+def test_analyze_a_collection_archive_and_a_refusal_named_once(tmp_path):
+    from tests.redo.test_collectors import collection, write_zip
+
+    archive = write_zip(tmp_path / "dma.zip", collection())
+    result = run(tmp_path, "redo", "analyze", str(archive))
+    assert result.returncode == 0, result.stderr
+    assert "read: dma.zip/dma_output/opdb__archlogs__" in result.stdout
+    users = "dma.zip/dma_output/opdb__users__193_4.3.30_dbhost01.log"
+    assert f"not used: {users}: collector output 'users'" in result.stdout
+    assert "1 h periods, 3 of them (the hour in HO)." in result.stdout
+    refused = tmp_path / "cpu.csv"
+    refused.write_text("HOST,CPU_PCT\nh1,40\n")
+    result = run(tmp_path, "redo", "analyze", str(refused))
+    assert result.returncode == 1 and result.stderr.count("cpu.csv") == 1
+    assert "a table with columns HOST, CPU_PCT" in result.stderr
