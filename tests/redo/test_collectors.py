@@ -207,40 +207,36 @@ def test_compression_bomb_and_member_count_are_refused(tmp_path):
         analyze_files([many])
 
 
+def refusal(tmp_path: Path, name: str, text: str) -> str:
+    """The message a file with `text` is refused with."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(RedoInputError) as refused:
+        analyze_files([path])
+    return str(refused.value)
+
+
 # -- no silent reinterpretation -------------------------------------------------------------------
 def test_a_dropped_hour_column_is_refused_naming_it(tmp_path):
     """The hourly export with its hour column renamed to something unknown: the rows of one day
     would collapse into one, so the import is refused, naming the column and what to do."""
-    text = DMA_4.read_text().replace("|HO|", "|HX|", 1)
-    path = tmp_path / "renamed.log"
-    path.write_text(text)
-    with pytest.raises(RedoInputError) as refused:
-        analyze_files([path])
-    message = str(refused.value)
+    message = refusal(tmp_path, "renamed.log", DMA_4.read_text().replace("|HO|", "|HX|", 1))
     assert message.startswith("renamed.log: lines 2 and 3 both give thread 1, destination 1 and the period")
     assert "differ in HX ('00' and '01'), a column that is not read" in message
     assert "Map HX (as the hour" in message
 
 
 def test_same_period_with_two_values_names_both_lines(tmp_path):
-    path = tmp_path / "twice.csv"
-    path.write_text("DAY,THREAD#,MB\n2024-03-01,1,100\n2024-03-01,2,50\n2024-03-01,1,120\n")
-    with pytest.raises(RedoInputError) as refused:
-        analyze_files([path])
-    message = str(refused.value)
+    message = refusal(tmp_path, "twice.csv", "DAY,THREAD#,MB\n2024-03-01,1,100\n2024-03-01,2,50\n2024-03-01,1,120\n")
     assert message.startswith("twice.csv: lines 2 and 4 both give thread 1 and the period 2024-03-01 00:00")
     assert "different values" in message and "Remove the repeated row" in message
 
 
 def test_same_log_with_two_sizes_names_both_lines(tmp_path):
-    path = tmp_path / "logs.csv"
-    path.write_text(
-        "THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE\n"
-        "1,7,2024-03-01 00:00:00,2024-03-01 00:10:00,100,512\n"
-        "1,7,2024-03-01 00:00:00,2024-03-01 00:10:00,200,512\n"
-    )
-    with pytest.raises(RedoInputError, match=r"logs.csv: lines 2 and 3 are the same log \(thread 1, sequence 7\)"):
-        analyze_files([path])
+    heading = "THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE\n"
+    log = "1,7,2024-03-01 00:00:00,2024-03-01 00:10:00,{},512\n"
+    message = refusal(tmp_path, "logs.csv", heading + log.format(100) + log.format(200))
+    assert message.startswith("logs.csv: lines 2 and 3 are the same log (thread 1, sequence 7) with two sizes")
 
 
 @pytest.mark.parametrize(
@@ -252,22 +248,14 @@ def test_same_log_with_two_sizes_names_both_lines(tmp_path):
     ],
 )
 def test_results_and_empty_files_are_pointed_elsewhere(tmp_path, text, expected):
-    path = tmp_path / "result.txt"
-    path.write_text(text)
-    with pytest.raises(RedoInputError) as refused:
-        analyze_files([path])
-    message = str(refused.value)
+    message = refusal(tmp_path, "result.txt", text)
     assert message.startswith(f"result.txt: {expected}")
     if text:
         assert "redolab import-results" in message
 
 
 def test_columns_that_are_not_redo_are_listed_with_what_would_work(tmp_path):
-    path = tmp_path / "cpu.csv"
-    path.write_text("HOST,CPU_PCT,LOAD\nh1,40,2.5\n")
-    with pytest.raises(RedoInputError) as refused:
-        analyze_files([path])
-    message = str(refused.value)
+    message = refusal(tmp_path, "cpu.csv", "HOST,CPU_PCT,LOAD\nh1,40,2.5\n")
     assert "cpu.csv: the columns do not look like redo history: a table with columns HOST, CPU_PCT, LOAD" in message
     assert "no time column and no size or rate column" in message and "What works: V$ARCHIVED_LOG" in message
 
