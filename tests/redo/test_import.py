@@ -231,6 +231,11 @@ def test_errors_name_the_users_file_never_the_upload_token(browser_client, sessi
     assert preview.status_code == 422
     assert "my export.csv: line 4, NEXT_TIME: &#39;31-FEB-22 10:30:00&#39; is not a date" in preview.text
     assert ".upload" not in preview.text
+    unknown = _preview(
+        browser_client, environment, files={"file": ("notes from Bob.txt", b"Dear DBA,\nsee attached\n")}
+    )
+    assert unknown.status_code == 422
+    assert "notes from Bob.txt: no table was found: the first line with text is &#39;Dear DBA,&#39;" in unknown.text
 
 
 def test_paste_box_previews_and_imports_pasted_sqlplus(browser_client, session):

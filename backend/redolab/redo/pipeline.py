@@ -33,6 +33,7 @@ class Reading:
     used: list[str] = field(default_factory=list)  # the files read
     skipped: list[tuple[str, str]] = field(default_factory=list)  # archive members not used, and why
     mapping: dict[str, str] = field(default_factory=dict)  # the last file's mapping, as used
+    headers: list[str] = field(default_factory=list)  # the last file's headings
 
     def add(self, items: list[str], into: list[str]) -> None:
         into.extend(item for item in items if item not in into)
@@ -50,7 +51,7 @@ def read_sources(
             reading.formats.append(table.format)
             reading.kinds.append(mapped.kind)
             reading.used.append(source.name)
-            reading.mapping = mapped.mapping
+            reading.mapping, reading.headers = mapped.mapping, table.headers
             if mapped.ignored:
                 reading.ignored[source.name] = mapped.ignored
             reading.add(table.notes, reading.notes)

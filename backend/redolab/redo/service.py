@@ -22,7 +22,6 @@ from redolab.redo.mapping import FIELDS, RedoInterval
 from redolab.redo.models import RedoImport, RedoRow
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.pipeline import Reading, prepare, read_sources, summarise
-from redolab.redo.reader import open_table
 
 BATCH_ROWS = 20_000
 UPLOAD_MAX_AGE_SECONDS = 24 * 3600
@@ -110,11 +109,6 @@ def preview(
     with tempfile.TemporaryDirectory(prefix="redolab-preview-") as workdir:
         sources, reading.skipped = prepare(path, filename, Path(workdir), fmt=fmt)
         single = sources[0].path == path
-        headers: list[str] = []
-        if single:
-            table, handle = open_table(path, fmt)
-            handle.close()
-            headers = table.headers
         analysis = analyze(
             sampled(
                 read_sources(sources, fmt=fmt, mapping=clean_mapping(mapping) if single else None, reading=reading)
@@ -122,7 +116,7 @@ def preview(
             headroom_ratio=environment.headroom_percent / 100,
             keep_points=False,
         )
-        mapping = reading.mapping if single else {}
+        mapping, headers = (reading.mapping, reading.headers) if single else ({}, [])
     fmt_label = ", ".join(sorted(set(reading.formats)))
     summary = summarise(analysis, fmt=fmt_label, reading=reading)
     duplicate = session.scalar(
