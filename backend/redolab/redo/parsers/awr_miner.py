@@ -4,8 +4,8 @@ The capture is one SQL*Plus spool of many sections, each between `~~BEGIN-<NAME>
 `~~END-<NAME>~~` (REPHEADER/REPFOOTER, so both repeat at every 50,000-line page). Redo comes from
 the MAIN-METRICS section: one row per snapshot and instance (`snap`, `dur_m` minutes, `end` as
 YY/MM/DD HH24:MI, `inst`), with `redo_mb_s`, the snapshot's average of 'Redo Generated Per Sec' in
-MiB/s rounded to 0.1 (DBA_HIST_SYSMETRIC_SUMMARY), and `redo_mb_s_max` where the version has it.
-The other sections (SYSSTAT, memory, SQL, waits) carry no redo rate and are named as not used.
+MiB/s rounded to 0.1 (DBA_HIST_SYSMETRIC_SUMMARY; the script exports no maximum for redo). The other
+sections (SYSSTAT, memory, SQL, waits) carry no redo rate and are named as not used.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from redolab.redo.parsers import RedoInputError, Table
 from redolab.redo.parsers.sqlplus import read_sqlplus
 
-HEADERS = ["SNAP_ID", "INSTANCE_NUMBER", "BEGIN_TIME", "END_TIME", "METRIC_NAME", "AVERAGE", "MAXVAL"]
+HEADERS = ["SNAP_ID", "INSTANCE_NUMBER", "BEGIN_TIME", "END_TIME", "METRIC_NAME", "AVERAGE"]
 MIB = 1024 * 1024
 _SECTION = re.compile(r"^\s*~~(BEGIN|END)-([A-Z0-9-]+)~~\s*$")
 _END_TIME = re.compile(r"^(\d{2,4})/(\d{1,2})/(\d{1,2}) (\d{1,2}):(\d{2})(?::(\d{2}))?$")
@@ -74,12 +74,11 @@ def read_awr_miner(lines: list[str]) -> Table:
             f"the MAIN-METRICS section (line {numbers[0]}) has no column {', '.join(missing)}; "
             f"it has {', '.join(table.headers)}"
         )
-    maximum = columns.get("redo_mb_s_max")
-    used = {"snap", "dur_m", "end", "inst", "redo_mb_s", "redo_mb_s_max"}
+    used = {"snap", "dur_m", "end", "inst", "redo_mb_s"}
     ignored_sections = sorted(name for name in found if name != "MAIN-METRICS")
     notes = [
         "AWR Miner capture: the redo rate is MAIN-METRICS' redo_mb_s, each snapshot's average of 'Redo Generated "
-        "Per Sec' in MiB/s rounded to 0.1 MiB/s" + (", with its maximum redo_mb_s_max" if maximum is not None else ""),
+        "Per Sec' in MiB/s rounded to 0.1 MiB/s (no maximum: peaks within a snapshot are averaged away)",
         f"AWR Miner sections not used (no redo rate in them): {', '.join(ignored_sections)}"
         if ignored_sections
         else "",
@@ -99,10 +98,9 @@ def read_awr_miner(lines: list[str]) -> Table:
                 raise RedoInputError(f"line {number}, dur_m: {minutes} minutes is not a snapshot length (0 to 7 days)")
             begin = end - timedelta(minutes=duration)
             average = _mib_per_second(values[columns["redo_mb_s"]], number, "redo_mb_s")
-            peak = _mib_per_second(values[maximum], number, "redo_mb_s_max") if maximum is not None else ""
             yield number, [
                 values[columns["snap"]], values[columns["inst"]], begin.isoformat(sep=" "), end.isoformat(sep=" "),
-                "Redo Generated Per Sec", average, peak,
+                "Redo Generated Per Sec", average,
             ]  # fmt: skip
 
     return Table("awr-miner", HEADERS, rows(), [note for note in notes if note])
