@@ -245,6 +245,40 @@ def test_redo_upload_preview_import_and_chart(server, page):
     page.screenshot(path=str(server_screenshot_dir() / "redo.png"), full_page=True)
 
 
+def test_redo_paste_box_and_collection_archive(server, page, tmp_path):
+    """Paste SQL*Plus output into the box and preview it; then a DMA collection zip: its members are
+    named, the ignored columns and the hour periods stated, and it imports as one."""
+    from pathlib import Path
+
+    from playwright.sync_api import expect
+
+    from tests.redo.test_collectors import collection, write_zip
+
+    create_first_user(page, server)
+    page.click("text=New environment")
+    page.fill("#f-name", "collector env")
+    page.click("text=Create environment")
+    seed = (Path(__file__).parent / "fixtures" / "redo" / "seed000_sqlplus.txt").read_text()
+    page.fill("#u-pasted", seed)
+    page.click("#redo-preview-button")
+    expect(page.locator("#redo-preview")).to_contain_text("Preview of pasted text")
+    expect(page.locator("#preview-required")).to_contain_text("71.07 MiB/s")
+    page.fill("#u-pasted", "")
+    page.set_input_files("#u-file", str(write_zip(tmp_path / "dma_collection.zip", collection())))
+    page.click("#redo-preview-button")
+    expect(page.locator("#preview-files")).to_contain_text("dma_collection.zip/dma_output/opdb__archlogs__")
+    expect(page.locator("#preview-ignored")).to_contain_text("PKEY, CNT, DMA_SOURCE_ID, DMA_MANUAL_ID")
+    expect(page.locator("#redo-preview")).to_contain_text(
+        "4.3.30_dbhost01.ORCL.ORCL1.112225120000.log: 1 h periods, 3 of them"
+    )
+    page.click("#preview-skipped summary")
+    expect(page.locator("#preview-skipped")).to_contain_text("collector output 'users', no redo history")
+    page.screenshot(path=str(server_screenshot_dir() / "redo-archive-preview.png"), full_page=True)
+    page.click("#redo-import")
+    expect(page.locator("#redo-imports")).to_contain_text("dma_collection.zip", timeout=15_000)
+    expect(page.locator("#redo-imports")).to_contain_text("mixed")
+
+
 def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_path):
     """Redo history plus an ASYNC and a SYNC-with-write run: every plan card has its numbers."""
     from pathlib import Path

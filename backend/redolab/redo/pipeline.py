@@ -54,7 +54,8 @@ def read_sources(
             reading.mapping, reading.headers = mapped.mapping, table.headers
             if mapped.ignored:
                 reading.ignored[source.name] = mapped.ignored
-            reading.add(table.notes, reading.notes)
+            whose = f"{source.name.rsplit('/', 1)[-1]}: " if len(sources) > 1 else ""
+            reading.add([whose + note for note in table.notes], reading.notes)
             counts: Counter = Counter()
             kept = 0
             for interval in unique(mapped.intervals, counts, strict=True, ignored_columns=mapped.ignored):
@@ -64,7 +65,7 @@ def read_sources(
                 raise RedoInputError(_nothing_read(mapped.kind, mapped.mapping))
             reading.rows_read += counts.pop("", 0)
             reading.dropped.update(counts)
-            reading.add(mapped.facts, reading.notes)
+            reading.add([whose + fact for fact in mapped.facts], reading.notes)
             reading.add(mapped.warnings, reading.warnings)
         except RedoInputError as error:
             raise RedoInputError(f"{source.name}: {error}") from None
