@@ -81,7 +81,10 @@ class _Budget:
     def member(self, inner: str, size: int | None = None) -> None:
         self.members += 1
         if self.members > MAX_MEMBERS:
-            raise RedoInputError(f"{self.archive}: more than {MAX_MEMBERS} files in the archive; nothing was read")
+            raise RedoInputError(
+                f"{self.archive}: more than {MAX_MEMBERS} files in the archive; nothing was read. Upload an "
+                "archive of the redo files only (opdb__archlogs__, opdb__awrhistsysmetrichist__, awr-hist-*.out)"
+            )
         if size is not None and size > MAX_MEMBER_BYTES:
             raise RedoInputError(
                 f"{self.archive}: {inner} is {size / 1048576:,.0f} MiB, over the {MAX_MEMBER_BYTES >> 20} MiB "
@@ -107,7 +110,7 @@ class _Budget:
                 if self.total > RATIO_FLOOR_BYTES and self.total > MAX_RATIO * self.compressed:
                     raise RedoInputError(
                         f"{self.archive}: {inner} inflates more than {MAX_RATIO} times its compressed size "
-                        "(a compression bomb?); nothing was read"
+                        "(a compression bomb?); nothing was read. Unpack it yourself and upload the export files"
                     )
                 out.write(block)
 

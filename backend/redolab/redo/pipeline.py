@@ -57,9 +57,10 @@ def read_sources(
             whose = f"{source.name.rsplit('/', 1)[-1]}: " if len(sources) > 1 else ""
             reading.add([whose + note for note in table.notes], reading.notes)
             counts: Counter = Counter()
-            kept = 0
+            kept, threads = 0, set()
             for interval in unique(mapped.intervals, counts, strict=True, ignored_columns=mapped.ignored):
                 kept += 1
+                threads.add(interval.thread)
                 yield interval
             if kept == 0:
                 raise RedoInputError(_nothing_read(mapped.kind, mapped.mapping))
@@ -67,11 +68,22 @@ def read_sources(
             reading.dropped.update(counts)
             reading.add([whose + fact for fact in mapped.facts], reading.notes)
             reading.add(mapped.warnings, reading.warnings)
+            if _query(source.name) == "archlogs" and len(threads) > 1 and "inst_id" not in mapped.mapping:
+                reading.add([GV_WITHOUT_INSTANCE], reading.warnings)
         except RedoInputError as error:
             raise RedoInputError(f"{source.name}: {error}") from None
         finally:
             if handle is not None:
                 handle.close()
+
+
+# The DMA collector's archlogs query sums GV$ARCHIVED_LOG grouped by day, hour, thread and destination.
+GV_WITHOUT_INSTANCE = (
+    "This DMA archlogs file sums GV$ARCHIVED_LOG without INST_ID. On RAC, GV$ARCHIVED_LOG can list each log once "
+    "per open instance (every instance reads the same control file), so these volumes may be multiplied by the "
+    "number of instances. Compare one hour's MBYTES with V$ARCHIVED_LOG on one instance, or import a "
+    "V$ARCHIVED_LOG export, before trusting the peak."
+)
 
 
 def _nothing_read(kind: str, mapping: dict[str, str]) -> str:
