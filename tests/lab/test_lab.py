@@ -91,8 +91,10 @@ def test_cli_up_status_set_down_leaves_the_machine_as_it_was(tmp_path):
             ("lab-standby-1", True),
         ]
         assert report["shape"]["rtt_seconds"] == RTT and report["shape"]["queue_bytes"] == 125_000
-        low, avg = ping("redolab-primary-1", "10.77.0.41")
-        assert low >= RTT and avg < RTT + 0.0015, (low, avg)
+        # The delay line adds the RTT asked for: the fastest of ten pings shows it (the average also carries
+        # the scheduling noise of a loaded 2-core machine, which once put every ping 3-11 ms late in CI).
+        low, _ = ping("redolab-primary-1", "10.77.0.41", count=10)
+        assert RTT <= low < RTT + 0.005, low
 
         again = lab_cli(tmp_path, "up")
         assert again.returncode == 1 and "the lab is already up" in again.stderr
@@ -100,8 +102,8 @@ def test_cli_up_status_set_down_leaves_the_machine_as_it_was(tmp_path):
         changed = lab_cli(tmp_path, "set", "--rtt", "40ms", "--mtu", "9000")
         assert changed.returncode == 0, changed.stderr
         assert "RTT 40 ms, 1 Gbit/s, MTU 9000 bytes" in changed.stdout
-        low, _ = ping("redolab-standby-1", "10.77.0.11")
-        assert low >= 0.040
+        low, _ = ping("redolab-standby-1", "10.77.0.11", count=10)
+        assert 0.040 <= low < 0.045, low
         link = subprocess.run(
             ["ip", "-n", "redolab-standby-1", "link", "show", DATA_DEVICE], capture_output=True, text=True
         ).stdout
