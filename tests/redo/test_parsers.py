@@ -231,3 +231,21 @@ def test_fast_date_path_agrees_with_the_regular_parser(text, expected):
 def test_impossible_dates_are_refused_by_both_paths(text):
     with pytest.raises(RedoInputError, match=rf"line 9, FIRST_TIME: '{text}' is not a date"):
         DateColumn("FIRST_TIME").parse(text, 9)
+
+
+@pytest.mark.parametrize("block", [2, 3, 5, 8, 64])
+def test_non_breaking_spaces_become_spaces_across_block_edges(block):
+    import io
+
+    from redolab.redo.reader import _SpacesForNbsp
+
+    text = "A\u00a0B\u00a0\u00a0C é \u00a0\n" * 7 + "\u00a0"
+    spaced = io.BufferedReader(_SpacesForNbsp(io.BytesIO(text.encode())), buffer_size=block)
+    assert spaced.read().decode() == text.replace("\u00a0", " ")
+
+
+def test_pasted_output_with_non_breaking_spaces(tmp_path):
+    path = tmp_path / "pasted.txt"
+    path.write_text((FIXTURES / "seed000_sqlplus.txt").read_text().replace(" ", "\u00a0"))
+    _, summary = analyze_files([path])
+    assert round(summary["required_bytes_per_second"] / MIB, 2) == 71.07

@@ -58,9 +58,11 @@ def read_sources(
             reading.add([whose + note for note in table.notes], reading.notes)
             counts: Counter = Counter()
             kept, threads = 0, set()
+            dma_archlogs = _query(source.name) == "archlogs"
             for interval in unique(mapped.intervals, counts, strict=True, ignored_columns=mapped.ignored):
                 kept += 1
-                threads.add(interval.thread)
+                if dma_archlogs:
+                    threads.add(interval.thread)
                 yield interval
             if kept == 0:
                 raise RedoInputError(_nothing_read(mapped.kind, mapped.mapping))
@@ -68,7 +70,7 @@ def read_sources(
             reading.dropped.update(counts)
             reading.add([whose + fact for fact in mapped.facts], reading.notes)
             reading.add(mapped.warnings, reading.warnings)
-            if _query(source.name) == "archlogs" and len(threads) > 1 and "inst_id" not in mapped.mapping:
+            if dma_archlogs and len(threads) > 1 and "inst_id" not in mapped.mapping:
                 reading.add([GV_WITHOUT_INSTANCE], reading.warnings)
         except RedoInputError as error:
             raise RedoInputError(f"{source.name}: {error}") from None
