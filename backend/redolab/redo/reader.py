@@ -25,48 +25,29 @@ _SAMPLE_LINES = 80
 _AGREEING_LINES = 10
 
 
-class _SpacesForNbsp(io.RawIOBase):
-    """The bytes of `source` with UTF-8 non-breaking spaces (pasted from web pages and mail) made
-    plain spaces, a block at a time (one character for one, so fixed-width columns keep their place)."""
-
-    def __init__(self, source: IO[bytes]) -> None:
-        self._source = source
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        data = self._source.read(max(len(buffer) - 1, 1))
-        if data.endswith(b"\xc2"):  # the first byte of a character split at the block's edge
-            data += self._source.read(1)
-        if b"\xc2\xa0" in data:
-            data = data.replace(b"\xc2\xa0", b" ")
-        buffer[: len(data)] = data
-        return len(data)
-
-
 def _text_stream(source: IO[bytes]) -> io.TextIOWrapper:
     # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the first heading
-    spaced = io.BufferedReader(_SpacesForNbsp(source), buffer_size=1 << 16)
-    return io.TextIOWrapper(spaced, encoding="utf-8-sig", errors="replace", newline="")
+    return io.TextIOWrapper(source, encoding="utf-8-sig", errors="replace", newline="")
 
 
 def read_table(source: IO[bytes], fmt: str = "auto") -> Table:
     """Detect (or take) the format and return the table; large delimited files stream."""
     if fmt not in FORMATS:
         raise RedoInputError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
+    # Non-breaking spaces arrive with output pasted from web pages and mail. float(), int() and strip()
+    # take them as spaces already; the readers that cut columns by position replace them (sqlplus, AWR).
     text = _text_stream(source)
-    sample = list(islice(text, _SAMPLE_LINES))
+    sample = [line.replace("\xa0", " ") for line in islice(text, _SAMPLE_LINES)]
     lines = chain(sample, text)
     joined = "".join(sample)
     if fmt == "awr-miner" or (fmt == "auto" and looks_like_awr_miner(joined)):
-        return read_awr_miner(list(lines))
+        return read_awr_miner([line.replace("\xa0", " ") for line in lines])
     if fmt == "awr-report" or (fmt == "auto" and looks_like_awr_report(joined)):
-        return read_awr_report("".join(lines))
+        return read_awr_report("".join(lines).replace("\xa0", " "))
     forced = _DELIMITER_OF.get(fmt)
     heading = locate_heading(sample, forced)
     if fmt == "sqlplus" or (fmt == "auto" and looks_like_sqlplus(sample) and heading is None):
-        return read_sqlplus(list(lines))
+        return read_sqlplus([line.replace("\xa0", " ") for line in lines])
     if heading is None:
         raise RedoInputError(describe_unrecognised(sample))
     at, delimiter, names = heading

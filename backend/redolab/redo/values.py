@@ -65,8 +65,9 @@ class DateColumn:
         return value
 
     def _parse(self, text: str, line: int) -> datetime:
+        cleaned = text.replace("\xa0", " ").strip()  # a non-breaking space from pasted output is a space
         for name, pattern in _PATTERNS:
-            match = pattern.match(text.strip())
+            match = pattern.match(cleaned)
             if match:
                 try:
                     value = _build(match)

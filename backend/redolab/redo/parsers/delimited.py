@@ -93,8 +93,11 @@ def read_delimited(lines: Iterable[str], delimiter: str, *, skip: int = 0, names
                     f"line {number}: {len(fields)} fields where the heading on line {header_number} "
                     f"has {width}; is a value missing, or does it contain an unquoted '{delimiter}'?"
                 )
-            if fields[0][:1] in initials and (
-                _UNDERLINE.match(delimiter.join(fields)) or [_clean(f).upper() for f in fields] == repeated
+            first = fields[0]
+            if (
+                first
+                and first[0] in initials
+                and (_UNDERLINE.match(delimiter.join(fields)) or [_clean(f).upper() for f in fields] == repeated)
             ):
                 continue  # the heading's underline, or the heading repeated at a page break
             yield number, fields  # unstripped: int()/float() ignore padding; text fields strip later
