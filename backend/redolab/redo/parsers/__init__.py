@@ -6,8 +6,17 @@ to redo fields. One error type names the line, the column and what was expected.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+# Lines around a query's output that are never a heading nor a row, in SQL*Plus spools and the CSV
+# files written from them: "N rows selected.", prompts, echoed commands, errors, comments.
+FOOTER = re.compile(r"^\s*(\d+|no) rows? selected\.?\s*$", re.IGNORECASE)
+NOISE = re.compile(
+    r"^\s*(SQL>|SP2-|ORA-\d|Elapsed:|Connected|Disconnected|Session altered|PL/SQL procedure|--|REM\s|#|\d+\s+rows? )",
+    re.IGNORECASE,
+)
 
 
 class RedoInputError(ValueError):

@@ -10,15 +10,10 @@ import re
 from collections.abc import Iterable, Iterator
 from itertools import islice
 
-from redolab.redo.parsers import RedoInputError, Table
+from redolab.redo.parsers import FOOTER, NOISE, RedoInputError, Table
 
 DELIMITERS = ",;|\t"
 
-_FOOTER = re.compile(r"^\s*(\d+|no) rows? selected\.?\s*$", re.IGNORECASE)
-_NOISE = re.compile(
-    r"^\s*(SQL>|SP2-|ORA-\d|Elapsed:|Connected|Disconnected|Session altered|PL/SQL procedure|--|REM\s|#)",
-    re.IGNORECASE,
-)
 _UNDERLINE = re.compile(r"^[\s\-|,;\t=]*-[\s\-|,;\t=]*$")
 # ||'<separator>'|| between the names of a concatenated select expression
 _CONCAT = re.compile(r"\s*\|\|\s*'([^']*)'\s*\|\|\s*")
@@ -27,7 +22,7 @@ _CONCAT = re.compile(r"\s*\|\|\s*'([^']*)'\s*\|\|\s*")
 def is_skippable(line: str) -> bool:
     """Lines that are never a heading nor a row: blank, `""`, prompts, comments, row counts."""
     stripped = line.strip()
-    return not stripped or stripped in ('""', "''", '"') or bool(_NOISE.match(line) or _FOOTER.match(line))
+    return not stripped or stripped in ('""', "''", '"') or bool(NOISE.match(line) or FOOTER.match(line))
 
 
 def field_count(line: str, delimiter: str) -> int:

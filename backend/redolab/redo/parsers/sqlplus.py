@@ -7,11 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from redolab.redo.parsers import RedoInputError, Table
+from redolab.redo.parsers import FOOTER, NOISE, RedoInputError, Table
 
 _DASHES = re.compile(r"^\s*-+(\s+-+)*\s*$")
-_FOOTER = re.compile(r"^\s*(\d+|no) rows? selected\.?\s*$", re.IGNORECASE)
-_NOISE = re.compile(r"^\s*(SQL>|SP2-|Elapsed:|Connected|Disconnected|Session altered|\d+\s+rows? )", re.IGNORECASE)
 
 
 def looks_like_sqlplus(sample_lines: list[str]) -> bool:
@@ -60,7 +58,7 @@ def read_sqlplus(lines: Iterable[str]) -> Table:
             line = lines[index]
             number = index + 1
             index += 1
-            if not line.strip() or _FOOTER.match(line) or _NOISE.match(line):
+            if not line.strip() or FOOTER.match(line) or NOISE.match(line):
                 continue
             if line == heading_line:
                 continue  # heading repeated at a page break (its dashes are skipped below)
