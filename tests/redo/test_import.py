@@ -212,6 +212,10 @@ def test_archive_upload_previews_members_and_imports_all_or_nothing(browser_clie
     assert record.filename == "dma_collection.zip" and record.kind == "mixed"
     assert record.rows_kept == 6 + 48 + 6  # hourly volumes, profile hours, AWR Miner snapshots
     assert any("Read from the archive:" in w and "awr-hist-" in w for w in record.warnings)
+    assert any(n.endswith("112225120000.log: 1 h periods, 3 of them (the hour in HO).") for n in record.notes)
+    assert any(n.startswith("Ignored (present, not read) in dma_collection.zip/") for n in record.notes)
+    page = browser_client.get(f"/environments/{environment.id}")
+    assert "how it was read" in page.text and "1 h periods, 3 of them (the hour in HO)." in page.text
 
     broken = collection()
     broken["dma_output/awr-hist-1234567890-ORCL-1000-1003.out"] = (
@@ -256,6 +260,10 @@ def test_api_preview_of_text_and_of_nothing(api_client, session):
     assert preview.status_code == 200, preview.text
     analysis = preview.json()["analysis"]
     assert analysis["ignored_columns"] == {"pasted text": ["LOGS"]}
+    imported = api_client.post(f"{base}/imports", json={"upload_token": preview.json()["upload_token"]})
+    assert imported.status_code == 201, imported.text
+    assert "Ignored (present, not read): LOGS." in imported.json()["notes"]
+    assert "REDO_DAY read as the period start: its values are dates." in imported.json()["notes"]
     assert any(n.startswith("1 d periods, 2 of them") for n in analysis["notes"])
     nothing = api_client.post(f"{base}/preview", data={"format": "auto"})
     assert nothing.status_code == 422 and "as `text`" in nothing.text

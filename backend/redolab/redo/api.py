@@ -31,6 +31,7 @@ class RedoImportPublic(BaseModel):
     rows_kept: int
     dropped: dict
     warnings: list
+    notes: list | None
     first_time: datetime | None
     last_time: datetime | None
     threads: list

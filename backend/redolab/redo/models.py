@@ -25,6 +25,8 @@ class RedoImport(Base):
     rows_kept: Mapped[int] = mapped_column(Integer)
     dropped: Mapped[dict] = mapped_column(JSON)
     warnings: Mapped[list] = mapped_column(JSON)
+    # how the file was read: periods found, lines passed over, columns present but not read, members used
+    notes: Mapped[list | None] = mapped_column(JSON, nullable=True)
     first_time: Mapped[datetime | None] = mapped_column(UTCDateTime())
     last_time: Mapped[datetime | None] = mapped_column(UTCDateTime())
     threads: Mapped[list] = mapped_column(JSON)

@@ -175,7 +175,7 @@ def import_file(
         raise
     record.format, record.kind, record.mapping = totals["format"], totals["kind"], totals["mapping"]
     record.rows_read, record.rows_kept, record.dropped = totals["rows_read"], totals["kept"], totals["dropped"]
-    record.warnings, record.threads = totals["warnings"], totals["threads"]
+    record.warnings, record.threads, record.notes = totals["warnings"], totals["threads"], totals["notes"]
     record.first_time, record.last_time = totals["first"], totals["last"]
     session.commit()
     _cache.pop(environment.id, None)
@@ -215,8 +215,18 @@ def _parse_here(path: Path, filename: str, fmt: str, mapping: dict | None, impor
         "format": ", ".join(sorted(set(reading.formats)))[:50], "kind": _kind(reading),
         "mapping": reading.mapping if single else {}, "rows_read": reading.rows_read, "kept": kept,
         "dropped": dict(reading.dropped), "warnings": [*used, *reading.warnings], "threads": sorted(threads),
-        "first": _from_epoch(first), "last": _from_epoch(last),
+        "first": _from_epoch(first), "last": _from_epoch(last), "notes": _read_notes(reading),
     }  # fmt: skip
+
+
+def _read_notes(reading: Reading) -> list[str]:
+    """What an import keeps of how its file was read (the preview's notes and ignored columns)."""
+    several = len(reading.ignored) > 1
+    ignored = [
+        f"Ignored (present, not read){' in ' + name if several else ''}: {', '.join(columns)}."
+        for name, columns in reading.ignored.items()
+    ]
+    return [*reading.notes, *ignored]
 
 
 def _parse_in_child(path: str, filename: str, fmt: str, mapping: dict | None, import_id: int, pipe) -> None:
