@@ -242,3 +242,10 @@ def test_pasted_output_with_non_breaking_spaces(tmp_path, name):
     _, original = analyze_files([FIXTURES / name])
     assert pasted["required_bytes_per_second"] == pytest.approx(original["required_bytes_per_second"])
     assert pasted["unique_logs"] == original["unique_logs"]
+
+
+def test_sqlplus_numbers_with_thousands_separators_stay_sqlplus():
+    """Commas in SQL*Plus numbers (COLUMN ... FORMAT 999,999,999) split every row alike: still SQL*Plus."""
+    rows, reading = intervals("sqlplus_thousands.txt")
+    assert reading.formats == ["sqlplus"]
+    assert [r.bytes for r in rows] == [1_887_436_800, 943_718_400, 471_859_200]

@@ -17,7 +17,7 @@ from redolab.redo.parsers import RedoInputError, Table
 from redolab.redo.parsers.awr_miner import looks_like_awr_miner, read_awr_miner
 from redolab.redo.parsers.awr_report import looks_like_awr_report, read_awr_report
 from redolab.redo.parsers.delimited import DELIMITERS, field_count, is_skippable, read_delimited, split_expression
-from redolab.redo.parsers.sqlplus import looks_like_sqlplus, read_sqlplus
+from redolab.redo.parsers.sqlplus import read_sqlplus, underline_at
 
 FORMATS = ("auto", "csv", "semicolon", "pipe", "tab", "sqlplus", "awr-report", "awr-miner")
 _DELIMITER_OF = {"csv": ",", "semicolon": ";", "pipe": "|", "tab": "\t"}
@@ -46,7 +46,11 @@ def read_table(source: IO[bytes], fmt: str = "auto") -> Table:
         return read_awr_report("".join(lines).replace("\xa0", " "))
     forced = _DELIMITER_OF.get(fmt)
     heading = locate_heading(sample, forced)
-    if fmt == "sqlplus" or (fmt == "auto" and looks_like_sqlplus(sample) and heading is None):
+    underline = underline_at(sample)
+    # SQL*Plus output whose numbers carry thousands separators splits on commas below its dashed
+    # underline: a delimited heading counts only when it stands above the underline's heading.
+    in_sqlplus = underline is not None and (heading is None or heading[0] >= underline - 1)
+    if fmt == "sqlplus" or (fmt == "auto" and in_sqlplus):
         return read_sqlplus([line.replace("\xa0", " ") for line in lines])
     if heading is None:
         raise RedoInputError(describe_unrecognised(sample))

@@ -42,7 +42,7 @@ def split_expression(line: str) -> tuple[str, list[str]] | None:
     delimiter = separators[0].strip() or separators[0]
     if len(delimiter) != 1 or any((s.strip() or s) != delimiter for s in separators):
         return None
-    names = [name.strip().strip('"').strip() for name in _CONCAT.split(line.strip())[::2]]
+    names = [_clean(name) for name in _CONCAT.split(line.strip())[::2]]
     return (delimiter, names) if len(names) >= 2 and all(names) else None
 
 
@@ -75,14 +75,14 @@ def read_delimited(lines: Iterable[str], delimiter: str, *, skip: int = 0, names
     width = len(headers)
     repeated = [h.upper() for h in headers]
     # a row can only be the heading again, or its underline, if its first field starts like them
-    initials = {"-", " ", '"', repeated[0][:1].upper(), repeated[0][:1].lower()} - {""}
+    initials = {"-", " ", '"', repeated[0][:1], repeated[0][:1].lower()} - {""}
 
     def rows() -> Iterator[tuple[int, list[str]]]:
         for fields in reader:
             number = base + reader.line_num
             if len(fields) != width:
                 line = delimiter.join(fields)
-                if not any(f.strip() for f in fields) or is_skippable(line) or _UNDERLINE.match(line):
+                if is_skippable(line) or _UNDERLINE.match(line):
                     continue  # blank line, prompt, "N rows selected.", a dashed underline
                 raise RedoInputError(
                     f"line {number}: {len(fields)} fields where the heading on line {header_number} "

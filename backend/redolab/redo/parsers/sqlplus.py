@@ -12,8 +12,9 @@ from redolab.redo.parsers import FOOTER, NOISE, RedoInputError, Table
 _DASHES = re.compile(r"^\s*-+(\s+-+)*\s*$")
 
 
-def looks_like_sqlplus(sample_lines: list[str]) -> bool:
-    return any(_DASHES.match(line.expandtabs(8)) for line in sample_lines if line.strip())
+def underline_at(sample_lines: list[str]) -> int | None:
+    """Index of the first dashed underline (SQL*Plus's heading separator) in the sample, or None."""
+    return next((i for i, line in enumerate(sample_lines) if line.strip() and _DASHES.match(line.expandtabs(8))), None)
 
 
 def _spans(dash_line: str) -> list[tuple[int, int]]:
