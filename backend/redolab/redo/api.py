@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from datetime import datetime
 
 from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
@@ -60,7 +59,7 @@ def preview_upload(
     if file is not None and file.filename:
         token = service.store_upload(upload_dir(request), file.file, file.filename)
     elif text and text.strip():
-        token = service.store_upload(upload_dir(request), io.BytesIO(text.encode()), service.PASTED_NAME)
+        token = service.store_pasted(upload_dir(request), text)
     else:
         raise FieldError("file", "Send the export as `file` (multipart) or its text as `text`.", 422)
     path, filename = service.upload_path(upload_dir(request), token)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import marshal
 import pickle
 import secrets
@@ -52,6 +53,11 @@ def store_upload(upload_dir: Path, source, filename: str) -> str:
             target.write(block)
     (upload_dir / f"{token}.name").write_text(Path(filename or "upload").name[:200])
     return token
+
+
+def store_pasted(upload_dir: Path, text: str) -> str:
+    """Save text pasted into the paste box (or sent as `text`) as an upload named PASTED_NAME."""
+    return store_upload(upload_dir, io.BytesIO(text.encode()), PASTED_NAME)
 
 
 def upload_path(upload_dir: Path, token: str) -> tuple[Path, str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
@@ -90,7 +88,7 @@ async def preview_upload(request: Request, session: SessionDep, user: OperatorUs
     if upload is not None and hasattr(upload, "read") and getattr(upload, "filename", ""):
         token = service.store_upload(upload_dir(request), upload.file, upload.filename)
     elif pasted.strip():
-        token = service.store_upload(upload_dir(request), io.BytesIO(pasted.encode()), service.PASTED_NAME)
+        token = service.store_pasted(upload_dir(request), pasted)
     elif not token:
         context = {
             "environment": environment,
