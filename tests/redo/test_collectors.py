@@ -271,3 +271,14 @@ def test_headings_after_quotes_titles_and_prompts(tmp_path):
     _, summary = analyze_files([path])
     assert thread_peaks(summary)[1] == pytest.approx(MIB)
     assert "lines 1 to 4 before the heading were passed over (titles, prompts, blank lines)" in summary["notes"]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".tgz"])
+def test_a_damaged_archive_is_refused_naming_it(tmp_path, suffix):
+    data = gzip.compress(DAILY.read_bytes() * 50)
+    path = tmp_path / f"cut{suffix}"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(RedoInputError) as refused:
+        analyze_files([path])
+    message = str(refused.value)
+    assert message.startswith(f"{path.name}: the gzip file is damaged (") and message.endswith("compress it again")

@@ -12,6 +12,7 @@ import bz2
 import gzip
 import tarfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -63,13 +64,16 @@ def expand(path: Path, name: str, workdir: Path) -> list[Source] | None:
         try:
             with opener(path, "rb") as probe:
                 head = probe.read(262)
-        except (OSError, EOFError) as error:
-            raise RedoInputError(f"{name}: the {kind} archive cannot be read ({error})") from None
+        except (OSError, EOFError, zlib.error) as error:
+            raise RedoInputError(f"{name}: the {kind} file is damaged ({error}): compress it again") from None
         if not (len(head) >= 262 and head[257:262] == b"ustar"):  # one compressed file, not a tar
             inner = name[: -len(".gz")] if name.endswith(".gz") else name.rsplit(".", 1)[0]
             target = workdir / "member-0"
-            with opener(path, "rb") as source:
-                budget.copy(source, target, inner)
+            try:
+                with opener(path, "rb") as source:
+                    budget.copy(source, target, inner)
+            except (OSError, EOFError, zlib.error) as error:
+                raise RedoInputError(f"{name}: the {kind} file is damaged ({error}): compress it again") from None
             return [Source(target, f"{name}/{inner}")]
     return _tar(path, name, workdir, budget)
 
@@ -134,7 +138,7 @@ def _zip(path: Path, name: str, workdir: Path, budget: _Budget) -> list[Source]:
             try:
                 with archive.open(info) as source:
                     budget.copy(source, target, info.filename)
-            except (zipfile.BadZipFile, RuntimeError, NotImplementedError) as error:
+            except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError, EOFError, zlib.error) as error:
                 raise RedoInputError(f"{name}: {info.filename} cannot be unpacked ({error})") from None
             sources.append(Source(target, _display(name, info.filename)))
     return sources
@@ -154,6 +158,6 @@ def _tar(path: Path, name: str, workdir: Path, budget: _Budget) -> list[Source]:
                 target = workdir / f"member-{number}"
                 budget.copy(source, target, info.name)
                 sources.append(Source(target, _display(name, info.name)))
-    except (tarfile.TarError, OSError, EOFError) as error:
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
         raise RedoInputError(f"{name}: not a readable tar archive ({error})") from None
     return sources
