@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the real components the test suite starts: PostgreSQL, Chromium, OpenSSH server,
 # docker-compose (to validate docker-compose.yml), musl-tools (the static redoprobe build),
-# iproute2 and iputils-ping (the lab). Debian packages; needs root (CI is root).
+# iproute2 and iputils-ping (the lab), poppler-utils (pdftotext, the plan report test). Debian
+# packages; needs root (CI is root).
 set -euo pipefail
 
 need=()
@@ -14,6 +15,7 @@ command -v musl-gcc >/dev/null || need+=(musl-tools)
 command -v ip >/dev/null || need+=(iproute2)          # the lab: namespaces, veth, bridge
 command -v ping >/dev/null || need+=(iputils-ping)    # the lab's RTT checks
 command -v iperf3 >/dev/null || need+=(iperf3)          # imports of real iperf3 -J output; the probe benchmark
+command -v pdftotext >/dev/null || need+=(poppler-utils)  # the plan report test reads the PDF's text
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

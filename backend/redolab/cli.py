@@ -532,17 +532,42 @@ def plan_instantiation(
 def plan_show(
     env: str = typer.Option(..., "--env", help="Environment name."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON (units in the keys)."),
+    imports: list[int] = typer.Option(
+        [], "--import", help="Use only these redo imports (repeat); default: every import."
+    ),
+    runs: list[int] = typer.Option(
+        [],
+        "--run",
+        help="Use only these runs (repeat; a loopback run only when named); default: every run over the link.",
+    ),
+    exclude_tags: list[str] = typer.Option([], "--exclude-tag", help="Leave out runs with this tag (repeat)."),
+    pdf: Path | None = typer.Option(None, "--pdf", help="Also write the plan report as PDF to this file."),
+    author: str = typer.Option("redolab CLI", "--author", help="The author named on the PDF report."),
 ) -> None:
     """The environment's plan: verdicts, estimate, lag replay, commit impact, risks and settings."""
-    from redolab.planning.service import environment_plan
+    from redolab.planning.report import ReportError, plan_report, render_pdf, report_html
+    from redolab.planning.service import Selection
 
+    selection = Selection.parse(chosen=False, imports=imports, runs=runs, exclude_tags=exclude_tags)
     with _environment_named(env) as (session, environment):
-        plan = environment_plan(session=session, environment=environment)
+        report = plan_report(session=session, environment=environment, selection=selection, author=author)
+        html = report_html(report) if pdf else None
+    plan = report.plan
+    if pdf:
+        try:
+            pdf.write_bytes(render_pdf(html))
+        except (ReportError, OSError) as error:
+            _fail(f"--pdf {pdf}: {error}")
+    if as_json:
+        _echo_json(report.to_json())
+        return
+    if pdf:
+        typer.echo(f"report written to {pdf}")
     if as_json:
         _echo_json(plan.to_json())
         return
     for card in plan.cards:
-        typer.echo(f"== {card.title} [{card.status}]")
+        typer.echo(f"== {card.title} [{card.badge}]")
         if card.headline:
             typer.echo(f"   {card.headline}")
         for label, value in card.rows:

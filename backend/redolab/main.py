@@ -29,6 +29,7 @@ from redolab.core.templating import FRONTEND_DIR, is_htmx, render
 from redolab.environments import api as environments_api
 from redolab.environments import views as environments_views
 from redolab.planning import api as planning_api
+from redolab.planning import views as planning_views
 from redolab.probes import api as probes_api
 from redolab.probes import sweep_views
 from redolab.probes import views as probes_views
@@ -181,5 +182,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(redo_views.router)
     app.include_router(redo_api.router)
     app.include_router(planning_api.router)
+    app.include_router(planning_views.router)
     app.mount("/static", StaticFiles(directory=FRONTEND_DIR / "static"), name="static")
     return app

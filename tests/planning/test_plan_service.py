@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from redolab.planning.service import environment_plan
+from redolab.planning.service import Selection, environment_plan
 from redolab.probes.models import RunStatus
 from redolab.probes.parser import run_metrics
 from redolab.probes.service import run_lines
@@ -56,9 +56,21 @@ def measured(session, engine, secret_key, tmp_path):
     return environment, runs
 
 
+def test_loopback_runs_are_evidence_but_not_the_link_by_default(session, measured):
+    environment, runs = measured
+    plan = environment_plan(session=session, environment=environment)
+    notes = {e.id: e for e in plan.evidence if e.kind == "run"}
+    assert all(not notes[r.id].chosen and "not the link" in notes[r.id].note for r in runs)
+    assert not any(s.url and s.url.startswith("/runs/") for c in plan.cards for s in c.sources)
+    assert plan.card("commit").status == "missing"  # the SYNC run on loopback is not used
+    # the environment has no nominal link rate: thread verdicts wait for a run over the link
+    assert plan.card("transport").status == "missing"
+
+
 def test_plan_is_computed_from_the_stored_runs_and_import(session, measured):
     environment, (single, double, sync) = measured
-    plan = environment_plan(session=session, environment=environment)
+    chosen = Selection(runs=frozenset(r.id for r in (single, double, sync)))  # loopback: only when named
+    plan = environment_plan(session=session, environment=environment, selection=chosen)
     transport = plan.card("transport")
     thread1 = next(t for t in transport.values["threads"] if t["thread"] == 1)
     assert thread1["run_id"] == single.id
@@ -86,14 +98,15 @@ def test_plan_is_computed_from_the_stored_runs_and_import(session, measured):
 
 def test_plan_api_page_and_cli_agree(session, measured, api_client, browser_client, tmp_path, database_url):
     environment, runs = measured
-    response = api_client.get(f"/api/v1/environments/{environment.id}/plan")
+    query = "&".join(f"run={r.id}" for r in runs)
+    response = api_client.get(f"/api/v1/environments/{environment.id}/plan?{query}")
     assert response.status_code == 200
     body = response.json()
     assert set(body["cards"]) == {"transport", "instantiation", "buffers", "lag", "commit"}
     socket_buffer = body["cards"]["buffers"]["values"]["socket_buffer_bytes"]
     assert {s["url"] for s in body["cards"]["transport"]["sources"]} >= {f"/runs/{runs[0].id}"}
 
-    page = browser_client.get(f"/environments/{environment.id}")
+    page = browser_client.get(f"/environments/{environment.id}?{query}")
     assert page.status_code == 200
     for key in body["cards"]:
         assert f'id="plan-{key}"' in page.text
@@ -101,7 +114,7 @@ def test_plan_api_page_and_cli_agree(session, measured, api_client, browser_clie
     assert "never behind" in page.text and 'id="lag-chart"' not in page.text  # loopback outruns every log
 
     result = subprocess.run(
-        [str(REDOLAB), "plan", "show", "--env", environment.name, "--json"],
+        [str(REDOLAB), "plan", "show", "--env", environment.name, "--json", *[f"--run={r.id}" for r in runs]],
         capture_output=True, text=True, env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
         timeout=60,
     )  # fmt: skip

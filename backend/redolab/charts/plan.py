@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import plotly.graph_objects as go
 
 from redolab.charts import LAYOUT
 
 
-def lag_figure(series: dict[int, list[tuple[datetime, float]]]) -> str | None:
+def lag_figure(series: dict[int, list[tuple[datetime, float]]], zone: str = "UTC") -> str | None:
     """Transport lag (seconds) over time, one line per redo thread."""
     if not any(lag for points in series.values() for _, lag in points):
         return None  # never behind: a flat line at zero says nothing the card does not
@@ -17,13 +18,13 @@ def lag_figure(series: dict[int, list[tuple[datetime, float]]]) -> str | None:
     for thread, points in sorted(series.items()):
         figure.add_trace(
             go.Scatter(
-                x=[p[0] for p in points],
+                x=[p[0].astimezone(ZoneInfo(zone)).replace(tzinfo=None) for p in points],
                 y=[p[1] for p in points],
                 name=f"thread {thread}",
                 mode="lines",
                 hovertemplate="%{y:.2f} s behind at %{x}<extra>thread " + str(thread) + "</extra>",
             )
         )
-    figure.update_layout(**LAYOUT, xaxis_title="time (UTC)", yaxis_title="transport lag (s)")
+    figure.update_layout(**LAYOUT, xaxis_title=f"time ({zone})", yaxis_title="transport lag (s)")
     figure.update_yaxes(rangemode="tozero")
     return figure.to_json()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from redolab.charts import LAYOUT
 from redolab.core.units import MIB
@@ -23,52 +25,110 @@ def _thin(points: list, limit: int = MAX_POINTS) -> list:
     return [max(points[int(i * size) : int((i + 1) * size)], key=lambda p: p[1]) for i in range(limit)]
 
 
-def rate_figure(analysis: Analysis) -> str | None:
-    """Rate over time: each thread's logs, the summed rate, its peak and the required rate."""
-    if not analysis.points and not analysis.segments:
+MAX_PERIODS = 6  # stretches of history drawn side by side; older ones are named, not drawn
+PERIOD_GAP_SECONDS = 86400.0  # data further apart than this are drawn as separate stretches
+
+
+def _local(moment: datetime, zone: str) -> datetime:
+    """A UTC time as the database's wall clock, without a zone (plotly draws naive times as given)."""
+    return moment.astimezone(ZoneInfo(zone)).replace(tzinfo=None)
+
+
+def _periods(points: list[datetime]) -> list[tuple[datetime, datetime]]:
+    periods: list[list[datetime]] = []
+    for moment in sorted(points):
+        if periods and (moment - periods[-1][1]).total_seconds() <= PERIOD_GAP_SECONDS:
+            periods[-1][1] = moment
+        else:
+            periods.append([moment, moment])
+    return [(a, b) for a, b in periods]
+
+
+def rate_figure(requirement, zone: str = "UTC") -> str | None:
+    """Rate over time: each thread's rows, the summed series where the threads overlap, the summed peak
+    and the required rate. Stretches of history far apart (2022 and 2024) get a panel each, so neither
+    is squashed and no line crosses the gap; times are the database's clock in `zone`."""
+    analysis = requirement.analysis
+    if not analysis.points and not requirement.spans:
         return None  # no dates (an hour-of-day profile): nothing to draw over time
-    figure = go.Figure()
+    moments = [p[0] for points in analysis.points.values() for p in points]
+    moments += [m for span in requirement.spans for m in (span.start, span.end)]
+    periods = _periods(moments)
+    hidden = periods[:-MAX_PERIODS]
+    periods = periods[-MAX_PERIODS:]
+    figure = make_subplots(
+        rows=1, cols=len(periods), shared_yaxes=True, horizontal_spacing=0.03 if len(periods) > 1 else 0.0
+    )
+
+    def column(moment: datetime) -> int | None:
+        for index, (first, last) in enumerate(periods, 1):
+            if first <= moment <= last + timedelta(seconds=PERIOD_GAP_SECONDS):
+                return index
+        return None
+
     for thread, points in sorted(analysis.points.items()):
         points = _thin(sorted(points))
-        figure.add_trace(
-            go.Scattergl(
-                x=[p[0] for p in points],
-                y=[p[1] / MIB for p in points],
-                mode="markers",
-                name=f"thread {thread}",
-                marker={"size": 5},
-                hovertemplate="%{y:.2f} MiB/s from %{x}<extra>thread " + str(thread) + "</extra>",
+        for index in range(1, len(periods) + 1):
+            mine = [p for p in points if column(p[0]) == index]
+            if not mine:
+                continue
+            figure.add_trace(
+                go.Scattergl(
+                    x=[_local(p[0], zone) for p in mine],
+                    y=[p[1] / MIB for p in mine],
+                    mode="markers",
+                    name=f"thread {thread}",
+                    legendgroup=f"thread {thread}",
+                    showlegend=index == 1 or not any(column(p[0]) == 1 for p in points),
+                    marker={"size": 5},
+                    hovertemplate="%{y:.2f} MiB/s from %{x}<extra>thread " + str(thread) + "</extra>",
+                ),
+                row=1,
+                col=index,
             )
-        )
-    if analysis.segments and len(analysis.threads) > 1:
-        segments = _thin([(s, r, e) for s, e, r in analysis.segments])
-        x, y = [], []
-        for start, rate, end in segments:
-            x += [start, end]
-            y += [rate / MIB, rate / MIB]
-        figure.add_trace(go.Scattergl(x=x, y=y, mode="lines", name="all threads (summed)", line={"width": 2}))
-    peak = analysis.summed_peak or ((analysis.peak_for_requirement, None) if analysis.peak_for_requirement else None)
-    required = analysis.required_bytes_per_second
-    if peak:
-        figure.add_hline(y=peak[0] / MIB, line_dash="dot", annotation_text=f"peak {peak[0] / MIB:,.2f} MiB/s")
-    if required:
-        figure.add_hline(
-            y=required / MIB,
-            line_dash="dash",
-            line_color="#b33a3a",
-            annotation_text=f"required {required / MIB:,.2f} MiB/s (+{analysis.headroom_ratio:.0%})",
-        )
-    figure.update_layout(**_LAYOUT, xaxis_title="time (UTC)", yaxis_title="redo rate (MiB/s)")
-    figure.update_yaxes(rangemode="tozero")
+    if len(requirement.threads) > 1:
+        for number, span in enumerate(requirement.spans):
+            index = column(span.start)
+            if index is None:
+                continue
+            x, y = [], []
+            for start, rate, end in _thin([(s, r, e) for s, e, r in span.segments]):
+                x += [_local(start, zone), _local(end, zone)]
+                y += [rate / MIB, rate / MIB]
+            figure.add_trace(
+                go.Scattergl(
+                    x=x, y=y, mode="lines", name="all threads (summed, where they overlap)", line={"width": 2},
+                    legendgroup="summed", showlegend=number == 0,
+                ),
+                row=1,
+                col=index,
+            )  # fmt: skip
+    peak, required = requirement.summed_peak_bytes_per_second, requirement.summed_required_bytes_per_second
+    figure.add_hline(y=peak / MIB, line_dash="dot", annotation_text=f"peak {peak / MIB:,.2f} MiB/s")
+    figure.add_hline(
+        y=required / MIB,
+        line_dash="dash",
+        line_color="#b33a3a",
+        annotation_text=f"required {required / MIB:,.2f} MiB/s (+{requirement.headroom_ratio:.0%})",
+    )
+    title = f"time ({zone})"
+    if hidden:
+        title += f"; {len(hidden)} older stretch{'es' if len(hidden) > 1 else ''} not drawn"
+    figure.update_layout(**_LAYOUT)
+    figure.update_xaxes(title_text=title if len(periods) == 1 else None)
+    if len(periods) > 1:
+        figure.update_layout(title={"text": title, "y": 0.98, "font": {"size": 12}})
+    figure.update_yaxes(rangemode="tozero", title_text="redo rate (MiB/s)", row=1, col=1)
     return figure.to_json()
 
 
-def heatmap_figure(analysis: Analysis) -> str | None:
+def heatmap_figure(analysis: Analysis, zone: str = "UTC") -> str | None:
     """Highest summed rate by weekday and hour (MiB/s): when the peaks come."""
     if not analysis.segments:
         return None
     cells = [[0.0] * 24 for _ in WEEKDAYS]
     for start, end, rate in analysis.segments:
+        start, end = _local(start, zone), _local(end, zone)
         hour = start.replace(minute=0, second=0, microsecond=0)
         while hour < end:
             cell = cells[hour.weekday()]
@@ -84,7 +144,7 @@ def heatmap_figure(analysis: Analysis) -> str | None:
             hovertemplate="%{y} %{x}h: %{z:.2f} MiB/s<extra></extra>",
         )
     )
-    figure.update_layout(**{**_LAYOUT, "height": 300}, xaxis_title="hour of day (UTC)")
+    figure.update_layout(**{**_LAYOUT, "height": 300}, xaxis_title=f"hour of day ({zone})")
     return figure.to_json()
 
 

@@ -6,6 +6,7 @@ same schema accepts 2199023255552 from a script and "2 TiB" from a form.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -61,6 +62,32 @@ def at_most(limit: float, shown: str) -> AfterValidator:
 
     return AfterValidator(check)
 
+
+def time_zone(value: Any) -> Any:
+    """An IANA time zone name (Europe/Berlin, America/New_York, UTC); blank is UTC."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "UTC"
+    if not isinstance(value, str):
+        raise PydanticCustomError("time_zone", "A time zone is a name such as UTC or Europe/Berlin.")
+    name = value.strip()
+    if name not in _zones():
+        raise PydanticCustomError(
+            "time_zone",
+            "'{name}' is not a time zone name: use the IANA name the database's host uses, such as UTC, "
+            "Europe/Berlin or America/New_York.",
+            {"name": name[:64]},
+        )
+    return name
+
+
+@functools.cache
+def _zones() -> frozenset[str]:
+    import zoneinfo
+
+    return frozenset(zoneinfo.available_timezones()) | {"UTC"}
+
+
+TimeZoneName = Annotated[str, BeforeValidator(time_zone)]
 
 # Optional quantities: blank text is "not given" (None), like a JSON null.
 SizeBytes = Annotated[int | None, BeforeValidator(_unit_parser(units.parse_size))]

@@ -15,6 +15,21 @@ from redolab.core.config import PROJECT_ROOT
 
 FRONTEND_DIR = PROJECT_ROOT / "frontend"
 
+
+def _in_zone(moment, zone: str, seconds: bool = False) -> str:
+    """A stored UTC time on the database's clock: '2022-01-15 09:00' (the zone is named in the heading)."""
+    if moment is None:
+        return "–"
+    from zoneinfo import ZoneInfo
+
+    if isinstance(moment, str):
+        from datetime import datetime
+
+        moment = datetime.fromisoformat(moment)
+    local = moment.astimezone(ZoneInfo(zone))
+    return f"{local:%Y-%m-%d %H:%M:%S}" if seconds else f"{local:%Y-%m-%d %H:%M}"
+
+
 templates = Jinja2Blocks(directory=str(FRONTEND_DIR / "templates"))
 templates.env.filters.update(
     bytes=units.format_bytes,
@@ -22,6 +37,7 @@ templates.env.filters.update(
     bit_rate=units.format_bit_rate,
     mbit=units.format_mbit,
     duration=units.format_duration,
+    in_zone=lambda moment, zone="UTC", seconds=False: _in_zone(moment, zone, seconds),
 )
 templates.env.globals.update(version=__version__, Role=Role)
 

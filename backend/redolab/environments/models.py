@@ -90,6 +90,8 @@ class Environment(TimestampMixin, Base):
     apply_overhead_percent: Mapped[float] = mapped_column(Float, default=30.0)
     link_bandwidth_bits_per_second: Mapped[int | None] = mapped_column(BigInteger)
     link_rtt_seconds: Mapped[float | None] = mapped_column(Float)
+    # The database's time zone (IANA name): imported times are read in it, stored in UTC, shown in it.
+    time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
     notes: Mapped[str] = mapped_column(Text, default="")
 
     hosts: Mapped[list[Host]] = relationship(

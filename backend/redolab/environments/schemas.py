@@ -26,6 +26,7 @@ from redolab.core.fields import (
     OptionalInterfaceName,
     PosixUser,
     SizeBytes,
+    TimeZoneName,
     at_most,
     blank_to_none,
     positive,
@@ -68,6 +69,7 @@ class EnvironmentFields(BaseModel):
     apply_overhead_percent: Percent | None = None
     link_bandwidth_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
     link_rtt_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(10, "10 s")] = None
+    time_zone: TimeZoneName | None = None  # the database's clock: imported times are read in it
     notes: Annotated[str, StringConstraints(max_length=10_000)] | None = None
 
 
@@ -89,6 +91,7 @@ class EnvironmentCreate(EnvironmentFields):
     transport_mode: TransportMode = TransportMode.async_
     headroom_percent: Percent = 30.0
     apply_overhead_percent: Percent = 30.0
+    time_zone: TimeZoneName = "UTC"
     notes: Annotated[str, StringConstraints(max_length=10_000)] = ""
 
     @field_validator("protection_mode")
@@ -151,6 +154,7 @@ class EnvironmentPublic(BaseModel):
     apply_overhead_percent: float
     link_bandwidth_bits_per_second: int | None
     link_rtt_seconds: float | None
+    time_zone: str
     notes: str
     created_at: datetime
     updated_at: datetime

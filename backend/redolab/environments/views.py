@@ -31,7 +31,7 @@ from redolab.environments.schemas import (
     HostCreate,
     HostUpdate,
 )
-from redolab.planning.views import plan_context
+from redolab.planning.views import plan_context, selection_from
 from redolab.probes.views import experiments_context
 from redolab.redo.views import history_context
 from redolab.remote.transport import TransportError
@@ -48,6 +48,7 @@ ENVIRONMENT_DEFAULTS = {
     "standby_rac_nodes": "1",
     "headroom_percent": "30",
     "apply_overhead_percent": "30",
+    "time_zone": "UTC",
 }
 HOST_DEFAULTS = {"role": "primary", "node_number": "1", "ssh_port": "22", "ssh_user": "oracle", "transport": "ssh"}
 
@@ -68,6 +69,7 @@ def _environment_form_values(environment: Environment) -> dict[str, str]:
         "apply_overhead_percent": f"{environment.apply_overhead_percent:g}",
         "link_bandwidth_bits_per_second": units.bit_rate_for_input(environment.link_bandwidth_bits_per_second),
         "link_rtt_seconds": units.duration_for_input(environment.link_rtt_seconds),
+        "time_zone": environment.time_zone or "UTC",
         "notes": environment.notes,
     }
 
@@ -151,7 +153,7 @@ def environment_page(request: Request, session, environment, *, status_code: int
         **experiments_context(session, environment, **forms),
         **_credentials_context(),
         **history_context(session, environment),
-        **plan_context(session, environment),
+        **plan_context(session, environment, selection_from(request)),
     }
     return render(request, "environments/detail.html", context, status_code=status_code)
 

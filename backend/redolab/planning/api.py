@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel
 
 from redolab.core.deps import SessionDep, current_api_user
 from redolab.environments.service import get_environment
-from redolab.planning.service import environment_plan
+from redolab.planning.service import Selection, environment_plan
 
 router = APIRouter(prefix="/api/v1/environments", tags=["plan"], dependencies=[Depends(current_api_user)])
 
@@ -38,15 +40,39 @@ class SnippetPublic(BaseModel):
     lines: list[SettingLinePublic]
 
 
+class EvidencePublic(BaseModel):
+    kind: str  # import | run
+    id: int
+    label: str
+    when: str
+    chosen: bool
+    note: str  # what it is used for, or why not
+    tags: list[str]
+
+
 class PlanPublic(BaseModel):
     cards: dict[str, CardPublic]
+    requirement: dict | None  # per thread and summed, each with its basis; peak windows
+    evidence: list[EvidencePublic]
+    time_zone: str
     risks: list[str]
     settings: list[SnippetPublic]
     settings_sources: list[SourcePublic]
 
 
 @router.get("/{environment_id}/plan", response_model=PlanPublic)
-def read_plan(session: SessionDep, environment_id: int) -> dict:
-    """Verdicts, instantiation estimate, lag replay, commit impact, risks and settings, with sources."""
+def read_plan(
+    session: SessionDep,
+    environment_id: int,
+    chosen: Annotated[
+        bool, Query(description="The import and run lists are complete: what is not named is left out.")
+    ] = False,
+    import_: Annotated[list[int], Query(alias="import", description="Use this import (repeat).")] = [],  # noqa: B006
+    run: Annotated[list[int], Query(description="Use this run (repeat); a loopback run only when named.")] = [],  # noqa: B006
+    exclude_tag: Annotated[list[str], Query(description="Leave out runs with this tag (repeat).")] = [],  # noqa: B006
+) -> dict:
+    """Verdicts, instantiation estimate, lag replay, commit impact, risks and settings, with sources. By
+    default every import and every run over the link; loopback runs are shown as evidence, not used."""
     environment = get_environment(session=session, environment_id=environment_id)
-    return environment_plan(session=session, environment=environment).to_json()
+    selection = Selection.parse(chosen=chosen, imports=import_, runs=run, exclude_tags=exclude_tag)
+    return environment_plan(session=session, environment=environment, selection=selection).to_json()

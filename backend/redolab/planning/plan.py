@@ -1,24 +1,29 @@
 """The plan of one environment: verdicts, estimates, risks and settings, with the working shown.
 
-Pure: it takes the environment's facts, the redo analysis and the measured runs, and returns cards.
-Every card names what it was computed from and, when it cannot be computed, what is missing.
+Pure: it takes the environment's facts, the requirement (planning/requirement.py) and the chosen
+runs, and returns cards. Every card names what it was computed from and, when it cannot be
+computed, what is missing. Each card's badge is decided by `settle` from its own outcomes, and the
+headline is written for that badge, so the two cannot disagree; the transport card and the lag
+replay judge each thread against the same requirement and the same stream, so they cannot either.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 from redolab.core.units import format_byte_rate, format_bytes, format_duration, format_mbit
 from redolab.planning.instantiation import instantiation_estimate
 from redolab.planning.network import bandwidth_delay, tcp_window_bytes
+from redolab.planning.requirement import Requirement
 from redolab.planning.settings import STANDARD_MTU_BYTES, recommended_snippets
-from redolab.planning.transport import MODEL_MODE, commit_impact, replay_lag, transport_verdict
+from redolab.planning.transport import MODEL_MODE, Verdict, commit_impact, replay_lag
 from redolab.probes.parser import RunMetrics
-from redolab.redo.analytics import Analysis
 
 # Statuses a card can have, from best to worst; the page colours them.
-PASS, INFO, WARN, MISSING, FAIL = "pass", "info", "warn", "missing", "fail"
+PASS, INFO, WARN, PARTIAL, MISSING, FAIL = "pass", "info", "warn", "partial", "missing", "fail"
+NOMINAL = "nominal link rate (not measured)"
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,8 @@ class MeasuredRun:
     mtu_bytes: int | None
     metrics: RunMetrics
     created_at: datetime
+    tags: tuple[str, ...] = ()
+    origin: str = "measured"  # measured | imported: oratcptest | imported: iperf3
 
     @property
     def source(self) -> Source:
@@ -60,13 +67,32 @@ class Card:
     rows: list[tuple[str, str]] = field(default_factory=list)  # label, value with its unit
     working: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # what would complete the card
     values: dict = field(default_factory=dict)  # the JSON form, units in the keys
     lag_series: dict[int, list[tuple[datetime, float]]] | None = None
+    nominal: bool = False  # a verdict rests on the environment's nominal link, not a measurement
 
     def cite(self, source: Source) -> None:
         if source not in self.sources:
             self.sources.append(source)
+
+    @property
+    def badge(self) -> str:
+        nominal = self.nominal and self.status != MISSING
+        return f"{self.status} (nominal)" if nominal else self.status
+
+
+@dataclass(frozen=True)
+class EvidenceItem:
+    """One import or run the plan may use, and whether (and how) it does."""
+
+    kind: str  # import | run
+    id: int
+    label: str
+    when: str  # the period of an import, the time of a run
+    chosen: bool
+    note: str  # what it is used for, or why not
+    tags: tuple[str, ...] = ()
 
 
 @dataclass
@@ -75,9 +101,16 @@ class Plan:
     risks: list[str]
     snippets: list
     snippet_sources: list[Source]
+    requirement: Requirement | None = None
+    evidence: list[EvidenceItem] = field(default_factory=list)
+    time_zone: str = "UTC"
 
     def card(self, key: str) -> Card:
         return next(c for c in self.cards if c.key == key)
+
+    def describe(self, basis) -> str:
+        """A figure's basis in words, times on the database's clock."""
+        return basis.describe(lambda moment: show_time(moment, self.time_zone))
 
     def to_json(self) -> dict:
         return {
@@ -85,6 +118,7 @@ class Plan:
                 c.key: {
                     "title": c.title,
                     "status": c.status,
+                    "nominal": c.nominal,
                     "headline": c.headline,
                     "values": c.values,
                     "working": c.working,
@@ -93,6 +127,20 @@ class Plan:
                 }
                 for c in self.cards
             },
+            "requirement": self.requirement.to_json() if self.requirement else None,
+            "evidence": [
+                {
+                    "kind": e.kind,
+                    "id": e.id,
+                    "label": e.label,
+                    "when": e.when,
+                    "chosen": e.chosen,
+                    "note": e.note,
+                    "tags": list(e.tags),
+                }  # fmt: skip
+                for e in self.evidence
+            ],
+            "time_zone": self.time_zone,
             "risks": self.risks,
             "settings": [
                 {"title": s.title, "target": s.target, "lines": [{"line": i.line, "why": i.why} for i in s.lines]}
@@ -117,6 +165,7 @@ class Facts:
     link_bits_per_second: float | None
     link_rtt_seconds: float | None
     data_interface: str | None = None
+    time_zone: str = "UTC"
 
 
 def _rate(bytes_per_second: float) -> str:
@@ -127,10 +176,44 @@ def _best(runs, key=lambda r: r.bytes_per_second):
     return max(runs, key=key, default=None)
 
 
+def show_time(moment: datetime | None, zone: str) -> str:
+    """A UTC time as the database's clock shows it, with the zone's name."""
+    if moment is None:
+        return "–"
+    local = moment.astimezone(ZoneInfo(zone)) if zone != "UTC" else moment.astimezone(UTC)
+    return f"{local:%Y-%m-%d %H:%M} {zone}"
+
+
+def settle(card: Card, *, failed: bool, judged: bool, warned: bool = False, info: bool = False) -> None:
+    """The one rule for a card's badge: FAIL when a judged figure falls short, WARN for a risk short of
+    failure, PARTIAL when what is judged passes but something is still missing, MISSING when nothing
+    could be judged, INFO for a figure that is not a verdict, else PASS."""
+    if failed:
+        card.status = FAIL
+    elif warned:
+        card.status = WARN
+    elif not judged:
+        card.status = MISSING
+    elif card.missing:
+        card.status = PARTIAL
+    elif info:
+        card.status = INFO
+    else:
+        card.status = PASS
+    if card.status == MISSING:
+        card.headline = "Missing: " + (card.missing[0] if card.missing else "nothing to compute from")
+    elif card.status == PARTIAL:
+        card.headline = f"Partly measured: {card.headline[0].lower()}{card.headline[1:]}" if card.headline else ""
+    if card.nominal and card.status != MISSING and not card.headline.startswith("Nominal"):
+        card.headline = f"Nominal, not measured: {card.headline[0].lower()}{card.headline[1:]}"
+
+
 class _Planner:
-    def __init__(self, facts: Facts, analysis: Analysis | None, imports: list[Source], runs: list[MeasuredRun]):
-        self.facts, self.analysis, self.imports, self.runs = facts, analysis, imports, runs
-        self.async_runs = [r for r in runs if r.mode == "async"]
+    def __init__(self, facts: Facts, requirement: Requirement | None, runs: list[MeasuredRun]):
+        self.facts, self.req = facts, requirement
+        self.runs = runs  # the chosen runs: loopback ones only when chosen by name
+        self.loopback = [r for r in runs if r.loopback]
+        self.async_runs = [r for r in self.runs if r.mode == "async"]
         self.single = {}  # primary node -> best single-connection ASYNC run
         for run in self.async_runs:
             best = self.single.get(run.client_node)
@@ -138,83 +221,122 @@ class _Planner:
                 self.single[run.client_node] = run
         self.best_aggregate = _best(self.async_runs)
         self.risks: list[str] = []
+        self.link = facts.link_bits_per_second / 8 if facts.link_bits_per_second else None
+
+    def show(self, moment: datetime | None) -> str:
+        return show_time(moment, self.facts.time_zone)
+
+    def stream(self, thread: int) -> tuple[float, Source, bool] | None:
+        """What one transport stream from primary node `thread` carries: the best single-connection
+        ASYNC run from it, else the nominal link rate (labelled), else nothing."""
+        run = self.single.get(thread)
+        if run is not None:
+            return run.bytes_per_second, run.source, False
+        if self.link:
+            return self.link, Source(f"environment: {NOMINAL}"), True
+        return None
 
     # -- cards ----------------------------------------------------------------------------------
     def transport(self) -> Card:
         card = Card("transport", "Redo transport")
-        analysis, headroom = self.analysis, self.facts.headroom_percent / 100
-        if analysis is None or not analysis.threads:
+        req, headroom = self.req, self.facts.headroom_percent
+        if req is None:
             card.missing.append("no redo history yet: upload a V$ARCHIVED_LOG export or AWR data")
+            settle(card, failed=False, judged=False)
             return card
-        for source in self.imports:
-            card.cite(source)
-        verdicts, thread_values = [], []
-        for thread in sorted(analysis.threads.values(), key=lambda t: t.thread):
-            if thread.peak_bytes_per_second <= 0:
-                continue
-            run = self.single.get(thread.thread)
-            if run is None:
+        verdicts: list[Verdict] = []
+        thread_values = []
+        for need in sorted(req.threads.values(), key=lambda t: t.thread):
+            carried = self.stream(need.thread)
+            subject = f"Thread {need.thread}: one ASYNC stream from primary node {need.thread}"
+            if carried is None:
                 card.missing.append(
-                    f"no single-connection ASYNC run from primary node {thread.thread} yet: "
-                    f"run one (1 connection) to measure what thread {thread.thread}'s redo stream gets"
+                    f"no single-connection ASYNC run from primary node {need.thread} and no nominal link rate: "
+                    f"run one (1 connection) to measure what thread {need.thread}'s redo stream gets"
                 )
                 continue
-            verdict = transport_verdict(
-                subject=f"Thread {thread.thread}: one ASYNC stream from primary node {thread.thread}",
-                peak_bytes_per_second=thread.peak_bytes_per_second,
-                headroom_ratio=headroom,
-                available_bytes_per_second=run.bytes_per_second,
-            )
+            available, source, nominal = carried
+            card.nominal |= nominal
+            card.cite(source)
+            verdict = Verdict(subject, need.required_bytes_per_second, available)
             verdicts.append(verdict)
-            card.cite(run.source)
-            card.rows.append((verdict.subject, self._verdict_text(verdict)))
-            thread_values.append({"thread": thread.thread, "run_id": run.id, **_verdict_json(verdict)})
-        required = analysis.required_bytes_per_second
-        if required and len(analysis.threads) > 1 and self.best_aggregate:
-            verdict = transport_verdict(
-                subject="All threads together over the link",
-                peak_bytes_per_second=analysis.peak_for_requirement,
-                headroom_ratio=headroom,
-                available_bytes_per_second=self.best_aggregate.bytes_per_second,
+            card.rows.append((subject, self._verdict_text(verdict, nominal)))
+            card.working.append(
+                f"thread {need.thread}: peak {format_byte_rate(need.peak_bytes_per_second)} at "
+                f"{self.show(need.peak_at)} ({need.basis.describe(self.show)}) x (1 + {headroom:g} %) = "
+                f"{format_byte_rate(need.required_bytes_per_second)}"
             )
-            verdicts.append(verdict)
-            card.cite(self.best_aggregate.source)
-            card.rows.append((verdict.subject, self._verdict_text(verdict)))
-            card.values["summed"] = {"run_id": self.best_aggregate.id, **_verdict_json(verdict)}
+            thread_values.append(
+                {
+                    "thread": need.thread,
+                    "run_id": source.url and int(source.url.rsplit("/", 1)[1]),
+                    "nominal": nominal,
+                    "basis": need.basis.to_json(),
+                    **_verdict_json(verdict),
+                }
+            )
+        if len(req.threads) > 1:
+            aggregate = self.best_aggregate
+            if aggregate is not None:
+                available, source, nominal = aggregate.bytes_per_second, aggregate.source, False
+            elif self.link:
+                available, source, nominal = self.link, Source(f"environment: {NOMINAL}"), True
+            else:
+                available = None
+                card.missing.append("no ASYNC run and no nominal link rate for all threads together")
+            if available is not None:
+                card.nominal |= nominal
+                verdict = Verdict("All threads together over the link", req.summed_required_bytes_per_second, available)
+                verdicts.append(verdict)
+                card.cite(source)
+                card.rows.append((verdict.subject, self._verdict_text(verdict, nominal)))
+                card.values["summed"] = {
+                    "run_id": None if nominal else aggregate.id,
+                    "nominal": nominal,
+                    "how": req.summed_how,
+                    **_verdict_json(verdict),
+                }
+            card.working.append(
+                f"all threads: {format_byte_rate(req.summed_peak_bytes_per_second)} ({req.summed_how}) x "
+                f"(1 + {headroom:g} %) = {format_byte_rate(req.summed_required_bytes_per_second)}"
+            )
+        for label in sorted({s for t in req.threads.values() for s in t.basis.imports}):
+            card.cite(Source(label))
         card.values["threads"] = thread_values
-        card.values["headroom_percent"] = self.facts.headroom_percent
+        card.values["headroom_percent"] = headroom
         card.working.append(
-            f"required = peak redo rate x (1 + {self.facts.headroom_percent:g} %); available = the best "
-            "receiver-confirmed throughput measured (seed 000: one ASYNC stream carries one instance's redo)"
+            f"required = peak redo rate x (1 + {headroom:g} %); available = the best receiver-confirmed "
+            "throughput measured (seed 000: one ASYNC stream carries one instance's redo)"
         )
-        if not verdicts:
-            return card
         failed = [v for v in verdicts if not v.passed]
-        card.status = FAIL if failed else (MISSING if card.missing else PASS)
         if failed:
-            card.headline = f"{len(failed)} of {len(verdicts)} short: " + "; ".join(
-                f"{v.subject.split(':')[0]} lacks {format_byte_rate(-v.margin_bytes_per_second)}" for v in failed
+            card.headline = "Short: " + "; ".join(
+                f"{v.subject.split(':')[0].lower()} needs {format_byte_rate(v.required_bytes_per_second)}, "
+                f"{'the link' if v.subject.startswith('All') else 'one stream'} carries "
+                f"{format_byte_rate(v.available_bytes_per_second)}"
+                for v in failed
             )
             self.risks.extend(
                 f"{v.subject} carries {format_byte_rate(v.available_bytes_per_second)} but must carry "
                 f"{format_byte_rate(v.required_bytes_per_second)}: the standby will fall behind at peak."
                 for v in failed
             )
-        else:
+        elif verdicts:
             worst = min(verdicts, key=lambda v: v.margin_percent)
             card.headline = (
-                f"{'What is measured keeps up' if card.missing else 'Keeps up'}: the tightest margin is "
-                f"{format_byte_rate(worst.margin_bytes_per_second)} ({worst.margin_percent:+.0f} %)"
+                f"Keeps up: the tightest margin is {format_byte_rate(worst.margin_bytes_per_second)} "
+                f"({worst.margin_percent:+.0f} %)"
             )
+        settle(card, failed=bool(failed), judged=bool(verdicts))
         return card
 
     @staticmethod
-    def _verdict_text(verdict) -> str:
-        word = "pass" if verdict.passed else "FAIL"
+    def _verdict_text(verdict: Verdict, nominal: bool) -> str:
+        word = "pass" if verdict.passed else "SHORT"
         return (
-            f"{word}: needs {_rate(verdict.required_bytes_per_second)}, measured "
-            f"{_rate(verdict.available_bytes_per_second)}, margin {format_byte_rate(verdict.margin_bytes_per_second)} "
-            f"({verdict.margin_percent:+.1f} %)"
+            f"{word}: needs {_rate(verdict.required_bytes_per_second)}, "
+            f"{'nominal link' if nominal else 'measured'} {_rate(verdict.available_bytes_per_second)}, margin "
+            f"{format_byte_rate(verdict.margin_bytes_per_second)} ({verdict.margin_percent:+.1f} %)"
         )
 
     def instantiation(self) -> Card:
@@ -228,30 +350,43 @@ class _Planner:
                 per_pair[key] = run
         if facts.database_bytes is None:
             card.missing.append("no database size: set it on the environment (Edit)")
-        if not per_pair:
+        if not per_pair and not self.link:
             card.missing.append(
-                "no ASYNC run yet: run a connection sweep (or a multi-connection run) from a primary node"
+                "no ASYNC run yet and no nominal link rate: run a connection sweep (or a multi-connection run) "
+                "from a primary node"
             )
         if card.missing:
+            settle(card, failed=False, judged=False)
             return card
-        slowest = min(per_pair.values(), key=lambda r: r.bytes_per_second)
-        throughput = slowest.bytes_per_second
-        card.cite(slowest.source)
-        if len(per_pair) < pairs:
-            card.working.append(
-                f"{len(per_pair)} of {pairs} node pairs measured; the others are assumed to match the slowest measured"
-            )
-        if slowest.conns == 1 and not any(r.conns > 1 for r in self.async_runs):
-            card.missing.append(
-                "no multi-connection run yet: run a connection sweep; parallel streams usually carry more"
-            )
         link = facts.link_bits_per_second
-        if link and throughput * pairs * 8 > link:
+        if per_pair:
+            slowest = min(per_pair.values(), key=lambda r: r.bytes_per_second)
+            throughput = slowest.bytes_per_second
+            card.cite(slowest.source)
+            if len(per_pair) < pairs:
+                card.working.append(
+                    f"{len(per_pair)} of {pairs} node pairs measured; the others are assumed to match the slowest "
+                    "measured"
+                )
+            if slowest.conns == 1 and not any(r.conns > 1 for r in self.async_runs):
+                card.working.append(
+                    "only single-connection runs so far: a connection sweep usually finds parallel streams carry "
+                    "more, which shortens this estimate"
+                )
+            if link and throughput * pairs * 8 > link:
+                card.working.append(
+                    f"{pairs} pairs at {format_byte_rate(throughput)} would exceed the {format_mbit(link)} link: "
+                    "capped at the link rate"
+                )
+                throughput = link / 8 / pairs
+        else:
+            throughput = self.link / pairs
+            card.nominal = True
+            card.cite(Source(f"environment: {NOMINAL}"))
             card.working.append(
-                f"{pairs} pairs at {format_byte_rate(throughput)} would exceed the {format_mbit(link)} link: "
-                "capped at the link rate"
+                f"no ASYNC run yet: the {format_mbit(link)} nominal link shared by {pairs} node pair(s) stands in "
+                "for measured throughput (an upper bound: run a connection sweep)"
             )
-            throughput = link / 8 / pairs
         estimate = instantiation_estimate(
             database_bytes=facts.database_bytes,
             throughput_per_pair_bytes_per_second=throughput,
@@ -260,7 +395,7 @@ class _Planner:
         )
         card.rows += [
             ("Database size", format_bytes(facts.database_bytes)),
-            ("Throughput per node pair", _rate(throughput)),
+            ("Throughput per node pair", _rate(throughput) + (" (nominal)" if card.nominal else "")),
             ("Node pairs", f"{pairs}"),
             ("Copy", format_duration(estimate.copy_seconds)),
             (f"With {facts.apply_overhead_percent:g} % apply overhead", format_duration(estimate.total_seconds)),
@@ -279,21 +414,22 @@ class _Planner:
             "total_seconds": estimate.total_seconds,
             "total_hours": estimate.total_hours,
             "goal_seconds": facts.instantiation_goal_seconds,
+            "nominal": card.nominal,
         }
         total = format_duration(estimate.total_seconds)
         goal = facts.instantiation_goal_seconds
+        over = goal is not None and estimate.total_seconds > goal
         if goal is None:
-            card.status, card.headline = INFO, f"About {total} (no goal set)"
-        elif estimate.total_seconds <= goal:
-            card.status, card.headline = PASS, f"About {total}, within the {format_duration(goal)} goal"
+            card.headline = f"About {total} (no goal set)"
+        elif not over:
+            card.headline = f"About {total}, within the {format_duration(goal)} goal"
         else:
-            card.status, card.headline = FAIL, f"About {total}, over the {format_duration(goal)} goal"
+            card.headline = f"About {total}, over the {format_duration(goal)} goal"
             self.risks.append(
                 f"Instantiation takes about {total}, over the {format_duration(goal)} goal: add node pairs, "
                 "raise per-pair throughput (more connections, larger buffers) or move the goal."
             )
-        if card.missing and card.status == PASS:
-            card.status = INFO
+        settle(card, failed=over, judged=True, info=goal is None)
         return card
 
     def _rtt(self, card: Card) -> float | None:
@@ -325,9 +461,10 @@ class _Planner:
         if not rtt:
             card.missing.append("no round-trip time: set the link RTT on the environment or run an experiment")
         if card.missing:
+            settle(card, failed=False, judged=False)
             return card, None
         bdp = bandwidth_delay(bandwidth_bits_per_second=bandwidth, rtt_seconds=rtt)
-        card.status, card.headline = INFO, f"Set socket buffers to {bdp.socket_buffer_bytes:,} bytes (3 x BDP)"
+        card.headline = f"Set socket buffers to {bdp.socket_buffer_bytes:,} bytes (3 x BDP)"
         card.rows += [
             ("Bandwidth", format_mbit(bandwidth)),
             ("Round-trip time", format_duration(rtt)),
@@ -357,82 +494,117 @@ class _Planner:
             )
             card.values["measured_window_bytes"] = window
             card.cite(stream.source)
+        settle(card, failed=False, judged=True, info=True)
         return card, bdp
 
     def lag(self) -> Card:
         card = Card("lag", "ASYNC lag replay")
-        analysis = self.analysis
-        if analysis is None or not analysis.thread_segments:
+        req = self.req
+        if req is None:
             card.missing.append("no redo history with log times yet: upload a V$ARCHIVED_LOG export")
-        if not self.single:
-            card.missing.append("no single-connection ASYNC run yet: run one from each primary node")
-        if card.missing:
+            settle(card, failed=False, judged=False)
             return card
-        for source in self.imports:
-            card.cite(source)
-        card.lag_series, threads, worst = {}, [], None
-        for thread, segments in sorted(analysis.thread_segments.items()):
-            run = self.single.get(thread)
-            if run is None:
+        card.lag_series, threads = {}, []
+        behind, short, kept = [], [], []
+        for need in sorted(req.threads.values(), key=lambda t: t.thread):
+            carried = self.stream(need.thread)
+            if not need.replay:
                 card.missing.append(
-                    f"no single-connection ASYNC run from primary node {thread}: thread {thread} not replayed"
+                    f"thread {need.thread}'s history has no times ({need.basis.statistic}): upload an export with "
+                    "FIRST_TIME and NEXT_TIME to replay it"
                 )
                 continue
-            card.cite(run.source)
-            replay = replay_lag(segments, drain_bytes_per_second=run.bytes_per_second)
-            card.lag_series[thread] = replay.series
+            if carried is None:
+                card.missing.append(
+                    f"no single-connection ASYNC run from primary node {need.thread} and no nominal link rate: "
+                    f"thread {need.thread} not replayed"
+                )
+                continue
+            drain, source, nominal = carried
+            card.nominal |= nominal
+            card.cite(source)
+            for label in need.replay_basis.imports:
+                card.cite(Source(label))
+            replay = replay_lag(need.replay, drain_bytes_per_second=drain)
+            card.lag_series[need.thread] = replay.series
+            carries = drain >= need.required_bytes_per_second
+            state = "keeps up" if carries else ("behind" if replay.max_backlog_bytes else "short")
             threads.append(
                 {
-                    "thread": thread,
-                    "run_id": run.id,
-                    "drain_bytes_per_second": run.bytes_per_second,
+                    "thread": need.thread,
+                    "state": state,
+                    "run_id": None if nominal else int(source.url.rsplit("/", 1)[1]),
+                    "nominal": nominal,
+                    "drain_bytes_per_second": drain,
+                    "required_bytes_per_second": need.required_bytes_per_second,
                     "max_lag_seconds": replay.max_lag_seconds,
                     "max_backlog_bytes": replay.max_backlog_bytes,
                     "max_at": replay.max_at.isoformat() if replay.max_at else None,
                     "drain_seconds": replay.drain_seconds,
                     "drained": replay.drained,
                     "lagging_seconds": replay.lagging_seconds,
+                    "basis": need.replay_basis.to_json(),
                 }
             )
-            if replay.max_backlog_bytes:
-                when = replay.max_at.strftime("%Y-%m-%d %H:%M UTC")
-                drain = (
+            label = f"Thread {need.thread} (drained at {format_byte_rate(drain)}{', nominal' if nominal else ''})"
+            if state == "keeps up":
+                kept.append(need.thread)
+                card.rows.append(
+                    (label, f"never behind: the stream carries the {format_byte_rate(need.required_bytes_per_second)} "
+                     "requirement, above every log")
+                )  # fmt: skip
+            elif state == "behind":
+                behind.append((need.thread, replay))
+                drained = (
                     f"drains in {format_duration(replay.drain_seconds)}"
                     if replay.drained
                     else "still behind when the history ends"
                 )
                 card.rows.append(
                     (
-                        f"Thread {thread} (drained at {format_byte_rate(run.bytes_per_second)})",
-                        f"max lag {format_duration(replay.max_lag_seconds)} ({format_bytes(replay.max_backlog_bytes)} "
-                        f"queued) at {when}; {drain}",
+                        label,
+                        f"behind: max lag {format_duration(replay.max_lag_seconds)} "
+                        f"({format_bytes(replay.max_backlog_bytes)} queued) at {self.show(replay.max_at)}; {drained}",
                     )
                 )
             else:
-                card.rows.append((f"Thread {thread}", "never behind: the stream outruns every log"))
-            if worst is None or replay.max_lag_seconds > worst[1].max_lag_seconds:
-                worst = (thread, replay)
+                short.append(need.thread)
+                card.rows.append(
+                    (
+                        label,
+                        f"short of the {format_byte_rate(need.required_bytes_per_second)} requirement: no queue at "
+                        f"the {need.replay_basis.statistic}s replayed, but bursts above {format_byte_rate(drain)} "
+                        "within them queue",
+                    )
+                )
+            card.working.append(f"thread {need.thread} replayed from {need.replay_basis.describe(self.show)}")
         card.values = {"threads": threads}
         card.working.append(
-            "each thread's logs (bytes over their duration) are queued and drained at the thread's best "
-            "single-stream throughput; lag = queued bytes / throughput. Bursts within one log are averaged, "
-            "so this is a lower bound."
+            "each thread's pieces (bytes over their duration) are queued and drained at the thread's best "
+            "single-stream throughput; lag = queued bytes / throughput. Bursts within one piece are averaged, "
+            "so this is a lower bound. A thread is 'never behind' only when its stream carries its requirement "
+            "(the transport card's figure)."
         )
-        if worst is None:
-            return card
-        thread, replay = worst
-        if replay.max_backlog_bytes == 0:
-            card.status, card.headline = PASS, "No transport lag: every thread's stream keeps up with every log"
-        else:
-            card.status = WARN if replay.drained else FAIL
+        worst = max(behind, key=lambda b: b[1].max_lag_seconds, default=None)
+        if worst is not None:
+            thread, replay = worst
             card.headline = (
-                f"Up to {format_duration(replay.max_lag_seconds)} of redo at risk (thread {thread}, "
-                f"{replay.max_at.strftime('%Y-%m-%d %H:%M UTC')})"
+                f"Up to {format_duration(replay.max_lag_seconds)} of redo at risk (thread {thread} behind at "
+                f"{self.show(replay.max_at)})"
             )
             self.risks.append(
                 f"ASYNC transport lag reaches {format_duration(replay.max_lag_seconds)} on thread {thread}: "
                 "a primary lost at that moment loses that much redo (seed 003)."
             )
+        elif short:
+            card.headline = (
+                f"Thread{'s' if len(short) > 1 else ''} {', '.join(map(str, short))} short of the requirement: "
+                "no queue at the averages replayed, but bursts queue"
+            )
+        elif kept:
+            card.headline = "Never behind: every replayed thread's stream carries its requirement"
+        failed = worst is not None and not worst[1].drained
+        settle(card, failed=failed, judged=bool(threads), warned=bool(behind or short))
         return card
 
     def commit(self) -> Card:
@@ -446,7 +618,7 @@ class _Planner:
         write_run = max(written, key=lambda r: r.created_at, default=None)
         stream = _best(self.single.values())
         rtt = self._rtt(card)
-        write_bytes = self.analysis.avg_redo_write_bytes if self.analysis else None
+        write_bytes = self.req.avg_redo_write_bytes if self.req else None
         if write_run is None:
             card.missing.append(
                 "no standby write measurement: run a SYNC experiment with a standby write directory and "
@@ -457,6 +629,7 @@ class _Planner:
         if rtt is None:
             card.missing.append("no round-trip time: set the link RTT or run an experiment")
         if card.missing:
+            settle(card, failed=False, judged=False)
             return card
         if write_bytes is None:
             write_bytes = write_run.message_bytes
@@ -464,9 +637,6 @@ class _Planner:
                 f"no AWR 'redo size' and 'redo writes' in the history: the probe message size "
                 f"({format_bytes(write_bytes)}) stands in for the average redo write"
             )
-        else:
-            for source in self.imports:
-                card.cite(source)
         write_seconds = write_run.metrics.server_write_seconds / write_run.metrics.ack_count
         impact = commit_impact(
             write_bytes=write_bytes,
@@ -493,6 +663,7 @@ class _Planner:
                 "added_seconds": impact.added_seconds(name),
                 "ceiling_bytes_per_second": impact.ceiling_bytes_per_second(name),
             }
+        metrics = write_run.metrics
         card.values = {
             "write_bytes": write_bytes,
             "write_seconds": write_seconds,
@@ -500,6 +671,9 @@ class _Planner:
             "rtt_seconds": rtt,
             "modes": modes,
             "environment_mode": mode,
+            "ack_p50_seconds": metrics.ack_p50_seconds,
+            "ack_p95_seconds": metrics.ack_p95_seconds,
+            "ack_p99_seconds": metrics.ack_p99_seconds,
         }
         card.working += [
             f"write = {format_duration(write_seconds)} per {format_bytes(write_run.message_bytes)} "
@@ -508,56 +682,73 @@ class _Planner:
             f"= {format_duration(impact.send_seconds)}; RTT {format_duration(rtt)}",
             "SYNC ~ 2 x write + send + RTT; NEARSYNC ~ max(write, send + RTT); ASYNC ~ max(write, send) "
             "(IBM hadrCalculator). Data Guard SYNC AFFIRM behaves as SYNC, FASTSYNC as NEARSYNC.",
+            f"ceiling = the redo one log writer can ship per second when each {format_bytes(write_bytes)} write "
+            "waits for the mode's time before the next: write size / time per write. A redo peak above the "
+            "ceiling makes commits queue.",
             "Seed 002: in SYNC the round-trip time, not the bandwidth, sets the commit time; a faster link "
             "does not help a distant standby.",
         ]
-        if write_run.metrics.ack_avg_seconds:
+        if metrics.ack_avg_seconds:
+            percentiles = ", ".join(
+                f"{name} {format_duration(value)}"
+                for name, value in (
+                    ("p50", metrics.ack_p50_seconds),
+                    ("p95", metrics.ack_p95_seconds),
+                    ("p99", metrics.ack_p99_seconds),
+                )
+                if value is not None
+            )
             card.rows.append(
                 (
-                    "Measured SYNC acknowledgement (avg)",
-                    f"{format_duration(write_run.metrics.ack_avg_seconds)} per "
+                    "Measured SYNC acknowledgement",
+                    f"avg {format_duration(metrics.ack_avg_seconds)}{'; ' + percentiles if percentiles else ''} per "
                     f"{format_bytes(write_run.message_bytes)} message, run #{write_run.id}",
                 )
             )
+        card.rows.append(
+            ("Measured standby write", f"{format_duration(write_seconds)} per message, run #{write_run.id}")
+        )
         added = impact.added_seconds(mode)
         if mode == "ASYNC":
-            headline = (
+            card.headline = (
                 f"ASYNC adds nothing to commits; SYNC would add about {format_duration(impact.added_seconds('SYNC'))}"
             )
         else:
-            headline = f"{mode} adds about {format_duration(added)} to each commit"
-        card.status, card.headline = INFO, headline
-        peak = self.analysis.peak_for_requirement if self.analysis else None
+            card.headline = f"{mode} adds about {format_duration(added)} to each commit"
+        peak = self.req.summed_peak_bytes_per_second if self.req else None
         ceiling = impact.ceiling_bytes_per_second(mode)
-        if peak and ceiling < peak and mode != "ASYNC":
-            card.status = FAIL
+        queues = bool(peak and ceiling < peak and mode != "ASYNC")
+        if queues:
+            card.headline += f"; commits queue at peak (ceiling {format_byte_rate(ceiling)})"
             self.risks.append(
                 f"In {mode} one log writer tops out near {format_byte_rate(ceiling)}, below the redo peak of "
                 f"{format_byte_rate(peak)}: commits will queue at peak."
             )
+        settle(card, failed=queues, judged=True, info=True)
         return card
 
     def settings(self, bdp) -> tuple[list, list[Source]]:
         if bdp is None:
             return [], []
-        mtus = [r.mtu_bytes for r in sorted(self.runs, key=lambda r: r.created_at) if r.mtu_bytes]
+        # only runs over the link: the loopback's MTU (65,536 bytes) is not the data link's
+        mtus = [r.mtu_bytes for r in sorted(self.runs, key=lambda r: r.created_at) if r.mtu_bytes and not r.loopback]
         return recommended_snippets(
             platform=self.facts.platform,
             socket_buffer_bytes=bdp.socket_buffer_bytes,
             bdp_bytes=bdp.bdp_bytes,
             mtu_bytes=mtus[-1] if mtus else STANDARD_MTU_BYTES,
             interface=self.facts.data_interface,
-            avg_redo_write_bytes=self.analysis.avg_redo_write_bytes if self.analysis else None,
+            avg_redo_write_bytes=self.req.avg_redo_write_bytes if self.req else None,
         ), [Source("the socket-buffer card (3 x BDP)")]
 
     def general_risks(self) -> None:
-        if self.runs and all(r.loopback for r in self.runs):
+        if self.runs and len(self.loopback) == len(self.runs):
             self.risks.append(
-                "Every run so far measured this machine's loopback, not the link to the standby: "
-                "run between the real primary and standby hosts before trusting these verdicts."
+                "Every run chosen so far measured this machine's loopback, not the link to the standby: "
+                "they are left out of the verdicts; run between the real primary and standby hosts."
             )
-        if self.analysis:
-            self.risks.extend(self.analysis.warnings)
+        if self.req:
+            self.risks.extend(self.req.warnings)
 
 
 def _verdict_json(verdict) -> dict:
@@ -570,11 +761,18 @@ def _verdict_json(verdict) -> dict:
     }
 
 
-def build_plan(*, facts: Facts, analysis: Analysis | None, imports: list[Source], runs: list[MeasuredRun]) -> Plan:
-    """All cards, in the order the page shows them, then the risks they found."""
-    planner = _Planner(facts, analysis, imports, runs)
+def build_plan(
+    *,
+    facts: Facts,
+    requirement: Requirement | None,
+    runs: list[MeasuredRun],
+    evidence: list[EvidenceItem] | None = None,
+) -> Plan:
+    """All cards, in the order the page shows them, then the risks they found. Loopback runs never
+    feed a verdict or a setting: they are not the link."""
+    planner = _Planner(facts, requirement, runs)
     buffers, bdp = planner.buffers()
     cards = [planner.transport(), planner.instantiation(), buffers, planner.lag(), planner.commit()]
     planner.general_risks()
     snippets, sources = planner.settings(bdp)
-    return Plan(cards, planner.risks, snippets, sources)
+    return Plan(cards, planner.risks, snippets, sources, requirement, list(evidence or []), facts.time_zone)

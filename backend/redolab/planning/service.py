@@ -1,17 +1,69 @@
-"""Load what the plan is computed from (environment, redo history, runs) and build it."""
+"""Load what the plan is computed from (environment, chosen redo imports, chosen runs) and build it."""
 
 from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from redolab.environments.models import Environment, HostRole, HostTransport
-from redolab.planning.plan import Facts, MeasuredRun, Plan, Source, build_plan
-from redolab.probes.models import Run, RunEvent, RunStatus
+from redolab.planning.plan import EvidenceItem, Facts, MeasuredRun, Plan, build_plan, show_time
+from redolab.planning.requirement import ImportSeries, Requirement, requirement
+from redolab.probes.models import Run, RunEvent, RunSource, RunStatus
 from redolab.probes.parser import ProbeOutputError, run_metrics
 from redolab.redo import service as redo_service
+from redolab.redo.mapping import RedoInterval
+from redolab.redo.models import RedoImport, RedoRow
 
 MAX_RUNS = 500  # the newest succeeded runs are enough to find the best of each kind
+_CACHE_SIZE = 16
+_cache: OrderedDict[tuple, Requirement | None] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which evidence the plan uses. None: the default (every import; every run except loopback ones).
+    A run tagged with an excluded tag is left out; a loopback run is used only when named in `runs`."""
+
+    imports: frozenset[int] | None = None
+    runs: frozenset[int] | None = None
+    exclude_tags: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def parse(cls, *, chosen: bool, imports, runs, exclude_tags=()) -> Selection:
+        """From a form or a query: when `chosen` the lists are complete (nothing ticked: nothing used)."""
+        return cls(
+            frozenset(imports) if chosen or imports else None,
+            frozenset(runs) if chosen or runs else None,
+            frozenset(t for t in exclude_tags if t),
+        )
+
+    def run_choice(self, run: MeasuredRun) -> tuple[bool, str]:
+        """(used, why) for one run."""
+        excluded = sorted(set(run.tags) & self.exclude_tags)
+        if excluded:
+            return False, f"left out: tagged {', '.join(excluded)}"
+        if self.runs is not None:
+            if run.id in self.runs:
+                return True, "chosen" + (" (loopback: this machine, not the link)" if run.loopback else "")
+            return False, "not chosen"
+        if run.loopback:
+            return False, "not the link: both ends on this machine (loopback); tick it to use it anyway"
+        return True, "used"
+
+    @property
+    def query(self) -> str:
+        """The selection as the page's and the API's query string."""
+        parts = []
+        if self.imports is not None or self.runs is not None:
+            parts.append("chosen=1")
+            parts += [f"import={i}" for i in sorted(self.imports or ())]
+            parts += [f"run={i}" for i in sorted(self.runs or ())]
+        parts += [f"exclude_tag={t}" for t in sorted(self.exclude_tags)]
+        return "&".join(parts)
 
 
 def environment_facts(environment: Environment) -> Facts:
@@ -28,6 +80,7 @@ def environment_facts(environment: Environment) -> Facts:
         link_bits_per_second=environment.link_bandwidth_bits_per_second,
         link_rtt_seconds=environment.link_rtt_seconds,
         data_interface=primary.data_interface if primary else None,
+        time_zone=environment.time_zone or "UTC",
     )
 
 
@@ -82,23 +135,125 @@ def measured_runs(*, session: Session, environment: Environment) -> list[Measure
                 loopback=client.transport is HostTransport.local and server.transport is HostTransport.local,
                 mtu_bytes=(run.client_settings or {}).get("mtu_bytes"),
                 metrics=metrics,
-                created_at=run.created_at,
+                created_at=run.started_at or run.created_at,
+                tags=tuple(run.tags or ()),
+                origin="measured" if run.source is RunSource.redoprobe else f"imported: {run.source.value}",
             )
         )
     return measured
 
 
-def environment_plan(*, session: Session, environment: Environment) -> Plan:
-    """The plan from everything stored for the environment."""
-    result = redo_service.environment_analysis(session=session, environment=environment)
-    analysis = result[0] if result else None
-    imports = [
-        Source(f"import #{i.id} ({i.filename})", f"/environments/{environment.id}#redo-imports")
-        for i in redo_service.list_imports(session=session, environment=environment)
-    ]
-    return build_plan(
-        facts=environment_facts(environment),
-        analysis=analysis,
-        imports=imports,
-        runs=measured_runs(session=session, environment=environment),
+def _from_epoch(seconds: float | None) -> datetime | None:
+    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
+
+
+def import_series(*, session: Session, imports: list[RedoImport]) -> list[ImportSeries]:
+    """The chosen imports' rows, one list per import (in import order)."""
+    if not imports:
+        return []
+    query = (
+        select(
+            RedoRow.import_id,
+            RedoRow.kind,
+            RedoRow.thread,
+            RedoRow.sequence,
+            RedoRow.resetlogs,
+            RedoRow.start_epoch_seconds,
+            RedoRow.end_epoch_seconds,
+            RedoRow.seconds,
+            RedoRow.bytes,
+            RedoRow.writes,
+            RedoRow.peak_bytes_per_second,
+            RedoRow.hour_of_day,
+            RedoRow.percentile_bytes_per_second,
+        )
+        .where(RedoRow.import_id.in_([i.id for i in imports]))
+        .order_by(RedoRow.import_id, RedoRow.id)
     )
+    rows: dict[int, list[RedoInterval]] = {i.id: [] for i in imports}
+    for r in session.execute(query).yield_per(10_000):
+        rows[r.import_id].append(
+            RedoInterval(
+                line=0,
+                thread=r.thread,
+                start=_from_epoch(r.start_epoch_seconds),
+                end=_from_epoch(r.end_epoch_seconds),
+                seconds=r.seconds,
+                bytes=r.bytes,
+                kind=r.kind,
+                sequence=r.sequence,
+                resetlogs=r.resetlogs,
+                writes=r.writes,
+                peak_bytes_per_second=r.peak_bytes_per_second,
+                hour=r.hour_of_day,
+                percentile_bytes_per_second=r.percentile_bytes_per_second,
+            )
+        )
+    return [ImportSeries(i.id, i.filename, rows[i.id]) for i in imports]
+
+
+def environment_requirement(
+    *, session: Session, environment: Environment, imports: list[RedoImport]
+) -> Requirement | None:
+    """The requirement from the chosen imports; cached until the choice, the imports or the headroom change."""
+    key = (environment.id, tuple((i.id, i.sha256) for i in imports), environment.headroom_percent)
+    if key in _cache:
+        _cache.move_to_end(key)
+        return _cache[key]
+    series = import_series(session=session, imports=imports)
+    result = requirement(series, headroom_ratio=environment.headroom_percent / 100)
+    _cache[key] = result
+    while len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return result
+
+
+def default_requirement(*, session: Session, environment: Environment, imports=None) -> Requirement | None:
+    """The requirement from every import (the plan's default evidence)."""
+    if imports is None:
+        imports = redo_service.list_imports(session=session, environment=environment)
+    return environment_requirement(session=session, environment=environment, imports=imports)
+
+
+def _import_period(record: RedoImport, zone: str) -> str:
+    if record.first_time and record.last_time:
+        return f"{show_time(record.first_time, zone)} to {show_time(record.last_time, zone)}"
+    return "no times (per-log durations or a profile)"
+
+
+def environment_plan(*, session: Session, environment: Environment, selection: Selection | None = None) -> Plan:
+    """The plan from the chosen evidence (by default every import and every run over the link)."""
+    selection = selection or Selection()
+    zone = environment.time_zone or "UTC"
+    imports = redo_service.list_imports(session=session, environment=environment)
+    chosen_imports = [i for i in imports if selection.imports is None or i.id in selection.imports]
+    req = environment_requirement(session=session, environment=environment, imports=chosen_imports)
+    runs = measured_runs(session=session, environment=environment)
+    chosen_runs, evidence = [], []
+    for record in sorted(imports, key=lambda i: i.id):
+        chosen = record in chosen_imports
+        if not chosen:
+            note = "not chosen"
+        elif req is None:
+            note = "no redo rate in it"
+        elif record.id in req.used:
+            note = "used for " + "; ".join(req.used[record.id])
+        else:
+            note = "not used: " + req.unused.get(record.id, "no redo rate in it")
+        evidence.append(
+            EvidenceItem("import", record.id, f"import #{record.id} ({record.filename})",
+                         _import_period(record, zone), chosen, note)
+        )  # fmt: skip
+    for run in sorted(runs, key=lambda r: r.id):
+        used, why = selection.run_choice(run)
+        if used:
+            chosen_runs.append(run)
+        what = f"{run.mode.upper()}, {run.conns} conn{'s' if run.conns > 1 else ''}, {run.origin}"
+        if run.label:
+            what += f", {run.label}"
+        if run.tags:
+            what += f", tags {', '.join(run.tags)}"
+        evidence.append(
+            EvidenceItem("run", run.id, f"run #{run.id} ({what})", show_time(run.created_at, zone), used, why, run.tags)
+        )
+    return build_plan(facts=environment_facts(environment), requirement=req, runs=chosen_runs, evidence=evidence)

@@ -68,12 +68,54 @@ class RunMetrics:
     rtt_min_seconds: float | None
     ack_count: int
     ack_avg_seconds: float | None
-    server_write_seconds: float | None
+    server_write_seconds: float | None  # the standby's total write time over the run
+    ack_p50_seconds: float | None = None
+    ack_p95_seconds: float | None = None
+    ack_p99_seconds: float | None = None
+
+    @property
+    def write_seconds_per_message(self) -> float | None:
+        """The standby's write time per acknowledged message (SYNC with a write directory)."""
+        if self.server_write_seconds is None or not self.ack_count:
+            return None
+        return self.server_write_seconds / self.ack_count
+
+
+def histogram_percentile(histogram: list[dict], percent: float, low: float | None = None, high: float | None = None):
+    """The `percent` percentile of a log-bucket histogram ([{from_us, to_us, count}]), interpolated within
+    its bucket and kept within the measured min and max; microseconds, or None when it is empty."""
+    total = sum(b.get("count", 0) for b in histogram)
+    if not total:
+        return None
+    target, seen = total * percent / 100, 0
+    for bucket in sorted(histogram, key=lambda b: b["from_us"]):
+        count = bucket.get("count", 0)
+        if count and seen + count >= target:
+            start, end = bucket["from_us"], bucket["to_us"]
+            value = start + (end - start) * (target - seen) / count
+            if low is not None:
+                value = max(value, low)
+            if high is not None:
+                value = min(value, high)
+            return value
+        seen += count
+    return high
+
+
+def ack_percentiles(ack: dict) -> dict[str, float | None]:
+    """p50/p95/p99 of a run's acknowledgement latency, seconds, from the end event's histogram."""
+    histogram = ack.get("histogram") or []
+    out = {}
+    for p in (50, 95, 99):
+        value = histogram_percentile(histogram, p, ack.get("min"), ack.get("max"))
+        out[f"p{p}"] = value / 1e6 if value is not None else None
+    return out
 
 
 def run_metrics(lines: list[str]) -> RunMetrics:
     """Minimum TCP_INFO round-trip time over all intervals and streams, and from the end event the
-    acknowledgement latency (sync mode) and the server's total write time (with --write-dir)."""
+    acknowledgement latency (sync mode: average and p50/p95/p99 from its histogram) and the server's
+    total write time (with --write-dir)."""
     rtt_min_us, end = None, {}
     for line in lines:
         event = parse_line(line)
@@ -86,9 +128,13 @@ def run_metrics(lines: list[str]) -> RunMetrics:
             end = event.data
     ack = end.get("ack_latency_us") or {}
     count = ack.get("count") or 0
+    percentiles = ack_percentiles(ack) if count else {}
     return RunMetrics(
         rtt_min_seconds=rtt_min_us / 1e6 if rtt_min_us else None,
         ack_count=count,
         ack_avg_seconds=ack["avg"] / 1e6 if count and "avg" in ack else None,
         server_write_seconds=end.get("server_write_seconds"),
+        ack_p50_seconds=percentiles.get("p50"),
+        ack_p95_seconds=percentiles.get("p95"),
+        ack_p99_seconds=percentiles.get("p99"),
     )

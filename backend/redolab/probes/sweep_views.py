@@ -20,12 +20,12 @@ from redolab.core.templating import render
 from redolab.core.units import byte_rate_to_mbit
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
+from redolab.planning.service import default_requirement
 from redolab.probes import clusters, compare, schedules, service
 from redolab.probes.models import Run, RunStatus, Sweep, SweepKind
 from redolab.probes.schemas import RunCreate, RunPublic, SweepCreate, SweepPublic
 from redolab.probes.sweeper import describe_point, restore_commands
 from redolab.probes.views import create_or_schedule, experiments_context, experiments_form_error, form_fields
-from redolab.redo.service import environment_analysis
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -35,8 +35,8 @@ MAX_COMPARED_RUNS = 48  # runs: two days of hourly oratcptest tests, say
 
 def _required_rate(session, environment) -> float | None:
     """The redo rate the link must carry (peak + headroom), when redo history was imported."""
-    result = environment_analysis(session=session, environment=environment)
-    return result[0].required_bytes_per_second if result else None
+    requirement = default_requirement(session=session, environment=environment)
+    return requirement.summed_required_bytes_per_second if requirement else None
 
 
 @router.post("/environments/{environment_id}/sweeps")

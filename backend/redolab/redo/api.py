@@ -126,6 +126,11 @@ def delete_import(session: SessionDep, user: ApiOperator, environment_id: int, i
 @router.get("/{environment_id}/redo/analytics")
 def read_analytics(session: SessionDep, environment_id: int) -> dict:
     """Peaks per thread and summed, the required link rate and warnings, over all imports."""
+    from redolab.planning.service import default_requirement
+    from redolab.redo.views import redo_summary
+
     environment = get_environment(session=session, environment_id=environment_id)
     result = service.environment_analysis(session=session, environment=environment)
-    return result[1] if result else {"threads": [], "summed": None, "required_bytes_per_second": None, "warnings": []}
+    if result is None:
+        return {"threads": [], "summed": None, "required_bytes_per_second": None, "warnings": [], "requirement": None}
+    return redo_summary(result[1], default_requirement(session=session, environment=environment))

@@ -27,6 +27,7 @@ class RedoImport(Base):
     warnings: Mapped[list] = mapped_column(JSON)
     # how the file was read: periods found, lines passed over, columns present but not read, members used
     notes: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    time_zone: Mapped[str | None] = mapped_column(String(64))  # the zone its times were read in
     first_time: Mapped[datetime | None] = mapped_column(UTCDateTime())
     last_time: Mapped[datetime | None] = mapped_column(UTCDateTime())
     threads: Mapped[list] = mapped_column(JSON)

@@ -11,8 +11,9 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -119,7 +120,10 @@ def preview(
         single = sources[0].path == path
         analysis = analyze(
             sampled(
-                read_sources(sources, fmt=fmt, mapping=clean_mapping(mapping) if single else None, reading=reading)
+                in_zone(
+                    read_sources(sources, fmt=fmt, mapping=clean_mapping(mapping) if single else None, reading=reading),
+                    environment.time_zone,
+                )
             ),
             headroom_ratio=environment.headroom_percent / 100,
             keep_points=False,
@@ -169,9 +173,10 @@ def import_file(
     session.flush()
     connection = session.connection()
     statement = _insert_statement(connection)
+    record.time_zone = environment.time_zone
     batches = _parse_elsewhere if path.stat().st_size >= PIPELINE_MIN_BYTES else _parse_here
     try:
-        for batch in batches(path, filename, fmt, mapping, record.id):
+        for batch in batches(path, filename, fmt, mapping, record.id, environment.time_zone):
             if isinstance(batch, dict):
                 totals = batch
             else:
@@ -192,7 +197,34 @@ def import_file(
 PIPELINE_MIN_BYTES = 8 * 1024 * 1024
 
 
-def _parse_here(path: Path, filename: str, fmt: str, mapping: dict | None, import_id: int):
+def in_zone(intervals, zone: str):
+    """Read the rows' clock times in the database's time zone: exports carry the database's local wall
+    clock (Oracle DATE has no zone), which the readers return as if UTC; here they become real UTC."""
+    if zone in ("UTC", "", None):
+        yield from intervals
+        return
+    tz = ZoneInfo(zone)
+    offsets: dict[datetime, timedelta] = {}  # by quarter hour, where every zone's changes fall
+
+    def convert(moment: datetime | None) -> datetime | None:
+        if moment is None:
+            return None
+        quarter = moment.replace(minute=moment.minute - moment.minute % 15, second=0, microsecond=0)
+        offset = offsets.get(quarter)
+        if offset is None:
+            # a wall time repeated when clocks go back is read as its first occurrence (fold=0)
+            offset = offsets[quarter] = quarter.replace(tzinfo=tz).utcoffset()
+        return moment - offset
+
+    for interval in intervals:
+        if interval.start is None and interval.end is None:
+            yield interval
+            continue
+        interval.start, interval.end = convert(interval.start), convert(interval.end)
+        yield interval
+
+
+def _parse_here(path: Path, filename: str, fmt: str, mapping: dict | None, import_id: int, zone: str = "UTC"):
     """Yield batches of row tuples, then a dict of totals (see import_file)."""
     reading = Reading()
     kept, threads, first, last = 0, set(), None, None
@@ -200,7 +232,8 @@ def _parse_here(path: Path, filename: str, fmt: str, mapping: dict | None, impor
     with tempfile.TemporaryDirectory(prefix="redolab-import-") as workdir:
         sources, reading.skipped = prepare(path, filename, Path(workdir), fmt=fmt)
         single = sources[0].path == path
-        for interval in read_sources(sources, fmt=fmt, mapping=mapping if single else None, reading=reading):
+        intervals = read_sources(sources, fmt=fmt, mapping=mapping if single else None, reading=reading)
+        for interval in in_zone(intervals, zone):
             row = _row(import_id, interval)
             batch.append(row)
             threads.add(row[_THREAD])
@@ -235,11 +268,11 @@ def _read_notes(reading: Reading) -> list[str]:
     return [*reading.notes, *ignored]
 
 
-def _parse_in_child(path: str, filename: str, fmt: str, mapping: dict | None, import_id: int, pipe) -> None:
+def _parse_in_child(path: str, filename: str, fmt: str, mapping: dict | None, import_id: int, zone: str, pipe) -> None:
     """The second process: parse and send batches (marshal: row tuples of plain numbers and strings,
     cheaper than pickle for a million rows), then the totals; a RedoInputError is sent as its message."""
     try:
-        for item in _parse_here(Path(path), filename, fmt, mapping, import_id):
+        for item in _parse_here(Path(path), filename, fmt, mapping, import_id, zone):
             if isinstance(item, list):
                 pipe.send_bytes(b"B" + marshal.dumps(item))
             else:
@@ -252,14 +285,14 @@ def _parse_in_child(path: str, filename: str, fmt: str, mapping: dict | None, im
         pipe.close()
 
 
-def _parse_elsewhere(path: Path, filename: str, fmt: str, mapping: dict | None, import_id: int):
+def _parse_elsewhere(path: Path, filename: str, fmt: str, mapping: dict | None, import_id: int, zone: str = "UTC"):
     """Like _parse_here, with the parsing in a spawned process (no inherited threads or connections)."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(
-        target=_parse_in_child, args=(str(path), filename, fmt, mapping, import_id, sender), daemon=True
+        target=_parse_in_child, args=(str(path), filename, fmt, mapping, import_id, zone, sender), daemon=True
     )
     child.start()
     sender.close()

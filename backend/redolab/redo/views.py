@@ -24,19 +24,40 @@ def upload_dir(request: Request):
 
 
 def history_context(session, environment) -> dict:
-    """What the environment page's Redo history section shows."""
+    """What the environment page's Redo history section shows: the requirement every plan card uses
+    (all imports), its basis, the peak windows, and the charts in the database's time zone."""
+    from redolab.planning.service import default_requirement
+
+    imports = service.list_imports(session=session, environment=environment)
+    context = {"imports": imports, "formats": FORMATS, "zone": environment.time_zone or "UTC"}
+    requirement = default_requirement(session=session, environment=environment, imports=imports)
+    if requirement is None:
+        return {**context, "redo": None, "requirement": None}
     result = service.environment_analysis(session=session, environment=environment)
-    context = {"imports": service.list_imports(session=session, environment=environment), "formats": FORMATS}
-    if result is None:
-        return {**context, "redo": None}
-    analysis, summary = result
+    summary = redo_summary(result[1] if result else {}, requirement)
+    zone = context["zone"]
     return {
         **context,
         "redo": summary,
-        "redo_rate_figure": rate_figure(analysis),
-        "redo_heatmap_figure": heatmap_figure(analysis),
-        "redo_distribution_figure": distribution_figure(analysis),
-        "redo_profile_figure": profile_figure(analysis),
+        "requirement": requirement,
+        "redo_rate_figure": rate_figure(requirement, zone),
+        "redo_heatmap_figure": heatmap_figure(requirement.analysis, zone),
+        "redo_distribution_figure": distribution_figure(requirement.analysis),
+        "redo_profile_figure": profile_figure(requirement.analysis),
+    }
+
+
+def redo_summary(summary: dict, requirement) -> dict:
+    """The analytics summary with the requirement model's figures: one answer to "what must the link
+    carry" on the page, in the API and in every plan card."""
+    if requirement is None:
+        return summary
+    required = requirement.summed_required_bytes_per_second
+    return {
+        **summary,
+        "required_bytes_per_second": required,
+        "required_mbit_per_second": required * 8 / 1e6,
+        "requirement": requirement.to_json(),
     }
 
 

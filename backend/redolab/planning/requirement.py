@@ -1,0 +1,463 @@
+"""The one requirement model every plan card uses (pure): what the link must carry, per thread and
+for all threads together, each figure with its basis.
+
+- Per thread: the peak of that thread's finest series x (1 + headroom). Finest: per-log rates beat
+  period volumes (hourly, daily), which beat AWR averages (SYSMETRIC, snapshot deltas), which beat
+  hour-of-day profiles. Coarser imports of the same thread are not used for its peak.
+- Summed: the peak of the summed series over time, computed only over the spans where every timed
+  thread has data; spans apart in time are separate series. Never below the largest thread's peak
+  (seed 000 takes the highest single log when the logs' times are unknown).
+- Peak windows: the highest 1, 5, 15 and 60-minute averages of the summed series, for the windows
+  no finer than the data's own sampling interval.
+Units: bytes, seconds, bytes per second; times are UTC datetimes.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from redolab.redo.analytics import Analysis, analyze
+from redolab.redo.dedupe import unique
+from redolab.redo.mapping import RedoInterval
+
+# kind of row -> (rank, statistic); lower rank is finer
+STATISTICS = {
+    "log": (0, "per-log rate"),
+    "period": (1, "period volume"),
+    "rate": (2, "SYSMETRIC average"),
+    "snapshot": (2, "AWR snapshot average"),
+    "profile": (3, "hour-of-day profile maximum"),
+}
+WINDOW_MINUTES = (1, 5, 15, 60)
+MIN_GAP_SECONDS = 3600.0  # pieces further apart than this (and 2 x the usual interval) start a new span
+
+
+@dataclass(frozen=True)
+class ImportSeries:
+    """One import's rows, as the plan reads them."""
+
+    id: int
+    filename: str
+    intervals: list[RedoInterval]
+
+    @property
+    def label(self) -> str:
+        return f"import #{self.id} ({self.filename})"
+
+
+@dataclass(frozen=True)
+class Basis:
+    """Where a figure comes from: which imports, which statistic, which period, how often sampled."""
+
+    statistic: str
+    imports: tuple[str, ...]
+    first: datetime | None
+    last: datetime | None
+    interval_seconds: float | None
+
+    def describe(self, show) -> str:
+        """`show(datetime) -> str` renders a time in the database's time zone."""
+        from redolab.core.units import format_duration
+
+        parts = [f"{self.statistic} from {', '.join(self.imports)}"]
+        if self.first and self.last:
+            parts.append(f"{show(self.first)} to {show(self.last)}")
+        elif self.first is None:
+            parts.append("no times in the data")
+        if self.interval_seconds:
+            parts.append(f"every ~{format_duration(self.interval_seconds)}")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict:
+        return {
+            "statistic": self.statistic,
+            "imports": list(self.imports),
+            "first": self.first.isoformat() if self.first else None,
+            "last": self.last.isoformat() if self.last else None,
+            "interval_seconds": self.interval_seconds,
+        }
+
+
+Segment = tuple[datetime, datetime, float]
+
+
+@dataclass
+class ThreadNeed:
+    thread: int
+    peak_bytes_per_second: float
+    peak_at: datetime | None
+    required_bytes_per_second: float
+    basis: Basis
+    replay: list[Segment] = field(default_factory=list)  # the finest series with times, for the lag replay
+    replay_basis: Basis | None = None
+
+
+@dataclass
+class Window:
+    minutes: int
+    bytes_per_second: float | None
+    start: datetime | None
+    reason: str = ""  # why there is no figure
+
+
+@dataclass
+class Span:
+    """A stretch of time where every timed thread has data: one summed series."""
+
+    start: datetime
+    end: datetime
+    segments: list[Segment]
+
+    @property
+    def peak(self) -> tuple[float, datetime | None]:
+        best = max(self.segments, key=lambda s: s[2], default=None)
+        return (best[2], best[0]) if best else (0.0, None)
+
+
+@dataclass
+class Requirement:
+    headroom_ratio: float
+    threads: dict[int, ThreadNeed]
+    summed_peak_bytes_per_second: float
+    summed_peak_at: datetime | None
+    summed_how: str  # how the summed peak was found, in words
+    spans: list[Span]
+    upper_bound_bytes_per_second: float | None  # sum of thread peaks when their overlap is unknown
+    windows: list[Window]
+    avg_redo_write_bytes: float | None
+    warnings: list[str]
+    used: dict[int, list[str]]  # import id -> what it is used for
+    unused: dict[int, str]  # import id -> why it is not used
+    analysis: Analysis  # the finest rows of every thread together (charts, heat map)
+
+    @property
+    def summed_required_bytes_per_second(self) -> float:
+        return self.summed_peak_bytes_per_second * (1 + self.headroom_ratio)
+
+    @property
+    def largest_thread(self) -> ThreadNeed:
+        return max(self.threads.values(), key=lambda t: t.peak_bytes_per_second)
+
+    def to_json(self) -> dict:
+        return {
+            "headroom_ratio": self.headroom_ratio,
+            "threads": [
+                {
+                    "thread": t.thread,
+                    "peak_bytes_per_second": t.peak_bytes_per_second,
+                    "peak_at": t.peak_at.isoformat() if t.peak_at else None,
+                    "required_bytes_per_second": t.required_bytes_per_second,
+                    "basis": t.basis.to_json(),
+                    "replay_basis": t.replay_basis.to_json() if t.replay_basis else None,
+                }
+                for t in sorted(self.threads.values(), key=lambda t: t.thread)
+            ],
+            "summed": {
+                "peak_bytes_per_second": self.summed_peak_bytes_per_second,
+                "peak_at": self.summed_peak_at.isoformat() if self.summed_peak_at else None,
+                "required_bytes_per_second": self.summed_required_bytes_per_second,
+                "how": self.summed_how,
+                "upper_bound_bytes_per_second": self.upper_bound_bytes_per_second,
+                "spans": [{"start": s.start.isoformat(), "end": s.end.isoformat()} for s in self.spans],
+            },
+            "peak_windows": [
+                {
+                    "minutes": w.minutes,
+                    "bytes_per_second": w.bytes_per_second,
+                    "start": w.start.isoformat() if w.start else None,
+                    "reason": w.reason or None,
+                }
+                for w in self.windows
+            ],
+            "avg_redo_write_bytes": self.avg_redo_write_bytes,
+            "imports_used": {str(k): v for k, v in self.used.items()},
+            "imports_not_used": {str(k): v for k, v in self.unused.items()},
+        }
+
+
+def _statistic(kind: str, intervals: list[RedoInterval]) -> str:
+    name = STATISTICS.get(kind, (2, kind))[1]
+    if kind == "rate" and any(i.peak_bytes_per_second for i in intervals):
+        return "SYSMETRIC maximum"
+    if kind == "period":
+        typical = _typical([i.duration for i in intervals if i.duration])
+        if typical and abs(typical - 86400) < 1:
+            return "daily volume"
+        if typical and abs(typical - 3600) < 1:
+            return "hourly volume"
+    return name
+
+
+def _typical(values: list[float]) -> float | None:
+    values = sorted(v for v in values if v and v > 0)
+    return values[len(values) // 2] if values else None
+
+
+def _basis(statistic: str, labels: list[str], rows: list[RedoInterval]) -> Basis:
+    starts = [r.start for r in rows if r.start is not None]
+    ends = [r.end or r.start for r in rows if r.start is not None]
+    return Basis(
+        statistic,
+        tuple(dict.fromkeys(labels)),
+        min(starts) if starts else None,
+        max(ends) if ends else None,
+        _typical([r.duration for r in rows if r.duration]),
+    )
+
+
+def _spans(segments: list[Segment], tolerance: float) -> list[tuple[datetime, datetime]]:
+    """Merge a thread's pieces into stretches of data; a gap wider than `tolerance` seconds splits."""
+    spans: list[list[datetime]] = []
+    for start, end, _ in sorted(segments):
+        if spans and (start - spans[-1][1]).total_seconds() <= tolerance:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return [(s, e) for s, e in spans]
+
+
+def _intersect(a: list[tuple[datetime, datetime]], b: list[tuple[datetime, datetime]]):
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if start < end:
+            out.append((start, end))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _sum_within(series: dict[int, list[Segment]], start: datetime, end: datetime) -> list[Segment]:
+    events: list[tuple[datetime, float]] = []
+    for segments in series.values():
+        for s, e, rate in segments:
+            s, e = max(s, start), min(e, end)
+            if s < e:
+                events += [(s, rate), (e, -rate)]
+    events.sort(key=lambda e: e[0])
+    out, level, index = [], 0.0, 0
+    while index < len(events):
+        time = events[index][0]
+        while index < len(events) and events[index][0] == time:
+            level += events[index][1]
+            index += 1
+        if index < len(events) and level > 1e-9:
+            out.append((time, events[index][0], level))
+    return out
+
+
+def best_window(segments: list[Segment], seconds: float) -> tuple[float, datetime] | None:
+    """The highest average over any `seconds`-long window of a piecewise-constant series (zero in its
+    gaps). The best window starts at a piece's start or ends at a piece's end, so only those are tried."""
+    if not segments:
+        return None
+    origin = segments[0][0]
+    bounds, cumulative = [], [0.0]
+    for start, end, rate in segments:
+        bounds.append(((start - origin).total_seconds(), (end - origin).total_seconds(), rate))
+    for s, e, rate in bounds:
+        cumulative.append(cumulative[-1] + rate * (e - s))
+    starts = [b[0] for b in bounds]
+    last = bounds[-1][1]
+    if last - bounds[0][0] < seconds:
+        return None
+
+    def integral(t: float) -> float:  # bytes from origin to t
+        i = bisect.bisect_right(starts, t) - 1
+        if i < 0:
+            return 0.0
+        s, e, rate = bounds[i]
+        return cumulative[i] + rate * (min(t, e) - s)
+
+    best = None
+    candidates = [b[0] for b in bounds] + [b[1] - seconds for b in bounds]
+    for t in candidates:
+        if t < bounds[0][0] or t + seconds > last:
+            continue
+        average = (integral(t + seconds) - integral(t)) / seconds
+        if best is None or average > best[0]:
+            best = (average, t)
+    if best is None:
+        return None
+    return best[0], origin + timedelta(seconds=best[1])
+
+
+def _windows(spans: list[Span], interval: float | None) -> list[Window]:
+    from redolab.core.units import format_duration
+
+    windows = []
+    for minutes in WINDOW_MINUTES:
+        seconds = minutes * 60.0
+        if not spans:
+            windows.append(Window(minutes, None, None, "no summed series with times"))
+            continue
+        if interval and interval > seconds * 1.01:
+            windows.append(Window(minutes, None, None, f"the data are ~{format_duration(interval)} apart: too coarse"))
+            continue
+        found = [w for w in (best_window(s.segments, seconds) for s in spans) if w]
+        if not found:
+            windows.append(Window(minutes, None, None, "no stretch of data that long"))
+            continue
+        rate, start = max(found, key=lambda w: w[0])
+        windows.append(Window(minutes, rate, start))
+    return windows
+
+
+def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requirement | None:
+    """The requirement from the chosen imports; None when they hold no redo rate."""
+    by_rank: dict[int, list[tuple[ImportSeries, str, list[RedoInterval]]]] = {}
+    for series in imports:
+        kinds: dict[str, list[RedoInterval]] = {}
+        for interval in series.intervals:
+            kinds.setdefault(interval.kind, []).append(interval)
+        for kind, rows in kinds.items():
+            by_rank.setdefault(STATISTICS.get(kind, (2, kind))[0], []).append((series, kind, rows))
+    analyses: dict[int, Analysis] = {}
+    for rank, parts in sorted(by_rank.items()):
+        analyses[rank] = analyze(
+            unique((r for _, _, rows in parts for r in rows), Counter()), headroom_ratio=headroom_ratio
+        )
+    threads: dict[int, ThreadNeed] = {}
+    used: dict[int, list[str]] = {}
+    chosen_rows: list[RedoInterval] = []
+    all_threads = sorted({t for a in analyses.values() for t in a.threads})
+    for thread in all_threads:
+        ranked = [(rank, a) for rank, a in sorted(analyses.items()) if thread in a.threads]
+        rank, analysis = next(((r, a) for r, a in ranked if a.threads[thread].peak_bytes_per_second > 0), (None, None))
+        if analysis is None:
+            continue
+        parts = [(s, k, [r for r in rows if r.thread == thread]) for s, k, rows in by_rank[rank]]
+        parts = [p for p in parts if p[2]]
+        rows = [r for _, _, rs in parts for r in rs]
+        chosen_rows += rows
+        summary = analysis.threads[thread]
+        statistic = " and ".join(dict.fromkeys(_statistic(k, rs) for _, k, rs in parts))
+        basis = _basis(statistic, [s.label for s, _, _ in parts], rows)
+        need = ThreadNeed(
+            thread,
+            summary.peak_bytes_per_second,
+            summary.peak_at,
+            summary.peak_bytes_per_second * (1 + headroom_ratio),
+            basis,
+        )
+        for series, _, _ in parts:
+            used.setdefault(series.id, []).append(f"thread {thread} peak ({statistic})")
+        timed = next(((r, a) for r, a in ranked if a.thread_segments.get(thread)), None)
+        if timed:
+            replay_rank, replay_analysis = timed
+            need.replay = replay_analysis.thread_segments[thread]
+            replay_parts = [
+                (s, k, [r for r in rows if r.thread == thread and r.start is not None and r.end is not None])
+                for s, k, rows in by_rank[replay_rank]
+            ]
+            replay_parts = [p for p in replay_parts if p[2]]
+            replay_statistic = " and ".join(dict.fromkeys(_statistic(k, rs) for _, k, rs in replay_parts))
+            replay_statistic = replay_statistic.replace("SYSMETRIC maximum", "SYSMETRIC average")
+            need.replay_basis = _basis(
+                replay_statistic, [s.label for s, _, _ in replay_parts], [r for _, _, rs in replay_parts for r in rs]
+            )
+            if replay_rank != rank:
+                for series, _, _ in replay_parts:
+                    used.setdefault(series.id, []).append(f"thread {thread} series over time")
+                chosen_rows += [r for _, _, rs in replay_parts for r in rs]
+            fastest = max(need.replay, key=lambda s: s[2])
+            if fastest[2] > need.peak_bytes_per_second:
+                # the series over time runs faster than the peak's basis (another period, or overlapping
+                # rows adding up): the requirement covers it, so no replay can outrun a passing stream
+                need.peak_bytes_per_second, need.peak_at, need.basis = fastest[2], fastest[0], need.replay_basis
+                need.required_bytes_per_second = fastest[2] * (1 + headroom_ratio)
+        threads[thread] = need
+    if not threads:
+        return None
+
+    # the summed series: only where every timed thread has data
+    timed = {t: n.replay for t, n in threads.items() if n.replay}
+    interval = _typical([(e - s).total_seconds() for segs in timed.values() for s, e, _ in segs])
+    tolerance = max(MIN_GAP_SECONDS, 2 * (interval or 0))
+    coverage = [_spans(segments, tolerance) for segments in timed.values()]
+    overlap = coverage[0] if coverage else []
+    for other in coverage[1:]:
+        overlap = _intersect(overlap, other)
+    spans = [Span(s, e, _sum_within(timed, s, e)) for s, e in overlap]
+    spans = [s for s in spans if s.segments]
+    largest = max(threads.values(), key=lambda t: t.peak_bytes_per_second)
+    series_peak = max((s.peak for s in spans), key=lambda p: p[0], default=(0.0, None))
+    upper_bound = None
+    if len(threads) == 1:
+        how = f"one thread: its peak ({largest.basis.statistic})"
+        summed, at = largest.peak_bytes_per_second, largest.peak_at
+    elif not spans:
+        upper_bound = sum(t.peak_bytes_per_second for t in threads.values())
+        missing = sorted(set(threads) - set(timed))
+        why = (
+            f"thread{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} "
+            f"{'have' if len(missing) > 1 else 'has'} no times"
+            if missing
+            else "the threads' data do not overlap in time"
+        )
+        how = (
+            f"{why}, so when the threads peak together is unknown: the largest single thread's peak "
+            f"(thread {largest.thread}) is used (seed 000); if they peaked together the link would need up to "
+            "the sum of their peaks"
+        )
+        summed, at = largest.peak_bytes_per_second, largest.peak_at
+    else:
+        timed_names = ", ".join(map(str, sorted(timed)))
+        how = (
+            f"peak of threads {timed_names} added over time, over {len(spans)} stretch"
+            f"{'es' if len(spans) > 1 else ''} where all of them have data"
+        )
+        summed, at = series_peak
+        if len(timed) < len(threads):
+            upper_bound = series_peak[0] + sum(t.peak_bytes_per_second for k, t in threads.items() if k not in timed)
+            how += f"; thread(s) {', '.join(str(t) for t in sorted(set(threads) - set(timed)))} have no times"
+        if largest.peak_bytes_per_second > summed:
+            how += (
+                f"; raised to thread {largest.thread}'s own peak ({largest.basis.statistic}), which the summed "
+                "series does not reach"
+            )
+            summed, at = largest.peak_bytes_per_second, largest.peak_at
+    if (
+        len(threads) > 1
+        and all(n.basis.first is None for n in threads.values())
+        and any(a.profile for a in analyses.values())
+    ):
+        profile = next(a for a in analyses.values() if a.profile)
+        peak = profile.profile_summed_peak
+        if peak and peak[0] > summed:
+            summed, at = peak[0], None
+            how = "hour-of-day profiles: the instances' hourly maxima added per hour (an upper bound)"
+    combined = analyze(chosen_rows, headroom_ratio=headroom_ratio)
+    writes = analyze(
+        (r for a in imports for r in a.intervals if r.writes), headroom_ratio=headroom_ratio, keep_points=False
+    )
+    unused = {s.id: "no redo rate in it" for s in imports if s.id not in used}
+    for series in imports:
+        if series.id in unused and series.intervals:
+            finer = sorted({t for t in {i.thread for i in series.intervals} if t in threads})
+            unused[series.id] = (
+                f"a finer basis exists for thread{'s' if len(finer) > 1 else ''} {', '.join(map(str, finer))}"
+                if finer
+                else "no redo rate in it"
+            )
+    warnings = list(dict.fromkeys(combined.warnings + writes.warnings))
+    return Requirement(
+        headroom_ratio=headroom_ratio,
+        threads=threads,
+        summed_peak_bytes_per_second=summed,
+        summed_peak_at=at,
+        summed_how=how,
+        spans=spans,
+        upper_bound_bytes_per_second=upper_bound,
+        windows=_windows(spans, interval),
+        avg_redo_write_bytes=writes.avg_redo_write_bytes,
+        warnings=warnings,
+        used=used,
+        unused=unused,
+        analysis=combined,
+    )

@@ -1,0 +1,129 @@
+"""Random plans (hypothesis): no two cards contradict, and every badge matches its headline.
+
+The rules, for every plan:
+- a thread whose stream is short of its requirement on the transport card is never "never behind" on
+  the lag replay, and a thread the transport card passes is never behind or short there;
+- all threads together never need less than the largest single thread;
+- a card's badge and its headline say the same thing (FAIL: short, over, behind or queueing; PASS:
+  none of those; MISSING: "Missing: ..."; PARTIAL: "Partly measured: ...").
+"""
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from redolab.planning.plan import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Facts, MeasuredRun, build_plan
+from redolab.planning.requirement import ImportSeries, requirement
+from redolab.probes.parser import RunMetrics
+from redolab.redo.mapping import RedoInterval
+
+MIB = 1024 * 1024
+T0 = datetime(2024, 3, 1, tzinfo=UTC)
+BAD_WORDS = ("short", "over the", "behind", "at risk", "queue")
+
+
+@st.composite
+def histories(draw):
+    """One to three threads over up to three imports: per-log rows with or without times, hourly
+    volumes, SYSMETRIC averages with maxima, in periods that may overlap or lie years apart."""
+    imports = []
+    for number in range(1, draw(st.integers(1, 3)) + 1):
+        kind = draw(st.sampled_from(["log", "log-untimed", "period", "rate"]))
+        offset = draw(st.sampled_from([0, 3600, 86400 * 700]))  # same day, an hour later, two years later
+        rows = []
+        for thread in draw(st.lists(st.integers(1, 3), min_size=1, max_size=3, unique=True)):
+            clock = offset + draw(st.integers(0, 1800))
+            for sequence in range(draw(st.integers(1, 6))):
+                seconds = draw(st.sampled_from([60, 300, 900, 3600])) if kind != "period" else 3600
+                mib = draw(st.floats(0.5, 4000, allow_nan=False))
+                start = T0 + timedelta(seconds=clock)
+                timed = kind != "log-untimed"
+                rows.append(
+                    RedoInterval(
+                        line=sequence, thread=thread, start=start if timed else None,
+                        end=start + timedelta(seconds=seconds) if timed else None,
+                        seconds=None if timed else seconds, bytes=mib * MIB, kind=kind.removesuffix("-untimed"),
+                        sequence=sequence + 1 if kind.startswith("log") else None,
+                        peak_bytes_per_second=(mib * MIB / seconds) * draw(st.floats(1, 5)) if kind == "rate" else None,
+                    )
+                )  # fmt: skip
+                clock += seconds + draw(st.sampled_from([0, 0, 30, 7200]))
+        imports.append(ImportSeries(number, f"import{number}.csv", rows))
+    return imports
+
+
+@st.composite
+def run_sets(draw):
+    runs = []
+    for number in range(1, draw(st.integers(0, 5)) + 1):
+        node = draw(st.integers(1, 3))
+        runs.append(
+            MeasuredRun(
+                id=number, label="", client_node=node, server_node=node,
+                mode=draw(st.sampled_from(["async", "async", "sync"])), conns=draw(st.sampled_from([1, 1, 4])),
+                message_bytes=1 * MIB, bytes_per_second=draw(st.floats(0.1, 500)) * MIB,
+                sync_write=draw(st.booleans()), loopback=draw(st.booleans()), mtu_bytes=None,
+                metrics=RunMetrics(rtt_min_seconds=0.01, ack_count=100, ack_avg_seconds=0.012,
+                                   server_write_seconds=draw(st.sampled_from([None, 0.2]))),
+                created_at=T0 + timedelta(days=number),
+            )
+        )  # fmt: skip
+    return runs
+
+
+@st.composite
+def facts(draw):
+    return Facts(
+        platform="dataguard", transport_mode=draw(st.sampled_from(["ASYNC", "SYNC", "FASTSYNC"])),
+        database_bytes=draw(st.sampled_from([None, 10 * 1024**4])), primary_nodes=3, standby_nodes=3,
+        instantiation_goal_seconds=draw(st.sampled_from([None, 3600.0, 48 * 3600.0])),
+        headroom_percent=draw(st.sampled_from([0.0, 30.0, 100.0])), apply_overhead_percent=30.0,
+        link_bits_per_second=draw(st.sampled_from([None, 1e8, 1e10])),
+        link_rtt_seconds=draw(st.sampled_from([None, 0.025])),
+    )  # fmt: skip
+
+
+def check_badge(card) -> None:
+    text = card.headline.lower().replace("never behind", "keeps up")
+    if card.status == MISSING:
+        assert card.headline.startswith("Missing: "), card
+    elif card.status == PARTIAL:
+        assert "partly measured: " in text, card
+    elif card.status == FAIL:
+        assert any(word in text for word in BAD_WORDS), card
+    elif card.status == WARN:
+        assert "at risk" in text or "short of the requirement" in text, card
+    elif card.status in (PASS, INFO):
+        assert not any(word in text for word in BAD_WORDS), card
+        assert "missing" not in text and "partly" not in text, card
+    if card.nominal and card.status != MISSING:
+        assert "nominal" in card.badge and card.headline.startswith("Nominal, not measured"), card
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(), run_sets(), facts())
+def test_no_two_cards_contradict(imports, runs, environment):
+    req = requirement(imports, headroom_ratio=environment.headroom_percent / 100)
+    plan = build_plan(facts=environment, requirement=req, runs=[r for r in runs if not r.loopback])
+    for card in plan.cards:
+        check_badge(card)
+    if req is None:
+        return
+    largest = max(t.required_bytes_per_second for t in req.threads.values())
+    assert req.summed_required_bytes_per_second >= largest * (1 - 1e-12)
+    transport, lag = plan.card("transport"), plan.card("lag")
+    verdicts = {t["thread"]: t for t in transport.values.get("threads", [])}
+    for replayed in lag.values.get("threads", []):
+        verdict = verdicts[replayed["thread"]]  # the lag card judges no thread the transport card does not
+        assert verdict["required_bytes_per_second"] == replayed["required_bytes_per_second"]
+        assert verdict["available_bytes_per_second"] == replayed["drain_bytes_per_second"]
+        if verdict["passed"]:
+            assert replayed["state"] == "keeps up" and replayed["max_backlog_bytes"] == 0
+        else:
+            assert replayed["state"] in ("behind", "short")
+    if lag.status == PASS:
+        assert all(verdicts[t["thread"]]["passed"] for t in lag.values["threads"])
+    if transport.status == PASS:
+        assert lag.status in (PASS, PARTIAL, MISSING)
+        assert not any("fall behind" in r for r in plan.risks)
