@@ -322,12 +322,20 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_pa
         expect(page.locator("#run-status")).to_have_text("succeeded", timeout=45_000)
 
     page.goto(env_url)
+    # both runs are on this machine: shown as evidence, not used, until ticked
+    expect(page.locator("#plan-evidence")).to_contain_text("not the link")
+    expect(page.locator("#plan-commit")).to_have_attribute("data-status", "missing")
+    page.click("#plan-evidence summary")
+    for box in page.locator("#plan-evidence input[name=run]").all():
+        box.check()
+    page.click("#plan-evidence button[type=submit]")
     expect(page.locator("#plan-transport")).to_have_attribute("data-status", "fail")
     expect(page.locator("#plan-transport")).to_contain_text("Thread 1: one ASYNC stream from primary node 1")
     expect(page.locator("#plan-transport")).to_contain_text("primary node 2")  # the fixture's second thread
     expect(page.locator("#plan-instantiation")).to_have_attribute("data-status", "fail")
     expect(page.locator("#plan-instantiation")).to_contain_text("over the 48 h goal")
-    expect(page.locator("#plan-instantiation")).to_contain_text("no multi-connection run yet")
+    page.click("#plan-instantiation summary")
+    expect(page.locator("#plan-instantiation")).to_contain_text("only single-connection runs so far")
     expect(page.locator("#plan-buffers")).to_contain_text("(3 x BDP)")
     expect(page.locator("#plan-lag")).to_contain_text("max lag")
     expect(page.locator("#plan-commit")).to_contain_text("per commit")
@@ -412,3 +420,111 @@ def test_import_oratcptest_and_iperf3_results(server, page):
     expect(page.locator("#summary-rate")).to_contain_text("195 MiB/s")
     expect(page.locator("#throughput-chart .main-svg").first).to_be_visible()
     page.screenshot(path=str(server_screenshot_dir() / "imported-run.png"), full_page=True)
+
+
+def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
+    """Seed 000's archived logs, a SYSMETRIC export, two imported oratcptest runs (seed 000's single
+    stream, a two-connection test) and a loopback run: the plan has no contradiction, all threads need
+    at least the largest thread, the loopback run is shown as "not the link" and not used, and the PDF
+    report (pdftotext) carries every verdict and every source."""
+    import subprocess
+
+    from playwright.sync_api import expect
+
+    fixtures = Path(__file__).parent / "fixtures" / "redo"
+    data = Path(__file__).parent / "probes" / "data"
+    create_first_user(page, server)
+    page.click("text=New environment")
+    page.fill("#f-name", "change board")
+    page.fill("#f-link_rtt_seconds", "25 ms")
+    page.fill("#f-time_zone", "Europe/Berlin")
+    page.click("text=Create environment")
+    expect(page.locator("#env-time-zone")).to_have_text("Europe/Berlin")
+    hosts = (("primary", "dc1-db1", "ssh", "1", "10.20.0.11"), ("standby", "dc2-db1", "ssh", "1", "10.20.0.12"),
+             ("primary", "here-primary", "local", "2", ""), ("standby", "here-standby", "local", "2", ""))  # fmt: skip
+    for role, name, transport, node, address in hosts:
+        page.select_option("#f-role", role)
+        page.fill("#f-node_number", node)
+        page.fill("#f-name", name)
+        page.select_option("#f-transport", transport)
+        if address:
+            page.fill("#f-ssh_address", address)
+        page.click("text=Add host")
+        expect(page.locator("#hosts-table")).to_contain_text(name)
+    env_url = page.url.split("#")[0].split("?")[0]
+    for fixture in ("seed000.csv", "sysmetric.tsv"):
+        page.set_input_files("#u-file", str(fixtures / fixture))
+        page.click("#redo-preview-button")
+        page.click("#redo-import")
+        expect(page.locator("#redo-imports")).to_contain_text(fixture, timeout=15_000)
+        page.goto(env_url)
+    # the SYSMETRIC rows are read on the database's clock: 08:00 Berlin is 07:00 UTC, shown as 08:00
+    expect(page.locator("#redo-imports")).to_contain_text("2022-01-15 08:00")
+
+    page.click("#import-results summary")
+    page.select_option("#i-client_host_id", label="dc1-db1 (primary node 1)")
+    page.select_option("#i-server_host_id", label="dc2-db1 (standby node 1)")
+    page.fill("#i-test_date", "2024-05-02")
+    page.set_input_files("#i-files", [str(data / "oratcptest_seed000.txt"), str(data / "oratcptest_pasted.txt")])
+    page.click("#import-button")
+    expect(page.locator("#import-notice")).to_contain_text("Imported 2 runs")
+
+    page.goto(env_url)
+    page.select_option("#r-client_host_id", label="here-primary (primary node 2)")
+    page.select_option("#r-server_host_id", label="here-standby (standby node 2)")
+    page.select_option("#r-mode", "async")
+    page.fill("#r-conns", "1")
+    page.fill("#r-duration_seconds", "2 s")
+    page.fill("#r-interval_seconds", "1 s")
+    page.fill("#r-label", "loopback check")
+    page.click("#run-button")
+    expect(page.locator("#run-status")).to_have_text("succeeded", timeout=45_000)
+
+    page.goto(env_url)
+    transport, lag = page.locator("#plan-transport"), page.locator("#plan-lag")
+    expect(transport).to_have_attribute("data-status", "fail")
+    expect(transport).to_contain_text("thread 1 needs 48.88 MiB/s, one stream carries 13.47 MiB/s")
+    # the lag replay of thread 1 (SYSMETRIC averages) never queues, but cannot say "never behind"
+    expect(lag).to_have_attribute("data-status", "warn")
+    expect(lag).to_contain_text("short of the 48.88 MiB/s requirement")
+    expect(lag.locator(".headline")).not_to_contain_text("ever behind")
+    expect(lag.locator(".card-rows")).not_to_contain_text("never behind")
+    # all threads together: seed 000's highest log (thread 2, 54.67 MiB/s) + 30 %, never the SYSMETRIC average
+    expect(page.locator("#plan-summed")).to_contain_text("71.07 MiB/s")
+    expect(page.locator("#plan-requirement tr[data-thread='2']")).to_contain_text("71.07 MiB/s")
+    expect(page.locator("#plan-requirement tr[data-thread='1']")).to_contain_text("per-log rate from import #1")
+    loopback = page.locator("#plan-evidence tr", has_text="loopback check")
+    expect(loopback).to_contain_text("not the link")
+    expect(loopback.locator("input[type=checkbox]")).not_to_be_checked()
+    expect(page.locator("#plan-evidence tr", has_text="sysmetric.tsv")).to_contain_text("series over time")
+    # no badge over a headline that says otherwise
+    for card in page.locator(".cards article").all():
+        status = card.get_attribute("data-status")
+        headline = card.locator(".headline").inner_text() if card.locator(".headline").count() else ""
+        if status == "pass":
+            assert "short" not in headline.lower() and "over the" not in headline, headline
+        if status == "missing":
+            assert headline.startswith("Missing:"), headline
+
+    response = page.request.get(env_url + "/plan/report.pdf")
+    assert response.status == 200 and response.headers["content-type"] == "application/pdf"
+    pdf = tmp_path / "plan.pdf"
+    pdf.write_bytes(response.body())
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    flat = "".join(text.split())  # table cells wrap: compare without white space
+
+    def squeeze(words: str) -> str:
+        return "".join(words.split())
+
+    report = page.request.get(env_url + "/plan/report.json").json()
+    assert report["title"] == "Standby build plan: change board" and report["author"] == "admin"
+    assert squeeze("Standby build plan: change board") in flat and "admin" in flat
+    for card in report["cards"].values():
+        assert squeeze(card["headline"]) in flat, card["headline"]
+        for line in card["working"]:
+            assert squeeze(line) in flat, line  # every verdict with its formula
+        for source in card["sources"]:
+            assert squeeze(source["label"]) in flat, source["label"]
+    for item in report["evidence"]:
+        assert squeeze(item["label"]) in flat and squeeze(item["note"]) in flat, item
+    assert "dc1-db1" in flat and "10.20.0.12" in flat

@@ -137,7 +137,7 @@ class Plan:
                     "chosen": e.chosen,
                     "note": e.note,
                     "tags": list(e.tags),
-                }  # fmt: skip
+                }
                 for e in self.evidence
             ],
             "time_zone": self.time_zone,

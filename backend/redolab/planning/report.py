@@ -116,7 +116,8 @@ def chromium_path() -> str | None:
 
 
 def render_pdf(html: str) -> bytes:
-    """Print `html` to PDF with headless Chromium: JavaScript off, no network, a throwaway profile."""
+    """Print `html` to PDF with headless Chromium: no network (a dead proxy; the page's own CSP allows
+    inline styles only, so no script runs), a throwaway profile."""
     browser = chromium_path()
     if browser is None:
         raise ReportError(
@@ -129,7 +130,7 @@ def render_pdf(html: str) -> bytes:
         command = [
             browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
             "--disable-extensions", "--disable-background-networking", "--no-first-run",
-            "--blink-settings=scriptEnabled=false", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+            "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
             f"--user-data-dir={workdir}/profile", "--no-pdf-header-footer", f"--print-to-pdf={pdf}",
             page.as_uri(),
         ]  # fmt: skip
