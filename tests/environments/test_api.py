@@ -55,6 +55,20 @@ def test_bad_input_names_the_field_and_writes_nothing(api_client):
     assert api_client.get("/api/v1/environments").json()["count"] == 0
 
 
+def test_the_database_time_zone_is_an_iana_name(api_client):
+    response = api_client.post("/api/v1/environments", json={**ENV, "time_zone": "../../etc/passwd"})
+    assert response.status_code == 422
+    problems = {tuple(item["loc"]): item["msg"] for item in response.json()["detail"]}
+    assert (
+        "is not a time zone name" in problems[("body", "time_zone")]
+        and "Europe/Berlin" in problems[("body", "time_zone")]
+    )
+    created = api_client.post("/api/v1/environments", json={**ENV, "time_zone": "America/New_York"})
+    assert created.status_code == 201 and created.json()["time_zone"] == "America/New_York"
+    default = api_client.post("/api/v1/environments", json={**ENV, "name": "other"}).json()
+    assert default["time_zone"] == "UTC"
+
+
 def test_hadr_modes_are_checked(api_client):
     response = api_client.post(
         "/api/v1/environments",

@@ -196,3 +196,13 @@ def test_snippets_follow_the_platform_and_the_queue_rule():
     assert "ip link set dev eth1 mtu 9000" in text
     assert "txqueuelen 1000" in text  # never below the default
     assert all(line.why for s in db2 for line in s.lines)
+
+
+def test_ack_percentiles_from_the_probe_histogram():
+    from redolab.probes.parser import histogram_percentile
+
+    buckets = [{"from_us": 100, "to_us": 200, "count": 50}, {"from_us": 200, "to_us": 400, "count": 50}]
+    assert histogram_percentile(buckets, 50) == pytest.approx(200)
+    assert histogram_percentile(buckets, 75) == pytest.approx(300)
+    assert histogram_percentile(buckets, 99, low=120, high=350) == pytest.approx(350)  # kept within the max
+    assert histogram_percentile([], 50) is None

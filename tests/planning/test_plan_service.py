@@ -167,3 +167,35 @@ def test_the_seeds_worked_examples_on_the_page(session, browser_client):
     session.commit()
     page = browser_client.get(f"/environments/{environment.id}").text
     assert "3,125,000 bytes" in page and "9,375,000 bytes" in page  # seed 003
+
+
+def test_sync_numbers_on_the_run_page_and_in_exports(session, measured, browser_client):
+    """A SYNC run with a standby write directory: p50/p95/p99 acknowledgement latency and the standby
+    write time per message on its page, in the CSV and JSON exports and in the plan's SYNC card."""
+    import csv
+    import io
+
+    from redolab.core.units import format_duration
+
+    environment, (single, double, sync) = measured
+    metrics = run_metrics(run_lines(session=session, run=sync, role="client"))
+    assert 0 < metrics.ack_p50_seconds <= metrics.ack_p95_seconds <= metrics.ack_p99_seconds
+    assert metrics.write_seconds_per_message == pytest.approx(metrics.server_write_seconds / metrics.ack_count)
+    page = browser_client.get(f"/runs/{sync.id}").text
+    for value in (metrics.ack_p50_seconds, metrics.ack_p95_seconds, metrics.ack_p99_seconds):
+        assert format_duration(value) in page
+    assert format_duration(metrics.write_seconds_per_message) in page
+
+    exported = browser_client.get(f"/environments/{environment.id}/runs/export.csv").text
+    rows = {int(r["id"]): r for r in csv.DictReader(io.StringIO(exported))}
+    assert float(rows[sync.id]["ack_p99_seconds"]) == pytest.approx(metrics.ack_p99_seconds)
+    assert float(rows[sync.id]["standby_write_seconds_per_message"]) == pytest.approx(metrics.write_seconds_per_message)
+    assert rows[single.id]["ack_p50_seconds"] == ""  # an ASYNC run has no acknowledgements
+    document = browser_client.get(f"/environments/{environment.id}/runs/export.json").json()
+    numbers = next(r["sync"] for r in document["runs"] if r["id"] == sync.id)
+    assert numbers["ack_p95_seconds"] == pytest.approx(metrics.ack_p95_seconds)
+
+    chosen = Selection(runs=frozenset(r.id for r in (single, double, sync)))
+    commit = environment_plan(session=session, environment=environment, selection=chosen).card("commit")
+    assert commit.values["ack_p99_seconds"] == pytest.approx(metrics.ack_p99_seconds)
+    assert any("ceiling = " in line for line in commit.working)

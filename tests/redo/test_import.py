@@ -267,3 +267,33 @@ def test_api_preview_of_text_and_of_nothing(api_client, session):
     assert any(n.startswith("1 d periods, 2 of them") for n in analysis["notes"])
     nothing = api_client.post(f"{base}/preview", data={"format": "auto"})
     assert nothing.status_code == 422 and "as `text`" in nothing.text
+
+
+def test_times_are_read_in_the_database_time_zone_and_stored_in_utc(session):
+    """V$ARCHIVED_LOG and SYSMETRIC times are the database's wall clock: 08:00 in Berlin in January is
+    07:00 UTC; in July (summer time) 08:00 is 06:00 UTC. The import keeps the zone it was read in."""
+    from datetime import UTC, datetime
+
+    environment = make_environment(session, time_zone="Europe/Berlin")
+    record = service.import_file(
+        session=session, environment=environment, path=FIXTURES / "gv_archived_log.csv", filename="gv.csv",
+        imported_by="alice",
+    )  # fmt: skip
+    assert record.time_zone == "Europe/Berlin"
+    assert record.first_time == datetime(2022, 1, 15, 7, 0, tzinfo=UTC)
+    summer = list(service.in_zone([_interval(datetime(2022, 7, 15, 8, 0, tzinfo=UTC))], "Europe/Berlin"))
+    assert summer[0].start == datetime(2022, 7, 15, 6, 0, tzinfo=UTC)
+    utc = make_environment(session, name="utc env")
+    again = service.import_file(
+        session=session, environment=utc, path=FIXTURES / "gv_archived_log.csv", filename="gv.csv", imported_by="alice"
+    )
+    assert again.first_time == datetime(2022, 1, 15, 8, 0, tzinfo=UTC)  # UTC by default: unchanged
+
+
+def _interval(start):
+    from datetime import timedelta
+
+    from redolab.redo.mapping import RedoInterval
+
+    return RedoInterval(line=1, thread=1, start=start, end=start + timedelta(minutes=10), seconds=None, bytes=1.0,
+                        kind="log")  # fmt: skip

@@ -383,6 +383,8 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
     overlap = coverage[0] if coverage else []
     for other in coverage[1:]:
         overlap = _intersect(overlap, other)
+    if len(threads) > 1 and len(timed) < 2:
+        overlap = []  # one thread's times say nothing about when the others peak
     spans = [Span(s, e, _sum_within(timed, s, e)) for s, e in overlap]
     spans = [s for s in spans if s.segments]
     largest = max(threads.values(), key=lambda t: t.peak_bytes_per_second)

@@ -20,7 +20,7 @@ from redolab.probes.schemas import (
     SweepPublic,
     SweepsPublic,
 )
-from redolab.probes.sweep_views import sweep_document
+from redolab.probes.sweep_views import sweep_document, sync_numbers
 from redolab.probes.views import read_result_uploads
 
 router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(current_api_user)])
@@ -126,7 +126,8 @@ def list_sweeps(session: SessionDep, environment_id: int) -> SweepsPublic:
 @router.get("/sweeps/{sweep_id}")
 def read_sweep(session: SessionDep, sweep_id: int) -> dict:
     """A sweep with its points (median and range of each grid point), seed table and runs."""
-    return sweep_document(service.get_sweep(session=session, sweep_id=sweep_id))
+    sweep = service.get_sweep(session=session, sweep_id=sweep_id)
+    return sweep_document(sweep, sync_numbers(session, sweep.runs))
 
 
 @router.post("/sweeps/{sweep_id}/cancel")

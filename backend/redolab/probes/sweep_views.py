@@ -9,6 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import ValidationError
+from sqlalchemy import select
 from starlette.responses import Response
 
 from redolab.charts.sweeps import buffer_figure, connections_figure, over_time_figure, runs_figure
@@ -22,7 +23,8 @@ from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.planning.service import default_requirement
 from redolab.probes import clusters, compare, schedules, service
-from redolab.probes.models import Run, RunStatus, Sweep, SweepKind
+from redolab.probes.models import ProbeMode, Run, RunEvent, RunStatus, Sweep, SweepKind
+from redolab.probes.parser import ProbeOutputError, run_metrics
 from redolab.probes.schemas import RunCreate, RunPublic, SweepCreate, SweepPublic
 from redolab.probes.sweeper import describe_point, restore_commands
 from redolab.probes.views import create_or_schedule, experiments_context, experiments_form_error, form_fields
@@ -123,6 +125,39 @@ def cancel_sweep(request: Request, session: SessionDep, user: OperatorUser, swee
 
 
 # -- export ---------------------------------------------------------------------------------
+# SYNC runs: the acknowledgement latency (p50/p95/p99 from the probe's histogram) and the standby's
+# write time per message (with a write directory): what the plan's SYNC card uses.
+SYNC_COLUMNS = [
+    "ack_count", "ack_avg_seconds", "ack_p50_seconds", "ack_p95_seconds", "ack_p99_seconds",
+    "standby_write_seconds_per_message",
+]  # fmt: skip
+
+
+def sync_numbers(session, runs: list[Run]) -> dict[int, dict]:
+    """Run id -> SYNC numbers, for the SYNC runs among `runs` (from their stored end events)."""
+    ids = [r.id for r in runs if r.mode is ProbeMode.sync]
+    if not ids:
+        return {}
+    query = select(RunEvent.run_id, RunEvent.line).where(
+        RunEvent.run_id.in_(ids), RunEvent.role == "client", RunEvent.event == "end"
+    )
+    numbers = {}
+    for run_id, line in session.execute(query):
+        try:
+            metrics = run_metrics([line])
+        except ProbeOutputError:
+            continue
+        numbers[run_id] = {
+            "ack_count": metrics.ack_count,
+            "ack_avg_seconds": metrics.ack_avg_seconds,
+            "ack_p50_seconds": metrics.ack_p50_seconds,
+            "ack_p95_seconds": metrics.ack_p95_seconds,
+            "ack_p99_seconds": metrics.ack_p99_seconds,
+            "standby_write_seconds_per_message": metrics.write_seconds_per_message,
+        }
+    return numbers
+
+
 RUN_COLUMNS = [
     "id", "environment_id", "sweep_id", "sweep_point", "repetition", "label", "tags", "status",
     "client_host_name", "server_host_name", "mode", "conns", "message_bytes", "sockbuf_bytes",
@@ -130,13 +165,14 @@ RUN_COLUMNS = [
     "bytes_received", "seconds", "retransmits", "sndbuf_granted_bytes", "rcvbuf_granted_bytes",
     "client_mtu_bytes", "server_mtu_bytes", "client_tcp_rmem", "client_tcp_wmem", "server_tcp_rmem",
     "server_tcp_wmem", "client_congestion_control", "probe_version", "source", "source_name", "created_at",
-    "started_at", "failure_reason",
+    "started_at", "failure_reason", *SYNC_COLUMNS,
 ]  # fmt: skip
 
 
-def _csv_row(run: Run) -> list:
+def _csv_row(run: Run, sync: dict[int, dict]) -> list:
     client, server = run.client_settings or {}, run.server_settings or {}
     derived = {
+        **{column: sync.get(run.id, {}).get(column) for column in SYNC_COLUMNS},
         "tags": " ".join(run.tags or []),
         "mbit_per_second": round(byte_rate_to_mbit(run.bytes_per_second), 3) if run.bytes_per_second else None,
         "client_mtu_bytes": client.get("mtu_bytes"),
@@ -156,12 +192,12 @@ def _csv_row(run: Run) -> list:
     return row
 
 
-def runs_csv(runs: list[Run], filename: str) -> Response:
+def runs_csv(runs: list[Run], filename: str, sync: dict[int, dict]) -> Response:
     """Runs as CSV: base units in the column names (bytes, seconds, bit/s), one run per row."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(RUN_COLUMNS)
-    writer.writerows(_csv_row(run) for run in runs)
+    writer.writerows(_csv_row(run, sync) for run in runs)
     headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
     return Response(buffer.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
 
@@ -171,7 +207,12 @@ def _json_download(document: dict, filename: str) -> Response:
     return Response(json.dumps(document, indent=1), media_type="application/json", headers=headers)
 
 
-def sweep_document(sweep: Sweep) -> dict:
+def run_documents(runs: list[Run], sync: dict[int, dict]) -> list[dict]:
+    """Runs for a JSON export, each SYNC run with its `sync` numbers (seconds)."""
+    return [{**RunPublic.model_validate(run).model_dump(mode="json"), "sync": sync.get(run.id)} for run in runs]
+
+
+def sweep_document(sweep: Sweep, sync: dict[int, dict] | None = None) -> dict:
     """A sweep with its points (median and spread) and every run, in base units."""
     return {
         "sweep": SweepPublic.model_validate(sweep).model_dump(mode="json"),
@@ -189,20 +230,20 @@ def sweep_document(sweep: Sweep) -> dict:
             for p in service.sweep_points(sweep)
         ],
         "seed_table": [row.__dict__ for row in service.seed_rows(sweep)],
-        "runs": [RunPublic.model_validate(run).model_dump(mode="json") for run in sweep.runs],
+        "runs": run_documents(sweep.runs, sync or {}),
     }
 
 
 @router.get("/sweeps/{sweep_id}/export.csv")
 def export_sweep_csv(session: SessionDep, sweep_id: int) -> Response:
     sweep = service.get_sweep(session=session, sweep_id=sweep_id)
-    return runs_csv(sweep.runs, f"redolab-sweep-{sweep.id}.csv")
+    return runs_csv(sweep.runs, f"redolab-sweep-{sweep.id}.csv", sync_numbers(session, sweep.runs))
 
 
 @router.get("/sweeps/{sweep_id}/export.json")
 def export_sweep_json(session: SessionDep, sweep_id: int) -> Response:
     sweep = service.get_sweep(session=session, sweep_id=sweep_id)
-    return _json_download(sweep_document(sweep), f"redolab-sweep-{sweep.id}.json")
+    return _json_download(sweep_document(sweep, sync_numbers(session, sweep.runs)), f"redolab-sweep-{sweep.id}.json")
 
 
 @router.get("/environments/{environment_id}/runs/export.{fmt}")
@@ -213,9 +254,10 @@ def export_runs(session: SessionDep, environment_id: int, fmt: str, tag: str = "
     environment = get_environment(session=session, environment_id=environment_id)
     runs = experiments_context(session, environment, tag=tag, mtu=mtu)["runs"]
     name = f"redolab-environment-{environment.id}-runs.{fmt}"
+    sync = sync_numbers(session, runs)
     if fmt == "csv":
-        return runs_csv(runs, name)
-    return _json_download({"runs": [RunPublic.model_validate(r).model_dump(mode="json") for r in runs]}, name)
+        return runs_csv(runs, name, sync)
+    return _json_download({"runs": run_documents(runs, sync)}, name)
 
 
 # -- compare --------------------------------------------------------------------------------

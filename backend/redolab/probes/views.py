@@ -22,7 +22,7 @@ from redolab.probes import service
 from redolab.probes.clusters import node_pairs
 from redolab.probes.compare import mtu_of
 from redolab.probes.models import Run, RunSource
-from redolab.probes.parser import interval_series
+from redolab.probes.parser import ack_percentiles, interval_series
 from redolab.probes.schedules import Repeat, create_schedule, list_schedules
 from redolab.probes.schemas import ResultImport, RunCreate, SweepCreate
 
@@ -217,6 +217,16 @@ async def import_runs(request: Request, session: SessionDep, user: OperatorUser,
     return experiments_form_error(request, session, environment, import_values=values, import_errors=errors)
 
 
+def _sync_numbers(end: dict | None) -> dict | None:
+    """p50/p95/p99 acknowledgement latency and the standby's write time per message (seconds)."""
+    ack = (end or {}).get("ack_latency_us") or {}
+    if not ack.get("count"):
+        return None
+    percentiles = ack_percentiles(ack)
+    written = (end or {}).get("server_write_seconds")
+    return {**percentiles, "write_per_message": written / ack["count"] if written is not None else None}
+
+
 def _run_context(session, run: Run) -> dict:
     lines = service.run_lines(session=session, run=run, role="client")
     series = interval_series(lines)
@@ -235,6 +245,7 @@ def _run_context(session, run: Run) -> dict:
         "tcp_figure": tcp_info_figure(series) if any(v is not None for v in series["rtt_us"]) else None,
         "histogram_figure": latency_histogram_figure(histogram) if histogram else None,
         "ack_latency": (end or {}).get("ack_latency_us"),
+        "sync_numbers": _sync_numbers(end),
         "queue_position": service.queue_position(session=session, run=run),
         "settings_keys": sorted(set(run.client_settings or {}) | set(run.server_settings or {})),
         "source_text": run.source_text if run.source is RunSource.oratcptest else None,

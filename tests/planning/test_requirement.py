@@ -1,0 +1,108 @@
+"""The requirement model: finest basis per thread, summed only where threads overlap, separate
+stretches for distant periods, peak windows, and the plan's use of nominal links and loopback runs."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from redolab.planning.plan import FAIL, PASS, Facts, MeasuredRun, build_plan
+from redolab.planning.requirement import ImportSeries, best_window, requirement
+from redolab.probes.parser import RunMetrics
+from redolab.redo.mapping import RedoInterval
+
+MIB = 1024 * 1024
+T0 = datetime(2022, 1, 15, 8, 0, tzinfo=UTC)
+
+
+def row(thread, start_s, seconds, mib, *, kind="log", base=T0, peak=None, timed=True):
+    start = base + timedelta(seconds=start_s)
+    end = start + timedelta(seconds=seconds)
+    return RedoInterval(
+        line=1, thread=thread, start=start if timed else None, end=end if timed else None,
+        seconds=None if timed else seconds, bytes=mib * MIB, kind=kind, peak_bytes_per_second=peak,
+        sequence=int(start.timestamp()) if kind == "log" else None,
+    )  # fmt: skip
+
+
+def test_finest_basis_wins_and_the_sum_never_drops_below_a_thread():
+    """Seed 000's per-log rates have no times; a SYSMETRIC export of thread 1 has averages and maxima.
+    Per thread the per-log rate wins; all threads together need at least thread 2's 54.67 MiB/s."""
+    logs = [row(1, 0, 781, 29365.6553, timed=False), row(2, 0, 537, 29359.3403, timed=False)]
+    sysmetric = [row(1, 0, 600, 600, kind="rate", peak=5 * MIB), row(1, 600, 600, 1200, kind="rate", peak=3 * MIB)]
+    req = requirement([ImportSeries(1, "seed000.csv", logs), ImportSeries(2, "sysmetric.tsv", sysmetric)],
+                      headroom_ratio=0.3)  # fmt: skip
+    assert req.threads[1].peak_bytes_per_second == pytest.approx(29365.6553 * MIB / 781)
+    assert req.threads[1].basis.statistic == "per-log rate"
+    assert req.threads[1].replay_basis.imports == ("import #2 (sysmetric.tsv)",)  # times for the replay
+    assert req.summed_peak_bytes_per_second == pytest.approx(29359.3403 * MIB / 537)
+    assert "thread 2 has no times" in req.summed_how and "seed 000" in req.summed_how
+    assert req.upper_bound_bytes_per_second > req.summed_peak_bytes_per_second
+    assert "series over time" in " ".join(req.used[2])
+
+
+def test_disjoint_periods_are_separate_stretches_and_the_sum_is_only_where_threads_overlap():
+    later = T0 + timedelta(days=730)
+    rows = [row(1, 0, 3600, 3600), row(2, 0, 3600, 7200), row(1, 0, 3600, 36000, base=later)]
+    req = requirement([ImportSeries(1, "both.csv", rows)], headroom_ratio=0.3)
+    assert len(req.spans) == 1  # 2024 has thread 1 only: no summed series there
+    assert req.spans[0].start == T0 and req.spans[0].end == T0 + timedelta(hours=1)
+    assert req.summed_peak_bytes_per_second == pytest.approx(10 * MIB)  # raised to thread 1's 2024 peak
+    assert "raised to thread 1's own peak" in req.summed_how
+    two = requirement(
+        [ImportSeries(1, "2022.csv", rows[:2]), ImportSeries(2, "2024.csv", [row(1, 0, 60, 60, base=later),
+                                                                             row(2, 0, 60, 60, base=later)])],
+        headroom_ratio=0.3,
+    )  # fmt: skip
+    assert [s.start.year for s in two.spans] == [2022, 2024]  # two series, no line across the gap
+
+
+def test_peak_windows_are_the_highest_averages_and_only_where_the_data_is_fine_enough():
+    # one minute at 60 MiB/s inside ten minutes at 6 MiB/s, logged every minute
+    rows = [row(1, 60 * i, 60, 3600 if i == 4 else 360) for i in range(10)]
+    req = requirement([ImportSeries(1, "minutes.csv", rows)], headroom_ratio=0.3)
+    windows = {w.minutes: w for w in req.windows}
+    assert windows[1].bytes_per_second == pytest.approx(60 * MIB)
+    assert windows[1].start == T0 + timedelta(minutes=4)
+    assert windows[5].bytes_per_second == pytest.approx((3600 + 4 * 360) * MIB / 300)
+    assert windows[60].bytes_per_second is None and "no stretch" in windows[60].reason
+    hourly = requirement([ImportSeries(1, "hourly.csv", [row(1, 3600 * i, 3600, 3600, kind="period")
+                                                         for i in range(3)])], headroom_ratio=0.3)  # fmt: skip
+    assert {w.minutes: w.reason for w in hourly.windows}[15].endswith("too coarse")
+    assert best_window([(T0, T0 + timedelta(seconds=10), 5.0)], 60) is None
+
+
+def run(id, *, node=1, conns=1, rate_mib=10.0, loopback=False, mtu=None):
+    return MeasuredRun(
+        id=id, label="", client_node=node, server_node=node, mode="async", conns=conns, message_bytes=MIB,
+        bytes_per_second=rate_mib * MIB, sync_write=False, loopback=loopback, mtu_bytes=mtu,
+        metrics=RunMetrics(rtt_min_seconds=0.01, ack_count=0, ack_avg_seconds=None, server_write_seconds=None),
+        created_at=T0 + timedelta(days=id),
+    )  # fmt: skip
+
+
+def facts(**overrides):
+    values = dict(
+        platform="dataguard", transport_mode="ASYNC", database_bytes=1024**4, primary_nodes=1, standby_nodes=1,
+        instantiation_goal_seconds=None, headroom_percent=30, apply_overhead_percent=30,
+        link_bits_per_second=1e9, link_rtt_seconds=0.025,
+    )  # fmt: skip
+    return Facts(**{**values, **overrides})
+
+
+def test_before_any_run_the_verdicts_use_the_nominal_link_and_say_so():
+    req = requirement([ImportSeries(1, "a.csv", [row(1, 0, 600, 600)])], headroom_ratio=0.3)
+    plan = build_plan(facts=facts(), requirement=req, runs=[])
+    transport = plan.card("transport")
+    assert transport.status == PASS and transport.nominal and transport.badge == "pass (nominal)"
+    assert transport.headline.startswith("Nominal, not measured: keeps up")
+    assert transport.values["threads"][0]["available_bytes_per_second"] == pytest.approx(1e9 / 8)
+    slow = build_plan(facts=facts(link_bits_per_second=5e6), requirement=req, runs=[])
+    assert slow.card("transport").status == FAIL and slow.card("lag").status in ("warn", "fail")
+    assert plan.card("instantiation").nominal
+
+
+def test_the_loopback_mtu_never_sets_the_queue_lengths():
+    plan = build_plan(facts=facts(), requirement=None, runs=[run(1, loopback=True, mtu=65536)])
+    text = "\n".join(s.text for s in plan.snippets)
+    assert "txqueuelen 3000" in text  # 3 x BDP at 1500-byte packets; 65,536-byte packets gave 1000
+    assert any("loopback" in risk for risk in plan.risks)
