@@ -23,6 +23,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     UV_PYTHON_DOWNLOADS=never \
     REDOLAB_DATA_DIR=/data \
     REDOLAB_BIND=0.0.0.0
+# Chromium prints the plan report as PDF (headless, no network); fonts for its text.
+RUN apt-get update && apt-get install -y --no-install-recommends chromium fonts-dejavu-core \
+    && rm -rf /var/lib/apt/lists/*
 RUN pip install --no-cache-dir uv \
     && useradd --system --create-home --home-dir /home/redolab --uid 10001 redolab \
     && mkdir -p /data && chown redolab /data

@@ -506,6 +506,8 @@ def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
         if status == "missing":
             assert headline.startswith("Missing:"), headline
 
+    if shutil.which("pdftotext") is None:
+        services.missing("pdftotext", "install poppler-utils (make test does)")
     response = page.request.get(env_url + "/plan/report.pdf")
     assert response.status == 200 and response.headers["content-type"] == "application/pdf"
     pdf = tmp_path / "plan.pdf"

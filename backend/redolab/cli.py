@@ -563,6 +563,7 @@ def plan_show(
         return
     if pdf:
         typer.echo(f"report written to {pdf}")
+    _echo_requirement(plan)
     if as_json:
         _echo_json(plan.to_json())
         return
@@ -582,6 +583,33 @@ def plan_show(
     for snippet in plan.snippets:
         typer.echo(f"== {snippet.title} -> {snippet.target}")
         typer.echo(snippet.text)
+
+
+def _echo_requirement(plan) -> None:
+    """The evidence and what the link must carry, each figure with its basis (text form of `plan show`)."""
+    from redolab.core.units import format_byte_rate
+
+    typer.echo("== Evidence")
+    for item in plan.evidence or []:
+        typer.echo(f"   [{'x' if item.chosen else ' '}] {item.label}, {item.when}: {item.note}")
+    if not plan.evidence:
+        typer.echo("   none yet: import redo history and run (or import) tests")
+    req = plan.requirement
+    if req is None:
+        return
+    typer.echo(f"== What the link must carry (peak + {req.headroom_ratio * 100:g} %)")
+    for need in sorted(req.threads.values(), key=lambda t: t.thread):
+        typer.echo(
+            f"   thread {need.thread}: {format_byte_rate(need.required_bytes_per_second)} "
+            f"(peak {format_byte_rate(need.peak_bytes_per_second)}; {plan.describe(need.basis)})"
+        )
+    typer.echo(
+        f"   all threads: {format_byte_rate(req.summed_required_bytes_per_second)} "
+        f"(peak {format_byte_rate(req.summed_peak_bytes_per_second)}; {req.summed_how})"
+    )
+    for window in req.windows:
+        figure = format_byte_rate(window.bytes_per_second) if window.bytes_per_second is not None else window.reason
+        typer.echo(f"   highest {window.minutes}-minute average: {figure}")
 
 
 # -- the lab --------------------------------------------------------------------------------------

@@ -141,9 +141,10 @@ def stored_run(session, environment, client, server, *, conns, bytes_per_second)
     return run
 
 
-def test_the_seeds_worked_examples_on_the_page(session, browser_client):
-    """Seed 000 (100 TB, 2 node pairs at 300 MB/s), seed 001 (2.02 MB/s x 27.7 ms) and seed 003
-    (1 Gbit/s, 25 ms) as an environment page shows them."""
+def test_the_seeds_worked_examples_on_the_page(session, browser_client, tmp_path, database_url):
+    """Seed 000 (100 TB, 2 node pairs at 300 MB/s; its archived logs: the highest log + 30 %), seed 001
+    (2.02 MB/s x 27.7 ms) and seed 003 (1 Gbit/s, 25 ms) as an environment page and `redolab plan show
+    --json` show them."""
     mib = 1024 * 1024
     environment = make_environment(
         session, database_size_bytes=100 * 1024**4, primary_rac_nodes=2, standby_rac_nodes=2,
@@ -159,9 +160,32 @@ def test_the_seeds_worked_examples_on_the_page(session, browser_client):
                    bytes_per_second=300 * mib)  # fmt: skip
     stored_run(session, environment, hosts["primary", 1], hosts["standby", 1], conns=1, bytes_per_second=2.02 * mib)
 
+    redo_service.import_file(
+        session=session, environment=environment, path=FIXTURES / "seed000.csv", filename="seed000.csv",
+        imported_by="alice",
+    )  # fmt: skip
     page = browser_client.get(f"/environments/{environment.id}").text
     assert "48.55 h" in page and "63.11 h" in page  # seed 000: "about 50 hours", then +30 %
     assert "58,672 bytes" in page  # seed 001: the single stream's window
+    # seed 000: "the highest rate was about 52MB/s ... the maximum rate plus 30%": thread 2's 54.67 MiB/s log
+    assert "54.67 MiB/s" in page and "71.07 MiB/s" in page
+    result = subprocess.run(
+        [str(REDOLAB), "plan", "show", "--env", environment.name, "--json"],
+        capture_output=True, text=True, env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
+        timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert body["requirement"]["summed"]["required_bytes_per_second"] == pytest.approx(54.672887 * 1.3 * mib, rel=1e-6)
+    assert body["cards"]["instantiation"]["values"]["copy_seconds"] == pytest.approx(100 * 1024**4 / (600 * mib))
+    assert body["cards"]["buffers"]["values"]["measured_window_bytes"] == 58_672
+    text = subprocess.run(
+        [str(REDOLAB), "plan", "show", "--env", environment.name],
+        capture_output=True, text=True, env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
+        timeout=60,
+    ).stdout  # fmt: skip
+    assert "all threads: 71.07 MiB/s (peak 54.67 MiB/s; " in text and "per-log rate from import #" in text
+    assert "[x] import #" in text and "seed000.csv" in text
 
     environment.link_bandwidth_bits_per_second, environment.link_rtt_seconds = 10**9, 0.025
     session.commit()

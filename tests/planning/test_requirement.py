@@ -4,6 +4,8 @@ stretches for distant periods, peak windows, and the plan's use of nominal links
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from redolab.planning.plan import FAIL, PASS, Facts, MeasuredRun, build_plan
 from redolab.planning.requirement import ImportSeries, best_window, requirement
@@ -106,3 +108,52 @@ def test_the_loopback_mtu_never_sets_the_queue_lengths():
     text = "\n".join(s.text for s in plan.snippets)
     assert "txqueuelen 3000" in text  # 3 x BDP at 1500-byte packets; 65,536-byte packets gave 1000
     assert any("loopback" in risk for risk in plan.risks)
+
+
+def test_distant_periods_are_drawn_side_by_side_on_the_database_clock():
+    import json
+
+    from redolab.charts.redo import rate_figure
+
+    later = T0 + timedelta(days=730)
+    rows = [row(1, 0, 600, 600), row(2, 0, 600, 600), row(1, 0, 600, 600, base=later), row(2, 0, 600, 900, base=later)]
+    req = requirement([ImportSeries(1, "two-years.csv", rows)], headroom_ratio=0.3)
+    figure = json.loads(rate_figure(req, "Europe/Berlin"))
+    assert "xaxis2" in figure["layout"]  # 2022 and 2024 each get a panel
+    summed = [t for t in figure["data"] if t["name"].startswith("all threads")]
+    assert len(summed) == 2 and {t["xaxis"] for t in summed} == {"x", "x2"}  # no line across the gap
+    assert summed[0]["x"][0].startswith("2022-01-15T09:00")  # 08:00 UTC is 09:00 in Berlin
+    assert "Europe/Berlin" in json.dumps(figure["layout"])
+
+
+def _window_by_brute_force(segments, seconds):
+    """Every window starting at each second of the series: the highest average (a reference)."""
+
+    def overlap(start, end):
+        return sum(rate * max(0.0, (min(e, end) - max(s, start)).total_seconds()) for s, e, rate in segments)
+
+    first, last = segments[0][0], segments[-1][1]
+    best = None
+    moment = first
+    while moment + timedelta(seconds=seconds) <= last:
+        average = overlap(moment, moment + timedelta(seconds=seconds)) / seconds
+        best = average if best is None or average > best else best
+        moment += timedelta(seconds=1)
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 40), st.floats(0, 1000)), min_size=1, max_size=8),
+       st.integers(1, 90))  # fmt: skip
+def test_best_window_is_the_highest_average_of_any_window(pieces, seconds):
+    segments, clock = [], T0
+    for gap, length, rate in pieces:
+        start = clock + timedelta(seconds=gap)
+        segments.append((start, start + timedelta(seconds=length), rate))
+        clock = start + timedelta(seconds=length)
+    found = best_window(segments, seconds)
+    expected = _window_by_brute_force(segments, seconds)
+    if expected is None:
+        assert found is None
+    else:
+        assert found is not None and found[0] == pytest.approx(expected, rel=1e-9, abs=1e-9)

@@ -14,7 +14,6 @@ Units: bytes, seconds, bytes per second; times are UTC datetimes.
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -183,7 +182,7 @@ def _statistic(kind: str, intervals: list[RedoInterval]) -> str:
     if kind == "rate" and any(i.peak_bytes_per_second for i in intervals):
         return "SYSMETRIC maximum"
     if kind == "period":
-        typical = _typical([i.duration for i in intervals if i.duration])
+        typical = _typical([i.duration for i in intervals[:: max(1, len(intervals) // 10_000)] if i.duration])
         if typical and abs(typical - 86400) < 1:
             return "daily volume"
         if typical and abs(typical - 3600) < 1:
@@ -192,7 +191,9 @@ def _statistic(kind: str, intervals: list[RedoInterval]) -> str:
 
 
 def _typical(values: list[float]) -> float | None:
-    values = sorted(v for v in values if v and v > 0)
+    """The median of the positive values (of at most ~10,000 evenly spread ones: a usual interval)."""
+    step = max(1, len(values) // 10_000)
+    values = sorted(v for v in values[::step] if v and v > 0)
     return values[len(values) // 2] if values else None
 
 
@@ -204,7 +205,7 @@ def _basis(statistic: str, labels: list[str], rows: list[RedoInterval]) -> Basis
         tuple(dict.fromkeys(labels)),
         min(starts) if starts else None,
         max(ends) if ends else None,
-        _typical([r.duration for r in rows if r.duration]),
+        _typical([r.duration for r in rows[:: max(1, len(rows) // 10_000)]]),
     )
 
 
@@ -251,35 +252,67 @@ def _sum_within(series: dict[int, list[Segment]], start: datetime, end: datetime
     return out
 
 
-def best_window(segments: list[Segment], seconds: float) -> tuple[float, datetime] | None:
-    """The highest average over any `seconds`-long window of a piecewise-constant series (zero in its
-    gaps). The best window starts at a piece's start or ends at a piece's end, so only those are tried."""
+@dataclass
+class _Prepared:
+    """A series as seconds from its first piece, with the bytes before each piece."""
+
+    origin: datetime
+    starts: list[float]
+    ends: list[float]
+    rates: list[float]
+    cumulative: list[float]
+
+    @classmethod
+    def of(cls, segments: list[Segment]) -> _Prepared:
+        origin = segments[0][0]
+        starts = [(s - origin).total_seconds() for s, _, _ in segments]
+        ends = [(e - origin).total_seconds() for _, e, _ in segments]
+        rates = [r for _, _, r in segments]
+        cumulative = [0.0]
+        for s, e, rate in zip(starts, ends, rates, strict=True):
+            cumulative.append(cumulative[-1] + rate * (e - s))
+        return cls(origin, starts, ends, rates, cumulative)
+
+
+def best_window(segments: list[Segment] | _Prepared, seconds: float) -> tuple[float, datetime] | None:
+    """The highest average over any `seconds`-long window of a piecewise-constant series (sorted,
+    not overlapping; zero in its gaps). The best window starts at a piece's start or ends at a piece's
+    end, so only those are tried, each in one pass with a pointer that only moves forward."""
     if not segments:
         return None
-    origin = segments[0][0]
-    bounds, cumulative = [], [0.0]
-    for start, end, rate in segments:
-        bounds.append(((start - origin).total_seconds(), (end - origin).total_seconds(), rate))
-    for s, e, rate in bounds:
-        cumulative.append(cumulative[-1] + rate * (e - s))
-    starts = [b[0] for b in bounds]
-    last = bounds[-1][1]
-    if last - bounds[0][0] < seconds:
+    series = segments if isinstance(segments, _Prepared) else _Prepared.of(segments)
+    origin, starts, ends, rates, cumulative = (
+        series.origin, series.starts, series.ends, series.rates, series.cumulative
+    )  # fmt: skip
+    if ends[-1] - starts[0] < seconds:
         return None
+    count, last = len(starts), ends[-1]
 
-    def integral(t: float) -> float:  # bytes from origin to t
-        i = bisect.bisect_right(starts, t) - 1
-        if i < 0:
-            return 0.0
-        s, e, rate = bounds[i]
-        return cumulative[i] + rate * (min(t, e) - s)
+    def integral_from(index: int, t: float) -> tuple[float, int]:
+        """Bytes from the origin to t, moving the piece index forward from `index`; (bytes, index)."""
+        while index + 1 < count and starts[index + 1] <= t:
+            index += 1
+        if t < starts[index]:
+            return cumulative[index], index
+        return cumulative[index] + rates[index] * (min(t, ends[index]) - starts[index]), index
 
-    best = None
-    candidates = [b[0] for b in bounds] + [b[1] - seconds for b in bounds]
-    for t in candidates:
-        if t < bounds[0][0] or t + seconds > last:
+    best: tuple[float, float] | None = None
+    j = 0
+    for i in range(count):  # windows that start where a piece starts
+        t = starts[i]
+        if t + seconds > last:
+            break
+        upper, j = integral_from(max(j, i), t + seconds)
+        average = (upper - cumulative[i]) / seconds
+        if best is None or average > best[0]:
+            best = (average, t)
+    k = 0
+    for i in range(count):  # windows that end where a piece ends
+        t = ends[i] - seconds
+        if t < starts[0]:
             continue
-        average = (integral(t + seconds) - integral(t)) / seconds
+        lower, k = integral_from(k, t)
+        average = (cumulative[i + 1] - lower) / seconds
         if best is None or average > best[0]:
             best = (average, t)
     if best is None:
@@ -291,6 +324,7 @@ def _windows(spans: list[Span], interval: float | None) -> list[Window]:
     from redolab.core.units import format_duration
 
     windows = []
+    prepared = [_Prepared.of(s.segments) for s in spans if s.segments]
     for minutes in WINDOW_MINUTES:
         seconds = minutes * 60.0
         if not spans:
@@ -299,7 +333,7 @@ def _windows(spans: list[Span], interval: float | None) -> list[Window]:
         if interval and interval > seconds * 1.01:
             windows.append(Window(minutes, None, None, f"the data are ~{format_duration(interval)} apart: too coarse"))
             continue
-        found = [w for w in (best_window(s.segments, seconds) for s in spans) if w]
+        found = [w for w in (best_window(p, seconds) for p in prepared) if w]
         if not found:
             windows.append(Window(minutes, None, None, "no stretch of data that long"))
             continue
@@ -325,6 +359,7 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
     threads: dict[int, ThreadNeed] = {}
     used: dict[int, list[str]] = {}
     chosen_rows: list[RedoInterval] = []
+    used_ranks: set[int] = set()
     all_threads = sorted({t for a in analyses.values() for t in a.threads})
     for thread in all_threads:
         ranked = [(rank, a) for rank, a in sorted(analyses.items()) if thread in a.threads]
@@ -335,6 +370,7 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
         parts = [p for p in parts if p[2]]
         rows = [r for _, _, rs in parts for r in rs]
         chosen_rows += rows
+        used_ranks.add(rank)
         summary = analysis.threads[thread]
         statistic = " and ".join(dict.fromkeys(_statistic(k, rs) for _, k, rs in parts))
         basis = _basis(statistic, [s.label for s, _, _ in parts], rows)
@@ -365,6 +401,7 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
                 for series, _, _ in replay_parts:
                     used.setdefault(series.id, []).append(f"thread {thread} series over time")
                 chosen_rows += [r for _, _, rs in replay_parts for r in rs]
+                used_ranks.add(replay_rank)
             fastest = max(need.replay, key=lambda s: s[2])
             if fastest[2] > need.peak_bytes_per_second:
                 # the series over time runs faster than the peak's basis (another period, or overlapping
@@ -434,7 +471,10 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
         if peak and peak[0] > summed:
             summed, at = peak[0], None
             how = "hour-of-day profiles: the instances' hourly maxima added per hour (an upper bound)"
-    combined = analyze(chosen_rows, headroom_ratio=headroom_ratio)
+    if len(used_ranks) == 1:  # every thread's rows come from one basis: its analysis is the combined one
+        combined = analyses[used_ranks.pop()]
+    else:
+        combined = analyze(chosen_rows, headroom_ratio=headroom_ratio)
     writes = analyze(
         (r for a in imports for r in a.intervals if r.writes), headroom_ratio=headroom_ratio, keep_points=False
     )
