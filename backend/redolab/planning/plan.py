@@ -262,8 +262,9 @@ class _Planner:
             verdicts.append(verdict)
             card.rows.append((subject, self._verdict_text(verdict, nominal)))
             card.working.append(
-                f"thread {need.thread}: peak {format_byte_rate(need.peak_bytes_per_second)} at "
-                f"{self.show(need.peak_at)} ({need.basis.describe(self.show)}) x (1 + {headroom:g} %) = "
+                f"thread {need.thread}: peak {format_byte_rate(need.peak_bytes_per_second)}"
+                f"{' at ' + self.show(need.peak_at) if need.peak_at else ''} ({need.basis.describe(self.show)}) "
+                f"x (1 + {headroom:g} %) = "
                 f"{format_byte_rate(need.required_bytes_per_second)}"
             )
             thread_values.append(

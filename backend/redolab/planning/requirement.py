@@ -67,7 +67,7 @@ class Basis:
         elif self.first is None:
             parts.append("no times in the data")
         if self.interval_seconds:
-            parts.append(f"every ~{format_duration(self.interval_seconds)}")
+            parts.append(f"each over ~{format_duration(self.interval_seconds)}")
         return ", ".join(parts)
 
     def to_json(self) -> dict:
