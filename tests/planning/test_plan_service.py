@@ -104,6 +104,14 @@ def test_plan_api_page_and_cli_agree(session, measured, api_client, browser_clie
     body = response.json()
     assert set(body["cards"]) == {"transport", "instantiation", "buffers", "lag", "commit"}
     socket_buffer = body["cards"]["buffers"]["values"]["socket_buffer_bytes"]
+    # one answer to "what must the link carry": the redo analytics and the plan's requirement agree
+    analytics = api_client.get(f"/api/v1/environments/{environment.id}/redo/analytics").json()
+    summed = body["requirement"]["summed"]
+    assert analytics["required_bytes_per_second"] == pytest.approx(summed["required_bytes_per_second"])
+    assert [t["required_bytes_per_second"] for t in analytics["threads"]] == pytest.approx(
+        [t["required_bytes_per_second"] for t in body["requirement"]["threads"]]
+    )
+    assert analytics["summed"]["peak_bytes_per_second"] == pytest.approx(summed["peak_bytes_per_second"])
     assert {s["url"] for s in body["cards"]["transport"]["sources"]} >= {f"/runs/{runs[0].id}"}
 
     page = browser_client.get(f"/environments/{environment.id}?{query}")
@@ -223,3 +231,16 @@ def test_sync_numbers_on_the_run_page_and_in_exports(session, measured, browser_
     commit = environment_plan(session=session, environment=environment, selection=chosen).card("commit")
     assert commit.values["ack_p99_seconds"] == pytest.approx(metrics.ack_p99_seconds)
     assert any("ceiling = " in line for line in commit.working)
+
+
+def test_the_report_without_chromium_is_a_clear_503_and_the_json_still_works(session, browser_client, monkeypatch):
+    environment = make_environment(session, link_bandwidth_bits_per_second=10**9, link_rtt_seconds=0.025)
+    monkeypatch.setenv("REDOLAB_CHROMIUM", "/nonexistent/chromium")
+    response = browser_client.get(f"/environments/{environment.id}/plan/report.pdf")
+    assert response.status_code == 503
+    assert "/nonexistent/chromium" in response.text and "REDOLAB_CHROMIUM" in response.text
+    report = browser_client.get(f"/environments/{environment.id}/plan/report.json").json()
+    assert report["title"] == f"Standby build plan: {environment.name}" and report["redolab_version"]
+    assert report["cards"]["buffers"]["values"]["socket_buffer_bytes"] == 9_375_000
+    page = browser_client.get(f"/environments/{environment.id}/plan/report")
+    assert page.status_code == 200 and "9,375,000 bytes" in page.text

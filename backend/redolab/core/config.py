@@ -41,6 +41,7 @@ class Settings(BaseSettings):
     token_max_age_seconds: int = Field(default=3600, ge=60)
     auto_migrate: bool = True
     worker_enabled: bool = True
+    chromium: str | None = None  # prints the plan report as PDF; default: chromium on the PATH
 
     @property
     def resolved_database_url(self) -> str:

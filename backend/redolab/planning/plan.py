@@ -108,6 +108,10 @@ class Plan:
     def card(self, key: str) -> Card:
         return next(c for c in self.cards if c.key == key)
 
+    def summed_basis(self) -> str:
+        """How all threads' peak was found, with its stretches on the database's clock."""
+        return self.requirement.summed_basis(lambda moment: show_time(moment, self.time_zone))
+
     def describe(self, basis) -> str:
         """A figure's basis in words, times on the database's clock."""
         return basis.describe(lambda moment: show_time(moment, self.time_zone))
@@ -298,7 +302,8 @@ class _Planner:
                     **_verdict_json(verdict),
                 }
             card.working.append(
-                f"all threads: {format_byte_rate(req.summed_peak_bytes_per_second)} ({req.summed_how}) x "
+                f"all threads: {format_byte_rate(req.summed_peak_bytes_per_second)} "
+                f"({req.summed_basis(self.show)}) x "
                 f"(1 + {headroom:g} %) = {format_byte_rate(req.summed_required_bytes_per_second)}"
             )
         for label in sorted({s for t in req.threads.values() for s in t.basis.imports}):

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,8 @@ from redolab.planning.plan import Plan, show_time
 from redolab.planning.service import Selection, environment_plan
 
 PDF_TIMEOUT_SECONDS = 90
+MAX_PRINTING = 2  # Chromium processes at once: a burst of PDF requests must not take the server down
+_printing = threading.BoundedSemaphore(MAX_PRINTING)
 
 
 class ReportError(Exception):
@@ -109,7 +112,9 @@ def report_html(report: Report) -> str:
 
 
 def chromium_path() -> str | None:
-    configured = os.environ.get("REDOLAB_CHROMIUM")
+    from redolab.core.config import get_settings
+
+    configured = os.environ.get("REDOLAB_CHROMIUM") or get_settings().chromium
     if configured:
         return configured
     return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
@@ -124,6 +129,15 @@ def render_pdf(html: str) -> bytes:
             "PDF reports need Chromium: install it (Debian: apt-get install chromium) or set REDOLAB_CHROMIUM "
             "to its path. The printable report (Print plan) and the JSON report work without it."
         )
+    if not _printing.acquire(blocking=False):
+        raise ReportError(f"{MAX_PRINTING} PDF reports are being printed already: try again in a few seconds")
+    try:
+        return _print(browser, html)
+    finally:
+        _printing.release()
+
+
+def _print(browser: str, html: str) -> bytes:
     with tempfile.TemporaryDirectory(prefix="redolab-report-") as workdir:
         page, pdf = Path(workdir) / "report.html", Path(workdir) / "report.pdf"
         page.write_text(html, encoding="utf-8")
@@ -140,6 +154,11 @@ def render_pdf(html: str) -> bytes:
             )
         except subprocess.TimeoutExpired:
             raise ReportError(f"Chromium did not print the report within {PDF_TIMEOUT_SECONDS} s") from None
+        except OSError as error:
+            raise ReportError(
+                f"Chromium could not be started ({browser}: {error.strerror}): install it (Debian: apt-get install "
+                "chromium) or set REDOLAB_CHROMIUM to its path"
+            ) from None
         if not pdf.exists() or pdf.stat().st_size == 0:
             tail = result.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
             raise ReportError(f"Chromium did not print the report (exit {result.returncode}): {tail[0][:300]}")

@@ -136,6 +136,27 @@ class Requirement:
     def summed_required_bytes_per_second(self) -> float:
         return self.summed_peak_bytes_per_second * (1 + self.headroom_ratio)
 
+    def summed_percentile(self, percent: float) -> float | None:
+        """Time-weighted percentile of the summed series (where the threads overlap)."""
+        pieces = sorted((r, (e - s).total_seconds()) for span in self.spans for s, e, r in span.segments)
+        total = sum(d for _, d in pieces)
+        if not total:
+            return None
+        target, seen = total * percent / 100, 0.0
+        for rate, duration in pieces:
+            seen += duration
+            if seen >= target:
+                return rate
+        return pieces[-1][0]
+
+    def summed_basis(self, show) -> str:
+        """How the summed peak was found, with the stretches it was computed over."""
+        if not self.spans or len(self.threads) == 1:
+            return self.summed_how
+        stretches = "; ".join(f"{show(s.start)} to {show(s.end)}" for s in self.spans[:3])
+        more = f" and {len(self.spans) - 3} more" if len(self.spans) > 3 else ""
+        return f"{self.summed_how} ({stretches}{more})"
+
     @property
     def largest_thread(self) -> ThreadNeed:
         return max(self.threads.values(), key=lambda t: t.peak_bytes_per_second)

@@ -80,7 +80,7 @@ def plan_report_pdf(request: Request, session: SessionDep, environment_id: int) 
     try:
         pdf = render_pdf(report_html(report))
     except ReportError as error:
-        return Response(str(error), status_code=503, media_type="text/plain")
+        return Response(str(error), status_code=503, media_type="text/plain", headers={"Retry-After": "5"})
     filename = f"redolab-plan-{environment.id}.pdf"
     return Response(pdf, media_type="application/pdf",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})  # fmt: skip

@@ -53,8 +53,29 @@ def redo_summary(summary: dict, requirement) -> dict:
     if requirement is None:
         return summary
     required = requirement.summed_required_bytes_per_second
+    volumes = {t["thread"]: t.get("bytes") for t in summary.get("threads", [])}
+    peak_at = requirement.summed_peak_at
     return {
         **summary,
+        "threads": [
+            {
+                "thread": t.thread,
+                "peak_bytes_per_second": t.peak_bytes_per_second,
+                "peak_at": t.peak_at.isoformat() if t.peak_at else None,
+                "required_bytes_per_second": t.required_bytes_per_second,
+                "bytes": volumes.get(t.thread),
+                "basis": t.basis.to_json(),
+            }
+            for t in sorted(requirement.threads.values(), key=lambda t: t.thread)
+        ],
+        "summed": {
+            "peak_bytes_per_second": requirement.summed_peak_bytes_per_second,
+            "peak_at": peak_at.isoformat() if peak_at else None,
+            "p95_bytes_per_second": requirement.summed_percentile(95),
+            "p99_bytes_per_second": requirement.summed_percentile(99),
+            "how": requirement.summed_how,
+            "peak_windows": requirement.to_json()["peak_windows"],
+        },
         "required_bytes_per_second": required,
         "required_mbit_per_second": required * 8 / 1e6,
         "requirement": requirement.to_json(),
