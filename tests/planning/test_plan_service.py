@@ -65,6 +65,13 @@ def test_loopback_runs_are_evidence_but_not_the_link_by_default(session, measure
     assert plan.card("commit").status == "missing"  # the SYNC run on loopback is not used
     # the environment has no nominal link rate: thread verdicts wait for a run over the link
     assert plan.card("transport").status == "missing"
+    nothing = environment_plan(
+        session=session, environment=environment, selection=Selection.parse(chosen=True, imports=[], runs=[])
+    )
+    assert nothing.card("transport").headline == (
+        "Missing: no redo import is chosen: tick one in the evidence list (or use the default evidence)"
+    )
+    assert not any(e.chosen for e in nothing.evidence)
 
 
 def test_plan_is_computed_from_the_stored_runs_and_import(session, measured):

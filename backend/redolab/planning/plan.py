@@ -213,8 +213,11 @@ def settle(card: Card, *, failed: bool, judged: bool, warned: bool = False, info
 
 
 class _Planner:
-    def __init__(self, facts: Facts, requirement: Requirement | None, runs: list[MeasuredRun]):
+    def __init__(
+        self, facts: Facts, requirement: Requirement | None, runs: list[MeasuredRun], no_history: str | None = None
+    ):
         self.facts, self.req = facts, requirement
+        self.no_history = no_history  # why there is no requirement, when it is not "nothing imported yet"
         self.runs = runs  # the chosen runs: loopback ones only when chosen by name
         self.loopback = [r for r in runs if r.loopback]
         self.async_runs = [r for r in self.runs if r.mode == "async"]
@@ -245,7 +248,7 @@ class _Planner:
         card = Card("transport", "Redo transport")
         req, headroom = self.req, self.facts.headroom_percent
         if req is None:
-            card.missing.append("no redo history yet: upload a V$ARCHIVED_LOG export or AWR data")
+            card.missing.append(self.no_history or "no redo history yet: upload a V$ARCHIVED_LOG export or AWR data")
             settle(card, failed=False, judged=False)
             return card
         verdicts: list[Verdict] = []
@@ -507,7 +510,7 @@ class _Planner:
         card = Card("lag", "ASYNC lag replay")
         req = self.req
         if req is None:
-            card.missing.append("no redo history with log times yet: upload a V$ARCHIVED_LOG export")
+            card.missing.append(self.no_history or "no redo history with log times yet: upload a V$ARCHIVED_LOG export")
             settle(card, failed=False, judged=False)
             return card
         card.lag_series, threads = {}, []
@@ -773,10 +776,11 @@ def build_plan(
     requirement: Requirement | None,
     runs: list[MeasuredRun],
     evidence: list[EvidenceItem] | None = None,
+    no_history: str | None = None,
 ) -> Plan:
     """All cards, in the order the page shows them, then the risks they found. Loopback runs never
     feed a verdict or a setting: they are not the link."""
-    planner = _Planner(facts, requirement, runs)
+    planner = _Planner(facts, requirement, runs, no_history)
     buffers, bdp = planner.buffers()
     cards = [planner.transport(), planner.instantiation(), buffers, planner.lag(), planner.commit()]
     planner.general_risks()

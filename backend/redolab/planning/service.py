@@ -256,4 +256,12 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
         evidence.append(
             EvidenceItem("run", run.id, f"run #{run.id} ({what})", show_time(run.created_at, zone), used, why, run.tags)
         )
-    return build_plan(facts=environment_facts(environment), requirement=req, runs=chosen_runs, evidence=evidence)
+    no_history = None
+    if imports and not chosen_imports:
+        no_history = "no redo import is chosen: tick one in the evidence list (or use the default evidence)"
+    elif chosen_imports and req is None:
+        no_history = "the chosen imports hold no redo rate (see how each was read on the imports list)"
+    return build_plan(
+        facts=environment_facts(environment), requirement=req, runs=chosen_runs, evidence=evidence,
+        no_history=no_history,
+    )  # fmt: skip
