@@ -377,6 +377,17 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
         analyses[rank] = analyze(
             unique((r for _, _, rows in parts for r in rows), Counter()), headroom_ratio=headroom_ratio
         )
+    grouped: dict[int, dict[int, list[RedoInterval]]] = {}  # id(rows of a part) -> thread -> its rows
+
+    def rows_of(rows: list[RedoInterval], thread: int) -> list[RedoInterval]:
+        """One thread's rows of a part, grouped once per part (not once per thread)."""
+        if id(rows) not in grouped:
+            by_thread: dict[int, list[RedoInterval]] = {}
+            for row in rows:
+                by_thread.setdefault(row.thread, []).append(row)
+            grouped[id(rows)] = by_thread
+        return grouped[id(rows)].get(thread, [])
+
     threads: dict[int, ThreadNeed] = {}
     used: dict[int, list[str]] = {}
     chosen_rows: list[RedoInterval] = []
@@ -387,7 +398,7 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
         rank, analysis = next(((r, a) for r, a in ranked if a.threads[thread].peak_bytes_per_second > 0), (None, None))
         if analysis is None:
             continue
-        parts = [(s, k, [r for r in rows if r.thread == thread]) for s, k, rows in by_rank[rank]]
+        parts = [(s, k, rows_of(rows, thread)) for s, k, rows in by_rank[rank]]
         parts = [p for p in parts if p[2]]
         rows = [r for _, _, rs in parts for r in rs]
         chosen_rows += rows
@@ -409,7 +420,7 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
             replay_rank, replay_analysis = timed
             need.replay = replay_analysis.thread_segments[thread]
             replay_parts = [
-                (s, k, [r for r in rows if r.thread == thread and r.start is not None and r.end is not None])
+                (s, k, [r for r in rows_of(rows, thread) if r.start is not None and r.end is not None])
                 for s, k, rows in by_rank[replay_rank]
             ]
             replay_parts = [p for p in replay_parts if p[2]]

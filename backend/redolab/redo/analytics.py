@@ -84,11 +84,13 @@ class Analysis:
     @property
     def peak_for_requirement(self) -> float | None:
         """The summed peak when times are known; for hour-of-day profiles of several instances the
-        per-hour sum of their maxima; otherwise the highest single log (seed 000)."""
+        per-hour sum of their maxima; otherwise the highest single log (seed 000). Never below a
+        single thread's peak (a sampled maximum can exceed the summed averages): all threads together
+        never need less than one of them (the plan's requirement model, planning/requirement.py)."""
         summed = self.summed_peak
-        if summed is not None:
-            return summed[0]
         peaks = [t.peak_bytes_per_second for t in self.threads.values()]
+        if summed is not None:
+            return max(summed[0], *peaks)
         if len(self.threads) > 1 and self.profile:
             return max(self.profile_summed_peak[0], *peaks)
         return max(peaks) if peaks else None
