@@ -157,3 +157,16 @@ def test_best_window_is_the_highest_average_of_any_window(pieces, seconds):
         assert found is None
     else:
         assert found is not None and found[0] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_a_preview_never_needs_less_for_all_threads_than_for_one():
+    """The issue's '2.6 MiB/s for all threads, 48.88 for thread 1': a SYSMETRIC maximum above the
+    summed averages. The redo analysis a preview and `redo analyze` show follows the same rule."""
+    from redolab.redo.analytics import analyze
+
+    rows = [row(1, 0, 600, 600, kind="rate", peak=40 * MIB), row(2, 0, 600, 600, kind="rate", peak=2 * MIB)]
+    analysis = analyze(rows, headroom_ratio=0.3)
+    assert analysis.summed_peak[0] == pytest.approx(2 * MIB)  # the averages added
+    assert analysis.required_bytes_per_second == pytest.approx(40 * MIB * 1.3)
+    req = requirement([ImportSeries(1, "sysmetric.tsv", rows)], headroom_ratio=0.3)
+    assert req.summed_required_bytes_per_second == pytest.approx(analysis.required_bytes_per_second)
