@@ -71,7 +71,7 @@
   });
   // A printed plan shows its working: reviewers check the numbers on paper.
   window.addEventListener("beforeprint", function () {
-    document.querySelectorAll("details.working").forEach(function (d) { d.open = true; });
+    document.querySelectorAll("details.working, details.evidence").forEach(function (d) { d.open = true; });
   });
 
   document.addEventListener("htmx:sendError", function () {

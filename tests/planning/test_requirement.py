@@ -170,3 +170,20 @@ def test_a_preview_never_needs_less_for_all_threads_than_for_one():
     assert analysis.required_bytes_per_second == pytest.approx(40 * MIB * 1.3)
     req = requirement([ImportSeries(1, "sysmetric.tsv", rows)], headroom_ratio=0.3)
     assert req.summed_required_bytes_per_second == pytest.approx(analysis.required_bytes_per_second)
+
+
+def test_the_evidence_choice_rules():
+    from dataclasses import replace
+
+    from redolab.planning.service import Selection
+
+    measured, loopback = replace(run(1), tags=("before",)), run(2, loopback=True)
+    assert Selection().run_choice(measured) == (True, "used")
+    used, why = Selection().run_choice(loopback)
+    assert not used and why.startswith("not the link")
+    assert Selection(exclude_tags=frozenset({"before"})).run_choice(measured) == (False, "left out: tagged before")
+    assert Selection(runs=frozenset({2})).run_choice(loopback)[0]  # named: used, and said to be loopback
+    assert Selection(runs=frozenset({2})).run_choice(measured) == (False, "not chosen")
+    chosen = Selection.parse(chosen=True, imports=[3], runs=[], exclude_tags=["x"])
+    assert chosen.query == "chosen=1&import=3&exclude_tag=x" and chosen.runs == frozenset()
+    assert Selection.parse(chosen=False, imports=[], runs=[7]).imports is None  # only the runs were narrowed
