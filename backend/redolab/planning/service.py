@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -143,52 +142,18 @@ def measured_runs(*, session: Session, environment: Environment) -> list[Measure
     return measured
 
 
-def _from_epoch(seconds: float | None) -> datetime | None:
-    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
-
-
 def import_series(*, session: Session, imports: list[RedoImport]) -> list[ImportSeries]:
     """The chosen imports' rows, one list per import (in import order)."""
     if not imports:
         return []
     query = (
-        select(
-            RedoRow.import_id,
-            RedoRow.kind,
-            RedoRow.thread,
-            RedoRow.sequence,
-            RedoRow.resetlogs,
-            RedoRow.start_epoch_seconds,
-            RedoRow.end_epoch_seconds,
-            RedoRow.seconds,
-            RedoRow.bytes,
-            RedoRow.writes,
-            RedoRow.peak_bytes_per_second,
-            RedoRow.hour_of_day,
-            RedoRow.percentile_bytes_per_second,
-        )
+        select(RedoRow.import_id, *redo_service.STORED_COLUMNS)
         .where(RedoRow.import_id.in_([i.id for i in imports]))
         .order_by(RedoRow.import_id, RedoRow.id)
     )
     rows: dict[int, list[RedoInterval]] = {i.id: [] for i in imports}
     for r in session.execute(query).yield_per(10_000):
-        rows[r.import_id].append(
-            RedoInterval(
-                line=0,
-                thread=r.thread,
-                start=_from_epoch(r.start_epoch_seconds),
-                end=_from_epoch(r.end_epoch_seconds),
-                seconds=r.seconds,
-                bytes=r.bytes,
-                kind=r.kind,
-                sequence=r.sequence,
-                resetlogs=r.resetlogs,
-                writes=r.writes,
-                peak_bytes_per_second=r.peak_bytes_per_second,
-                hour=r.hour_of_day,
-                percentile_bytes_per_second=r.percentile_bytes_per_second,
-            )
-        )
+        rows[r.import_id].append(redo_service.stored_interval(r))
     return [ImportSeries(i.id, i.filename, rows[i.id]) for i in imports]
 
 

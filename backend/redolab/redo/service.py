@@ -369,6 +369,24 @@ def _from_epoch(seconds: float | None) -> datetime | None:
 _cache: dict[int, tuple[tuple, Analysis, dict]] = {}
 
 
+# What a stored row holds, in the order stored_interval reads it.
+STORED_COLUMNS = (
+    RedoRow.kind, RedoRow.thread, RedoRow.sequence, RedoRow.resetlogs, RedoRow.start_epoch_seconds,
+    RedoRow.end_epoch_seconds, RedoRow.seconds, RedoRow.bytes, RedoRow.writes, RedoRow.peak_bytes_per_second,
+    RedoRow.hour_of_day, RedoRow.percentile_bytes_per_second,
+)  # fmt: skip
+
+
+def stored_interval(r) -> RedoInterval:
+    """A stored row (selected with STORED_COLUMNS) as the interval the analytics read."""
+    return RedoInterval(
+        line=0, thread=r.thread, start=_from_epoch(r.start_epoch_seconds), end=_from_epoch(r.end_epoch_seconds),
+        seconds=r.seconds, bytes=r.bytes, kind=r.kind, sequence=r.sequence, resetlogs=r.resetlogs, writes=r.writes,
+        peak_bytes_per_second=r.peak_bytes_per_second, hour=r.hour_of_day,
+        percentile_bytes_per_second=r.percentile_bytes_per_second,
+    )  # fmt: skip
+
+
 def environment_analysis(*, session: Session, environment: Environment) -> tuple[Analysis, dict] | None:
     """All imports together (a log present in two imports counts once); cached until they change."""
     imports = list_imports(session=session, environment=environment)
@@ -379,43 +397,13 @@ def environment_analysis(*, session: Session, environment: Environment) -> tuple
     if cached and cached[0] == signature:
         return cached[1], cached[2]
     query = (
-        select(
-            RedoRow.kind,
-            RedoRow.thread,
-            RedoRow.sequence,
-            RedoRow.resetlogs,
-            RedoRow.start_epoch_seconds,
-            RedoRow.end_epoch_seconds,
-            RedoRow.seconds,
-            RedoRow.bytes,
-            RedoRow.writes,
-            RedoRow.peak_bytes_per_second,
-            RedoRow.hour_of_day,
-            RedoRow.percentile_bytes_per_second,
-        )
+        select(*STORED_COLUMNS)
         .join(RedoImport, RedoImport.id == RedoRow.import_id)
         .where(RedoImport.environment_id == environment.id)
         .order_by(RedoRow.import_id, RedoRow.id)
     )
     dropped: Counter = Counter()
-    rows = (
-        RedoInterval(
-            line=0,
-            thread=r.thread,
-            start=_from_epoch(r.start_epoch_seconds),
-            end=_from_epoch(r.end_epoch_seconds),
-            seconds=r.seconds,
-            bytes=r.bytes,
-            kind=r.kind,
-            sequence=r.sequence,
-            resetlogs=r.resetlogs,
-            writes=r.writes,
-            peak_bytes_per_second=r.peak_bytes_per_second,
-            hour=r.hour_of_day,
-            percentile_bytes_per_second=r.percentile_bytes_per_second,
-        )
-        for r in session.execute(query).yield_per(10_000)
-    )
+    rows = (stored_interval(r) for r in session.execute(query).yield_per(10_000))
     analysis = analyze(unique(rows, dropped), headroom_ratio=environment.headroom_percent / 100)
     dropped.pop("", None)  # unique() reports the rows it read under ""; only real drops remain
     warnings = sorted({w for i in imports for w in i.warnings})
