@@ -187,3 +187,14 @@ def test_the_evidence_choice_rules():
     chosen = Selection.parse(chosen=True, imports=[3], runs=[], exclude_tags=["x"])
     assert chosen.query == "chosen=1&import=3&exclude_tag=x" and chosen.runs == frozenset()
     assert Selection.parse(chosen=False, imports=[], runs=[7]).imports is None  # only the runs were narrowed
+
+
+def test_a_missing_weekend_in_a_month_is_not_a_new_panel():
+    import json
+
+    from redolab.charts.redo import rate_figure
+
+    days = [d for d in range(30) if d % 7 not in (5, 6)]  # weekdays only: two-day gaps
+    rows = [row(1, 86400 * d, 3600, 3600) for d in days]
+    figure = json.loads(rate_figure(requirement([ImportSeries(1, "month.csv", rows)], headroom_ratio=0.3)))
+    assert "xaxis2" not in figure["layout"]

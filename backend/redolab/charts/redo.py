@@ -26,7 +26,7 @@ def _thin(points: list, limit: int = MAX_POINTS) -> list:
 
 
 MAX_PERIODS = 6  # stretches of history drawn side by side; older ones are named, not drawn
-PERIOD_GAP_SECONDS = 86400.0  # data further apart than this are drawn as separate stretches
+PERIOD_GAP_SECONDS = 86400.0  # at least this far apart (and a tenth of the range) to be drawn separately
 
 
 def _local(moment: datetime, zone: str) -> datetime:
@@ -34,14 +34,18 @@ def _local(moment: datetime, zone: str) -> datetime:
     return moment.astimezone(ZoneInfo(zone)).replace(tzinfo=None)
 
 
-def _periods(points: list[datetime]) -> list[tuple[datetime, datetime]]:
+def _periods(points: list[datetime]) -> tuple[list[tuple[datetime, datetime]], float]:
+    """Stretches of history and the gap that separates them: a day, or a tenth of the whole time
+    range when that is longer (a missing weekend in a month of data is not a new stretch)."""
+    points = sorted(points)
+    gap = max(PERIOD_GAP_SECONDS, (points[-1] - points[0]).total_seconds() / 10)
     periods: list[list[datetime]] = []
-    for moment in sorted(points):
-        if periods and (moment - periods[-1][1]).total_seconds() <= PERIOD_GAP_SECONDS:
+    for moment in points:
+        if periods and (moment - periods[-1][1]).total_seconds() <= gap:
             periods[-1][1] = moment
         else:
             periods.append([moment, moment])
-    return [(a, b) for a, b in periods]
+    return [(a, b) for a, b in periods], gap
 
 
 def rate_figure(requirement, zone: str = "UTC") -> str | None:
@@ -53,7 +57,7 @@ def rate_figure(requirement, zone: str = "UTC") -> str | None:
         return None  # no dates (an hour-of-day profile): nothing to draw over time
     moments = [p[0] for points in analysis.points.values() for p in points]
     moments += [m for span in requirement.spans for m in (span.start, span.end)]
-    periods = _periods(moments)
+    periods, gap = _periods(moments)
     hidden = periods[:-MAX_PERIODS]
     periods = periods[-MAX_PERIODS:]
     figure = make_subplots(
@@ -62,7 +66,7 @@ def rate_figure(requirement, zone: str = "UTC") -> str | None:
 
     def column(moment: datetime) -> int | None:
         for index, (first, last) in enumerate(periods, 1):
-            if first <= moment <= last + timedelta(seconds=PERIOD_GAP_SECONDS):
+            if first <= moment <= last + timedelta(seconds=gap):
                 return index
         return None
 
