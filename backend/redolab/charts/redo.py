@@ -26,7 +26,7 @@ def _thin(points: list, limit: int = MAX_POINTS) -> list:
 
 
 MAX_PERIODS = 6  # stretches of history drawn side by side; older ones are named, not drawn
-PERIOD_GAP_SECONDS = 86400.0  # at least this far apart (and a tenth of the range) to be drawn separately
+PERIOD_GAP_SECONDS = 86400.0  # at least this far apart (and a fifth of the range) to be drawn separately
 
 
 def _local(moment: datetime, zone: str) -> datetime:
@@ -35,10 +35,10 @@ def _local(moment: datetime, zone: str) -> datetime:
 
 
 def _periods(points: list[datetime]) -> tuple[list[tuple[datetime, datetime]], float]:
-    """Stretches of history and the gap that separates them: a day, or a tenth of the whole time
+    """Stretches of history and the gap that separates them: a day, or a fifth of the whole time
     range when that is longer (a missing weekend in a month of data is not a new stretch)."""
     points = sorted(points)
-    gap = max(PERIOD_GAP_SECONDS, (points[-1] - points[0]).total_seconds() / 10)
+    gap = max(PERIOD_GAP_SECONDS, (points[-1] - points[0]).total_seconds() / 5)
     periods: list[list[datetime]] = []
     for moment in points:
         if periods and (moment - periods[-1][1]).total_seconds() <= gap:
