@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from redolab.redo.analytics import Analysis, analyze
+from redolab.redo.analytics import Analysis, analyze, summed_pieces
 from redolab.redo.dedupe import unique
 from redolab.redo.mapping import RedoInterval
 
@@ -255,22 +255,14 @@ def _intersect(a: list[tuple[datetime, datetime]], b: list[tuple[datetime, datet
 
 
 def _sum_within(series: dict[int, list[Segment]], start: datetime, end: datetime) -> list[Segment]:
+    """The threads' pieces clipped to [start, end) and added up over time."""
     events: list[tuple[datetime, float]] = []
     for segments in series.values():
         for s, e, rate in segments:
             s, e = max(s, start), min(e, end)
             if s < e:
                 events += [(s, rate), (e, -rate)]
-    events.sort(key=lambda e: e[0])
-    out, level, index = [], 0.0, 0
-    while index < len(events):
-        time = events[index][0]
-        while index < len(events) and events[index][0] == time:
-            level += events[index][1]
-            index += 1
-        if index < len(events) and level > 1e-9:
-            out.append((time, events[index][0], level))
-    return out
+    return summed_pieces(events)
 
 
 @dataclass

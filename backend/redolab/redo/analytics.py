@@ -139,13 +139,13 @@ def analyze(intervals: Iterable[RedoInterval], *, headroom_ratio: float = 0.30, 
             if keep_points:
                 result.points.setdefault(interval.thread, []).append((interval.start, rate))
                 thread_events.setdefault(interval.thread, []).extend(events[-2:])
-    result.segments = _sweep(events)
-    result.thread_segments = {thread: _sweep(pieces) for thread, pieces in thread_events.items()}
+    result.segments = summed_pieces(events)
+    result.thread_segments = {thread: summed_pieces(pieces) for thread, pieces in thread_events.items()}
     result.warnings = _warnings(result)
     return result
 
 
-def _sweep(events: list[tuple[datetime, float]]) -> list[tuple[datetime, datetime, float]]:
+def summed_pieces(events: list[tuple[datetime, float]]) -> list[tuple[datetime, datetime, float]]:
     """Concurrent intervals add up: the summed rate as constant pieces between event times."""
     events.sort(key=lambda e: e[0])
     segments, level, index = [], 0.0, 0
