@@ -186,7 +186,9 @@ def test_explicit_socket_buffers_follow_window_over_rtt(lab):
         assert 0.8 * ideal <= run.bytes_per_second <= 2.0 * ideal, (sockbuf, run.bytes_per_second / ideal)
         assert run.client_settings["interface"] == DATA_DEVICE
         rates[sockbuf] = run.bytes_per_second
-    assert 3.0 <= rates[512 * 1024] / rates[128 * 1024] <= 5.0, rates  # four times the window
+    # four times the window: the kernel's buffer accounting puts each run between 0.8 and 1.2 of its
+    # ideal here (a CI run measured 0.87 and 1.15, a ratio of 5.29), so the ratio is checked in 3..6
+    assert 3.0 <= rates[512 * 1024] / rates[128 * 1024] <= 6.0, rates
     assert leftover_probes() == []
 
 
