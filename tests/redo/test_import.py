@@ -297,3 +297,22 @@ def _interval(start):
 
     return RedoInterval(line=1, thread=1, start=start, end=start + timedelta(minutes=10), seconds=None, bytes=1.0,
                         kind="log")  # fmt: skip
+
+
+def test_times_written_with_their_own_zone_keep_it():
+    """'2022-01-15 08:00:00 +02:00' is 06:00 UTC whatever the database's zone; a time without a zone
+    is the database's wall clock (08:00 in Berlin is 07:00 UTC)."""
+    from datetime import UTC, datetime
+
+    from redolab.redo.values import DateColumn
+
+    column = DateColumn("FIRST_TIME")
+    written = [column.parse(text, 1) for text in ("2022-01-15 08:00:00 +02:00", "2022-01-15T08:00:00Z",
+                                                  "2022-01-15 08:00:00")]  # fmt: skip
+    read = [i.start for i in service.in_zone([_interval(moment) for moment in written], "Europe/Berlin")]
+    assert read == [
+        datetime(2022, 1, 15, 6, 0, tzinfo=UTC),
+        datetime(2022, 1, 15, 8, 0, tzinfo=UTC),
+        datetime(2022, 1, 15, 7, 0, tzinfo=UTC),
+    ]
+    assert [i.start.timestamp() for i in service.in_zone([_interval(written[0])], "UTC")] == [read[0].timestamp()]

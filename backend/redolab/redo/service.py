@@ -209,6 +209,8 @@ def in_zone(intervals, zone: str):
     def convert(moment: datetime | None) -> datetime | None:
         if moment is None:
             return None
+        if moment.tzinfo is not UTC:  # written with its own zone ('+02:00', 'Z'): already a real instant
+            return moment.astimezone(UTC)
         quarter = moment.replace(minute=moment.minute - moment.minute % 15, second=0, microsecond=0)
         offset = offsets.get(quarter)
         if offset is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 from redolab.redo.parsers import RedoInputError
 
@@ -11,7 +11,7 @@ _MONTHS = {
     m: i for i, m in enumerate(["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"], 1)
 }
 _TIME = r"(?:[ T]+(?P<h>\d{1,2})[:.](?P<mi>\d{2})(?:[:.](?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?\s*(?P<ampm>[AaPp][Mm])?)?"
-_ZONE = r"\s*(?:Z|[+-]\d{2}:?\d{2}|UTC)?"
+_ZONE = r"\s*(?P<zone>Z|[+-]\d{2}:?\d{2}|UTC)?"
 _PATTERNS = [
     (
         "DD-MON-YY HH24:MI:SS",
@@ -93,7 +93,21 @@ def _build(match: re.Match) -> datetime:
             raise ValueError("12-hour clock")
         hour = hour % 12 + (12 if parts["ampm"].upper() == "PM" else 0)
     micro = int((parts["f"] or "0")[:6].ljust(6, "0"))
-    return datetime(year, month, int(parts["d"]), hour, int(parts["mi"] or 0), int(parts["s"] or 0), micro, tzinfo=UTC)
+    zone = _explicit_zone(parts.get("zone"))
+    return datetime(year, month, int(parts["d"]), hour, int(parts["mi"] or 0), int(parts["s"] or 0), micro, tzinfo=zone)
+
+
+def _explicit_zone(text: str | None):
+    """A time written with its zone ('Z', 'UTC', '+02:00') keeps it: a tzinfo that is not the UTC
+    singleton, so reading in the database's time zone (redo.service.in_zone) leaves it alone. A time
+    without one is the database's wall clock, tagged UTC until then."""
+    if not text:
+        return UTC
+    if text in ("Z", "UTC"):
+        return timezone(timedelta(0), text)
+    sign = -1 if text[0] == "-" else 1
+    digits = text[1:].replace(":", "")
+    return timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:])), text)
 
 
 _NUMBER = re.compile(r"^[+]?(\d[\d,_ ]*)?(\.\d*)?([eE][+-]?\d+)?$")
