@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from redolab.redo.analytics import Analysis, analyze, summed_pieces
+from redolab.redo.analytics import Analysis, analyze, summed_pieces, time_weighted_percentile
 from redolab.redo.dedupe import unique
 from redolab.redo.mapping import RedoInterval
 
@@ -138,16 +138,7 @@ class Requirement:
 
     def summed_percentile(self, percent: float) -> float | None:
         """Time-weighted percentile of the summed series (where the threads overlap)."""
-        pieces = sorted((r, (e - s).total_seconds()) for span in self.spans for s, e, r in span.segments)
-        total = sum(d for _, d in pieces)
-        if not total:
-            return None
-        target, seen = total * percent / 100, 0.0
-        for rate, duration in pieces:
-            seen += duration
-            if seen >= target:
-                return rate
-        return pieces[-1][0]
+        return time_weighted_percentile((piece for span in self.spans for piece in span.segments), percent)
 
     def summed_basis(self, show) -> str:
         """How the summed peak was found, with the stretches it was computed over."""

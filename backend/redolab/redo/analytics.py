@@ -57,16 +57,7 @@ class Analysis:
 
     def summed_percentile(self, p: float) -> float | None:
         """Time-weighted percentile of the summed rate."""
-        if not self.segments:
-            return None
-        ordered = sorted(((rate, (end - start).total_seconds()) for start, end, rate in self.segments))
-        total = sum(d for _, d in ordered)
-        target, seen = total * p / 100, 0.0
-        for rate, duration in ordered:
-            seen += duration
-            if seen >= target:
-                return rate
-        return ordered[-1][0]
+        return time_weighted_percentile(self.segments, p)
 
     def top_windows(self, count: int = 5) -> list[tuple[datetime, datetime, float]]:
         return sorted(self.segments, key=lambda s: s[2], reverse=True)[:count]
@@ -143,6 +134,20 @@ def analyze(intervals: Iterable[RedoInterval], *, headroom_ratio: float = 0.30, 
     result.thread_segments = {thread: summed_pieces(pieces) for thread, pieces in thread_events.items()}
     result.warnings = _warnings(result)
     return result
+
+
+def time_weighted_percentile(segments: Iterable[tuple[datetime, datetime, float]], p: float) -> float | None:
+    """The rate below which the series spends `p` percent of its time (None: no time at all)."""
+    ordered = sorted((rate, (end - start).total_seconds()) for start, end, rate in segments)
+    total = sum(d for _, d in ordered)
+    if not total:
+        return None
+    target, seen = total * p / 100, 0.0
+    for rate, duration in ordered:
+        seen += duration
+        if seen >= target:
+            return rate
+    return ordered[-1][0]
 
 
 def summed_pieces(events: list[tuple[datetime, float]]) -> list[tuple[datetime, datetime, float]]:
