@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
 import plotly.graph_objects as go
 
 from redolab.charts import LAYOUT
+from redolab.core.units import wall_clock
 
 
 def lag_figure(series: dict[int, list[tuple[datetime, float]]], zone: str = "UTC") -> str | None:
@@ -18,7 +18,7 @@ def lag_figure(series: dict[int, list[tuple[datetime, float]]], zone: str = "UTC
     for thread, points in sorted(series.items()):
         figure.add_trace(
             go.Scatter(
-                x=[p[0].astimezone(ZoneInfo(zone)).replace(tzinfo=None) for p in points],
+                x=[wall_clock(p[0], zone) for p in points],
                 y=[p[1] for p in points],
                 name=f"thread {thread}",
                 mode="lines",

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from zoneinfo import ZoneInfo
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from redolab.charts import LAYOUT
-from redolab.core.units import MIB
+from redolab.core.units import MIB, wall_clock
 from redolab.redo.analytics import Analysis
 
 MAX_POINTS = 4000
@@ -27,11 +26,6 @@ def _thin(points: list, limit: int = MAX_POINTS) -> list:
 
 MAX_PERIODS = 6  # stretches of history drawn side by side; older ones are named, not drawn
 PERIOD_GAP_SECONDS = 86400.0  # at least this far apart (and a fifth of the range) to be drawn separately
-
-
-def _local(moment: datetime, zone: str) -> datetime:
-    """A UTC time as the database's wall clock, without a zone (plotly draws naive times as given)."""
-    return moment.astimezone(ZoneInfo(zone)).replace(tzinfo=None)
 
 
 def _periods(points: list[datetime]) -> tuple[list[tuple[datetime, datetime]], float]:
@@ -78,7 +72,7 @@ def rate_figure(requirement, zone: str = "UTC") -> str | None:
                 continue
             figure.add_trace(
                 go.Scattergl(
-                    x=[_local(p[0], zone) for p in mine],
+                    x=[wall_clock(p[0], zone) for p in mine],
                     y=[p[1] / MIB for p in mine],
                     mode="markers",
                     name=f"thread {thread}",
@@ -97,7 +91,7 @@ def rate_figure(requirement, zone: str = "UTC") -> str | None:
                 continue
             x, y = [], []
             for start, rate, end in _thin([(s, r, e) for s, e, r in span.segments]):
-                x += [_local(start, zone), _local(end, zone)]
+                x += [wall_clock(start, zone), wall_clock(end, zone)]
                 y += [rate / MIB, rate / MIB]
             figure.add_trace(
                 go.Scattergl(
@@ -132,7 +126,7 @@ def heatmap_figure(analysis: Analysis, zone: str = "UTC") -> str | None:
         return None
     cells = [[0.0] * 24 for _ in WEEKDAYS]
     for start, end, rate in analysis.segments:
-        start, end = _local(start, zone), _local(end, zone)
+        start, end = wall_clock(start, zone), wall_clock(end, zone)
         hour = start.replace(minute=0, second=0, microsecond=0)
         while hour < end:
             cell = cells[hour.weekday()]

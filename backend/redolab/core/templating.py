@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from fastapi import Request
@@ -20,14 +21,9 @@ def _in_zone(moment, zone: str, seconds: bool = False) -> str:
     """A stored UTC time on the database's clock: '2022-01-15 09:00' (the zone is named in the heading)."""
     if moment is None:
         return "–"
-    from zoneinfo import ZoneInfo
-
     if isinstance(moment, str):
-        from datetime import datetime
-
         moment = datetime.fromisoformat(moment)
-    local = moment.astimezone(ZoneInfo(zone))
-    return f"{local:%Y-%m-%d %H:%M:%S}" if seconds else f"{local:%Y-%m-%d %H:%M}"
+    return f"{units.wall_clock(moment, zone):%Y-%m-%d %H:%M{':%S' if seconds else ''}}"
 
 
 templates = Jinja2Blocks(directory=str(FRONTEND_DIR / "templates"))

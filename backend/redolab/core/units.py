@@ -245,3 +245,11 @@ def duration_for_input(seconds: float | None) -> str:
         if seconds >= factor or unit == "us":
             return f"{seconds / factor:.12g} {unit}"
     return ""  # unreachable: the loop ends on "us"
+
+
+def wall_clock(moment, zone: str):
+    """A stored UTC time on the database's clock in `zone` (an IANA name), without its zone: what a
+    DBA's exports and screens show. The callers name the zone beside it."""
+    from zoneinfo import ZoneInfo
+
+    return moment.astimezone(ZoneInfo(zone)).replace(tzinfo=None)

@@ -10,10 +10,9 @@ replay judge each thread against the same requirement and the same stream, so th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
+from datetime import datetime
 
-from redolab.core.units import format_byte_rate, format_bytes, format_duration, format_mbit
+from redolab.core.units import format_byte_rate, format_bytes, format_duration, format_mbit, wall_clock
 from redolab.planning.instantiation import instantiation_estimate
 from redolab.planning.network import bandwidth_delay, tcp_window_bytes
 from redolab.planning.requirement import Requirement
@@ -184,8 +183,7 @@ def show_time(moment: datetime | None, zone: str) -> str:
     """A UTC time as the database's clock shows it, with the zone's name."""
     if moment is None:
         return "–"
-    local = moment.astimezone(ZoneInfo(zone)) if zone != "UTC" else moment.astimezone(UTC)
-    return f"{local:%Y-%m-%d %H:%M} {zone}"
+    return f"{wall_clock(moment, zone):%Y-%m-%d %H:%M} {zone}"
 
 
 def settle(card: Card, *, failed: bool, judged: bool, warned: bool = False, info: bool = False) -> None:
@@ -233,14 +231,14 @@ class _Planner:
     def show(self, moment: datetime | None) -> str:
         return show_time(moment, self.facts.time_zone)
 
-    def stream(self, thread: int) -> tuple[float, Source, bool] | None:
+    def stream(self, thread: int) -> tuple[float, Source, MeasuredRun | None] | None:
         """What one transport stream from primary node `thread` carries: the best single-connection
-        ASYNC run from it, else the nominal link rate (labelled), else nothing."""
+        ASYNC run from it, else the nominal link rate (labelled; no run), else nothing."""
         run = self.single.get(thread)
         if run is not None:
-            return run.bytes_per_second, run.source, False
+            return run.bytes_per_second, run.source, run
         if self.link:
-            return self.link, Source(f"environment: {NOMINAL}"), True
+            return self.link, Source(f"environment: {NOMINAL}"), None
         return None
 
     # -- cards ----------------------------------------------------------------------------------
@@ -262,7 +260,8 @@ class _Planner:
                     f"run one (1 connection) to measure what thread {need.thread}'s redo stream gets"
                 )
                 continue
-            available, source, nominal = carried
+            available, source, run = carried
+            nominal = run is None
             card.nominal |= nominal
             card.cite(source)
             verdict = Verdict(subject, need.required_bytes_per_second, available)
@@ -277,7 +276,7 @@ class _Planner:
             thread_values.append(
                 {
                     "thread": need.thread,
-                    "run_id": source.url and int(source.url.rsplit("/", 1)[1]),
+                    "run_id": run.id if run else None,
                     "nominal": nominal,
                     "basis": need.basis.to_json(),
                     **_verdict_json(verdict),
@@ -529,7 +528,8 @@ class _Planner:
                     f"thread {need.thread} not replayed"
                 )
                 continue
-            drain, source, nominal = carried
+            drain, source, run = carried
+            nominal = run is None
             card.nominal |= nominal
             card.cite(source)
             for label in need.replay_basis.imports:
@@ -542,7 +542,7 @@ class _Planner:
                 {
                     "thread": need.thread,
                     "state": state,
-                    "run_id": None if nominal else int(source.url.rsplit("/", 1)[1]),
+                    "run_id": run.id if run else None,
                     "nominal": nominal,
                     "drain_bytes_per_second": drain,
                     "required_bytes_per_second": need.required_bytes_per_second,

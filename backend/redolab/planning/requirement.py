@@ -148,10 +148,6 @@ class Requirement:
         more = f" and {len(self.spans) - 3} more" if len(self.spans) > 3 else ""
         return f"{self.summed_how} ({stretches}{more})"
 
-    @property
-    def largest_thread(self) -> ThreadNeed:
-        return max(self.threads.values(), key=lambda t: t.peak_bytes_per_second)
-
     def to_json(self) -> dict:
         return {
             "headroom_ratio": self.headroom_ratio,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -20,6 +21,7 @@ from redolab.redo.models import RedoImport, RedoRow
 MAX_RUNS = 500  # the newest succeeded runs are enough to find the best of each kind
 _CACHE_SIZE = 16
 _cache: OrderedDict[tuple, Requirement | None] = OrderedDict()
+_cache_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -162,14 +164,16 @@ def environment_requirement(
 ) -> Requirement | None:
     """The requirement from the chosen imports; cached until the choice, the imports or the headroom change."""
     key = (environment.id, tuple((i.id, i.sha256) for i in imports), environment.headroom_percent)
-    if key in _cache:
-        _cache.move_to_end(key)
-        return _cache[key]
+    with _cache_lock:  # requests run in threads: another may evict the key between a test and a read
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
     series = import_series(session=session, imports=imports)
     result = requirement(series, headroom_ratio=environment.headroom_percent / 100)
-    _cache[key] = result
-    while len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    with _cache_lock:
+        _cache[key] = result
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
     return result
 
 
