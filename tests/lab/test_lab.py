@@ -195,7 +195,10 @@ def test_explicit_socket_buffers_follow_window_over_rtt(lab):
 def test_autotuning_maximum_raises_throughput_until_the_rate_limit(lab):
     engine, environment_id, paths = lab
     rate_bits = 200_000_000  # 23.84 MiB/s; a 256 KiB window at 20 ms gives at most 12.5 MiB/s
-    control.change(paths, Shape(rtt_seconds=RTT, rate_bits_per_second=rate_bits))
+    # the bottleneck holds one bandwidth-delay product (500 kB): with the default 1 ms queue (25 kB) the
+    # 8 MiB run's slow start overshoots into tail drops and a CI run spent its 4 s recovering (7.6 MB/s)
+    bdp = round(rate_bits / 8 * RTT)
+    control.change(paths, Shape(rtt_seconds=RTT, rate_bits_per_second=rate_bits, queue_bytes=bdp))
     rates = {}
     try:
         for maximum in (256 * 1024, 8 * MIB):
