@@ -64,7 +64,7 @@ def test_user_create_never_takes_password_from_argv(tmp_path):
 
 @pytest.mark.parametrize(
     ("username", "password", "message"),
-    [("bob", "short", "at least 10 characters"), ("bad name!", "long enough password", "1 to 64")],
+    [("bob", "short", "at least 12 characters"), ("bad name!", "long enough password", "1 to 64")],
 )
 def test_user_create_refuses_bad_input(tmp_path, username, password, message):
     result = run(tmp_path, "user", "create", username, stdin=password + "\n")

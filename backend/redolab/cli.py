@@ -316,8 +316,80 @@ def user_list() -> None:
     engine = _engine()
     with make_sessionmaker(engine)() as session:
         for user in list_users(session=session):
-            typer.echo(f"{user.username}\t{user.role.value}\tcreated {user.created_at:%Y-%m-%d %H:%M} UTC")
+            state = "active" if user.active else f"disabled {user.disabled_at:%Y-%m-%d %H:%M} UTC"
+            typer.echo(f"{user.username}\t{user.role.value}\t{state}\tcreated {user.created_at:%Y-%m-%d %H:%M} UTC")
     engine.dispose()
+
+
+def _with_user(username: str, change) -> str:
+    """Apply `change(session, user)` to the named user; a FieldError is the command's error."""
+    from redolab.auth.service import get_user_by_username
+    from redolab.core.db import make_sessionmaker
+    from redolab.core.errors import FieldError
+
+    engine = _engine()
+    try:
+        with make_sessionmaker(engine)() as session:
+            user = get_user_by_username(session=session, username=username)
+            if user is None:
+                _fail(f"no user named '{username}' (redolab user list shows them)")
+            try:
+                return change(session, user)
+            except FieldError as error:
+                _fail(error.message)
+    finally:
+        engine.dispose()
+
+
+@user_app.command("password")
+def user_password(
+    username: str = typer.Argument(..., help="Whose password to set."),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="Read the new password from standard input (one line)."
+    ),
+) -> None:
+    """Set a user's password; every session and bearer token of theirs ends."""
+    from redolab.auth.service import change_password
+
+    password = _read_password(password_stdin)
+    ended = _with_user(username, lambda s, u: change_password(session=s, user=u, current=None, new=password))
+    typer.echo(f"password of '{username}' changed; {ended:,} session(s) ended")
+
+
+@user_app.command("disable")
+def user_disable(username: str = typer.Argument(..., help="The user to disable.")) -> None:
+    """Disable a user: login is refused and their sessions and tokens stop working."""
+    from redolab.auth.service import set_disabled
+
+    _with_user(username, lambda s, u: set_disabled(session=s, user=u, disabled=True))
+    typer.echo(f"user '{username}' disabled")
+
+
+@user_app.command("enable")
+def user_enable(username: str = typer.Argument(..., help="The user to enable.")) -> None:
+    """Let a disabled user log in again."""
+    from redolab.auth.service import set_disabled
+
+    _with_user(username, lambda s, u: set_disabled(session=s, user=u, disabled=False))
+    typer.echo(f"user '{username}' enabled")
+
+
+@user_app.command("end-sessions")
+def user_end_sessions(username: str = typer.Argument(..., help="Whose sessions to end.")) -> None:
+    """End every session of a user and revoke all their bearer and API tokens."""
+    from redolab.auth.service import end_user_sessions
+
+    ended = _with_user(username, lambda s, u: end_user_sessions(session=s, user=u, tokens=True))
+    typer.echo(f"{ended:,} session(s) of '{username}' ended; their tokens are revoked")
+
+
+@user_app.command("delete")
+def user_delete(username: str = typer.Argument(..., help="The user to delete.")) -> None:
+    """Delete a user with their sessions and tokens (not the last admin)."""
+    from redolab.auth.service import delete_user
+
+    _with_user(username, lambda s, u: delete_user(session=s, user=u))
+    typer.echo(f"user '{username}' deleted")
 
 
 REDO_FORMATS_HELP = "auto, csv, semicolon, pipe, tab, sqlplus, awr-report or awr-miner."

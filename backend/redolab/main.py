@@ -6,6 +6,7 @@ import logging
 import re
 from contextlib import asynccontextmanager
 
+import anyio
 from fastapi import Depends, FastAPI, Request, status
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -20,10 +21,20 @@ from starlette_csrf import CSRFMiddleware
 from redolab import __version__
 from redolab.auth import api as auth_api
 from redolab.auth import views as auth_views
+from redolab.auth.audit import AuditMiddleware
+from redolab.auth.guard import LoginGuard
 from redolab.core.config import Settings, get_settings
 from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.deps import LoginRequired, SessionDep, current_api_user, current_html_user
 from redolab.core.errors import FieldError, NotFound
+from redolab.core.middleware import (
+    MIB,
+    SMALL_BODY_BYTES,
+    BodyLimitMiddleware,
+    SameOriginMiddleware,
+    SecurityHeadersMiddleware,
+    csp_allowing_inline_scripts,
+)
 from redolab.core.migrate import upgrade
 from redolab.core.templating import FRONTEND_DIR, is_htmx, render
 from redolab.environments import api as environments_api
@@ -42,6 +53,23 @@ SESSION_COOKIE = "redolab_session"
 # Routes that answer without a login. Everything else requires a user; tests/test_auth_routes.py
 # walks the app's routes and proves it.
 PUBLIC_PATHS = frozenset({"/login", "/setup", "/healthz", "/api/v1/auth/token"})
+_REDO_UPLOAD = re.compile(r"/redo/(preview|imports)")
+_RESULT_UPLOAD = re.compile(r"/runs/import")
+
+
+def body_limit(settings: Settings):
+    """The largest request body per route class: redo history uploads take REDOLAB_MAX_UPLOAD_BYTES,
+    result imports their 64 MiB (plus the multipart framing), everything else 1 MiB."""
+    from redolab.probes.service import MAX_RESULT_IMPORT_BYTES
+
+    def limit_for(path: str) -> int:
+        if _REDO_UPLOAD.search(path):
+            return settings.max_upload_bytes
+        if _RESULT_UPLOAD.search(path):
+            return MAX_RESULT_IMPORT_BYTES + MIB
+        return SMALL_BODY_BYTES
+
+    return limit_for
 
 
 def _is_api(request: Request) -> bool:
@@ -88,13 +116,15 @@ def _install_docs(app: FastAPI) -> None:
 
     @app.get("/api/docs", include_in_schema=False, dependencies=[Depends(current_html_user)])
     def show_api_docs() -> Response:
-        return get_swagger_ui_html(
+        page = get_swagger_ui_html(
             openapi_url="/api/v1/openapi.json",
             title="redolab API",
             swagger_js_url="/static/vendor/swagger-ui/swagger-ui-bundle.js",
             swagger_css_url="/static/vendor/swagger-ui/swagger-ui.css",
             swagger_favicon_url="/static/favicon.svg",
         )
+        page.headers["Content-Security-Policy"] = csp_allowing_inline_scripts(page.body)
+        return page
 
 
 def _start_worker(app: FastAPI, engine):
@@ -112,6 +142,15 @@ def _start_worker(app: FastAPI, engine):
     return worker
 
 
+async def _prune_uploads_every(settings: Settings, period_seconds: float) -> None:
+    """Previews that were never imported are removed on a timer, not only on the next upload."""
+    from redolab.redo.service import prune_uploads
+
+    while True:
+        await anyio.to_thread.run_sync(prune_uploads, settings.data_dir / "uploads", settings.upload_max_age_seconds)
+        await anyio.sleep(period_seconds)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the application; the engine and secret come from `settings`."""
     settings = settings or get_settings()
@@ -125,7 +164,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         worker = None
         if settings.worker_enabled:
             worker = _start_worker(app, engine)
-        yield
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_prune_uploads_every, settings, 600)
+            yield
+            tasks.cancel_scope.cancel()
         if worker is not None:
             worker.stopping.set()
             app.state.worker_thread.join(timeout=30)
@@ -144,8 +186,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
     app.state.setup_token = None
+    app.state.login_guard = LoginGuard(workers=settings.login_workers)
 
-    # Order matters: the CSRF check runs before the session is read.
+    # Order matters: the last added runs first. Headers, then the body limit and the login form's
+    # origin check (before anything reads the body or the session), then the audit log, then the
+    # CSRF check, which runs before the session is read.
     app.add_middleware(
         SessionMiddleware,
         secret_key=secret_key,
@@ -161,6 +206,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         cookie_secure=settings.cookie_secure,
         exempt_urls=[re.compile(r"^/api/v1/auth/token$")],
     )
+    app.add_middleware(AuditMiddleware, sessions=app.state.sessionmaker)
+    app.add_middleware(
+        SameOriginMiddleware, paths=frozenset({"/login", "/setup"}), trusted=tuple(settings.trusted_origins)
+    )
+    app.add_middleware(BodyLimitMiddleware, limit_for=body_limit(settings))
+    app.add_middleware(SecurityHeadersMiddleware)
 
     _install_error_handlers(app)
     _install_docs(app)

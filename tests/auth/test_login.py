@@ -67,10 +67,10 @@ def test_api_token_flow(app, anonymous, user):
     assert response.status_code == 200
     body = response.json()
     assert body["token_type"] == "bearer"
-    assert read_access_token(body["access_token"], secret_key=app.state.secret_key) == "alice"
+    assert read_access_token(body["access_token"], secret_key=app.state.secret_key) == ("alice", 0)
     me = anonymous.get("/api/v1/users/me", headers={"Authorization": f"Bearer {body['access_token']}"})
     assert me.status_code == 200
-    assert me.json() == {"id": user.id, "username": "alice", "role": "admin"}
+    assert me.json() == {"id": user.id, "username": "alice", "role": "admin", "active": True, "disabled_at": None}
 
 
 def test_api_token_wrong_password(anonymous, user):
@@ -107,7 +107,7 @@ def test_setup_link_creates_first_user_once(app, anonymous, session):
         },
     )
     assert short.status_code == 422
-    assert "at least 10 characters" in short.text
+    assert "at least 12 characters" in short.text
     assert count_users(session=session) == 0
     done = anonymous.post(
         "/setup",

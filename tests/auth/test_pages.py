@@ -26,7 +26,7 @@ def test_token_needs_a_name(browser_client):
 
 def test_admin_adds_user_and_changes_role(browser_client, session):
     added = browser_client.post(
-        "/users", data={"username": "olga", "password": "long enough pw", "role": "viewer"}, headers=HTMX
+        "/users", data={"username": "olga", "password": "plum kettle orbit", "role": "viewer"}, headers=HTMX
     )
     assert added.status_code == 200 and "olga" in added.text
     olga = session.scalars(select(User).where(User.username == "olga")).one()
@@ -35,7 +35,7 @@ def test_admin_adds_user_and_changes_role(browser_client, session):
     session.refresh(olga)
     assert olga.role is Role.operator
     short = browser_client.post("/users", data={"username": "p", "password": "short", "role": "viewer"}, headers=HTMX)
-    assert short.status_code == 422 and "at least 10 characters" in short.text
+    assert short.status_code == 422 and "at least 12 characters" in short.text
 
 
 def test_admin_cannot_demote_themselves(browser_client, session, user):

@@ -129,7 +129,7 @@ def test_key_file_credential_runs_a_connection_test(api_client, session, sshd, e
     environment, host = env_with_host
     base = f"/api/v1/environments/{environment.id}"
     missing = api_client.post(f"{base}/credentials", json={"name": "f", "kind": "key_path", "key_path": "/nope/id"})
-    assert missing.status_code == 422 and "is not a readable file" in missing.text
+    assert missing.status_code == 422 and "is not a private key file redolab can use" in missing.text
     created = api_client.post(
         f"{base}/credentials", json={"name": "file", "kind": "key_path", "key_path": str(sshd.client_key_path)}
     )

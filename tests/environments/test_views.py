@@ -28,6 +28,9 @@ HOST = {
 }
 
 
+HTMX = {"HX-Request": "true"}
+
+
 def test_empty_list_explains_what_an_environment_is(browser_client):
     page = browser_client.get("/environments")
     assert page.status_code == 200
@@ -92,9 +95,14 @@ def test_edit_with_error_changes_nothing(browser_client, session):
     assert other.name == "e2"
 
 
-def test_delete_environment(browser_client, session):
+def test_delete_environment_asks_for_its_name(browser_client, session):
     environment = make_environment(session, name="gone")
-    response = browser_client.delete(f"/environments/{environment.id}", headers={"HX-Request": "true"})
+    page = browser_client.get(f"/environments/{environment.id}/delete")
+    assert page.status_code == 200 and "Type the name, gone, to confirm" in page.text
+    wrong = browser_client.post(f"/environments/{environment.id}/delete", data={"confirm": "gon"}, headers=HTMX)
+    assert wrong.status_code == 422 and "Type the environment&#39;s name, gone" in wrong.text
+    assert browser_client.get(f"/environments/{environment.id}").status_code == 200  # still there
+    response = browser_client.post(f"/environments/{environment.id}/delete", data={"confirm": "gone"}, headers=HTMX)
     assert response.headers["HX-Redirect"] == "/environments"
     assert browser_client.get(f"/environments/{environment.id}").status_code == 404
 

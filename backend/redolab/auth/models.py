@@ -38,6 +38,46 @@ class User(Base):
         server_default=Role.admin.value,
     )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # A disabled user cannot log in, and every session and token of theirs stops working.
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Bumped when the password changes or an admin ends the user's sessions: bearer tokens carry the
+    # epoch they were issued in and stop working when it moves on.
+    auth_epoch: Mapped[int] = mapped_column(default=0, server_default="0")
+
+    @property
+    def active(self) -> bool:
+        return self.disabled_at is None
+
+
+class UserSession(Base):
+    """A browser session. The cookie holds a random key; only its SHA-256 is stored, so logout,
+    a password change or an admin can end it on the server."""
+
+    __tablename__ = "user_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    client_address: Mapped[str | None] = mapped_column(String(64))
+
+
+class AuditEvent(Base):
+    """Who did what, when, from where. Holds names and ids, never request bodies or secrets."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+    username: Mapped[str | None] = mapped_column(String(64), index=True)  # None: not logged in
+    action: Mapped[str] = mapped_column(String(64), index=True)
+    target: Mapped[str | None] = mapped_column(String(200))
+    outcome: Mapped[str] = mapped_column(String(20), default="ok")
+    status_code: Mapped[int | None]
+    client_address: Mapped[str | None] = mapped_column(String(64))
+    detail: Mapped[str | None] = mapped_column(String(500))
 
 
 class ApiToken(Base):

@@ -8,9 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request, status
 from starlette.responses import Response
 
-from redolab.auth import service
-from redolab.auth.models import Role
-from redolab.auth.service import authenticate, count_users, create_user
+from redolab.auth import audit, service
+from redolab.auth.guard import Throttled, check_login
+from redolab.auth.models import Role, User
+from redolab.auth.service import count_users, create_user
 from redolab.core.deps import AdminUser, SessionDep, current_html_user
 from redolab.core.errors import FieldError
 from redolab.core.responses import redirect, safe_next
@@ -20,9 +21,12 @@ public_router = APIRouter()
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
 
-def _log_in(request: Request, user_id: int) -> None:
-    request.session.clear()  # a fresh session at every login: no session fixation
-    request.session["user_id"] = user_id
+def _log_in(request: Request, session, user: User) -> None:
+    """A fresh server-side session at every login (no session fixation)."""
+    request.session.clear()
+    request.session["sid"] = service.start_session(
+        session=session, user=user, client_address=audit.client_address(request.scope)
+    )
 
 
 @public_router.get("/login")
@@ -33,36 +37,36 @@ def show_login(request: Request, session: SessionDep, next: str | None = None) -
 
 
 @public_router.post("/login")
-def log_in(
+async def log_in(
     request: Request,
     session: SessionDep,
-    username: Annotated[str, Form()] = "",
-    password: Annotated[str, Form()] = "",
-    next: Annotated[str, Form()] = "",
+    username: Annotated[str, Form(max_length=1024)] = "",
+    password: Annotated[str, Form(max_length=4096)] = "",
+    next: Annotated[str, Form(max_length=2048)] = "",
 ) -> Response:
-    """Check the password and start a session."""
-    user = authenticate(session=session, username=username.strip(), password=password)
+    """Check the password (throttled, in the bounded hashing pool) and start a session."""
+    headers, code = {}, status.HTTP_401_UNAUTHORIZED
+    try:
+        user = await check_login(request, username, password)
+        message = "Wrong user name or password."
+    except Throttled as refused:
+        user, message, code = None, refused.reason, refused.status_code
+        headers = {"Retry-After": str(refused.retry_after)}
     if user is None:
-        context = {
-            "next": safe_next(next),
-            "username": username,
-            "errors": {"password": "Wrong user name or password."},
-            "no_users": False,
-        }
-        return render(
-            request,
-            "auth/login.html",
-            context,
-            block="form",
-            status_code=status.HTTP_401_UNAUTHORIZED,
-        )
-    _log_in(request, user.id)
+        context = {"next": safe_next(next), "username": username, "errors": {"password": message}, "no_users": False}
+        response = render(request, "auth/login.html", context, block="form", status_code=code)
+        response.headers.update(headers)
+        return response
+    _log_in(request, session, user)
     return redirect(request, safe_next(next))
 
 
 @router.post("/logout")
-def log_out(request: Request) -> Response:
-    """End the session."""
+def log_out(request: Request, session: SessionDep) -> Response:
+    """End the session on the server: a copy of the cookie stops working too."""
+    key = request.session.get("sid")
+    if isinstance(key, str):
+        service.end_session(session=session, key=key)
     request.session.clear()
     return redirect(request, "/login")
 
@@ -104,44 +108,89 @@ def complete_setup(
         context = {"token": token, "username": username, "errors": errors}
         return render(request, "auth/setup.html", context, block="form", status_code=422)
     request.app.state.setup_token = None
-    _log_in(request, user.id)
+    _log_in(request, session, user)
     return redirect(request, "/environments")
+
+
+def _account(request: Request, session, block: str | None = None, status_code: int = 200, **context) -> Response:
+    user = request.state.user
+    context = {
+        "tokens": service.list_api_tokens(session=session, user=user),
+        "sessions": service.live_sessions(session=session, user=user),
+        "new_token": None,
+        "ended": None,
+        "errors": {},
+        **context,
+    }
+    return render(request, "auth/account.html", context, block=block, status_code=status_code)
 
 
 @router.get("/account")
 def show_account(request: Request, session: SessionDep) -> Response:
-    """Your API tokens."""
-    tokens = service.list_api_tokens(session=session, user=request.state.user)
-    return render(request, "auth/account.html", {"tokens": tokens, "new_token": None, "errors": {}})
+    """Your password, your sessions and your API tokens."""
+    return _account(request, session)
+
+
+@router.post("/account/password")
+def change_password(
+    request: Request,
+    session: SessionDep,
+    current_password: Annotated[str, Form(max_length=4096)] = "",
+    new_password: Annotated[str, Form(max_length=4096)] = "",
+    new_password_again: Annotated[str, Form(max_length=4096)] = "",
+) -> Response:
+    """Change your password; every other session of yours and your bearer tokens end."""
+    user, errors, ended = request.state.user, {}, None
+    if new_password != new_password_again:
+        errors["new_password_again"] = "The two new passwords differ."  # noqa: S105
+    else:
+        try:
+            ended = service.change_password(
+                session=session, user=user, current=current_password, new=new_password,
+                keep_key=request.session.get("sid"),
+            )  # fmt: skip
+        except FieldError as error:
+            errors[error.field] = error.message
+    return _account(request, session, "password", 422 if errors else 200, errors=errors, ended=ended)
+
+
+@router.post("/account/sessions/end")
+def end_other_sessions(request: Request, session: SessionDep) -> Response:
+    """Log out everywhere else."""
+    user = request.state.user
+    service.end_user_sessions(session=session, user=user, keep_key=request.session.get("sid"))
+    return redirect(request, "/account")
 
 
 @router.post("/account/tokens")
-async def create_token(request: Request, session: SessionDep) -> Response:
+def create_token(request: Request, session: SessionDep, name: Annotated[str, Form(max_length=1000)] = "") -> Response:
     """Create an API token; its value is shown this once."""
-    name = (await request.form()).get("name", "")
-    user = request.state.user
     try:
-        _row, token = service.create_api_token(session=session, user=user, name=str(name))
+        _row, token = service.create_api_token(session=session, user=request.state.user, name=name)
     except FieldError as error:
-        tokens = service.list_api_tokens(session=session, user=user)
-        context = {"tokens": tokens, "new_token": None, "errors": {error.field: error.message}}
-        return render(request, "auth/account.html", context, block="tokens", status_code=422)
-    tokens = service.list_api_tokens(session=session, user=user)
-    return render(request, "auth/account.html", {"tokens": tokens, "new_token": token, "errors": {}}, block="tokens")
+        return _account(request, session, "tokens", 422, errors={error.field: error.message})
+    return _account(request, session, "tokens", new_token=token)
 
 
 @router.delete("/account/tokens/{token_id}")
 def revoke_token(request: Request, session: SessionDep, token_id: int) -> Response:
     """Revoke one of your tokens."""
-    user = request.state.user
-    service.revoke_api_token(session=session, user=user, token_id=token_id)
-    tokens = service.list_api_tokens(session=session, user=user)
-    return render(request, "auth/account.html", {"tokens": tokens, "new_token": None, "errors": {}}, block="tokens")
+    service.revoke_api_token(session=session, user=request.state.user, token_id=token_id)
+    return _account(request, session, "tokens")
 
 
 def _users_page(request, session, status_code=200, **context) -> Response:
     context = {"users": service.list_users(session=session), "roles": list(Role), "errors": {}, "values": {}, **context}
     return render(request, "auth/users.html", context, block="users", status_code=status_code)
+
+
+def _target(session, user_id: int) -> User:
+    from fastapi import HTTPException
+
+    target = session.get(User, user_id)
+    if target is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"User {user_id} does not exist.")
+    return target
 
 
 @router.get("/users")
@@ -151,15 +200,18 @@ def list_users(request: Request, session: SessionDep, admin: AdminUser) -> Respo
 
 
 @router.post("/users")
-async def create_user_view(request: Request, session: SessionDep, admin: AdminUser) -> Response:
+def create_user_view(
+    request: Request,
+    session: SessionDep,
+    admin: AdminUser,
+    username: Annotated[str, Form(max_length=1000)] = "",
+    password: Annotated[str, Form(max_length=4096)] = "",
+    role: Annotated[str, Form(max_length=20)] = "operator",
+) -> Response:
     """Add a user with a role (admin)."""
-    form = await request.form()
-    values = {"username": str(form.get("username", "")), "role": str(form.get("role", "operator"))}
+    values = {"username": username, "role": role}
     try:
-        role = Role(values["role"])
-        service.create_user(
-            session=session, username=values["username"], password=str(form.get("password", "")), role=role
-        )
+        service.create_user(session=session, username=username, password=password, role=Role(role))
     except ValueError:
         return _users_page(request, session, 422, values=values, errors={"role": "Choose viewer, operator or admin."})
     except FieldError as error:
@@ -168,12 +220,67 @@ async def create_user_view(request: Request, session: SessionDep, admin: AdminUs
 
 
 @router.post("/users/{user_id}/role")
-async def change_role(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
-    """Change a user's role (admin); an admin cannot demote themselves (someone must stay admin)."""
-    from redolab.auth.models import User
-
-    target = session.get(User, user_id)
-    role = str((await request.form()).get("role", ""))
-    if target is not None and role in {r.value for r in Role} and target.id != admin.id:
+def change_role(
+    request: Request, session: SessionDep, admin: AdminUser, user_id: int, role: Annotated[str, Form()] = ""
+) -> Response:
+    """Change a user's role (admin); the last active admin cannot be demoted."""
+    target = _target(session, user_id)
+    if role not in {r.value for r in Role}:
+        return _users_page(request, session, 422, errors={"user": "Choose viewer, operator or admin."})
+    try:
         service.set_role(session=session, user=target, role=Role(role))
+    except FieldError as error:
+        return _users_page(request, session, 409, errors={"user": error.message})
     return _users_page(request, session)
+
+
+@router.post("/users/{user_id}/disable")
+def disable_user(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
+    """Disable a user: login is refused and every session and token of theirs stops working."""
+    try:
+        service.set_disabled(session=session, user=_target(session, user_id), disabled=True, by=admin)
+    except FieldError as error:
+        return _users_page(request, session, 409, errors={"user": error.message})
+    return _users_page(request, session)
+
+
+@router.post("/users/{user_id}/enable")
+def enable_user(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
+    """Let a disabled user log in again."""
+    service.set_disabled(session=session, user=_target(session, user_id), disabled=False, by=admin)
+    return _users_page(request, session)
+
+
+@router.post("/users/{user_id}/sessions/end")
+def end_user_sessions(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
+    """End every session of a user and revoke their tokens."""
+    target = _target(session, user_id)
+    keep = request.session.get("sid") if target.id == admin.id else None
+    service.end_user_sessions(session=session, user=target, keep_key=keep, tokens=True)
+    return _users_page(request, session)
+
+
+@router.delete("/users/{user_id}")
+def delete_user(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
+    """Delete a user with their sessions and tokens."""
+    try:
+        service.delete_user(session=session, user=_target(session, user_id), by=admin)
+    except FieldError as error:
+        return _users_page(request, session, 409, errors={"user": error.message})
+    return _users_page(request, session)
+
+
+@router.get("/audit")
+def show_audit(
+    request: Request,
+    session: SessionDep,
+    admin: AdminUser,
+    username: str = "",
+    action: str = "",
+    outcome: str = "",
+) -> Response:
+    """The audit log (admin): who logged in, and who changed what, newest first."""
+    selection = audit.AuditFilter(username=username or None, action=action or None, outcome=outcome or None)
+    events = audit.list_events(session, selection)
+    context = {"events": events, "filters": {"username": username, "action": action, "outcome": outcome}}
+    return render(request, "auth/audit.html", context)

@@ -37,8 +37,14 @@ class Settings(BaseSettings):
     bind: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     cookie_secure: bool = False
-    session_max_age_seconds: int = Field(default=12 * 3600, ge=60)
+    session_max_age_seconds: int = Field(default=12 * 3600, ge=60)  # absolute: a login lasts at most this
+    session_idle_seconds: int = Field(default=2 * 3600, ge=60)  # a session unused this long ends
     token_max_age_seconds: int = Field(default=3600, ge=60)
+    max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1024 * 1024)  # one redo history upload
+    upload_max_age_seconds: int = Field(default=6 * 3600, ge=60)  # previews never imported are removed after this
+    login_workers: int = Field(default=2, ge=1, le=32)  # threads that check passwords (argon2: ~64 MiB each)
+    # origins besides the request's own Host that may post the login form (a reverse proxy's public URL)
+    trusted_origins: list[str] = []
     auto_migrate: bool = True
     worker_enabled: bool = True
     chromium: str | None = None  # prints the plan report as PDF; default: chromium on the PATH

@@ -10,7 +10,7 @@ from fastapi.security import OAuth2PasswordBearer
 from sqlalchemy.orm import Session
 
 from redolab.auth.models import Role, User
-from redolab.auth.service import get_user_by_username, user_for_api_token
+from redolab.auth.service import get_user_by_username, session_user, user_for_api_token
 from redolab.core.config import Settings
 from redolab.core.security import read_access_token
 
@@ -39,10 +39,17 @@ class LoginRequired(Exception):
 
 
 def _session_user(request: Request, session: Session) -> User | None:
-    user_id = request.session.get("user_id")
-    if not isinstance(user_id, int):
+    """The user of the cookie's server-side session (None when it was ended or expired)."""
+    key = request.session.get("sid")
+    if not isinstance(key, str):
         return None
-    return session.get(User, user_id)
+    settings = request.app.state.settings
+    return session_user(
+        session=session,
+        key=key,
+        idle_seconds=settings.session_idle_seconds,
+        max_age_seconds=settings.session_max_age_seconds,
+    )
 
 
 def current_html_user(request: Request, session: SessionDep) -> User:
@@ -51,6 +58,7 @@ def current_html_user(request: Request, session: SessionDep) -> User:
     if user is None:
         raise LoginRequired(request.url.path)
     request.state.user = user
+    request.state.username = user.username  # read by the audit log after the response
     return user
 
 
@@ -64,8 +72,10 @@ def current_api_user(
     if token and token.startswith("rl_"):
         user = user_for_api_token(session=session, token=token)
     elif token:
-        username = read_access_token(token, secret_key=request.app.state.secret_key)
-        user = get_user_by_username(session=session, username=username) if username else None
+        claims = read_access_token(token, secret_key=request.app.state.secret_key)
+        user = get_user_by_username(session=session, username=claims[0]) if claims else None
+        if user is not None and (not user.active or user.auth_epoch != claims[1]):
+            user = None  # disabled, or the password changed / sessions were ended since it was issued
     elif "redolab_session" in request.cookies:
         user = _session_user(request, session)
     if user is None:
@@ -75,6 +85,7 @@ def current_api_user(
             headers={"WWW-Authenticate": "Bearer"},
         )
     request.state.user = user
+    request.state.username = user.username  # read by the audit log after the response
     return user
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import timedelta
 
 import jwt
@@ -14,7 +15,8 @@ _hasher = PasswordHasher()
 # Compared against when the user does not exist, so a wrong username costs as much as a wrong
 # password and login timing does not reveal which names exist.
 _DUMMY_HASH = _hasher.hash("redolab-no-such-user")
-MIN_PASSWORD_LENGTH = 10
+MIN_PASSWORD_LENGTH = 12
+MAX_PASSWORD_LENGTH = 1024  # argon2 takes any length; this bounds the work a login can ask for
 TOKEN_ALGORITHM = "HS256"  # noqa: S105
 
 
@@ -29,26 +31,59 @@ def verify_password(password: str, password_hash: str | None) -> bool:
         return False
 
 
-def password_problem(password: str) -> str | None:
-    """Why a new password is refused, or None when it is acceptable."""
+def password_problem(password: str, *, username: str = "") -> str | None:
+    """Why a new password is refused, or None when it is acceptable: at least 12 characters, not
+    one of the 30,000 most common passwords (zxcvbn's list) and not a pattern zxcvbn guesses at
+    once (repeats, sequences, keyboard walks, the user name)."""
     if len(password) < MIN_PASSWORD_LENGTH:
         return f"The password must have at least {MIN_PASSWORD_LENGTH} characters."
+    if len(password) > MAX_PASSWORD_LENGTH:
+        return f"The password must have at most {MAX_PASSWORD_LENGTH} characters."
+    from zxcvbn import zxcvbn
+
+    if password.lower() in _common_passwords():
+        return "This password is on the list of common passwords: choose another."
+    # zxcvbn's cost grows with length; the first 64 characters decide a long passphrase anyway
+    if zxcvbn(password[:64], user_inputs=[username, "redolab"] if username else ["redolab"])["score"] < 2:
+        return (
+            "This password is too easy to guess (a repeat, a sequence, a keyboard walk or your user "
+            "name): use a few unrelated words or a password manager."
+        )
     return None
 
 
-def create_access_token(*, subject: str, secret_key: str, max_age_seconds: int) -> str:
+@functools.cache
+def _common_passwords() -> frozenset[str]:
+    from zxcvbn.frequency_lists import FREQUENCY_LISTS
+
+    return frozenset(FREQUENCY_LISTS["passwords"])
+
+
+def create_access_token(*, subject: str, secret_key: str, max_age_seconds: int, epoch: int = 0) -> str:
+    """A bearer token for `subject`; `epoch` is the user's auth epoch, so a password change or an
+    admin ending the user's sessions makes every earlier token invalid."""
     expires = utcnow() + timedelta(seconds=max_age_seconds)
-    return jwt.encode({"sub": subject, "exp": expires}, secret_key, algorithm=TOKEN_ALGORITHM)
+    return jwt.encode({"sub": subject, "exp": expires, "ver": epoch}, secret_key, algorithm=TOKEN_ALGORITHM)
 
 
-def read_access_token(token: str, *, secret_key: str) -> str | None:
-    """Return the token's subject (username), or None when it is invalid or expired."""
+def read_access_token(token: str, *, secret_key: str) -> tuple[str, int] | None:
+    """The token's subject (username) and auth epoch, or None when it is invalid or expired."""
     try:
         claims = jwt.decode(token, secret_key, algorithms=[TOKEN_ALGORITHM])
     except jwt.PyJWTError:
         return None
-    subject = claims.get("sub")
-    return subject if isinstance(subject, str) else None
+    subject, epoch = claims.get("sub"), claims.get("ver", 0)
+    if not isinstance(subject, str) or not isinstance(epoch, int):
+        return None
+    return subject, epoch
+
+
+def session_key() -> tuple[str, str]:
+    """A new browser-session key (kept in the signed cookie) and its SHA-256 hex (stored)."""
+    import secrets
+
+    key = secrets.token_urlsafe(32)
+    return key, api_token_hash(key)
 
 
 def _fernet(secret_key: str):

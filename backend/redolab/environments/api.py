@@ -70,9 +70,13 @@ def update_environment(
 
 @router.delete("/{environment_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_environment(session: SessionDep, user: ApiOperator, environment_id: int) -> None:
-    """Delete an environment and everything in it."""
+    """Delete an environment and everything in it; one that holds SSH credentials or measured runs
+    needs the admin role (403 names what it holds)."""
     environment = service.get_environment(session=session, environment_id=environment_id)
-    service.delete_environment(session=session, environment=environment)
+    try:
+        service.delete_environment(session=session, environment=environment, role=user.role)
+    except PermissionError as error:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, str(error)) from None
 
 
 @router.get("/{environment_id}/hosts")

@@ -6,6 +6,7 @@ A private key or passphrase is never returned, shown or logged after it is saved
 from __future__ import annotations
 
 import os
+import stat
 from datetime import datetime
 from typing import Annotated
 
@@ -71,6 +72,38 @@ def _read_key(text: str, passphrase: str | None, field: str) -> asyncssh.SSHKey:
         ) from None
 
 
+MAX_KEY_FILE_BYTES = 64 * 1024  # an RSA-16384 private key in PEM is under 13 KiB
+
+
+def read_key_file(path: str) -> str:
+    """The text of a private key file on the redolab server: a regular file of at most 64 KiB,
+    read without following the path into a device or FIFO. Every refusal reads the same, so the
+    message does not tell whether some other server file exists."""
+    refused = FieldError(
+        "key_path",
+        f"{path} is not a private key file redolab can use: give the absolute path of a regular, readable file "
+        f"of at most {MAX_KEY_FILE_BYTES // 1024} KiB (e.g. /home/redolab/.ssh/id_ed25519).",
+        422,
+    )
+    if not path.startswith("/"):
+        raise refused
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        raise refused from None
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_KEY_FILE_BYTES:
+            raise refused
+        data = handle.read(MAX_KEY_FILE_BYTES + 1)
+    if len(data) > MAX_KEY_FILE_BYTES:
+        raise refused
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise refused from None
+
+
 def create_credential(
     *, session: Session, environment: Environment, credential_in: CredentialCreate, secret_key: str
 ) -> Credential:
@@ -90,13 +123,8 @@ def create_credential(
         credential.encrypted_private_key = encrypt_secret(text, secret_key=secret_key)
         credential.public_key_fingerprint = key.get_fingerprint("sha256")
     elif credential_in.kind is CredentialKind.key_path:
-        path = (credential_in.key_path or "").strip()
-        if not path.startswith("/"):
-            raise FieldError("key_path", "Give the absolute path of a private key file on the redolab server.", 422)
-        if not os.access(path, os.R_OK):
-            raise FieldError("key_path", f"{path} is not a readable file on the redolab server.", 422)
-        with open(path) as handle:
-            key = _read_key(handle.read(), passphrase, "key_path")
+        path = (credential_in.key_path or "").strip()[:4096]
+        key = _read_key(read_key_file(path), passphrase, "key_path")
         credential.key_path = path
         credential.public_key_fingerprint = key.get_fingerprint("sha256")
     if passphrase:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from redolab.auth.models import Role
 from redolab.core.errors import FieldError, NotFound
 from redolab.environments.models import Credential, Environment, Host
 from redolab.environments.schemas import (
@@ -68,9 +71,58 @@ def update_environment(*, session: Session, environment: Environment, env_in: En
     return environment
 
 
-def delete_environment(*, session: Session, environment: Environment) -> None:
+@dataclass(frozen=True)
+class Contents:
+    """What deleting an environment takes with it."""
+
+    hosts: int
+    credentials: int
+    runs: int
+    sweeps: int
+    schedules: int
+    redo_imports: int
+
+    @property
+    def needs_admin(self) -> bool:
+        """SSH credentials or measured runs: an admin's to destroy, as deleting a credential is."""
+        return bool(self.credentials or self.runs)
+
+    def describe(self) -> str:
+        parts = [
+            (self.hosts, "host"), (self.credentials, "SSH credential"), (self.runs, "run"),
+            (self.sweeps, "sweep"), (self.schedules, "schedule"), (self.redo_imports, "redo history import"),
+        ]  # fmt: skip
+        named = [f"{count:,} {noun}{'' if count == 1 else 's'}" for count, noun in parts if count]
+        return ", ".join(named) if named else "nothing but its settings"
+
+
+def contents(*, session: Session, environment: Environment) -> Contents:
+    from redolab.probes.models import Run, Schedule, Sweep
+    from redolab.redo.models import RedoImport
+
+    def count(model) -> int:
+        query = select(func.count()).select_from(model).where(model.environment_id == environment.id)
+        return session.scalar(query) or 0
+
+    return Contents(count(Host), count(Credential), count(Run), count(Sweep), count(Schedule), count(RedoImport))
+
+
+def delete_environment(
+    *, session: Session, environment: Environment, role: Role = Role.admin, confirm: str | None = None
+) -> Contents:
+    """Delete an environment and everything in it. One holding credentials or runs needs the admin
+    role (PermissionError); `confirm`, when given (the page asks for it), must be its name."""
+    held = contents(session=session, environment=environment)
+    if held.needs_admin and not role.allows(Role.admin):
+        raise PermissionError(
+            f"Deleting '{environment.name}' needs the admin role: it holds {held.describe()}. "
+            "Ask an admin, or delete what you may (hosts, imports) one by one."
+        )
+    if confirm is not None and confirm.strip() != environment.name:
+        raise FieldError("confirm", f"Type the environment's name, {environment.name}, to delete it.", 422)
     session.delete(environment)
     session.commit()
+    return held
 
 
 def get_host(*, session: Session, environment: Environment, host_id: int) -> Host:

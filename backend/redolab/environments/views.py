@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request, status
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request, status
 from pydantic import ValidationError
 from starlette.responses import Response
 
@@ -189,11 +191,36 @@ async def update_environment(
     return _environment_form(request, environment=environment, values=values, errors=errors, status_code=UNPROCESSABLE)
 
 
-@router.delete("/environments/{environment_id}")
-def delete_environment(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
-    """Delete an environment and its hosts (the page asks for confirmation first)."""
+def _delete_page(request, session, environment, status_code: int = 200, error: str | None = None) -> Response:
+    held = service.contents(session=session, environment=environment)
+    context = {"environment": environment, "held": held, "error": error}
+    return render(request, "environments/delete.html", context, block="confirm", status_code=status_code)
+
+
+@router.get("/environments/{environment_id}/delete")
+def confirm_delete_environment(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int
+) -> Response:
+    """What deleting the environment takes with it, and a box to type its name."""
+    return _delete_page(request, session, _load(session, environment_id))
+
+
+@router.post("/environments/{environment_id}/delete")
+def delete_environment(
+    request: Request,
+    session: SessionDep,
+    user: OperatorUser,
+    environment_id: int,
+    confirm: Annotated[str, Form(max_length=200)] = "",
+) -> Response:
+    """Delete the environment once its name is typed; one holding credentials or runs needs admin."""
     environment = _load(session, environment_id)
-    service.delete_environment(session=session, environment=environment)
+    try:
+        service.delete_environment(session=session, environment=environment, role=user.role, confirm=confirm)
+    except PermissionError as error:
+        return _delete_page(request, session, environment, status.HTTP_403_FORBIDDEN, str(error))
+    except FieldError as error:
+        return _delete_page(request, session, environment, UNPROCESSABLE, error.message)
     return redirect(request, "/environments")
 
 

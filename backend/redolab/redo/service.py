@@ -28,7 +28,7 @@ from redolab.redo.parsers import RedoInputError
 from redolab.redo.pipeline import Reading, prepare, read_sources, summarise
 
 BATCH_ROWS = 20_000
-UPLOAD_MAX_AGE_SECONDS = 24 * 3600
+UPLOAD_MAX_AGE_SECONDS = 6 * 3600
 SAMPLE_ROWS = 8
 PASTED_NAME = "pasted text"  # the name a paste-box upload goes by in previews, errors and the import list
 
@@ -42,12 +42,25 @@ def file_sha256(path: Path) -> str:
 
 
 # -- uploads: kept between preview and import, under the data directory ------------------------
+def prune_uploads(upload_dir: Path, max_age_seconds: float = UPLOAD_MAX_AGE_SECONDS) -> int:
+    """Remove uploads older than `max_age_seconds` (previews never imported); safe while other
+    requests store or discard theirs. Returns the number removed."""
+    removed = 0
+    for old in upload_dir.glob("*.upload") if upload_dir.is_dir() else ():
+        try:
+            if time.time() - old.stat().st_mtime <= max_age_seconds:
+                continue
+        except FileNotFoundError:  # imported or discarded meanwhile
+            continue
+        old.unlink(missing_ok=True)
+        old.with_suffix(".name").unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
 def store_upload(upload_dir: Path, source, filename: str) -> str:
     """Save an uploaded file in chunks (never whole in memory); returns its token."""
     upload_dir.mkdir(parents=True, exist_ok=True)
-    for old in upload_dir.glob("*.upload"):
-        if time.time() - old.stat().st_mtime > UPLOAD_MAX_AGE_SECONDS:
-            old.unlink(missing_ok=True)
     token = secrets.token_urlsafe(18)
     with open(upload_dir / f"{token}.upload", "wb") as target:
         for block in iter(lambda: source.read(1 << 20), b""):

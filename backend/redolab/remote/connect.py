@@ -30,7 +30,16 @@ def ssh_target(host: Host, *, secret_key: str) -> SshTarget:
                 f"the private key of credential '{credential.name}' cannot be read (wrong passphrase?): upload it again"
             ) from None
     elif credential.kind is CredentialKind.key_path:
-        keys = (credential.key_path,)
+        from redolab.core.errors import FieldError
+        from redolab.environments.credentials import read_key_file
+
+        try:  # read here, bounded: the file may have been replaced since the credential was saved
+            keys = (asyncssh.import_private_key(read_key_file(credential.key_path or ""), passphrase),)
+        except (FieldError, asyncssh.KeyImportError, asyncssh.KeyEncryptionError, ValueError):
+            raise NotAttempted(
+                f"the key file of credential '{credential.name}' cannot be read as a private key (a regular file "
+                "of at most 64 KiB, with the right passphrase): an admin must fix it"
+            ) from None
     return SshTarget(
         name=host.name,
         address=host.ssh_address,

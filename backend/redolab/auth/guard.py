@@ -1,0 +1,153 @@
+"""Login throttling and the bounded password-hashing pool.
+
+Attempts are counted per account and per client address. The first few in a window are free; after
+that each attempt must wait twice as long as the one before (1 s, 2 s, 4 s ... up to 15 min), and
+an attempt that comes too early is answered 429 with Retry-After without checking the password, so
+a right password after 40 wrong ones does not log in either. A successful login clears its account.
+
+argon2 costs about 64 MiB and tens of milliseconds per check. Checks run in at most `workers`
+threads of their own (not the pool that serves pages and /healthz), and when more than `queue`
+attempts are already waiting the next is answered 503, so a flood cannot fill the server's threads
+or memory. The counts live in this process: with several web processes each counts its own.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import anyio
+
+from redolab.core.security import MAX_PASSWORD_LENGTH
+
+T = TypeVar("T")
+
+WINDOW_SECONDS = 15 * 60
+MAX_WAIT_SECONDS = 15 * 60
+FREE_PER_ACCOUNT = 5
+FREE_PER_ADDRESS = 20
+
+
+class Throttled(Exception):
+    """429: this account or address must wait; 503: the hashing pool is full."""
+
+    def __init__(self, retry_after: int, reason: str, status_code: int = 429) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+        self.reason = reason
+        self.status_code = status_code
+
+
+@dataclass
+class _Count:
+    attempts: int = 0
+    last: float = 0.0
+
+
+@dataclass
+class LoginGuard:
+    workers: int = 2
+    queue: int = 16
+    clock: Callable[[], float] = time.monotonic
+    _counts: dict[tuple[str, str], _Count] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _waiting: int = 0
+
+    def __post_init__(self) -> None:
+        self._limiter = anyio.CapacityLimiter(self.workers)
+
+    def _wait(self, key: tuple[str, str], free: int, now: float) -> float:
+        count = self._counts.get(key)
+        if count is None or now - count.last > WINDOW_SECONDS:
+            return 0.0
+        if count.attempts < free:
+            return 0.0
+        backoff = min(2.0 ** (count.attempts - free), MAX_WAIT_SECONDS)
+        return max(0.0, count.last + backoff - now)
+
+    def begin(self, username: str, address: str | None) -> None:
+        """Count an attempt, or raise Throttled when the account or the address must wait."""
+        keys = [(("account", username.lower()[:64]), FREE_PER_ACCOUNT)]
+        if address:
+            keys.append((("address", address), FREE_PER_ADDRESS))
+        with self._lock:
+            now = self.clock()
+            for key, free in keys:
+                wait = self._wait(key, free, now)
+                if wait > 0:
+                    what = "this user name" if key[0] == "account" else "your address"
+                    raise Throttled(
+                        math.ceil(wait),
+                        f"Too many login attempts for {what}: wait {math.ceil(wait)} s and try again.",
+                    )
+            for key, _ in keys:
+                count = self._counts.get(key)
+                if count is None or now - count.last > WINDOW_SECONDS:
+                    count = self._counts[key] = _Count()
+                count.attempts += 1
+                count.last = now
+            if len(self._counts) > 100_000:  # a spray of names: forget the oldest entries
+                for key in sorted(self._counts, key=lambda k: self._counts[k].last)[:50_000]:
+                    del self._counts[key]
+
+    def succeeded(self, username: str) -> None:
+        with self._lock:
+            self._counts.pop(("account", username.lower()[:64]), None)
+
+    async def run(self, check: Callable[[], T]) -> T:
+        """Run a password check in the bounded pool; raise Throttled (503) when it is full."""
+        with self._lock:
+            if self._waiting >= self.workers + self.queue:
+                raise Throttled(1, "The server is busy checking other logins: try again in a second.", 503)
+            self._waiting += 1
+        try:
+            return await anyio.to_thread.run_sync(check, limiter=self._limiter)
+        finally:
+            with self._lock:
+                self._waiting -= 1
+
+
+async def check_login(request, username: str, password: str, *, action: str = "login"):
+    """The user for a login attempt (None: wrong name or password), counted by the app's guard and
+    written to the audit log; raises Throttled when the attempt must wait or the pool is full."""
+    from redolab.auth import audit
+    from redolab.auth.service import authenticate
+
+    guard: LoginGuard = request.app.state.login_guard
+    sessions = request.app.state.sessionmaker
+    address = audit.client_address(request.scope)
+    username = username.strip()
+
+    def write(outcome: str, status_code: int, detail: str | None = None) -> None:
+        with sessions() as session:
+            audit.record(
+                session, action=action, username=username, client=address,
+                outcome=outcome, status_code=status_code, detail=detail,
+            )  # fmt: skip
+
+    try:
+        guard.begin(username, address)
+
+        def verify():
+            if len(password) > MAX_PASSWORD_LENGTH:
+                return None  # no password is that long: not worth an argon2 run
+            with sessions() as session:
+                user = authenticate(session=session, username=username, password=password)
+                if user is not None:
+                    session.expunge(user)
+                return user
+
+        user = await guard.run(verify)
+    except Throttled as refused:
+        await anyio.to_thread.run_sync(write, "throttled", refused.status_code, refused.reason)
+        raise
+    if user is None:
+        await anyio.to_thread.run_sync(write, "failed", 401)
+        return None
+    guard.succeeded(username)
+    await anyio.to_thread.run_sync(write, "ok", 200)
+    return user
