@@ -190,8 +190,8 @@ def delete_user(*, session: Session, user: User, by: User | None = None) -> None
 def create_api_token(*, session: Session, user: User, name: str) -> tuple[ApiToken, str]:
     """A new token for `user`; the plain token is returned once and only its hash is stored."""
     name = name.strip()
-    if not name or len(name) > 100:
-        raise FieldError("name", "Give the token a name of 1 to 100 characters (what uses it).")
+    if not name or len(name) > 100 or not name.isprintable():
+        raise FieldError("name", "Give the token a name of 1 to 100 printable characters on one line (what uses it).")
     token, digest, prefix = new_api_token()
     row = ApiToken(user_id=user.id, name=name, token_hash=digest, prefix=prefix)
     session.add(row)

@@ -47,6 +47,38 @@ def _checked(check: Callable[[str], str]) -> Callable[[Any], Any]:
     return run
 
 
+def _control_characters(value: str, allowed: str) -> list[str]:
+    import unicodedata
+
+    return [
+        f"U+{ord(ch):04X}" for ch in value
+        if ch not in allowed and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co")
+    ]  # fmt: skip
+
+
+def one_line(value: Any) -> Any:
+    """A name or label: no line breaks, tabs or other control characters (they would be stored,
+    shown and exported with them)."""
+    if isinstance(value, str) and (bad := _control_characters(value, "")):
+        raise PydanticCustomError(
+            "control_character",
+            "Use one line of printable text: {found} is a line break or control character.",
+            {"found": bad[0]},
+        )
+    return value
+
+
+def text_block(value: Any) -> Any:
+    """Descriptions and notes: line breaks and tabs are fine, other control characters are not."""
+    if isinstance(value, str) and (bad := _control_characters(value, "\n\r\t")):
+        raise PydanticCustomError("control_character", "{found} is a control character: remove it.", {"found": bad[0]})
+    return value
+
+
+OneLine = AfterValidator(one_line)
+TextBlock = AfterValidator(text_block)
+
+
 def positive(value: Any) -> Any:
     """A given quantity must be above zero (None: not given)."""
     if value is not None and value <= 0:

@@ -20,3 +20,15 @@ def safe_next(path: str | None) -> str:
     if path and path.startswith("/") and not path.startswith(("//", "/\\")):
         return path
     return "/environments"
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """A value for a CSV cell a spreadsheet will open: text starting with = + - @ tab or CR gets a
+    leading apostrophe (OWASP's advice against formula injection), so a label like
+    '=HYPERLINK(...)' shows as text. Numbers are left as numbers."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from redolab.core.errors import FieldError, NotFound
+from redolab.core.fields import OneLine
 from redolab.core.security import encrypt_secret
 from redolab.environments.models import Credential, CredentialKind, Environment, Host
 
@@ -23,11 +24,11 @@ from redolab.environments.models import Credential, CredentialKind, Environment,
 class CredentialCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: Annotated[str, Field(min_length=1, max_length=100)]
+    name: Annotated[str, Field(min_length=1, max_length=100), OneLine]
     kind: CredentialKind
     private_key: SecretStr | None = None  # uploaded_key: the PEM/OpenSSH text
     passphrase: SecretStr | None = None
-    key_path: str | None = None  # key_path: a file on the redolab server
+    key_path: Annotated[str | None, Field(max_length=4096), OneLine] = None  # key_path: a file on the redolab server
 
 
 class CredentialPublic(BaseModel):

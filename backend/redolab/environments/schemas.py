@@ -22,10 +22,12 @@ from redolab.core.fields import (
     BitRate,
     DurationSeconds,
     HostAddress,
+    OneLine,
     OptionalHostAddress,
     OptionalInterfaceName,
     PosixUser,
     SizeBytes,
+    TextBlock,
     TimeZoneName,
     at_most,
     blank_to_none,
@@ -40,7 +42,9 @@ from redolab.environments.models import (
     TransportMode,
 )
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), OneLine]
+Description = Annotated[str, StringConstraints(max_length=500), TextBlock]
+NotesText = Annotated[str, StringConstraints(max_length=10_000), TextBlock]
 Nodes = Annotated[int, Field(ge=1, le=64)]
 Percent = Annotated[float, Field(ge=0, le=1000)]
 
@@ -57,7 +61,7 @@ class EnvironmentFields(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: Name | None = None
-    description: Annotated[str, StringConstraints(max_length=500)] | None = None
+    description: Description | None = None
     platform: Platform | None = None
     database_size_bytes: SizeBytes = None
     primary_rac_nodes: Nodes | None = None
@@ -70,7 +74,7 @@ class EnvironmentFields(BaseModel):
     link_bandwidth_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
     link_rtt_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(10, "10 s")] = None
     time_zone: TimeZoneName | None = None  # the database's clock: imported times are read in it
-    notes: Annotated[str, StringConstraints(max_length=10_000)] | None = None
+    notes: NotesText | None = None
 
 
 class EnvironmentUpdate(EnvironmentFields):
@@ -81,7 +85,7 @@ class EnvironmentCreate(EnvironmentFields):
     """A whole environment; also validates the result of an update."""
 
     name: Name
-    description: Annotated[str, StringConstraints(max_length=500)] = ""
+    description: Description = ""
     platform: Platform = Platform.dataguard
     primary_rac_nodes: Nodes = 1
     standby_rac_nodes: Nodes = 1
@@ -92,7 +96,7 @@ class EnvironmentCreate(EnvironmentFields):
     headroom_percent: Percent = 30.0
     apply_overhead_percent: Percent = 30.0
     time_zone: TimeZoneName = "UTC"
-    notes: Annotated[str, StringConstraints(max_length=10_000)] = ""
+    notes: NotesText = ""
 
     @field_validator("protection_mode")
     @classmethod

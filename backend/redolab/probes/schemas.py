@@ -21,7 +21,9 @@ from pydantic_core import PydanticCustomError
 from redolab.core.fields import (
     BitRate,
     DurationSeconds,
+    OneLine,
     SizeBytes,
+    TextBlock,
     at_most,
     blank_to_none,
     positive,
@@ -30,14 +32,14 @@ from redolab.core.units import UnitError, format_bytes, parse_size
 from redolab.probes.models import ProbeMode, RunSource, RunStatus, SweepKind
 from redolab.probes.sweeps import MAX_CONNS, MAX_POINTS, connection_steps
 
-_SAFE_PATH = re.compile(r"^/[A-Za-z0-9._/+-]*$")
+_SAFE_PATH = re.compile(r"/[A-Za-z0-9._/+-]*")  # fullmatch: `$` would match before a newline
 MIB = 1024 * 1024
 
 
 def _check_write_dir(value: str | None) -> str | None:
     if value is None:
         return None
-    if not _SAFE_PATH.match(value) or "/../" in f"{value}/" or len(value) > 400:
+    if not _SAFE_PATH.fullmatch(value) or "/../" in f"{value}/" or len(value) > 400:
         raise PydanticCustomError(
             "path",
             "'{value}' is not a safe absolute directory: use letters, digits, '.', '_', '-', '+' "
@@ -47,7 +49,7 @@ def _check_write_dir(value: str | None) -> str | None:
     return value
 
 
-_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:=/+-]{0,39}$")
+_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._:=/+-]{0,39}")
 
 
 def _split_list(value):
@@ -59,7 +61,7 @@ def _split_list(value):
 
 def _check_tags(tags: list[str]) -> list[str]:
     for tag in tags:
-        if not _TAG.match(tag):
+        if not _TAG.fullmatch(tag):
             raise PydanticCustomError(
                 "tag",
                 "'{tag}' is not a tag: up to 40 letters, digits, spaces and . _ : = / + -, e.g. mtu9000",
@@ -77,8 +79,8 @@ def _stripped(value):
     return value.strip() if isinstance(value, str) else (value or "")
 
 
-Label = Annotated[str, BeforeValidator(_stripped), Field(max_length=200)]
-Notes = Annotated[str, BeforeValidator(_stripped), Field(max_length=10_000)]
+Label = Annotated[str, BeforeValidator(_stripped), Field(max_length=200), OneLine]
+Notes = Annotated[str, BeforeValidator(_stripped), Field(max_length=10_000), TextBlock]
 
 
 def _sizes(value):

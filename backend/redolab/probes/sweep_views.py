@@ -16,7 +16,7 @@ from redolab.charts.sweeps import buffer_figure, connections_figure, over_time_f
 from redolab.core.deps import OperatorUser, SessionDep, current_html_user
 from redolab.core.errors import FieldError
 from redolab.core.forms import field_errors, form_data
-from redolab.core.responses import redirect
+from redolab.core.responses import csv_cell, redirect
 from redolab.core.templating import render
 from redolab.core.units import byte_rate_to_mbit
 from redolab.environments.service import get_environment
@@ -188,7 +188,7 @@ def _csv_row(run: Run, sync: dict[int, dict]) -> list:
     row = []
     for column in RUN_COLUMNS:
         value = derived[column] if column in derived else getattr(run, column)
-        row.append(value.value if hasattr(value, "value") else value)
+        row.append(csv_cell(value.value if hasattr(value, "value") else value))
     return row
 
 
