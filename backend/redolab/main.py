@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 import anyio
 from fastapi import Depends, FastAPI, Request, status
 from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -92,6 +93,12 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 400 and exc.detail == "There was an error parsing the body":  # FastAPI's words
+            exc = StarletteHTTPException(
+                400,
+                "The request body could not be read: send one JSON document (nested at most a few hundred "
+                "levels deep) or form fields, as the route's documentation at /api/docs shows.",
+            )
         if _is_api(request) or exc.status_code < 400:
             return await http_exception_handler(request, exc)
         if is_htmx(request):  # shown in the page's error box by app.js
@@ -99,6 +106,16 @@ def _install_error_handlers(app: FastAPI) -> None:
         return render(
             request, "error.html", {"message": exc.detail, "code": exc.status_code}, status_code=exc.status_code
         )
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_request(request: Request, exc: RequestValidationError) -> Response:
+        """422 with each error's place and message. The submitted value is not echoed: it may be a
+        password, or a NaN that JSON cannot carry."""
+        detail = [
+            {"loc": list(error.get("loc", ())), "msg": error.get("msg", ""), "type": error.get("type", "")}
+            for error in exc.errors()
+        ]
+        return JSONResponse({"detail": detail}, status_code=422)
 
     @app.exception_handler(FieldError)
     async def _field_error(request: Request, exc: FieldError) -> Response:

@@ -7,6 +7,7 @@ same schema accepts 2199023255552 from a script and "2 TiB" from a form.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -22,15 +23,30 @@ def blank_to_none(value: Any) -> Any:
     return value
 
 
-def _unit_parser(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+# Physical bounds of stored quantities: beyond them a value is a typo or an attack, and would
+# overflow a 64-bit column.
+MAX_SIZE_BYTES = 2**60  # 1 EiB
+MAX_BIT_RATE = 8 * 10**12  # 1 TB/s
+MAX_DURATION_SECONDS = 10 * 365 * 86400  # 10 years
+
+
+def _unit_parser(parse: Callable[[Any], Any], maximum: float, shown: str) -> Callable[[Any], Any]:
     def parse_or_none(value: Any) -> Any:
         value = blank_to_none(value)
         if value is None or isinstance(value, bool):
             return value
+        if isinstance(value, float) and not math.isfinite(value):
+            raise PydanticCustomError("finite_number", "Give a finite number (not NaN or infinity).")
         try:
-            return parse(value)
-        except units.UnitError as error:
-            raise PydanticCustomError("unit", str(error)) from None
+            parsed = parse(value)
+        except (units.UnitError, OverflowError, ValueError) as error:
+            message = str(error) if isinstance(error, units.UnitError) else f"'{str(value)[:40]}' is not a quantity."
+            raise PydanticCustomError("unit", message) from None
+        if not math.isfinite(parsed) or parsed < 0:
+            raise PydanticCustomError("out_of_bounds", "Give a finite amount of zero or more.")
+        if parsed > maximum:
+            raise PydanticCustomError("out_of_bounds", "Must be at most {shown}.", {"shown": shown})
+        return parsed
 
     return parse_or_none
 
@@ -122,9 +138,14 @@ def _zones() -> frozenset[str]:
 TimeZoneName = Annotated[str, BeforeValidator(time_zone)]
 
 # Optional quantities: blank text is "not given" (None), like a JSON null.
-SizeBytes = Annotated[int | None, BeforeValidator(_unit_parser(units.parse_size))]
-BitRate = Annotated[int | None, BeforeValidator(_unit_parser(lambda v: round(units.parse_bit_rate(v))))]
-DurationSeconds = Annotated[float | None, BeforeValidator(_unit_parser(units.parse_duration))]
+SizeBytes = Annotated[int | None, BeforeValidator(_unit_parser(units.parse_size, MAX_SIZE_BYTES, "1 EiB"))]
+BitRate = Annotated[
+    int | None,
+    BeforeValidator(_unit_parser(lambda v: round(units.parse_bit_rate(v)), MAX_BIT_RATE, "8 Tbit/s (1 TB/s)")),
+]
+DurationSeconds = Annotated[
+    float | None, BeforeValidator(_unit_parser(units.parse_duration, MAX_DURATION_SECONDS, "10 years"))
+]
 HostAddress = Annotated[str, StringConstraints(max_length=255), AfterValidator(_checked(validators.check_host_address))]
 PosixUser = Annotated[str, AfterValidator(_checked(validators.check_posix_user))]
 OptionalHostAddress = Annotated[

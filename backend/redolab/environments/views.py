@@ -13,7 +13,7 @@ from redolab.core.deps import AdminUser, OperatorUser, SessionDep, current_html_
 from redolab.core.errors import FieldError
 from redolab.core.forms import field_errors, form_data
 from redolab.core.responses import redirect
-from redolab.core.templating import render
+from redolab.core.templating import is_htmx, render
 from redolab.environments import credentials as credential_service
 from redolab.environments import service, trust
 from redolab.environments.credentials import CredentialCreate
@@ -258,7 +258,9 @@ def show_experiments(
     request: Request, session: SessionDep, environment_id: int, tag: str = "", mtu: str = ""
 ) -> Response:
     """The Experiments section (run and sweep forms, runs, sweeps), as a fragment; ?tag= and
-    ?mtu= filter the lists."""
+    ?mtu= filter the lists. A plain browser request goes to the section on the whole page."""
+    if not is_htmx(request):
+        return redirect(request, f"/environments/{environment_id}#experiments")
     environment = _load(session, environment_id)
     context = {"environment": environment, **experiments_context(session, environment, tag=tag, mtu=mtu)}
     return render(request, "environments/detail.html", context, block="experiments")
@@ -266,7 +268,10 @@ def show_experiments(
 
 @router.get("/environments/{environment_id}/hosts")
 def show_hosts(request: Request, session: SessionDep, environment_id: int, edit: int | None = None) -> Response:
-    """The hosts section; with ?edit=ID the form is filled with that host."""
+    """The hosts section; with ?edit=ID the form is filled with that host. A plain browser request
+    goes to the section on the whole page."""
+    if not is_htmx(request):
+        return redirect(request, f"/environments/{environment_id}#hosts")
     environment = _load(session, environment_id)
     editing = None
     if edit is not None:

@@ -324,10 +324,20 @@ def _first_step(intervals: list[dict]) -> float:
 
 
 # -- iperf3 -J ----------------------------------------------------------------------------------
-def _number(value, where: str) -> float:
+_MAX_NUMBER = 2.0**60  # bytes (1 EiB), bit/s (1.15e18, far above 1 TB/s), seconds: beyond it, not a measurement
+_MAX_BITS_PER_SECOND = 8e12  # 1 TB/s
+
+
+def _number(value, where: str, maximum: float = _MAX_NUMBER) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ResultFileError(f"{where} is {json.dumps(value)[:40]}, not a number")
+    if not 0 <= value <= maximum:  # also false for NaN
+        raise ResultFileError(f"{where} is {str(value)[:40]}: expected a number from 0 to {maximum:.4g}")
     return float(value)
+
+
+def _no_constants(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _int_or_none(value) -> int | None:
@@ -348,10 +358,14 @@ def _get(document: dict, path: str):
 def read_iperf3(text: str) -> ImportedRun:
     """One iperf3 -J document (the client's, or the server's with --json): a finished TCP test."""
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as error:
         hint = " (iperf3 --json-stream output is not supported: run iperf3 -J)" if text.count("\n{") > 1 else ""
         raise ResultFileError(f"not JSON: {error.msg}{hint}", error.lineno) from None
+    except ValueError as error:  # NaN, Infinity
+        raise ResultFileError(f"not JSON: {error}") from None
+    except RecursionError:
+        raise ResultFileError("the JSON is nested too deeply to be an iperf3 -J document") from None
     if not isinstance(document, dict):
         raise ResultFileError("the iperf3 JSON is not an object: is this the output of iperf3 -J?", 1)
     end = document.get("end") or {}
@@ -368,6 +382,11 @@ def read_iperf3(text: str) -> ImportedRun:
     received_seconds = _number(received.get("seconds"), "end.sum_received.seconds")
     if received_seconds <= 0:
         raise ResultFileError("end.sum_received.seconds is 0: the test did not run")
+    if received_bytes * 8 / received_seconds > _MAX_BITS_PER_SECOND:
+        raise ResultFileError(
+            f"end.sum_received is {received_bytes:.4g} bytes in {received_seconds:.4g} s, over 1 TB/s: "
+            "not a measurement"
+        )
     if received_bytes <= 0:
         raise ResultFileError(
             "end.sum_received.bytes is 0: the receiver counted no data, so the test measured nothing (a firewall, "
@@ -412,7 +431,9 @@ def read_iperf3(text: str) -> ImportedRun:
                 "start_seconds": begin,
                 "end_seconds": finish,
                 "bytes": int(_number(total.get("bytes", 0), f"intervals[{index}].sum.bytes")),
-                "bytes_per_second": _number(total.get("bits_per_second", 0), f"intervals[{index}].sum.bits_per_second")
+                "bytes_per_second": _number(
+                    total.get("bits_per_second", 0), f"intervals[{index}].sum.bits_per_second", _MAX_BITS_PER_SECOND
+                )
                 / 8,
                 "streams": streams,
             }
@@ -442,7 +463,9 @@ def read_iperf3(text: str) -> ImportedRun:
         sockbuf_bytes=int(start["sock_bufsize"]) if start.get("sock_bufsize") else None,
         duration_seconds=duration,
         interval_seconds=_first_step(intervals) or duration,
-        rate_bits_per_second=int(target) if isinstance(target, int | float) and target > 0 else None,
+        rate_bits_per_second=int(target)
+        if isinstance(target, int | float) and 0 < target <= _MAX_BITS_PER_SECOND
+        else None,
         bytes_per_second=received_bytes / received_seconds,
         seconds=received_seconds,
         # A receiver's file counts nothing sent (iperf3 writes 0 there).

@@ -19,6 +19,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from redolab.core.fields import (
+    MAX_SIZE_BYTES,
     BitRate,
     DurationSeconds,
     OneLine,
@@ -88,9 +89,14 @@ def _sizes(value):
     sizes = []
     for item in _split_list(value):
         try:
-            sizes.append(parse_size(item) if isinstance(item, str) else int(item))
-        except (UnitError, ValueError) as error:
+            size = parse_size(item) if isinstance(item, str) else int(item)
+        except (UnitError, ValueError, OverflowError, TypeError) as error:
             raise PydanticCustomError("unit", "{error}", {"error": str(error)}) from None
+        if not 0 <= size <= MAX_SIZE_BYTES:
+            raise PydanticCustomError(
+                "out_of_bounds", "'{item}' is not a size from 0 to 1 EiB.", {"item": str(item)[:40]}
+            )
+        sizes.append(size)
     return sizes
 
 
@@ -99,7 +105,7 @@ def _counts(value):
     for item in _split_list(value):
         try:
             counts.append(int(item))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise PydanticCustomError("int", "'{item}' is not a connection count.", {"item": str(item)}) from None
     return counts
 
