@@ -53,11 +53,16 @@ def server(tmp_path):
 
 @pytest.fixture
 def page(browser):
+    """A page that fails its test when the Content-Security-Policy blocks anything (a script,
+    a style, an eval): the policy must allow every part of the UI the tests drive."""
     context = browser.new_context()
     page = context.new_page()
     page.set_default_timeout(10_000)
+    blocked = []
+    page.on("console", lambda message: "Content Security Policy" in message.text and blocked.append(message.text))
     yield page
     context.close()
+    assert blocked == [], blocked
 
 
 def create_first_user(page, server) -> None:

@@ -52,7 +52,7 @@ def create_user(*, session: Session, username: str, password: str, role: Role = 
         raise FieldError("username", "A user name has 1 to 64 letters, digits, '.', '_', '@' or '-'.")
     problem = password_problem(password, username=username)
     if problem:
-        raise FieldError("password", problem)
+        raise FieldError("password", problem, 422)
     if get_user_by_username(session=session, username=username):
         raise FieldError("username", f"A user named '{username}' already exists.")
     user = User(username=username, password_hash=hash_password(password), role=role)
@@ -156,10 +156,10 @@ def change_password(*, session: Session, user: User, current: str | None, new: s
     """Set a new password (checking `current` unless it is None: an admin or the CLI) and end the
     user's other sessions and bearer tokens. Returns the number of sessions ended."""
     if current is not None and not verify_password(current, user.password_hash):
-        raise FieldError("current_password", "The current password is wrong.")
+        raise FieldError("current_password", "The current password is wrong.", 422)
     problem = password_problem(new, username=user.username)
     if problem:
-        raise FieldError("new_password", problem)
+        raise FieldError("new_password", problem, 422)
     user.password_hash = hash_password(new)
     return end_user_sessions(session=session, user=user, keep_key=keep_key)
 

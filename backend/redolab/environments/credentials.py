@@ -76,33 +76,41 @@ def _read_key(text: str, passphrase: str | None, field: str) -> asyncssh.SSHKey:
 MAX_KEY_FILE_BYTES = 64 * 1024  # an RSA-16384 private key in PEM is under 13 KiB
 
 
-def read_key_file(path: str) -> str:
-    """The text of a private key file on the redolab server: a regular file of at most 64 KiB,
-    read without following the path into a device or FIFO. Every refusal reads the same, so the
-    message does not tell whether some other server file exists."""
-    refused = FieldError(
+def _key_file_refused(path: str) -> FieldError:
+    return FieldError(
         "key_path",
-        f"{path} is not a private key file redolab can use: give the absolute path of a regular, readable file "
-        f"of at most {MAX_KEY_FILE_BYTES // 1024} KiB (e.g. /home/redolab/.ssh/id_ed25519).",
+        f"{path} is not a private key file redolab can use: give the absolute path of a regular, readable "
+        f"OpenSSH or PEM private key of at most {MAX_KEY_FILE_BYTES // 1024} KiB on the redolab server, with its "
+        "passphrase if it has one (e.g. /home/redolab/.ssh/id_ed25519).",
         422,
     )
+
+
+def read_key_file(path: str) -> str:
+    """The text of a private key file on the redolab server: a regular file of at most 64 KiB,
+    checked on the open descriptor before a byte is read (a device, FIFO or directory is never
+    read). Every refusal reads the same, so the message does not tell whether a file exists."""
     if not path.startswith("/"):
-        raise refused
+        raise _key_file_refused(path)
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
-        raise refused from None
-    with os.fdopen(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
+        raise _key_file_refused(path) from None
+    try:
+        info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_KEY_FILE_BYTES:
-            raise refused
-        data = handle.read(MAX_KEY_FILE_BYTES + 1)
+            raise _key_file_refused(path)
+        data = os.read(descriptor, MAX_KEY_FILE_BYTES + 1)
+    except OSError:
+        raise _key_file_refused(path) from None
+    finally:
+        os.close(descriptor)
     if len(data) > MAX_KEY_FILE_BYTES:
-        raise refused
+        raise _key_file_refused(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise refused from None
+        raise _key_file_refused(path) from None
 
 
 def create_credential(
@@ -125,7 +133,10 @@ def create_credential(
         credential.public_key_fingerprint = key.get_fingerprint("sha256")
     elif credential_in.kind is CredentialKind.key_path:
         path = (credential_in.key_path or "").strip()[:4096]
-        key = _read_key(read_key_file(path), passphrase, "key_path")
+        try:
+            key = _read_key(read_key_file(path), passphrase, "key_path")
+        except FieldError:  # one message for every refusal: no oracle on the server's files
+            raise _key_file_refused(path) from None
         credential.key_path = path
         credential.public_key_fingerprint = key.get_fingerprint("sha256")
     if passphrase:
