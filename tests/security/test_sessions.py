@@ -16,7 +16,7 @@ from tests.conftest import log_in
 from tests.factories import PASSWORD, make_user
 
 HTMX = {"HX-Request": "true"}
-NEW_PASSWORD = "violet tractor sonnet"  # noqa: S105
+NEW_PASSWORD = "violet tractor sonnet"
 
 
 def _browser(app, username: str) -> TestClient:

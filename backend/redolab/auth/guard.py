@@ -94,9 +94,14 @@ class LoginGuard:
                 for key in sorted(self._counts, key=lambda k: self._counts[k].last)[:50_000]:
                     del self._counts[key]
 
-    def succeeded(self, username: str) -> None:
+    def succeeded(self, username: str, address: str | None = None) -> None:
+        """A right password: its account starts afresh and the attempt no longer counts against
+        its address (a team behind one proxy logs in many times a day)."""
         with self._lock:
             self._counts.pop(("account", username.lower()[:64]), None)
+            count = self._counts.get(("address", address)) if address else None
+            if count is not None:
+                count.attempts = max(0, count.attempts - 1)
 
     async def run(self, check: Callable[[], T]) -> T:
         """Run a password check in the bounded pool; raise Throttled (503) when it is full."""
@@ -148,6 +153,6 @@ async def check_login(request, username: str, password: str, *, action: str = "l
     if user is None:
         await anyio.to_thread.run_sync(write, "failed", 401)
         return None
-    guard.succeeded(username)
+    guard.succeeded(username, address)
     await anyio.to_thread.run_sync(write, "ok", 200)
     return user

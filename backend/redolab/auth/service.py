@@ -49,7 +49,7 @@ def authenticate(*, session: Session, username: str, password: str) -> User | No
 def create_user(*, session: Session, username: str, password: str, role: Role = Role.admin) -> User:
     username = username.strip()
     if not _USERNAME.fullmatch(username):
-        raise FieldError("username", "A user name has 1 to 64 letters, digits, '.', '_', '@' or '-'.")
+        raise FieldError("username", "A user name has 1 to 64 letters, digits, '.', '_', '@' or '-'.", 422)
     problem = password_problem(password, username=username)
     if problem:
         raise FieldError("password", problem, 422)
@@ -191,7 +191,9 @@ def create_api_token(*, session: Session, user: User, name: str) -> tuple[ApiTok
     """A new token for `user`; the plain token is returned once and only its hash is stored."""
     name = name.strip()
     if not name or len(name) > 100 or not name.isprintable():
-        raise FieldError("name", "Give the token a name of 1 to 100 printable characters on one line (what uses it).")
+        raise FieldError(
+            "name", "Give the token a name of 1 to 100 printable characters on one line (what uses it).", 422
+        )
     token, digest, prefix = new_api_token()
     row = ApiToken(user_id=user.id, name=name, token_hash=digest, prefix=prefix)
     session.add(row)
