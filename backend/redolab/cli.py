@@ -115,7 +115,15 @@ def serve(
             f"    http://{shown}:{port}/setup?token={token}\n"
             "(or run: redolab user create NAME)\n",
         )
-    uvicorn.run(application, host=bind, port=port, proxy_headers=False, log_level="info")
+    proxies = settings.forwarded_allow_ips.strip()
+    uvicorn.run(
+        application,
+        host=bind,
+        port=port,
+        proxy_headers=bool(proxies),  # only behind a proxy named in REDOLAB_FORWARDED_ALLOW_IPS
+        forwarded_allow_ips=proxies or None,
+        log_level="info",
+    )
 
 
 @app.command()

@@ -23,7 +23,7 @@ from redolab import __version__
 from redolab.auth import api as auth_api
 from redolab.auth import views as auth_views
 from redolab.auth.audit import AuditMiddleware
-from redolab.auth.guard import LoginGuard
+from redolab.auth.guard import LoginGuard, LoginThrottleMiddleware
 from redolab.core.config import Settings, get_settings
 from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.deps import LoginRequired, SessionDep, current_api_user, current_html_user
@@ -228,6 +228,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         SameOriginMiddleware, paths=frozenset({"/login", "/setup"}), trusted=tuple(settings.trusted_origins)
     )
     app.add_middleware(BodyLimitMiddleware, limit_for=body_limit(settings))
+    app.add_middleware(LoginThrottleMiddleware)
     app.add_middleware(SecurityHeadersMiddleware)
 
     _install_error_handlers(app)

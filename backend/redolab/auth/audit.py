@@ -24,6 +24,15 @@ SELF_RECORDED = frozenset({"/login", "/api/v1/auth/token", "/setup"})
 MAX_LIMIT = 1000
 
 
+# Audit writes run in one thread of their own: under a flood they queue here instead of taking the
+# threads that serve pages and /healthz.
+_WRITER = anyio.CapacityLimiter(1)
+
+
+async def write_later(function, *args) -> None:
+    await anyio.to_thread.run_sync(function, *args, limiter=_WRITER)
+
+
 def client_address(scope: Scope) -> str | None:
     client = scope.get("client")
     return str(client[0])[:64] if client else None
@@ -87,7 +96,7 @@ class AuditMiddleware:
             username = scope.get("state", {}).get("username")
             route = scope.get("route")
             if username and route is not None:
-                await anyio.to_thread.run_sync(self._write, scope, username, route, status)
+                await write_later(self._write, scope, username, route, status)
 
     def _write(self, scope: Scope, username: str, route, status: int) -> None:
         with self.sessions() as session:

@@ -4,6 +4,8 @@ Attempts are counted per account and per client address. The first few in a wind
 that each attempt must wait twice as long as the one before (1 s, 2 s, 4 s ... up to 15 min), and
 an attempt that comes too early is answered 429 with Retry-After without checking the password, so
 a right password after 40 wrong ones does not log in either. A successful login clears its account.
+Refusals are answered after a one-second pause, so a client looping on them slows down to one
+request a second instead of keeping the server busy.
 
 argon2 costs about 64 MiB and tens of milliseconds per check. Checks run in at most `workers`
 threads of their own (not the pool that serves pages and /healthz), and when more than `queue`
@@ -30,6 +32,7 @@ WINDOW_SECONDS = 15 * 60
 MAX_WAIT_SECONDS = 15 * 60
 FREE_PER_ACCOUNT = 5
 FREE_PER_ADDRESS = 20
+RECORD_EVERY_SECONDS = 60
 
 
 class Throttled(Exception):
@@ -52,13 +55,29 @@ class _Count:
 class LoginGuard:
     workers: int = 2
     queue: int = 16
+    # a refused attempt is answered after this delay: a client looping on refusals then costs the
+    # server one cheap request a second instead of hundreds (the connection waits, not a thread)
+    tarpit_seconds: float = 1.0
     clock: Callable[[], float] = time.monotonic
     _counts: dict[tuple[str, str], _Count] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _waiting: int = 0
+    _recorded: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._limiter = anyio.CapacityLimiter(self.workers)
+
+    def worth_recording(self, refusal: str) -> bool:
+        """A refusal (throttled or busy) goes to the audit log once a minute per account, address
+        and kind, so a flood does not become a flood of database writes."""
+        with self._lock:
+            now = self.clock()
+            if now - self._recorded.get(refusal, -RECORD_EVERY_SECONDS) < RECORD_EVERY_SECONDS:
+                return False
+            if len(self._recorded) > 10_000:
+                self._recorded.clear()
+            self._recorded[refusal] = now
+            return True
 
     def _wait(self, key: tuple[str, str], free: int, now: float) -> float:
         count = self._counts.get(key)
@@ -68,6 +87,13 @@ class LoginGuard:
             return 0.0
         backoff = min(2.0 ** (count.attempts - free), MAX_WAIT_SECONDS)
         return max(0.0, count.last + backoff - now)
+
+    def address_wait(self, address: str | None) -> int:
+        """Seconds the address must still wait (0: it may try), known before the body is read."""
+        if not address:
+            return 0
+        with self._lock:
+            return math.ceil(self._wait(("address", address), FREE_PER_ADDRESS, self.clock()))
 
     def begin(self, username: str, address: str | None) -> None:
         """Count an attempt, or raise Throttled when the account or the address must wait."""
@@ -148,11 +174,44 @@ async def check_login(request, username: str, password: str, *, action: str = "l
 
         user = await guard.run(verify)
     except Throttled as refused:
-        await anyio.to_thread.run_sync(write, "throttled", refused.status_code, refused.reason)
+        if guard.worth_recording(f"{refused.status_code} {username.lower()[:64]} {address}"):
+            detail = f"{refused.reason} (recorded once a minute while it lasts)"
+            await audit.write_later(write, "throttled", refused.status_code, detail)
+        await anyio.sleep(guard.tarpit_seconds)
         raise
     if user is None:
-        await anyio.to_thread.run_sync(write, "failed", 401)
+        await audit.write_later(write, "failed", 401)
         return None
     guard.succeeded(username, address)
-    await anyio.to_thread.run_sync(write, "ok", 200)
+    await audit.write_later(write, "ok", 200)
     return user
+
+
+LOGIN_PATHS = frozenset({"/login", "/api/v1/auth/token"})
+
+
+class LoginThrottleMiddleware:
+    """An address that must wait is answered 429 here, before the body, the session or the CSRF
+    check cost anything: a flood from one address costs little more than its connections."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in LOGIN_PATHS:
+            from redolab.auth.audit import client_address
+
+            guard = scope["app"].state.login_guard
+            wait = guard.address_wait(client_address(scope))
+            if wait > 0:
+                await anyio.sleep(guard.tarpit_seconds)
+                body = f"Too many login attempts from your address: wait {wait} s and try again.".encode()
+                headers = [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"retry-after", str(wait).encode()),
+                ]
+                await send({"type": "http.response.start", "status": 429, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)

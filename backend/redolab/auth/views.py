@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Annotated
 
+import anyio
 from fastapi import APIRouter, Depends, Form, Request, status
 from starlette.responses import Response
 
@@ -57,7 +58,7 @@ async def log_in(
         response = render(request, "auth/login.html", context, block="form", status_code=code)
         response.headers.update(headers)
         return response
-    _log_in(request, session, user)
+    await anyio.to_thread.run_sync(_log_in, request, session, user)  # a database write: off the event loop
     return redirect(request, safe_next(next))
 
 

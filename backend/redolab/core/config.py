@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     login_workers: int = Field(default=2, ge=1, le=32)  # threads that check passwords (argon2: ~64 MiB each)
     # origins besides the request's own Host that may post the login form (a reverse proxy's public URL)
     trusted_origins: list[str] = []
+    # addresses of reverse proxies whose X-Forwarded-For/-Proto are believed (uvicorn's forwarded_allow_ips);
+    # empty: the socket's peer is the client, as without a proxy
+    forwarded_allow_ips: str = ""
     auto_migrate: bool = True
     worker_enabled: bool = True
     chromium: str | None = None  # prints the plan report as PDF; default: chromium on the PATH
