@@ -80,6 +80,36 @@ def test_duplicate_user_refused(tmp_path):
     assert "already exists" in again.stderr
 
 
+def test_user_lifecycle_commands(tmp_path):
+    from redolab.auth.models import UserSession
+
+    assert run(tmp_path, "user", "create", "root1", "--role", "admin", stdin="long enough password\n").returncode == 0
+    assert run(tmp_path, "user", "create", "bob", stdin="long enough password\n").returncode == 0
+    bob = _user(tmp_path, "bob")
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    with make_sessionmaker(engine)() as session:  # bob is logged in somewhere
+        session.add(UserSession(user_id=bob.id, key_hash="0" * 64))
+        session.commit()
+    changed = run(tmp_path, "user", "password", "bob", "--password-stdin", stdin="violet tractor sonnet\n")
+    assert changed.returncode == 0 and "1 session(s) ended" in changed.stdout, changed.stderr
+    assert verify_password("violet tractor sonnet", _user(tmp_path, "bob").password_hash)
+    weak = run(tmp_path, "user", "password", "bob", stdin="password1234\n")
+    assert weak.returncode == 1 and "common passwords" in weak.stderr
+    assert run(tmp_path, "user", "disable", "bob").returncode == 0
+    assert "\tdisabled " in run(tmp_path, "user", "list").stdout
+    assert _user(tmp_path, "bob").disabled_at is not None
+    assert run(tmp_path, "user", "enable", "bob").returncode == 0
+    assert _user(tmp_path, "bob").disabled_at is None
+    assert "0 session(s) of 'bob' ended" in run(tmp_path, "user", "end-sessions", "bob").stdout
+    last = run(tmp_path, "user", "delete", "root1")
+    assert last.returncode == 1 and "last active admin" in last.stderr
+    assert run(tmp_path, "user", "delete", "bob").returncode == 0
+    assert _user(tmp_path, "bob") is None
+    missing = run(tmp_path, "user", "disable", "nobody")
+    assert missing.returncode == 1 and "no user named 'nobody'" in missing.stderr
+    engine.dispose()
+
+
 def test_worker_stops_on_sigterm(tmp_path):
     import signal
     import time
