@@ -12,7 +12,6 @@ from alembic import op
 
 import redolab.core.db
 
-
 revision: str = "2c2f29d2b4f9"
 down_revision: str | None = "5e2b9c41d7a8"
 branch_labels: str | Sequence[str] | None = None
