@@ -74,3 +74,50 @@ def test_docs_need_login(app, anonymous, browser_client):
     assert "cdn" not in page.text.lower()
     schema = browser_client.get("/api/v1/openapi.json").json()
     assert "/api/v1/environments" in schema["paths"]
+
+
+# Changes every user may make to their own account.
+PERSONAL = frozenset({
+    "/logout", "/account/password", "/account/sessions/end", "/account/tokens", "/account/tokens/{token_id}",
+    "/api/v1/tokens", "/api/v1/tokens/{token_id}", "/api/v1/users/me/password",
+})  # fmt: skip
+
+
+def _changes(app):
+    for method, path in _routes(app):
+        if method != "GET" and path not in PUBLIC_PATHS and path not in PERSONAL:
+            yield method, path
+
+
+def _client_as(app, session, role):
+    from fastapi.testclient import TestClient
+
+    from redolab.auth.models import Role
+    from tests.conftest import log_in
+    from tests.factories import make_user
+
+    make_user(session, role, role=Role(role))
+    client = TestClient(app, follow_redirects=False)
+    log_in(client, role)
+    return client
+
+
+def test_a_viewer_changes_nothing_on_any_route(app, session):
+    with _client_as(app, session, "viewer") as viewer:
+        answers = {(m, path): viewer.request(m, _concrete(path)).status_code for m, path in _changes(app)}
+    assert len(answers) > 30
+    assert {key: code for key, code in answers.items() if code != 403} == {}
+
+
+ADMIN_ONLY = re.compile(r"/users|/credentials|/hosts|/host-key|/audit")
+
+
+def test_an_operator_is_refused_every_admin_route(app, session):
+    with _client_as(app, session, "operator") as operator:
+        answers = {
+            (method, path): operator.request(method, _concrete(path)).status_code
+            for method, path in _changes(app)
+            if ADMIN_ONLY.search(path) and not path.endswith("/test")  # operators may test a connection
+        }
+    assert len(answers) > 8
+    assert {key: code for key, code in answers.items() if code != 403} == {}
