@@ -43,17 +43,25 @@ def _fresh_postgres_database(server_url: str) -> str:
     return make_url(server_url).set(database=name).render_as_string(hide_password=False)
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
-def database_url(request, tmp_path_factory) -> str:
-    """A migrated, empty database, once per backend."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'redolab.db'}"
-    else:
-        url = _fresh_postgres_database(request.getfixturevalue("postgres_server"))
+def migrated(url: str) -> str:
     engine = make_engine(url)
     upgrade(engine)
     engine.dispose()
     return url
+
+
+def migrated_sqlite(tmp_path_factory) -> str:
+    """A migrated SQLite database, for a module whose tests are the same on either database
+    (it overrides `database_url`)."""
+    return migrated(f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'redolab.db'}")
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def database_url(request, tmp_path_factory) -> str:
+    """A migrated, empty database, once per backend."""
+    if request.param == "sqlite":
+        return migrated_sqlite(tmp_path_factory)
+    return migrated(_fresh_postgres_database(request.getfixturevalue("postgres_server")))
 
 
 @pytest.fixture

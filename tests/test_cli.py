@@ -81,6 +81,8 @@ def test_duplicate_user_refused(tmp_path):
 
 
 def test_user_lifecycle_commands(tmp_path):
+    """Each command once (a CLI process takes 2-3 s); the rules behind them are tested in
+    tests/security/test_sessions.py."""
     from redolab.auth.models import UserSession
 
     assert run(tmp_path, "user", "create", "root1", "--role", "admin", stdin="long enough password\n").returncode == 0
@@ -90,13 +92,11 @@ def test_user_lifecycle_commands(tmp_path):
     with make_sessionmaker(engine)() as session:  # bob is logged in somewhere
         session.add(UserSession(user_id=bob.id, key_hash="0" * 64))
         session.commit()
+    engine.dispose()
     changed = run(tmp_path, "user", "password", "bob", "--password-stdin", stdin="violet tractor sonnet\n")
     assert changed.returncode == 0 and "1 session(s) ended" in changed.stdout, changed.stderr
     assert verify_password("violet tractor sonnet", _user(tmp_path, "bob").password_hash)
-    weak = run(tmp_path, "user", "password", "bob", stdin="password1234\n")
-    assert weak.returncode == 1 and "common passwords" in weak.stderr
     assert run(tmp_path, "user", "disable", "bob").returncode == 0
-    assert "\tdisabled " in run(tmp_path, "user", "list").stdout
     assert _user(tmp_path, "bob").disabled_at is not None
     assert run(tmp_path, "user", "enable", "bob").returncode == 0
     assert _user(tmp_path, "bob").disabled_at is None
@@ -105,9 +105,6 @@ def test_user_lifecycle_commands(tmp_path):
     assert last.returncode == 1 and "last active admin" in last.stderr
     assert run(tmp_path, "user", "delete", "bob").returncode == 0
     assert _user(tmp_path, "bob") is None
-    missing = run(tmp_path, "user", "disable", "nobody")
-    assert missing.returncode == 1 and "no user named 'nobody'" in missing.stderr
-    engine.dispose()
 
 
 def test_worker_stops_on_sigterm(tmp_path):

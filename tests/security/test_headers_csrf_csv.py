@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.conftest import migrated_sqlite
 from tests.factories import PASSWORD, make_environment, make_host
+
+
+@pytest.fixture(scope="module")
+def database_url(tmp_path_factory):
+    """HTTP behaviour, the same on either database: these tests run once, on SQLite."""
+    return migrated_sqlite(tmp_path_factory)
+
 
 DATA = Path(__file__).parents[1] / "probes" / "data"
 

@@ -16,8 +16,15 @@ from redolab.core.config import Settings
 from redolab.main import create_app
 from redolab.redo.service import prune_uploads, store_pasted
 from tests import services
-from tests.conftest import log_in
+from tests.conftest import log_in, migrated_sqlite
 from tests.factories import make_environment
+
+
+@pytest.fixture(scope="module")
+def database_url(tmp_path_factory):
+    """HTTP behaviour, the same on either database: these tests run once, on SQLite."""
+    return migrated_sqlite(tmp_path_factory)
+
 
 MIB = 1024 * 1024
 

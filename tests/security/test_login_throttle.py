@@ -9,7 +9,14 @@ import anyio
 import pytest
 
 from redolab.auth.guard import FREE_PER_ACCOUNT, FREE_PER_ADDRESS, LoginGuard, Throttled
+from tests.conftest import migrated_sqlite
 from tests.factories import PASSWORD, make_user
+
+
+@pytest.fixture(scope="module")
+def database_url(tmp_path_factory):
+    """HTTP behaviour, the same on either database: these tests run once, on SQLite."""
+    return migrated_sqlite(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)

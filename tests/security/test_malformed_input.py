@@ -12,8 +12,15 @@ import pytest
 from fastapi.routing import iter_route_contexts
 from fastapi.testclient import TestClient
 
-from tests.conftest import log_in
+from tests.conftest import log_in, migrated_sqlite
 from tests.factories import PASSWORD, make_environment, make_host
+
+
+@pytest.fixture(scope="module")
+def database_url(tmp_path_factory):
+    """HTTP behaviour, the same on either database: these tests run once, on SQLite."""
+    return migrated_sqlite(tmp_path_factory)
+
 
 DATA = Path(__file__).parents[1] / "probes" / "data"
 
