@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""redoprobe against iperf3 on loopback, in the same session, alternating.
+"""redoprobe against iperf3 on loopback, like with like, in the same session, alternating.
 
-For 1 and 4 streams, runs each tool `--repetitions` times for `--duration` seconds (the order
-alternates between repetitions), then prints the median throughput of each, the ratio
-redoprobe / iperf3, and CPU seconds per GiB moved (client + server processes, from wait4's
-rusage, measured the same way for both tools).
+Both tools send the same message size (redoprobe --message-size N, iperf3 -l N) on the same number
+of streams for the same duration. For every (message size, stream count) each tool runs
+`--repetitions` times, alternating which goes first; the table prints the median throughput of
+each, the ratio of the medians and the median of the per-pair ratios, and CPU seconds per GiB moved
+(client + server processes, from wait4's rusage, measured the same way for both tools). iperf3's -P
+streams share one thread; redoprobe runs a thread per stream.
 
-    python3 bench/probe_vs_iperf3.py [--duration 10] [--repetitions 3] [--streams 1 4]
+    python3 bench/probe_vs_iperf3.py [--duration 10] [--repetitions 5] [--streams 1 4 8]
+                                     [--sizes 128K 1M] [--probe-args "--zerocopy"]
 
 Needs iperf3 (Debian package) and a built redoprobe (make probe). Prints figures; asserts nothing.
 """
@@ -34,6 +37,7 @@ MIB = 1024**2
 @dataclass
 class Sample:
     tool: str
+    size: int
     streams: int
     bytes: int
     seconds: float
@@ -86,7 +90,7 @@ def run_pair(server_cmd: list[str], client_cmd: list[str], port: int, probe_port
     return client_out, server_out, client_cpu + server_cpu
 
 
-def run_iperf3(streams: int, duration: float) -> Sample:
+def run_iperf3(size: int, streams: int, duration: float, extra: list[str]) -> Sample:
     port = free_port()
     client_out, _, cpu = run_pair(
         ["iperf3", "-s", "-1", "-p", str(port)],
@@ -100,16 +104,18 @@ def run_iperf3(streams: int, duration: float) -> Sample:
             str(duration),
             "-P",
             str(streams),
+            "-l",
+            str(size),
             "-J",
         ],
         port,
         probe_port=False,
     )
     received = json.loads(client_out)["end"]["sum_received"]
-    return Sample("iperf3", streams, int(received["bytes"]), float(received["seconds"]), cpu)
+    return Sample("iperf3", size, streams, int(received["bytes"]), float(received["seconds"]), cpu)
 
 
-def run_redoprobe(streams: int, duration: float) -> Sample:
+def run_redoprobe(size: int, streams: int, duration: float, extra: list[str]) -> Sample:
     port = free_port()
     client_out, _, cpu = run_pair(
         [str(REDOPROBE), "server", "--once", "--json", "--port", str(port)],
@@ -124,19 +130,33 @@ def run_redoprobe(streams: int, duration: float) -> Sample:
             str(duration),
             "--conns",
             str(streams),
+            "--message-size",
+            str(size),
+            *extra,
         ],
         port,
         probe_port=True,
     )
     end = [json.loads(line) for line in client_out.splitlines() if '"end"' in line][-1]["data"]
-    return Sample("redoprobe", streams, int(end["bytes_received"]), float(end["seconds"]), cpu)
+    return Sample("redoprobe", size, streams, int(end["bytes_received"]), float(end["seconds"]), cpu)
+
+
+def parse_size(text: str) -> int:
+    units = {"K": 1024, "M": MIB}
+    return int(text[:-1]) * units[text[-1].upper()] if text[-1].upper() in units else int(text)
+
+
+def show_size(size: int) -> str:
+    return f"{size // MIB} MiB" if size % MIB == 0 else f"{size // 1024} KiB"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per run (default 10)")
-    parser.add_argument("--repetitions", type=int, default=3, help="runs per tool and stream count (default 3)")
-    parser.add_argument("--streams", type=int, nargs="+", default=[1, 4], help="stream counts (default 1 4)")
+    parser.add_argument("--repetitions", type=int, default=5, help="pairs per size and stream count (default 5)")
+    parser.add_argument("--streams", type=int, nargs="+", default=[1, 4, 8], help="stream counts (default 1 4 8)")
+    parser.add_argument("--sizes", nargs="+", default=["128K", "1M"], help="message sizes (default 128K 1M)")
+    parser.add_argument("--probe-args", default="", help="extra redoprobe client options, e.g. --zerocopy")
     args = parser.parse_args()
     if shutil.which("iperf3") is None:
         print("iperf3 is not installed: apt-get install iperf3", file=sys.stderr)
@@ -144,40 +164,43 @@ def main() -> int:
     if not REDOPROBE.exists():
         print(f"{REDOPROBE} is missing: run make probe", file=sys.stderr)
         return 1
+    sizes = [parse_size(size) for size in args.sizes]
+    extra = args.probe_args.split()
     version = subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     print(f"# {version}; {subprocess.run([REDOPROBE, '--version'], capture_output=True, text=True).stdout.strip()}")
     print(
-        f"# loopback, {args.duration:g} s per run, {args.repetitions} repetitions, alternating, {os.cpu_count()} CPUs"
+        f"# loopback, {args.duration:g} s per run, {args.repetitions} alternating pairs, {os.cpu_count()} CPUs; "
+        f"redoprobe --message-size N against iperf3 -l N{(' ; redoprobe ' + args.probe_args) if extra else ''}"
     )
-    samples: list[Sample] = []
+    pairs: dict[tuple[int, int], list[tuple[Sample, Sample]]] = {}
     for repetition in range(args.repetitions):
-        for streams in args.streams:
-            order = (run_redoprobe, run_iperf3) if repetition % 2 == 0 else (run_iperf3, run_redoprobe)
-            for run in order:
-                sample = run(streams, args.duration)
-                samples.append(sample)
-                print(
-                    f"  run {repetition + 1}: {sample.tool:9s} {streams} stream(s) "
-                    f"{sample.bytes_per_second / MIB:10.1f} MiB/s  {sample.cpu_per_gib:.3f} CPU s/GiB",
-                    flush=True,
-                )
+        for size in sizes:
+            for streams in args.streams:
+                first_probe = repetition % 2 == 0
+                order = (run_redoprobe, run_iperf3) if first_probe else (run_iperf3, run_redoprobe)
+                done = {}
+                for run in order:
+                    sample = run(size, streams, args.duration, extra)
+                    done[sample.tool] = sample
+                    print(
+                        f"  pair {repetition + 1}: {show_size(size):>7} {streams} stream(s) {sample.tool:9s} "
+                        f"{sample.bytes_per_second / MIB:10.1f} MiB/s  {sample.cpu_per_gib:.3f} CPU s/GiB",
+                        flush=True,
+                    )
+                pairs.setdefault((size, streams), []).append((done["redoprobe"], done["iperf3"]))
     print()
     print(
-        f"{'streams':>7}  {'redoprobe MiB/s':>15}  {'iperf3 MiB/s':>12}  {'ratio':>6}  "
-        f"{'redoprobe CPU s/GiB':>19}  {'iperf3 CPU s/GiB':>16}"
+        f"{'message':>8} {'streams':>7}  {'redoprobe MiB/s':>15}  {'iperf3 MiB/s':>12}  {'ratio':>6}  "
+        f"{'pair ratios':>11}  {'redoprobe CPU s/GiB':>19}  {'iperf3 CPU s/GiB':>16}"
     )
-    for streams in args.streams:
-        chosen = [s for s in samples if s.streams == streams]
-
-        def median(tool: str, field: str, chosen=chosen) -> float:
-            return statistics.median(getattr(s, field) for s in chosen if s.tool == tool)
-
-        probe_rate = median("redoprobe", "bytes_per_second")
-        iperf_rate = median("iperf3", "bytes_per_second")
+    for (size, streams), chosen in pairs.items():
+        probe = statistics.median(p.bytes_per_second for p, _ in chosen)
+        iperf = statistics.median(i.bytes_per_second for _, i in chosen)
+        pair_ratio = statistics.median(p.bytes_per_second / i.bytes_per_second for p, i in chosen)
         print(
-            f"{streams:>7}  {probe_rate / MIB:>15.1f}  {iperf_rate / MIB:>12.1f}  "
-            f"{probe_rate / iperf_rate:>6.2f}  {median('redoprobe', 'cpu_per_gib'):>19.3f}  "
-            f"{median('iperf3', 'cpu_per_gib'):>16.3f}"
+            f"{show_size(size):>8} {streams:>7}  {probe / MIB:>15.1f}  {iperf / MIB:>12.1f}  {probe / iperf:>6.2f}  "
+            f"{pair_ratio:>11.2f}  {statistics.median(p.cpu_per_gib for p, _ in chosen):>19.3f}  "
+            f"{statistics.median(i.cpu_per_gib for _, i in chosen):>16.3f}"
         )
     return 0
 

@@ -92,6 +92,76 @@ def test_explicit_socket_buffers_are_reported_as_granted(redoprobe, server):
     assert server_end["rcvbuf_granted_bytes"] == 2 * min(128 * 1024, rmem_max)
 
 
+def test_reverse_the_server_sends_and_the_client_counts_what_arrived(redoprobe, server):
+    srv = server("--once")
+    client = run_client(redoprobe, srv.port, "--reverse", "--conns", "2", "--duration", "1.5", "--interval", "0.5")
+    assert client.returncode == 0, client.stderr
+    start = by_event(client.events, "start")[0]
+    assert start["reverse"] is True and start["zerocopy"] is False
+    end = by_event(client.events, "end")[0]
+    assert end["bytes_received"] > 0
+    assert end["bytes_sent"] == end["bytes_received"]  # every byte the server sent arrived
+    intervals = by_event(client.events, "interval")
+    assert sum(i["bytes"] for i in intervals) <= end["bytes_received"]
+    status, server_events = srv.finish()
+    server_end = by_event(server_events, "end")[0]
+    assert status == 0 and server_end["reverse"] is True
+    assert server_end["bytes_received"] == end["bytes_received"]  # in reverse: what the server sent
+
+
+@pytest.mark.parametrize("extra", [[], ["--reverse"]], ids=["forward", "reverse"])
+def test_zerocopy_moves_the_same_totals(redoprobe, server, extra):
+    srv = server("--once")
+    client = run_client(redoprobe, srv.port, "--zerocopy", "--message-size", "3M", "--duration", "1", *extra)
+    assert client.returncode == 0, client.stderr
+    assert by_event(client.events, "start")[0]["zerocopy"] is True
+    end = by_event(client.events, "end")[0]
+    assert end["bytes_sent"] == end["bytes_received"] > 0
+    assert srv.finish()[0] == 0
+
+
+def test_congestion_fq_rate_bind_and_cport_are_applied_and_reported(redoprobe, server):
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    srv = server("--once")
+    port = 40000 + os.getpid() % 20000
+    client = run_client(
+        redoprobe, srv.port, "--congestion", available[0], "--fq-rate", "200M", "--bind", "127.0.0.1",
+        "--cport", str(port), "--conns", "2", "--message-size", "64K", "--duration", "2",
+    )  # fmt: skip
+    assert client.returncode == 0, client.stderr
+    start = by_event(client.events, "start")[0]
+    assert start["congestion"] == available[0]
+    assert start["fq_rate_bits_per_second"] == 200e6
+    assert start["bind"] == "127.0.0.1" and start["cport"] == port
+    end = by_event(client.events, "end")[0]
+    assert end["bytes_per_second"] <= 2 * 200e6 / 8 * 1.15  # two connections, each paced to 200 Mbit/s
+    assert srv.finish()[0] == 0
+
+
+def test_an_unavailable_congestion_control_is_named(redoprobe, server):
+    srv = server("--once")
+    client = run_client(redoprobe, srv.port, "--congestion", "nosuchcc", "--duration", "1")
+    assert client.returncode == 1
+    error = by_event(client.events, "error")[0]
+    assert "congestion control 'nosuchcc' is not available" in error["message"]
+    srv.process.kill()
+
+
+def test_start_event_keys_are_a_superset_of_the_contract(redoprobe, server):
+    srv = server("--once")
+    client = run_client(redoprobe, srv.port, "--duration", "0.5")
+    start = by_event(client.events, "start")[0]
+    contract = {
+        "version", "protocol", "role", "mode", "host", "port", "conns", "message_bytes", "sockbuf_requested_bytes",
+        "sndbuf_granted_bytes", "rcvbuf_granted_bytes", "duration_seconds", "interval_seconds", "delay_us",
+        "rate_bits_per_second", "kernel",
+    }  # fmt: skip
+    assert contract <= set(start)
+    assert {"congestion", "fq_rate_bits_per_second", "bind", "cport", "zerocopy", "reverse"} <= set(start)
+    assert start["fq_rate_bits_per_second"] is None and start["bind"] is None and start["cport"] is None
+    assert srv.finish()[0] == 0
+
+
 def test_rate_paces_the_stream(redoprobe, server):
     srv = server("--once")
     client = run_client(redoprobe, srv.port, "--rate", "80M", "--message-size", "64K", "--duration", "2")
@@ -299,6 +369,11 @@ def test_human_readable_output(redoprobe):
         (["server", "--sync-write"], "--sync-write needs --write-dir"),
         (["disk", "/tmp", "--sync", "maybe"], "--sync must be"),
         (["frobnicate"], "unknown command"),
+        (["client", "127.0.0.1", "--reverse", "--mode", "sync"], "works with --mode async only"),
+        (["client", "127.0.0.1", "--reverse", "--rate", "1G"], "--rate and --delay pace the client"),
+        (["client", "127.0.0.1", "--congestion", "bbr;reboot"], "--congestion must be"),
+        (["client", "127.0.0.1", "--fq-rate", "1MB/s"], "--fq-rate must be"),
+        (["client", "127.0.0.1", "--cport", "65535", "--conns", "2"], "within 65535"),
     ],
 )
 def test_bad_usage_exits_2(redoprobe, args, message):
@@ -331,6 +406,11 @@ def test_help_lists_every_option_with_default(redoprobe):
         "--writes",
         "--sync",
         "--json",
+        "--zerocopy",
+        "--congestion",
+        "--fq-rate",
+        "--cport",
+        "--reverse",
     ):
         assert option in result.stdout, option
     assert "Linux grants double the request" in result.stdout
@@ -407,7 +487,7 @@ def test_under_address_sanitizer(tmp_path):
 
     asan = str(probe.build("redoprobe-asan"))
     env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0:exitcode=23"}
-    for client_args in (["--conns", "2"], ["--mode", "sync", "--message-size", "32K"]):
+    for client_args in (["--conns", "2"], ["--mode", "sync", "--message-size", "32K"], ["--reverse", "--zerocopy"]):
         server = subprocess.Popen(
             [asan, "server", "--json", "--port", "0", "--once", "--write-dir", str(tmp_path)],
             stdout=subprocess.PIPE,

@@ -18,10 +18,15 @@ struct client_test {
     const struct client_options *options;
     struct stream *streams;
     atomic_int stop;
-    uint8_t *message;
+    atomic_int *finished;    /* reverse: stream i saw the server's EOF */
+    struct payload payload;
     double start;
     double per_stream_bytes_per_second; /* pacing; 0: unpaced */
 };
+
+/* Reads of this size on the receiving side: with 256 KiB reads one stream of 1 MiB messages moved
+ * 0.71 of iperf3's (which reads its message size) on loopback; with 1 MiB, 0.95-1.0. */
+#define RECEIVE_BYTES (1024 * 1024)
 
 #define report_error(o, ...) emit_error((o)->json, "client", __VA_ARGS__)
 
@@ -38,34 +43,6 @@ static void sleep_until(double deadline, atomic_int *stop)
     }
 }
 
-/* Messages are sent from one buffer of at most SEND_CHUNK_BYTES, repeated: a 1 MiB source
- * buffer per stream measured slower and erratic on loopback (cache footprint), 256 KiB steady. */
-#define SEND_CHUNK_BYTES (256 * 1024)
-
-/* Send one message, counting bytes as they leave so intervals are smooth on slow links. */
-static int send_message(struct stream *s, const uint8_t *buf, size_t n, atomic_int *stop)
-{
-    size_t done = 0;
-    while (done < n) {
-        size_t offset = done % SEND_CHUNK_BYTES, chunk = n - done;
-        if (chunk > SEND_CHUNK_BYTES - offset)
-            chunk = SEND_CHUNK_BYTES - offset;
-        /* Blocking send with SO_SNDTIMEO: the timeout lets the loop see a stop request. */
-        ssize_t k = send(s->fd, buf + offset, chunk, MSG_NOSIGNAL);
-        if (k > 0) {
-            done += (size_t)k;
-            atomic_fetch_add_explicit(&s->bytes, (uint64_t)k, memory_order_relaxed);
-        } else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            return -1;
-        }
-        if (done < n && atomic_load(stop)) {
-            errno = ECANCELED;
-            return -1;
-        }
-    }
-    return 0;
-}
-
 static void *sender(void *arg)
 {
     struct stream *s = arg;
@@ -76,7 +53,7 @@ static void *sender(void *arg)
     int failure = 0;
     while (!atomic_load(&t->stop)) {
         double sent_at = now_seconds();
-        if (send_message(s, t->message, o->message_bytes, &t->stop) < 0) {
+        if (stream_send_message(s, &t->payload, o->message_bytes, &t->stop) < 0) {
             failure = errno == ECANCELED ? 0 : errno;
             break;
         }
@@ -111,11 +88,28 @@ static void *sender(void *arg)
     return NULL;
 }
 
+/* --reverse: receive what the server sends until it closes its side after the END message. */
+static void *receiver(void *arg)
+{
+    struct stream *s = arg;
+    struct client_test *t = s->test;
+    uint8_t *buf = malloc(RECEIVE_BYTES);
+    if (buf == NULL || stream_receive_all(s, buf, RECEIVE_BYTES, &t->stop) < 0) {
+        s->error = buf == NULL ? ENOMEM : (errno == ECANCELED ? 0 : errno);
+        if (s->error)
+            atomic_store(&t->stop, 1);
+    }
+    free(buf);
+    atomic_store(&t->finished[s->id], 1);
+    return NULL;
+}
+
 static int handshake(const struct client_options *o, int control, struct ack *ack)
 {
     struct hello hello = {
         .protocol = PROBE_PROTOCOL,
         .mode = (uint8_t)o->mode,
+        .flags = (uint8_t)((o->reverse ? HELLO_REVERSE : 0) | (o->zerocopy ? HELLO_ZEROCOPY : 0)),
         .conns = (uint16_t)o->conns,
         .message_bytes = (uint32_t)o->message_bytes,
         .sockbuf_bytes = o->sockbuf_bytes,
@@ -162,7 +156,25 @@ static int open_streams(struct client_test *t, const struct ack *ack)
     const struct client_options *o = t->options;
     for (int i = 0; i < o->conns; i++) {
         enum probe_error error = PE_OK;
-        int fd = net_connect(o->host, o->port, o->connect_timeout_seconds, o->sockbuf_bytes, &error);
+        struct connect_options co = {
+            .bind = o->bind,
+            .local_port = o->cport ? o->cport + i : 0,
+            .congestion = o->congestion,
+            .fq_rate_bits_per_second = o->fq_rate_bits_per_second,
+        };
+        int fd = net_connect(o->host, o->port, o->connect_timeout_seconds, o->sockbuf_bytes, &co, &error);
+        if (fd < 0 && error == PE_USAGE && o->congestion && errno == ENOENT) {
+            report_error(o, "congestion control '%s' is not available here: see "
+                         "/proc/sys/net/ipv4/tcp_available_congestion_control (modprobe tcp_%s)",
+                         o->congestion, o->congestion);
+            return -1;
+        }
+        if (fd < 0 && error == PE_USAGE) {
+            report_error(o, "data connection %d: the kernel refused a socket option (--bind %s, --cport %d, "
+                         "--congestion %s, --fq-rate): %s", i, o->bind ? o->bind : "any",
+                         co.local_port, o->congestion ? o->congestion : "default", strerror(errno));
+            return -1;
+        }
         if (fd < 0) {
             report_error(o, "data connection %d to %s:%d failed: %s", i, o->host, o->port, strerror(errno));
             return -1;
@@ -192,8 +204,9 @@ static void emit_start(struct client_test *t, int port)
                PROBE_VERSION, o->host, port, o->mode == MODE_SYNC ? "sync" : "async", o->conns,
                (unsigned long long)o->message_bytes, o->sockbuf_bytes ? "explicit" : "autotuned",
                o->duration_seconds);
-        printf("granted send buffer %llu bytes, receive buffer %llu bytes\n",
-               (unsigned long long)sndbuf, (unsigned long long)rcvbuf);
+        printf("granted send buffer %llu bytes, receive buffer %llu bytes%s%s\n",
+               (unsigned long long)sndbuf, (unsigned long long)rcvbuf, o->reverse ? "; reverse: the server sends" : "",
+               o->zerocopy ? "; zerocopy" : "");
         fflush(stdout);
         return;
     }
@@ -220,6 +233,23 @@ static void emit_start(struct client_test *t, int port)
         json_key_double(&j, "rate_bits_per_second", o->rate_bits_per_second);
     else
         json_key_null(&j, "rate_bits_per_second");
+    char congestion[16];
+    net_congestion(t->streams[0].fd, congestion, sizeof congestion);
+    json_key_str(&j, "congestion", congestion);
+    if (o->fq_rate_bits_per_second > 0)
+        json_key_double(&j, "fq_rate_bits_per_second", o->fq_rate_bits_per_second);
+    else
+        json_key_null(&j, "fq_rate_bits_per_second");
+    if (o->bind)
+        json_key_str(&j, "bind", o->bind);
+    else
+        json_key_null(&j, "bind");
+    if (o->cport)
+        json_key_u64(&j, "cport", (uint64_t)o->cport);
+    else
+        json_key_null(&j, "cport");
+    json_key_bool(&j, "zerocopy", o->zerocopy);
+    json_key_bool(&j, "reverse", o->reverse);
     json_kernel_settings(&j);
     json_event_emit(&j);
 }
@@ -331,10 +361,44 @@ static void emit_end(struct client_test *t, double seconds, uint64_t sent, const
     json_event_emit(&j);
 }
 
+/* --reverse: tell the server to stop, take every byte it sent until it closes each connection,
+ * then read its count of what it sent. The rate is what this side received. */
+static int finish_reverse(struct client_test *t, int control, uint64_t *sent, struct result *r)
+{
+    const struct client_options *o = t->options;
+    uint8_t end[END_BYTES];
+    memcpy(end, MAGIC_END, 4);
+    put_u64(end + 4, 0);
+    if (send_all(control, end, sizeof end, NULL, 5) < 0)
+        return -1;
+    double deadline = now_seconds() + 10 + o->duration_seconds;
+    for (int i = 0; i < o->conns; i++)
+        while (!atomic_load(&t->finished[i]) && now_seconds() < deadline) {
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    atomic_store(&t->stop, 1);
+    uint64_t received = 0;
+    for (int i = 0; i < o->conns; i++) {
+        if (t->streams[i].running)
+            pthread_join(t->streams[i].thread, NULL);
+        t->streams[i].running = 0;
+        received += atomic_load(&t->streams[i].bytes);
+    }
+    uint8_t reply[RESULT_BYTES];
+    if (recv_all(control, reply, sizeof reply, NULL, 10) < 0 || decode_result(reply, r) < 0)
+        return -1;
+    *sent = r->bytes_received; /* in reverse the server reports what it sent */
+    r->bytes_received = received;
+    return 0;
+}
+
 /* Stop senders, close the write side so the server sees every byte, then ask for its count. */
 static int finish(struct client_test *t, int control, uint64_t *sent, struct result *r)
 {
     const struct client_options *o = t->options;
+    if (o->reverse)
+        return finish_reverse(t, control, sent, r);
     atomic_store(&t->stop, 1);
     *sent = 0;
     for (int i = 0; i < o->conns; i++) {
@@ -362,7 +426,8 @@ int run_client(const struct client_options *o)
     t.options = o;
     atomic_init(&t.stop, 0);
     enum probe_error error = PE_OK;
-    int control = net_connect(o->host, o->port, o->connect_timeout_seconds, 0, &error);
+    struct connect_options control_options = {.bind = o->bind};
+    int control = net_connect(o->host, o->port, o->connect_timeout_seconds, 0, &control_options, &error);
     if (control < 0) {
         if (error == PE_RESOLVE)
             report_error(o, "cannot resolve host '%s': check the name or use an IP address", o->host);
@@ -374,16 +439,19 @@ int run_client(const struct client_options *o)
     struct ack ack;
     int status = 1;
     t.streams = calloc((size_t)o->conns, sizeof *t.streams);
-    size_t buffer_bytes = o->message_bytes < SEND_CHUNK_BYTES ? o->message_bytes : SEND_CHUNK_BYTES;
-    t.message = malloc(buffer_bytes);
-    if (t.streams == NULL || t.message == NULL) {
-        report_error(o, "out of memory for %d connections of %llu-byte messages", o->conns,
-                     (unsigned long long)o->message_bytes);
+    t.finished = calloc((size_t)o->conns, sizeof *t.finished);
+    t.payload.memfd = -1;
+    if (t.streams == NULL || t.finished == NULL) {
+        report_error(o, "out of memory for %d connections", o->conns);
         goto out;
     }
     for (int i = 0; i < o->conns; i++)
         t.streams[i].fd = -1;
-    random_bytes(t.message, buffer_bytes); /* incompressible, as oratcptest's RANDOM payload */
+    if (!o->reverse && payload_init(&t.payload, o->message_bytes, o->zerocopy) < 0) {
+        report_error(o, "cannot prepare the %llu-byte message%s: %s", (unsigned long long)o->message_bytes,
+                     o->zerocopy ? " in a memfd for --zerocopy" : "", strerror(errno));
+        goto out;
+    }
     if (handshake(o, control, &ack) < 0 || open_streams(&t, &ack) < 0)
         goto out;
 
@@ -392,7 +460,7 @@ int run_client(const struct client_options *o)
         t.per_stream_bytes_per_second = o->rate_bits_per_second / 8 / o->conns;
     t.start = now_seconds();
     for (int i = 0; i < o->conns; i++) {
-        if (pthread_create(&t.streams[i].thread, NULL, sender, &t.streams[i]) != 0) {
+        if (pthread_create(&t.streams[i].thread, NULL, o->reverse ? receiver : sender, &t.streams[i]) != 0) {
             report_error(o, "cannot start thread %d: %s", i, strerror(errno));
             atomic_store(&t.stop, 1);
             break;
@@ -419,7 +487,7 @@ int run_client(const struct client_options *o)
     int failed = 0;
     for (int i = 0; i < o->conns; i++)
         failed |= atomic_load(&t.stop) && t.streams[i].error;
-    uint64_t sent;
+    uint64_t sent = 0;
     struct result result;
     memset(&result, 0, sizeof result);
     if (!failed) {
@@ -448,7 +516,8 @@ out:
             stream_free(&t.streams[i]);
     }
     free(t.streams);
-    free(t.message);
+    free((void *)t.finished);
+    payload_free(&t.payload);
     close(control);
     return status;
 }

@@ -57,3 +57,27 @@ void cpu_seconds(double *user, double *system)
     *user = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec / 1e6;
     *system = (double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec / 1e6;
 }
+
+int valid_congestion_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 1 || n > 15)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+const char *client_options_problem(const struct client_options *o)
+{
+    if (o->reverse && o->mode == MODE_SYNC)
+        return "--reverse measures one direction's throughput: it works with --mode async only";
+    if (o->reverse && (o->rate_bits_per_second > 0 || o->delay_us > 0))
+        return "--reverse: the server sends as fast as it can; --rate and --delay pace the client's sending only";
+    if (o->cport && o->cport + o->conns - 1 > 65535)
+        return "--cport: the data connections use --cport, --cport+1, ... which must stay within 65535";
+    return NULL;
+}

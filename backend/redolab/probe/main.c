@@ -31,7 +31,7 @@ static void usage(FILE *out)
 "  --interval S              seconds between interval reports (default 1)\n"
 "\n"
 "Server options:\n"
-"  --bind ADDR               address to listen on (default: all)\n"
+"  --bind ADDR               address to listen on (default: all); for the client, see below\n"
 "  --port N                  TCP port (default 5201; 0 picks a free port, reported in the start event)\n"
 "  --once                    serve one test, then exit (default: serve until stopped)\n"
 "  --max-duration S          hard cap on one test, seconds (default 3600)\n"
@@ -53,6 +53,15 @@ static void usage(FILE *out)
 "  --delay US                pause between messages, microseconds (default 0)\n"
 "  --rate RATE               pace the total to RATE bit/s, e.g. 500M (default: unpaced)\n"
 "  --connect-timeout S       seconds to wait for the server (default 5)\n"
+"  --zerocopy                send with sendfile() from a memfd (no copy from user space), as\n"
+"                            iperf3 -Z; with --reverse the server sends that way\n"
+"  --congestion NAME         TCP congestion control of the data connections, e.g. bbr or cubic\n"
+"                            (see /proc/sys/net/ipv4/tcp_available_congestion_control)\n"
+"  --fq-rate RATE            cap each connection's pacing rate (SO_MAX_PACING_RATE), e.g. 1G\n"
+"  --bind ADDR               local address of the connections (the link to test)\n"
+"  --cport N                 local port of data connection 0 (then N+1, ...), for firewalls\n"
+"  --reverse                 the server sends and the client receives: the other direction\n"
+"                            through the same firewall opening (async only)\n"
 "\n"
 "Disk options:\n"
 "  --write-size SIZE         bytes per write (default 64K; 4K for small-write overhead)\n"
@@ -75,7 +84,7 @@ enum {
     OPT_JSON = 1000, OPT_INTERVAL, OPT_BIND, OPT_PORT, OPT_ONCE, OPT_MAX_DURATION, OPT_IDLE,
     OPT_WRITE_DIR, OPT_SYNC_WRITE, OPT_WRITE_WRAP, OPT_MODE, OPT_CONNS, OPT_MESSAGE, OPT_SOCKBUF,
     OPT_DURATION, OPT_DELAY, OPT_RATE, OPT_CONNECT_TIMEOUT, OPT_WRITE_SIZE, OPT_WRITES, OPT_SYNC,
-    OPT_HELP, OPT_VERSION,
+    OPT_HELP, OPT_VERSION, OPT_ZEROCOPY, OPT_CONGESTION, OPT_FQ_RATE, OPT_CPORT, OPT_REVERSE,
 };
 
 static const struct option long_options[] = {
@@ -100,6 +109,11 @@ static const struct option long_options[] = {
     {"write-size", required_argument, 0, OPT_WRITE_SIZE},
     {"writes", required_argument, 0, OPT_WRITES},
     {"sync", required_argument, 0, OPT_SYNC},
+    {"zerocopy", no_argument, 0, OPT_ZEROCOPY},
+    {"congestion", required_argument, 0, OPT_CONGESTION},
+    {"fq-rate", required_argument, 0, OPT_FQ_RATE},
+    {"cport", required_argument, 0, OPT_CPORT},
+    {"reverse", no_argument, 0, OPT_REVERSE},
     {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
@@ -124,7 +138,24 @@ static int apply_option(struct all_options *o, int id, const char *arg)
     case OPT_JSON: o->json = 1; return 0;
     case OPT_ONCE: o->server.once = 1; return 0;
     case OPT_SYNC_WRITE: o->server.sync_write = 1; return 0;
-    case OPT_BIND: o->server.bind = arg; return 0;
+    case OPT_BIND: o->server.bind = o->client.bind = arg; return 0;
+    case OPT_ZEROCOPY: o->client.zerocopy = 1; return 0;
+    case OPT_REVERSE: o->client.reverse = 1; return 0;
+    case OPT_CONGESTION:
+        if (!valid_congestion_name(arg))
+            return fail_usage("--congestion must be a congestion control name such as bbr or cubic", arg);
+        o->client.congestion = arg;
+        return 0;
+    case OPT_FQ_RATE:
+        if (parse_rate(arg, &rate) < 0 || rate < 8000)
+            return fail_usage("--fq-rate must be a rate of at least 8k bit/s, e.g. 1G", arg);
+        o->client.fq_rate_bits_per_second = rate;
+        return 0;
+    case OPT_CPORT:
+        if (parse_int(arg, 1, 65535, &number) < 0)
+            return fail_usage("--cport must be 1..65535", arg);
+        o->client.cport = (int)number;
+        return 0;
     case OPT_WRITE_DIR: o->server.write_dir = arg; return 0;
     case OPT_PORT:
         if (parse_int(arg, 0, 65535, &number) < 0)
@@ -284,6 +315,9 @@ int main(int argc, char **argv)
             return fail_usage("client needs the server's HOST", NULL);
         o.client.host = positional;
         o.client.json = o.json;
+        const char *problem = client_options_problem(&o.client);
+        if (problem)
+            return fail_usage(problem, NULL);
         o.client.interval_seconds = o.interval;
         return run_client(&o.client);
     }

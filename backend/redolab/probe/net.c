@@ -44,6 +44,7 @@ void encode_hello(const struct hello *h, uint8_t out[HELLO_BYTES])
     memcpy(out, MAGIC_HELLO, 4);
     put_u16(out + 4, h->protocol);
     out[6] = h->mode;
+    out[7] = h->flags;
     put_u16(out + 8, h->conns);
     put_u32(out + 12, h->message_bytes);
     put_u64(out + 16, h->sockbuf_bytes);
@@ -56,6 +57,7 @@ int decode_hello(const uint8_t in[HELLO_BYTES], struct hello *h)
         return -1;
     h->protocol = get_u16(in + 4);
     h->mode = in[6];
+    h->flags = in[7];
     h->conns = get_u16(in + 8);
     h->message_bytes = get_u32(in + 12);
     h->sockbuf_bytes = get_u64(in + 16);
@@ -151,8 +153,53 @@ static int wait_fd(int fd, short events, int timeout_ms)
     }
 }
 
+#ifndef SO_MAX_PACING_RATE
+#define SO_MAX_PACING_RATE 47
+#endif
+
+/* Apply the options that must precede connect(); 0, or -1 with errno. */
+static int apply_connect_options(int fd, int family, const struct connect_options *co)
+{
+    if (co == NULL)
+        return 0;
+    if (co->congestion && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, co->congestion, strlen(co->congestion)) < 0)
+        return -1;
+    if (co->fq_rate_bits_per_second > 0) {
+        uint64_t rate = (uint64_t)(co->fq_rate_bits_per_second / 8);
+        if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) < 0) {
+            uint32_t narrow = rate > UINT32_MAX ? UINT32_MAX : (uint32_t)rate; /* kernels before 4.20 */
+            if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &narrow, sizeof narrow) < 0)
+                return -1;
+        }
+    }
+    if (co->bind || co->local_port) {
+        struct addrinfo hints = {.ai_family = family, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *local;
+        char service[16];
+        snprintf(service, sizeof service, "%d", co->local_port);
+        if (getaddrinfo(co->bind, service, &hints, &local) != 0) {
+            errno = EADDRNOTAVAIL;
+            return -1;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        int rc = bind(fd, local->ai_addr, local->ai_addrlen);
+        freeaddrinfo(local);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void net_congestion(int fd, char *out, size_t size)
+{
+    socklen_t len = (socklen_t)(size - 1);
+    memset(out, 0, size);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, out, &len) < 0)
+        out[0] = 0;
+}
+
 int net_connect(const char *host, int port, double timeout_seconds, uint64_t sockbuf_bytes,
-                enum probe_error *error)
+                const struct connect_options *co, enum probe_error *error)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *list = NULL;
     char service[16];
@@ -164,14 +211,16 @@ int net_connect(const char *host, int port, double timeout_seconds, uint64_t soc
         return -1;
     }
     int fd = -1, saved = ECONNREFUSED;
+    enum probe_error failed = PE_CONNECT;
     for (struct addrinfo *ai = list; ai != NULL; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
         if (fd < 0)
             continue;
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (net_set_sockbuf(fd, sockbuf_bytes) < 0) {
+        if (net_set_sockbuf(fd, sockbuf_bytes) < 0 || apply_connect_options(fd, ai->ai_family, co) < 0) {
             saved = errno;
+            failed = PE_USAGE;
             close(fd);
             fd = -1;
             continue;
@@ -188,12 +237,13 @@ int net_connect(const char *host, int port, double timeout_seconds, uint64_t soc
         } else {
             saved = errno;
         }
+        failed = saved == ETIMEDOUT ? PE_TIMEOUT : PE_CONNECT;
         close(fd);
         fd = -1;
     }
     freeaddrinfo(list);
     if (fd < 0) {
-        *error = saved == ETIMEDOUT ? PE_TIMEOUT : PE_CONNECT;
+        *error = failed;
         errno = saved;
     }
     return fd;

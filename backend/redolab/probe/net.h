@@ -22,9 +22,13 @@
 
 enum ack_status { ACK_OK = 0, ACK_VERSION = 1, ACK_BAD_PARAMS = 2 };
 
+#define HELLO_REVERSE 0x01  /* flags: the server sends, the client receives */
+#define HELLO_ZEROCOPY 0x02 /* the sending side uses sendfile() from a memfd */
+
 struct hello {
     uint16_t protocol;
     uint8_t mode;
+    uint8_t flags;
     uint16_t conns;
     uint32_t message_bytes;
     uint64_t sockbuf_bytes;
@@ -59,9 +63,21 @@ uint64_t get_u64(const uint8_t *p);
 void put_u32(uint8_t *p, uint32_t v);
 uint32_t get_u32(const uint8_t *p);
 
-/* Connect with a timeout; sockbuf 0 leaves autotuning on. Returns fd or -1 (errno set). */
+/* Options of a client socket, applied before connect(). */
+struct connect_options {
+    const char *bind;            /* local address (NULL: any) */
+    int local_port;              /* 0: any */
+    const char *congestion;      /* TCP_CONGESTION (NULL: system default) */
+    double fq_rate_bits_per_second; /* SO_MAX_PACING_RATE (0: none) */
+};
+
+/* Connect with a timeout; sockbuf 0 leaves autotuning on; co may be NULL. Returns fd or -1
+ * (errno set; *error says which step: PE_RESOLVE, PE_CONNECT, PE_TIMEOUT, or PE_USAGE for an
+ * option the kernel refused: an unknown congestion control, a local address or port in use). */
 int net_connect(const char *host, int port, double timeout_seconds, uint64_t sockbuf_bytes,
-                enum probe_error *error);
+                const struct connect_options *co, enum probe_error *error);
+/* The socket's congestion control into out (size >= 16); "" when unknown. */
+void net_congestion(int fd, char *out, size_t size);
 /* Listen on bind:port (port 0 picks one); returns fd, writes the bound port. */
 int net_listen(const char *bind, int port, int *bound_port, enum probe_error *error);
 int net_set_sockbuf(int fd, uint64_t bytes);

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define PROBE_VERSION "0.1.0"
-#define PROBE_PROTOCOL 1
+#define PROBE_PROTOCOL 2 /* 2: the hello carries flags (reverse, zerocopy) */
 
 /* One error enum for the whole program; probe_strerror() turns it into text. */
 enum probe_error {
@@ -41,7 +41,18 @@ struct client_options {
     double rate_bits_per_second; /* 0: unpaced; else total across connections */
     double connect_timeout_seconds;
     int json;
+    const char *bind;            /* local address of the data connections (NULL: any) */
+    int cport;                   /* local port of data connection 0, then +1 each (0: any) */
+    const char *congestion;      /* TCP_CONGESTION, e.g. bbr (NULL: the system default) */
+    double fq_rate_bits_per_second; /* SO_MAX_PACING_RATE per connection (0: none) */
+    int zerocopy;                /* send with sendfile() from a memfd: no copy from user space */
+    int reverse;                 /* the server sends and the client receives */
 };
+
+/* Checks of client options that depend on each other; NULL when they fit, else the message. */
+const char *client_options_problem(const struct client_options *o);
+/* A congestion-control name as the kernel takes it: 1..15 of [a-z0-9_]. */
+int valid_congestion_name(const char *name);
 
 struct server_options {
     const char *bind;

@@ -17,12 +17,13 @@
 #include "probe.h"
 #include "stream.h"
 
-#define RECV_BUFFER_BYTES (256 * 1024)
+#define RECV_BUFFER_BYTES (1024 * 1024)
 #define DATA_ACCEPT_SECONDS 10.0
 
 struct server_test {
     const struct server_options *options;
     struct hello hello;
+    struct payload payload; /* reverse: what the server sends */
     struct stream *streams;
     atomic_int *finished;
     int conns_open;
@@ -134,7 +135,28 @@ static int wait_readable(int fd, double deadline)
 static int hello_is_valid(const struct hello *h)
 {
     return h->conns >= 1 && h->conns <= 1024 && h->message_bytes >= 1 &&
-           h->message_bytes <= 256u * 1024 * 1024 && h->mode <= MODE_SYNC;
+           h->message_bytes <= 256u * 1024 * 1024 && h->mode <= MODE_SYNC &&
+           (h->flags & ~(HELLO_REVERSE | HELLO_ZEROCOPY)) == 0 && !((h->flags & HELLO_REVERSE) && h->mode == MODE_SYNC);
+}
+
+static int reversed(const struct server_test *t)
+{
+    return (t->hello.flags & HELLO_REVERSE) != 0;
+}
+
+/* --reverse: send messages until the client's END message stops the test. */
+static void *sender(void *arg)
+{
+    struct stream *s = arg;
+    struct server_test *t = s->test;
+    while (!atomic_load(&t->stop)) {
+        if (stream_send_message(s, &t->payload, t->hello.message_bytes, &t->stop) < 0) {
+            s->error = errno == ECANCELED ? 0 : errno;
+            break;
+        }
+    }
+    atomic_store(&t->finished[s->id], 1);
+    return NULL;
 }
 
 /* Wait for a client whose handshake is valid; returns the control fd, -1 idle, -2 stopped. */
@@ -299,6 +321,7 @@ static void emit_end(struct server_test *t, double seconds, int interrupted)
     else
         json_key_null(&j, "write_seconds");
     json_key_bool(&j, "sync_write", o->sync_write);
+    json_key_bool(&j, "reverse", reversed(t)); /* then bytes_received counts what this side sent */
     json_key_bool(&j, "interrupted", interrupted);
     json_event_emit(&j);
 }
@@ -344,6 +367,12 @@ static enum outcome run_test(struct server_test *t, int control)
             uint8_t end[END_BYTES];
             if (recv_all(control, end, sizeof end, &probe_stop_requested, 5) < 0 || memcmp(end, MAGIC_END, 4) != 0)
                 return CLIENT_GONE;
+            if (reversed(t)) { /* stop sending, then close our side: the client reads to EOF */
+                stop_streams(t);
+                for (int i = 0; i < t->hello.conns; i++)
+                    shutdown(t->streams[i].fd, SHUT_WR);
+                return DONE;
+            }
             if (wait_receivers(t, cap) < 0)
                 return atomic_load(&probe_stop_requested) ? INTERRUPTED : CAPPED;
             return DONE;
@@ -372,6 +401,7 @@ static int serve_one(int listener, struct server_test *t)
     }
     int status = 1;
     t->conns_open = 0;
+    t->payload.memfd = -1;
     atomic_store(&t->stop, 0);
     t->streams = calloc(t->hello.conns, sizeof *t->streams);
     t->finished = calloc(t->hello.conns, sizeof *t->finished);
@@ -388,9 +418,14 @@ static int serve_one(int listener, struct server_test *t)
             goto out;
         }
     }
+    if (reversed(t) && payload_init(&t->payload, t->hello.message_bytes, (t->hello.flags & HELLO_ZEROCOPY) != 0) < 0) {
+        report_error(o, "cannot prepare the %u-byte message to send (--reverse): %s", t->hello.message_bytes,
+                     strerror(errno));
+        goto out;
+    }
     t->start = now_seconds();
     for (int i = 0; i < t->hello.conns; i++) {
-        if (pthread_create(&t->streams[i].thread, NULL, receiver, &t->streams[i]) == 0)
+        if (pthread_create(&t->streams[i].thread, NULL, reversed(t) ? sender : receiver, &t->streams[i]) == 0)
             t->streams[i].running = 1;
     }
     enum outcome outcome = run_test(t, control);
@@ -436,6 +471,7 @@ out:
     }
     free(t->streams);
     free(t->finished);
+    payload_free(&t->payload);
     t->streams = NULL;
     t->finished = NULL;
     close(control);

@@ -1,9 +1,94 @@
 #include "stream.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "jsonl.h"
+
+int payload_init(struct payload *p, uint64_t message_bytes, int zerocopy)
+{
+    p->size = message_bytes < PAYLOAD_MAX_BYTES ? (size_t)message_bytes : PAYLOAD_MAX_BYTES;
+    p->memfd = -1;
+    p->bytes = malloc(p->size);
+    if (p->bytes == NULL)
+        return -1;
+    random_bytes(p->bytes, p->size);
+    if (!zerocopy)
+        return 0;
+    p->memfd = memfd_create("redoprobe-payload", MFD_CLOEXEC);
+    if (p->memfd < 0)
+        return -1;
+    size_t done = 0;
+    while (done < p->size) {
+        ssize_t k = write(p->memfd, p->bytes + done, p->size - done);
+        if (k <= 0)
+            return -1;
+        done += (size_t)k;
+    }
+    return 0;
+}
+
+void payload_free(struct payload *p)
+{
+    free(p->bytes);
+    p->bytes = NULL;
+    if (p->memfd >= 0)
+        close(p->memfd);
+    p->memfd = -1;
+}
+
+int stream_send_message(struct stream *s, const struct payload *p, uint64_t n, atomic_int *stop)
+{
+    uint64_t done = 0;
+    while (done < n) {
+        size_t offset = (size_t)(done % p->size), chunk = p->size - offset;
+        if (chunk > n - done)
+            chunk = (size_t)(n - done);
+        /* Blocking with SO_SNDTIMEO: the timeout lets the loop see a stop request. */
+        ssize_t k;
+        if (p->memfd >= 0) {
+            off_t from = (off_t)offset;
+            k = sendfile(s->fd, p->memfd, &from, chunk);
+        } else {
+            k = send(s->fd, p->bytes + offset, chunk, MSG_NOSIGNAL);
+        }
+        if (k > 0) {
+            done += (uint64_t)k;
+            atomic_fetch_add_explicit(&s->bytes, (uint64_t)k, memory_order_relaxed);
+        } else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            return -1;
+        }
+        if (done < n && atomic_load(stop)) {
+            errno = ECANCELED;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int stream_receive_all(struct stream *s, uint8_t *buf, size_t size, atomic_int *stop)
+{
+    for (;;) {
+        ssize_t k = recv(s->fd, buf, size, 0);
+        if (k == 0)
+            return 0;
+        if (k > 0) {
+            atomic_fetch_add_explicit(&s->bytes, (uint64_t)k, memory_order_relaxed);
+            continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -1;
+        if (atomic_load(stop)) {
+            errno = ECANCELED;
+            return -1;
+        }
+    }
+}
 
 void stream_init(struct stream *s, int id, int fd)
 {

@@ -29,6 +29,24 @@ struct stream {
     void *test;                   /* back pointer to the owning test */
 };
 
+/* What a sending side sends, repeated: random bytes (incompressible, as oratcptest's RANDOM
+ * payload), at most PAYLOAD_MAX_BYTES, and with zerocopy the same bytes in a memfd for sendfile(). */
+#define PAYLOAD_MAX_BYTES (1024 * 1024)
+struct payload {
+    uint8_t *bytes;
+    size_t size;
+    int memfd; /* -1: send() from bytes */
+};
+int payload_init(struct payload *p, uint64_t message_bytes, int zerocopy); /* 0, or -1 with errno */
+void payload_free(struct payload *p);
+/* Send one n-byte message from the payload, counting bytes in s->bytes as they leave (smooth
+ * intervals on slow links); one send() or sendfile() of up to 1 MiB at a time. 0, or -1 with errno
+ * (ECANCELED when *stop was set mid-message). */
+int stream_send_message(struct stream *s, const struct payload *p, uint64_t n, atomic_int *stop);
+/* Receive until EOF, counting into s->bytes, in reads of up to `size` bytes. 0 at EOF, or -1 with
+ * errno (ECANCELED when *stop was set first). */
+int stream_receive_all(struct stream *s, uint8_t *buf, size_t size, atomic_int *stop);
+
 void stream_init(struct stream *s, int id, int fd);
 void stream_free(struct stream *s);
 /* Appends one interval's streams[] entry and updates the reported counters; returns bytes. */

@@ -1,0 +1,52 @@
+/* The client options that depend on each other, and option values checked where they are parsed. */
+#include <string.h>
+
+#include "probe.h"
+#include "t_check.h"
+#include "units.h"
+
+static struct client_options base(void)
+{
+    struct client_options o;
+    memset(&o, 0, sizeof o);
+    o.mode = MODE_ASYNC;
+    o.conns = 1;
+    o.message_bytes = 1024 * 1024;
+    return o;
+}
+
+int main(void)
+{
+    CHECK(valid_congestion_name("bbr"));
+    CHECK(valid_congestion_name("cubic"));
+    CHECK(valid_congestion_name("dctcp"));
+    CHECK(!valid_congestion_name(""));
+    CHECK(!valid_congestion_name("BBR"));
+    CHECK(!valid_congestion_name("bbr;reboot"));
+    CHECK(!valid_congestion_name("a_name_too_long_x"));
+
+    struct client_options o = base();
+    CHECK(client_options_problem(&o) == NULL);
+    o.reverse = 1;
+    CHECK(client_options_problem(&o) == NULL);
+    o.mode = MODE_SYNC;
+    CHECK(client_options_problem(&o) != NULL && strstr(client_options_problem(&o), "async only"));
+    o = base();
+    o.reverse = 1;
+    o.rate_bits_per_second = 1e9;
+    CHECK(client_options_problem(&o) != NULL && strstr(client_options_problem(&o), "--rate"));
+    o = base();
+    o.zerocopy = 1;
+    o.congestion = "bbr";
+    o.fq_rate_bits_per_second = 1e9;
+    CHECK(client_options_problem(&o) == NULL);
+    o.cport = 65535;
+    o.conns = 1;
+    CHECK(client_options_problem(&o) == NULL);
+    o.conns = 2;
+    CHECK(client_options_problem(&o) != NULL && strstr(client_options_problem(&o), "65535"));
+
+    double rate;
+    CHECK(parse_rate("1G", &rate) == 0 && rate == 1e9); /* --fq-rate takes bit rates */
+    return T_DONE("t_options");
+}
