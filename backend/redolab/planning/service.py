@@ -111,6 +111,8 @@ def measured_runs(*, session: Session, environment: Environment) -> list[Measure
     measured = []
     for run in runs:
         client, server = run.client_host, run.server_host
+        if run.reverse:  # the server host sent: the redo direction is server -> client
+            client, server = server, client
         if (
             client is None
             or server is None

@@ -24,6 +24,10 @@ class ProbeParameters:
     rate_bits_per_second: int | None = None
     write_dir: str | None = None
     sync_write: bool = False
+    congestion: str | None = None
+    fq_rate_bits_per_second: int | None = None
+    zerocopy: bool = False
+    reverse: bool = False
 
 
 def _number(value: float) -> str:
@@ -57,4 +61,12 @@ def client_argv(probe: str, p: ProbeParameters, *, server_address: str, port: in
         argv += ["--delay", str(p.delay_us)]
     if p.rate_bits_per_second:
         argv += ["--rate", str(p.rate_bits_per_second)]
+    if p.congestion:
+        argv += ["--congestion", p.congestion]
+    if p.fq_rate_bits_per_second:
+        argv += ["--fq-rate", str(p.fq_rate_bits_per_second)]
+    if p.zerocopy:
+        argv.append("--zerocopy")
+    if p.reverse:
+        argv.append("--reverse")
     return argv

@@ -141,7 +141,8 @@ class RunExecution:
                 sockbuf_bytes=run.sockbuf_bytes, duration_seconds=run.duration_seconds,
                 interval_seconds=run.interval_seconds, delay_us=run.delay_us,
                 rate_bits_per_second=run.rate_bits_per_second, write_dir=run.write_dir,
-                sync_write=run.sync_write,
+                sync_write=run.sync_write, congestion=run.congestion,
+                fq_rate_bits_per_second=run.fq_rate_bits_per_second, zerocopy=run.zerocopy, reverse=run.reverse,
             )  # fmt: skip
         client_t, server_t = await asyncio.gather(
             connect_host(client_host, secret_key=self.secret_key),

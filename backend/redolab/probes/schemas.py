@@ -37,6 +37,18 @@ _SAFE_PATH = re.compile(r"/[A-Za-z0-9._/+-]*")  # fullmatch: `$` would match bef
 MIB = 1024 * 1024
 
 
+_CONGESTION = re.compile(r"[a-z0-9_]{1,15}")
+
+
+def _check_congestion(value: str | None) -> str | None:
+    """A congestion-control name as the kernel takes it (bbr, cubic, htcp): it reaches the probe's argv."""
+    if value is not None and not _CONGESTION.fullmatch(value.strip()):
+        raise PydanticCustomError(
+            "congestion", "'{value}' is not a congestion control name: e.g. bbr or cubic.", {"value": value[:20]}
+        )
+    return value.strip() if value else None
+
+
 def _check_write_dir(value: str | None) -> str | None:
     if value is None:
         return None
@@ -129,9 +141,24 @@ class RunCreate(BaseModel):
     rate_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
     write_dir: Annotated[str | None, AfterValidator(_check_write_dir)] = None
     sync_write: bool = False
+    congestion: Annotated[str | None, BeforeValidator(blank_to_none), AfterValidator(_check_congestion)] = None
+    fq_rate_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
+    zerocopy: bool = False
+    reverse: bool = False
     label: Label = ""
     notes: Notes = ""
     tags: Tags = []
+
+    @field_validator("reverse")
+    @classmethod
+    def _reverse_streams_unpaced(cls, value, info: ValidationInfo):
+        if value and info.data.get("mode") is ProbeMode.sync:
+            raise PydanticCustomError("reverse", "Reverse measures one direction's throughput: use ASYNC mode.")
+        if value and (info.data.get("rate_bits_per_second") or info.data.get("delay_us")):
+            raise PydanticCustomError(
+                "reverse", "Reverse: the server sends as fast as it can; leave pacing and delay empty."
+            )
+        return value
 
     @field_validator("write_dir", mode="before")
     @classmethod
@@ -181,6 +208,10 @@ class RunPublic(BaseModel):
     rate_bits_per_second: int | None
     write_dir: str | None
     sync_write: bool
+    congestion: str | None = None
+    fq_rate_bits_per_second: int | None = None
+    zerocopy: bool = False
+    reverse: bool = False
     label: str
     notes: str
     tags: list[str]

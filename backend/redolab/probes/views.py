@@ -15,7 +15,7 @@ from redolab.core.errors import FieldError
 from redolab.core.forms import field_errors, form_data
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
-from redolab.core.units import format_bytes
+from redolab.core.units import format_bit_rate, format_bytes
 from redolab.environments.service import get_environment
 from redolab.jobs.worker import wake_local_worker
 from redolab.probes import service
@@ -227,6 +227,22 @@ def _sync_numbers(end: dict | None) -> dict | None:
     return {**percentiles, "write_per_message": written / ack["count"] if written is not None else None}
 
 
+def link_options(run: Run, start: dict | None) -> str:
+    """The link options the probe ran with, in words; the congestion control as the client's
+    start event reported it (the system default when none was asked for)."""
+    start = start or {}
+    parts = []
+    if congestion := start.get("congestion") or run.congestion:
+        parts.append(f"congestion control {congestion}")
+    if run.fq_rate_bits_per_second:
+        parts.append(f"paced to at most {format_bit_rate(run.fq_rate_bits_per_second)} per connection")
+    if run.zerocopy:
+        parts.append("zero copy (sendfile)")
+    if start.get("bind") or start.get("cport"):
+        parts.append(f"from {start.get('bind') or 'any address'} port {start.get('cport') or 'any'}")
+    return " · ".join(parts)
+
+
 def _run_context(session, run: Run) -> dict:
     lines = service.run_lines(session=session, run=run, role="client")
     series = interval_series(lines)
@@ -235,8 +251,10 @@ def _run_context(session, run: Run) -> dict:
         elapsed = ((run.finished_at or utcnow()) - run.started_at).total_seconds()
     end = next((json.loads(line)["data"] for line in lines if '"event":"end"' in line), None)
     histogram = (end or {}).get("ack_latency_us", {}).get("histogram") or []
+    start = next((json.loads(line)["data"] for line in lines if '"event":"start"' in line), None)
     return {
         "run": run,
+        "link_options": link_options(run, start),
         "elapsed_seconds": elapsed,
         "progress_percent": min(100, 100 * (elapsed or 0) / run.duration_seconds) if run.duration_seconds else 0,
         "interval_count": len(series["end_seconds"]),
