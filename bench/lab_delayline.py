@@ -55,16 +55,16 @@ def ping_during(namespace: str, address: str, start_after: float, count: int, ou
     out["ping_ms"] = tuple(float(v) for v in found.groups()) if found else None
 
 
-def stream(tool: str, lab, duration: float) -> dict:
+def stream(tool: str, lab, duration: float, message_bytes: int) -> dict:
     primary, standby = lab.hosts[0], lab.hosts[1]
     port = "5301"
     if tool == "redoprobe":
         server = [str(REDOPROBE), "server", "--once", "--json", "--bind", standby.data_address, "--port", port]
         client = [str(REDOPROBE), "client", standby.data_address, "--json", "--port", port, "--duration",
-                  str(duration), "--interval", "1"]  # fmt: skip
+                  str(duration), "--interval", "1", "--message-size", str(message_bytes)]  # fmt: skip
     else:
         server = ["iperf3", "-s", "-1", "-B", standby.data_address, "-p", port]
-        client = ["iperf3", "-c", standby.data_address, "-p", port, "-t", str(duration), "-J"]
+        client = ["iperf3", "-c", standby.data_address, "-p", port, "-t", str(duration), "-J", "-l", str(message_bytes)]
     server_process = subprocess.Popen(in_ns(standby.namespace, *server), stdout=subprocess.DEVNULL)
     time.sleep(0.5)
     measured: dict = {}
@@ -94,6 +94,9 @@ def stream(tool: str, lab, duration: float) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=8.0, help="seconds per stream (default 8)")
+    parser.add_argument("--message-bytes", type=int, default=MIB, help="redoprobe --message-size and iperf3 -l")
+    parser.add_argument("--repetitions", type=int, default=1, help="alternating pairs per case (default 1)")
+    parser.add_argument("--cases", type=int, nargs="+", default=[0, 1, 2, 3], help="which cases (0-3)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("needs root (network namespaces, TUN devices)", file=sys.stderr)
@@ -111,7 +114,8 @@ def main() -> int:
 
     paths = control.Paths(Path(tempfile.mkdtemp(prefix="redolab-lab-bench-")))
     lab = control.up(paths, plan_lab(Shape(rtt_seconds=0.020, rate_bits_per_second=0, mtu_bytes=9000)))
-    print(f"# {os.cpu_count()} CPUs; RTT 20 ms; one connection, autotuning with a 32 MiB maximum; {args.duration:g} s")
+    print(f"# {os.cpu_count()} CPUs; RTT 20 ms; one connection, autotuning with a 32 MiB maximum; {args.duration:g} s; "
+          f"{args.message_bytes:,}-byte messages for both tools (redoprobe --message-size, iperf3 -l)")  # fmt: skip
     print(f"{'case':34s} {'tool':9s} {'MiB/s':>8s} {'delay line CPU s/GiB':>21s} {'ping min/avg/max ms':>22s} "
           f"{'TCP_INFO rtt min/median ms':>27s}")  # fmt: skip
     try:
@@ -124,15 +128,25 @@ def main() -> int:
             ("MTU 1500, 1 Gbit/s, queue 1 ms", Shape(rtt_seconds=0.020, rate_bits_per_second=10**9, mtu_bytes=1500)),
             ("MTU 9000, 1 Gbit/s, queue 1 ms", Shape(rtt_seconds=0.020, rate_bits_per_second=10**9, mtu_bytes=9000)),
         ]
-        for name, shape in cases:
+        ratios: dict[str, list[float]] = {}
+        for index, (name, shape) in enumerate(cases):
+            if index not in args.cases:
+                continue
             control.change(paths, shape)
-            for tool in ("redoprobe", "iperf3"):
-                m = stream(tool, lab, args.duration)
-                rate = m["bytes"] / m["seconds"]
-                ping = "/".join(f"{v:.2f}" for v in m["ping_ms"]) if m.get("ping_ms") else "-"
-                tcp = "/".join(f"{v:.2f}" for v in m["tcp_rtt_ms"]) if m.get("tcp_rtt_ms") else "-"
-                cpu = m["delayline_cpu_seconds"] / (m["bytes"] / GIB)
-                print(f"{name:34s} {tool:9s} {rate / MIB:8.1f} {cpu:21.3f} {ping:>22s} {tcp:>27s}", flush=True)
+            for repetition in range(args.repetitions):
+                rates = {}
+                for tool in ("redoprobe", "iperf3") if repetition % 2 == 0 else ("iperf3", "redoprobe"):
+                    m = stream(tool, lab, args.duration, args.message_bytes)
+                    rates[tool] = rate = m["bytes"] / m["seconds"]
+                    ping = "/".join(f"{v:.2f}" for v in m["ping_ms"]) if m.get("ping_ms") else "-"
+                    tcp = "/".join(f"{v:.2f}" for v in m["tcp_rtt_ms"]) if m.get("tcp_rtt_ms") else "-"
+                    cpu = m["delayline_cpu_seconds"] / (m["bytes"] / GIB)
+                    print(f"{name:34s} {tool:9s} {rate / MIB:8.1f} {cpu:21.3f} {ping:>22s} {tcp:>27s}", flush=True)
+                ratios.setdefault(name, []).append(rates["redoprobe"] / rates["iperf3"])
+        print()
+        for name, values in ratios.items():
+            shown = ", ".join(f"{v:.2f}" for v in values)
+            print(f"{name:34s} redoprobe / iperf3: median {statistics.median(values):.2f} (pairs {shown})")
     finally:
         control.down(paths)
         shutil.rmtree(paths.root.parent, ignore_errors=True)
