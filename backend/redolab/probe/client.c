@@ -93,7 +93,7 @@ static void *receiver(void *arg)
 {
     struct stream *s = arg;
     struct client_test *t = s->test;
-    uint8_t *buf = malloc(RECEIVE_BYTES);
+    uint8_t *buf = page_aligned(RECEIVE_BYTES);
     if (buf == NULL || stream_receive_all(s, buf, RECEIVE_BYTES, &t->stop) < 0) {
         s->error = buf == NULL ? ENOMEM : (errno == ECANCELED ? 0 : errno);
         if (s->error)
@@ -161,6 +161,10 @@ static int open_streams(struct client_test *t, const struct ack *ack)
             .local_port = o->cport ? o->cport + i : 0,
             .congestion = o->congestion,
             .fq_rate_bits_per_second = o->fq_rate_bits_per_second,
+            /* ASYNC is a stream: with TCP_NODELAY the tail of every message left as its own small
+             * segment (1 MiB is 16 full 64 KiB loopback segments and 848 bytes), one more packet,
+             * ACK and wakeup per message. SYNC waits for each message's ack: no delay there. */
+            .coalesce = o->mode == MODE_ASYNC,
         };
         int fd = net_connect(o->host, o->port, o->connect_timeout_seconds, o->sockbuf_bytes, &co, &error);
         if (fd < 0 && error == PE_USAGE && o->congestion && errno == ENOENT) {

@@ -74,7 +74,7 @@ static void *receiver(void *arg)
     struct stream *s = arg;
     struct server_test *t = s->test;
     const struct server_options *o = t->options;
-    uint8_t *buf = malloc(RECV_BUFFER_BYTES);
+    uint8_t *buf = page_aligned(RECV_BUFFER_BYTES);
     uint64_t in_message = 0, sequence = 0;
     int failure = buf == NULL ? ENOMEM : 0;
     while (!failure && !atomic_load(&t->stop)) {

@@ -10,11 +10,17 @@
 
 #include "jsonl.h"
 
+void *page_aligned(size_t size)
+{
+    void *memory = NULL;
+    return posix_memalign(&memory, 4096, size ? size : 1) == 0 ? memory : NULL;
+}
+
 int payload_init(struct payload *p, uint64_t message_bytes, int zerocopy)
 {
     p->size = message_bytes < PAYLOAD_MAX_BYTES ? (size_t)message_bytes : PAYLOAD_MAX_BYTES;
     p->memfd = -1;
-    p->bytes = malloc(p->size);
+    p->bytes = page_aligned(p->size);
     if (p->bytes == NULL)
         return -1;
     random_bytes(p->bytes, p->size);

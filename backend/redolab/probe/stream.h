@@ -37,6 +37,9 @@ struct payload {
     size_t size;
     int memfd; /* -1: send() from bytes */
 };
+/* Buffers start on a page: a malloc()ed 1 MiB buffer starts 16 bytes into one, so every copy
+ * to or from the kernel touches one page more and splits every page. free() releases it. */
+void *page_aligned(size_t size);
 int payload_init(struct payload *p, uint64_t message_bytes, int zerocopy); /* 0, or -1 with errno */
 void payload_free(struct payload *p);
 /* Send one n-byte message from the payload, counting bytes in s->bytes as they leave (smooth
