@@ -20,6 +20,23 @@ from tests.factories import PASSWORD, make_user
 BACKENDS = ["sqlite", "postgresql"]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cheap_password_hashing():
+    """argon2 with its cheapest parameters inside the test process. Every test user is hashed and
+    every login verified, at about 160 ms each with the defaults on a 2-core machine (two minutes of
+    the suite). The algorithm, the code paths and the stored format stay the same. Subprocesses
+    (the CLI, `redolab serve` in the browser tests) and bench/login_flood.py keep the defaults."""
+    from argon2 import PasswordHasher
+
+    from redolab.core import security
+
+    saved = security._hasher, security._DUMMY_HASH
+    security._hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    security._DUMMY_HASH = security._hasher.hash("redolab-no-such-user")  # unknown names cost the same
+    yield
+    security._hasher, security._DUMMY_HASH = saved
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     import os

@@ -199,19 +199,16 @@ class LoginThrottleMiddleware:
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in LOGIN_PATHS:
+            from starlette.exceptions import HTTPException
+
             from redolab.auth.audit import client_address
+            from redolab.core.middleware import refuse
 
             guard = scope["app"].state.login_guard
             wait = guard.address_wait(client_address(scope))
             if wait > 0:
                 await anyio.sleep(guard.tarpit_seconds)
-                body = f"Too many login attempts from your address: wait {wait} s and try again.".encode()
-                headers = [
-                    (b"content-type", b"text/plain; charset=utf-8"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"retry-after", str(wait).encode()),
-                ]
-                await send({"type": "http.response.start", "status": 429, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
+                message = f"Too many login attempts from your address: wait {wait} s and try again."
+                await refuse(scope, send, HTTPException(429, message, headers={"Retry-After": str(wait)}))
                 return
         await self.app(scope, receive, send)

@@ -6,7 +6,7 @@ import secrets
 from typing import Annotated
 
 import anyio
-from fastapi import APIRouter, Depends, Form, Request, status
+from fastapi import APIRouter, Depends, Form, HTTPException, Request, status
 from starlette.responses import Response
 
 from redolab.auth import audit, service
@@ -186,8 +186,6 @@ def _users_page(request, session, status_code=200, **context) -> Response:
 
 
 def _target(session, user_id: int) -> User:
-    from fastapi import HTTPException
-
     target = session.get(User, user_id)
     if target is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"User {user_id} does not exist.")

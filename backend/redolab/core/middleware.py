@@ -57,7 +57,7 @@ class BodyLimitMiddleware:
         limit = self.limit_for(scope["path"])
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            await _refuse(scope, send, BodyTooLarge(limit, scope["path"]))
+            await refuse(scope, send, BodyTooLarge(limit, scope["path"]))
             return
         received = 0
 
@@ -73,12 +73,15 @@ class BodyLimitMiddleware:
         await self.app(scope, counted, send)
 
 
-async def _refuse(scope: Scope, send: Send, error: HTTPException) -> None:
-    body = json.dumps({"detail": error.detail}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if not scope["path"].startswith("/api/"):
-        body, headers[0] = error.detail.encode(), (b"content-type", b"text/plain; charset=utf-8")
-        headers[1] = (b"content-length", str(len(body)).encode())
+async def refuse(scope: Scope, send: Send, error: HTTPException) -> None:
+    """Answer from a middleware, before the app: JSON under /api/, plain text elsewhere (shown by
+    app.js in the page's error box), with the error's headers (Retry-After)."""
+    if scope["path"].startswith("/api/"):
+        body, kind = json.dumps({"detail": error.detail}).encode(), b"application/json"
+    else:
+        body, kind = str(error.detail).encode(), b"text/plain; charset=utf-8"
+    headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
+    headers += [(k.lower().encode(), v.encode()) for k, v in (error.headers or {}).items()]
     await send({"type": "http.response.start", "status": error.status_code, "headers": headers + SECURITY_HEADERS})
     await send({"type": "http.response.body", "body": body})
 
@@ -97,10 +100,10 @@ class SameOriginMiddleware:
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in self.paths:
             headers = dict(scope["headers"])
             claimed = headers.get(b"origin") or headers.get(b"referer")
-            if claimed is not None and not self._same(claimed.decode("latin-1"), headers.get(b"host", b"").decode()):
-                await _refuse(
-                    scope, send, HTTPException(403, "Cross-site login refused: log in from redolab's own page.")
-                )
+            host = headers.get(b"host", b"").decode("latin-1")
+            if claimed is not None and not self._same(claimed.decode("latin-1"), host):
+                refusal = HTTPException(403, "Cross-site login refused: log in from redolab's own page.")
+                await refuse(scope, send, refusal)
                 return
         await self.app(scope, receive, send)
 
