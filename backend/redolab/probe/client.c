@@ -22,6 +22,7 @@ struct client_test {
     struct payload payload;
     double start;
     double per_stream_bytes_per_second; /* pacing; 0: unpaced */
+    int streaming; /* ASYNC, unpaced, no delay: the next message follows at once (MSG_MORE) */
 };
 
 /* Reads of this size on the receiving side: with 256 KiB reads one stream of 1 MiB messages moved
@@ -53,7 +54,7 @@ static void *sender(void *arg)
     int failure = 0;
     while (!atomic_load(&t->stop)) {
         double sent_at = now_seconds();
-        if (stream_send_message(s, &t->payload, o->message_bytes, &t->stop) < 0) {
+        if (stream_send_message(s, &t->payload, o->message_bytes, t->streaming, &t->stop) < 0) {
             failure = errno == ECANCELED ? 0 : errno;
             break;
         }
@@ -161,10 +162,6 @@ static int open_streams(struct client_test *t, const struct ack *ack)
             .local_port = o->cport ? o->cport + i : 0,
             .congestion = o->congestion,
             .fq_rate_bits_per_second = o->fq_rate_bits_per_second,
-            /* ASYNC is a stream: with TCP_NODELAY the tail of every message left as its own small
-             * segment (1 MiB is 16 full 64 KiB loopback segments and 848 bytes), one more packet,
-             * ACK and wakeup per message. SYNC waits for each message's ack: no delay there. */
-            .coalesce = o->mode == MODE_ASYNC,
         };
         int fd = net_connect(o->host, o->port, o->connect_timeout_seconds, o->sockbuf_bytes, &co, &error);
         if (fd < 0 && error == PE_USAGE && o->congestion && errno == ENOENT) {
@@ -462,6 +459,7 @@ int run_client(const struct client_options *o)
     emit_start(&t, o->port);
     if (o->rate_bits_per_second > 0)
         t.per_stream_bytes_per_second = o->rate_bits_per_second / 8 / o->conns;
+    t.streaming = o->mode == MODE_ASYNC && o->rate_bits_per_second <= 0 && o->delay_us == 0;
     t.start = now_seconds();
     for (int i = 0; i < o->conns; i++) {
         if (pthread_create(&t.streams[i].thread, NULL, o->reverse ? receiver : sender, &t.streams[i]) != 0) {

@@ -217,8 +217,7 @@ int net_connect(const char *host, int port, double timeout_seconds, uint64_t soc
         if (fd < 0)
             continue;
         int one = 1;
-        if (co == NULL || !co->coalesce)
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (net_set_sockbuf(fd, sockbuf_bytes) < 0 || apply_connect_options(fd, ai->ai_family, co) < 0) {
             saved = errno;
             failed = PE_USAGE;

@@ -69,7 +69,6 @@ struct connect_options {
     int local_port;              /* 0: any */
     const char *congestion;      /* TCP_CONGESTION (NULL: system default) */
     double fq_rate_bits_per_second; /* SO_MAX_PACING_RATE (0: none) */
-    int coalesce;                /* leave Nagle on (a stream); else TCP_NODELAY (messages that wait) */
 };
 
 /* Connect with a timeout; sockbuf 0 leaves autotuning on; co may be NULL. Returns fd or -1

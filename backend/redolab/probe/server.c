@@ -150,7 +150,7 @@ static void *sender(void *arg)
     struct stream *s = arg;
     struct server_test *t = s->test;
     while (!atomic_load(&t->stop)) {
-        if (stream_send_message(s, &t->payload, t->hello.message_bytes, &t->stop) < 0) {
+        if (stream_send_message(s, &t->payload, t->hello.message_bytes, 1, &t->stop) < 0) {
             s->error = errno == ECANCELED ? 0 : errno;
             break;
         }

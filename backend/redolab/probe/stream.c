@@ -48,7 +48,7 @@ void payload_free(struct payload *p)
     p->memfd = -1;
 }
 
-int stream_send_message(struct stream *s, const struct payload *p, uint64_t n, atomic_int *stop)
+int stream_send_message(struct stream *s, const struct payload *p, uint64_t n, int streaming, atomic_int *stop)
 {
     uint64_t done = 0;
     while (done < n) {
@@ -61,7 +61,7 @@ int stream_send_message(struct stream *s, const struct payload *p, uint64_t n, a
             off_t from = (off_t)offset;
             k = sendfile(s->fd, p->memfd, &from, chunk);
         } else {
-            k = send(s->fd, p->bytes + offset, chunk, MSG_NOSIGNAL);
+            k = send(s->fd, p->bytes + offset, chunk, MSG_NOSIGNAL | (streaming ? MSG_MORE : 0));
         }
         if (k > 0) {
             done += (uint64_t)k;

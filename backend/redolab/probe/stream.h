@@ -43,9 +43,11 @@ void *page_aligned(size_t size);
 int payload_init(struct payload *p, uint64_t message_bytes, int zerocopy); /* 0, or -1 with errno */
 void payload_free(struct payload *p);
 /* Send one n-byte message from the payload, counting bytes in s->bytes as they leave (smooth
- * intervals on slow links); one send() or sendfile() of up to 1 MiB at a time. 0, or -1 with errno
- * (ECANCELED when *stop was set mid-message). */
-int stream_send_message(struct stream *s, const struct payload *p, uint64_t n, atomic_int *stop);
+ * intervals on slow links); one send() or sendfile() of up to 1 MiB at a time. With `streaming`
+ * (another message follows at once) send() says MSG_MORE: the message's tail waits for the next
+ * message instead of leaving as a small segment of its own (TCP_NODELAY is on for SYNC's sake).
+ * 0, or -1 with errno (ECANCELED when *stop was set mid-message). */
+int stream_send_message(struct stream *s, const struct payload *p, uint64_t n, int streaming, atomic_int *stop);
 /* Receive until EOF, counting into s->bytes, in reads of up to `size` bytes. 0 at EOF, or -1 with
  * errno (ECANCELED when *stop was set first). */
 int stream_receive_all(struct stream *s, uint8_t *buf, size_t size, atomic_int *stop);

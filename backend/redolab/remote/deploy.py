@@ -119,14 +119,21 @@ async def _build_from_source(transport: Transport, cache: str, arch: str) -> Pro
         path = f"{directory}/redoprobe"
         check = await transport.run([path, "--version"])
         if check.exit_status != 0:
-            await transport.run(["mkdir", "-p", "-m", "700", directory])
-            await transport.upload(tarball, f"{directory}/src.tar")
-            await transport.run(["tar", "-xf", f"{directory}/src.tar", "-C", directory])
-            made = await transport.run(["make", "-s", "-C", directory, "redoprobe"], timeout=300)
-            if made.exit_status != 0:
-                raise TransportError(
-                    f"{transport.name} is {arch}, for which redolab has no binary, and building "
-                    f"redoprobe there failed (it needs make and a C compiler): {made.stderr.strip()[-300:]}"
-                )
+            # Each build has a directory of its own and the binary is renamed into place: the
+            # client and the server of a run may be one machine, building at the same moment.
+            build = f"{directory}.build-{secrets.token_hex(4)}"
+            await transport.run(["mkdir", "-p", "-m", "700", directory, build])
+            try:
+                await transport.upload(tarball, f"{build}/src.tar")
+                await transport.run(["tar", "-xf", f"{build}/src.tar", "-C", build])
+                made = await transport.run(["make", "-s", "-C", build, "redoprobe"], timeout=300)
+                if made.exit_status != 0:
+                    raise TransportError(
+                        f"{transport.name} is {arch}, for which redolab has no binary, and building "
+                        f"redoprobe there failed (it needs make and a C compiler): {made.stderr.strip()[-300:]}"
+                    )
+                await transport.run(["mv", "-f", f"{build}/redoprobe", path])
+            finally:
+                await transport.run(["rm", "-rf", build])
     digest = await _remote_sha256(transport, path) or ""
     return ProbeInstall(path, digest, PROBE_VERSION, built_from_source=True)
