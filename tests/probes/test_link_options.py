@@ -9,18 +9,10 @@ from redolab.core.db import make_sessionmaker
 from redolab.planning.service import measured_runs
 from redolab.probes.command import ProbeParameters, client_argv
 from redolab.probes.models import RunStatus
-from tests.factories import make_environment, make_host
 from tests.probes.runs import execute_next, reload, request_run
+from tests.probes.test_views import local_env
 
 HTMX = {"HX-Request": "true"}
-
-
-def _local(session):
-    environment = make_environment(session)
-    primary = make_host(session, environment, name="p", transport="local", role="primary")
-    standby = make_host(session, environment, name="s", transport="local", role="standby")
-    session.refresh(environment)
-    return environment, primary, standby
 
 
 def test_client_argv_carries_the_options():
@@ -35,7 +27,7 @@ def test_client_argv_carries_the_options():
 
 
 def test_the_form_refuses_what_the_probe_would(browser_client, session):
-    environment, primary, standby = _local(session)
+    environment, primary, standby = local_env(session)
     base = {
         "client_host_id": primary.id,
         "server_host_id": standby.id,
@@ -54,7 +46,7 @@ def test_the_form_refuses_what_the_probe_would(browser_client, session):
 
 
 def test_a_reverse_zerocopy_run_measures_the_other_direction(session, engine, secret_key, browser_client):
-    environment, primary, standby = _local(session)
+    environment, primary, standby = local_env(session)
     available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
     # the standby is the client: in reverse the primary (server) sends, the redo direction
     run = request_run(
