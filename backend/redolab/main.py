@@ -29,7 +29,6 @@ from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.deps import LoginRequired, SessionDep, current_api_user, current_html_user
 from redolab.core.errors import FieldError, NotFound
 from redolab.core.middleware import (
-    MIB,
     SMALL_BODY_BYTES,
     BodyLimitMiddleware,
     SameOriginMiddleware,
@@ -38,6 +37,7 @@ from redolab.core.middleware import (
 )
 from redolab.core.migrate import upgrade
 from redolab.core.templating import FRONTEND_DIR, is_htmx, render
+from redolab.core.units import MIB
 from redolab.environments import api as environments_api
 from redolab.environments import views as environments_views
 from redolab.planning import api as planning_api

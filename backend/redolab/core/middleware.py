@@ -11,9 +11,8 @@ from urllib.parse import urlsplit
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from redolab.core.units import format_bytes
+from redolab.core.units import MIB, format_bytes
 
-KIB, MIB = 1024, 1024 * 1024
 SMALL_BODY_BYTES = 1 * MIB  # forms and JSON: a private key, a sweep, a mapping
 
 # Content-Security-Policy: redolab's own scripts only (htmx, plotly, app.js; no inline script, no

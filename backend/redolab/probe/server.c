@@ -413,7 +413,7 @@ static int serve_one(int listener, struct server_test *t)
         goto out;
     }
     for (int i = 0; i < t->hello.conns; i++) {
-        if (o->write_dir && open_write_file(t, &t->streams[i]) < 0) {
+        if (o->write_dir && !reversed(t) && open_write_file(t, &t->streams[i]) < 0) { /* reverse: nothing arrives */
             report_error(o, "cannot create a file in --write-dir %s: %s", o->write_dir, strerror(errno));
             goto out;
         }
@@ -441,7 +441,7 @@ static int serve_one(int listener, struct server_test *t)
             .cpu_user_us = (uint64_t)(user * 1e6),
             .cpu_system_us = (uint64_t)(system * 1e6),
             .streams = t->hello.conns,
-            .flags = o->write_dir ? 1 : 0,
+            .flags = o->write_dir && !reversed(t) ? 1 : 0,
         };
         uint8_t reply[RESULT_BYTES];
         encode_result(&result, reply);

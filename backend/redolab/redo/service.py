@@ -28,7 +28,6 @@ from redolab.redo.parsers import RedoInputError
 from redolab.redo.pipeline import Reading, prepare, read_sources, summarise
 
 BATCH_ROWS = 20_000
-UPLOAD_MAX_AGE_SECONDS = 6 * 3600
 SAMPLE_ROWS = 8
 PASTED_NAME = "pasted text"  # the name a paste-box upload goes by in previews, errors and the import list
 
@@ -42,7 +41,7 @@ def file_sha256(path: Path) -> str:
 
 
 # -- uploads: kept between preview and import, under the data directory ------------------------
-def prune_uploads(upload_dir: Path, max_age_seconds: float = UPLOAD_MAX_AGE_SECONDS) -> int:
+def prune_uploads(upload_dir: Path, max_age_seconds: float) -> int:
     """Remove uploads older than `max_age_seconds` (previews never imported); safe while other
     requests store or discard theirs. Returns the number removed."""
     removed = 0
