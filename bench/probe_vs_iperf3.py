@@ -9,7 +9,7 @@ each, the ratio of the medians and the median of the per-pair ratios, and CPU se
 streams share one thread; redoprobe runs a thread per stream.
 
     python3 bench/probe_vs_iperf3.py [--duration 10] [--repetitions 5] [--streams 1 4 8]
-                                     [--sizes 128K 1M] [--probe-args "--zerocopy"]
+                                     [--sizes 128K 1M] [--probe-args "--zerocopy"] [--pin]
 
 Needs iperf3 (Debian package) and a built redoprobe (make probe). Prints figures; asserts nothing.
 """
@@ -78,7 +78,11 @@ def reap(process: subprocess.Popen) -> tuple[str, float]:
     return out, usage.ru_utime + usage.ru_stime
 
 
+PIN: dict[str, list[str]] = {"server": [], "client": []}  # taskset prefixes, the same for both tools
+
+
 def run_pair(server_cmd: list[str], client_cmd: list[str], port: int, probe_port: bool):
+    server_cmd, client_cmd = PIN["server"] + server_cmd, PIN["client"] + client_cmd
     server = subprocess.Popen(server_cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     if not probe_port:  # redoprobe reports readiness itself (start event); iperf3 we poll
         time.sleep(0.3)
@@ -157,7 +161,15 @@ def main() -> int:
     parser.add_argument("--streams", type=int, nargs="+", default=[1, 4, 8], help="stream counts (default 1 4 8)")
     parser.add_argument("--sizes", nargs="+", default=["128K", "1M"], help="message sizes (default 128K 1M)")
     parser.add_argument("--probe-args", default="", help="extra redoprobe client options, e.g. --zerocopy")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="run every client on CPU 0 and every server on CPU 1 (taskset, both tools alike): takes the "
+        "scheduler's placement of sender and receiver out of the comparison",
+    )
     args = parser.parse_args()
+    if args.pin:
+        PIN["client"], PIN["server"] = ["taskset", "-c", "0"], ["taskset", "-c", "1"]
     if shutil.which("iperf3") is None:
         print("iperf3 is not installed: apt-get install iperf3", file=sys.stderr)
         return 1
@@ -169,7 +181,8 @@ def main() -> int:
     version = subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     print(f"# {version}; {subprocess.run([REDOPROBE, '--version'], capture_output=True, text=True).stdout.strip()}")
     print(
-        f"# loopback, {args.duration:g} s per run, {args.repetitions} alternating pairs, {os.cpu_count()} CPUs; "
+        f"# loopback, {args.duration:g} s per run, {args.repetitions} alternating pairs, {os.cpu_count()} CPUs"
+        f"{'; clients on CPU 0, servers on CPU 1' if args.pin else ''}; "
         f"redoprobe --message-size N against iperf3 -l N{(' ; redoprobe ' + args.probe_args) if extra else ''}"
     )
     pairs: dict[tuple[int, int], list[tuple[Sample, Sample]]] = {}

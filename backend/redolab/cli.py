@@ -665,6 +665,52 @@ def plan_show(
         typer.echo(snippet.text)
 
 
+@plan_app.command("hadr")
+def plan_hadr(
+    env: str = typer.Option(..., "--env", help="Environment name (a Db2 HADR environment)."),
+    as_json: bool = typer.Option(False, "--json", help="Every interval, as JSON (units in the keys)."),
+    rows: int = typer.Option(20, "--rows", min=1, help="Intervals to print: those nearest their SYNC limit."),
+) -> None:
+    """The hadrCalculator view: every interval of the log history against each sync mode's limit with
+    the measured network and log disks, and the HADR_SYNCMODE that keeps up."""
+    from redolab.core.units import format_byte_rate, format_duration
+    from redolab.hadr.api import calculator_json
+    from redolab.hadr.service import environment_calculator
+    from redolab.planning.hadr import MODES
+
+    with _environment_named(env) as (session, environment):
+        calculator, inputs = environment_calculator(session=session, environment=environment)
+    if as_json:
+        _echo_json(calculator_json(calculator, inputs))
+        return
+    if calculator is None:
+        for item in inputs.missing:
+            typer.echo(f"missing: {item}")
+        raise typer.Exit(1)
+    c = calculator
+    typer.echo(f"network: {format_byte_rate(c.network.rate_bytes_per_second)}, RTT "
+               f"{format_duration(c.network.rtt_seconds)} ({inputs.network_basis})")  # fmt: skip
+    for name, disk, basis in (
+        ("primary", c.primary, inputs.primary_basis),
+        ("standby", c.standby, inputs.standby_basis),
+    ):
+        typer.echo(f"{name} disk: {format_byte_rate(disk.rate_bytes_per_second)} + "
+                   f"{format_duration(disk.overhead_seconds, 6)} per write ({basis})")  # fmt: skip
+    mode, why = c.advice()
+    typer.echo(f"HADR_SYNCMODE {mode}: {why}")
+    for name in MODES:
+        typer.echo(f"  {name}: {c.exceeded[name]:,} of {len(c.rows):,} intervals above its limit")
+    worst = sorted(c.rows, key=lambda r: r.rate_bytes_per_second / r.limits["SYNC"], reverse=True)[:rows]
+    for row in sorted(worst, key=lambda r: (r.start, r.member)):
+        marks = {m: (" " + row.levels[m][1]) if row.levels[m][1] else "" for m in MODES}
+        limits = "  ".join(f"{m} {format_byte_rate(row.limits[m])}{marks[m]}" for m in MODES)
+        rate = format_byte_rate(row.rate_bytes_per_second)
+        typer.echo(
+            f"{row.start:%Y-%m-%d %H:%M:%S} UTC member {row.member}: {rate}, "
+            f"flush {row.flush_bytes / 4096:,.1f} pages | {limits}"
+        )
+
+
 def _echo_requirement(plan) -> None:
     """The evidence and what the link must carry, each figure with its basis (text form of `plan show`)."""
     from redolab.core.units import format_byte_rate

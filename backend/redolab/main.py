@@ -40,6 +40,8 @@ from redolab.core.templating import FRONTEND_DIR, is_htmx, render
 from redolab.core.units import MIB
 from redolab.environments import api as environments_api
 from redolab.environments import views as environments_views
+from redolab.hadr import api as hadr_api
+from redolab.hadr import views as hadr_views
 from redolab.planning import api as planning_api
 from redolab.planning import views as planning_views
 from redolab.probes import api as probes_api
@@ -54,6 +56,7 @@ SESSION_COOKIE = "redolab_session"
 # Routes that answer without a login. Everything else requires a user; tests/test_auth_routes.py
 # walks the app's routes and proves it.
 PUBLIC_PATHS = frozenset({"/login", "/setup", "/healthz", "/api/v1/auth/token"})
+_HADR_UPLOAD = re.compile(r"/environments/\d+/hadr/captures$")
 _REDO_UPLOAD = re.compile(r"/redo/(preview|imports)")
 _RESULT_UPLOAD = re.compile(r"/runs/import")
 
@@ -61,6 +64,7 @@ _RESULT_UPLOAD = re.compile(r"/runs/import")
 def body_limit(settings: Settings):
     """The largest request body per route class: redo history uploads take REDOLAB_MAX_UPLOAD_BYTES,
     result imports their 64 MiB (plus the multipart framing), everything else 1 MiB."""
+    from redolab.hadr.service import MAX_CAPTURE_BYTES
     from redolab.probes.service import MAX_RESULT_IMPORT_BYTES
 
     def limit_for(path: str) -> int:
@@ -68,6 +72,8 @@ def body_limit(settings: Settings):
             return settings.max_upload_bytes
         if _RESULT_UPLOAD.search(path):
             return MAX_RESULT_IMPORT_BYTES + MIB
+        if _HADR_UPLOAD.search(path):
+            return MAX_CAPTURE_BYTES + MIB
         return SMALL_BODY_BYTES
 
     return limit_for
@@ -251,6 +257,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(redo_views.router)
     app.include_router(redo_api.router)
     app.include_router(planning_api.router)
+    app.include_router(hadr_views.router)
+    app.include_router(hadr_api.router)
     app.include_router(planning_views.router)
     app.mount("/static", StaticFiles(directory=FRONTEND_DIR / "static"), name="static")
     return app

@@ -2,7 +2,9 @@
 
 from redolab.auth.models import ApiToken, User
 from redolab.core.db import Base
+from redolab.disktest.models import DiskTest
 from redolab.environments.models import Credential, Environment, Host
+from redolab.hadr.models import HadrImport, HadrSample
 from redolab.jobs.models import Job
 from redolab.probes.models import Cluster, Run, RunEvent, Schedule, Sweep
 from redolab.redo.models import RedoImport, RedoRow
@@ -12,7 +14,10 @@ __all__ = [
     "Base",
     "Cluster",
     "Credential",
+    "DiskTest",
     "Environment",
+    "HadrImport",
+    "HadrSample",
     "Host",
     "Job",
     "RedoImport",

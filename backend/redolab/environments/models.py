@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import BigInteger, Boolean, Enum, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Enum,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from redolab.core.db import Base, TimestampMixin
+from redolab.core.db import Base, TimestampMixin, UTCDateTime
 
 
 class Platform(StrEnum):
@@ -164,6 +177,12 @@ class Host(TimestampMixin, Base):
     host_key_fingerprint: Mapped[str | None] = mapped_column(String(100))
     # An admin's permission for kernel-maximum sweeps to set tcp_rmem/tcp_wmem here by sysctl.
     allow_kernel_changes: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The log disk, from `redoprobe disk` at several write sizes: time = size / rate + overhead.
+    disk_rate_bytes_per_second: Mapped[float | None] = mapped_column(Float)
+    disk_overhead_seconds: Mapped[float | None] = mapped_column(Float)
+    disk_path: Mapped[str | None] = mapped_column(String(255))
+    disk_measured_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    disk_points: Mapped[list | None] = mapped_column(JSON)  # [{write_bytes, seconds_per_write, writes}]
 
     environment: Mapped[Environment] = relationship(back_populates="hosts")
     credential: Mapped[Credential | None] = relationship()

@@ -33,6 +33,7 @@ from redolab.environments.schemas import (
     HostCreate,
     HostUpdate,
 )
+from redolab.hadr.views import hadr_context
 from redolab.planning.views import plan_context, selection_from
 from redolab.probes.views import experiments_context
 from redolab.redo.views import history_context
@@ -155,6 +156,7 @@ def environment_page(request: Request, session, environment, *, status_code: int
         **experiments_context(session, environment, **forms),
         **_credentials_context(),
         **history_context(session, environment),
+        **hadr_context(session, environment),
         **plan_context(session, environment, selection_from(request)),
     }
     return render(request, "environments/detail.html", context, status_code=status_code)

@@ -77,6 +77,13 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
             job.status = JobStatus.failed
             job.finished_at = utcnow()
             runs = []
+            if job.disk_test_id is not None:
+                from redolab.disktest.models import DiskTest
+
+                test = session.get(DiskTest, job.disk_test_id)
+                if test is not None and test.status in ("queued", "running"):
+                    test.status, test.finished_at = "failed", utcnow()
+                    test.error = f"the worker running it ({job.worker_id}) stopped; the sizes measured so far are kept"
             if job.run_id is not None:
                 runs.append(session.get(Run, job.run_id))
             if job.sweep_id is not None:
@@ -133,7 +140,12 @@ class Worker:
                 last[0] = loop.time()
                 self._heartbeat(job.id)
 
-        if job.kind == "sweep":
+        if job.kind == "disk":
+            from redolab.disktest.service import DiskExecution
+
+            succeeded = await DiskExecution(self.sessions, self.secret_key, job.disk_test_id, heartbeat).execute()
+            status = RunStatus.succeeded if succeeded else RunStatus.failed
+        elif job.kind == "sweep":
             status = await SweepExecution(
                 self.sessions, self.secret_key, job.sweep_id, heartbeat=heartbeat, shutting_down=self.stopping.is_set
             ).execute()

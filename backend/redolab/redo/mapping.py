@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from redolab.redo.parsers import RedoInputError, Table
+from redolab.redo.parsers import RedoInputError, Table, db2
 from redolab.redo.values import DateColumn, parse_number
 
 MIB = 1024 * 1024
@@ -257,6 +257,10 @@ def _size_columns(mapping: dict[str, str]) -> tuple[str, float]:
 
 
 def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
+    if table.mapped is not None:  # a Db2 text format: its reader made the intervals
+        return table.mapped
+    if not mapping and db2.is_mon_get_transaction_log(table.headers):
+        return db2.mon_get_transaction_log(table)
     guessed = not mapping
     mapping = dict(mapping or guess_mapping(table.headers))
     found: list[str] = []

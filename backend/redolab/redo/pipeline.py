@@ -46,8 +46,10 @@ def read_sources(
     for source in sources:
         handle = None
         try:
-            table, handle = open_table(source.path, fmt)
-            mapped = map_table(table, mapping)
+            columns = dict(mapping or {})
+            pages = columns.pop("log_file_pages", None)  # Db2's LOGFILSIZ: an option, not a column
+            table, handle = open_table(source.path, fmt, log_file_pages=int(pages) if pages else None)
+            mapped = map_table(table, columns or None)
             reading.formats.append(table.format)
             reading.kinds.append(mapped.kind)
             reading.used.append(source.name)

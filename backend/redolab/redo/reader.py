@@ -13,13 +13,20 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import IO
 
-from redolab.redo.parsers import RedoInputError, Table
+from redolab.redo.parsers import RedoInputError, Table, db2
 from redolab.redo.parsers.awr_miner import looks_like_awr_miner, read_awr_miner
 from redolab.redo.parsers.awr_report import looks_like_awr_report, read_awr_report
 from redolab.redo.parsers.delimited import DELIMITERS, field_count, is_skippable, read_delimited, split_expression
 from redolab.redo.parsers.sqlplus import read_sqlplus, underline_at
 
-FORMATS = ("auto", "csv", "semicolon", "pipe", "tab", "sqlplus", "awr-report", "awr-miner")
+FORMATS = (
+    "auto", "csv", "semicolon", "pipe", "tab", "sqlplus", "awr-report", "awr-miner",
+    "db2-snapshot", "db2-archive-listing", "db2logscan",
+)  # fmt: skip
+DB2PD_HADR_HERE = (
+    "this is `db2pd -db DBNAME -hadr` output, HADR monitoring, not log history: import it under HADR monitoring "
+    "on the environment page (or POST /api/v1/environments/{id}/hadr)"
+)
 _DELIMITER_OF = {"csv": ",", "semicolon": ";", "pipe": "|", "tab": "\t"}
 _SAMPLE_LINES = 80
 _AGREEING_LINES = 10
@@ -30,8 +37,9 @@ def _text_stream(source: IO[bytes]) -> io.TextIOWrapper:
     return io.TextIOWrapper(source, encoding="utf-8-sig", errors="replace", newline="")
 
 
-def read_table(source: IO[bytes], fmt: str = "auto") -> Table:
-    """Detect (or take) the format and return the table; large delimited files stream."""
+def read_table(source: IO[bytes], fmt: str = "auto", *, log_file_pages: int | None = None) -> Table:
+    """Detect (or take) the format and return the table; large delimited files stream.
+    `log_file_pages`: Db2's LOGFILSIZ, for an archived log listing without file sizes."""
     if fmt not in FORMATS:
         raise RedoInputError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
     # Non-breaking spaces arrive with output pasted from web pages and mail. float(), int() and strip()
@@ -40,6 +48,15 @@ def read_table(source: IO[bytes], fmt: str = "auto") -> Table:
     sample = [line.replace("\xa0", " ") for line in islice(text, _SAMPLE_LINES)]
     lines = chain(sample, text)
     joined = "".join(sample)
+    found = db2.detect(joined) if fmt == "auto" else fmt if fmt.startswith("db2") else None
+    if found == "db2pd-hadr":
+        raise RedoInputError(DB2PD_HADR_HERE)
+    if found == "db2-snapshot":
+        return db2.read_snapshots(list(lines))
+    if found == "db2logscan":
+        return db2.read_logscan(list(lines))
+    if found == "db2-archive-listing":
+        return db2.read_listing(list(lines), log_file_pages)
     if fmt == "awr-miner" or (fmt == "auto" and looks_like_awr_miner(joined)):
         return read_awr_miner([line.replace("\xa0", " ") for line in lines])
     if fmt == "awr-report" or (fmt == "auto" and looks_like_awr_report(joined)):
@@ -115,10 +132,10 @@ def describe_unrecognised(sample: list[str]) -> str:
     )
 
 
-def open_table(path: Path, fmt: str = "auto") -> tuple[Table, IO[bytes]]:
+def open_table(path: Path, fmt: str = "auto", *, log_file_pages: int | None = None) -> tuple[Table, IO[bytes]]:
     handle = open(path, "rb")  # noqa: SIM115  (closed by the caller after streaming)
     try:
-        return read_table(handle, fmt), handle
+        return read_table(handle, fmt, log_file_pages=log_file_pages), handle
     except Exception:
         handle.close()
         raise

@@ -88,10 +88,23 @@ def discard_upload(upload_dir: Path, token: str) -> None:
     (upload_dir / f"{token}.name").unlink(missing_ok=True)
 
 
+LOG_FILE_PAGES = "log_file_pages"  # Db2's LOGFILSIZ, for an archived log listing without sizes
+MAX_LOG_FILE_PAGES = 67_108_864  # Db2 11.5's largest LOGFILSIZ (256 GiB files)
+
+
 def clean_mapping(mapping: dict | None) -> dict[str, str] | None:
     if not mapping:
         return None
-    return {field: column for field, column in mapping.items() if field in FIELDS and column}
+    cleaned = {field: column for field, column in mapping.items() if field in FIELDS and column}
+    pages = str(mapping.get(LOG_FILE_PAGES) or "").strip().replace(",", "")
+    if pages:
+        if not pages.isdigit() or not 1 <= int(pages) <= MAX_LOG_FILE_PAGES:
+            raise RedoInputError(
+                f"LOGFILSIZ '{pages}' is not a log file size in 4 KiB pages (a whole number from 1 to "
+                f"{MAX_LOG_FILE_PAGES:,}, as `db2 get db cfg` shows it)"
+            )
+        cleaned[LOG_FILE_PAGES] = pages
+    return cleaned or None
 
 
 # -- preview ------------------------------------------------------------------------------------
@@ -432,3 +445,15 @@ def environment_analysis(*, session: Session, environment: Environment) -> tuple
     )
     _cache[environment.id] = (signature, analysis, summary)
     return analysis, summary
+
+
+def environment_intervals(*, session: Session, environment: Environment) -> list[RedoInterval]:
+    """Every imported interval with a time span (a log or period present in two imports counts once)."""
+    query = (
+        select(*STORED_COLUMNS)
+        .join(RedoImport, RedoImport.id == RedoRow.import_id)
+        .where(RedoImport.environment_id == environment.id)
+        .order_by(RedoRow.import_id, RedoRow.id)
+    )
+    rows = (stored_interval(r) for r in session.execute(query).yield_per(10_000))
+    return [interval for interval in unique(rows, Counter()) if interval.rate is not None and interval.start]

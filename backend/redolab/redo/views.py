@@ -115,7 +115,10 @@ def _preview_response(request, session, environment, token, fmt, mapping, status
 
 
 def _mapping_from(form) -> dict:
-    return {field: str(form.get(f"map_{field}", "")) for field in FIELDS if form.get(f"map_{field}")}
+    mapping = {field: str(form.get(f"map_{field}", "")) for field in FIELDS if form.get(f"map_{field}")}
+    if str(form.get(service.LOG_FILE_PAGES) or "").strip():  # Db2's LOGFILSIZ, for a listing without sizes
+        mapping[service.LOG_FILE_PAGES] = str(form.get(service.LOG_FILE_PAGES)).strip()
+    return mapping
 
 
 @router.post("/environments/{environment_id}/redo/preview")

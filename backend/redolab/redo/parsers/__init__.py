@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 # Lines around a query's output that are never a heading nor a row, in SQL*Plus spools and the CSV
 # files written from them: "N rows selected.", prompts, echoed commands, errors, comments.
-FOOTER = re.compile(r"^\s*(\d+|no) rows? selected\.?\s*$", re.IGNORECASE)
+FOOTER = re.compile(r"^\s*(\d+|no) (rows?|record\(s\)) selected\.?\s*$", re.IGNORECASE)  # SQL*Plus, Db2 CLP
 NOISE = re.compile(
     r"^\s*(SQL>|SP2-|ORA-\d|Elapsed:|Connected|Disconnected|Session altered|PL/SQL procedure|--|REM\s|#|\d+\s+rows? )",
     re.IGNORECASE,
@@ -29,3 +30,4 @@ class Table:
     headers: list[str]
     rows: Iterator[tuple[int, list[str]]]  # (line number, values) lazily, for large files
     notes: list[str] = field(default_factory=list)
+    mapped: Any = None  # a redo.mapping.Mapped already made, for text formats that are no column table (Db2)

@@ -1,0 +1,142 @@
+"""JSON API: Db2 HADR monitoring imports, the hadrCalculator view, and disk tests."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from fastapi import APIRouter, Depends, Request, UploadFile, status
+from fastapi.responses import Response
+
+from redolab.core.deps import ApiOperator, SessionDep, current_api_user
+from redolab.core.errors import FieldError
+from redolab.disktest.service import (
+    DiskTestCreate,
+    create_disk_test,
+    disk_test_json,
+    get_disk_test,
+    list_disk_tests,
+)
+from redolab.environments.service import get_environment
+from redolab.hadr import service
+
+router = APIRouter(prefix="/api/v1/environments", tags=["hadr"], dependencies=[Depends(current_api_user)])
+
+
+def import_json(record) -> dict:
+    return {
+        "id": record.id, "filename": record.filename, "sha256": record.sha256, "layouts": record.layouts,
+        "captures": record.captures, "notes": record.notes, "time_zone": record.time_zone,
+        "first_time": record.first_time.isoformat() if record.first_time else None,
+        "last_time": record.last_time.isoformat() if record.last_time else None,
+        "imported_by": record.imported_by, "created_at": record.created_at.isoformat(),
+    }  # fmt: skip
+
+
+@router.post("/{environment_id}/hadr/captures", status_code=status.HTTP_201_CREATED)
+async def upload_captures(session: SessionDep, user: ApiOperator, environment_id: int, file: UploadFile) -> dict:
+    """Import a file of `db2pd -db DBNAME -hadr` captures (both layouts), all or nothing."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    if not file.filename:
+        raise FieldError("file", "Send the db2pd output as `file` (multipart).", 422)
+    with tempfile.TemporaryDirectory(prefix="redolab-hadr-") as workdir:
+        path = Path(workdir) / "captures"
+        with open(path, "wb") as target:
+            while chunk := await file.read(1024 * 1024):
+                target.write(chunk)
+        record = service.import_captures(
+            session=session, environment=environment, path=path, filename=file.filename, imported_by=user.username
+        )
+    return import_json(record)
+
+
+@router.get("/{environment_id}/hadr")
+def read_monitoring(session: SessionDep, environment_id: int) -> dict:
+    """Every imported capture, the primary's log generation rate, congestion and its diagnosis."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    imports = service.list_hadr_imports(session=session, environment=environment)
+    monitoring = service.monitoring(session=session, environment=environment)
+    return {"imports": [import_json(i) for i in imports], "monitoring": monitoring.to_json() if monitoring else None}
+
+
+@router.delete("/{environment_id}/hadr/imports/{import_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_captures(session: SessionDep, user: ApiOperator, environment_id: int, import_id: int) -> Response:
+    environment = get_environment(session=session, environment_id=environment_id)
+    service.delete_hadr_import(
+        session=session, record=service.get_hadr_import(session=session, environment=environment, import_id=import_id)
+    )
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+def calculator_json(calculator, inputs) -> dict:
+    if calculator is None:
+        return {"complete": False, "missing": inputs.missing}
+    mode, why = calculator.advice()
+    return {
+        "complete": True,
+        "network": {
+            "bytes_per_second": calculator.network.rate_bytes_per_second,
+            "rtt_seconds": calculator.network.rtt_seconds,
+            "basis": inputs.network_basis,
+        },
+        "primary_disk": {
+            "bytes_per_second": calculator.primary.rate_bytes_per_second,
+            "overhead_seconds": calculator.primary.overhead_seconds,
+            "basis": inputs.primary_basis,
+        },
+        "standby_disk": {
+            "bytes_per_second": calculator.standby.rate_bytes_per_second,
+            "overhead_seconds": calculator.standby.overhead_seconds,
+            "basis": inputs.standby_basis,
+        },
+        "flush_basis": calculator.flush_basis,
+        "intervals_above_limit": calculator.exceeded,
+        "worst_rate_over_limit": calculator.worst,
+        "hadr_syncmode": {"value": mode, "why": why},
+        "intervals": [
+            {
+                "start": row.start.isoformat() if row.start else None,
+                "end": row.end.isoformat() if row.end else None,
+                "member": row.member,
+                "log_bytes_per_second": row.rate_bytes_per_second,
+                "flush_bytes": row.flush_bytes,
+                "limits_bytes_per_second": row.limits,
+                "levels": {m: {"words": words, "marks": marks} for m, (words, marks) in row.levels.items()},
+            }
+            for row in calculator.rows
+        ],
+    }
+
+
+@router.get("/{environment_id}/hadr-calculator")
+def read_calculator(session: SessionDep, environment_id: int) -> dict:
+    """For every interval of the log history, the rate each sync mode sustains with the measured
+    network and disks, and whether the workload exceeded it; or what is missing to compute it."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    calculator, inputs = service.environment_calculator(session=session, environment=environment)
+    return calculator_json(calculator, inputs)
+
+
+@router.post("/{environment_id}/disk-tests", status_code=status.HTTP_202_ACCEPTED)
+def start_disk_test(
+    request: Request, session: SessionDep, user: ApiOperator, environment_id: int, body: DiskTestCreate
+) -> dict:
+    """Queue `redoprobe disk` on a host at two or more write sizes; the fit is stored on the host."""
+    from redolab.jobs.worker import wake_local_worker
+
+    environment = get_environment(session=session, environment_id=environment_id)
+    test = create_disk_test(session=session, environment=environment, test_in=body, requested_by=user.username)
+    wake_local_worker(request.app)
+    return disk_test_json(test)
+
+
+@router.get("/{environment_id}/disk-tests")
+def read_disk_tests(session: SessionDep, environment_id: int) -> list[dict]:
+    environment = get_environment(session=session, environment_id=environment_id)
+    return [disk_test_json(test) for test in list_disk_tests(session=session, environment=environment)]
+
+
+@router.get("/{environment_id}/disk-tests/{test_id}")
+def read_disk_test(session: SessionDep, environment_id: int, test_id: int) -> dict:
+    environment = get_environment(session=session, environment_id=environment_id)
+    return disk_test_json(get_disk_test(session=session, environment=environment, test_id=test_id))

@@ -1,0 +1,226 @@
+"""`db2pd -db DBNAME -hadr` output, captured repeatedly into one file (pure).
+
+Seed 001's loop appends one capture of the primary and one of the standby every few seconds. Two
+layouts exist, and one file may hold either:
+- before 10.1: "Database Partition 0 -- Database RAKI -- Active -- Up ... -- Date 2012-04-13-14.45.17.920125",
+  then headings with their values on the next line: `Role State SyncMode HeartBeatsMissed
+  LogGapRunAvg (bytes)`, `ConnectStatus ConnectTime Timeout`, `PrimaryFile PrimaryPg PrimaryLSN`,
+  `StandByFile StandByPg StandByLSN StandByRcvBufUsed` (the LSN is the byte offset in the log stream);
+- 10.1 and later: "Database Member 0 -- Database HADRDB -- Active -- Up ... -- Date 06/08/2011 13:57:23",
+  then `NAME = value` lines, one block per standby starting at HADR_ROLE:
+  HADR_STATE, HADR_SYNCMODE, HADR_CONNECT_STATUS, HADR_LOG_GAP(bytes), PRIMARY_LOG_FILE,PAGE,POS,
+  STANDBY_LOG_FILE,PAGE,POS, STANDBY_RECV_BUF_SIZE(pages), STANDBY_RECV_BUF_PERCENT, ...
+
+Every capture becomes one Sample per HADR pair it shows. Lines of other tools between captures
+(the seed's "#####" separators, "Collecting stats 3") are passed over and counted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from redolab.redo.parsers import RedoInputError
+from redolab.redo.parsers.db2 import db2_time
+
+PAGE_BYTES = 4096
+_HEADER = re.compile(
+    r"^\s*Database (?P<kind>Partition|Member) (?P<member>\d+) -- Database (?P<db>\S+) -- (?P<status>[^-]+?)"
+    r"(?: -- Up [^-]*?)?(?: -- Date (?P<date>.+?))?\s*$"
+)
+_DATE_ONLY = re.compile(r"^\s*-- Date (?P<date>.+?)\s*$")
+_KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Z][A-Z0-9_,()]*(?:\([a-z]+\))?)\s*=\s*(?P<value>.*?)\s*$")
+_PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%?$")
+
+
+@dataclass
+class Sample:
+    line: int
+    at: datetime
+    member: int
+    database: str
+    role: str  # PRIMARY / STANDBY
+    state: str | None = None  # PEER, REMOTE_CATCHUP, ...
+    sync_mode: str | None = None
+    connect_status: str | None = None  # CONNECTED, CONGESTED, DISCONNECTED
+    heartbeats_missed: int | None = None
+    log_gap_bytes: float | None = None
+    recv_buf_percent: float | None = None
+    recv_buf_pages: int | None = None
+    primary_file: str | None = None
+    primary_position: int | None = None  # bytes into the log stream
+    standby_file: str | None = None
+    standby_position: int | None = None
+    standby_id: int | None = None
+    layout: str = ""
+
+
+@dataclass
+class Parsed:
+    samples: list[Sample] = field(default_factory=list)
+    layouts: set[str] = field(default_factory=set)
+    passed_over: int = 0
+
+
+def _upper(text: str | None) -> str | None:
+    return text.strip().upper().replace(" ", "_") if text and text.strip() else None
+
+
+def _int(text: str, where: str, what: str) -> int:
+    cleaned = text.strip()
+    try:
+        value = int(cleaned, 16) if cleaned.lower().startswith("0x") else int(cleaned.replace(",", ""))
+    except ValueError:
+        raise RedoInputError(f"{where}: '{cleaned}' is not {what}") from None
+    if value < 0:
+        raise RedoInputError(f"{where}: '{cleaned}' is negative; {what} cannot be")
+    return value
+
+
+def _percent(text: str, where: str) -> float | None:
+    cleaned = text.strip()
+    if not cleaned or cleaned.upper() == "NULL":
+        return None
+    match = _PERCENT.match(cleaned)
+    if not match or float(match.group(1)) > 100:
+        raise RedoInputError(f"{where}: '{cleaned}' is not a percentage (0 to 100)")
+    return float(match.group(1))
+
+
+def parse(lines: list[str]) -> Parsed:
+    """Every capture in the file; the first malformed value stops everything, naming its line."""
+    parsed = Parsed()
+    header: dict | None = None  # the current capture's member, database and time
+    current: Sample | None = None
+    pending_heading: tuple[int, list[str]] | None = None
+    texts = [raw.rstrip("\r\n").replace("\xa0", " ") for raw in lines]
+
+    def finish() -> None:
+        nonlocal current
+        if current is not None:
+            parsed.samples.append(current)
+        current = None
+
+    for number, line in enumerate(texts, 1):
+        stripped = line.strip()
+        match = _HEADER.match(line)
+        if match:
+            finish()
+            header = {"member": int(match["member"]), "db": match["db"], "line": number, "date": match["date"]}
+            continue
+        date_only = _DATE_ONLY.match(line)
+        if date_only and header is not None and header["date"] is None:
+            header["date"] = date_only["date"]
+            continue
+        if header is None:
+            parsed.passed_over += bool(stripped)
+            continue
+        where = f"line {number}"
+        # -- 10.1+: NAME = value ----------------------------------------------------------------
+        kv = _KEY_VALUE.match(line)
+        if kv and "=" in line:
+            key, value = kv["key"], kv["value"]
+            if key == "HADR_ROLE":
+                finish()
+                current = _new(header, number, value, "10.1+")
+                parsed.layouts.add("10.1+")
+                continue
+            if current is None:
+                continue
+            _apply_key(current, key, value, where)
+            continue
+        # -- before 10.1: headings, then values on the next line -------------------------------------
+        if stripped == "HADR Information:":
+            finish()
+            pending_heading = None
+            parsed.layouts.add("before 10.1")
+            continue
+        words = stripped.split()
+        if words and words[0] in ("Role", "ConnectStatus", "PrimaryFile", "StandByFile", "LocalHost", "RemoteHost"):
+            pending_heading = (number, words)
+            continue
+        if pending_heading is not None and stripped:
+            heading = pending_heading[1]
+            pending_heading = None
+            if heading[0] == "Role":
+                finish()
+                current = _new(header, number, words[0], "before 10.1")
+                _old_role_line(current, words, where)
+            elif current is not None:
+                _old_values(current, heading, stripped, words, where)
+            continue
+        if stripped.startswith("#") or stripped.startswith("Collecting stats"):
+            parsed.passed_over += 1  # the seed loop's separators between captures
+    finish()
+    if not parsed.samples:
+        raise RedoInputError(
+            "no db2pd -hadr capture was found: expected 'Database Member 0 -- Database NAME -- ... -- Date ...' "
+            "followed by HADR_ROLE = ... lines (10.1 and later), or 'HADR Information:' with a Role/State table "
+            "(before 10.1)"
+        )
+    return parsed
+
+
+def _new(header: dict, number: int, role: str, layout: str) -> Sample:
+    if not header.get("date"):
+        raise RedoInputError(
+            f"line {header['line']}: the capture has no '-- Date ...' after its database line, so it cannot be "
+            "placed in time; capture the whole db2pd output"
+        )
+    at = db2_time(header["date"], f"line {header['line']}, Date")
+    return Sample(line=number, at=at, member=header["member"], database=header["db"], role=_upper(role) or "",
+                  layout=layout)  # fmt: skip
+
+
+def _apply_key(sample: Sample, key: str, value: str, where: str) -> None:
+    value = value.strip()
+    if key == "HADR_STATE":
+        sample.state = _upper(value)
+    elif key == "HADR_SYNCMODE":
+        sample.sync_mode = _upper(value)
+    elif key == "HADR_CONNECT_STATUS":
+        sample.connect_status = _upper(value.split()[0] if value else "")
+    elif key == "HEARTBEAT_MISSED":
+        sample.heartbeats_missed = _int(value, f"{where}, {key}", "a count")
+    elif key == "HADR_LOG_GAP(bytes)":
+        sample.log_gap_bytes = float(_int(value, f"{where}, {key}", "a number of bytes"))
+    elif key == "STANDBY_RECV_BUF_PERCENT":
+        sample.recv_buf_percent = _percent(value, f"{where}, {key}")
+    elif key == "STANDBY_RECV_BUF_SIZE(pages)":
+        sample.recv_buf_pages = _int(value, f"{where}, {key}", "a number of pages")
+    elif key == "STANDBY_ID":
+        sample.standby_id = _int(value, f"{where}, {key}", "a standby number")
+    elif key in ("PRIMARY_LOG_FILE,PAGE,POS", "STANDBY_LOG_FILE,PAGE,POS"):
+        parts = [part.strip() for part in value.split(",")]
+        if len(parts) != 3:
+            raise RedoInputError(f"{where}, {key}: '{value}' is not 'S0000012.LOG, page, position'")
+        position = _int(parts[2], f"{where}, {key}", "a log position in bytes")
+        if key.startswith("PRIMARY"):
+            sample.primary_file, sample.primary_position = parts[0], position
+        else:
+            sample.standby_file, sample.standby_position = parts[0], position
+
+
+def _old_role_line(sample: Sample, words: list[str], where: str) -> None:
+    # Role State SyncMode HeartBeatsMissed LogGapRunAvg (bytes): "Primary Peer Async 0 0"
+    if len(words) < 5:
+        raise RedoInputError(
+            f"{where}: '{' '.join(words)}' is not Role, State, SyncMode, HeartBeatsMissed, LogGapRunAvg"
+        )
+    sample.state, sample.sync_mode = _upper(words[1]), _upper(words[2])
+    sample.heartbeats_missed = _int(words[3], f"{where}, HeartBeatsMissed", "a count")
+    sample.log_gap_bytes = float(_int(words[4], f"{where}, LogGapRunAvg", "a number of bytes"))
+
+
+def _old_values(sample: Sample, heading: list[str], stripped: str, words: list[str], where: str) -> None:
+    if heading[0] == "ConnectStatus":
+        sample.connect_status = _upper(words[0])
+    elif heading[0] == "PrimaryFile" and len(words) >= 3:
+        sample.primary_file = words[0]
+        sample.primary_position = _int(words[2], f"{where}, PrimaryLSN", "a log position")
+    elif heading[0] == "StandByFile" and len(words) >= 3:
+        sample.standby_file = words[0]
+        sample.standby_position = _int(words[2], f"{where}, StandByLSN", "a log position")
+        if "StandByRcvBufUsed" in heading and len(words) >= 4:
+            sample.recv_buf_percent = _percent(words[3], f"{where}, StandByRcvBufUsed")

@@ -1,0 +1,58 @@
+"""Imported HADR monitoring: one row per db2pd capture file, one per capture and HADR pair."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from redolab.core.db import Base, UTCDateTime, utcnow
+
+
+class HadrImport(Base):
+    __tablename__ = "hadr_imports"
+    __table_args__ = (UniqueConstraint("environment_id", "sha256"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    filename: Mapped[str] = mapped_column(String(255))
+    sha256: Mapped[str] = mapped_column(String(64))
+    layouts: Mapped[list] = mapped_column(JSON)  # "before 10.1", "10.1+"
+    captures: Mapped[int] = mapped_column(Integer)
+    notes: Mapped[list] = mapped_column(JSON)
+    time_zone: Mapped[str] = mapped_column(String(64))
+    first_time: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    last_time: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    imported_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    samples: Mapped[list[HadrSample]] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, order_by="HadrSample.at_epoch_seconds"
+    )
+
+
+class HadrSample(Base):
+    """One HADR pair as one capture showed it (db2pd -hadr)."""
+
+    __tablename__ = "hadr_samples"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    import_id: Mapped[int] = mapped_column(ForeignKey("hadr_imports.id", ondelete="CASCADE"), index=True)
+    line: Mapped[int] = mapped_column(Integer)
+    at_epoch_seconds: Mapped[float] = mapped_column(Float)  # UTC
+    member: Mapped[int] = mapped_column(Integer)
+    database: Mapped[str] = mapped_column(String(64))
+    role: Mapped[str] = mapped_column(String(20))
+    state: Mapped[str | None] = mapped_column(String(30))
+    sync_mode: Mapped[str | None] = mapped_column(String(20))
+    connect_status: Mapped[str | None] = mapped_column(String(20))
+    heartbeats_missed: Mapped[int | None] = mapped_column(Integer)
+    log_gap_bytes: Mapped[float | None] = mapped_column(Float)
+    recv_buf_percent: Mapped[float | None] = mapped_column(Float)
+    recv_buf_pages: Mapped[int | None] = mapped_column(Integer)
+    primary_file: Mapped[str | None] = mapped_column(String(20))
+    primary_position: Mapped[int | None] = mapped_column(BigInteger)
+    standby_file: Mapped[str | None] = mapped_column(String(20))
+    standby_position: Mapped[int | None] = mapped_column(BigInteger)
+    standby_id: Mapped[int | None] = mapped_column(Integer)

@@ -1,0 +1,170 @@
+"""Db2 log history in the shapes Db2 writes it: MON_GET_TRANSACTION_LOG captures (CLP output, CSV),
+`db2 get snapshot for database`, archived log listings (ls -lR of a pureScale archive, find -printf)
+and db2logscan rate lines. Rates are hand-computed from the fixtures' numbers."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import func, select
+
+from redolab.redo import service
+from redolab.redo.archive import Source
+from redolab.redo.models import RedoImport, RedoRow
+from redolab.redo.parsers import RedoInputError
+from redolab.redo.pipeline import Reading, read_sources
+from tests.factories import make_environment
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"
+MIB = 1024 * 1024
+
+
+def read(path: Path, mapping: dict | None = None, name: str | None = None):
+    reading = Reading()
+    intervals = list(read_sources([Source(path, name or path.name)], reading=reading, mapping=mapping))
+    return intervals, reading
+
+
+def by_member(intervals):
+    found: dict[int, list] = {}
+    for interval in sorted(intervals, key=lambda i: (i.thread, i.start)):
+        found.setdefault(interval.thread, []).append(interval)
+    return found
+
+
+def test_mon_get_transaction_log_clp_output_two_members_and_a_restart():
+    """CLP output (CRLF, a heading and '2 record(s) selected.' per capture) of a 2-member pureScale
+    database; member 1 restarted between 10:10 and 10:15: that interval is named and left out."""
+    intervals, reading = read(FIXTURES / "mon_get_transaction_log_clp.txt")
+    members = by_member(intervals)
+    # member 0: 76,800 pages (4 KiB) in 300 s = 1 MiB/s; then 153,600 pages = 2 MiB/s
+    assert [i.rate for i in members[0]] == [MIB, 2 * MIB, MIB, MIB]
+    assert [i.bytes / i.writes for i in members[0]] == [16 * 4096, 32 * 4096, 16 * 4096, 16 * 4096]  # flush size
+    # member 1: 38,400 pages in 300 s = 0.5 MiB/s twice; the reset interval is not a rate; then 1 MiB/s
+    assert [i.rate for i in members[1]] == [MIB / 2, MIB / 2, MIB]
+    assert [i.start.strftime("%H:%M") for i in members[1]] == ["10:00", "10:05", "10:15"]
+    assert reading.kinds == ["db2-log-counters"]
+    assert any("member 1: the counters went down between line 21 and line 29" in n for n in reading.notes)
+    # LOG_WRITE_TIME / NUM_LOG_WRITE_IO: (143,000 - 120,000) ms over 19,200 writes
+    assert any("Member 0: 1.198 ms per log write" in n for n in reading.notes)
+
+
+def test_mon_get_transaction_log_as_csv_with_other_columns_named():
+    text = (
+        '"SNAPSHOT_TIME","MEMBER","TOTAL_LOG_USED","LOG_WRITES","NUM_LOG_WRITE_IO"\n'
+        '"2026-11-20-10.00.00.000000",0,1000,500000,1000\n'
+        '"2026-11-20-10.01.00.000000",0,2000,515360,1960\n'
+    )
+    path = Path(__import__("tempfile").mkdtemp()) / "mon.csv"
+    path.write_text(text)
+    intervals, reading = read(path)
+    assert [i.rate for i in intervals] == [15_360 * 4096 / 60]  # 1 MiB/s
+    assert reading.ignored == {"mon.csv": ["TOTAL_LOG_USED"]}
+
+
+def test_database_snapshots_give_rates_and_write_time():
+    intervals, reading = read(FIXTURES / "db2_snapshot_database.txt")
+    assert [i.rate for i in intervals] == [MIB, MIB]  # 15,360 pages a minute
+    assert [i.writes for i in intervals] == [960, 960]
+    assert reading.formats == ["db2-snapshot"]
+    assert any("1.200 ms per log write" in n for n in reading.notes)  # 1.152 s over 960 writes
+
+
+def test_purescale_archive_listing_gives_a_rate_per_file_per_stream():
+    intervals, reading = read(FIXTURES / "archive_listing_purescale_ls_lR.txt")
+    members = by_member(intervals)
+    size = 314_580_992  # (76,800 + 2) pages, as listed
+    assert [i.sequence for i in members[0]] == [121, 122, 123]
+    assert [i.rate for i in members[0]] == [size / 300, size / 150, 157_294_592 / 300]
+    assert [i.rate for i in members[1]] == [size / 600, size / 600]
+    assert members[0][0].start.utcoffset().total_seconds() == 3600  # --time-style=full-iso's +0100 is kept
+    assert any("7 archived log files of member(s) 0, 1" in n for n in reading.notes)
+
+
+def test_listing_without_sizes_needs_logfilsiz():
+    with pytest.raises(RedoInputError, match=r"archive_listing_find_printf.txt: line 1: the listing has no file sizes"):
+        read(FIXTURES / "archive_listing_find_printf.txt")
+    intervals, reading = read(FIXTURES / "archive_listing_find_printf.txt", {"log_file_pages": "76800"})
+    assert [i.rate for i in intervals] == [76_800 * 4096 / 300] * 2
+    assert any("follow a gap in the sequence" in w for w in reading.warnings)  # S0000123.LOG is missing
+
+
+def test_db2logscan_rate_lines():
+    intervals, reading = read(FIXTURES / "db2logscan_rate.txt")
+    assert [i.rate for i in intervals] == [7.307e6, 12e6, 2.048e6]  # MB = 10^6 bytes in IBM's HADR tools
+    assert [round(i.bytes / i.writes) for i in intervals] == [round(17.6 * 4096), 32 * 4096, 8 * 4096]
+    assert intervals[0].start.strftime("%H:%M") == "10:00" and intervals[0].end.strftime("%H:%M") == "10:01"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "SNAPSHOT_TIME,MEMBER,LOG_WRITES\n2026-11-20-10.00.00,0,5\n2026-31-20-10.05.00,0,9\n",
+            r"line 3, SNAPSHOT_TIME: '2026-31-20-10.05.00' is not a time Db2 writes",
+        ),
+        (
+            "SNAPSHOT_TIME,MEMBER,LOG_WRITES\n2026-11-20-10.00.00,0,5\n2026-11-20-10.00.00,0,9\n",
+            r"line 3: member 0's capture at 2026-11-20 10:00:00 is not later than the one on line 2",
+        ),
+        (
+            "SNAPSHOT_TIME,MEMBER,LOG_WRITES\n2026-11-20-10.00.00,0,5\n2026-11-20-10.00.01,0,500000000000\n",
+            r"line 3: .* is more than 1 TB/s",
+        ),
+        ("SNAPSHOT_TIME,MEMBER,LOG_WRITES\n2026-11-20-10.00.00,0,5\n", r"only one capture per member"),
+        ("MEMBER,LOG_WRITES\n0,5\n0,9\n", r"MON_GET_TRANSACTION_LOG rows without a capture time"),
+    ],
+)
+def test_bad_counter_files_name_the_line(tmp_path, text, message):
+    path = tmp_path / "mon.csv"
+    path.write_text(text)
+    with pytest.raises(RedoInputError, match=message):
+        read(path)
+
+
+def test_db2pd_output_given_as_history_says_where_it_goes(tmp_path):
+    with pytest.raises(RedoInputError, match=r"db2pd -db DBNAME -hadr.*import it under HADR monitoring"):
+        read(FIXTURES / "db2pd_hadr_101.txt")
+
+
+def test_a_db2_import_is_stored_all_or_nothing(session, tmp_path):
+    environment = make_environment(session, platform="hadr", transport_mode="NEARSYNC")
+    record = service.import_file(
+        session=session, environment=environment, path=FIXTURES / "mon_get_transaction_log_clp.txt",
+        filename="mon.txt", imported_by="alice",
+    )  # fmt: skip
+    assert (record.kind, record.rows_kept, record.threads) == ("db2-log-counters", 7, [0, 1])
+    bad = tmp_path / "bad.txt"
+    bad.write_text((FIXTURES / "db2_snapshot_database.txt").read_text().replace("= 2030720", "= 20x30720"))
+    with pytest.raises(RedoInputError, match=r"bad.txt: line \d+, Log pages written: '20x30720' is not a number"):
+        service.import_file(session=session, environment=environment, path=bad, filename="bad.txt", imported_by="a")
+    assert session.scalar(select(func.count()).select_from(RedoImport)) == 1
+    assert session.scalar(select(func.count()).select_from(RedoRow)) == 7
+
+
+_FILES = sorted(p for p in FIXTURES.iterdir() if not p.name.startswith("db2pd"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    index=st.integers(0, len(_FILES) - 1),
+    cut=st.integers(0, 4000),
+    junk=st.text(alphabet=st.sampled_from("0123456789-.:,= SLOG/\n#x%"), max_size=40),
+)
+def test_no_db2_reader_raises_anything_but_an_input_error(tmp_path, index, cut, junk):
+    """Property: a Db2 file cut short or with junk spliced in either reads or is refused with a
+    message (RedoInputError), never another exception."""
+    text = _FILES[index].read_text()
+    cut = cut % (len(text) + 1)
+    path = tmp_path / f"mutated-{index}.txt"
+    path.write_text(text[:cut] + junk + text[cut:])
+    try:
+        intervals, _ = read(path, {"log_file_pages": "76800"})
+    except RedoInputError as error:
+        assert str(error)
+        return
+    for interval in intervals:
+        assert interval.bytes >= 0 and (interval.rate is None or interval.rate <= 1e12)
+    assert Counter(i.kind for i in intervals)  # what was read is there
