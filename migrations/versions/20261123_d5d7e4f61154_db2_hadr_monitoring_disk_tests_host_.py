@@ -12,7 +12,6 @@ from alembic import op
 
 import redolab.core.db
 
-
 revision: str = "d5d7e4f61154"
 down_revision: str | None = "8201bf408d24"
 branch_labels: str | Sequence[str] | None = None

@@ -23,7 +23,12 @@ def test_the_seeds_db2pd_output_before_10_1_parses():
     """The two captures seed 001 prints (primary and standby, indented as in the article)."""
     parsed = db2pd.parse((FIXTURES / "db2pd_hadr_seed001.txt").read_text().splitlines())
     primary, standby = parsed.samples
-    assert (primary.role, primary.state, primary.sync_mode, primary.connect_status) == ("PRIMARY", "PEER", "ASYNC", "CONNECTED")
+    assert (primary.role, primary.state, primary.sync_mode, primary.connect_status) == (
+        "PRIMARY",
+        "PEER",
+        "ASYNC",
+        "CONNECTED",
+    )
     assert primary.primary_position == 0x0A329BF2 and primary.at.isoformat().startswith("2012-04-13T14:45:17.920125")
     assert (standby.role, standby.recv_buf_percent) == ("STANDBY", 0.0)
 
@@ -62,7 +67,11 @@ def test_10_1_layout_with_two_standbys(session):
 def test_a_bad_capture_imports_nothing_and_names_the_line(session, tmp_path):
     environment = make_environment(session, platform="hadr", transport_mode="ASYNC")
     bad = tmp_path / "pd.txt"
-    text = (FIXTURES / "db2pd_hadr_101.txt").read_text().replace("STANDBY_RECV_BUF_PERCENT = 97", "STANDBY_RECV_BUF_PERCENT = 970")
+    text = (
+        (FIXTURES / "db2pd_hadr_101.txt")
+        .read_text()
+        .replace("STANDBY_RECV_BUF_PERCENT = 97", "STANDBY_RECV_BUF_PERCENT = 970")
+    )
     bad.write_text(text)
     from redolab.core.errors import FieldError
 
@@ -112,8 +121,16 @@ def test_levels_and_advice():
 
     start = datetime(2026, 11, 20, tzinfo=UTC)
     intervals = [
-        RedoInterval(line=1, thread=0, start=start, end=start + timedelta(seconds=60), seconds=None,
-                     bytes=rate * 60, kind="snapshot", writes=rate * 60 / 65536)  # fmt: skip
+        RedoInterval(
+            line=1,
+            thread=0,
+            start=start,
+            end=start + timedelta(seconds=60),
+            seconds=None,
+            bytes=rate * 60,
+            kind="snapshot",
+            writes=rate * 60 / 65536,
+        )
         for rate in (1 * MB, 5 * MB)
     ]
     calculator = calculate(intervals, network=network, primary=disk, standby=disk)

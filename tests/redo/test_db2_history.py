@@ -92,7 +92,7 @@ def test_listing_without_sizes_needs_logfilsiz():
 
 
 def test_db2logscan_rate_lines():
-    intervals, reading = read(FIXTURES / "db2logscan_rate.txt")
+    intervals, _ = read(FIXTURES / "db2logscan_rate.txt")
     assert [i.rate for i in intervals] == [7.307e6, 12e6, 2.048e6]  # MB = 10^6 bytes in IBM's HADR tools
     assert [round(i.bytes / i.writes) for i in intervals] == [round(17.6 * 4096), 32 * 4096, 8 * 4096]
     assert intervals[0].start.strftime("%H:%M") == "10:00" and intervals[0].end.strftime("%H:%M") == "10:01"

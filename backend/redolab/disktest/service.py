@@ -128,9 +128,10 @@ class DiskExecution:
         with self.sessions() as session:
             test = session.get(DiskTest, self.test_id)
             host = session.get(Host, test.host_id)
+            credential = host.credential  # loaded now: the connection reads it after the session closes
             session.expunge(host)
-            if host.credential is not None:
-                session.expunge(host.credential)
+            if credential is not None:
+                session.expunge(credential)
             sizes, seconds, path = list(test.write_sizes), test.seconds_per_size, test.path
         self._store(status="running")
         points: list[dict] = []

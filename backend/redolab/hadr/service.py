@@ -327,3 +327,22 @@ def environment_calculator(*, session: Session, environment: Environment):
     if inputs.missing:
         return None, inputs
     return calculate(intervals, network=inputs.network, primary=inputs.primary, standby=inputs.standby), inputs
+
+
+def hadr_settings(*, session: Session, environment: Environment, requirement) -> dict:
+    """Db2 settings from the data (for the plan's settings): DB2_HADR_BUF_SIZE from the largest log gap
+    seen or a second of the peak log rate, HADR_SYNCMODE from the calculator when it can be computed."""
+    from redolab.planning.hadr import receive_buffer_pages
+
+    watched = monitoring(session=session, environment=environment)
+    calculator, _ = environment_calculator(session=session, environment=environment)
+    peak = requirement.summed_peak_bytes_per_second if requirement is not None else None
+    gap = watched.peak_log_gap_bytes if watched else None
+    if peak is None and watched is not None:
+        peak = watched.peak_rate_bytes_per_second
+    buffer = None
+    if gap or peak:
+        buffer = receive_buffer_pages(
+            peak_log_gap_bytes=gap, peak_rate_bytes_per_second=peak, headroom_ratio=environment.headroom_percent / 100
+        )
+    return {"hadr_buffer": buffer, "hadr_syncmode": calculator.advice() if calculator else None}

@@ -17,7 +17,7 @@ from redolab.core.templating import render
 from redolab.disktest.service import DiskTestCreate, create_disk_test, list_disk_tests
 from redolab.environments.service import get_environment
 from redolab.hadr import service
-from redolab.planning.hadr import MODES, receive_buffer_pages
+from redolab.planning.hadr import MODES
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 TABLE_ROWS = 50
@@ -49,19 +49,6 @@ def hadr_context(session, environment) -> dict:
             "calculator_figure": calculator_figure(calculator, zone),
         },
     }
-
-
-def hadr_settings(session, environment, requirement) -> dict:
-    """HADR_SYNCMODE and DB2_HADR_BUF_SIZE from the data, when there is data (for the settings card)."""
-    monitoring = service.monitoring(session=session, environment=environment)
-    calculator, _ = service.environment_calculator(session=session, environment=environment)
-    peak = requirement.summed_peak_bytes_per_second if requirement is not None else None
-    pages, why = receive_buffer_pages(
-        peak_log_gap_bytes=monitoring.peak_log_gap_bytes if monitoring else None,
-        peak_rate_bytes_per_second=peak or (monitoring.peak_rate_bytes_per_second if monitoring else None),
-        headroom_ratio=environment.headroom_percent / 100,
-    )
-    return {"syncmode": calculator.advice() if calculator else None, "buffer_pages": pages, "buffer_why": why}
 
 
 def _error(message: str, status_code: int = 422) -> HTMLResponse:

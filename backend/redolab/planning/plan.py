@@ -22,6 +22,7 @@ from redolab.probes.parser import RunMetrics
 
 # Statuses a card can have, from best to worst; the page colours them.
 PASS, INFO, WARN, PARTIAL, MISSING, FAIL = "pass", "info", "warn", "partial", "missing", "fail"
+DEFAULT_WRITE_BYTES = 16 * 4096  # simhadr's default flush: stands in when no average write is known
 NOMINAL = "nominal link rate (not measured)"
 
 
@@ -169,6 +170,16 @@ class Facts:
     link_rtt_seconds: float | None
     data_interface: str | None = None
     time_zone: str = "UTC"
+    standby_disk: DiskFact | None = None  # the standby's fitted log disk (a disk test)
+    hadr_buffer: tuple[int, str] | None = None  # DB2_HADR_BUF_SIZE pages and why, from the data
+    hadr_syncmode: tuple[str, str] | None = None  # the calculator's advice
+
+
+@dataclass(frozen=True)
+class DiskFact:
+    rate_bytes_per_second: float
+    overhead_seconds: float
+    label: str  # host and directory
 
 
 def _rate(bytes_per_second: float) -> str:
@@ -628,10 +639,11 @@ class _Planner:
         stream = _best(self.single.values())
         rtt = self._rtt(card)
         write_bytes = self.req.avg_redo_write_bytes if self.req else None
-        if write_run is None:
+        disk = facts.standby_disk
+        if write_run is None and disk is None:
             card.missing.append(
                 "no standby write measurement: run a SYNC experiment with a standby write directory and "
-                "synchronous write (O_DSYNC)"
+                "synchronous write (O_DSYNC), or a disk test on the standby"
             )
         if stream is None:
             card.missing.append("no single-connection ASYNC run yet: it gives the send time")
@@ -641,19 +653,34 @@ class _Planner:
             settle(card, failed=False, judged=False)
             return card
         if write_bytes is None:
-            write_bytes = write_run.message_bytes
+            write_bytes = write_run.message_bytes if write_run is not None else DEFAULT_WRITE_BYTES
             card.working.append(
-                f"no AWR 'redo size' and 'redo writes' in the history: the probe message size "
-                f"({format_bytes(write_bytes)}) stands in for the average redo write"
+                "no AWR 'redo size' and 'redo writes' in the history: "
+                + (f"the probe message size ({format_bytes(write_bytes)})" if write_run is not None
+                   else f"{format_bytes(write_bytes)} (a 16-page flush)")
+                + " stands in for the average redo write"
+            )  # fmt: skip
+        if write_run is not None:
+            write_seconds = write_run.metrics.server_write_seconds / write_run.metrics.ack_count
+            write_said = (
+                f"write = {format_duration(write_seconds)} per {format_bytes(write_run.message_bytes)} write on the "
+                f"standby (run #{write_run.id})"
             )
-        write_seconds = write_run.metrics.server_write_seconds / write_run.metrics.ack_count
+        else:
+            write_seconds = write_bytes / disk.rate_bytes_per_second + disk.overhead_seconds
+            write_said = (
+                f"write = {format_bytes(write_bytes)} / {format_byte_rate(disk.rate_bytes_per_second)} + "
+                f"{format_duration(disk.overhead_seconds, 6)} = {format_duration(write_seconds)} on the standby "
+                f"(disk test on {disk.label})"
+            )
         impact = commit_impact(
             write_bytes=write_bytes,
             write_seconds=write_seconds,
             throughput_bytes_per_second=stream.bytes_per_second,
             rtt_seconds=rtt,
         )
-        card.cite(write_run.source)
+        if write_run is not None:
+            card.cite(write_run.source)
         card.cite(stream.source)
         mode = MODEL_MODE.get(facts.transport_mode, "ASYNC")
         modes = {}
@@ -672,7 +699,7 @@ class _Planner:
                 "added_seconds": impact.added_seconds(name),
                 "ceiling_bytes_per_second": impact.ceiling_bytes_per_second(name),
             }
-        metrics = write_run.metrics
+        metrics = write_run.metrics if write_run is not None else RunMetrics(None, 0, None, None)
         card.values = {
             "write_bytes": write_bytes,
             "write_seconds": write_seconds,
@@ -685,9 +712,7 @@ class _Planner:
             "ack_p99_seconds": metrics.ack_p99_seconds,
         }
         card.working += [
-            f"write = {format_duration(write_seconds)} per {format_bytes(write_run.message_bytes)} "
-            "write on the standby "
-            f"(run #{write_run.id}); send = {format_bytes(write_bytes)} / {format_byte_rate(stream.bytes_per_second)} "
+            f"{write_said}; send = {format_bytes(write_bytes)} / {format_byte_rate(stream.bytes_per_second)} "
             f"= {format_duration(impact.send_seconds)}; RTT {format_duration(rtt)}",
             "SYNC ~ 2 x write + send + RTT; NEARSYNC ~ max(write, send + RTT); ASYNC ~ max(write, send) "
             "(IBM hadrCalculator). Data Guard SYNC AFFIRM behaves as SYNC, FASTSYNC as NEARSYNC.",
@@ -714,9 +739,13 @@ class _Planner:
                     f"{format_bytes(write_run.message_bytes)} message, run #{write_run.id}",
                 )
             )
-        card.rows.append(
-            ("Measured standby write", f"{format_duration(write_seconds)} per message, run #{write_run.id}")
-        )
+        if write_run is not None:
+            card.rows.append(
+                ("Measured standby write", f"{format_duration(write_seconds)} per message, run #{write_run.id}")
+            )
+        else:
+            said = f"{format_duration(write_seconds)} per {format_bytes(write_bytes)} write, {disk.label}"
+            card.rows.append(("Standby write (disk test)", said))
         added = impact.added_seconds(mode)
         if mode == "ASYNC":
             card.headline = (
@@ -748,6 +777,8 @@ class _Planner:
             mtu_bytes=mtus[-1] if mtus else STANDARD_MTU_BYTES,
             interface=self.facts.data_interface,
             avg_redo_write_bytes=self.req.avg_redo_write_bytes if self.req else None,
+            hadr_buffer=self.facts.hadr_buffer,
+            hadr_syncmode=self.facts.hadr_syncmode,
         ), [Source("the socket-buffer card (3 x BDP)")]
 
     def general_risks(self) -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from redolab.environments.models import Environment, HostRole, HostTransport
-from redolab.planning.plan import EvidenceItem, Facts, MeasuredRun, Plan, build_plan, show_time
+from redolab.planning.plan import DiskFact, EvidenceItem, Facts, MeasuredRun, Plan, build_plan, show_time
 from redolab.planning.requirement import ImportSeries, Requirement, requirement
 from redolab.probes.models import Run, RunEvent, RunSource, RunStatus
 from redolab.probes.parser import ProbeOutputError, run_metrics
@@ -82,6 +82,18 @@ def environment_facts(environment: Environment) -> Facts:
         link_rtt_seconds=environment.link_rtt_seconds,
         data_interface=primary.data_interface if primary else None,
         time_zone=environment.time_zone or "UTC",
+        standby_disk=_standby_disk(environment),
+    )
+
+
+def _standby_disk(environment: Environment) -> DiskFact | None:
+    """The most recently measured standby log disk (a disk test), for the SYNC commit card."""
+    hosts = [h for h in environment.hosts if h.role is HostRole.standby and h.disk_rate_bytes_per_second]
+    if not hosts:
+        return None
+    host = max(hosts, key=lambda h: h.disk_measured_at.timestamp() if h.disk_measured_at else 0.0)
+    return DiskFact(
+        host.disk_rate_bytes_per_second, host.disk_overhead_seconds or 0.0, f"{host.name} in {host.disk_path}"
     )
 
 
@@ -232,7 +244,9 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
         no_history = "no redo import is chosen: tick one in the evidence list (or use the default evidence)"
     elif chosen_imports and req is None:
         no_history = "the chosen imports hold no redo rate (see how each was read on the imports list)"
-    return build_plan(
-        facts=environment_facts(environment), requirement=req, runs=chosen_runs, evidence=evidence,
-        no_history=no_history,
-    )  # fmt: skip
+    facts = environment_facts(environment)
+    if environment.platform.value == "hadr":
+        from redolab.hadr.service import hadr_settings
+
+        facts = replace(facts, **hadr_settings(session=session, environment=environment, requirement=req))
+    return build_plan(facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history)

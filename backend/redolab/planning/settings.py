@@ -6,7 +6,8 @@ DEFAULT_SDU_SIZE=32767, txqueuelen on the sender and netdev_max_backlog on the r
 link at 100 ms wants a txqueuelen of at least 10,000, the example pairs it with a backlog of
 20,000), seed 000 (tcp_rmem / tcp_wmem maximum; an average redo write above 1500 bytes: evaluate
 jumbo frames) and seed 001 (DB2_HADR_SOSNDBUF / SORCVBUF from the TCP window, DB2_HADR_BUF_SIZE
-= 2 x LOGBUFSZ).
+= 2 x LOGBUFSZ without data; from the largest log gap or a second of the peak log rate with data;
+HADR_SYNCMODE from the hadrCalculator view).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def recommended_snippets(
     mtu_bytes: int = STANDARD_MTU_BYTES,
     interface: str | None = None,
     avg_redo_write_bytes: float | None = None,
+    hadr_buffer: tuple[int, str] | None = None,
+    hadr_syncmode: tuple[str, str] | None = None,
 ) -> list[Snippet]:
     """Kernel, device queue, database and MTU settings for socket buffers of `socket_buffer_bytes`."""
     buffer = socket_buffer_bytes
@@ -92,6 +95,18 @@ def recommended_snippets(
         ),
     ]
     if platform == "hadr":
+        if hadr_buffer is not None:
+            pages, why = hadr_buffer
+            buffer_line = SettingLine(
+                f"db2set DB2_HADR_BUF_SIZE={pages}",
+                f"standby receive buffer in 4 KiB pages ({format_bytes(pages * 4096)}): {why}",
+            )
+        else:
+            buffer_line = SettingLine(
+                "db2set DB2_HADR_BUF_SIZE=<2 x LOGBUFSZ>",
+                "standby receive buffer in 4 KiB pages: twice LOGBUFSZ (seed 001: 4096 for a LOGBUFSZ of 2048); "
+                "import db2pd -hadr captures or log history for a size from the data",
+            )
         snippets.append(
             Snippet(
                 "Db2 HADR registry (primary and standby)",
@@ -99,13 +114,26 @@ def recommended_snippets(
                 (
                     SettingLine(f"db2set DB2_HADR_SOSNDBUF={buffer}", "HADR socket send buffer: 3 x BDP"),
                     SettingLine(f"db2set DB2_HADR_SORCVBUF={buffer}", "HADR socket receive buffer: 3 x BDP"),
-                    SettingLine(
-                        "db2set DB2_HADR_BUF_SIZE=<2 x LOGBUFSZ>",
-                        "standby receive buffer in 4 KiB pages: twice LOGBUFSZ (seed 001: 4096 for a LOGBUFSZ of 2048)",
-                    ),
+                    buffer_line,
                 ),
             )
         )
+        database = [
+            SettingLine(
+                "db2 update db cfg for <DBNAME> using HADR_TIMEOUT 120",
+                "seconds without a heartbeat before the pair is disconnected: long enough for a WAN hiccup, the "
+                "same on both databases (SQL1768N reason 7 when they differ)",
+            ),
+            SettingLine(
+                "db2 update db cfg for <DBNAME> using HADR_PEER_WINDOW 120",
+                "SYNC and NEARSYNC only: how long the primary keeps committing as if in peer state after the "
+                "standby is lost (protection against data loss for that long, at the cost of commits waiting)",
+            ),
+        ]
+        if hadr_syncmode is not None:
+            mode, why = hadr_syncmode
+            database.insert(0, SettingLine(f"db2 update db cfg for <DBNAME> using HADR_SYNCMODE {mode}", why))
+        snippets.append(Snippet("Db2 HADR database configuration (primary and standby)", "db2 CLP", tuple(database)))
     else:
         snippets.append(
             Snippet(

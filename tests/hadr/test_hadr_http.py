@@ -1,0 +1,139 @@
+"""Db2 HADR through HTTP and the CLI: capture uploads, disk tests run by the real worker with the real
+redoprobe on "This machine", the calculator's JSON, page and `redolab plan hadr`."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from redolab.environments.models import Host
+from redolab.redo import service as redo_service
+from tests.factories import make_environment, make_host
+from tests.planning.test_plan_service import stored_run
+from tests.probes.runs import execute_next
+from tests.services import REDOLAB, redolab_env
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"
+MIB = 1024 * 1024
+
+
+@pytest.fixture
+def db2(session):
+    environment = make_environment(
+        session,
+        platform="hadr",
+        transport_mode="NEARSYNC",
+        link_rtt_seconds=0.002,
+        link_bandwidth_bits_per_second=10**9,
+    )
+    primary = make_host(session, environment, name="p", transport="local", role="primary")
+    standby = make_host(session, environment, name="s", transport="local", role="standby")
+    return environment, primary, standby
+
+
+def test_capture_upload_api_all_or_nothing(api_client, db2):
+    environment, *_ = db2
+    url = f"/api/v1/environments/{environment.id}/hadr/captures"
+    bad = (
+        (FIXTURES / "db2pd_hadr_101.txt")
+        .read_bytes()
+        .replace(b"HADR_LOG_GAP(bytes) = 8192", b"HADR_LOG_GAP(bytes) = -5")
+    )
+    response = api_client.post(url, files={"file": ("pd-bad.txt", bad)})
+    assert response.status_code == 422
+    assert "pd-bad.txt: line" in response.text and "HADR_LOG_GAP(bytes)" in response.text
+    response = api_client.post(url, files={"file": ("pd.txt", (FIXTURES / "db2pd_hadr_101.txt").read_bytes())})
+    assert response.status_code == 201 and response.json()["captures"] == 4
+    again = api_client.post(url, files={"file": ("pd.txt", (FIXTURES / "db2pd_hadr_101.txt").read_bytes())})
+    assert again.status_code == 409 and "already imported" in again.text
+    body = api_client.get(f"/api/v1/environments/{environment.id}/hadr").json()
+    assert len(body["imports"]) == 1 and body["monitoring"]["peak_log_rate_bytes_per_second"] == 3 * MIB
+
+
+def test_disk_test_runs_redoprobe_disk_and_keeps_the_fit_on_the_host(
+    api_client, session, engine, secret_key, db2, tmp_path
+):
+    environment, _, standby = db2
+    url = f"/api/v1/environments/{environment.id}/disk-tests"
+    refused = api_client.post(url, json={"host_id": standby.id, "path": "/tmp/../etc", "write_sizes": [4096, 65536]})
+    assert refused.status_code == 422 and "not a safe absolute directory" in refused.text
+    refused = api_client.post(url, json={"host_id": standby.id, "path": str(tmp_path), "write_sizes": [4096]})
+    assert refused.status_code == 422 and "at least two different write sizes" in refused.text
+    started = api_client.post(
+        url,
+        json={"host_id": standby.id, "path": str(tmp_path), "write_sizes": [4096, 1048576], "seconds_per_size": 0.5},
+    )
+    assert started.status_code == 202 and started.json()["status"] == "queued"
+    assert execute_next(engine, secret_key)
+    test = api_client.get(f"{url}/{started.json()['id']}").json()
+    assert test["status"] == "succeeded", test["error"]
+    assert [p["write_bytes"] for p in test["points"]] == [4096, 1048576] and all(
+        p["writes"] > 0 for p in test["points"]
+    )
+    # the fit goes through the measured points: time per write = size / rate + overhead
+    big = test["points"][1]
+    assert big["seconds_per_write"] == pytest.approx(1048576 / test["rate_bytes_per_second"] + test["overhead_seconds"])
+    session.expire_all()
+    host = session.get(Host, standby.id)
+    assert host.disk_rate_bytes_per_second == test["rate_bytes_per_second"] and host.disk_path == str(tmp_path)
+    assert list(tmp_path.iterdir()) == []  # redoprobe removed its test file
+
+
+def test_disk_test_failure_is_named(api_client, engine, secret_key, db2, tmp_path):
+    environment, primary, _ = db2
+    url = f"/api/v1/environments/{environment.id}/disk-tests"
+    missing = tmp_path / "no-such-directory" / "below"
+    started = api_client.post(url, json={"host_id": primary.id, "path": str(missing), "write_sizes": [4096, 65536],
+                                         "seconds_per_size": 0.5})  # fmt: skip
+    assert execute_next(engine, secret_key)
+    test = api_client.get(f"{url}/{started.json()['id']}").json()
+    assert test["status"] == "failed" and "p: redoprobe disk" in test["error"] and str(missing) in test["error"]
+
+
+def test_calculator_names_what_is_missing_then_shows_every_mode(
+    api_client, browser_client, session, db2, tmp_path, database_url
+):
+    environment, primary, standby = db2
+    url = f"/api/v1/environments/{environment.id}/hadr-calculator"
+    body = api_client.get(url).json()
+    assert body["complete"] is False
+    assert any("log history" in m for m in body["missing"]) and any("network" in m for m in body["missing"])
+    record = redo_service.import_file(
+        session=session, environment=environment, path=FIXTURES / "mon_get_transaction_log_clp.txt",
+        filename="mon.txt", imported_by="alice",
+    )  # fmt: skip
+    run = stored_run(session, environment, primary, standby, conns=1, bytes_per_second=4 * MIB)
+    standby.disk_rate_bytes_per_second, standby.disk_overhead_seconds, standby.disk_path = 200 * MIB, 0.001, "/u02"
+    session.commit()
+    body = api_client.get(url).json()
+    assert body["complete"] is True and len(body["intervals"]) == 7
+    assert body["network"]["rtt_seconds"] == 0.002 and "taken as the standby's" in body["primary_disk"]["basis"]
+    first = body["intervals"][0]  # member 0, 10:00-10:05: 1 MiB/s in flushes of 16 pages
+    flush = 16 * 4096
+    write = flush / (200 * MIB) + 0.001
+    assert first["limits_bytes_per_second"]["SYNC"] == pytest.approx(
+        flush / (write + flush / (4 * MIB) + write + 0.002)
+    )
+    assert first["limits_bytes_per_second"]["ASYNC"] == pytest.approx(4 * MIB)
+    assert body["hadr_syncmode"]["value"] in ("SYNC", "NEARSYNC", "ASYNC", "SUPERASYNC")
+    page = browser_client.get(f"/environments/{environment.id}").text
+    assert 'id="hadr-calculator"' in page and "HADR_SYNCMODE" in page and "Member 0" in page
+    result = subprocess.run(
+        [str(REDOLAB), "plan", "hadr", "--env", environment.name, "--json"], capture_output=True, text=True,
+        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url}, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["intervals"] == body["intervals"]
+    # the settings in Db2 terms, and the SYNC commit card from the standby's disk test (no SYNC run)
+    chosen = f"chosen=1&import={record.id}&run={run.id}"  # a loopback run counts only when named
+    plan = api_client.get(f"/api/v1/environments/{environment.id}/plan?{chosen}").json()
+    lines = {line["line"]: line["why"] for snippet in plan["settings"] for line in snippet["lines"]}
+    peak = 2 * MIB  # member 0's 10:05-10:10 interval, summed with member 1's 0.5 MiB/s: 2.5 MiB/s
+    pages = next(line for line in lines if line.startswith("db2set DB2_HADR_BUF_SIZE="))
+    assert pages == f"db2set DB2_HADR_BUF_SIZE={-(-round(2.5 * MIB * 1.3) // 4096)}", (pages, peak)
+    assert "one second of the peak log rate + 30 %" in lines[pages]
+    assert f"db2 update db cfg for <DBNAME> using HADR_SYNCMODE {body['hadr_syncmode']['value']}" in lines
+    commit = plan["cards"]["commit"]["values"]
+    average = commit["write_bytes"]  # the history's average flush (log pages written / log writes)
+    assert commit["write_seconds"] == pytest.approx(average / (200 * MIB) + 0.001)
