@@ -539,3 +539,67 @@ def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
     for item in report["evidence"]:
         assert squeeze(item["label"]) in flat and squeeze(item["note"]) in flat, item
     assert squeeze("dc1-db1") in flat and "10.20.0.12" in flat
+
+
+def drawn(page, selector: str, traces: int = 2) -> None:
+    """Wait until plotly drew the figure with at least `traces` traces (app.js counts them)."""
+    page.wait_for_function(
+        f"() => {{ const e = document.querySelector('{selector}'); return e && Number(e.dataset.drawn) >= {traces}; }}"
+    )
+
+
+def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, page, tmp_path):
+    """A Db2 team's session: a Db2 HADR environment, a MON_GET_TRANSACTION_LOG upload, a db2pd capture
+    upload, a SYNC run with a write directory on "This machine", then the calculator table."""
+    from pathlib import Path
+
+    from playwright.sync_api import expect
+
+    fixtures = Path(__file__).parent / "fixtures" / "db2"
+    create_first_user(page, server)
+    page.click("text=New environment")
+    page.fill("#f-name", "db2 env")
+    page.select_option("#f-platform", "hadr")
+    page.select_option("#f-protection_mode", "")
+    page.select_option("#f-transport_mode", "NEARSYNC")
+    page.fill("#f-link_rtt_seconds", "1 ms")
+    page.click("text=Create environment")
+    expect(page.locator("h1")).to_have_text("db2 env")
+    expect(page.locator("#hadr-missing")).to_contain_text("log history")
+    add_this_machine_hosts(page)
+    env_url = page.url.split("#")[0]
+
+    page.set_input_files("#u-file", str(fixtures / "mon_get_transaction_log_clp.txt"))
+    page.click("#redo-preview-button")
+    expect(page.locator("#redo-preview")).to_contain_text("db2-log-counters")
+    expect(page.locator("#redo-preview")).to_contain_text("the counters went down")  # member 1's restart
+    page.click("#redo-import")
+    expect(page.locator("#redo-numbers")).to_contain_text("Member 1", timeout=15_000)
+
+    page.set_input_files("#hadr-file", str(fixtures / "db2pd_hadr_97_loop.txt"))
+    page.click("#hadr-upload-button")
+    expect(page.locator("#hadr-numbers")).to_contain_text("2 MiB/s", timeout=15_000)  # the primary's LSN
+    expect(page.locator("#hadr-flags")).to_contain_text("slow replay on the standby")
+    drawn(page, "#hadr-monitoring-chart")
+
+    write_dir = tmp_path / "standby-log"
+    write_dir.mkdir()
+    expect(page.locator("#r-message_bytes")).to_have_value("16 pages")  # simhadr's default flush
+    page.select_option("#r-mode", "sync")
+    page.fill("#r-message_bytes", "32 pages")
+    page.fill("#r-duration_seconds", "3 s")
+    page.fill("#r-interval_seconds", "1 s")
+    page.fill("#r-label", "hadr sync write")
+    page.fill("#r-write_dir", str(write_dir))
+    page.check("#r-sync_write")
+    page.click("#run-button")
+    expect(page.locator("h1")).to_contain_text("hadr sync write")
+    expect(page.locator("#run-status")).to_have_text("succeeded", timeout=45_000)
+
+    page.goto(env_url)
+    expect(page.locator("#hadr-inputs")).to_contain_text("a SYNC run with a write directory at one message size")
+    expect(page.locator("#hadr-advice")).to_contain_text("HADR_SYNCMODE")
+    expect(page.locator("#hadr-calculator tbody tr")).to_have_count(7)
+    expect(page.locator("#hadr-calculator thead")).to_contain_text("SUPERASYNC")
+    drawn(page, "#hadr-calculator-chart")
+    page.screenshot(path=str(server_screenshot_dir() / "db2-hadr.png"), full_page=True)

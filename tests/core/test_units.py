@@ -123,3 +123,10 @@ def test_bit_rate_for_input_round_trips(bits):
 @pytest.mark.parametrize("seconds", [0.025, 0.0277, 172800, 5400, 1.5, 1e-5])
 def test_duration_for_input_round_trips(seconds):
     assert units.parse_duration(units.duration_for_input(seconds)) == pytest.approx(seconds, rel=1e-11)
+
+
+def test_db2_log_pages_are_4_kib():
+    """simhadr's -flushSize counts 4 KiB log pages: the run form takes '32 pages' as a message size."""
+    from redolab.core.units import parse_size
+
+    assert parse_size("32 pages") == 131_072 and parse_size("1 page") == 4096 and parse_size("16 pg") == 65_536

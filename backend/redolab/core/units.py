@@ -12,6 +12,7 @@ import math
 import re
 
 MIB = 1024 * 1024
+DB2_PAGE_BYTES = 4096  # a Db2 log page
 MBIT_PER_MIB_PER_SECOND = MIB * 8 / 1e6  # 8.388608
 
 _BINARY_PREFIX = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
@@ -68,16 +69,18 @@ def parse_size(text: str | int) -> int:
     """Parse a data size such as "2 TiB", "500G" or "1.5 GB" into bytes.
 
     K, M, G, T, P are 1024-based whether or not an "i" is written (Oracle's MB is MiB).
-    A bare number is bytes.
+    A bare number is bytes. "32 pages" is 32 Db2 log pages of 4 KiB (simhadr's -flushSize).
     """
     if isinstance(text, int):
         return _non_negative(text, text, "a size")
     number, unit = _split(text, "a size", "500 GiB or 2 TiB")
+    if unit.lower() in ("page", "pages", "pg"):
+        return _non_negative(round(number * DB2_PAGE_BYTES), text, "a size")
     match = re.fullmatch(r"([kmgtpeKMGTPE]?)(iB|B|bytes?)?", unit)
     if not match:
         if re.fullmatch(r"(?i)[kmgtpe]?(b|bits?)", unit):
             raise UnitError(f"'{text}' looks like bits: a size is in bytes, e.g. 500 GiB")
-        raise UnitError(f"'{text}' has an unknown size unit '{unit}': use B, KiB, MiB, GiB or TiB")
+        raise UnitError(f"'{text}' has an unknown size unit '{unit}': use B, KiB, MiB, GiB, TiB or pages (4 KiB)")
     exponent = _BINARY_PREFIX[match[1].lower()]
     return _non_negative(round(number * 1024**exponent), text, "a size")
 

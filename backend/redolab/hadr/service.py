@@ -267,15 +267,18 @@ def calculator_inputs(*, session: Session, environment: Environment) -> Calculat
     chosen = over_link or runs
     network, network_basis = None, ""
     if chosen:
-        best = max(chosen, key=lambda run: run.bytes_per_second)
+        streaming = [run for run in chosen if run.mode == "async"]  # a SYNC run's rate includes its waits
+        best = max(streaming or chosen, key=lambda run: run.bytes_per_second)
         rtt = best.metrics.rtt_min_seconds or environment.link_rtt_seconds
         if rtt is None:
             missing.append("the round trip time: set the link RTT on the environment, or run a test that reports it")
         else:
             network = Network(best.bytes_per_second, rtt)
-            network_basis = f"{best.source.label}; RTT {rtt * 1000:,.3f} ms" + (
-                " (a loopback run on the redolab machine, not the standby link)" if best.loopback else ""
-            )
+            network_basis = f"{best.source.label}; RTT {rtt * 1000:,.3f} ms"
+            if best.loopback:
+                network_basis += " (a loopback run on the redolab machine, not the standby link)"
+            if best.mode != "async":
+                network_basis += " (a SYNC run: its rate includes the waits for acknowledgements; use an ASYNC run)"
     else:
         missing.append("a measured network: run a one-stream test from the primary to the standby")
     disks: dict = {}

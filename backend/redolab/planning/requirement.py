@@ -41,6 +41,7 @@ class ImportSeries:
     id: int
     filename: str
     intervals: list[RedoInterval]
+    source: str = ""  # the import's kind (archived-log, db2-log-counters, ...): names the statistic
 
     @property
     def label(self) -> str:
@@ -185,7 +186,16 @@ class Requirement:
         }
 
 
-def _statistic(kind: str, intervals: list[RedoInterval]) -> str:
+DB2_STATISTICS = {
+    "db2-log-counters": "Db2 capture interval average",
+    "db2logscan": "db2logscan interval average",
+    "db2-archive-listing": "per-log-file rate",
+}
+
+
+def _statistic(kind: str, intervals: list[RedoInterval], source: str = "") -> str:
+    if source in DB2_STATISTICS:
+        return DB2_STATISTICS[source]
     name = STATISTICS.get(kind, (2, kind))[1]
     if kind == "rate" and any(i.peak_bytes_per_second for i in intervals):
         return "SYSMETRIC maximum"
@@ -383,7 +393,7 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
         chosen_rows += rows
         used_ranks.add(rank)
         summary = analysis.threads[thread]
-        statistic = " and ".join(dict.fromkeys(_statistic(k, rs) for _, k, rs in parts))
+        statistic = " and ".join(dict.fromkeys(_statistic(k, rs, s.source) for s, k, rs in parts))
         basis = _basis(statistic, [s.label for s, _, _ in parts], rows)
         need = ThreadNeed(
             thread,
@@ -403,7 +413,7 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
                 for s, k, rows in by_rank[replay_rank]
             ]
             replay_parts = [p for p in replay_parts if p[2]]
-            replay_statistic = " and ".join(dict.fromkeys(_statistic(k, rs) for _, k, rs in replay_parts))
+            replay_statistic = " and ".join(dict.fromkeys(_statistic(k, rs, s.source) for s, k, rs in replay_parts))
             replay_statistic = replay_statistic.replace("SYSMETRIC maximum", "SYSMETRIC average")
             need.replay_basis = _basis(
                 replay_statistic, [s.label for s, _, _ in replay_parts], [r for _, _, rs in replay_parts for r in rs]

@@ -170,7 +170,7 @@ def import_series(*, session: Session, imports: list[RedoImport]) -> list[Import
     rows: dict[int, list[RedoInterval]] = {i.id: [] for i in imports}
     for r in session.execute(query).yield_per(10_000):
         rows[r.import_id].append(redo_service.stored_interval(r))
-    return [ImportSeries(i.id, i.filename, rows[i.id]) for i in imports]
+    return [ImportSeries(i.id, i.filename, rows[i.id], i.kind) for i in imports]
 
 
 def environment_requirement(

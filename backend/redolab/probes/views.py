@@ -103,7 +103,7 @@ def experiments_context(
         "runs": [run for run in runs if keep(run)],
         "sweeps": [sweep for sweep in sweeps if keep(sweep)],
         "filter": {"tag": tag, "mtu": mtu, "tags": tags, "mtus": mtus},
-        "run_values": values or {**RUN_DEFAULTS, **pair},
+        "run_values": values or {**RUN_DEFAULTS, **pair, **_platform_defaults(environment)},
         "run_errors": errors or {},
         "sweep_values": sweep_values or {**SWEEP_DEFAULTS, **pair},
         "sweep_errors": sweep_errors or {},
@@ -112,6 +112,11 @@ def experiments_context(
         "import_formats": IMPORT_FORMATS,
         "host_options": [(str(h.id), f"{h.name} ({h.role.value} node {h.node_number})") for h in hosts],
     }
+
+
+def _platform_defaults(environment) -> dict:
+    """Db2 teams think in flushes of 4 KiB log pages: simhadr's default flush is 16 pages."""
+    return {"message_bytes": "16 pages"} if environment.platform.value == "hadr" else {}
 
 
 def experiments_form_error(request, session, environment, **forms) -> Response:

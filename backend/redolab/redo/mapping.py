@@ -259,7 +259,7 @@ def _size_columns(mapping: dict[str, str]) -> tuple[str, float]:
 def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
     if table.mapped is not None:  # a Db2 text format: its reader made the intervals
         return table.mapped
-    if not mapping and db2.is_mon_get_transaction_log(table.headers):
+    if db2.is_mon_get_transaction_log(table.headers):  # cumulative counters: their own reading, any mapping
         return db2.mon_get_transaction_log(table)
     guessed = not mapping
     mapping = dict(mapping or guess_mapping(table.headers))
