@@ -587,7 +587,7 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, p
     expect(page.locator("#r-message_bytes")).to_have_value("16 pages")  # simhadr's default flush
     page.select_option("#r-mode", "sync")
     page.fill("#r-message_bytes", "32 pages")
-    page.fill("#r-duration_seconds", "3 s")
+    page.fill("#r-duration_seconds", "2 s")
     page.fill("#r-interval_seconds", "1 s")
     page.fill("#r-label", "hadr sync write")
     page.fill("#r-write_dir", str(write_dir))

@@ -9,6 +9,7 @@ import pytest
 
 from redolab.environments.models import Host
 from redolab.redo import service as redo_service
+from tests.conftest import migrated_sqlite
 from tests.factories import make_environment, make_host
 from tests.planning.test_plan_service import stored_run
 from tests.probes.runs import execute_next
@@ -16,6 +17,12 @@ from tests.services import REDOLAB, redolab_env
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"
 MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def database_url(tmp_path_factory):
+    """HTTP, jobs and the CLI, the same on either database (the services' tests run on both): SQLite."""
+    return migrated_sqlite(tmp_path_factory)
 
 
 @pytest.fixture
@@ -137,3 +144,28 @@ def test_calculator_names_what_is_missing_then_shows_every_mode(
     commit = plan["cards"]["commit"]["values"]
     average = commit["write_bytes"]  # the history's average flush (log pages written / log writes)
     assert commit["write_seconds"] == pytest.approx(average / (200 * MIB) + 0.001)
+
+
+def test_disk_test_over_ssh_deploys_the_probe_and_leaves_nothing_running(
+    api_client, session, engine, secret_key, sshd, tmp_path
+):
+    """The same job against the test's real OpenSSH sshd: the probe is deployed, writes, and is gone."""
+    import subprocess as sp
+
+    from tests.factories import make_ssh_environment
+
+    environment, _, standby = make_ssh_environment(session, sshd, secret_key=secret_key, platform="hadr",
+                                                   transport_mode="SYNC")  # fmt: skip
+    directory = tmp_path / "ssh-log-disk"
+    directory.mkdir()
+    started = api_client.post(
+        f"/api/v1/environments/{environment.id}/disk-tests",
+        json={"host_id": standby.id, "path": str(directory), "write_sizes": [8192, 262144], "seconds_per_size": 0.5},
+    )
+    assert started.status_code == 202
+    assert execute_next(engine, secret_key)
+    test = api_client.get(f"/api/v1/environments/{environment.id}/disk-tests/{started.json()['id']}").json()
+    assert test["status"] == "succeeded", test["error"]
+    assert [p["write_bytes"] for p in test["points"]] == [8192, 262144] and test["rate_bytes_per_second"] > 0
+    left = sp.run(["pgrep", "-f", f"redoprobe.* disk {directory}"], capture_output=True, text=True).stdout.split()
+    assert left == [] and list(directory.iterdir()) == []

@@ -81,6 +81,8 @@ class Contents:
     sweeps: int
     schedules: int
     redo_imports: int
+    hadr_imports: int = 0
+    disk_tests: int = 0
 
     @property
     def needs_admin(self) -> bool:
@@ -91,12 +93,15 @@ class Contents:
         parts = [
             (self.hosts, "host"), (self.credentials, "SSH credential"), (self.runs, "run"),
             (self.sweeps, "sweep"), (self.schedules, "schedule"), (self.redo_imports, "redo history import"),
+            (self.hadr_imports, "HADR monitoring import"), (self.disk_tests, "disk test"),
         ]  # fmt: skip
         named = [f"{count:,} {noun}{'' if count == 1 else 's'}" for count, noun in parts if count]
         return ", ".join(named) if named else "nothing but its settings"
 
 
 def contents(*, session: Session, environment: Environment) -> Contents:
+    from redolab.disktest.models import DiskTest
+    from redolab.hadr.models import HadrImport
     from redolab.probes.models import Run, Schedule, Sweep
     from redolab.redo.models import RedoImport
 
@@ -104,7 +109,10 @@ def contents(*, session: Session, environment: Environment) -> Contents:
         query = select(func.count()).select_from(model).where(model.environment_id == environment.id)
         return session.scalar(query) or 0
 
-    return Contents(count(Host), count(Credential), count(Run), count(Sweep), count(Schedule), count(RedoImport))
+    return Contents(
+        count(Host), count(Credential), count(Run), count(Sweep), count(Schedule), count(RedoImport),
+        count(HadrImport), count(DiskTest),
+    )  # fmt: skip
 
 
 def delete_environment(

@@ -8,6 +8,7 @@ from enum import StrEnum
 from sqlalchemy import ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
+import redolab.disktest.models  # noqa: F401  (jobs.disk_test_id refers to its table)
 from redolab.core.db import Base, UTCDateTime, utcnow
 from redolab.environments.models import _enum
 
