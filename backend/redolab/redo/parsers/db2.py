@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 from redolab.redo.parsers import RedoInputError, Table
 
@@ -54,12 +54,14 @@ def db2_time(text: str, where: str) -> datetime:
     suffix = _ZONE_SUFFIX.search(cleaned)
     if suffix:
         offset = timedelta(hours=int(suffix["hh"]), minutes=int(suffix["mm"])) * (-1 if suffix["sign"] == "-" else 1)
-        zone = _fixed_zone(offset, suffix.group(0).strip())
+        zone = timezone(offset, suffix.group(0).strip())
         cleaned = cleaned[: suffix.start()]
     for pattern in _TIMES:
         match = pattern.match(cleaned)
         if match:
             parts = match.groupdict()
+            if int(parts["y"]) < 1970:
+                raise RedoInputError(f"{where}: '{text.strip()}' is before 1970: not a time this database wrote")
             try:
                 return datetime(
                     int(parts["y"]), int(parts["m"]), int(parts["d"]), int(parts["h"]), int(parts["mi"]),
@@ -71,12 +73,6 @@ def db2_time(text: str, where: str) -> datetime:
         f"{where}: '{text.strip()}' is not a time Db2 writes (YYYY-MM-DD-HH.MM.SS.ffffff, YYYY-MM-DD HH:MM:SS "
         "or MM/DD/YYYY HH:MM:SS)"
     )
-
-
-def _fixed_zone(offset: timedelta, name: str):
-    from datetime import timezone
-
-    return timezone(offset, name)
 
 
 def _number(text: str, where: str, what: str) -> float:
