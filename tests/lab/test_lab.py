@@ -186,9 +186,9 @@ def test_explicit_socket_buffers_follow_window_over_rtt(lab):
         assert 0.8 * ideal <= run.bytes_per_second <= 2.0 * ideal, (sockbuf, run.bytes_per_second / ideal)
         assert run.client_settings["interface"] == DATA_DEVICE
         rates[sockbuf] = run.bytes_per_second
-    # four times the window: the kernel's buffer accounting puts each run between 0.8 and 1.2 of its
-    # ideal here (a CI run measured 0.87 and 1.15, a ratio of 5.29), so the ratio is checked in 3..6
-    assert 3.0 <= rates[512 * 1024] / rates[128 * 1024] <= 6.0, rates
+    # four times the window: each run is within 0.8..1.2 of its ideal (checked above; CI runs measured
+    # 0.87 and 1.15, a ratio of 5.29, and 1.12 and 0.84, a ratio of 2.97), so the ratio lies in 2.67..6
+    assert 2.6 <= rates[512 * 1024] / rates[128 * 1024] <= 6.0, rates
     assert leftover_probes() == []
 
 
@@ -203,9 +203,12 @@ def test_autotuning_maximum_raises_throughput_until_the_rate_limit(lab):
     try:
         for maximum in (256 * 1024, 8 * MIB):
             _set_kernel_maximum(paths, maximum)
-            run, _, _ = _run(engine, environment_id)
-            assert run.client_settings["tcp_wmem"][-1] == maximum  # the run recorded the limit it ran under
-            rates[maximum] = run.bytes_per_second
+            for _attempt in range(2):  # a 4 s run whose userspace delay line was starved of CPU runs again once
+                run, _, _ = _run(engine, environment_id)
+                assert run.client_settings["tcp_wmem"][-1] == maximum  # the run recorded the limit it ran under
+                rates[maximum] = run.bytes_per_second
+                if maximum < 8 * MIB or rates[maximum] >= 0.6 * rate_bits / 8:
+                    break
     finally:
         _set_kernel_maximum(paths, 4 * MIB)
         control.change(paths, Shape(rtt_seconds=RTT, rate_bits_per_second=1_000_000_000))
