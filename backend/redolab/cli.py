@@ -673,7 +673,7 @@ def plan_hadr(
 ) -> None:
     """The hadrCalculator view: every interval of the log history against each sync mode's limit with
     the measured network and log disks, and the HADR_SYNCMODE that keeps up."""
-    from redolab.core.units import format_byte_rate, format_duration
+    from redolab.core.units import DB2_PAGE_BYTES, format_byte_rate, format_duration
     from redolab.hadr.api import calculator_json
     from redolab.hadr.service import environment_calculator
     from redolab.planning.hadr import MODES
@@ -707,7 +707,7 @@ def plan_hadr(
         rate = format_byte_rate(row.rate_bytes_per_second)
         typer.echo(
             f"{row.start:%Y-%m-%d %H:%M:%S} UTC member {row.member}: {rate}, "
-            f"flush {row.flush_bytes / 4096:,.1f} pages | {limits}"
+            f"flush {row.flush_bytes / DB2_PAGE_BYTES:,.1f} pages | {limits}"
         )
 
 

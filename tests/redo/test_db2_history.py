@@ -2,7 +2,6 @@
 `db2 get snapshot for database`, archived log listings (ls -lR of a pureScale archive, find -printf)
 and db2logscan rate lines. Rates are hand-computed from the fixtures' numbers."""
 
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -169,6 +168,6 @@ def test_no_db2_reader_raises_anything_but_an_input_error(tmp_path, index, cut, 
     except RedoInputError as error:
         assert str(error)
         return
+    assert intervals  # a file that reads gives at least one interval (an empty one is refused)
     for interval in intervals:
         assert interval.bytes >= 0 and (interval.rate is None or interval.rate <= 1e12)
-    assert Counter(i.kind for i in intervals)  # what was read is there

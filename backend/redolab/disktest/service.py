@@ -95,6 +95,15 @@ def host_disk(host: Host):
     return None
 
 
+def latest_disk(environment: Environment, role) -> tuple:
+    """(Disk, "host in directory") of the role's most recently measured log disk, or (None, "")."""
+    hosts = [h for h in environment.hosts if h.role is role and host_disk(h) is not None]
+    if not hosts:
+        return None, ""
+    host = max(hosts, key=lambda h: h.disk_measured_at.timestamp() if h.disk_measured_at else 0.0)
+    return host_disk(host), f"{host.name} in {host.disk_path}"
+
+
 def point_from_end(write_bytes: int, data: dict, where: str) -> dict:
     writes, seconds = int(data.get("writes") or 0), float(data.get("seconds") or 0)
     if writes <= 0 or seconds <= 0:

@@ -24,7 +24,6 @@ from datetime import datetime
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.parsers.db2 import db2_time
 
-PAGE_BYTES = 4096
 _HEADER = re.compile(
     r"^\s*Database (?P<kind>Partition|Member) (?P<member>\d+) -- Database (?P<db>\S+) -- (?P<status>[^-]+?)"
     r"(?: -- Up [^-]*?)?(?: -- Date (?P<date>.+?))?\s*$"
@@ -119,7 +118,7 @@ def parse(lines: list[str]) -> Parsed:
         where = f"line {number}"
         # -- 10.1+: NAME = value ----------------------------------------------------------------
         kv = _KEY_VALUE.match(line)
-        if kv and "=" in line:
+        if kv:
             key, value = kv["key"], kv["value"]
             if key == "HADR_ROLE":
                 finish()

@@ -257,7 +257,7 @@ def calculator_inputs(*, session: Session, environment: Environment) -> Calculat
     environment's link RTT); each disk from the role's latest disk test, else the standby's from SYNC
     runs with a write directory (time per acknowledged message at each message size). As
     hadrCalculator does, one disk measured stands for both when the other is not. Names what is missing."""
-    from redolab.disktest.service import host_disk
+    from redolab.disktest.service import latest_disk
     from redolab.planning.hadr import Disk, DiskPoint, Network, fit_disk
     from redolab.planning.service import measured_runs
 
@@ -283,10 +283,9 @@ def calculator_inputs(*, session: Session, environment: Environment) -> Calculat
         missing.append("a measured network: run a one-stream test from the primary to the standby")
     disks: dict = {}
     for role in (HostRole.primary, HostRole.standby):
-        hosts = [h for h in environment.hosts if h.role is role and host_disk(h) is not None]
-        if hosts:
-            host = max(hosts, key=lambda h: h.disk_measured_at or datetime.min.replace(tzinfo=UTC))
-            disks[role] = (host_disk(host), f"disk test on {host.name} in {host.disk_path}")
+        disk, where = latest_disk(environment, role)
+        if disk is not None:
+            disks[role] = (disk, f"disk test on {where}")
     if HostRole.standby not in disks:
         points = [
             DiskPoint(run.message_bytes, run.metrics.write_seconds_per_message)

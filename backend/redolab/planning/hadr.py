@@ -26,7 +26,10 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime
 
-PAGE_BYTES = 4096
+from redolab.core.units import DB2_PAGE_BYTES
+
+PAGE_BYTES = DB2_PAGE_BYTES  # a Db2 log page
+DEFAULT_FLUSH_BYTES = 16 * PAGE_BYTES  # simhadr's default flush size
 MODES = ("SYNC", "NEARSYNC", "ASYNC", "SUPERASYNC")
 LEVELS = ((1.0, "keeps up", ""), (1.5, "slows the primary", "?"), (3.0, "much slower", "??"),
           (math.inf, "far beyond", "???"))  # fmt: skip
@@ -151,7 +154,7 @@ class Calculator:
 
 
 def calculate(
-    intervals, *, network: Network, primary: Disk, standby: Disk, default_flush_bytes: float = 16 * PAGE_BYTES
+    intervals, *, network: Network, primary: Disk, standby: Disk, default_flush_bytes: float = DEFAULT_FLUSH_BYTES
 ) -> Calculator:
     """Every interval of the history against every mode. `intervals`: RedoInterval-like objects
     (start, end, thread, bytes, writes, rate)."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from redolab.core.units import format_byte_rate, format_bytes, format_duration, format_mbit, wall_clock
+from redolab.planning.hadr import DEFAULT_FLUSH_BYTES, Disk
 from redolab.planning.instantiation import instantiation_estimate
 from redolab.planning.network import bandwidth_delay, tcp_window_bytes
 from redolab.planning.requirement import Requirement
@@ -22,7 +23,6 @@ from redolab.probes.parser import RunMetrics
 
 # Statuses a card can have, from best to worst; the page colours them.
 PASS, INFO, WARN, PARTIAL, MISSING, FAIL = "pass", "info", "warn", "partial", "missing", "fail"
-DEFAULT_WRITE_BYTES = 16 * 4096  # simhadr's default flush: stands in when no average write is known
 NOMINAL = "nominal link rate (not measured)"
 
 
@@ -177,8 +177,7 @@ class Facts:
 
 @dataclass(frozen=True)
 class DiskFact:
-    rate_bytes_per_second: float
-    overhead_seconds: float
+    disk: Disk  # time per write = size / rate + overhead
     label: str  # host and directory
 
 
@@ -653,7 +652,7 @@ class _Planner:
             settle(card, failed=False, judged=False)
             return card
         if write_bytes is None:
-            write_bytes = write_run.message_bytes if write_run is not None else DEFAULT_WRITE_BYTES
+            write_bytes = write_run.message_bytes if write_run is not None else DEFAULT_FLUSH_BYTES
             card.working.append(
                 "no AWR 'redo size' and 'redo writes' in the history: "
                 + (f"the probe message size ({format_bytes(write_bytes)})" if write_run is not None
@@ -667,10 +666,10 @@ class _Planner:
                 f"standby (run #{write_run.id})"
             )
         else:
-            write_seconds = write_bytes / disk.rate_bytes_per_second + disk.overhead_seconds
+            write_seconds = disk.disk.write_seconds(write_bytes)
             write_said = (
-                f"write = {format_bytes(write_bytes)} / {format_byte_rate(disk.rate_bytes_per_second)} + "
-                f"{format_duration(disk.overhead_seconds, 6)} = {format_duration(write_seconds)} on the standby "
+                f"write = {format_bytes(write_bytes)} / {format_byte_rate(disk.disk.rate_bytes_per_second)} + "
+                f"{format_duration(disk.disk.overhead_seconds, 6)} = {format_duration(write_seconds)} on the standby "
                 f"(disk test on {disk.label})"
             )
         impact = commit_impact(

@@ -88,13 +88,10 @@ def environment_facts(environment: Environment) -> Facts:
 
 def _standby_disk(environment: Environment) -> DiskFact | None:
     """The most recently measured standby log disk (a disk test), for the SYNC commit card."""
-    hosts = [h for h in environment.hosts if h.role is HostRole.standby and h.disk_rate_bytes_per_second]
-    if not hosts:
-        return None
-    host = max(hosts, key=lambda h: h.disk_measured_at.timestamp() if h.disk_measured_at else 0.0)
-    return DiskFact(
-        host.disk_rate_bytes_per_second, host.disk_overhead_seconds or 0.0, f"{host.name} in {host.disk_path}"
-    )
+    from redolab.disktest.service import latest_disk
+
+    disk, where = latest_disk(environment, HostRole.standby)
+    return DiskFact(disk, where) if disk is not None else None
 
 
 def measured_runs(*, session: Session, environment: Environment) -> list[MeasuredRun]:

@@ -24,9 +24,11 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
+from redolab.core.units import DB2_PAGE_BYTES
 from redolab.redo.parsers import RedoInputError, Table
+from redolab.redo.values import parse_number
 
-PAGE_BYTES = 4096
+PAGE_BYTES = DB2_PAGE_BYTES
 DB2_MB = 1_000_000
 MAX_BYTES_PER_SECOND = 1e12  # 1 TB/s: above it a rate is not a measurement
 
@@ -73,16 +75,6 @@ def db2_time(text: str, where: str) -> datetime:
         f"{where}: '{text.strip()}' is not a time Db2 writes (YYYY-MM-DD-HH.MM.SS.ffffff, YYYY-MM-DD HH:MM:SS "
         "or MM/DD/YYYY HH:MM:SS)"
     )
-
-
-def _number(text: str, where: str, what: str) -> float:
-    try:
-        value = float(text.replace(",", ""))
-    except ValueError:
-        raise RedoInputError(f"{where}: '{text}' is not a number ({what})") from None
-    if value < 0 or value != value or value == float("inf"):
-        raise RedoInputError(f"{where}: '{text}' is not a {what} (negative or not finite)")
-    return value
 
 
 # -- detection ---------------------------------------------------------------------------------
@@ -220,15 +212,17 @@ def mon_get_transaction_log(table: Table):
             where = f"line {line}"
             at = db2_time(values[time_at], f"{where}, {heading[time_at]}")
             member = (
-                int(_number(values[member_at], f"{where}, MEMBER", "member number")) if member_at is not None else 0
+                int(parse_number(values[member_at], line=line, column=heading[member_at]))
+                if member_at is not None
+                else 0
             )
-            pages = _number(values[pages_at], f"{where}, {heading[pages_at]}", "page count")
+            pages = parse_number(values[pages_at], line=line, column=heading[pages_at])
             flushes = None
             if flushes_at is not None and values[flushes_at].strip():
-                flushes = _number(values[flushes_at], f"{where}, {heading[flushes_at]}", "count")
+                flushes = parse_number(values[flushes_at], line=line, column=heading[flushes_at])
             write_ms = None
             if write_time_at is not None and values[write_time_at].strip():
-                write_ms = _number(values[write_time_at], f"{where}, {heading[write_time_at]}", "time in ms")
+                write_ms = parse_number(values[write_time_at], line=line, column=heading[write_time_at])
             rows.append((member, at, line, pages, flushes, write_ms))
         rows.sort(key=lambda row: (row[0], row[1], row[2]))
         for member, at, line, pages, flushes, write_ms in rows:
@@ -298,18 +292,17 @@ def read_snapshots(lines: list[str]) -> Table:
                 )
             at = db2_time(block["at"][1], f"line {block['at'][0]}, Snapshot timestamp")
             line, value = block["pages"]
-            pages = _number(value, f"line {line}, Log pages written", "page count")
+            pages = parse_number(value, line=line, column="Log pages written")
             flushes = None
             if "flushes" in block:
-                flushes = _number(block["flushes"][1], f"line {block['flushes'][0]}, Number write log IOs", "count")
+                flushes = parse_number(block["flushes"][1], line=block["flushes"][0], column="Number write log IOs")
             write_ms = None
             if "write_time" in block:
-                write_ms = 1000 * _number(
-                    block["write_time"][1], f"line {block['write_time'][0]}, Log write time", "time"
-                )
+                line_at, text = block["write_time"]
+                write_ms = 1000 * parse_number(text, line=line_at, column="Log write time (sec.ns)")
             member = 0
             if "member" in block:
-                member = int(_number(block["member"][1], f"line {block['member'][0]}, member", "member number"))
+                member = int(parse_number(block["member"][1], line=block["member"][0], column="member"))
             interval = counters.add(line, member, at, pages, flushes, write_ms)
             if interval is not None:
                 yield interval
@@ -353,16 +346,8 @@ def read_listing(lines: list[str], log_file_pages: int | None) -> Table:
                           f"{stamp['zone'] or ''}", where)  # fmt: skip
         before = line[: stamp.start()].split()
         after = line[stamp.end() : name.start()].split()
-        size = None
-        for token in reversed(before) if before else after:  # ls -l: size just before the date; find: after it
-            if token.isdigit():
-                size = float(token)
-                break
-        else:
-            for token in after:
-                if token.isdigit():
-                    size = float(token)
-                    break
+        # ls -l: the size stands just before the time; find -printf '%T+ %s %p': just after it
+        size = next((float(token) for token in [*reversed(before), *after] if token.isdigit()), None)
         stream = _STREAM.search(name["path"]) or _STREAM.search(directory)
         member = int(stream.group(1)) if stream else 0
         files.append((member, int(name["seq"]), closed, size, number))
@@ -442,9 +427,9 @@ def read_logscan(lines: list[str]) -> Table:
                 continue
             where = f"line {number}"
             end = db2_time(match["at"], where)
-            rate = _number(match["mbs"], f"{where}, MB/s", "rate") * DB2_MB
-            seconds = _number(match["sec"], f"{where}, sec", "duration")
-            pages_per_flush = _number(match["pgf"], f"{where}, pg/f", "pages per flush")
+            rate = parse_number(match["mbs"], line=number, column="MB/s") * DB2_MB
+            seconds = parse_number(match["sec"], line=number, column="sec")
+            pages_per_flush = parse_number(match["pgf"], line=number, column="pg/f")
             if seconds <= 0:
                 continue  # an empty interval (no log data in it) says nothing about a rate
             if rate > MAX_BYTES_PER_SECOND:
