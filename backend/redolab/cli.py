@@ -895,7 +895,7 @@ def lab_down() -> None:
 
     try:
         control.require_root()
+        removed = control.down(_lab_paths())
     except LabError as error:
         _fail(str(error))
-    removed = control.down(_lab_paths())
     typer.echo("lab down: " + ("removed " + "; ".join(removed) if removed else "nothing was up"))

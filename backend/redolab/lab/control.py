@@ -37,6 +37,7 @@ from redolab.lab.topology import (
 )
 
 SOURCE_DIR = Path(__file__).resolve().parent
+DEVICE_PREFIX = "rlab"  # BRIDGE, bridge ports rlab-*, TUN devices rlabd-* (topology.py)
 DELAYLINE = SOURCE_DIR / "redolab-delayline"
 SSHD = Path("/usr/sbin/sshd")
 
@@ -137,6 +138,13 @@ def _stop(pid: int | None, marker: str) -> None:
 def lab_namespaces() -> list[str]:
     out = _ip("netns", "list", check=False).stdout
     return [line.split()[0] for line in out.splitlines() if line.startswith(NAMESPACE_PREFIX)]
+
+
+def lab_devices() -> list[str]:
+    """This machine's own lab devices: the bridge, the bridge ports (veth ends) and the TUN devices."""
+    out = _ip("-o", "link", "show", check=False).stdout
+    names = (line.split(":", 2)[1].strip().split("@")[0] for line in out.splitlines() if line.count(":") >= 2)
+    return [name for name in names if name.startswith(DEVICE_PREFIX)]
 
 
 # -- keys -------------------------------------------------------------------------------------------
@@ -352,11 +360,19 @@ def down(paths: Paths) -> list[str]:
                 removed.append(f"process {pid} in {namespace}")
             except (ProcessLookupError, ValueError):
                 pass
-        _ip("netns", "del", namespace, check=False)  # its veth ends go with it
+        _ip("netns", "del", namespace, check=False)
         removed.append(f"namespace {namespace}")
-    if _ip("link", "show", BRIDGE, check=False).returncode == 0:
-        _ip("link", "del", BRIDGE, check=False)
-        removed.append(f"bridge {BRIDGE}")
+    # A deleted namespace takes its veth pairs with it, but the kernel does that later, in a work
+    # queue: a CI run saw a bridge port still there after `down` returned. Each host-side end is
+    # deleted here (which removes its pair at once), then the devices are waited for.
+    for device in lab_devices():
+        if _ip("link", "del", device, check=False).returncode == 0:
+            removed.append(f"bridge {device}" if device == BRIDGE else f"device {device}")
+    deadline = time.monotonic() + 10
+    while lab_devices() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if left := lab_devices():
+        raise LabError(f"devices still present 10 s after removal: {', '.join(left)}; run `redolab lab down` again")
     paths.state.unlink(missing_ok=True)
     for name in ("delayline.params", "delayline.stats"):
         (paths.run / name).unlink(missing_ok=True)
