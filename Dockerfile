@@ -12,7 +12,7 @@ FROM debian:bookworm-slim AS probe
 RUN apt-get update && apt-get install -y --no-install-recommends make gcc libc6-dev musl-tools \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src/probe
-COPY backend/redolab/probe/ ./
+COPY backend/redolab/redoprobe/ ./
 RUN make clean && make redoprobe && make check
 
 FROM python:3.11-slim AS runtime
@@ -37,7 +37,7 @@ COPY migrations migrations
 COPY frontend/templates frontend/templates
 COPY frontend/static frontend/static
 COPY --from=assets /src/frontend/static/vendor frontend/static/vendor
-COPY --from=probe /src/probe/redoprobe backend/redolab/probe/redoprobe
+COPY --from=probe /src/probe/redoprobe backend/redolab/redoprobe/redoprobe
 RUN uv sync --frozen --no-dev
 ENV PATH="/app/.venv/bin:$PATH"
 RUN python -m redolab.charts.assets frontend/static/vendor

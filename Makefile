@@ -43,7 +43,7 @@ frontend/static/vendor/plotly.min.js: frontend/static/vendor/htmx.min.js uv.lock
 	$(UV) run python -m redolab.charts.assets frontend/static/vendor
 
 probe:
-	$(MAKE) -s -C backend/redolab/probe redoprobe
+	$(MAKE) -s -C backend/redolab/redoprobe redoprobe
 	$(MAKE) -s -C backend/redolab/lab
 
 system-deps:
@@ -51,5 +51,5 @@ system-deps:
 
 clean:
 	rm -rf .venv frontend/node_modules frontend/static/vendor
-	$(MAKE) -s -C backend/redolab/probe clean
+	$(MAKE) -s -C backend/redolab/redoprobe clean
 	$(MAKE) -s -C backend/redolab/lab clean

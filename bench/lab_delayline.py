@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "backend"))
-REDOPROBE = ROOT / "backend" / "redolab" / "probe" / "redoprobe"
+REDOPROBE = ROOT / "backend" / "redolab" / "redoprobe" / "redoprobe"
 MIB = 1024**2
 GIB = 1024**3
 

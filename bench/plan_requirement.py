@@ -27,7 +27,7 @@ from redolab.planning.plan import Facts, build_plan
 from redolab.planning.requirement import ImportSeries, requirement
 from redolab.redo.analytics import analyze
 from redolab.redo.dedupe import unique
-from redolab.redo.mapping import RedoInterval
+from redolab.redo.schemas import RedoInterval
 
 MIB = 1024 * 1024
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-REDOPROBE = ROOT / "backend" / "redolab" / "probe" / "redoprobe"
+REDOPROBE = ROOT / "backend" / "redolab" / "redoprobe" / "redoprobe"
 GIB = 1024**3
 MIB = 1024**2
 

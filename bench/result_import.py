@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "probes" / "data"
+DATA = ROOT / "tests" / "runs" / "data"
 
 
 def iperf3_file(seconds: int, streams: int) -> bytes:
@@ -73,8 +73,8 @@ def main() -> None:
         from redolab.core.db import make_engine, make_sessionmaker
         from redolab.environments.schemas import EnvironmentCreate, HostCreate
         from redolab.environments.service import create_environment, create_host
-        from redolab.probes import service
-        from redolab.probes.schemas import ResultImport
+        from redolab.runs import service
+        from redolab.runs.schemas import ResultImport
 
         engine = make_engine(f"sqlite:///{directory}/redolab.db")
         with make_sessionmaker(engine)() as session:

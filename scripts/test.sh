@@ -10,7 +10,7 @@ $UV run ruff check .
 $UV run ruff format --check .
 
 echo "== redoprobe unit tests (make check)"
-make -s -C backend/redolab/probe check
+make -s -C backend/redolab/redoprobe check
 
 echo "== pytest"
 $UV run pytest "$@"

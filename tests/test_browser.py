@@ -401,7 +401,7 @@ def test_import_oratcptest_and_iperf3_results(server, page):
     with its line, then two good files give three runs marked as imported, each with its chart."""
     from playwright.sync_api import expect
 
-    data = Path(__file__).parent / "probes" / "data"
+    data = Path(__file__).parent / "runs" / "data"
     create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "imports")
@@ -437,7 +437,7 @@ def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
     from playwright.sync_api import expect
 
     fixtures = Path(__file__).parent / "fixtures" / "redo"
-    data = Path(__file__).parent / "probes" / "data"
+    data = Path(__file__).parent / "runs" / "data"
     create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "change board")

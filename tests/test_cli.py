@@ -205,9 +205,9 @@ def test_import_results_command(tmp_path):
 
     from redolab.environments.schemas import EnvironmentCreate, HostCreate
     from redolab.environments.service import create_environment, create_host
-    from redolab.probes.models import Run
+    from redolab.runs.models import Run
 
-    data = Path(__file__).parent / "probes" / "data"
+    data = Path(__file__).parent / "runs" / "data"
     assert run(tmp_path, "db", "upgrade").returncode == 0
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
     with make_sessionmaker(engine)() as session:

@@ -36,6 +36,7 @@ def _fail(message: str) -> None:
 
 
 def _engine():
+    import redolab.models  # noqa: F401 (every table: a foreign key to a model this command never loads still resolves)
     from redolab.core.db import make_engine
 
     return make_engine(get_settings().resolved_database_url)
@@ -176,8 +177,8 @@ def run_experiment(
 
     from redolab.core.errors import FieldError
     from redolab.core.forms import field_errors
-    from redolab.probes import service
-    from redolab.probes.schemas import RunCreate, RunPublic
+    from redolab.runs import service
+    from redolab.runs.schemas import RunCreate, RunPublic
 
     with _environment_named(env) as (session, environment):
         hosts = _hosts_named(environment, env, client, server)
@@ -235,8 +236,8 @@ def import_results(
     from redolab.core.errors import FieldError
     from redolab.core.forms import field_errors
     from redolab.core.units import format_byte_rate
-    from redolab.probes import service
-    from redolab.probes.schemas import ResultImport
+    from redolab.runs import service
+    from redolab.runs.schemas import ResultImport
 
     with _environment_named(env) as (session, environment):
         hosts = _hosts_named(environment, env, client, server)
@@ -419,8 +420,8 @@ def redo_analyze(
     import json
 
     from redolab.core.units import format_byte_rate, format_mbit
+    from redolab.redo.ingest.pipeline import analyze_files
     from redolab.redo.parsers import RedoInputError
-    from redolab.redo.pipeline import analyze_files
 
     for path in files:
         if not path.is_file():
@@ -674,8 +675,7 @@ def plan_hadr(
     """The hadrCalculator view: every interval of the log history against each sync mode's limit with
     the measured network and log disks, and the HADR_SYNCMODE that keeps up."""
     from redolab.core.units import DB2_PAGE_BYTES, format_byte_rate, format_duration
-    from redolab.hadr.api import calculator_json
-    from redolab.hadr.service import environment_calculator
+    from redolab.hadr.service import calculator_json, environment_calculator
     from redolab.planning.hadr import MODES
 
     with _environment_named(env) as (session, environment):

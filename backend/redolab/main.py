@@ -21,12 +21,12 @@ from starlette_csrf import CSRFMiddleware
 
 from redolab import __version__
 from redolab.auth import api as auth_api
-from redolab.auth import views as auth_views
 from redolab.auth.audit import AuditMiddleware
+from redolab.auth.deps import LoginRequired, current_api_user, current_html_user
 from redolab.auth.guard import LoginGuard, LoginThrottleMiddleware
 from redolab.core.config import Settings, get_settings
 from redolab.core.db import make_engine, make_sessionmaker
-from redolab.core.deps import LoginRequired, SessionDep, current_api_user, current_html_user
+from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError, NotFound
 from redolab.core.middleware import (
     SMALL_BODY_BYTES,
@@ -39,16 +39,19 @@ from redolab.core.migrate import upgrade
 from redolab.core.templating import FRONTEND_DIR, is_htmx, render
 from redolab.core.units import MIB
 from redolab.environments import api as environments_api
-from redolab.environments import views as environments_views
 from redolab.hadr import api as hadr_api
-from redolab.hadr import views as hadr_views
 from redolab.planning import api as planning_api
-from redolab.planning import views as planning_views
-from redolab.probes import api as probes_api
-from redolab.probes import sweep_views
-from redolab.probes import views as probes_views
 from redolab.redo import api as redo_api
-from redolab.redo import views as redo_views
+from redolab.runs import api as runs_api
+from redolab.sweeps import api as sweeps_api
+from redolab.web import auth as auth_pages
+from redolab.web import environments as environment_pages
+from redolab.web import hadr as hadr_pages
+from redolab.web import planning as planning_pages
+from redolab.web import redo as redo_pages
+from redolab.web import runs as run_pages
+from redolab.web import sweeps as sweep_pages
+from redolab.web import workspace
 
 log = logging.getLogger("redolab")
 
@@ -65,7 +68,7 @@ def body_limit(settings: Settings):
     """The largest request body per route class: redo history uploads take REDOLAB_MAX_UPLOAD_BYTES,
     result imports their 64 MiB (plus the multipart framing), everything else 1 MiB."""
     from redolab.hadr.service import MAX_CAPTURE_BYTES
-    from redolab.probes.service import MAX_RESULT_IMPORT_BYTES
+    from redolab.runs.service import MAX_RESULT_IMPORT_BYTES
 
     def limit_for(path: str) -> int:
         if _REDO_UPLOAD.search(path):
@@ -170,7 +173,7 @@ async def _prune_uploads_every(settings: Settings, period_seconds: float) -> Non
     from redolab.redo.service import prune_uploads
 
     while True:
-        await anyio.to_thread.run_sync(prune_uploads, settings.data_dir / "uploads", settings.upload_max_age_seconds)
+        await anyio.to_thread.run_sync(prune_uploads, settings.upload_dir, settings.upload_max_age_seconds)
         await anyio.sleep(period_seconds)
 
 
@@ -245,20 +248,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         session.execute(text("SELECT 1"))
         return {"status": "ok", "version": __version__}
 
-    app.include_router(auth_views.public_router)
-    app.include_router(auth_views.router)
+    app.include_router(auth_pages.public_router)
+    app.include_router(auth_pages.router)
     app.include_router(auth_api.public_router)
     app.include_router(auth_api.router)
-    app.include_router(environments_views.router)
+    app.include_router(environment_pages.router)
+    app.include_router(workspace.router)  # after /environments/new
     app.include_router(environments_api.router)
-    app.include_router(probes_api.router)
-    app.include_router(probes_views.router)
-    app.include_router(sweep_views.router)
-    app.include_router(redo_views.router)
+    app.include_router(runs_api.router)
+    app.include_router(sweeps_api.router)
+    app.include_router(run_pages.router)
+    app.include_router(sweep_pages.router)
+    app.include_router(redo_pages.router)
     app.include_router(redo_api.router)
     app.include_router(planning_api.router)
-    app.include_router(hadr_views.router)
+    app.include_router(hadr_pages.router)
     app.include_router(hadr_api.router)
-    app.include_router(planning_views.router)
+    app.include_router(planning_pages.router)
     app.mount("/static", StaticFiles(directory=FRONTEND_DIR / "static"), name="static")
     return app

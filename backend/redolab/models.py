@@ -6,8 +6,9 @@ from redolab.disktest.models import DiskTest
 from redolab.environments.models import Credential, Environment, Host
 from redolab.hadr.models import HadrImport, HadrSample
 from redolab.jobs.models import Job
-from redolab.probes.models import Cluster, Run, RunEvent, Schedule, Sweep
 from redolab.redo.models import RedoImport, RedoRow
+from redolab.runs.models import Run, RunEvent
+from redolab.sweeps.models import Cluster, Schedule, Sweep
 
 __all__ = [
     "ApiToken",

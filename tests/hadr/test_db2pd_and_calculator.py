@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from redolab.hadr import db2pd, service
 from redolab.planning.hadr import MODES, Disk, DiskPoint, Network, calculate, fit_disk, level, mode_limit
-from redolab.redo.mapping import RedoInterval
 from redolab.redo.parsers import RedoInputError
+from redolab.redo.schemas import RedoInterval
 from tests.factories import make_environment
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"

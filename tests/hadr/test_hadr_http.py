@@ -10,9 +10,9 @@ import pytest
 from redolab.environments.models import Host
 from redolab.redo import service as redo_service
 from tests.conftest import migrated_sqlite
+from tests.execution import execute_next
 from tests.factories import make_environment, make_host
 from tests.planning.test_plan_service import stored_run
-from tests.probes.runs import execute_next
 from tests.services import REDOLAB, redolab_env
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"

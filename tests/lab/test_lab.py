@@ -27,11 +27,12 @@ from redolab.environments.models import Environment
 from redolab.lab import control
 from redolab.lab.register import register
 from redolab.lab.topology import BRIDGE, DATA_DEVICE, Shape, plan_lab
-from redolab.probes import service
-from redolab.probes.models import Run, RunStatus, Sweep
-from redolab.probes.parser import run_metrics
-from redolab.probes.schemas import SweepCreate
-from tests.probes.runs import execute_next, reload, request_run
+from redolab.runs.models import Run, RunStatus
+from redolab.runs.parsers.redoprobe import run_metrics
+from redolab.sweeps import service
+from redolab.sweeps.models import Sweep
+from redolab.sweeps.schemas import SweepCreate
+from tests.execution import execute_next, reload, request_run
 from tests.services import IS_ROOT, REDOLAB, leftover_probes, missing, redolab_env
 
 RTT = 0.020

@@ -7,8 +7,8 @@ import pytest
 from redolab.planning.plan import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Facts, MeasuredRun, build_plan
 from redolab.planning.requirement import ImportSeries, requirement
 from redolab.planning.settings import recommended_snippets
-from redolab.probes.parser import RunMetrics
-from redolab.redo.mapping import RedoInterval
+from redolab.redo.schemas import RedoInterval
+from redolab.runs.parsers.redoprobe import RunMetrics
 
 MIB = 1024 * 1024
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -199,7 +199,7 @@ def test_snippets_follow_the_platform_and_the_queue_rule():
 
 
 def test_ack_percentiles_from_the_probe_histogram():
-    from redolab.probes.parser import histogram_percentile
+    from redolab.runs.parsers.redoprobe import histogram_percentile
 
     buckets = [{"from_us": 100, "to_us": 200, "count": 50}, {"from_us": 200, "to_us": 400, "count": 50}]
     assert histogram_percentile(buckets, 50) == pytest.approx(200)

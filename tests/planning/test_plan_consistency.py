@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from redolab.planning.plan import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Facts, MeasuredRun, build_plan
 from redolab.planning.requirement import ImportSeries, requirement
-from redolab.probes.parser import RunMetrics
-from redolab.redo.mapping import RedoInterval
+from redolab.redo.schemas import RedoInterval
+from redolab.runs.parsers.redoprobe import RunMetrics
 
 MIB = 1024 * 1024
 T0 = datetime(2024, 3, 1, tzinfo=UTC)

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from redolab.planning.service import Selection, environment_plan
-from redolab.probes.models import RunStatus
-from redolab.probes.parser import run_metrics
-from redolab.probes.service import run_lines
 from redolab.redo import service as redo_service
+from redolab.runs.models import RunStatus
+from redolab.runs.parsers.redoprobe import run_metrics
+from redolab.runs.service import run_lines
+from tests.execution import execute_next, reload, request_run
 from tests.factories import make_environment, make_host
-from tests.probes.runs import execute_next, reload, request_run
 from tests.services import REDOLAB, redolab_env
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
@@ -143,7 +143,7 @@ def test_plan_of_an_unknown_environment_is_404(api_client):
 
 def stored_run(session, environment, client, server, *, conns, bytes_per_second):
     """A finished run as the worker leaves it (summary columns), without its events."""
-    from redolab.probes.models import ProbeMode, Run
+    from redolab.runs.models import ProbeMode, Run
 
     run = Run(
         environment_id=environment.id, client_host_id=client.id, server_host_id=server.id,

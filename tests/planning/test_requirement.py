@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from redolab.planning.plan import FAIL, PASS, Facts, MeasuredRun, build_plan
 from redolab.planning.requirement import ImportSeries, best_window, requirement
-from redolab.probes.parser import RunMetrics
-from redolab.redo.mapping import RedoInterval
+from redolab.redo.schemas import RedoInterval
+from redolab.runs.parsers.redoprobe import RunMetrics
 
 MIB = 1024 * 1024
 T0 = datetime(2022, 1, 15, 8, 0, tzinfo=UTC)

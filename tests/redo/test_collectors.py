@@ -15,8 +15,8 @@ import pytest
 
 from redolab.redo import dedupe
 from redolab.redo.archive import MAX_MEMBERS
+from redolab.redo.ingest.pipeline import analyze_files
 from redolab.redo.parsers import RedoInputError
-from redolab.redo.pipeline import analyze_files
 
 COLLECTORS = Path(__file__).parents[1] / "fixtures" / "redo" / "collectors"
 DMA_4 = COLLECTORS / "opdb__archlogs__193_4.3.30_dbhost01.ORCL.ORCL1.112225120000.log"

@@ -11,9 +11,9 @@ from sqlalchemy import func, select
 
 from redolab.redo import service
 from redolab.redo.archive import Source
+from redolab.redo.ingest.pipeline import Reading, read_sources
 from redolab.redo.models import RedoImport, RedoRow
 from redolab.redo.parsers import RedoInputError
-from redolab.redo.pipeline import Reading, read_sources
 from tests.factories import make_environment
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"

@@ -169,7 +169,7 @@ def test_large_files_parse_in_a_second_process(session, monkeypatch):
 
 def test_hour_of_day_profile_survives_the_database(session, browser_client):
     """Stored profile rows give the same analysis as the file, and the page draws the profile."""
-    from redolab.redo.pipeline import analyze_files
+    from redolab.redo.ingest.pipeline import analyze_files
 
     environment = make_environment(session)
     path = FIXTURES / "sysmetric_hourly_profile.csv"
@@ -293,7 +293,7 @@ def test_times_are_read_in_the_database_time_zone_and_stored_in_utc(session):
 def _interval(start):
     from datetime import timedelta
 
-    from redolab.redo.mapping import RedoInterval
+    from redolab.redo.schemas import RedoInterval
 
     return RedoInterval(line=1, thread=1, start=start, end=start + timedelta(minutes=10), seconds=None, bytes=1.0,
                         kind="log")  # fmt: skip
@@ -304,7 +304,7 @@ def test_times_written_with_their_own_zone_keep_it():
     is the database's wall clock (08:00 in Berlin is 07:00 UTC)."""
     from datetime import UTC, datetime
 
-    from redolab.redo.values import DateColumn
+    from redolab.redo.ingest.values import DateColumn
 
     column = DateColumn("FIRST_TIME")
     written = [column.parse(text, 1) for text in ("2022-01-15 08:00:00 +02:00", "2022-01-15T08:00:00Z",

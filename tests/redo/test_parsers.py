@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from redolab.redo import dedupe
+from redolab.redo.ingest.pipeline import Reading, analyze_files, read_files
+from redolab.redo.ingest.values import DateColumn
 from redolab.redo.parsers import RedoInputError
-from redolab.redo.pipeline import Reading, analyze_files, read_files
-from redolab.redo.values import DateColumn
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
 MIB = 1024 * 1024

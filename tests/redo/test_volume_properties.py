@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from redolab.redo.ingest.pipeline import analyze_files
 from redolab.redo.parsers import RedoInputError
-from redolab.redo.pipeline import analyze_files
 
 MIB = 1024 * 1024
 DAY_NAMES = ["DAY", "LOG_START_DATE", "DATE", "REDO_DAY", "LOG_DATE"]

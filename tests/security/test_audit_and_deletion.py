@@ -12,7 +12,7 @@ from redolab.auth.models import AuditEvent, Role
 from tests.conftest import log_in
 from tests.factories import PASSWORD, make_environment, make_host, make_user
 
-DATA = Path(__file__).parents[1] / "probes" / "data"
+DATA = Path(__file__).parents[1] / "runs" / "data"
 HTMX = {"HX-Request": "true"}
 KEY = """-----BEGIN OPENSSH PRIVATE KEY-----"""
 

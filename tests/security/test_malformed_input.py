@@ -22,7 +22,7 @@ def database_url(tmp_path_factory):
     return migrated_sqlite(tmp_path_factory)
 
 
-DATA = Path(__file__).parents[1] / "probes" / "data"
+DATA = Path(__file__).parents[1] / "runs" / "data"
 
 
 @pytest.fixture

@@ -10,9 +10,10 @@ from fastapi.security import OAuth2PasswordRequestForm
 from pydantic import BaseModel, SecretStr
 
 from redolab.auth import audit, service
+from redolab.auth.deps import ApiAdmin, ApiUser
 from redolab.auth.guard import Throttled, check_login
 from redolab.auth.models import Role, User
-from redolab.core.deps import ApiAdmin, ApiUser, SessionDep, SettingsDep
+from redolab.core.deps import SessionDep, SettingsDep
 from redolab.core.errors import FieldError
 from redolab.core.security import create_access_token
 

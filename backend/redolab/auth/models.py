@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import Enum, ForeignKey, String
+from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from redolab.core.db import Base, UTCDateTime, utcnow
+from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
 
 
 class Role(StrEnum):
@@ -33,7 +33,7 @@ class User(Base):
     username: Mapped[str] = mapped_column(String(64), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
     role: Mapped[Role] = mapped_column(
-        Enum(Role, native_enum=False, length=20, values_callable=lambda e: [m.value for m in e]),
+        enum_column(Role),
         default=Role.admin,
         server_default=Role.admin.value,
     )
@@ -47,6 +47,15 @@ class User(Base):
     @property
     def active(self) -> bool:
         return self.disabled_at is None
+
+    @property
+    def can_operate(self) -> bool:
+        """Runs, imports and changes (operator or admin): pages show those buttons only then."""
+        return self.role.allows(Role.operator)
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role.allows(Role.admin)
 
 
 class UserSession(Base):

@@ -53,6 +53,11 @@ class Settings(BaseSettings):
     chromium: str | None = None  # prints the plan report as PDF; default: chromium on the PATH
 
     @property
+    def upload_dir(self) -> Path:
+        """Uploaded history files between preview and import."""
+        return self.data_dir / "uploads"
+
+    @property
     def resolved_database_url(self) -> str:
         if self.database_url:
             return self.database_url

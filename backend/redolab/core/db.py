@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 
-from sqlalchemy import DateTime, Engine, MetaData, create_engine, event
+from sqlalchemy import DateTime, Engine, Enum, MetaData, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 from sqlalchemy.types import TypeDecorator
@@ -72,3 +73,14 @@ def make_engine(url: str) -> Engine:
 
 def make_sessionmaker(engine: Engine) -> sessionmaker:
     return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+def enum_column(enum_cls: type[StrEnum]) -> Enum:
+    """A StrEnum stored as its value in a VARCHAR(20) (no database enum type to migrate)."""
+    return Enum(
+        enum_cls,
+        native_enum=False,
+        length=20,
+        values_callable=lambda members: [member.value for member in members],
+        validate_strings=True,
+    )

@@ -10,7 +10,6 @@ from jinja2_fragments.fastapi import Jinja2Blocks
 from starlette.responses import Response
 
 from redolab import __version__
-from redolab.auth.models import Role
 from redolab.core import units
 from redolab.core.config import PROJECT_ROOT
 
@@ -35,7 +34,7 @@ templates.env.filters.update(
     duration=units.format_duration,
     in_zone=lambda moment, zone="UTC", seconds=False: _in_zone(moment, zone, seconds),
 )
-templates.env.globals.update(version=__version__, Role=Role)
+templates.env.globals.update(version=__version__)
 
 
 def is_htmx(request: Request) -> bool:

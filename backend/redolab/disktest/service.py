@@ -17,7 +17,7 @@ from redolab.disktest.models import DiskTest
 from redolab.environments.models import Environment, Host
 from redolab.jobs.models import Job
 from redolab.planning.hadr import DiskPoint, fit_disk
-from redolab.probes.schemas import _check_write_dir
+from redolab.runs.schemas import check_write_dir
 
 DEFAULT_SIZES = (4096, 65536, 1024 * 1024)  # 1 page, a 16-page flush, 256 pages
 MAX_SIZES = 8
@@ -38,7 +38,7 @@ def _check_sizes(sizes: list[int]) -> list[int]:
 
 class DiskTestCreate(BaseModel):
     host_id: int
-    path: Annotated[str, AfterValidator(_check_write_dir)] = Field(description="a directory on the log file system")
+    path: Annotated[str, AfterValidator(check_write_dir)] = Field(description="a directory on the log file system")
     write_sizes: Annotated[list[int], AfterValidator(_check_sizes)] = Field(default_factory=lambda: list(DEFAULT_SIZES))
     seconds_per_size: float = Field(default=4.0, ge=0.5, le=MAX_SECONDS_PER_SIZE)
 

@@ -6,7 +6,8 @@ from fastapi import APIRouter, Depends, HTTPException, Request, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
-from redolab.core.deps import ApiAdmin, ApiOperator, SessionDep, current_api_user
+from redolab.auth.deps import ApiAdmin, ApiOperator, current_api_user
+from redolab.core.deps import SessionDep
 from redolab.environments import credentials, service, trust
 from redolab.environments.credentials import CredentialCreate, CredentialPublic
 from redolab.environments.schemas import (

@@ -9,7 +9,6 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
-    Enum,
     Float,
     ForeignKey,
     Integer,
@@ -20,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from redolab.core.db import Base, TimestampMixin, UTCDateTime
+from redolab.core.db import Base, TimestampMixin, UTCDateTime, enum_column
 
 
 class Platform(StrEnum):
@@ -76,28 +75,18 @@ class HostRole(StrEnum):
         return self.value.capitalize()
 
 
-def _enum(enum_cls: type[StrEnum]) -> Enum:
-    return Enum(
-        enum_cls,
-        native_enum=False,
-        length=20,
-        values_callable=lambda members: [member.value for member in members],
-        validate_strings=True,
-    )
-
-
 class Environment(TimestampMixin, Base):
     __tablename__ = "environments"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(100), unique=True)
     description: Mapped[str] = mapped_column(String(500), default="")
-    platform: Mapped[Platform] = mapped_column(_enum(Platform))
+    platform: Mapped[Platform] = mapped_column(enum_column(Platform))
     database_size_bytes: Mapped[int | None] = mapped_column(BigInteger)
     primary_rac_nodes: Mapped[int] = mapped_column(Integer, default=1)
     standby_rac_nodes: Mapped[int] = mapped_column(Integer, default=1)
-    protection_mode: Mapped[ProtectionMode | None] = mapped_column(_enum(ProtectionMode))
-    transport_mode: Mapped[TransportMode] = mapped_column(_enum(TransportMode))
+    protection_mode: Mapped[ProtectionMode | None] = mapped_column(enum_column(ProtectionMode))
+    transport_mode: Mapped[TransportMode] = mapped_column(enum_column(TransportMode))
     instantiation_goal_seconds: Mapped[float | None] = mapped_column(Float)
     headroom_percent: Mapped[float] = mapped_column(Float, default=30.0)
     apply_overhead_percent: Mapped[float] = mapped_column(Float, default=30.0)
@@ -147,7 +136,7 @@ class Credential(TimestampMixin, Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(100))
-    kind: Mapped[CredentialKind] = mapped_column(_enum(CredentialKind))
+    kind: Mapped[CredentialKind] = mapped_column(enum_column(CredentialKind))
     encrypted_private_key: Mapped[str | None] = mapped_column(Text)
     encrypted_passphrase: Mapped[str | None] = mapped_column(Text)
     key_path: Mapped[str | None] = mapped_column(String(500))
@@ -160,7 +149,7 @@ class Host(TimestampMixin, Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
-    role: Mapped[HostRole] = mapped_column(_enum(HostRole))
+    role: Mapped[HostRole] = mapped_column(enum_column(HostRole))
     node_number: Mapped[int] = mapped_column(Integer, default=1)
     name: Mapped[str] = mapped_column(String(100))
     ssh_address: Mapped[str] = mapped_column(String(255))
@@ -169,7 +158,7 @@ class Host(TimestampMixin, Base):
     data_address: Mapped[str | None] = mapped_column(String(255))
     data_interface: Mapped[str | None] = mapped_column(String(15))
     transport: Mapped[HostTransport] = mapped_column(
-        _enum(HostTransport), default=HostTransport.ssh, server_default="ssh"
+        enum_column(HostTransport), default=HostTransport.ssh, server_default="ssh"
     )
     credential_id: Mapped[int | None] = mapped_column(ForeignKey("credentials.id", ondelete="SET NULL"))
     # The pinned SSH host key (OpenSSH public key line) and its SHA256 fingerprint.

@@ -102,8 +102,9 @@ class Contents:
 def contents(*, session: Session, environment: Environment) -> Contents:
     from redolab.disktest.models import DiskTest
     from redolab.hadr.models import HadrImport
-    from redolab.probes.models import Run, Schedule, Sweep
     from redolab.redo.models import RedoImport
+    from redolab.runs.models import Run
+    from redolab.sweeps.models import Schedule, Sweep
 
     def count(model) -> int:
         query = select(func.count()).select_from(model).where(model.environment_id == environment.id)

@@ -8,7 +8,8 @@ from pathlib import Path
 from fastapi import APIRouter, Depends, Request, UploadFile, status
 from fastapi.responses import Response
 
-from redolab.core.deps import ApiOperator, SessionDep, current_api_user
+from redolab.auth.deps import ApiOperator, current_api_user
+from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError
 from redolab.disktest.service import (
     DiskTestCreate,
@@ -68,53 +69,13 @@ def delete_captures(session: SessionDep, user: ApiOperator, environment_id: int,
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-def calculator_json(calculator, inputs) -> dict:
-    if calculator is None:
-        return {"complete": False, "missing": inputs.missing}
-    mode, why = calculator.advice()
-    return {
-        "complete": True,
-        "network": {
-            "bytes_per_second": calculator.network.rate_bytes_per_second,
-            "rtt_seconds": calculator.network.rtt_seconds,
-            "basis": inputs.network_basis,
-        },
-        "primary_disk": {
-            "bytes_per_second": calculator.primary.rate_bytes_per_second,
-            "overhead_seconds": calculator.primary.overhead_seconds,
-            "basis": inputs.primary_basis,
-        },
-        "standby_disk": {
-            "bytes_per_second": calculator.standby.rate_bytes_per_second,
-            "overhead_seconds": calculator.standby.overhead_seconds,
-            "basis": inputs.standby_basis,
-        },
-        "flush_basis": calculator.flush_basis,
-        "intervals_above_limit": calculator.exceeded,
-        "worst_rate_over_limit": calculator.worst,
-        "hadr_syncmode": {"value": mode, "why": why},
-        "intervals": [
-            {
-                "start": row.start.isoformat() if row.start else None,
-                "end": row.end.isoformat() if row.end else None,
-                "member": row.member,
-                "log_bytes_per_second": row.rate_bytes_per_second,
-                "flush_bytes": row.flush_bytes,
-                "limits_bytes_per_second": row.limits,
-                "levels": {m: {"words": words, "marks": marks} for m, (words, marks) in row.levels.items()},
-            }
-            for row in calculator.rows
-        ],
-    }
-
-
 @router.get("/{environment_id}/hadr-calculator")
 def read_calculator(session: SessionDep, environment_id: int) -> dict:
     """For every interval of the log history, the rate each sync mode sustains with the measured
     network and disks, and whether the workload exceeded it; or what is missing to compute it."""
     environment = get_environment(session=session, environment_id=environment_id)
     calculator, inputs = service.environment_calculator(session=session, environment=environment)
-    return calculator_json(calculator, inputs)
+    return service.calculator_json(calculator, inputs)
 
 
 @router.post("/{environment_id}/disk-tests", status_code=status.HTTP_202_ACCEPTED)
@@ -122,7 +83,7 @@ def start_disk_test(
     request: Request, session: SessionDep, user: ApiOperator, environment_id: int, body: DiskTestCreate
 ) -> dict:
     """Queue `redoprobe disk` on a host at two or more write sizes; the fit is stored on the host."""
-    from redolab.jobs.worker import wake_local_worker
+    from redolab.jobs.queue import wake_local_worker
 
     environment = get_environment(session=session, environment_id=environment_id)
     test = create_disk_test(session=session, environment=environment, test_in=body, requested_by=user.username)

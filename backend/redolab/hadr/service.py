@@ -259,7 +259,7 @@ def calculator_inputs(*, session: Session, environment: Environment) -> Calculat
     hadrCalculator does, one disk measured stands for both when the other is not. Names what is missing."""
     from redolab.disktest.service import latest_disk
     from redolab.planning.hadr import Disk, DiskPoint, Network, fit_disk
-    from redolab.planning.service import measured_runs
+    from redolab.runs.service import measured_runs
 
     missing: list[str] = []
     runs = [run for run in measured_runs(session=session, environment=environment) if run.conns == 1]
@@ -348,3 +348,44 @@ def hadr_settings(*, session: Session, environment: Environment, requirement) ->
             peak_log_gap_bytes=gap, peak_rate_bytes_per_second=peak, headroom_ratio=environment.headroom_percent / 100
         )
     return {"hadr_buffer": buffer, "hadr_syncmode": calculator.advice() if calculator else None}
+
+
+def calculator_json(calculator, inputs) -> dict:
+    """The calculator as the API and `redolab plan hadr --json` send it (units in the keys)."""
+    if calculator is None:
+        return {"complete": False, "missing": inputs.missing}
+    mode, why = calculator.advice()
+    return {
+        "complete": True,
+        "network": {
+            "bytes_per_second": calculator.network.rate_bytes_per_second,
+            "rtt_seconds": calculator.network.rtt_seconds,
+            "basis": inputs.network_basis,
+        },
+        "primary_disk": {
+            "bytes_per_second": calculator.primary.rate_bytes_per_second,
+            "overhead_seconds": calculator.primary.overhead_seconds,
+            "basis": inputs.primary_basis,
+        },
+        "standby_disk": {
+            "bytes_per_second": calculator.standby.rate_bytes_per_second,
+            "overhead_seconds": calculator.standby.overhead_seconds,
+            "basis": inputs.standby_basis,
+        },
+        "flush_basis": calculator.flush_basis,
+        "intervals_above_limit": calculator.exceeded,
+        "worst_rate_over_limit": calculator.worst,
+        "hadr_syncmode": {"value": mode, "why": why},
+        "intervals": [
+            {
+                "start": row.start.isoformat() if row.start else None,
+                "end": row.end.isoformat() if row.end else None,
+                "member": row.member,
+                "log_bytes_per_second": row.rate_bytes_per_second,
+                "flush_bytes": row.flush_bytes,
+                "limits_bytes_per_second": row.limits,
+                "levels": {m: {"words": words, "marks": marks} for m, (words, marks) in row.levels.items()},
+            }
+            for row in calculator.rows
+        ],
+    }

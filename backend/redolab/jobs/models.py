@@ -9,8 +9,7 @@ from sqlalchemy import ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 import redolab.disktest.models  # noqa: F401  (jobs.disk_test_id refers to its table)
-from redolab.core.db import Base, UTCDateTime, utcnow
-from redolab.environments.models import _enum
+from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
 
 
 class JobStatus(StrEnum):
@@ -31,7 +30,7 @@ class Job(Base):
     # The hosts the job occupies: two jobs sharing one never run at the same time.
     client_host_id: Mapped[int | None] = mapped_column(Integer)
     server_host_id: Mapped[int | None] = mapped_column(Integer)
-    status: Mapped[JobStatus] = mapped_column(_enum(JobStatus), default=JobStatus.queued, index=True)
+    status: Mapped[JobStatus] = mapped_column(enum_column(JobStatus), default=JobStatus.queued, index=True)
     worker_id: Mapped[str | None] = mapped_column(String(100))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

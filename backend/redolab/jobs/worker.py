@@ -21,10 +21,11 @@ from sqlalchemy.orm import aliased, sessionmaker
 
 from redolab.core.db import utcnow
 from redolab.jobs.models import Job, JobStatus
-from redolab.probes.models import Run, RunStatus, Sweep
-from redolab.probes.runner import RunExecution
-from redolab.probes.schedules import fire_due
-from redolab.probes.sweeper import SweepExecution
+from redolab.runs.models import Run, RunStatus
+from redolab.runs.runner import RunExecution
+from redolab.sweeps.models import Sweep
+from redolab.sweeps.schedules import fire_due
+from redolab.sweeps.sweeper import SweepExecution
 
 log = logging.getLogger("redolab.worker")
 
@@ -205,10 +206,3 @@ class Worker:
         thread = threading.Thread(target=lambda: asyncio.run(self.run_forever()), name="redolab-worker", daemon=True)
         thread.start()
         return thread
-
-
-def wake_local_worker(app) -> None:
-    """Tell the in-process worker of `redolab serve` (if any) that a job was queued."""
-    worker = getattr(app.state, "worker", None)
-    if worker is not None:
-        worker.wake()

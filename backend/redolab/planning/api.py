@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel
 
-from redolab.core.deps import SessionDep, current_api_user
+from redolab.auth.deps import current_api_user
+from redolab.core.deps import SessionDep
 from redolab.environments.service import get_environment
 from redolab.planning.service import Selection, environment_plan
 

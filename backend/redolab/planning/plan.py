@@ -19,7 +19,7 @@ from redolab.planning.network import bandwidth_delay, tcp_window_bytes
 from redolab.planning.requirement import Requirement
 from redolab.planning.settings import STANDARD_MTU_BYTES, recommended_snippets
 from redolab.planning.transport import MODEL_MODE, Verdict, commit_impact, replay_lag
-from redolab.probes.parser import RunMetrics
+from redolab.runs.parsers.redoprobe import RunMetrics
 
 # Statuses a card can have, from best to worst; the page colours them.
 PASS, INFO, WARN, PARTIAL, MISSING, FAIL = "pass", "info", "warn", "partial", "missing", "fail"

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from redolab.redo.analytics import Analysis, analyze, summed_pieces, time_weighted_percentile
 from redolab.redo.dedupe import unique
-from redolab.redo.mapping import RedoInterval
+from redolab.redo.schemas import RedoInterval
 
 # kind of row -> (rank, statistic); lower rank is finer
 STATISTICS = {

@@ -9,16 +9,15 @@ from dataclasses import dataclass, field, replace
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from redolab.environments.models import Environment, HostRole, HostTransport
+from redolab.core.units import byte_rate_to_mbit
+from redolab.environments.models import Environment, HostRole
 from redolab.planning.plan import DiskFact, EvidenceItem, Facts, MeasuredRun, Plan, build_plan, show_time
 from redolab.planning.requirement import ImportSeries, Requirement, requirement
-from redolab.probes.models import Run, RunEvent, RunSource, RunStatus
-from redolab.probes.parser import ProbeOutputError, run_metrics
 from redolab.redo import service as redo_service
-from redolab.redo.mapping import RedoInterval
 from redolab.redo.models import RedoImport, RedoRow
+from redolab.redo.schemas import RedoInterval
+from redolab.runs import service as run_service
 
-MAX_RUNS = 500  # the newest succeeded runs are enough to find the best of each kind
 _CACHE_SIZE = 16
 _cache: OrderedDict[tuple, Requirement | None] = OrderedDict()
 _cache_lock = threading.Lock()
@@ -94,67 +93,6 @@ def _standby_disk(environment: Environment) -> DiskFact | None:
     return DiskFact(disk, where) if disk is not None else None
 
 
-def measured_runs(*, session: Session, environment: Environment) -> list[MeasuredRun]:
-    """Succeeded runs from a primary node to a standby node, with the numbers planning needs."""
-    runs = list(
-        session.scalars(
-            select(Run)
-            .where(Run.environment_id == environment.id, Run.status == RunStatus.succeeded, Run.bytes_per_second > 0)
-            .order_by(Run.id.desc())
-            .limit(MAX_RUNS)
-        )
-    )
-    lines: dict[int, list[str]] = {}
-    if runs:
-        query = (
-            select(RunEvent.run_id, RunEvent.line)
-            .where(
-                RunEvent.run_id.in_([r.id for r in runs]),
-                RunEvent.role == "client",
-                RunEvent.event.in_(("interval", "end")),
-            )
-            .order_by(RunEvent.run_id, RunEvent.seq)
-        )
-        for run_id, line in session.execute(query):
-            lines.setdefault(run_id, []).append(line)
-    measured = []
-    for run in runs:
-        client, server = run.client_host, run.server_host
-        if run.reverse:  # the server host sent: the redo direction is server -> client
-            client, server = server, client
-        if (
-            client is None
-            or server is None
-            or client.role is not HostRole.primary
-            or server.role is not HostRole.standby
-        ):
-            continue
-        try:
-            metrics = run_metrics(lines.get(run.id, []))
-        except ProbeOutputError:
-            continue  # stored lines were parsed when they arrived; a damaged row is left out, not guessed
-        measured.append(
-            MeasuredRun(
-                id=run.id,
-                label=run.label,
-                client_node=client.node_number,
-                server_node=server.node_number,
-                mode=run.mode.value,
-                conns=run.conns,
-                message_bytes=run.message_bytes,
-                bytes_per_second=run.bytes_per_second,
-                sync_write=run.sync_write and bool(run.write_dir),
-                loopback=client.transport is HostTransport.local and server.transport is HostTransport.local,
-                mtu_bytes=(run.client_settings or {}).get("mtu_bytes"),
-                metrics=metrics,
-                created_at=run.started_at or run.created_at,
-                tags=tuple(run.tags or ()),
-                origin="measured" if run.source is RunSource.redoprobe else f"imported: {run.source.value}",
-            )
-        )
-    return measured
-
-
 def import_series(*, session: Session, imports: list[RedoImport]) -> list[ImportSeries]:
     """The chosen imports' rows, one list per import (in import order)."""
     if not imports:
@@ -195,6 +133,67 @@ def default_requirement(*, session: Session, environment: Environment, imports=N
     return environment_requirement(session=session, environment=environment, imports=imports)
 
 
+@dataclass(frozen=True)
+class RedoSummary:
+    """What the redo history says the link must carry: the requirement every plan card uses, with
+    the analysis of all imports (percentiles, warnings). Pages read the attributes; the API and the
+    CLI send `to_json()`."""
+
+    requirement: Requirement
+    analysis: dict  # redo.analytics.summary_json of all imports: the keys `redolab redo analyze --json` has
+
+    @property
+    def p95_bytes_per_second(self) -> float | None:
+        return self.requirement.summed_percentile(95)
+
+    @property
+    def p99_bytes_per_second(self) -> float | None:
+        return self.requirement.summed_percentile(99)
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.analysis.get("warnings", [])
+
+    def to_json(self) -> dict:
+        requirement = self.requirement
+        required = requirement.summed_required_bytes_per_second
+        volumes = {t["thread"]: t.get("bytes") for t in self.analysis.get("threads", [])}
+        peak_at = requirement.summed_peak_at
+        return {
+            **self.analysis,
+            "threads": [
+                {
+                    "thread": t.thread,
+                    "peak_bytes_per_second": t.peak_bytes_per_second,
+                    "peak_at": t.peak_at.isoformat() if t.peak_at else None,
+                    "required_bytes_per_second": t.required_bytes_per_second,
+                    "bytes": volumes.get(t.thread),
+                    "basis": t.basis.to_json(),
+                }
+                for t in sorted(requirement.threads.values(), key=lambda t: t.thread)
+            ],
+            "summed": {
+                "peak_bytes_per_second": requirement.summed_peak_bytes_per_second,
+                "peak_at": peak_at.isoformat() if peak_at else None,
+                "p95_bytes_per_second": self.p95_bytes_per_second,
+                "p99_bytes_per_second": self.p99_bytes_per_second,
+                "how": requirement.summed_how,
+                "peak_windows": requirement.to_json()["peak_windows"],
+            },
+            "required_bytes_per_second": required,
+            "required_mbit_per_second": byte_rate_to_mbit(required),
+            "requirement": requirement.to_json(),
+        }
+
+
+def redo_summary(*, session: Session, environment: Environment, requirement: Requirement | None) -> RedoSummary | None:
+    """The summary of the environment's redo history, or None before any import gave a requirement."""
+    if requirement is None:
+        return None
+    result = redo_service.environment_analysis(session=session, environment=environment)
+    return RedoSummary(requirement=requirement, analysis=result[1] if result else {})
+
+
 def _import_period(record: RedoImport, zone: str) -> str:
     if record.first_time and record.last_time:
         return f"{show_time(record.first_time, zone)} to {show_time(record.last_time, zone)}"
@@ -208,7 +207,7 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
     imports = redo_service.list_imports(session=session, environment=environment)
     chosen_imports = [i for i in imports if selection.imports is None or i.id in selection.imports]
     req = environment_requirement(session=session, environment=environment, imports=chosen_imports)
-    runs = measured_runs(session=session, environment=environment)
+    runs = run_service.measured_runs(session=session, environment=environment)
     chosen_runs, evidence = [], []
     for record in sorted(imports, key=lambda i: i.id):
         chosen = record in chosen_imports

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from redolab.core.units import byte_rate_to_mbit
-from redolab.redo.mapping import RedoInterval
+from redolab.redo.schemas import RedoInterval
 
 MTU_HINT_BYTES = 1500
 DILUTING_SNAPSHOT_SECONDS = 1800

@@ -7,12 +7,12 @@ from datetime import datetime
 from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
 from pydantic import BaseModel, ConfigDict
 
-from redolab.core.deps import ApiOperator, SessionDep, current_api_user
+from redolab.auth.deps import ApiOperator, current_api_user
+from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError
 from redolab.environments.service import get_environment
 from redolab.redo import service
 from redolab.redo.parsers import RedoInputError
-from redolab.redo.views import upload_dir
 
 router = APIRouter(prefix="/api/v1/environments", tags=["redo"], dependencies=[Depends(current_api_user)])
 
@@ -57,12 +57,12 @@ def preview_upload(
     imports it later without sending it again."""
     environment = get_environment(session=session, environment_id=environment_id)
     if file is not None and file.filename:
-        token = service.store_upload(upload_dir(request), file.file, file.filename)
+        token = service.store_upload(request.app.state.settings.upload_dir, file.file, file.filename)
     elif text and text.strip():
-        token = service.store_pasted(upload_dir(request), text)
+        token = service.store_pasted(request.app.state.settings.upload_dir, text)
     else:
         raise FieldError("file", "Send the export as `file` (multipart) or its text as `text`.", 422)
-    path, filename = service.upload_path(upload_dir(request), token)
+    path, filename = service.upload_path(request.app.state.settings.upload_dir, token)
     try:
         result = service.preview(session=session, environment=environment, path=path, filename=filename, fmt=format)
     except RedoInputError as error:
@@ -90,7 +90,7 @@ def import_upload(
 ) -> RedoImportPublic:
     """Import a previewed upload (all rows or none)."""
     environment = get_environment(session=session, environment_id=environment_id)
-    path, filename = service.upload_path(upload_dir(request), body.upload_token)
+    path, filename = service.upload_path(request.app.state.settings.upload_dir, body.upload_token)
     try:
         record = service.import_file(
             session=session,
@@ -103,7 +103,7 @@ def import_upload(
         )
     except RedoInputError as error:
         raise _unreadable(error) from None
-    service.discard_upload(upload_dir(request), body.upload_token)
+    service.discard_upload(request.app.state.settings.upload_dir, body.upload_token)
     return RedoImportPublic.model_validate(record)
 
 
@@ -126,11 +126,12 @@ def delete_import(session: SessionDep, user: ApiOperator, environment_id: int, i
 @router.get("/{environment_id}/redo/analytics")
 def read_analytics(session: SessionDep, environment_id: int) -> dict:
     """Peaks per thread and summed, the required link rate and warnings, over all imports."""
-    from redolab.planning.service import default_requirement
-    from redolab.redo.views import redo_summary
+    from redolab.planning.service import default_requirement, redo_summary
 
     environment = get_environment(session=session, environment_id=environment_id)
     result = service.environment_analysis(session=session, environment=environment)
     if result is None:
         return {"threads": [], "summed": None, "required_bytes_per_second": None, "warnings": [], "requirement": None}
-    return redo_summary(result[1], default_requirement(session=session, environment=environment))
+    requirement = default_requirement(session=session, environment=environment)
+    summary = redo_summary(session=session, environment=environment, requirement=requirement)
+    return summary.to_json() if summary else result[1]

@@ -17,8 +17,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
-from redolab.redo.mapping import RedoInterval
 from redolab.redo.parsers import RedoInputError
+from redolab.redo.schemas import RedoInterval
 
 DESTINATION = "listed once per archive destination"
 DESTINATION_SMALLER = "listed once per archive destination (a destination with less redo: the largest kept)"

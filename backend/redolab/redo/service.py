@@ -22,10 +22,11 @@ from redolab.core.errors import FieldError, NotFound
 from redolab.environments.models import Environment
 from redolab.redo.analytics import Analysis, analyze, summary_json
 from redolab.redo.dedupe import unique
-from redolab.redo.mapping import FIELDS, RedoInterval
+from redolab.redo.ingest.mapping import FIELDS
+from redolab.redo.ingest.pipeline import Reading, prepare, read_sources, summarise
 from redolab.redo.models import RedoImport, RedoRow
 from redolab.redo.parsers import RedoInputError
-from redolab.redo.pipeline import Reading, prepare, read_sources, summarise
+from redolab.redo.schemas import RedoInterval
 
 BATCH_ROWS = 20_000
 SAMPLE_ROWS = 8

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from redolab.probe import BINARY, PROBE_DIR, build
+from redolab.redoprobe import BINARY, PROBE_DIR, build
 from redolab.remote.local import LocalTransport
 from redolab.remote.transport import Transport, TransportError
 

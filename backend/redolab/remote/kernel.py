@@ -7,8 +7,8 @@ once with sudo's own message instead of waiting for a password.
 
 from __future__ import annotations
 
-from redolab.probes.sweeps import sysctl_assignments
 from redolab.remote.transport import Transport, TransportError
+from redolab.sweeps.grid import sysctl_assignments
 
 Buffers = dict[str, list[int]]  # {"tcp_rmem": [min, default, max], "tcp_wmem": [...]}
 

@@ -1,6 +1,6 @@
 """Readers that turn an export into a table: headers and rows, each row with its line number.
 
-Format detection picks a reader; redo/mapping.py then maps the columns (whatever they are called)
+Format detection picks a reader; redo/ingest/mapping.py then maps the columns (whatever they are called)
 to redo fields. One error type names the line, the column and what was expected.
 """
 
@@ -20,6 +20,11 @@ NOISE = re.compile(
 )
 
 
+def normalise(name: str) -> str:
+    """A heading as the mapping compares it: upper case, letters and digits only."""
+    return re.sub(r"[^A-Z0-9]", "", name.upper())
+
+
 class RedoInputError(ValueError):
     """The input cannot be read; the message names the line and column at fault."""
 
@@ -30,4 +35,4 @@ class Table:
     headers: list[str]
     rows: Iterator[tuple[int, list[str]]]  # (line number, values) lazily, for large files
     notes: list[str] = field(default_factory=list)
-    mapped: Any = None  # a redo.mapping.Mapped already made, for text formats that are no column table (Db2)
+    mapped: Any = None  # a redo.schemas.Mapped already made, for text formats that are no column table (Db2)

@@ -25,8 +25,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
 from redolab.core.units import DB2_PAGE_BYTES
-from redolab.redo.parsers import RedoInputError, Table
-from redolab.redo.values import parse_number
+from redolab.redo.ingest.values import parse_number
+from redolab.redo.parsers import RedoInputError, Table, normalise
+from redolab.redo.schemas import Mapped, RedoInterval, with_extra
 
 PAGE_BYTES = DB2_PAGE_BYTES
 DB2_MB = 1_000_000
@@ -100,9 +101,8 @@ def detect(text: str) -> str | None:
 
 def preset(format_name: str, kind: str, intervals, *, facts=None, warnings=None, ignored=None) -> Table:
     """A table whose intervals are already made (the text formats here are no column table)."""
-    from redolab.redo.mapping import Mapped, _with_extra
 
-    mapped = Mapped(kind, {}, _with_extra(intervals, []), warnings if warnings is not None else [], ignored or [],
+    mapped = Mapped(kind, {}, with_extra(intervals, []), warnings if warnings is not None else [], ignored or [],
                     facts if facts is not None else [])  # fmt: skip
     return Table(format_name, [], iter(()), [], mapped=mapped)
 
@@ -121,7 +121,6 @@ class Counters:
     def add(self, line: int, member: int, at: datetime, pages: float, flushes: float | None,
             write_ms: float | None = None):  # fmt: skip
         """The interval since this member's previous capture, or None (the first, or across a reset)."""
-        from redolab.redo.mapping import RedoInterval
 
         self.captures += 1
         previous = self.last.get(member)
@@ -182,14 +181,12 @@ _TIME_HEADINGS = ("SNAPSHOTTIME", "SNAPSHOTTIMESTAMP", "CAPTURETIME", "CAPTURETI
 
 
 def is_mon_get_transaction_log(headers: list[str]) -> bool:
-    from redolab.redo.mapping import normalise
 
     return "LOGWRITES" in {normalise(h) for h in headers}
 
 
 def mon_get_transaction_log(table: Table):
     """Intervals from captures of MON_GET_TRANSACTION_LOG (any other columns are named as not read)."""
-    from redolab.redo.mapping import Mapped, normalise
 
     names = {normalise(h): i for i, h in enumerate(table.headers)}
     time_at = next((names[n] for n in _TIME_HEADINGS if n in names), None)
@@ -231,14 +228,12 @@ def mon_get_transaction_log(table: Table):
                 yield interval, []
         counters.finish()
 
-    from redolab.redo.mapping import _with_extra
-
     mapping = {"first_time": heading[time_at], "bytes": heading[pages_at]}
     if member_at is not None:
         mapping["thread"] = heading[member_at]
     if flushes_at is not None:
         mapping["writes"] = heading[flushes_at]
-    return Mapped("db2-log-counters", mapping, _with_extra(intervals(), []), [], ignored, facts)
+    return Mapped("db2-log-counters", mapping, with_extra(intervals(), []), [], ignored, facts)
 
 
 # -- db2 get snapshot for database ----------------------------------------------------------------
@@ -371,7 +366,6 @@ def read_listing(lines: list[str], log_file_pages: int | None) -> Table:
         facts.append(f"LOGFILSIZ {log_file_pages:,} pages ({log_file_pages * PAGE_BYTES:,} bytes) per file.")
 
     def intervals() -> Iterator:
-        from redolab.redo.mapping import RedoInterval
 
         previous: dict[int, tuple[int, datetime, int]] = {}
         gaps = 0
@@ -418,7 +412,6 @@ def read_logscan(lines: list[str]) -> Table:
     facts: list[str] = []
 
     def intervals() -> Iterator:
-        from redolab.redo.mapping import RedoInterval
 
         count = 0
         for number, raw in enumerate(lines, 1):

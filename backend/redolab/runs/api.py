@@ -1,0 +1,92 @@
+"""JSON API: runs (request, import, list, read, events, cancel, delete)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
+from redolab.auth.deps import ApiOperator, current_api_user
+from redolab.core.deps import SessionDep
+from redolab.environments.service import get_environment
+from redolab.jobs.queue import wake_local_worker
+from redolab.runs import service
+from redolab.runs.schemas import ResultImport, RunCreate, RunEventPublic, RunPublic, RunsPublic
+
+router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(current_api_user)])
+
+
+@router.post("/environments/{environment_id}/runs", status_code=status.HTTP_201_CREATED)
+def create_run(
+    request: Request, session: SessionDep, user: ApiOperator, environment_id: int, run_in: RunCreate
+) -> RunPublic:
+    """Queue a probe run from a client host to a server host (operator role)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    run = service.create_run(session=session, environment=environment, run_in=run_in, requested_by=user.username)
+    wake_local_worker(request.app)
+    return RunPublic.model_validate(run)
+
+
+@router.post("/environments/{environment_id}/runs/import", status_code=status.HTTP_201_CREATED)
+async def import_runs(
+    session: SessionDep,
+    user: ApiOperator,
+    environment_id: int,
+    files: list[UploadFile],
+    client_host_id: int = Form(),
+    server_host_id: int = Form(),
+    format: str = Form("auto"),
+    test_date: str = Form(""),
+    label: str = Form(""),
+    tags: str = Form(""),
+    notes: str = Form(""),
+) -> RunsPublic:
+    """Import oratcptest client output (text) or iperf3 -J files as runs from the client host to the
+    server host, one run per test, with their source marked (multipart form; operator role). Every
+    file is read first: one unreadable file stores nothing (422 naming the file and line)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    fields = {"client_host_id": client_host_id, "server_host_id": server_host_id, "format": format}
+    fields |= {"test_date": test_date, "label": label, "tags": tags, "notes": notes}
+    try:
+        import_in = ResultImport.model_validate(fields)
+    except ValidationError as error:
+        raise RequestValidationError(error.errors(include_url=False)) from None
+    contents = await service.read_result_uploads(files)
+    runs = service.import_results(
+        session=session, environment=environment, import_in=import_in, files=contents, requested_by=user.username
+    )
+    return RunsPublic(data=[RunPublic.model_validate(run) for run in runs], count=len(runs))
+
+
+@router.get("/environments/{environment_id}/runs")
+def list_runs(session: SessionDep, environment_id: int) -> RunsPublic:
+    """The environment's runs, newest first."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    runs = [RunPublic.model_validate(run) for run in service.list_runs(session=session, environment=environment)]
+    return RunsPublic(data=runs, count=len(runs))
+
+
+@router.get("/runs/{run_id}")
+def read_run(session: SessionDep, run_id: int) -> RunPublic:
+    """One run with its summary, captured settings and exact commands."""
+    return RunPublic.model_validate(service.get_run(session=session, run_id=run_id))
+
+
+@router.get("/runs/{run_id}/events")
+def list_run_events(session: SessionDep, run_id: int) -> list[RunEventPublic]:
+    """Every event the probes sent, in order (client and server)."""
+    run = service.get_run(session=session, run_id=run_id)
+    return [RunEventPublic(**event) for event in service.run_events(session=session, run=run)]
+
+
+@router.delete("/runs/{run_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_run(session: SessionDep, user: ApiOperator, run_id: int) -> None:
+    """Delete an imported run (operator role); runs measured by redoprobe are kept (409)."""
+    service.delete_imported_run(session=session, run=service.get_run(session=session, run_id=run_id))
+
+
+@router.post("/runs/{run_id}/cancel")
+def cancel_run(session: SessionDep, user: ApiOperator, run_id: int) -> RunPublic:
+    """Cancel a queued or running run (operator role)."""
+    run = service.cancel_run(session=session, run=service.get_run(session=session, run_id=run_id))
+    return RunPublic.model_validate(run)

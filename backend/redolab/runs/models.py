@@ -1,0 +1,139 @@
+"""Experiment runs and the events the probes sent."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
+from redolab.environments.models import Host
+
+
+class RunStatus(StrEnum):
+    queued = "queued"
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+    cancelled = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in (RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled)
+
+
+class ProbeMode(StrEnum):
+    async_ = "async"
+    sync = "sync"
+
+
+class RunSource(StrEnum):
+    """Where a run's numbers came from: redoprobe run by redolab, or a file a team imported."""
+
+    redoprobe = "redoprobe"
+    oratcptest = "oratcptest"  # oratcptest client output (text)
+    iperf3 = "iperf3"  # iperf3 -J
+
+    @property
+    def label(self) -> str:
+        return {"redoprobe": "redoprobe", "oratcptest": "oratcptest output", "iperf3": "iperf3 JSON"}[self.value]
+
+
+class Lifecycle:
+    """Queued, running, then one of succeeded, failed, cancelled: who asked, when, and why it failed."""
+
+    status: Mapped[RunStatus] = mapped_column(enum_column(RunStatus), default=RunStatus.queued, index=True)
+    failure_reason: Mapped[str | None] = mapped_column(Text)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    requested_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class Run(Lifecycle, Base):
+    """One probe test from a client host (sends) to a server host (receives)."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    client_host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
+    server_host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
+    # Names at request time, so a run stays readable after its hosts are edited or removed.
+    client_host_name: Mapped[str] = mapped_column(String(100))
+    server_host_name: Mapped[str] = mapped_column(String(100))
+    mode: Mapped[ProbeMode] = mapped_column(enum_column(ProbeMode))
+    conns: Mapped[int] = mapped_column(Integer)
+    message_bytes: Mapped[int] = mapped_column(BigInteger)
+    sockbuf_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    duration_seconds: Mapped[float] = mapped_column(Float)
+    interval_seconds: Mapped[float] = mapped_column(Float)
+    delay_us: Mapped[int] = mapped_column(BigInteger, default=0)
+    rate_bits_per_second: Mapped[int | None] = mapped_column(BigInteger)
+    write_dir: Mapped[str | None] = mapped_column(String(500))
+    sync_write: Mapped[bool] = mapped_column(Boolean, default=False)
+    # redoprobe's link options: the data connections' congestion control and pacing cap, sendfile()
+    # from a memfd, and reverse (the server host sends, the client host receives)
+    congestion: Mapped[str | None] = mapped_column(String(15))
+    fq_rate_bits_per_second: Mapped[int | None] = mapped_column(BigInteger)
+    zerocopy: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    reverse: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    label: Mapped[str] = mapped_column(String(200), default="")
+    notes: Mapped[str] = mapped_column(Text, default="")
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list)
+
+    # A run of a sweep: which grid point (in the order run) and which repetition of it.
+    sweep_id: Mapped[int | None] = mapped_column(ForeignKey("sweeps.id", ondelete="SET NULL"), index=True)
+    sweep_point: Mapped[int | None] = mapped_column(Integer)
+    repetition: Mapped[int | None] = mapped_column(Integer)
+    # The tcp_rmem/tcp_wmem maximum a kernel-maximum sweep set on both hosts for this run.
+    kernel_max_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    schedule_id: Mapped[int | None] = mapped_column(ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
+    cluster_id: Mapped[int | None] = mapped_column(ForeignKey("clusters.id", ondelete="SET NULL"), index=True)
+
+    # Imported results: the tool, the uploaded file's name and the text this run was read from.
+    source: Mapped[RunSource] = mapped_column(
+        enum_column(RunSource), default=RunSource.redoprobe, server_default=RunSource.redoprobe.value, index=True
+    )
+    source_name: Mapped[str | None] = mapped_column(String(255))
+    source_text: Mapped[str | None] = mapped_column(Text, deferred=True)
+
+    # What was run, where, with what: everything needed to trust and compare it later.
+    probe_version: Mapped[str | None] = mapped_column(String(50))
+    probe_sha256: Mapped[str | None] = mapped_column(String(64))
+    client_command: Mapped[str | None] = mapped_column(Text)
+    server_command: Mapped[str | None] = mapped_column(Text)
+    client_settings: Mapped[dict | None] = mapped_column(JSON)
+    server_settings: Mapped[dict | None] = mapped_column(JSON)
+
+    # Summary from the client's end event (bytes_received is the server's count).
+    seconds: Mapped[float | None] = mapped_column(Float)
+    bytes_sent: Mapped[int | None] = mapped_column(BigInteger)
+    bytes_received: Mapped[int | None] = mapped_column(BigInteger)
+    bytes_per_second: Mapped[float | None] = mapped_column(Float)
+    retransmits: Mapped[int | None] = mapped_column(BigInteger)
+    sndbuf_granted_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    rcvbuf_granted_bytes: Mapped[int | None] = mapped_column(BigInteger)
+
+    client_host: Mapped[Host | None] = relationship(foreign_keys=[client_host_id])
+    server_host: Mapped[Host | None] = relationship(foreign_keys=[server_host_id])
+    events: Mapped[list[RunEvent]] = relationship(
+        cascade="all, delete-orphan", order_by="RunEvent.seq", passive_deletes=True
+    )
+
+
+class RunEvent(Base):
+    """One JSON line from a probe, stored as it arrived (charts are redrawn from these)."""
+
+    __tablename__ = "run_events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(10))  # client or server
+    event: Mapped[str] = mapped_column(String(20))
+    line: Mapped[str] = mapped_column(Text)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,0 +1,180 @@
+"""iperf3 -J output."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from redolab.runs.models import ProbeMode, RunSource
+from redolab.runs.parsers.results import ImportedRun, ResultFileError, first_step
+
+# -- iperf3 -J ----------------------------------------------------------------------------------
+_MAX_NUMBER = 2.0**60  # bytes (1 EiB), bit/s (1.15e18, far above 1 TB/s), seconds: beyond it, not a measurement
+
+
+_MAX_BITS_PER_SECOND = 8e12  # 1 TB/s
+
+
+def _number(value, where: str, maximum: float = _MAX_NUMBER) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ResultFileError(f"{where} is {json.dumps(value)[:40]}, not a number")
+    if not 0 <= value <= maximum:  # also false for NaN
+        raise ResultFileError(f"{where} is {str(value)[:40]}: expected a number from 0 to {maximum:.4g}")
+    return float(value)
+
+
+def _no_constants(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _int_or_none(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _get(document: dict, path: str):
+    value = document
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            raise ResultFileError(
+                f"the iperf3 JSON has no '{path}': is this the output of iperf3 -J from a finished test?"
+            )
+        value = value[key]
+    return value
+
+
+def read_iperf3(text: str) -> ImportedRun:
+    """One iperf3 -J document (the client's, or the server's with --json): a finished TCP test."""
+    try:
+        document = json.loads(text, parse_constant=_no_constants)
+    except json.JSONDecodeError as error:
+        hint = " (iperf3 --json-stream output is not supported: run iperf3 -J)" if text.count("\n{") > 1 else ""
+        raise ResultFileError(f"not JSON: {error.msg}{hint}", error.lineno) from None
+    except ValueError as error:  # NaN, Infinity
+        raise ResultFileError(f"not JSON: {error}") from None
+    except RecursionError:
+        raise ResultFileError("the JSON is nested too deeply to be an iperf3 -J document") from None
+    if not isinstance(document, dict):
+        raise ResultFileError("the iperf3 JSON is not an object: is this the output of iperf3 -J?", 1)
+    end = document.get("end") or {}
+    if document.get("error") and not end.get("sum_received"):
+        raise ResultFileError(f"iperf3 reported an error and measured nothing: {document['error']}")
+    test = _get(document, "start.test_start")
+    protocol = str(test.get("protocol", "TCP")).upper()
+    if protocol != "TCP":
+        raise ResultFileError(f"a {protocol} test: redo transport runs over TCP, so only TCP tests are imported")
+    if test.get("bidir"):
+        raise ResultFileError("a bidirectional test (--bidir): import one direction per run")
+    sent, received = _get(document, "end.sum_sent"), _get(document, "end.sum_received")
+    received_bytes = _number(received.get("bytes"), "end.sum_received.bytes")
+    received_seconds = _number(received.get("seconds"), "end.sum_received.seconds")
+    if received_seconds <= 0:
+        raise ResultFileError("end.sum_received.seconds is 0: the test did not run")
+    if received_bytes * 8 / received_seconds > _MAX_BITS_PER_SECOND:
+        raise ResultFileError(
+            f"end.sum_received is {received_bytes:.4g} bytes in {received_seconds:.4g} s, over 1 TB/s: "
+            "not a measurement"
+        )
+    if received_bytes <= 0:
+        raise ResultFileError(
+            "end.sum_received.bytes is 0: the receiver counted no data, so the test measured nothing (a firewall, "
+            "a wrong address or port?); nothing is imported as a 0 B/s run"
+        )
+    conns = int(_number(test.get("num_streams", 1), "start.test_start.num_streams"))
+    blksize = int(_number(test.get("blksize", 0), "start.test_start.blksize"))
+    duration = _number(test.get("duration", 0), "start.test_start.duration") or _number(
+        sent.get("seconds"), "end.sum_sent.seconds"
+    )
+    start = document["start"]
+    reverse = bool(test.get("reverse"))
+    # The file is the iperf3 server's (-s -J) when it accepted the connection; the host that wrote
+    # it sent unless exactly one of "server's file" and "reversed (-R)" holds.
+    server_file = "accepted_connection" in start
+    local_sends = reverse == server_file
+
+    intervals = []
+    mss = start.get("tcp_mss_default") or start.get("tcp_mss")
+    mtus = []
+    for index, interval in enumerate(document.get("intervals") or []):
+        total = interval.get("sum") or {}
+        if total.get("omitted"):
+            continue  # -O: the warm-up iperf3 itself leaves out of its totals
+        begin = _number(total.get("start"), f"intervals[{index}].sum.start")
+        finish = _number(total.get("end"), f"intervals[{index}].sum.end")
+        streams = []
+        for number, stream in enumerate(interval.get("streams") or [], 1):
+            one = {"id": number, "bytes": int(_number(stream.get("bytes", 0), f"intervals[{index}].streams.bytes"))}
+            for theirs, ours in (("rtt", "rtt_us"), ("rttvar", "rttvar_us"), ("pmtu", "pmtu")):
+                if isinstance(stream.get(theirs), int | float):
+                    one[ours] = int(stream[theirs])  # iperf3 gives round-trip times in µs, as redoprobe
+            if isinstance(stream.get("snd_cwnd"), int | float) and mss:
+                one["snd_cwnd"] = round(stream["snd_cwnd"] / mss)  # iperf3 gives bytes, redoprobe segments
+            if isinstance(stream.get("retransmits"), int):
+                one["retransmits"] = stream["retransmits"]
+            if isinstance(stream.get("pmtu"), int):
+                mtus.append(stream["pmtu"])
+            streams.append(one)
+        intervals.append(
+            {
+                "start_seconds": begin,
+                "end_seconds": finish,
+                "bytes": int(_number(total.get("bytes", 0), f"intervals[{index}].sum.bytes")),
+                "bytes_per_second": _number(
+                    total.get("bits_per_second", 0), f"intervals[{index}].sum.bits_per_second", _MAX_BITS_PER_SECOND
+                )
+                / 8,
+                "streams": streams,
+            }
+        )
+
+    local = {}
+    system = str(start.get("system_info") or "").split()
+    if len(system) >= 3 and system[0] == "Linux":
+        local["kernel"] = system[2]
+    sender = {"tcp_congestion_control": end.get("sender_tcp_congestion")} if end.get("sender_tcp_congestion") else {}
+    receiver = (
+        {"tcp_congestion_control": end.get("receiver_tcp_congestion")} if end.get("receiver_tcp_congestion") else {}
+    )
+    if mtus:
+        sender["mtu_bytes"] = max(mtus)
+    client_settings, server_settings = (
+        ({**sender, **local}, receiver) if local_sends else (sender, {**receiver, **local})
+    )
+    timestamp = (start.get("timestamp") or {}).get("timesecs")
+    target = test.get("target_bitrate")
+    retransmits = _int_or_none(sent.get("retransmits"))
+    return ImportedRun(
+        source=RunSource.iperf3,
+        mode=ProbeMode.async_,
+        conns=conns,
+        message_bytes=blksize or 128 * 1024,
+        sockbuf_bytes=int(start["sock_bufsize"]) if start.get("sock_bufsize") else None,
+        duration_seconds=duration,
+        interval_seconds=first_step(intervals) or duration,
+        rate_bits_per_second=int(target)
+        if isinstance(target, int | float) and 0 < target <= _MAX_BITS_PER_SECOND
+        else None,
+        bytes_per_second=received_bytes / received_seconds,
+        seconds=received_seconds,
+        # A receiver's file counts nothing sent (iperf3 writes 0 there).
+        bytes_sent=int(_number(sent.get("bytes"), "end.sum_sent.bytes")) if local_sends else None,
+        bytes_received=int(received_bytes),
+        retransmits=retransmits,
+        # The buffers of the socket of the host that wrote the file: kept when it is the sender's.
+        sndbuf_granted_bytes=_int_or_none(start.get("sndbuf_actual")) if local_sends else None,
+        rcvbuf_granted_bytes=_int_or_none(start.get("rcvbuf_actual")) if local_sends else None,
+        started_at=datetime.fromtimestamp(timestamp, UTC) if isinstance(timestamp, int | float) else None,
+        probe_version=str(start.get("version") or "iperf3")[:50],
+        notes=" ".join(
+            note
+            for note, applies in (
+                ("Reversed (-R): the iperf3 server sent.", reverse),
+                ("Read from the iperf3 server's output.", server_file),
+            )
+            if applies
+        ),
+        client_settings=client_settings,
+        server_settings=server_settings,
+        intervals=intervals,
+        text=text,
+        first_line=1,
+    )

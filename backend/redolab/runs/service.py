@@ -1,0 +1,271 @@
+"""Runs: request, import, list, cancel. The worker executes them (jobs/worker.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from redolab.core.db import utcnow
+from redolab.core.errors import FieldError, NotFound
+from redolab.core.units import format_bytes
+from redolab.environments.models import Environment, Host, HostRole, HostTransport
+from redolab.jobs.models import Job, JobStatus
+from redolab.planning.plan import MeasuredRun
+from redolab.runs.models import Run, RunEvent, RunSource, RunStatus
+from redolab.runs.parsers import read_results
+from redolab.runs.parsers.redoprobe import ProbeOutputError, run_metrics
+from redolab.runs.parsers.results import ImportedRun, ResultFileError
+from redolab.runs.schemas import ResultImport, RunCreate
+
+
+def host_in(environment: Environment, host_id: int, field: str) -> Host:
+    for host in environment.hosts:
+        if host.id == host_id:
+            return host
+    raise FieldError(field, f"Host {host_id} is not a host of environment '{environment.name}'.")
+
+
+def create_run(*, session: Session, environment: Environment, run_in: RunCreate, requested_by: str) -> Run:
+    """Store the run and queue its job; the worker picks it up when both hosts are free."""
+    client = host_in(environment, run_in.client_host_id, "client_host_id")
+    server = host_in(environment, run_in.server_host_id, "server_host_id")
+    run = Run(
+        environment_id=environment.id,
+        client_host_name=client.name,
+        server_host_name=server.name,
+        requested_by=requested_by,
+        **run_in.model_dump(),
+    )
+    session.add(run)
+    session.flush()
+    session.add(Job(run_id=run.id, client_host_id=client.id, server_host_id=server.id))
+    session.commit()
+    return run
+
+
+MAX_RESULT_FILES = 50
+
+
+# What an imported test carries that is not a Run column of the same name (stored otherwise).
+_NOT_RUN_COLUMNS = frozenset({"text", "first_line", "intervals", "notes", "client_settings", "server_settings"})
+
+
+MAX_RESULT_FILE_BYTES = 20 * 1024 * 1024
+
+
+MAX_RESULT_IMPORT_BYTES = 64 * 1024 * 1024  # all files of one import, read into memory together
+
+
+def _read_result_file(name: str, data: bytes, import_in: ResultImport) -> list[ImportedRun]:
+    if len(data) > MAX_RESULT_FILE_BYTES:
+        limit = format_bytes(MAX_RESULT_FILE_BYTES, 0)
+        raise FieldError("files", f"{name} is larger than {limit}, the most a result file may be.", 422)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise FieldError("files", f"{name}: line {line}: not UTF-8 text (is this a result file?)", 422) from None
+    try:
+        return read_results(text, import_in.format, test_date=import_in.test_date)
+    except ResultFileError as error:
+        raise FieldError("files", f"{name}: {error}", 422) from None
+
+
+async def read_result_uploads(uploads: list) -> list[tuple[str, bytes]]:
+    """Uploaded result files as (name, bytes), each cut one byte past the per-file limit (so the
+    import can say it is too large) and all within the per-import total."""
+    files, total = [], 0
+    for upload in uploads[: MAX_RESULT_FILES + 1]:
+        data = await upload.read(MAX_RESULT_FILE_BYTES + 1)
+        total += len(data)
+        if total > MAX_RESULT_IMPORT_BYTES:
+            limit = format_bytes(MAX_RESULT_IMPORT_BYTES, 0)
+            raise FieldError("files", f"The files come to more than {limit}: import them in parts.", 422)
+        files.append((upload.filename or "upload", data))
+    return files
+
+
+def import_results(
+    *,
+    session: Session,
+    environment: Environment,
+    import_in: ResultImport,
+    files: list[tuple[str, bytes]],
+    requested_by: str,
+) -> list[Run]:
+    """Store each test in the files as a succeeded run with its source marked: every file is read
+    before anything is stored, so one bad file stores nothing."""
+    client = host_in(environment, import_in.client_host_id, "client_host_id")
+    server = host_in(environment, import_in.server_host_id, "server_host_id")
+    if not files:
+        raise FieldError("files", "Choose one or more files: oratcptest client output (text) or iperf3 -J JSON.", 422)
+    if len(files) > MAX_RESULT_FILES:
+        raise FieldError("files", f"{len(files)} files: import at most {MAX_RESULT_FILES} at once.", 422)
+    parsed = [(name, item) for name, data in files for item in _read_result_file(name, data, import_in)]
+    now = utcnow()
+    runs = []
+    for name, item in parsed:
+        run = Run(
+            **{key: value for key, value in asdict(item).items() if key not in _NOT_RUN_COLUMNS},
+            environment_id=environment.id,
+            client_host_id=client.id,
+            server_host_id=server.id,
+            client_host_name=client.name,
+            server_host_name=server.name,
+            requested_by=requested_by,
+            status=RunStatus.succeeded,
+            source_name=name[:255],
+            source_text=item.text,
+            label=import_in.label,
+            notes="\n\n".join(text for text in (import_in.notes, item.notes) if text),
+            tags=import_in.tags,
+            client_settings=item.client_settings or None,
+            server_settings=item.server_settings or None,
+            created_at=now,
+            finished_at=item.finished_at or now,
+        )
+        session.add(run)
+        session.flush()
+        if item.intervals:  # one executemany: a day of one-second intervals is 86,400 rows
+            session.execute(
+                insert(RunEvent),
+                [
+                    {
+                        "run_id": run.id,
+                        "seq": seq,
+                        "role": "client",
+                        "event": "interval",
+                        "line": json.dumps({"event": "interval", "data": data}, separators=(",", ":")),
+                    }
+                    for seq, data in enumerate(item.intervals)
+                ],
+            )
+        runs.append(run)
+    session.commit()
+    return runs
+
+
+def delete_imported_run(*, session: Session, run: Run) -> None:
+    """Remove an imported run and its intervals (a mistaken import); measured runs are kept."""
+    if run.source is RunSource.redoprobe:
+        raise FieldError("run", f"Run {run.id} was measured by redoprobe: only imported runs can be deleted.", 409)
+    session.delete(run)
+    session.commit()
+
+
+def list_runs(*, session: Session, environment: Environment, limit: int = 200) -> list[Run]:
+    query = select(Run).where(Run.environment_id == environment.id).order_by(Run.id.desc()).limit(limit)
+    return list(session.scalars(query))
+
+
+def get_run(*, session: Session, run_id: int) -> Run:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise NotFound(f"Run {run_id} does not exist.")
+    return run
+
+
+def run_lines(*, session: Session, run: Run, role: str | None = None) -> list[str]:
+    query = select(RunEvent.line).where(RunEvent.run_id == run.id).order_by(RunEvent.seq)
+    if role:
+        query = query.where(RunEvent.role == role)
+    return list(session.scalars(query))
+
+
+def run_events(*, session: Session, run: Run) -> list[dict]:
+    query = select(RunEvent).where(RunEvent.run_id == run.id).order_by(RunEvent.seq)
+    return [
+        {"seq": e.seq, "role": e.role, "event": e.event, "data": json.loads(e.line).get("data", {})}
+        for e in session.scalars(query)
+    ]
+
+
+def cancel_run(*, session: Session, run: Run) -> Run:
+    """A queued run is cancelled at once; a running one is stopped by its worker within a second."""
+    if run.status is RunStatus.queued:
+        run.status = RunStatus.cancelled
+        run.failure_reason = "cancelled by the user before it started"
+        run.finished_at = utcnow()
+        for job in session.scalars(select(Job).where(Job.run_id == run.id, Job.status == JobStatus.queued)):
+            job.status = JobStatus.failed
+            job.finished_at = utcnow()
+    elif run.status is RunStatus.running:
+        run.cancel_requested = True
+    session.commit()
+    return run
+
+
+def queue_position(*, session: Session, run: Run) -> int | None:
+    """How many queued jobs are ahead of this run (None when it is not queued)."""
+    if run.status is not RunStatus.queued:
+        return None
+    job_id = session.scalar(select(Job.id).where(Job.run_id == run.id))
+    ahead = session.scalars(select(Job.id).where(Job.status == JobStatus.queued, Job.id < job_id))
+    return len(list(ahead))
+
+
+MAX_RUNS = 500  # the newest succeeded runs are enough to find the best of each kind
+
+
+def measured_runs(*, session: Session, environment: Environment) -> list[MeasuredRun]:
+    """Succeeded runs from a primary node to a standby node, with the numbers planning needs."""
+    runs = list(
+        session.scalars(
+            select(Run)
+            .where(Run.environment_id == environment.id, Run.status == RunStatus.succeeded, Run.bytes_per_second > 0)
+            .order_by(Run.id.desc())
+            .limit(MAX_RUNS)
+        )
+    )
+    lines: dict[int, list[str]] = {}
+    if runs:
+        query = (
+            select(RunEvent.run_id, RunEvent.line)
+            .where(
+                RunEvent.run_id.in_([r.id for r in runs]),
+                RunEvent.role == "client",
+                RunEvent.event.in_(("interval", "end")),
+            )
+            .order_by(RunEvent.run_id, RunEvent.seq)
+        )
+        for run_id, line in session.execute(query):
+            lines.setdefault(run_id, []).append(line)
+    measured = []
+    for run in runs:
+        client, server = run.client_host, run.server_host
+        if run.reverse:  # the server host sent: the redo direction is server -> client
+            client, server = server, client
+        if (
+            client is None
+            or server is None
+            or client.role is not HostRole.primary
+            or server.role is not HostRole.standby
+        ):
+            continue
+        try:
+            metrics = run_metrics(lines.get(run.id, []))
+        except ProbeOutputError:
+            continue  # stored lines were parsed when they arrived; a damaged row is left out, not guessed
+        measured.append(
+            MeasuredRun(
+                id=run.id,
+                label=run.label,
+                client_node=client.node_number,
+                server_node=server.node_number,
+                mode=run.mode.value,
+                conns=run.conns,
+                message_bytes=run.message_bytes,
+                bytes_per_second=run.bytes_per_second,
+                sync_write=run.sync_write and bool(run.write_dir),
+                loopback=client.transport is HostTransport.local and server.transport is HostTransport.local,
+                mtu_bytes=(run.client_settings or {}).get("mtu_bytes"),
+                metrics=metrics,
+                created_at=run.started_at or run.created_at,
+                tags=tuple(run.tags or ()),
+                origin="measured" if run.source is RunSource.redoprobe else f"imported: {run.source.value}",
+            )
+        )
+    return measured

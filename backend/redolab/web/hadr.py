@@ -1,0 +1,122 @@
+"""Db2 HADR on the environment page: db2pd captures, the hadrCalculator table, disk tests."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import ValidationError
+from starlette.responses import HTMLResponse, Response
+
+from redolab.auth.deps import OperatorUser, current_html_user
+from redolab.charts.hadr import calculator_figure, monitoring_figure
+from redolab.core import units
+from redolab.core.deps import SessionDep
+from redolab.core.errors import FieldError
+from redolab.core.templating import render
+from redolab.disktest.service import DiskTestCreate, create_disk_test, list_disk_tests
+from redolab.environments.service import get_environment
+from redolab.hadr import service
+from redolab.planning.hadr import MODES
+
+router = APIRouter(dependencies=[Depends(current_html_user)])
+TABLE_ROWS = 50
+
+
+def hadr_context(session, environment) -> dict:
+    """What the environment page's Db2 HADR section shows (empty for Data Guard environments)."""
+    disk_tests = list_disk_tests(session=session, environment=environment, limit=10)
+    if environment.platform.value != "hadr":
+        return {"hadr": None, "disk_tests": disk_tests}
+    zone = environment.time_zone or "UTC"
+    monitoring = service.monitoring(session=session, environment=environment)
+    calculator, inputs = service.environment_calculator(session=session, environment=environment)
+    rows = []
+    if calculator is not None:  # the intervals nearest (or beyond) the SYNC limit first, then in time
+        worst = sorted(calculator.rows, key=lambda r: r.rate_bytes_per_second / r.limits["SYNC"], reverse=True)
+        rows = sorted(worst[:TABLE_ROWS], key=lambda r: (r.start, r.member))
+    return {
+        "disk_tests": disk_tests,
+        "hadr": {
+            "imports": service.list_hadr_imports(session=session, environment=environment),
+            "monitoring": monitoring,
+            "monitoring_figure": monitoring_figure(monitoring, zone),
+            "calculator": calculator,
+            "inputs": inputs,
+            "rows": rows,
+            "modes": MODES,
+            "advice": calculator.advice() if calculator else None,
+            "calculator_figure": calculator_figure(calculator, zone),
+        },
+    }
+
+
+def _error(message: str, status_code: int = 422) -> HTMLResponse:
+    from markupsafe import escape
+
+    return HTMLResponse(f'<p class="error" id="hadr-error">{escape(message)}</p>', status_code=status_code)
+
+
+@router.post("/environments/{environment_id}/hadr/captures")
+async def upload_captures(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+    """Import a file of db2pd -hadr captures (all or nothing)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    form = await request.form()
+    upload = form.get("file")
+    if upload is None or not getattr(upload, "filename", ""):
+        return _error("Choose a file of db2pd -db DBNAME -hadr output to upload.")
+    with tempfile.TemporaryDirectory(prefix="redolab-hadr-") as workdir:
+        path = Path(workdir) / "captures"
+        with open(path, "wb") as target:
+            while chunk := await upload.read(1024 * 1024):
+                target.write(chunk)
+        try:
+            service.import_captures(
+                session=session, environment=environment, path=path, filename=upload.filename, imported_by=user.username
+            )
+        except FieldError as error:
+            return _error(error.message)
+    return Response(status_code=200, headers={"HX-Refresh": "true"})
+
+
+@router.delete("/environments/{environment_id}/hadr/imports/{import_id}")
+def delete_captures(session: SessionDep, user: OperatorUser, environment_id: int, import_id: int) -> Response:
+    environment = get_environment(session=session, environment_id=environment_id)
+    record = service.get_hadr_import(session=session, environment=environment, import_id=import_id)
+    service.delete_hadr_import(session=session, record=record)
+    return Response(status_code=200, headers={"HX-Refresh": "true"})
+
+
+@router.post("/environments/{environment_id}/disk-tests")
+async def start_disk_test(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+    """Queue `redoprobe disk` at the given write sizes on a host; the page shows its progress."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    form = await request.form()
+    try:
+        sizes = [
+            units.parse_size(part) for part in str(form.get("write_sizes") or "4K 64K 1M").replace(",", " ").split()
+        ]
+        test_in = DiskTestCreate(
+            host_id=int(str(form.get("host_id") or 0)), path=str(form.get("path") or "").strip(),
+            write_sizes=sizes, seconds_per_size=float(str(form.get("seconds_per_size") or 4)),
+        )  # fmt: skip
+    except (ValueError, ValidationError) as error:
+        message = "; ".join(e["msg"] for e in error.errors()) if isinstance(error, ValidationError) else str(error)
+        return _error(f"Disk test not started: {message}")
+    try:
+        create_disk_test(session=session, environment=environment, test_in=test_in, requested_by=user.username)
+    except FieldError as error:
+        return _error(error.message)
+    from redolab.jobs.queue import wake_local_worker
+
+    wake_local_worker(request.app)
+    return Response(status_code=200, headers={"HX-Refresh": "true"})
+
+
+@router.get("/environments/{environment_id}/disk-tests")
+def disk_tests_fragment(request: Request, session: SessionDep, environment_id: int) -> Response:
+    """The disk test list (polled while a test runs)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    context = {"environment": environment, "disk_tests": list_disk_tests(session=session, environment=environment)}
+    return render(request, "environments/_disk_tests.html", context)

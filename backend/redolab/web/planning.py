@@ -1,0 +1,87 @@
+"""The plan as the environment page shows it, and the plan report for change approval (HTML to
+print, PDF, JSON)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import JSONResponse, Response
+
+from redolab.auth.deps import current_html_user
+from redolab.charts.plan import lag_figure
+from redolab.core.deps import SessionDep
+from redolab.core.templating import render
+from redolab.environments.service import get_environment
+from redolab.planning.report import ReportError, plan_report, render_pdf, report_html
+from redolab.planning.service import Selection, environment_plan
+
+router = APIRouter(dependencies=[Depends(current_html_user)])
+
+
+def selection_from(request: Request) -> Selection:
+    """The evidence chosen in the query (chosen=1&import=3&run=7&exclude_tag=x), as the page's form sends it."""
+    params = request.query_params
+    return parse_selection(
+        chosen=params.get("chosen") in ("1", "true", "on"),
+        imports=params.getlist("import"),
+        runs=params.getlist("run"),
+        exclude_tags=params.getlist("exclude_tag"),
+    )
+
+
+def parse_selection(*, chosen: bool, imports, runs, exclude_tags) -> Selection:
+    """Ids that are not whole numbers are left out (they name no import or run)."""
+
+    def ids(values) -> list[int]:
+        return [int(v) for v in values if str(v).strip().isdigit() and len(str(v).strip()) < 12]
+
+    return Selection.parse(
+        chosen=chosen, imports=ids(imports), runs=ids(runs), exclude_tags=[t.strip()[:50] for t in exclude_tags]
+    )
+
+
+def plan_context(session, environment, selection: Selection | None = None) -> dict:
+    """What the environment page's Plan section needs."""
+    selection = selection or Selection()
+    plan = environment_plan(session=session, environment=environment, selection=selection)
+    lag = plan.card("lag")
+    tags = sorted({t for item in plan.evidence for t in item.tags})
+    return {
+        "plan": plan,
+        "selection": selection,
+        "plan_tags": tags,
+        "lag_figure": lag_figure(lag.lag_series, plan.time_zone) if lag.lag_series else None,
+    }
+
+
+@router.get("/environments/{environment_id}/plan/report")
+def plan_report_page(request: Request, session: SessionDep, environment_id: int) -> Response:
+    """The printable plan report: what a change board reads."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    report = plan_report(session=session, environment=environment, selection=selection_from(request),
+                         author=request.state.user.username)  # fmt: skip
+    return render(request, "planning/report.html", {"report": report})
+
+
+@router.get("/environments/{environment_id}/plan/report.json")
+def plan_report_json(request: Request, session: SessionDep, environment_id: int) -> Response:
+    """The plan report as JSON (units in the keys)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    report = plan_report(session=session, environment=environment, selection=selection_from(request),
+                         author=request.state.user.username)  # fmt: skip
+    filename = f"redolab-plan-{environment.id}.json"
+    return JSONResponse(report.to_json(), headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+@router.get("/environments/{environment_id}/plan/report.pdf")
+def plan_report_pdf(request: Request, session: SessionDep, environment_id: int) -> Response:
+    """The plan report as PDF, printed by headless Chromium from the same HTML."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    report = plan_report(session=session, environment=environment, selection=selection_from(request),
+                         author=request.state.user.username)  # fmt: skip
+    try:
+        pdf = render_pdf(report_html(report))
+    except ReportError as error:
+        return Response(str(error), status_code=503, media_type="text/plain", headers={"Retry-After": "5"})
+    filename = f"redolab-plan-{environment.id}.pdf"
+    return Response(pdf, media_type="application/pdf",
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})  # fmt: skip

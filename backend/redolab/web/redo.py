@@ -1,0 +1,156 @@
+"""Redo history in the environment page: upload, preview with an editable mapping, import."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import Response
+
+from redolab.auth.deps import OperatorUser, current_html_user
+from redolab.charts.redo import distribution_figure, heatmap_figure, profile_figure, rate_figure
+from redolab.core.deps import SessionDep
+from redolab.core.errors import FieldError
+from redolab.core.responses import redirect
+from redolab.core.templating import is_htmx, render
+from redolab.environments.service import get_environment
+from redolab.redo import service
+from redolab.redo.ingest.mapping import FIELDS
+from redolab.redo.ingest.reader import FORMATS
+from redolab.redo.parsers import RedoInputError
+
+router = APIRouter(dependencies=[Depends(current_html_user)])
+
+
+def history_context(session, environment) -> dict:
+    """What the environment page's Redo history section shows: the requirement every plan card uses
+    (all imports), its basis, the peak windows, and the charts in the database's time zone."""
+    from redolab.planning.service import default_requirement, redo_summary
+
+    imports = service.list_imports(session=session, environment=environment)
+    context = {"imports": imports, "formats": FORMATS, "zone": environment.time_zone or "UTC"}
+    requirement = default_requirement(session=session, environment=environment, imports=imports)
+    if requirement is None:
+        return {**context, "redo": None, "requirement": None}
+    summary = redo_summary(session=session, environment=environment, requirement=requirement)
+    zone = context["zone"]
+    return {
+        **context,
+        "redo": summary,
+        "requirement": requirement,
+        "redo_rate_figure": rate_figure(requirement, zone),
+        "redo_heatmap_figure": heatmap_figure(requirement.analysis, zone),
+        "redo_distribution_figure": distribution_figure(requirement.analysis),
+        "redo_profile_figure": profile_figure(requirement.analysis),
+    }
+
+
+def _preview_response(request, session, environment, token, fmt, mapping, status_code=200):
+    path, filename = service.upload_path(request.app.state.settings.upload_dir, token)
+    try:
+        result = service.preview(
+            session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping
+        )
+    except RedoInputError as error:
+        context = {
+            "environment": environment,
+            "token": token,
+            "fmt": fmt,
+            "error": str(error),
+            "fields": FIELDS,
+            "formats": FORMATS,
+            "headers": None,
+            "mapping": mapping or {},
+        }
+        return render(request, "redo/_preview.html", context, status_code=422)
+    context = {
+        "environment": environment,
+        "token": token,
+        "fmt": fmt,
+        "preview": result,
+        "fields": FIELDS,
+        "formats": FORMATS,
+        "headers": result.headers,
+        "mapping": result.mapping,
+        "error": None,
+    }
+    return render(request, "redo/_preview.html", context, status_code=status_code)
+
+
+def _mapping_from(form) -> dict:
+    mapping = {field: str(form.get(f"map_{field}", "")) for field in FIELDS if form.get(f"map_{field}")}
+    if str(form.get(service.LOG_FILE_PAGES) or "").strip():  # Db2's LOGFILSIZ, for a listing without sizes
+        mapping[service.LOG_FILE_PAGES] = str(form.get(service.LOG_FILE_PAGES)).strip()
+    return mapping
+
+
+@router.post("/environments/{environment_id}/redo/preview")
+async def preview_upload(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+    """Read an uploaded export and show what would be imported (nothing is stored yet)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    form = await request.form()
+    fmt = str(form.get("format") or "auto")
+    token = str(form.get("upload_token") or "")
+    upload = form.get("file")
+    pasted = str(form.get("pasted") or "")
+    if upload is not None and hasattr(upload, "read") and getattr(upload, "filename", ""):
+        token = service.store_upload(request.app.state.settings.upload_dir, upload.file, upload.filename)
+    elif pasted.strip():
+        token = service.store_pasted(request.app.state.settings.upload_dir, pasted)
+    elif not token:
+        context = {
+            "environment": environment,
+            "error": "Choose a file to upload, or paste the output into the text box.",
+            "token": "",
+            "fmt": fmt,
+            "fields": FIELDS,
+            "formats": FORMATS,
+            "headers": None,
+            "mapping": {},
+        }
+        return render(request, "redo/_preview.html", context, status_code=422)
+    return _preview_response(request, session, environment, token, fmt, _mapping_from(form) or None)
+
+
+@router.post("/environments/{environment_id}/redo/imports")
+async def import_upload(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+    """Import the previewed upload with the (possibly edited) mapping: every row or none."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    form = await request.form()
+    token, fmt = str(form.get("upload_token") or ""), str(form.get("format") or "auto")
+    try:
+        path, filename = service.upload_path(request.app.state.settings.upload_dir, token)
+        service.import_file(
+            session=session,
+            environment=environment,
+            path=path,
+            filename=filename,
+            fmt=fmt,
+            mapping=_mapping_from(form) or None,
+            imported_by=user.username,
+        )
+    except (RedoInputError, FieldError) as error:
+        message = error.message if isinstance(error, FieldError) else str(error)
+        context = {
+            "environment": environment,
+            "token": token,
+            "fmt": fmt,
+            "error": message,
+            "fields": FIELDS,
+            "formats": FORMATS,
+            "headers": None,
+            "mapping": {},
+        }
+        return render(request, "redo/_preview.html", context, status_code=422)
+    service.discard_upload(request.app.state.settings.upload_dir, token)
+    if is_htmx(request):  # the whole page changes (numbers, charts, imports): reload it
+        return Response(status_code=200, headers={"HX-Refresh": "true"})
+    return redirect(request, f"/environments/{environment.id}#history")
+
+
+@router.delete("/environments/{environment_id}/redo/imports/{import_id}")
+def delete_import(request: Request, session: SessionDep, user: OperatorUser, environment_id: int, import_id: int):
+    """Delete an import and its rows."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    service.delete_import(
+        session=session, record=service.get_import(session=session, environment=environment, import_id=import_id)
+    )
+    return Response(status_code=200, headers={"HX-Refresh": "true"})

@@ -1,0 +1,299 @@
+"""Sweep pages (form, live progress, charts, seed table, cancel), the compare view, and exports."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, status
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from redolab.auth.deps import OperatorUser, current_html_user
+from redolab.charts.sweeps import buffer_figure, connections_figure, over_time_figure, runs_figure
+from redolab.core.deps import SessionDep
+from redolab.core.errors import FieldError
+from redolab.core.forms import field_errors, form_data
+from redolab.core.responses import redirect
+from redolab.core.templating import render
+from redolab.environments.service import get_environment
+from redolab.jobs.queue import wake_local_worker
+from redolab.planning.service import default_requirement
+from redolab.runs import service as run_service
+from redolab.runs.exports import run_documents, runs_csv, sync_numbers
+from redolab.runs.models import RunStatus
+from redolab.runs.schemas import RunCreate
+from redolab.sweeps import clusters, compare, schedules
+from redolab.sweeps import service as sweep_service
+from redolab.sweeps.models import Sweep, SweepKind
+from redolab.sweeps.schemas import SweepCreate
+from redolab.sweeps.sweeper import describe_point, restore_commands
+from redolab.web.experiments import create_or_schedule, experiments_context, form_fields
+from redolab.web.workspace import experiments_form_error
+
+router = APIRouter(dependencies=[Depends(current_html_user)])
+
+MAX_COMPARED = 12  # sweeps
+MAX_COMPARED_RUNS = 48  # runs: two days of hourly oratcptest tests, say
+
+
+def _required_rate(session, environment) -> float | None:
+    """The redo rate the link must carry (peak + headroom), when redo history was imported."""
+    requirement = default_requirement(session=session, environment=environment)
+    return requirement.summed_required_bytes_per_second if requirement else None
+
+
+@router.post("/environments/{environment_id}/sweeps")
+async def create_sweep(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+    """Queue a sweep from the New sweep form."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    values = form_data(await request.form())
+    try:
+        sweep_in = SweepCreate.model_validate(form_fields(values))
+        created = create_or_schedule(session, environment, sweep_in, values, user.username)
+    except ValidationError as error:
+        errors = field_errors(error)
+    except sweep_service.KernelChangesNotAllowed as error:
+        session.rollback()
+        errors = {"kind": error.message.split(" Run these")[0], "kernel_commands": "\n".join(error.commands)}
+    except FieldError as error:
+        session.rollback()
+        errors = {error.field: error.message}
+    else:
+        wake_local_worker(request.app)
+        return redirect(request, created)
+    return experiments_form_error(request, session, environment, sweep_values=values, sweep_errors=errors)
+
+
+def sweep_figure(sweep: Sweep, required: float | None) -> str | None:
+    series = compare.sweep_series(sweep, name=sweep.label or sweep.kind.label)
+    if not any(one["points"] for one in series):
+        return None
+    if sweep.kind is SweepKind.connections:
+        return connections_figure(series, plateau=sweep.best_conns, required_bytes_per_second=required)
+    return buffer_figure(series, axis_title=compare.buffer_axis_title(sweep.kind), required_bytes_per_second=required)
+
+
+def _sweep_context(session, sweep: Sweep, *, live: bool = False) -> dict:
+    """live: the once-a-second poll, which skips the redo analysis (the required-rate line
+    appears with the full page)."""
+    environment = get_environment(session=session, environment_id=sweep.environment_id)
+    points = sweep_service.sweep_points(sweep)
+    grid = sweep_service.sweep_grid(sweep)
+    planned = len(grid) * sweep.repetitions
+    done = sum(1 for run in sweep.runs if run.status.finished)
+    current = next((run for run in sweep.runs if not run.status.finished), None)
+    restore = None
+    if sweep.kernel_original and sweep.kernel_restored is False:
+        restore = restore_commands(
+            sweep.kernel_original, {"client": sweep.client_host_name, "server": sweep.server_host_name}
+        )
+    return {
+        "environment": environment,
+        "sweep": sweep,
+        "points": points,
+        "planned_runs": planned,
+        "done_runs": done,
+        "progress_percent": min(100, round(100 * done / planned)) if planned else 0,
+        "current_run": current,
+        "figure": sweep_figure(sweep, None if live else _required_rate(session, environment)),
+        "seed_rows": sweep_service.seed_rows(sweep),
+        "restore_commands": restore,
+        "describe": describe_point,
+    }
+
+
+@router.get("/sweeps/{sweep_id}")
+def show_sweep(request: Request, session: SessionDep, sweep_id: int) -> Response:
+    """The sweep page: progress while it runs, its chart, points and seed table."""
+    sweep = sweep_service.get_sweep(session=session, sweep_id=sweep_id)
+    return render(request, "sweeps/sweep.html", _sweep_context(session, sweep))
+
+
+@router.get("/sweeps/{sweep_id}/live")
+def show_sweep_live(request: Request, session: SessionDep, sweep_id: int) -> Response:
+    """The live part of the sweep page, polled every second while the sweep is queued or running."""
+    sweep = sweep_service.get_sweep(session=session, sweep_id=sweep_id)
+    if sweep.status.finished:
+        return Response(status_code=status.HTTP_200_OK, headers={"HX-Refresh": "true"})
+    return render(request, "sweeps/sweep.html", _sweep_context(session, sweep, live=True), block="live")
+
+
+@router.post("/sweeps/{sweep_id}/cancel")
+def cancel_sweep(request: Request, session: SessionDep, user: OperatorUser, sweep_id: int) -> Response:
+    """Cancel: the current run stops within a second and no further run starts."""
+    sweep = sweep_service.cancel_sweep(
+        session=session, sweep=sweep_service.get_sweep(session=session, sweep_id=sweep_id)
+    )
+    return redirect(request, f"/sweeps/{sweep.id}")
+
+
+# -- export ---------------------------------------------------------------------------------
+def csv_download(text: str, filename: str) -> Response:
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    return Response(text, media_type="text/csv; charset=utf-8", headers=headers)
+
+
+def json_download(document: dict, filename: str) -> Response:
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    return Response(json.dumps(document, indent=1), media_type="application/json", headers=headers)
+
+
+@router.get("/sweeps/{sweep_id}/export.csv")
+def export_sweep_csv(session: SessionDep, sweep_id: int) -> Response:
+    sweep = sweep_service.get_sweep(session=session, sweep_id=sweep_id)
+    return csv_download(runs_csv(sweep.runs, sync_numbers(session, sweep.runs)), f"redolab-sweep-{sweep.id}.csv")
+
+
+@router.get("/sweeps/{sweep_id}/export.json")
+def export_sweep_json(session: SessionDep, sweep_id: int) -> Response:
+    sweep = sweep_service.get_sweep(session=session, sweep_id=sweep_id)
+    return json_download(
+        sweep_service.sweep_document(sweep, sync_numbers(session, sweep.runs)), f"redolab-sweep-{sweep.id}.json"
+    )
+
+
+@router.get("/environments/{environment_id}/runs/export.{fmt}")
+def export_runs(session: SessionDep, environment_id: int, fmt: str, tag: str = "", mtu: str = "") -> Response:
+    """The environment's runs (the filters of its Experiments section apply) as CSV or JSON."""
+    if fmt not in ("csv", "json"):
+        return Response("Export as csv or json.", status_code=status.HTTP_404_NOT_FOUND)
+    environment = get_environment(session=session, environment_id=environment_id)
+    runs = experiments_context(session, environment, tag=tag, mtu=mtu)["runs"]
+    name = f"redolab-environment-{environment.id}-runs.{fmt}"
+    sync = sync_numbers(session, runs)
+    if fmt == "csv":
+        return csv_download(runs_csv(runs, sync), name)
+    return json_download({"runs": run_documents(runs, sync)}, name)
+
+
+# -- compare --------------------------------------------------------------------------------
+@router.get("/compare")
+def show_compare(
+    request: Request,
+    session: SessionDep,
+    sweep: Annotated[list[int] | None, Query()] = None,
+    run: Annotated[list[int] | None, Query()] = None,
+) -> Response:
+    """Sweeps and runs overlaid on one chart per axis, with the settings that differ between them."""
+    sweep, run = sweep or [], run or []
+    sweeps = [sweep_service.get_sweep(session=session, sweep_id=i) for i in dict.fromkeys(sweep)][:MAX_COMPARED]
+    runs = [run_service.get_run(session=session, run_id=i) for i in dict.fromkeys(run)][:MAX_COMPARED_RUNS]
+    figures = []
+    connection_sweeps = [s for s in sweeps if s.kind is SweepKind.connections]
+    if connection_sweeps:
+        series = [one for s in connection_sweeps for one in compare.sweep_series(s)]
+        plateau = connection_sweeps[0].best_conns if len(connection_sweeps) == 1 else None
+        figures.append(("Throughput against connections", connections_figure(series, plateau=plateau)))
+    for kind in (SweepKind.sockbuf, SweepKind.kernel_max):
+        of_kind = [s for s in sweeps if s.kind is kind]
+        if of_kind:
+            series = [one for s in of_kind for one in compare.sweep_series(s)]
+            figures.append(
+                (f"Throughput against the {compare.buffer_axis_title(kind)}",
+                 buffer_figure(series, axis_title=compare.buffer_axis_title(kind)))
+            )  # fmt: skip
+    if runs:
+        names = [f"#{r.id} {r.label}".strip() for r in runs]
+        rates = [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in runs]
+        figures.append(("Runs", runs_figure(names, rates)))
+        timed = sorted((r for r in runs if r.started_at is not None), key=lambda r: r.started_at)
+        if len({r.started_at for r in timed}) > 1:  # e.g. an imported day of oratcptest -freq tests
+            figures.append(
+                ("Runs over time", over_time_figure(
+                    [r.started_at for r in timed],
+                    [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in timed],
+                    name="runs",
+                ))
+            )  # fmt: skip
+    items = [(compare.sweep_name(s), f"/sweeps/{s.id}", compare.sweep_settings(s)) for s in sweeps]
+    items += [(f"run #{r.id} {r.label}".strip(), f"/runs/{r.id}", compare.run_settings(r)) for r in runs]
+    differing = compare.differing([settings for _, _, settings in items])
+    context = {
+        "items": items,
+        "figures": figures,
+        "differing": differing,
+        "same_count": len({name for _, _, settings in items for name in settings}) - len(differing),
+    }
+    return render(request, "sweeps/compare.html", context)
+
+
+# -- schedules ------------------------------------------------------------------------------
+@router.get("/schedules/{schedule_id}")
+def show_schedule(request: Request, session: SessionDep, schedule_id: int) -> Response:
+    """A schedule: its occurrences over time (a point each), the skipped ones and why, Stop."""
+    schedule = schedules.get_schedule(session=session, schedule_id=schedule_id)
+    environment = get_environment(session=session, environment_id=schedule.environment_id)
+    occurrences = schedules.occurrences(session=session, schedule=schedule)
+    measured = [o for o in occurrences if o["bytes_per_second"] is not None]
+    figure = None
+    if measured:
+        figure = over_time_figure(
+            [o["at"] for o in measured],
+            [o["bytes_per_second"] for o in measured],
+            name=f"{schedule.client_host_name} → {schedule.server_host_name}",
+        )
+    context = {"environment": environment, "schedule": schedule, "occurrences": occurrences, "figure": figure}
+    return render(request, "sweeps/schedule.html", context)
+
+
+@router.post("/schedules/{schedule_id}/stop")
+def stop_schedule(request: Request, session: SessionDep, user: OperatorUser, schedule_id: int) -> Response:
+    """No further occurrence starts (one running now carries on)."""
+    schedule = schedules.stop_schedule(
+        session=session, schedule=schedules.get_schedule(session=session, schedule_id=schedule_id)
+    )
+    return redirect(request, f"/schedules/{schedule.id}")
+
+
+# -- cluster runs ---------------------------------------------------------------------------
+@router.post("/environments/{environment_id}/clusters")
+async def create_cluster(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+    """The New experiment form's "Run on every node pair": node n -> node n, all at once."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    values = form_data(await request.form())
+    values["sync_write"] = "sync_write" in values
+    try:
+        run_in = RunCreate.model_validate({**form_fields(values), "client_host_id": 0, "server_host_id": 0})
+        cluster = clusters.create_cluster(
+            session=session, environment=environment, run_in=run_in, reverse=False, requested_by=user.username
+        )
+    except ValidationError as error:
+        errors = field_errors(error)
+    except FieldError as error:
+        session.rollback()
+        errors = {error.field: error.message}
+    else:
+        wake_local_worker(request.app)
+        return redirect(request, f"/clusters/{cluster.id}")
+    return experiments_form_error(request, session, environment, values=values, errors=errors)
+
+
+@router.get("/clusters/{cluster_id}")
+def show_cluster(request: Request, session: SessionDep, cluster_id: int) -> Response:
+    """Each pair and the sum; polls while a pair is still queued or running."""
+    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
+    environment = get_environment(session=session, environment_id=cluster.environment_id)
+    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster)}
+    return render(request, "sweeps/cluster.html", context)
+
+
+@router.post("/clusters/{cluster_id}/reverse")
+def reverse_cluster(request: Request, session: SessionDep, user: OperatorUser, cluster_id: int) -> Response:
+    """The same cluster run with the roles reversed (standby nodes send)."""
+    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
+    environment = get_environment(session=session, environment_id=cluster.environment_id)
+    run_in = RunCreate(**cluster.template, client_host_id=0, server_host_id=0)
+    reversed_run = clusters.create_cluster(
+        session=session, environment=environment, run_in=run_in, reverse=not cluster.reverse, requested_by=user.username
+    )
+    wake_local_worker(request.app)
+    return redirect(request, f"/clusters/{reversed_run.id}")
+
+
+@router.post("/clusters/{cluster_id}/cancel")
+def cancel_cluster(request: Request, session: SessionDep, user: OperatorUser, cluster_id: int) -> Response:
+    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
+    for run in cluster.runs:
+        run_service.cancel_run(session=session, run=run)
+    return redirect(request, f"/clusters/{cluster.id}")

@@ -1,0 +1,75 @@
+"""Cluster runs: node n -> node n at the same time on "This machine" hosts, the sum, reverse."""
+
+import time
+
+from redolab.core.db import make_sessionmaker
+from redolab.jobs.worker import Worker
+from redolab.runs.models import RunStatus
+from redolab.sweeps.models import Cluster
+from tests.factories import make_environment, make_host
+
+HTMX = {"HX-Request": "true"}
+
+
+def two_node_env(session):
+    environment = make_environment(session, primary_rac_nodes=2, standby_rac_nodes=2)
+    for role in ("primary", "standby"):
+        for node in (1, 2):
+            make_host(session, environment, name=f"{role[0]}{node}", transport="local", role=role, node_number=node)
+    session.refresh(environment)
+    return environment
+
+
+def run_worker_until(engine, secret_key, session, cluster_id, timeout=40):
+    worker = Worker(make_sessionmaker(engine), secret_key=secret_key)
+    thread = worker.start_thread()
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            session.expire_all()
+            cluster = session.get(Cluster, cluster_id)
+            if cluster.runs and all(run.status.finished for run in cluster.runs):
+                return cluster
+            time.sleep(0.2)
+    finally:
+        worker.stopping.set()
+        thread.join(20)
+    raise AssertionError("the cluster run did not finish")
+
+
+def test_cluster_run_pairs_nodes_sums_and_reverses(browser_client, session, engine, secret_key):
+    environment = two_node_env(session)
+    page = browser_client.get(f"/environments/{environment.id}")
+    assert "Run on all 2 node pairs at once" in page.text
+    form = {"duration_seconds": "2 s", "interval_seconds": "0.5 s", "rate_bits_per_second": "100 Mbit/s",
+            "conns": "1", "label": "rac"}  # fmt: skip
+    created = browser_client.post(f"/environments/{environment.id}/clusters", data=form)
+    assert created.status_code == 303, created.text
+    cluster_id = int(created.headers["location"].rsplit("/", 1)[1])
+    cluster = run_worker_until(engine, secret_key, session, cluster_id)
+    pairs = [(run.client_host_name, run.server_host_name) for run in cluster.runs]
+    assert pairs == [("p1", "s1"), ("p2", "s2")]
+    assert all(run.status is RunStatus.succeeded for run in cluster.runs)
+    starts = sorted(run.started_at for run in cluster.runs)
+    assert (starts[1] - starts[0]).total_seconds() < 1.0  # at the same time, not one after the other
+    total = sum(run.bytes_per_second for run in cluster.runs)
+    shown = browser_client.get(f"/clusters/{cluster_id}")
+    assert "Sum over the pairs" in shown.text and "overlap-warning" not in shown.text
+    from redolab.core.units import format_byte_rate
+
+    assert format_byte_rate(total) in shown.text.split('id="cluster-total"')[1]
+    reversed_page = browser_client.post(f"/clusters/{cluster_id}/reverse")
+    assert reversed_page.status_code == 303
+    reverse_id = int(reversed_page.headers["location"].rsplit("/", 1)[1])
+    reverse = run_worker_until(engine, secret_key, session, reverse_id)
+    assert [(r.client_host_name, r.server_host_name) for r in reverse.runs] == [("s1", "p1"), ("s2", "p2")]
+    assert reverse.reverse is True and reverse.template["label"] == "rac"
+
+
+def test_cluster_run_needs_matching_nodes(browser_client, session):
+    environment = make_environment(session)
+    make_host(session, environment, name="p1", transport="local", role="primary", node_number=1)
+    make_host(session, environment, name="s2", transport="local", role="standby", node_number=2)
+    response = browser_client.post(f"/environments/{environment.id}/clusters", data={}, headers=HTMX)
+    assert response.status_code == 422 and "same node numbers" in response.text
+    assert session.query(Cluster).count() == 0

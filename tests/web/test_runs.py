@@ -1,0 +1,113 @@
+"""Run pages over HTTP: the form, the live fragment, the record, cancel, raw download."""
+
+import json
+
+from redolab.runs.models import RunStatus
+from tests.execution import execute_next, reload, request_run
+from tests.factories import make_environment, make_host
+
+HTMX = {"HX-Request": "true"}
+
+
+def local_env(session):
+    environment = make_environment(session)
+    primary = make_host(session, environment, name="p", transport="local", role="primary")
+    standby = make_host(session, environment, name="s", transport="local", role="standby")
+    session.refresh(environment)
+    return environment, primary, standby
+
+
+def test_form_defaults_and_errors(browser_client, session):
+    environment, primary, standby = local_env(session)
+    page = browser_client.get(f"/environments/{environment.id}")
+    assert 'id="run-form"' in page.text and 'value="1 MiB"' in page.text and 'value="60 s"' in page.text
+    bad = browser_client.post(
+        f"/environments/{environment.id}/runs",
+        data={"client_host_id": primary.id, "server_host_id": standby.id, "message_bytes": "1 Mb",
+              "duration_seconds": "60", "conns": "0", "interval_seconds": "5 s", "write_dir": "/tmp/x;reboot"},
+        headers=HTMX,
+    )  # fmt: skip
+    assert bad.status_code == 422
+    for message in ("looks like bits", "has no unit", "Must be at least 1.", "is not a safe absolute directory"):
+        assert message in bad.text, message
+    assert 'value="1 Mb"' in bad.text  # what was typed is kept
+    assert browser_client.get(f"/api/v1/environments/{environment.id}/runs").json()["count"] == 0
+
+
+def test_run_page_live_then_record(browser_client, session, engine, secret_key):
+    environment, primary, standby = local_env(session)
+    created = browser_client.post(
+        f"/environments/{environment.id}/runs",
+        data={"client_host_id": primary.id, "server_host_id": standby.id, "duration_seconds": "1.5 s",
+              "interval_seconds": "0.5 s", "message_bytes": "256 KiB", "conns": "2", "mode": "async", "label": "l1"},
+    )  # fmt: skip
+    assert created.status_code == 303
+    run_url = created.headers["location"]
+    queued = browser_client.get(run_url)
+    assert "queued" in queued.text and 'hx-trigger="every 250ms"' in queued.text
+    live = browser_client.get(run_url + "/live", headers=HTMX)
+    assert live.status_code == 200 and 'id="run-live"' in live.text and "<html" not in live.text
+    assert execute_next(engine, secret_key)
+    finished = browser_client.get(run_url + "/live", headers=HTMX)
+    assert finished.headers.get("HX-Refresh") == "true"  # polling stops; the page reloads once
+    record = browser_client.get(run_url)
+    assert "succeeded" in record.text and 'hx-trigger="every' not in record.text
+    for shown in ('id="summary"', "MiB/s", "Mbit/s", 'id="tcp-chart"', 'id="settings"', "tcp_wmem", "--conns 2"):
+        assert shown in record.text, shown
+    download = browser_client.get(run_url + "/events.jsonl")
+    assert download.headers["content-disposition"].startswith("attachment")
+    lines = [json.loads(line) for line in download.text.splitlines()]
+    assert {("client", "end"), ("server", "end")} <= {(line["role"], line["event"]) for line in lines}
+    listing = browser_client.get(f"/environments/{environment.id}")
+    assert "succeeded" in listing.text and "l1" in listing.text
+
+
+def test_cancel_from_the_page(browser_client, session):
+    environment, primary, standby = local_env(session)
+    run = request_run(session, environment, primary, standby)
+    response = browser_client.post(f"/runs/{run.id}/cancel", headers=HTMX)
+    assert response.headers["HX-Redirect"] == f"/runs/{run.id}"
+    assert reload(session, run).status is RunStatus.cancelled
+
+
+def test_viewer_sees_no_run_form_and_cannot_post(anonymous, session):
+    from redolab.auth.models import Role
+    from tests.conftest import log_in
+    from tests.factories import make_user
+
+    environment, primary, standby = local_env(session)
+    make_user(session, "vic", role=Role.viewer)
+    log_in(anonymous, "vic")
+    page = anonymous.get(f"/environments/{environment.id}")
+    assert 'id="run-form"' not in page.text and 'id="credentials"' not in page.text
+    response = anonymous.post(
+        f"/environments/{environment.id}/runs", data={"client_host_id": primary.id, "server_host_id": standby.id}
+    )
+    assert response.status_code == 403
+    assert "needs the operator role" in response.text
+
+
+def test_unknown_run_is_404(browser_client):
+    assert browser_client.get("/runs/9999").status_code == 404
+
+
+def test_cross_field_errors_name_their_field(api_client, session):
+    environment, primary, standby = local_env(session)
+    response = api_client.post(
+        f"/api/v1/environments/{environment.id}/runs",
+        json={"client_host_id": primary.id, "server_host_id": standby.id, "duration_seconds": 1, "sync_write": True},
+    )
+    assert response.status_code == 422
+    locations = {tuple(item["loc"]): item["msg"] for item in response.json()["detail"]}
+    assert "cannot be longer than the duration" in locations[("body", "interval_seconds")]
+    assert "needs a write directory" in locations[("body", "sync_write")]
+
+
+def test_empty_label_is_fine(browser_client, session):
+    environment, primary, standby = local_env(session)
+    response = browser_client.post(
+        f"/environments/{environment.id}/runs",
+        data={"client_host_id": primary.id, "server_host_id": standby.id, "label": "", "write_dir": "",
+              "duration_seconds": "10 s", "interval_seconds": "1 s"},
+    )  # fmt: skip
+    assert response.status_code == 303, response.text
