@@ -40,7 +40,7 @@ frontend/static/vendor/htmx.min.js: frontend/package.json frontend/package-lock.
 
 # plotly.js comes from the plotly Python package (it ships plotly.min.js), at build time.
 frontend/static/vendor/plotly.min.js: frontend/static/vendor/htmx.min.js uv.lock
-	$(UV) run python -m redolab.charts.assets frontend/static/vendor
+	$(UV) run python scripts/vendor_plotly.py frontend/static/vendor
 
 probe:
 	$(MAKE) -s -C backend/redolab/redoprobe redoprobe

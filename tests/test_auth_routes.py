@@ -74,6 +74,8 @@ def test_docs_need_login(app, anonymous, browser_client):
     assert "cdn" not in page.text.lower()
     schema = browser_client.get("/api/v1/openapi.json").json()
     assert "/api/v1/environments" in schema["paths"]
+    # The API docs list the JSON API only: the HTML pages and fragments are left out.
+    assert [path for path in schema["paths"] if not path.startswith("/api/")] == []
 
 
 # Changes every user may make to their own account.

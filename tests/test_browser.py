@@ -130,7 +130,7 @@ def test_first_user_environment_and_hosts(server, page):
 
     # Edit the primary.
     page.locator("#hosts-table tr", has_text="db1").get_by_text("Edit").click()
-    expect(page.locator("#host-form h3")).to_have_text("Edit host db1")
+    expect(page.locator("#host-panel-form > summary")).to_have_text("Edit host db1")
     page.fill("#f-ssh_port", "2222")
     page.click("text=Save host")
     expect(page.locator("#hosts-table")).to_contain_text("oracle@db1.example.com:2222")

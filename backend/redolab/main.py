@@ -12,7 +12,6 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import JSONResponse
-from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
@@ -36,7 +35,8 @@ from redolab.core.middleware import (
     csp_allowing_inline_scripts,
 )
 from redolab.core.migrate import upgrade
-from redolab.core.templating import FRONTEND_DIR, is_htmx, render
+from redolab.core.static import Assets, HashedStaticFiles
+from redolab.core.templating import FRONTEND_DIR, is_htmx, render, templates
 from redolab.core.units import MIB
 from redolab.environments import api as environments_api
 from redolab.hadr import api as hadr_api
@@ -248,22 +248,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         session.execute(text("SELECT 1"))
         return {"status": "ok", "version": __version__}
 
-    app.include_router(auth_pages.public_router)
-    app.include_router(auth_pages.router)
+    app.include_router(auth_pages.public_router, include_in_schema=False)
+    app.include_router(auth_pages.router, include_in_schema=False)
     app.include_router(auth_api.public_router)
     app.include_router(auth_api.router)
-    app.include_router(environment_pages.router)
-    app.include_router(workspace.router)  # after /environments/new
+    app.include_router(environment_pages.router, include_in_schema=False)
+    app.include_router(workspace.router, include_in_schema=False)  # after /environments/new
     app.include_router(environments_api.router)
     app.include_router(runs_api.router)
     app.include_router(sweeps_api.router)
-    app.include_router(run_pages.router)
-    app.include_router(sweep_pages.router)
-    app.include_router(redo_pages.router)
+    app.include_router(run_pages.router, include_in_schema=False)
+    app.include_router(sweep_pages.router, include_in_schema=False)
+    app.include_router(redo_pages.router, include_in_schema=False)
     app.include_router(redo_api.router)
     app.include_router(planning_api.router)
-    app.include_router(hadr_pages.router)
+    app.include_router(hadr_pages.router, include_in_schema=False)
     app.include_router(hadr_api.router)
-    app.include_router(planning_pages.router)
-    app.mount("/static", StaticFiles(directory=FRONTEND_DIR / "static"), name="static")
+    app.include_router(planning_pages.router, include_in_schema=False)
+    assets = Assets(FRONTEND_DIR / "static", settings.data_dir / "static-cache")
+    templates.env.globals["static_url"] = assets.url
+    app.mount("/static", HashedStaticFiles(assets=assets), name="static")
     return app

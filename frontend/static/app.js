@@ -29,10 +29,41 @@
     if (token) event.detail.headers["X-CSRFToken"] = token;
   });
 
-  document.addEventListener("htmx:beforeRequest", function () {
+  // An error is shown next to what caused it: after the form (or the button) that sent the request.
+  function showNear(element, message) {
+    const anchor = (element && (element.closest("form") || element)) || null;
+    if (!anchor || !anchor.isConnected) { flash(message); return; }
+    let box = anchor.nextElementSibling;
+    if (!box || !box.classList.contains("request-error")) {
+      box = document.createElement("p");
+      box.className = "request-error";
+      box.setAttribute("role", "alert");
+      anchor.after(box);
+    }
+    box.textContent = message;
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
     const box = document.getElementById("flash");
     if (box) box.hidden = true;
+    const element = event.detail.elt;
+    const anchor = element && (element.closest("form") || element);
+    const old = anchor && anchor.nextElementSibling;
+    if (old && old.classList.contains("request-error")) old.remove();
+    // The form being sent must be replaced by the answer (its errors), not kept as typed.
+    const form = element && element.closest("form");
+    if (form) form.removeAttribute("hx-preserve");
   });
+
+  // A form the user has typed in is kept when its section refreshes around it (e.g. the
+  // Experiments section after a host was added): htmx leaves hx-preserve elements as they are.
+  function keepTyped(event) {
+    const form = event.target.closest && event.target.closest("form[id]");
+    if (!form || form.hasAttribute("hx-trigger") || form.hasAttribute("hx-preserve")) return;  // filters send themselves
+    if (form.parentElement && form.parentElement.closest("[hx-trigger]")) form.setAttribute("hx-preserve", "true");
+  }
+  document.addEventListener("input", keepTyped);
+  document.addEventListener("change", keepTyped);
 
   document.addEventListener("htmx:responseError", function (event) {
     const xhr = event.detail.xhr;
@@ -44,7 +75,7 @@
     if (xhr.status === 403 && /CSRF/.test(text)) {
       text = "The page is out of date (security token missing): reload it and try again.";
     }
-    flash("Request failed (HTTP " + xhr.status + "): " + text);
+    showNear(event.detail.elt, "Request failed (HTTP " + xhr.status + "): " + text);
   });
 
   // Charts: figures are built server-side (plotly JSON in data-figure) and drawn here.

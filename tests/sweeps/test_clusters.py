@@ -58,6 +58,9 @@ def test_cluster_run_pairs_nodes_sums_and_reverses(browser_client, session, engi
     from redolab.core.units import format_byte_rate
 
     assert format_byte_rate(total) in shown.text.split('id="cluster-total"')[1]
+    live = browser_client.get(f"/clusters/{cluster_id}/live", headers={"HX-Request": "true"})
+    assert live.status_code == 200 and "<html" not in live.text and 'id="cluster-live"' in live.text
+    assert 'hx-trigger="every' not in live.text  # finished: the block stops polling by itself
     reversed_page = browser_client.post(f"/clusters/{cluster_id}/reverse")
     assert reversed_page.status_code == 303
     reverse_id = int(reversed_page.headers["location"].rsplit("/", 1)[1])

@@ -34,7 +34,9 @@ def test_connection_sweep_page_marks_the_plateau(browser_client, session, engine
     queued = browser_client.get(url)
     assert "queued" in queued.text and 'hx-trigger="every 1s"' in queued.text
     assert execute_next(engine, secret_key)
-    assert browser_client.get(url + "/live", headers=HTMX).headers.get("HX-Refresh") == "true"
+    finished = browser_client.get(url + "/live", headers=HTMX)
+    assert finished.status_code == 200 and 'id="sweep-best"' in finished.text and 'id="points"' in finished.text
+    assert 'hx-trigger="every' not in finished.text and "<html" not in finished.text
     page = browser_client.get(url)
     sweep = session.get(Sweep, int(url.rsplit("/", 1)[1]))
     assert sweep.status is RunStatus.succeeded and sweep.best_conns == 1

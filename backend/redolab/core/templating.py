@@ -31,10 +31,14 @@ templates.env.filters.update(
     byte_rate=units.format_byte_rate,
     bit_rate=units.format_bit_rate,
     mbit=units.format_mbit,
+    link_mbit=units.format_byte_rate_in_mbit,
+    percent=units.ratio_as_percent,
+    microseconds=units.format_microseconds,
     duration=units.format_duration,
     in_zone=lambda moment, zone="UTC", seconds=False: _in_zone(moment, zone, seconds),
 )
-templates.env.globals.update(version=__version__)
+# static_url: the app sets the hashed-name lookup (core/static.py); a report rendered outside it uses plain names.
+templates.env.globals.update(version=__version__, static_url=lambda name: f"/static/{name}")
 
 
 def is_htmx(request: Request) -> bool:

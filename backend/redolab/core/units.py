@@ -186,6 +186,21 @@ def format_mbit(bits_per_second: float | None, decimals: int = 1) -> str:
     return f"{_trim(bits_per_second / 1e6, decimals)} Mbit/s"
 
 
+def format_byte_rate_in_mbit(bytes_per_second: float | None, decimals: int = 1) -> str:
+    """A byte rate on a link's scale, in Mbit/s: 125e6 B/s -> "1,000.0 Mbit/s" (templates never multiply)."""
+    return format_mbit(None if bytes_per_second is None else bytes_per_second * 8, decimals)
+
+
+def ratio_as_percent(ratio: float | None) -> str:
+    """0.3 -> "30" (the template writes the " %")."""
+    return "–" if ratio is None else f"{ratio * 100:.0f}"
+
+
+def format_microseconds(microseconds: float | None, decimals: int = 2) -> str:
+    """A latency the probe reports in µs, as a duration: 1500 -> "1.5 ms"."""
+    return format_duration(None if microseconds is None else microseconds / 1e6, decimals)
+
+
 def format_bit_rate(bits_per_second: float | None, decimals: int = 2) -> str:
     """Format a link rate with a decimal bit unit: 1e10 -> "10 Gbit/s"."""
     if bits_per_second is None:

@@ -137,10 +137,9 @@ def show_run(request: Request, session: SessionDep, run_id: int) -> Response:
 
 @router.get("/runs/{run_id}/live")
 def show_run_live(request: Request, session: SessionDep, run_id: int) -> Response:
-    """The live fragment, polled twice a second while the run is queued or running."""
+    """The live block, polled while the run is queued or running; once it has finished the block is
+    the whole record, without a trigger, so polling stops by itself."""
     run = run_service.get_run(session=session, run_id=run_id)
-    if run.status.finished:  # reload the page once, to show the full record; polling stops
-        return Response(status_code=status.HTTP_200_OK, headers={"HX-Refresh": "true"})
     environment = get_environment(session=session, environment_id=run.environment_id)
     return render(request, "runs/run.html", {"environment": environment, **_run_context(session, run)}, block="live")
 

@@ -112,11 +112,11 @@ def show_sweep(request: Request, session: SessionDep, sweep_id: int) -> Response
 
 @router.get("/sweeps/{sweep_id}/live")
 def show_sweep_live(request: Request, session: SessionDep, sweep_id: int) -> Response:
-    """The live part of the sweep page, polled every second while the sweep is queued or running."""
+    """The live block, polled every second while the sweep is queued or running; the finished sweep's
+    block (with the required-rate line) has no trigger, so polling stops by itself."""
     sweep = sweep_service.get_sweep(session=session, sweep_id=sweep_id)
-    if sweep.status.finished:
-        return Response(status_code=status.HTTP_200_OK, headers={"HX-Refresh": "true"})
-    return render(request, "sweeps/sweep.html", _sweep_context(session, sweep, live=True), block="live")
+    context = _sweep_context(session, sweep, live=not sweep.status.finished)
+    return render(request, "sweeps/sweep.html", context, block="live")
 
 
 @router.post("/sweeps/{sweep_id}/cancel")
@@ -276,6 +276,15 @@ def show_cluster(request: Request, session: SessionDep, cluster_id: int) -> Resp
     environment = get_environment(session=session, environment_id=cluster.environment_id)
     context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster)}
     return render(request, "sweeps/cluster.html", context)
+
+
+@router.get("/clusters/{cluster_id}/live")
+def show_cluster_live(request: Request, session: SessionDep, cluster_id: int) -> Response:
+    """The pairs table, polled every second while a pair runs (a plain request gets the whole page)."""
+    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
+    environment = get_environment(session=session, environment_id=cluster.environment_id)
+    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster)}
+    return render(request, "sweeps/cluster.html", context, block="live")
 
 
 @router.post("/clusters/{cluster_id}/reverse")

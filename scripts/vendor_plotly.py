@@ -1,6 +1,7 @@
-"""Copy plotly.js from the plotly Python package into the static files (run at build time).
+"""Copy plotly.js from the plotly Python package into the static files: a build step (make assets,
+the Dockerfile), so the browser gets the plotly.js that matches the figures plotly.py writes.
 
-python -m redolab.charts.assets frontend/static/vendor
+python scripts/vendor_plotly.py frontend/static/vendor
 """
 
 from __future__ import annotations
