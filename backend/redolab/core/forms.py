@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from redolab.core.errors import FieldError
 
 # Pydantic's wording is written for programmers; these are for the DBA filling the form.
 _MESSAGES = {
@@ -35,3 +41,25 @@ def field_errors(error: ValidationError) -> dict[str, str]:
 def form_data(form) -> dict[str, str]:
     """A submitted form as a plain dict of stripped strings."""
     return {key: value.strip() for key, value in form.items() if isinstance(value, str)}
+
+
+@contextmanager
+def form_errors(session: Session | None = None) -> Iterator[dict[str, str]]:
+    """Collect what a submitted form got wrong, field by field: pydantic's validation, or a
+    service's FieldError (its changes rolled back when `session` is given). Empty: it went through.
+
+        with form_errors(session) as errors:
+            create_thing(session=session, thing_in=ThingCreate.model_validate(values))
+        if not errors:
+            return redirect(...)
+        return the form again with `errors`
+    """
+    errors: dict[str, str] = {}
+    try:
+        yield errors
+    except ValidationError as error:
+        errors.update(field_errors(error))
+    except FieldError as error:
+        if session is not None:
+            session.rollback()
+        errors[error.field] = error.message

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 from datetime import timedelta
+from pathlib import Path
 
 import jwt
 from argon2 import PasswordHasher
@@ -120,7 +122,6 @@ def decrypt_secret(token: str, *, secret_key: str) -> str:
 
 def new_api_token() -> tuple[str, str, str]:
     """A new API token: (token shown once, its SHA-256 hex to store, a display prefix)."""
-    import hashlib
     import secrets
 
     token = "rl_" + secrets.token_urlsafe(32)
@@ -131,3 +132,9 @@ def api_token_hash(token: str) -> str:
     import hashlib
 
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's content, hex (read in blocks: archives and binaries can be large)."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import marshal
 import pickle
@@ -19,6 +18,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from redolab.core.errors import FieldError, NotFound
+from redolab.core.security import file_sha256
 from redolab.environments.models import Environment
 from redolab.redo.analytics import Analysis, analyze, summary_json
 from redolab.redo.dedupe import unique
@@ -31,14 +31,6 @@ from redolab.redo.schemas import RedoInterval
 BATCH_ROWS = 20_000
 SAMPLE_ROWS = 8
 PASTED_NAME = "pasted text"  # the name a paste-box upload goes by in previews, errors and the import list
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # -- uploads: kept between preview and import, under the data directory ------------------------

@@ -3,7 +3,6 @@ from the bundled source where the architecture differs."""
 
 from __future__ import annotations
 
-import hashlib
 import platform
 import secrets
 import tarfile
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from redolab.core.security import file_sha256
 from redolab.redoprobe import BINARY, PROBE_DIR, build
 from redolab.remote.local import LocalTransport
 from redolab.remote.transport import Transport, TransportError
@@ -29,7 +29,7 @@ class ProbeInstall:
 
 @lru_cache(maxsize=4)
 def _binary_digest(path: Path, mtime_ns: int, size: int) -> str:
-    return sha256_of(path)
+    return file_sha256(path)
 
 
 def probe_digest() -> str:
@@ -37,14 +37,6 @@ def probe_digest() -> str:
     binary = local_binary()
     stat = binary.stat()
     return _binary_digest(binary, stat.st_mtime_ns, stat.st_size)
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def local_binary() -> Path:
@@ -114,7 +106,7 @@ def _source_tarball(directory: Path) -> Path:
 async def _build_from_source(transport: Transport, cache: str, arch: str) -> ProbeInstall:
     with tempfile.TemporaryDirectory() as scratch:
         tarball = _source_tarball(Path(scratch))
-        source_digest = sha256_of(tarball)
+        source_digest = file_sha256(tarball)
         directory = f"{cache}/redoprobe-src-{PROBE_VERSION}-{source_digest[:16]}"
         path = f"{directory}/redoprobe"
         check = await transport.run([path, "--version"])

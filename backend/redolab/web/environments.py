@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request, status
-from pydantic import ValidationError
 from starlette.responses import Response
 
 from redolab.auth.deps import AdminUser, OperatorUser, current_html_user
 from redolab.core import units
 from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError
-from redolab.core.forms import field_errors, form_data
+from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
 from redolab.environments import credentials as credential_service
@@ -129,13 +128,9 @@ def new_environment(request: Request) -> Response:
 async def create_environment(request: Request, session: SessionDep, user: OperatorUser) -> Response:
     """Create an environment from the form."""
     values = form_data(await request.form())
-    try:
+    with form_errors() as errors:
         environment = service.create_environment(session=session, env_in=EnvironmentCreate.model_validate(values))
-    except ValidationError as error:
-        errors = field_errors(error)
-    except FieldError as error:
-        errors = {error.field: error.message}
-    else:
+    if not errors:
         return redirect(request, f"/environments/{environment.id}")
     return _environment_form(request, environment=None, values=values, errors=errors, status_code=UNPROCESSABLE)
 
@@ -155,17 +150,13 @@ async def update_environment(
     """Save the environment form (every field is submitted, so it is validated whole)."""
     environment = load_environment(session, environment_id)
     values = form_data(await request.form())
-    try:
+    with form_errors() as errors:
         service.update_environment(
             session=session,
             environment=environment,
             env_in=EnvironmentUpdate.model_validate(values),
         )
-    except ValidationError as error:
-        errors = field_errors(error)
-    except FieldError as error:
-        errors = {error.field: error.message}
-    else:
+    if not errors:
         return redirect(request, f"/environments/{environment.id}")
     session.rollback()
     return _environment_form(request, environment=environment, values=values, errors=errors, status_code=UNPROCESSABLE)
@@ -252,13 +243,9 @@ async def create_host(request: Request, session: SessionDep, user: AdminUser, en
     environment = load_environment(session, environment_id)
     values = form_data(await request.form())
     values["allow_kernel_changes"] = "allow_kernel_changes" in values
-    try:
+    with form_errors() as errors:
         service.create_host(session=session, environment=environment, host_in=HostCreate.model_validate(values))
-    except ValidationError as error:
-        errors = field_errors(error)
-    except FieldError as error:
-        errors = {error.field: error.message}
-    else:
+    if not errors:
         session.refresh(environment)
         return _hosts_section(request, environment, changed=True)
     return _hosts_section(request, environment, status_code=UNPROCESSABLE, values=values, errors=errors)
@@ -273,13 +260,9 @@ async def update_host(
     host = service.get_host(session=session, environment=environment, host_id=host_id)
     values = form_data(await request.form())
     values["allow_kernel_changes"] = "allow_kernel_changes" in values
-    try:
+    with form_errors() as errors:
         service.update_host(session=session, host=host, host_in=HostUpdate.model_validate(values))
-    except ValidationError as error:
-        errors = field_errors(error)
-    except FieldError as error:
-        errors = {error.field: error.message}
-    else:
+    if not errors:
         session.refresh(environment)
         return _hosts_section(request, environment, changed=True)
     session.rollback()
@@ -355,7 +338,7 @@ async def create_credential(request: Request, session: SessionDep, user: AdminUs
         content = (await upload.read()).decode(errors="replace")
         if content.strip():
             values["private_key"] = content
-    try:
+    with form_errors() as errors:
         credential_in = CredentialCreate.model_validate(
             {
                 "name": values.get("name", ""),
@@ -371,11 +354,7 @@ async def create_credential(request: Request, session: SessionDep, user: AdminUs
             credential_in=credential_in,
             secret_key=request.app.state.secret_key,
         )
-    except ValidationError as error:
-        errors = field_errors(error)
-    except FieldError as error:
-        errors = {error.field: error.message}
-    else:
+    if not errors:
         session.refresh(environment)
         return _credentials_section(request, environment)
     kept = {"name": values.get("name", ""), "kind": values.get("kind", ""), "key_path": values.get("key_path", "")}

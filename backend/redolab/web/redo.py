@@ -43,36 +43,31 @@ def history_context(session, environment) -> dict:
     }
 
 
-def _preview_response(request, session, environment, token, fmt, mapping, status_code=200):
+def _render_preview(request, environment, *, token, fmt, result=None, error=None, mapping=None, status_code=None):
+    """The preview fragment: what would be imported (`result`), or why it cannot be (`error`, 422)."""
+    context = {
+        "environment": environment,
+        "token": token,
+        "fmt": fmt,
+        "preview": result,
+        "error": error,
+        "fields": FIELDS,
+        "formats": FORMATS,
+        "headers": result.headers if result else None,
+        "mapping": result.mapping if result else (mapping or {}),
+    }
+    return render(request, "redo/_preview.html", context, status_code=status_code or (422 if error else 200))
+
+
+def _preview_response(request, session, environment, token, fmt, mapping):
     path, filename = service.upload_path(request.app.state.settings.upload_dir, token)
     try:
         result = service.preview(
             session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping
         )
     except RedoInputError as error:
-        context = {
-            "environment": environment,
-            "token": token,
-            "fmt": fmt,
-            "error": str(error),
-            "fields": FIELDS,
-            "formats": FORMATS,
-            "headers": None,
-            "mapping": mapping or {},
-        }
-        return render(request, "redo/_preview.html", context, status_code=422)
-    context = {
-        "environment": environment,
-        "token": token,
-        "fmt": fmt,
-        "preview": result,
-        "fields": FIELDS,
-        "formats": FORMATS,
-        "headers": result.headers,
-        "mapping": result.mapping,
-        "error": None,
-    }
-    return render(request, "redo/_preview.html", context, status_code=status_code)
+        return _render_preview(request, environment, token=token, fmt=fmt, error=str(error), mapping=mapping)
+    return _render_preview(request, environment, token=token, fmt=fmt, result=result)
 
 
 def _mapping_from(form) -> dict:
@@ -96,17 +91,8 @@ async def preview_upload(request: Request, session: SessionDep, user: OperatorUs
     elif pasted.strip():
         token = service.store_pasted(request.app.state.settings.upload_dir, pasted)
     elif not token:
-        context = {
-            "environment": environment,
-            "error": "Choose a file to upload, or paste the output into the text box.",
-            "token": "",
-            "fmt": fmt,
-            "fields": FIELDS,
-            "formats": FORMATS,
-            "headers": None,
-            "mapping": {},
-        }
-        return render(request, "redo/_preview.html", context, status_code=422)
+        error = "Choose a file to upload, or paste the output into the text box."
+        return _render_preview(request, environment, token="", fmt=fmt, error=error)
     return _preview_response(request, session, environment, token, fmt, _mapping_from(form) or None)
 
 
@@ -129,17 +115,7 @@ async def import_upload(request: Request, session: SessionDep, user: OperatorUse
         )
     except (RedoInputError, FieldError) as error:
         message = error.message if isinstance(error, FieldError) else str(error)
-        context = {
-            "environment": environment,
-            "token": token,
-            "fmt": fmt,
-            "error": message,
-            "fields": FIELDS,
-            "formats": FORMATS,
-            "headers": None,
-            "mapping": {},
-        }
-        return render(request, "redo/_preview.html", context, status_code=422)
+        return _render_preview(request, environment, token=token, fmt=fmt, error=message)
     service.discard_upload(request.app.state.settings.upload_dir, token)
     if is_htmx(request):  # the whole page changes (numbers, charts, imports): reload it
         return Response(status_code=200, headers={"HX-Refresh": "true"})

@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 
 from fastapi import APIRouter, Depends, Request, status
-from pydantic import ValidationError
 from starlette.responses import Response
 
 from redolab.auth.deps import OperatorUser, current_html_user
 from redolab.charts.runs import latency_histogram_figure, tcp_info_figure, throughput_figure
 from redolab.core.db import utcnow
 from redolab.core.deps import SessionDep
-from redolab.core.errors import FieldError
-from redolab.core.forms import field_errors, form_data
+from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
 from redolab.core.templating import render
 from redolab.core.units import format_bit_rate
@@ -35,15 +33,10 @@ async def create_run(request: Request, session: SessionDep, user: OperatorUser, 
     environment = get_environment(session=session, environment_id=environment_id)
     values = form_data(await request.form())
     values["sync_write"] = "sync_write" in values
-    try:
+    with form_errors(session) as errors:
         run_in = RunCreate.model_validate(form_fields(values))
         created = create_or_schedule(session, environment, run_in, values, user.username)
-    except ValidationError as error:
-        errors = field_errors(error)
-    except FieldError as error:
-        session.rollback()
-        errors = {error.field: error.message}
-    else:
+    if not errors:
         wake_local_worker(request.app)
         return redirect(request, created)
     return experiments_form_error(request, session, environment, values=values, errors=errors)
@@ -56,18 +49,13 @@ async def import_runs(request: Request, session: SessionDep, user: OperatorUser,
     form = await request.form()
     values = form_data(form)
     uploads = [upload for upload in form.getlist("files") if hasattr(upload, "read") and upload.filename]
-    try:
+    with form_errors(session) as errors:
         files = await run_service.read_result_uploads(uploads)
         import_in = ResultImport.model_validate({k: v for k, v in values.items() if k in ResultImport.model_fields})
         runs = run_service.import_results(
             session=session, environment=environment, import_in=import_in, files=files, requested_by=user.username
         )
-    except ValidationError as error:
-        errors = field_errors(error)
-    except FieldError as error:
-        session.rollback()
-        errors = {error.field: error.message}
-    else:
+    if not errors:
         if len(runs) == 1:
             return redirect(request, f"/runs/{runs[0].id}")
         return redirect(request, f"/environments/{environment.id}?imported={len(runs)}#runs")

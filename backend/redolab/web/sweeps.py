@@ -6,14 +6,13 @@ import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
-from pydantic import ValidationError
 from starlette.responses import Response
 
 from redolab.auth.deps import OperatorUser, current_html_user
 from redolab.charts.sweeps import buffer_figure, connections_figure, over_time_figure, runs_figure
 from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError
-from redolab.core.forms import field_errors, form_data
+from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
 from redolab.core.templating import render
 from redolab.environments.service import get_environment
@@ -48,20 +47,19 @@ async def create_sweep(request: Request, session: SessionDep, user: OperatorUser
     """Queue a sweep from the New sweep form."""
     environment = get_environment(session=session, environment_id=environment_id)
     values = form_data(await request.form())
-    try:
+    kernel_commands = None
+    with form_errors(session) as errors:
         sweep_in = SweepCreate.model_validate(form_fields(values))
-        created = create_or_schedule(session, environment, sweep_in, values, user.username)
-    except ValidationError as error:
-        errors = field_errors(error)
-    except sweep_service.KernelChangesNotAllowed as error:
-        session.rollback()
-        errors = {"kind": error.message.split(" Run these")[0], "kernel_commands": "\n".join(error.commands)}
-    except FieldError as error:
-        session.rollback()
-        errors = {error.field: error.message}
-    else:
+        try:
+            created = create_or_schedule(session, environment, sweep_in, values, user.username)
+        except sweep_service.KernelChangesNotAllowed as error:  # the form shows the commands to run instead
+            kernel_commands = "\n".join(error.commands)
+            raise FieldError("kind", error.message.split(" Run these")[0], 422) from None
+    if not errors:
         wake_local_worker(request.app)
         return redirect(request, created)
+    if kernel_commands:
+        errors["kernel_commands"] = kernel_commands
     return experiments_form_error(request, session, environment, sweep_values=values, sweep_errors=errors)
 
 
@@ -253,17 +251,12 @@ async def create_cluster(request: Request, session: SessionDep, user: OperatorUs
     environment = get_environment(session=session, environment_id=environment_id)
     values = form_data(await request.form())
     values["sync_write"] = "sync_write" in values
-    try:
+    with form_errors(session) as errors:
         run_in = RunCreate.model_validate({**form_fields(values), "client_host_id": 0, "server_host_id": 0})
         cluster = clusters.create_cluster(
             session=session, environment=environment, run_in=run_in, reverse=False, requested_by=user.username
         )
-    except ValidationError as error:
-        errors = field_errors(error)
-    except FieldError as error:
-        session.rollback()
-        errors = {error.field: error.message}
-    else:
+    if not errors:
         wake_local_worker(request.app)
         return redirect(request, f"/clusters/{cluster.id}")
     return experiments_form_error(request, session, environment, values=values, errors=errors)

@@ -53,7 +53,7 @@ def test_dockerfile_runs_as_non_root_and_builds_assets():
     assert "npm ci" in text
     assert "HEALTHCHECK" in text
     assert "musl-tools" in text and "make check" in text  # the static probe is built and tested
-    assert "redolab.charts.assets" in text  # plotly.js from the plotly package, no CDN
+    assert "scripts/vendor_plotly.py" in text  # plotly.js from the plotly package, no CDN
 
 
 def test_no_cdn_and_no_committed_vendor_files():
