@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -74,11 +75,19 @@ def create_first_user(page, server) -> None:
     page.click("text=Create user and log in")
 
 
+def open_panel(page, panel: str) -> None:
+    """Unfold a folded form (a <details> panel) as a user does: click its summary if it is closed."""
+    details = page.locator(f"#{panel}")
+    if details.get_attribute("open") is None:
+        details.locator("> summary").click()
+
+
 def add_this_machine_hosts(page) -> None:
     """A primary and a standby that are both "This machine" (the probe runs here, no SSH)."""
     from playwright.sync_api import expect
 
     for role, name in (("primary", "here-primary"), ("standby", "here-standby")):
+        open_panel(page, "host-panel-form")
         page.select_option("#f-role", role)
         page.fill("#f-name", name)
         page.select_option("#f-transport", "local")
@@ -109,10 +118,12 @@ def test_first_user_environment_and_hosts(server, page):
     expect(page.locator("#facts")).to_contain_text("10 Gbit/s, RTT 25 ms")
 
     # Hosts: add a primary and a standby inline.
+    open_panel(page, "host-panel-form")
     page.fill("#f-name", "db1")
     page.fill("#f-ssh_address", "db1.example.com")
     page.click("text=Add host")
     expect(page.locator("#hosts-table")).to_contain_text("oracle@db1.example.com:22")
+    open_panel(page, "host-panel-form")  # folded again once a host exists
     page.select_option("#f-role", "standby")
     page.fill("#f-name", "sb1")
     page.fill("#f-ssh_address", "sb1.example.com")
@@ -122,6 +133,7 @@ def test_first_user_environment_and_hosts(server, page):
     expect(page.locator("#hosts-table")).to_contain_text("10.9.0.2")
 
     # A bad address is refused next to the field; nothing is added.
+    open_panel(page, "host-panel-form")
     page.fill("#f-name", "evil")
     page.fill("#f-ssh_address", "db3;reboot")
     page.click("text=Add host")
@@ -192,7 +204,8 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     page.click("text=Create environment")
     expect(page.locator("h1")).to_have_text("loopback")
     add_this_machine_hosts(page)
-    # the New experiment form is there with its defaults; make it short
+    # the New experiment form is open (no run yet) with its defaults; make it short
+    expect(page.locator("#run-panel")).to_have_attribute("open", "")
     expect(page.locator("#r-message_bytes")).to_have_value("1 MiB")
     page.fill("#r-duration_seconds", "6 s")
     page.fill("#r-interval_seconds", "1 s")
@@ -233,6 +246,7 @@ def test_redo_upload_preview_import_and_chart(server, page):
     page.click("text=Create environment")
     expect(page.locator("h1")).to_have_text("redo env")
     fixture = Path(__file__).parent / "fixtures" / "redo" / "gv_archived_log.csv"
+    open_panel(page, "redo-upload-panel")
     page.set_input_files("#u-file", str(fixture))
     page.click("#redo-preview-button")
     expect(page.locator("#preview-format")).to_contain_text("delimited · archived-log")
@@ -264,11 +278,13 @@ def test_redo_paste_box_and_collection_archive(server, page, tmp_path):
     page.fill("#f-name", "collector env")
     page.click("text=Create environment")
     seed = (Path(__file__).parent / "fixtures" / "redo" / "seed000_sqlplus.txt").read_text()
+    open_panel(page, "redo-upload-panel")
     page.fill("#u-pasted", seed)
     page.click("#redo-preview-button")
     expect(page.locator("#redo-preview")).to_contain_text("Preview of pasted text")
     expect(page.locator("#preview-required")).to_contain_text("71.07 MiB/s")
     page.fill("#u-pasted", "")
+    open_panel(page, "redo-upload-panel")
     page.set_input_files("#u-file", str(write_zip(tmp_path / "dma_collection.zip", collection())))
     page.click("#redo-preview-button")
     expect(page.locator("#preview-files")).to_contain_text("dma_collection.zip/dma_output/opdb__archlogs__")
@@ -300,6 +316,7 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_pa
     expect(page.locator("h1")).to_have_text("plan env")
     expect(page.locator("#plan-transport")).to_contain_text("no redo history yet")
     add_this_machine_hosts(page)
+    open_panel(page, "redo-upload-panel")
     page.set_input_files("#u-file", str(Path(__file__).parent / "fixtures" / "redo" / "gv_archived_log.csv"))
     page.click("#redo-preview-button")
     page.click("#redo-import")
@@ -311,6 +328,7 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_pa
     # the ASYNC stream is paced to 6 Mbit/s (0.72 MiB/s), below thread 1's 1 MiB/s log: it falls behind
     for mode, label in (("async", "paced stream"), ("sync", "sync write")):
         page.goto(env_url)
+        open_panel(page, "run-panel")
         page.select_option("#r-mode", mode)
         page.fill("#r-conns", "1")
         page.fill("#r-message_bytes", "64 KiB")
@@ -371,6 +389,7 @@ def test_connection_sweep_on_this_machine_marks_the_plateau(server, page):
     page.fill("#f-name", "sweeps")
     page.click("text=Create environment")
     add_this_machine_hosts(page)
+    open_panel(page, "sweep-panel")
     page.select_option("#s-kind", "connections")
     page.fill("#s-duration_seconds", "1.5 s")
     page.fill("#s-interval_seconds", "0.5 s")
@@ -448,6 +467,7 @@ def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
     hosts = (("primary", "dc1-db1", "ssh", "1", "10.20.0.11"), ("standby", "dc2-db1", "ssh", "1", "10.20.0.12"),
              ("primary", "here-primary", "local", "2", ""), ("standby", "here-standby", "local", "2", ""))  # fmt: skip
     for role, name, transport, node, address in hosts:
+        open_panel(page, "host-panel-form")
         page.select_option("#f-role", role)
         page.fill("#f-node_number", node)
         page.fill("#f-name", name)
@@ -458,6 +478,7 @@ def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
         expect(page.locator("#hosts-table")).to_contain_text(name)
     env_url = page.url.split("#")[0].split("?")[0]
     for fixture in ("seed000.csv", "sysmetric.tsv"):
+        open_panel(page, "redo-upload-panel")
         page.set_input_files("#u-file", str(fixtures / fixture))
         page.click("#redo-preview-button")
         page.click("#redo-import")
@@ -475,6 +496,7 @@ def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
     expect(page.locator("#import-notice")).to_contain_text("Imported 2 runs")
 
     page.goto(env_url)
+    open_panel(page, "run-panel")
     page.select_option("#r-client_host_id", label="here-primary (primary node 2)")
     page.select_option("#r-server_host_id", label="here-standby (standby node 2)")
     page.select_option("#r-mode", "async")
@@ -569,6 +591,8 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, p
     add_this_machine_hosts(page)
     env_url = page.url.split("#")[0]
 
+    open_panel(page, "redo-upload-panel")
+
     page.set_input_files("#u-file", str(fixtures / "mon_get_transaction_log_clp.txt"))
     page.click("#redo-preview-button")
     expect(page.locator("#redo-preview")).to_contain_text("db2-log-counters")
@@ -584,6 +608,7 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, p
 
     write_dir = tmp_path / "standby-log"
     write_dir.mkdir()
+    open_panel(page, "run-panel")
     expect(page.locator("#r-message_bytes")).to_have_value("16 pages")  # simhadr's default flush
     page.select_option("#r-mode", "sync")
     page.fill("#r-message_bytes", "32 pages")
@@ -603,3 +628,110 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, p
     expect(page.locator("#hadr-calculator thead")).to_contain_text("SUPERASYNC")
     drawn(page, "#hadr-calculator-chart")
     page.screenshot(path=str(server_screenshot_dir() / "db2-hadr.png"), full_page=True)
+
+
+WIDTHS = {"desktop": (1440, 900), "phone": (390, 844)}
+
+
+def test_every_page_fits_the_desktop_and_a_phone(server, page):
+    """Every page at 1440 px and 390 px: nothing wider than the window (tables scroll inside their
+    card, the header wraps), the user menu and Log out stay reachable, and on the environment page the
+    runs list comes before any form. A screenshot of each page at each width goes to the screenshot
+    directory (REDOLAB_SCREENSHOTS)."""
+    from playwright.sync_api import expect
+
+    data = Path(__file__).parent / "runs" / "data"
+    fixtures = Path(__file__).parent / "fixtures" / "redo"
+    create_first_user(page, server)
+    page.click("text=New environment")
+    page.fill("#f-name", "layout with a rather long environment name for narrow screens")
+    page.fill("#f-description", "Primary in Frankfurt, standby in Dublin: ExaCC X9M-2 to ExaCS, 10 Gbit/s MPLS")
+    page.click("text=Create environment")
+    expect(page.locator("h1")).to_contain_text("layout with")
+    env_url = page.url.split("#")[0]
+    add_this_machine_hosts(page)
+    open_panel(page, "redo-upload-panel")
+    page.set_input_files("#u-file", str(fixtures / "gv_archived_log.csv"))
+    page.click("#redo-preview-button")
+    page.click("#redo-import")
+    expect(page.locator("#redo-numbers")).to_be_visible(timeout=15_000)
+    page.goto(env_url)
+    page.click("#import-results summary")
+    page.fill("#i-test_date", "2026-03-04")
+    page.set_input_files("#i-files", [str(data / "oratcptest_two_tests.txt"), str(data / "iperf3_two_streams.json")])
+    page.click("#import-button")
+    expect(page.locator("#runs-table tbody tr")).to_have_count(3)
+    run_ids = [link.get_attribute("href") for link in page.locator("#runs-table tbody tr td:nth-child(2) a").all()]
+    open_panel(page, "sweep-panel")
+    page.fill("#s-duration_seconds", "0.5 s")
+    page.fill("#s-interval_seconds", "0.25 s")
+    page.fill("#s-conns_max", "2")
+    page.fill("#s-label", "a short ladder")
+    page.click("#sweep-button")
+    expect(page.locator("h1")).to_contain_text("a short ladder")
+    sweep_url = page.url
+    page.goto(env_url)
+    open_panel(page, "run-panel")
+    page.fill("#r-duration_seconds", "1 s")
+    page.fill("#r-interval_seconds", "0.5 s")
+    page.fill("#r-repeat_every", "1 h")
+    until = datetime.now(UTC) + timedelta(days=30)  # at most a year ahead
+    page.fill("#r-repeat_until", until.strftime("%Y-%m-%dT%H:%M"))
+    page.click("#run-button")
+    expect(page.locator("h1")).to_contain_text("Schedule")
+    schedule_url = page.url
+
+    pages = {
+        "environments": "/environments",
+        "environment-new": "/environments/new",
+        "environment": env_url.removeprefix(server.url),
+        "environment-edit": env_url.removeprefix(server.url) + "/edit",
+        "environment-delete": env_url.removeprefix(server.url) + "/delete",
+        "run": run_ids[0],
+        "sweep": sweep_url.removeprefix(server.url),
+        "schedule": schedule_url.removeprefix(server.url),
+        "compare": "/compare?" + "&".join(f"run={href.rsplit('/', 1)[1]}" for href in run_ids[:2]),
+        "account": "/account",
+        "users": "/users",
+        "audit": "/audit",
+    }
+    shots = server_screenshot_dir() / "layout"
+    shots.mkdir(exist_ok=True)
+    for width_name, (width, height) in WIDTHS.items():
+        page.set_viewport_size({"width": width, "height": height})
+        for name, path in pages.items():
+            page.goto(server.url + path)
+            expect(page.locator("main h1").first).to_be_visible()
+            overflow = page.evaluate(
+                "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            wide = page.evaluate(
+                """() => [...document.querySelectorAll('main *')]
+                    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1
+                                 && !e.closest('table.list, pre, .plot'))
+                    .slice(0, 3).map(e => e.tagName + '#' + e.id + '.' + e.className)"""
+            )
+            assert overflow <= 0 and wide == [], (width_name, name, overflow, wide)
+            expect(page.locator(".topbar").get_by_role("button", name="Log out", exact=True)).to_be_in_viewport()
+            page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
+
+    # The runs list is the first thing the Experiments link shows, before any form (they are folded).
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(env_url)
+    page.click("nav.sections >> text=Experiments")
+    runs_table = page.locator("#runs-table")
+    expect(runs_table).to_be_in_viewport()
+    table_top = runs_table.bounding_box()["y"]
+    forms_above = [
+        form.get_attribute("id")
+        for form in page.locator("#experiments form.inline-form").all()  # entry forms; the tag filter may sit above
+        if form.is_visible() and form.bounding_box()["y"] < table_top
+    ]
+    assert forms_above == [], forms_above
+
+    page.click("text=Log out")
+    expect(page).to_have_url(server.url + "/login")
+    for width in (1440, 390):
+        page.set_viewport_size({"width": width, "height": 844})
+        assert page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        page.screenshot(path=str(shots / f"login-{width}.png"), full_page=True)

@@ -87,7 +87,13 @@
       element.dataset.drawn = String(figure.data.reduce(function (n, trace) { return n + (trace.x ? trace.x.length : 0); }, 0));
     });
   }
-  document.addEventListener("DOMContentLoaded", function () { drawPlots(document); });
+  // plotly.js (4.8 MB) loads async, so htmx and the forms work before it arrives: draw when either
+  // the page is ready or plotly.js has loaded, whichever is last.
+  document.addEventListener("DOMContentLoaded", function () {
+    drawPlots(document);
+    const plotly = document.getElementById("plotly-js");
+    if (plotly && typeof Plotly === "undefined") plotly.addEventListener("load", function () { drawPlots(document); });
+  });
   document.addEventListener("htmx:afterSettle", function (event) { drawPlots(event.detail.elt.parentNode || document); });
 
   // Plan: copy a settings snippet, print the page as the plan report.

@@ -4,7 +4,9 @@ Templates ask `static_url("vendor/plotly.min.js")` and get `/static/vendor/plotl
 the hash changes when the file does, so a browser may keep every hashed file forever
 (Cache-Control: immutable) and still never runs an old app.js. A request for the plain name is
 answered too (the API docs' Swagger files, bookmarks), revalidated on every use. Compressed copies
-are made once per file version, on first request, in the data directory (not in the source tree).
+are made once per file version in the data directory (not in the source tree), in a background
+thread: until a copy is ready the file goes out uncompressed, so no request ever waits for gzip
+(plotly.js is 4.8 MB; compressing it takes seconds on a small machine).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import re
 import shutil
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +49,8 @@ class Assets:
         self.cache_dir = cache_dir
         self._versions: dict[str, _Version] = {}
         self._lock = threading.Lock()
+        self._compressing: set[Path] = set()
+        self._compressor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="redolab-gzip")
 
     def _version(self, name: str) -> _Version | None:
         path = (self.root / name).resolve()
@@ -80,19 +85,40 @@ class Assets:
         version = self._version(name)
         return name if version is not None and version.digest == match["hash"] else None
 
-    def gzipped(self, name: str) -> Path | None:
-        """A gzip copy of the current version (made now if missing), or None for types not worth it."""
+    def gzipped(self, name: str, *, wait: bool = False) -> Path | None:
+        """The gzip copy of the current version, or None: a type not worth compressing, or a copy not
+        made yet (then it is started in the background; `wait` makes it now)."""
         version = self._version(name)
         if version is None or Path(name).suffix not in COMPRESSIBLE:
             return None
         target = self.cache_dir / f"{name.replace('/', '_')}.{version.digest}.gz"
-        if not target.is_file():
+        if target.is_file():
+            return target
+        if wait:
+            self._compress(name, target)
+            return target
+        with self._lock:
+            if target not in self._compressing:
+                self._compressing.add(target)
+                self._compressor.submit(self._compress, name, target)
+        return None
+
+    def warm(self) -> None:
+        """Start compressing every compressible file (at startup, before browsers ask)."""
+        for path in sorted(self.root.rglob("*")):
+            if path.is_file() and path.suffix in COMPRESSIBLE:
+                self.gzipped(path.relative_to(self.root).as_posix())
+
+    def _compress(self, name: str, target: Path) -> None:
+        try:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
             partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            with open(self.root / name, "rb") as source, gzip.open(partial, "wb", compresslevel=9) as out:
+            with open(self.root / name, "rb") as source, gzip.open(partial, "wb", compresslevel=6) as out:
                 shutil.copyfileobj(source, out)
-            partial.replace(target)  # atomic: a concurrent request sees the old state or the whole file
-        return target
+            partial.replace(target)  # atomic: a concurrent request sees no copy or the whole copy
+        finally:
+            with self._lock:
+                self._compressing.discard(target)
 
 
 class HashedStaticFiles(StaticFiles):
