@@ -5,7 +5,9 @@ After each, no redoprobe may be left running (pgrep)."""
 from __future__ import annotations
 
 import json
+import subprocess
 
+from redolab import redoprobe
 from redolab.runs.models import RunStatus
 from tests.execution import execute_next, reload, request_run
 
@@ -19,8 +21,11 @@ def test_happy_path_over_ssh(session, engine, secret_key, ssh_env):
     assert run.status is RunStatus.succeeded, run.failure_reason
     assert run.bytes_received == run.bytes_sent > 0
     assert run.bytes_per_second > 0
-    assert run.probe_sha256 and run.probe_version == "0.1.0"
-    assert "redoprobe-0.1.0-" in run.client_command and " client 127.0.0.1 " in run.client_command
+    # The version recorded is the one the deployed binary reports (its start event), as --version prints it.
+    printed = subprocess.run([str(redoprobe.BINARY), "--version"], capture_output=True, text=True).stdout.split()
+    start = next(json.loads(e.line)["data"] for e in run.events if e.role == "client" and e.event == "start")
+    assert run.probe_sha256 and run.probe_version == start["version"] == printed[1] == redoprobe.VERSION
+    assert f"redoprobe-{printed[1]}-" in run.client_command and " client 127.0.0.1 " in run.client_command
     assert "--once" in run.server_command
     for settings in (run.client_settings, run.server_settings):
         assert settings["kernel"].startswith("Linux")

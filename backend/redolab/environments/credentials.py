@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from redolab.core.errors import FieldError, NotFound
 from redolab.core.fields import OneLine
 from redolab.core.security import encrypt_secret
-from redolab.environments.models import Credential, CredentialKind, Environment, Host
+from redolab.environments.models import Credential, CredentialKind, Environment
 
 
 class CredentialCreate(BaseModel):
@@ -157,12 +157,3 @@ def get_credential(*, session: Session, environment: Environment, credential_id:
 def delete_credential(*, session: Session, credential: Credential) -> None:
     session.delete(credential)
     session.commit()
-
-
-def assign_credential(*, session: Session, host: Host, credential_id: int | None) -> Host:
-    if credential_id is not None:
-        get_credential(session=session, environment=host.environment, credential_id=credential_id)
-    host.credential_id = credential_id
-    session.commit()
-    session.refresh(host)
-    return host

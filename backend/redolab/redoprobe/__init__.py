@@ -6,11 +6,15 @@ binary is built here by `make` (static with musl-gcc when present).
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 PROBE_DIR = Path(__file__).resolve().parent
 BINARY = PROBE_DIR / "redoprobe"
+# The version the C source declares (probe.h), so deployment names and the binary's own
+# `--version` and start event can never disagree.
+VERSION = re.search(r'#define PROBE_VERSION "([^"]+)"', (PROBE_DIR / "probe.h").read_text())[1]
 
 
 class ProbeBuildError(RuntimeError):

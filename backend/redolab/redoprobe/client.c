@@ -177,7 +177,8 @@ static int open_streams(struct client_test *t, const struct ack *ack)
             return -1;
         }
         if (fd < 0) {
-            report_error(o, "data connection %d to %s:%d failed: %s", i, o->host, o->port, strerror(errno));
+            report_error(o, "data connection %d to %s:%d failed: %s (%s)", i, o->host, o->port,
+                         probe_strerror(error), strerror(errno));
             return -1;
         }
         uint8_t header[DATA_HEADER_BYTES];
@@ -433,8 +434,9 @@ int run_client(const struct client_options *o)
         if (error == PE_RESOLVE)
             report_error(o, "cannot resolve host '%s': check the name or use an IP address", o->host);
         else
-            report_error(o, "cannot connect to %s:%d: %s; check that redoprobe server runs there "
-                         "and that no firewall blocks the port", o->host, o->port, strerror(errno));
+            report_error(o, "cannot connect to %s:%d: %s (%s); check that redoprobe server runs there "
+                         "and that no firewall blocks the port", o->host, o->port, probe_strerror(error),
+                         strerror(errno));
         return 1;
     }
     struct ack ack;

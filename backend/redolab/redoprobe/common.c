@@ -11,17 +11,11 @@ const char *probe_strerror(enum probe_error error)
 {
     switch (error) {
     case PE_OK: return "no error";
-    case PE_USAGE: return "bad option or value";
-    case PE_RESOLVE: return "host name did not resolve";
+    case PE_USAGE: return "the kernel refused a socket option";
+    case PE_RESOLVE: return "the name did not resolve";
     case PE_CONNECT: return "cannot connect";
     case PE_LISTEN: return "cannot listen";
-    case PE_HANDSHAKE: return "the peer is not a redoprobe of this kind";
-    case PE_VERSION: return "protocol version mismatch";
-    case PE_PEER_GONE: return "the peer went away";
     case PE_TIMEOUT: return "timed out";
-    case PE_IO: return "file error";
-    case PE_NOMEM: return "out of memory";
-    case PE_SYSTEM: return "system call failed";
     }
     return "unknown error";
 }

@@ -137,11 +137,6 @@ void json_key_u64(struct json *j, const char *name, uint64_t value)
     appendf(j, "%llu", (unsigned long long)value);
 }
 
-void json_key_i64(struct json *j, const char *name, int64_t value)
-{
-    key(j, name);
-    appendf(j, "%lld", (long long)value);
-}
 
 void json_key_double(struct json *j, const char *name, double value)
 {

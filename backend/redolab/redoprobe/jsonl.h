@@ -22,7 +22,6 @@ void json_event_emit(struct json *j);
 
 void json_key_str(struct json *j, const char *key, const char *value);
 void json_key_u64(struct json *j, const char *key, uint64_t value);
-void json_key_i64(struct json *j, const char *key, int64_t value);
 void json_key_double(struct json *j, const char *key, double value);
 void json_key_bool(struct json *j, const char *key, int value);
 void json_key_null(struct json *j, const char *key);

@@ -329,20 +329,6 @@ int recv_all(int fd, void *buf, size_t n, atomic_int *stop, double timeout_secon
     return transfer_all(fd, buf, n, stop, timeout_seconds, 0);
 }
 
-long recv_some(int fd, void *buf, size_t n, int poll_ms)
-{
-    for (;;) {
-        ssize_t k = recv(fd, buf, n, MSG_DONTWAIT);
-        if (k >= 0)
-            return (long)k;
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return -1;
-        if (wait_fd(fd, POLLIN, poll_ms) == 0)
-            return -2;
-    }
-}
 
 int tcp_sample(int fd, struct tcp_sample *sample)
 {

@@ -89,8 +89,6 @@ void net_granted_buffers(int fd, uint64_t *sndbuf, uint64_t *rcvbuf);
  * Returns 0, or -1 with errno (ECONNRESET/EPIPE when the peer is gone, 0-byte read: EPIPE). */
 int send_all(int fd, const void *buf, size_t n, atomic_int *stop, double timeout_seconds);
 int recv_all(int fd, void *buf, size_t n, atomic_int *stop, double timeout_seconds);
-/* One recv of up to n bytes, waiting at most poll_ms; 0 on EOF, -1 error, -2 nothing yet. */
-long recv_some(int fd, void *buf, size_t n, int poll_ms);
 
 struct tcp_sample {
     uint32_t rtt_us, rttvar_us, snd_cwnd, pmtu;

@@ -8,20 +8,16 @@
 #define PROBE_VERSION "0.1.0"
 #define PROBE_PROTOCOL 2 /* 2: the hello carries flags (reverse, zerocopy) */
 
-/* One error enum for the whole program; probe_strerror() turns it into text. */
+/* Which step of setting up a connection failed (net_connect, net_listen); probe_strerror() turns
+ * it into the words the error event leads with, errno's text follows. Errors after setup are
+ * reported where they happen, with errno. */
 enum probe_error {
     PE_OK = 0,
-    PE_USAGE,        /* bad option or value: exit 2 */
+    PE_USAGE,        /* an option the kernel refused (congestion control, local address or port) */
     PE_RESOLVE,      /* host name did not resolve */
-    PE_CONNECT,      /* connect failed or timed out */
+    PE_CONNECT,      /* connect failed */
     PE_LISTEN,       /* bind/listen failed */
-    PE_HANDSHAKE,    /* peer is not redoprobe, or spoke garbage */
-    PE_VERSION,      /* protocol version mismatch */
-    PE_PEER_GONE,    /* the peer closed or reset the connection mid-test */
-    PE_TIMEOUT,      /* a cap or timeout was reached */
-    PE_IO,           /* local file error */
-    PE_NOMEM,
-    PE_SYSTEM,       /* any other system call failure */
+    PE_TIMEOUT,      /* connect timed out */
 };
 
 const char *probe_strerror(enum probe_error error);

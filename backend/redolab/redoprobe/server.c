@@ -526,8 +526,8 @@ int run_server(const struct server_options *o)
     int port = 0;
     int listener = net_listen(o->bind, o->port, &port, &error);
     if (listener < 0) {
-        report_error(o, "cannot listen on %s port %d: %s; is another process using the port?",
-               o->bind ? o->bind : "*", o->port, error == PE_RESOLVE ? "address did not resolve" : strerror(errno));
+        report_error(o, "cannot listen on %s port %d: %s (%s); is another process using the port?",
+                     o->bind ? o->bind : "*", o->port, probe_strerror(error), strerror(errno));
         if (t.dir_fd >= 0)
             close(t.dir_fd);
         return 1;

@@ -12,11 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from redolab.core.security import file_sha256
-from redolab.redoprobe import BINARY, PROBE_DIR, build
+from redolab.redoprobe import BINARY, PROBE_DIR, VERSION, build
 from redolab.remote.local import LocalTransport
 from redolab.remote.transport import Transport, TransportError
-
-PROBE_VERSION = "0.1.0"
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ async def _remote_sha256(transport: Transport, path: str) -> str | None:
 
 def probe_file_name() -> str:
     """The cached binary's name on a host: version and hash, so a new build is a new file."""
-    return f"redoprobe-{PROBE_VERSION}-{probe_digest()[:16]}"
+    return f"redoprobe-{VERSION}-{probe_digest()[:16]}"
 
 
 async def ensure_probe(transport: Transport, found: dict) -> ProbeInstall:
@@ -66,20 +64,20 @@ async def ensure_probe(transport: Transport, found: dict) -> ProbeInstall:
     binary = local_binary()
     digest = probe_digest()
     if isinstance(transport, LocalTransport):
-        return ProbeInstall(str(binary), digest, PROBE_VERSION, built_from_source=False)
+        return ProbeInstall(str(binary), digest, VERSION, built_from_source=False)
     home, arch = found.get("home") or "", found.get("arch") or ""
     if not home.startswith("/"):
         raise TransportError(f"{transport.name}: cannot find the SSH user's home directory")
     cache = f"{home}/.cache/redolab"
     if arch == platform.machine():
         if found.get("probe_sha256") == digest:
-            return ProbeInstall(f"{cache}/{probe_file_name()}", digest, PROBE_VERSION, built_from_source=False)
+            return ProbeInstall(f"{cache}/{probe_file_name()}", digest, VERSION, built_from_source=False)
         return await _install_binary(transport, binary, digest, cache)
     return await _build_from_source(transport, cache, arch)
 
 
 async def _install_binary(transport: Transport, binary: Path, digest: str, cache: str) -> ProbeInstall:
-    path = f"{cache}/redoprobe-{PROBE_VERSION}-{digest[:16]}"
+    path = f"{cache}/redoprobe-{VERSION}-{digest[:16]}"
     await transport.run(["mkdir", "-p", "-m", "700", cache])
     temporary = f"{path}.upload-{secrets.token_hex(4)}"
     await transport.upload(binary, temporary)
@@ -91,7 +89,7 @@ async def _install_binary(transport: Transport, binary: Path, digest: str, cache
             "the upload was corrupted; check free space in the SSH user's home"
         )
     await transport.run(["mv", "-f", temporary, path])
-    return ProbeInstall(path, digest, PROBE_VERSION, built_from_source=False)
+    return ProbeInstall(path, digest, VERSION, built_from_source=False)
 
 
 def _source_tarball(directory: Path) -> Path:
@@ -107,7 +105,7 @@ async def _build_from_source(transport: Transport, cache: str, arch: str) -> Pro
     with tempfile.TemporaryDirectory() as scratch:
         tarball = _source_tarball(Path(scratch))
         source_digest = file_sha256(tarball)
-        directory = f"{cache}/redoprobe-src-{PROBE_VERSION}-{source_digest[:16]}"
+        directory = f"{cache}/redoprobe-src-{VERSION}-{source_digest[:16]}"
         path = f"{directory}/redoprobe"
         check = await transport.run([path, "--version"])
         if check.exit_status != 0:
@@ -128,4 +126,4 @@ async def _build_from_source(transport: Transport, cache: str, arch: str) -> Pro
             finally:
                 await transport.run(["rm", "-rf", build])
     digest = await _remote_sha256(transport, path) or ""
-    return ProbeInstall(path, digest, PROBE_VERSION, built_from_source=True)
+    return ProbeInstall(path, digest, VERSION, built_from_source=True)

@@ -75,6 +75,7 @@ class RunExecution:
             session.add(RunEvent(run_id=self.run_id, seq=self.seq, role=role, event=event.event, line=event.line))
             run = session.get(Run, self.run_id)
             if role == "client" and event.event == "start":
+                run.probe_version = event.data.get("version") or run.probe_version  # what the binary says it is
                 run.sndbuf_granted_bytes = event.data.get("sndbuf_granted_bytes")
                 run.rcvbuf_granted_bytes = event.data.get("rcvbuf_granted_bytes")
             if role == "client" and event.event == "end":

@@ -95,9 +95,3 @@ def sweep_series(sweep: Sweep, *, name: str | None = None) -> list[dict]:
 
 def buffer_axis_title(kind: SweepKind) -> str:
     return "socket buffer requested (--sockbuf)" if kind is SweepKind.sockbuf else "tcp_rmem/tcp_wmem maximum"
-
-
-def plateau_of(sweep: Sweep) -> int | None:
-    if sweep.kind is not SweepKind.connections:
-        return None
-    return sweep.best_conns
