@@ -133,3 +133,11 @@ def test_no_private_name_crosses_a_module():
         if any(n.startswith("_") and not n.startswith("__") for n in names)
     ]
     assert wrong == []
+
+
+def test_remote_access_knows_no_experiment():
+    """remote/ (SSH, this machine, deployment, host settings) serves runs, sweeps and disk tests; it
+    reaches only core, the environment's hosts and credentials, and the probe's source."""
+    allowed = ("core", "remote", "environments", "redoprobe")
+    wrong = [(a, b) for a, b, _ in _edges() if _area(a) == "remote" and b != "redolab" and _area(b) not in allowed]
+    assert wrong == []

@@ -7,8 +7,9 @@ once with sudo's own message instead of waiting for a password.
 
 from __future__ import annotations
 
+import shlex
+
 from redolab.remote.transport import Transport, TransportError
-from redolab.sweeps.grid import sysctl_assignments
 
 Buffers = dict[str, list[int]]  # {"tcp_rmem": [min, default, max], "tcp_wmem": [...]}
 
@@ -42,3 +43,30 @@ async def set_buffers(transport: Transport, buffers: Buffers, *, prefix: list[st
         detail = (result.stderr or result.stdout).strip() or f"exit status {result.exit_status}"
         hint = " (the SSH user needs root, or a sudo rule for sysctl without a password)" if argv[0] == "sudo" else ""
         raise TransportError(f"could not set net.ipv4.tcp_rmem/tcp_wmem on {transport.name}: {detail}{hint}")
+
+
+def kernel_triple(original: list[int], maximum: int) -> list[int]:
+    """tcp_rmem/tcp_wmem with a new maximum: the host's own minimum and default are kept (lowered
+    to the maximum when above it)."""
+    low, default, _ = original
+    return [min(low, maximum), min(default, maximum), maximum]
+
+
+def sysctl_assignments(rmem: list[int], wmem: list[int]) -> list[str]:
+    return [
+        f"net.ipv4.tcp_rmem={' '.join(map(str, rmem))}",
+        f"net.ipv4.tcp_wmem={' '.join(map(str, wmem))}",
+    ]
+
+
+def manual_kernel_commands(maxima: list[int]) -> list[str]:
+    """What to run by hand, as root on both hosts, when redolab may not change kernel settings:
+    note the current values, set each maximum before its test, put the originals back at the end.
+    The minimum and default shown are Linux's usual ones; keep your hosts' own."""
+    lines = ["sysctl net.ipv4.tcp_rmem net.ipv4.tcp_wmem   # note these, to put them back afterwards"]
+    for maximum in maxima:
+        assignments = sysctl_assignments(
+            kernel_triple([4096, 131072, 0], maximum), kernel_triple([4096, 16384, 0], maximum)
+        )
+        lines.append("sysctl -w " + " ".join(shlex.quote(a) for a in assignments))
+    return lines

@@ -9,7 +9,6 @@ tcp_rmem/tcp_wmem maximum on both hosts, let autotuning grow the buffers, and re
 
 from __future__ import annotations
 
-import shlex
 import statistics
 from dataclasses import dataclass
 
@@ -100,30 +99,3 @@ def seed_table(points: dict[tuple[int, int], PointValue]) -> list[SeedRow]:
             )
         )
     return rows
-
-
-def kernel_triple(original: list[int], maximum: int) -> list[int]:
-    """tcp_rmem/tcp_wmem with a new maximum: the host's own minimum and default are kept (lowered
-    to the maximum when above it)."""
-    low, default, _ = original
-    return [min(low, maximum), min(default, maximum), maximum]
-
-
-def sysctl_assignments(rmem: list[int], wmem: list[int]) -> list[str]:
-    return [
-        f"net.ipv4.tcp_rmem={' '.join(map(str, rmem))}",
-        f"net.ipv4.tcp_wmem={' '.join(map(str, wmem))}",
-    ]
-
-
-def manual_kernel_commands(maxima: list[int]) -> list[str]:
-    """What to run by hand, as root on both hosts, when redolab may not change kernel settings:
-    note the current values, set each maximum before its test, put the originals back at the end.
-    The minimum and default shown are Linux's usual ones; keep your hosts' own."""
-    lines = ["sysctl net.ipv4.tcp_rmem net.ipv4.tcp_wmem   # note these, to put them back afterwards"]
-    for maximum in maxima:
-        assignments = sysctl_assignments(
-            kernel_triple([4096, 131072, 0], maximum), kernel_triple([4096, 16384, 0], maximum)
-        )
-        lines.append("sysctl -w " + " ".join(shlex.quote(a) for a in assignments))
-    return lines

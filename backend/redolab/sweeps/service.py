@@ -9,10 +9,11 @@ from redolab.core.db import utcnow
 from redolab.core.errors import FieldError, NotFound
 from redolab.environments.models import Environment
 from redolab.jobs.models import Job, JobStatus
+from redolab.remote.kernel import manual_kernel_commands
 from redolab.runs.exports import run_documents
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.service import host_in
-from redolab.sweeps.grid import PointValue, find_plateau, manual_kernel_commands, point_value, seed_table
+from redolab.sweeps.grid import PointValue, find_plateau, point_value, seed_table
 from redolab.sweeps.models import Sweep, SweepKind
 from redolab.sweeps.schemas import SweepCreate, SweepPublic
 

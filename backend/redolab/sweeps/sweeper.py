@@ -16,13 +16,12 @@ from redolab.core.db import utcnow
 from redolab.core.units import format_bytes
 from redolab.environments.models import Host
 from redolab.remote.connect import connect_host
-from redolab.remote.kernel import Buffers, privilege, read_buffers, set_buffers
+from redolab.remote.kernel import Buffers, kernel_triple, privilege, read_buffers, set_buffers, sysctl_assignments
 from redolab.remote.transport import Transport, TransportError, shell_join
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.runner import RunExecution
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps import service
-from redolab.sweeps.grid import kernel_triple, sysctl_assignments
 from redolab.sweeps.models import Sweep, SweepKind
 
 log = logging.getLogger("redolab.sweeper")
