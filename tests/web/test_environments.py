@@ -155,3 +155,24 @@ def test_unknown_environment_page_is_404(browser_client):
     response = browser_client.get("/environments/424242")
     assert response.status_code == 404
     assert "Environment 424242 does not exist" in response.text
+
+
+def test_a_viewer_sees_no_button_it_cannot_use(anonymous, session):
+    """Viewers read everything; the pages offer them no action the server would refuse."""
+    from redolab.auth.models import Role
+    from tests.conftest import log_in
+    from tests.factories import make_environment, make_host, make_user
+
+    environment = make_environment(session)
+    make_host(session, environment, role="primary", transport="local")
+    make_host(session, environment, role="standby", transport="local")
+    make_user(session, "vera", role=Role.viewer)
+    log_in(anonymous, "vera")
+    listing = anonymous.get("/environments")
+    assert listing.status_code == 200 and environment.name in listing.text
+    assert "New environment" not in listing.text
+    page = anonymous.get(f"/environments/{environment.id}")
+    assert page.status_code == 200 and 'id="runs-table"' not in page.text
+    body = page.text.replace('hx-post="/logout"', "")  # logging out is everyone's
+    for action in ("hx-post", "hx-delete", "hx-put", "/edit", "/delete", 'id="run-form"', 'id="redo-upload"'):
+        assert action not in body, action
