@@ -210,6 +210,17 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     page.fill("#r-duration_seconds", "6 s")
     page.fill("#r-interval_seconds", "1 s")
     page.fill("#r-label", "first loopback run")
+    # A host added meanwhile refreshes the Experiments section; the form being typed in is kept.
+    open_panel(page, "host-panel-form")
+    page.select_option("#f-role", "standby")
+    page.fill("#f-node_number", "2")
+    page.fill("#f-name", "here-standby-2")
+    page.select_option("#f-transport", "local")
+    with page.expect_response(lambda response: response.url.endswith("/experiments")):
+        page.click("text=Add host")
+    expect(page.locator("#hosts-table")).to_contain_text("here-standby-2")
+    expect(page.locator("#r-duration_seconds")).to_have_value("6 s")
+    expect(page.locator("#r-label")).to_have_value("first loopback run")
     page.click("#run-button")
     expect(page.locator("h1")).to_contain_text("first loopback run")
     # live: the status turns to running and the chart gains points while it runs

@@ -267,6 +267,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(planning_pages.router, include_in_schema=False)
     assets = Assets(FRONTEND_DIR / "static", settings.data_dir / "static-cache")
     templates.env.globals["static_url"] = assets.url
-    assets.warm()
     app.mount("/static", HashedStaticFiles(assets=assets), name="static")
     return app

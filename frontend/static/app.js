@@ -50,20 +50,28 @@
     const anchor = element && (element.closest("form") || element);
     const old = anchor && anchor.nextElementSibling;
     if (old && old.classList.contains("request-error")) old.remove();
-    // The form being sent must be replaced by the answer (its errors), not kept as typed.
-    const form = element && element.closest("form");
-    if (form) form.removeAttribute("hx-preserve");
   });
 
   // A form the user has typed in is kept when its section refreshes around it (e.g. the
-  // Experiments section after a host was added): htmx leaves hx-preserve elements as they are.
-  function keepTyped(event) {
-    const form = event.target.closest && event.target.closest("form[id]");
-    if (!form || form.hasAttribute("hx-trigger") || form.hasAttribute("hx-preserve")) return;  // filters send themselves
-    if (form.parentElement && form.parentElement.closest("[hx-trigger]")) form.setAttribute("hx-preserve", "true");
+  // Experiments section after a host was added). Such forms carry hx-preserve, so htmx keeps the
+  // old element of the same id; just before a swap, the forms that must be replaced lose their id:
+  // the one that sent the request (its answer shows its errors) and any the user has not typed in
+  // (they take the fresh host list).
+  function noteTyped(event) {
+    const form = event.target.closest && event.target.closest("form[hx-preserve]");
+    if (form) form.dataset.typed = "true";
   }
-  document.addEventListener("input", keepTyped);
-  document.addEventListener("change", keepTyped);
+  document.addEventListener("input", noteTyped);
+  document.addEventListener("change", noteTyped);
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    const target = event.detail.target;
+    if (!event.detail.shouldSwap || !target || !target.querySelectorAll) return;
+    const source = event.detail.requestConfig && event.detail.requestConfig.elt;
+    const sending = source && source.closest ? source.closest("form") : null;
+    target.querySelectorAll("form[hx-preserve]").forEach(function (form) {
+      if (form === sending || !form.dataset.typed) form.removeAttribute("id");
+    });
+  });
 
   document.addEventListener("htmx:responseError", function (event) {
     const xhr = event.detail.xhr;

@@ -62,14 +62,16 @@ def test_disk_test_runs_redoprobe_disk_and_keeps_the_fit_on_the_host(
     api_client, session, engine, secret_key, db2, tmp_path
 ):
     environment, _, standby = db2
+    log_disk = tmp_path / "log-disk"  # its own directory: the app keeps files under tmp_path too
+    log_disk.mkdir()
     url = f"/api/v1/environments/{environment.id}/disk-tests"
     refused = api_client.post(url, json={"host_id": standby.id, "path": "/tmp/../etc", "write_sizes": [4096, 65536]})
     assert refused.status_code == 422 and "not a safe absolute directory" in refused.text
-    refused = api_client.post(url, json={"host_id": standby.id, "path": str(tmp_path), "write_sizes": [4096]})
+    refused = api_client.post(url, json={"host_id": standby.id, "path": str(log_disk), "write_sizes": [4096]})
     assert refused.status_code == 422 and "at least two different write sizes" in refused.text
     started = api_client.post(
         url,
-        json={"host_id": standby.id, "path": str(tmp_path), "write_sizes": [4096, 1048576], "seconds_per_size": 0.5},
+        json={"host_id": standby.id, "path": str(log_disk), "write_sizes": [4096, 1048576], "seconds_per_size": 0.5},
     )
     assert started.status_code == 202 and started.json()["status"] == "queued"
     assert execute_next(engine, secret_key)
@@ -83,8 +85,8 @@ def test_disk_test_runs_redoprobe_disk_and_keeps_the_fit_on_the_host(
     assert big["seconds_per_write"] == pytest.approx(1048576 / test["rate_bytes_per_second"] + test["overhead_seconds"])
     session.expire_all()
     host = session.get(Host, standby.id)
-    assert host.disk_rate_bytes_per_second == test["rate_bytes_per_second"] and host.disk_path == str(tmp_path)
-    assert list(tmp_path.iterdir()) == []  # redoprobe removed its test file
+    assert host.disk_rate_bytes_per_second == test["rate_bytes_per_second"] and host.disk_path == str(log_disk)
+    assert list(log_disk.iterdir()) == []  # redoprobe removed its test file
 
 
 def test_disk_test_failure_is_named(api_client, engine, secret_key, db2, tmp_path):

@@ -103,12 +103,6 @@ class Assets:
                 self._compressor.submit(self._compress, name, target)
         return None
 
-    def warm(self) -> None:
-        """Start compressing every compressible file (at startup, before browsers ask)."""
-        for path in sorted(self.root.rglob("*")):
-            if path.is_file() and path.suffix in COMPRESSIBLE:
-                self.gzipped(path.relative_to(self.root).as_posix())
-
     def _compress(self, name: str, target: Path) -> None:
         try:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
