@@ -104,13 +104,14 @@ class Assets:
         return None
 
     def _compress(self, name: str, target: Path) -> None:
+        partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
-            partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             with open(self.root / name, "rb") as source, gzip.open(partial, "wb", compresslevel=6) as out:
                 shutil.copyfileobj(source, out)
             partial.replace(target)  # atomic: a concurrent request sees no copy or the whole copy
         finally:
+            partial.unlink(missing_ok=True)  # a copy that failed midway (disk full) is not left behind
             with self._lock:
                 self._compressing.discard(target)
 
