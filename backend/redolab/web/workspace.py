@@ -21,7 +21,7 @@ router = APIRouter(dependencies=[Depends(current_html_user)])
 
 @router.get("/environments/{environment_id}")
 def show_environment(request: Request, session: SessionDep, environment_id: int) -> Response:
-    """The environment hub: facts, hosts, and the sections later work fills in."""
+    """The environment workspace: facts, then Plan, History, Experiments, Hosts & credentials."""
     return environment_page(request, session, load_environment(session, environment_id))
 
 
