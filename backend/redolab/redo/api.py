@@ -129,9 +129,11 @@ def read_analytics(session: SessionDep, environment_id: int) -> dict:
     from redolab.planning.service import default_requirement, redo_summary
 
     environment = get_environment(session=session, environment_id=environment_id)
-    result = service.environment_analysis(session=session, environment=environment)
-    if result is None:
-        return {"threads": [], "summed": None, "required_bytes_per_second": None, "warnings": [], "requirement": None}
     requirement = default_requirement(session=session, environment=environment)
     summary = redo_summary(session=session, environment=environment, requirement=requirement)
-    return summary.to_json() if summary else result[1]
+    if summary is not None:
+        return summary.to_json()
+    result = service.environment_analysis(session=session, environment=environment)  # no requirement from it
+    if result is None:
+        return {"threads": [], "summed": None, "required_bytes_per_second": None, "warnings": [], "requirement": None}
+    return result[1]
