@@ -6,8 +6,9 @@ from redolab.disktest.models import DiskTest
 from redolab.environments.models import Credential, Environment, Host
 from redolab.hadr.models import HadrImport, HadrSample
 from redolab.jobs.models import Job
+from redolab.planning.models import StoredAnalysis
 from redolab.redo.models import RedoImport, RedoRow
-from redolab.runs.models import Run, RunEvent
+from redolab.runs.models import Run, RunEvent, RunSummary
 from redolab.sweeps.models import Cluster, Schedule, Sweep
 
 __all__ = [
@@ -25,7 +26,9 @@ __all__ = [
     "RedoRow",
     "Run",
     "RunEvent",
+    "RunSummary",
     "Schedule",
+    "StoredAnalysis",
     "Sweep",
     "User",
 ]

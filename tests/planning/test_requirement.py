@@ -114,11 +114,12 @@ def test_distant_periods_are_drawn_side_by_side_on_the_database_clock():
     import json
 
     from redolab.charts.redo import rate_figure
+    from redolab.planning.stored import history_charts
 
     later = T0 + timedelta(days=730)
     rows = [row(1, 0, 600, 600), row(2, 0, 600, 600), row(1, 0, 600, 600, base=later), row(2, 0, 600, 900, base=later)]
     req = requirement([ImportSeries(1, "two-years.csv", rows)], headroom_ratio=0.3)
-    figure = json.loads(rate_figure(req, "Europe/Berlin"))
+    figure = json.loads(rate_figure(history_charts(req, "Europe/Berlin"), req, "Europe/Berlin"))
     assert "xaxis2" in figure["layout"]  # 2022 and 2024 each get a panel
     summed = [t for t in figure["data"] if t["name"].startswith("all threads")]
     assert len(summed) == 2 and {t["xaxis"] for t in summed} == {"x", "x2"}  # no line across the gap
@@ -193,8 +194,10 @@ def test_a_missing_weekend_in_a_month_is_not_a_new_panel():
     import json
 
     from redolab.charts.redo import rate_figure
+    from redolab.planning.stored import history_charts
 
     days = [d for d in range(30) if d % 7 not in (5, 6)]  # weekdays only: two-day gaps
     rows = [row(1, 86400 * d, 3600, 3600) for d in days]
-    figure = json.loads(rate_figure(requirement([ImportSeries(1, "month.csv", rows)], headroom_ratio=0.3)))
+    req = requirement([ImportSeries(1, "month.csv", rows)], headroom_ratio=0.3)
+    figure = json.loads(rate_figure(history_charts(req, "UTC"), req))
     assert "xaxis2" not in figure["layout"]

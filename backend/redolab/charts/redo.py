@@ -1,27 +1,20 @@
-"""Figures for redo history (pure: an Analysis in, plotly figure JSON out). Rates in MiB/s."""
+"""Figures for redo history (pure: the stored chart data in, plotly figure JSON out). Rates in MiB/s.
+The data is already downsampled (planning/stored.py): at most a few thousand points per figure."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from itertools import pairwise
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from redolab.charts import LAYOUT
 from redolab.core.units import MIB, wall_clock
-from redolab.redo.analytics import Analysis
+from redolab.planning.stored import HistoryCharts
 
-MAX_POINTS = 4000
 _LAYOUT = {**LAYOUT, "height": 340, "legend": {"orientation": "h", "y": -0.22}}
 WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-
-
-def _thin(points: list, limit: int = MAX_POINTS) -> list:
-    """Keep at most `limit` points, keeping the largest of each bucket so peaks survive."""
-    if len(points) <= limit:
-        return points
-    size = len(points) / limit
-    return [max(points[int(i * size) : int((i + 1) * size)], key=lambda p: p[1]) for i in range(limit)]
 
 
 MAX_PERIODS = 6  # stretches of history drawn side by side; older ones are named, not drawn
@@ -42,15 +35,14 @@ def _periods(points: list[datetime]) -> tuple[list[tuple[datetime, datetime]], f
     return [(a, b) for a, b in periods], gap
 
 
-def rate_figure(requirement, zone: str = "UTC") -> str | None:
+def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | None:
     """Rate over time: each thread's rows, the summed series where the threads overlap, the summed peak
     and the required rate. Stretches of history far apart (2022 and 2024) get a panel each, so neither
     is squashed and no line crosses the gap; times are the database's clock in `zone`."""
-    analysis = requirement.analysis
-    if not analysis.points and not requirement.spans:
+    if not charts.points and not charts.spans:
         return None  # no dates (an hour-of-day profile): nothing to draw over time
-    moments = [p[0] for points in analysis.points.values() for p in points]
-    moments += [m for span in requirement.spans for m in (span.start, span.end)]
+    moments = [p[0] for points in charts.points.values() for p in points]
+    moments += [m for span in charts.spans for m in (span.start, span.end)]
     periods, gap = _periods(moments)
     hidden = periods[:-MAX_PERIODS]
     periods = periods[-MAX_PERIODS:]
@@ -64,8 +56,7 @@ def rate_figure(requirement, zone: str = "UTC") -> str | None:
                 return index
         return None
 
-    for thread, points in sorted(analysis.points.items()):
-        points = _thin(sorted(points))
+    for thread, points in sorted(charts.points.items()):
         for index in range(1, len(periods) + 1):
             mine = [p for p in points if column(p[0]) == index]
             if not mine:
@@ -85,12 +76,12 @@ def rate_figure(requirement, zone: str = "UTC") -> str | None:
                 col=index,
             )
     if len(requirement.threads) > 1:
-        for number, span in enumerate(requirement.spans):
+        for number, span in enumerate(charts.spans):
             index = column(span.start)
             if index is None:
                 continue
             x, y = [], []
-            for start, rate, end in _thin([(s, r, e) for s, e, r in span.segments]):
+            for start, end, rate in span.segments:
                 x += [wall_clock(start, zone), wall_clock(end, zone)]
                 y += [rate / MIB, rate / MIB]
             figure.add_trace(
@@ -120,21 +111,13 @@ def rate_figure(requirement, zone: str = "UTC") -> str | None:
     return figure.to_json()
 
 
-def heatmap_figure(analysis: Analysis, zone: str = "UTC") -> str | None:
+def heatmap_figure(charts: HistoryCharts, zone: str = "UTC") -> str | None:
     """Highest summed rate by weekday and hour (MiB/s): when the peaks come."""
-    if not analysis.segments:
+    if not charts.heatmap:
         return None
-    cells = [[0.0] * 24 for _ in WEEKDAYS]
-    for start, end, rate in analysis.segments:
-        start, end = wall_clock(start, zone), wall_clock(end, zone)
-        hour = start.replace(minute=0, second=0, microsecond=0)
-        while hour < end:
-            cell = cells[hour.weekday()]
-            cell[hour.hour] = max(cell[hour.hour], rate / MIB)
-            hour += timedelta(hours=1)
     figure = go.Figure(
         go.Heatmap(
-            z=cells,
+            z=[[rate / MIB for rate in day] for day in charts.heatmap],
             x=[f"{h:02d}" for h in range(24)],
             y=WEEKDAYS,
             colorscale="Reds",
@@ -146,18 +129,27 @@ def heatmap_figure(analysis: Analysis, zone: str = "UTC") -> str | None:
     return figure.to_json()
 
 
-def distribution_figure(analysis: Analysis) -> str | None:
-    """How often each rate occurs (per log, period or snapshot), MiB/s."""
-    rates = [p[1] / MIB for points in analysis.points.values() for p in points]
-    if not rates:
+def distribution_figure(charts: HistoryCharts) -> str | None:
+    """How often each rate occurs (per log, period or snapshot), MiB/s: the stored 40-bin histogram."""
+    if not charts.histogram:
         return None
-    figure = go.Figure(go.Histogram(x=rates, nbinsx=40, name="logs"))
+    edges, counts = charts.histogram
+    centres = [(a + b) / 2 / MIB for a, b in pairwise(edges)]
+    widths = [(b - a) / MIB for a, b in pairwise(edges)]
+    ranges = [f"{a / MIB:,.2f}–{b / MIB:,.2f}" for a, b in pairwise(edges)]
+    figure = go.Figure(
+        go.Bar(
+            x=centres, y=counts, width=widths, name="logs", customdata=ranges,
+            hovertemplate="%{customdata} MiB/s: %{y:,} rows<extra></extra>",
+        )
+    )  # fmt: skip
     figure.update_layout(**{**_LAYOUT, "height": 280}, xaxis_title="redo rate (MiB/s)", yaxis_title="count")
     return figure.to_json()
 
 
-def profile_figure(analysis: Analysis) -> str | None:
+def profile_figure(charts: HistoryCharts) -> str | None:
     """Hour-of-day profile per thread: average, maximum and percentile (MiB/s)."""
+    analysis = charts
     if not analysis.profile:
         return None
     hours = sorted(analysis.profile)

@@ -6,7 +6,25 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from redolab.charts import LAYOUT
+from redolab.core.downsample import RUN_POINTS, keep_indices, take
 from redolab.core.units import MIB, byte_rate_to_mbit
+
+
+def drawn_series(series: dict, points: int = RUN_POINTS) -> dict:
+    """The interval series with at most `points` intervals, chosen by MinMaxLTTB on the total
+    throughput (its peaks and dips kept); every other line is taken at the same intervals, so a
+    retransmit bar or an RTT point is the one of the interval drawn above it."""
+    x = series["end_seconds"]
+    indices = keep_indices(x, series["bytes_per_second"], points)
+    if len(indices) == len(x):
+        return series
+    return {
+        **{key: take(values, indices) for key, values in series.items() if key != "streams"},
+        "streams": {
+            stream: take(rates, indices) if len(rates) == len(x) else rates[: len(indices)]
+            for stream, rates in series["streams"].items()
+        },
+    }
 
 
 def throughput_figure(series: dict, *, duration_seconds: float | None = None) -> str:

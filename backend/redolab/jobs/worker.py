@@ -23,6 +23,7 @@ from redolab.core.db import utcnow
 from redolab.jobs.models import Job, JobStatus
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.runner import RunExecution
+from redolab.runs.service import store_summary
 from redolab.sweeps.models import Sweep
 from redolab.sweeps.schedules import fire_due
 from redolab.sweeps.sweeper import SweepExecution
@@ -74,6 +75,7 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
             cutoff = utcnow() - timedelta(seconds=older_than_seconds)
             query = query.where(Job.heartbeat_at < cutoff)
         orphans = list(session.scalars(query))
+        finished: list[Run] = []
         for job in orphans:
             job.status = JobStatus.failed
             job.finished_at = utcnow()
@@ -102,6 +104,7 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
                         sweep.failure_reason += ". The original tcp_rmem/tcp_wmem were not put back: see below."
             for run in runs:
                 if run is not None and not run.status.finished:
+                    finished.append(run)
                     run.status = RunStatus.failed
                     run.finished_at = utcnow()
                     run.failure_reason = (
@@ -110,6 +113,8 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
                         "their own --max-duration and --idle-timeout caps"
                     )
         session.commit()
+        for run in finished:
+            store_summary(session=session, run=run)
         return len(orphans)
 
 

@@ -6,11 +6,13 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from redolab.core.units import byte_rate_to_mbit
 from redolab.environments.models import Environment, HostRole
+from redolab.planning import stored
+from redolab.planning.models import StoredAnalysis
 from redolab.planning.plan import DiskFact, EvidenceItem, Facts, MeasuredRun, Plan, build_plan, show_time
 from redolab.planning.requirement import ImportSeries, Requirement, requirement
 from redolab.redo import service as redo_service
@@ -111,7 +113,13 @@ def import_series(*, session: Session, imports: list[RedoImport]) -> list[Import
 def environment_requirement(
     *, session: Session, environment: Environment, imports: list[RedoImport]
 ) -> Requirement | None:
-    """The requirement from the chosen imports; cached until the choice, the imports or the headroom change."""
+    """The requirement from the chosen imports. Every import (the default evidence): the stored
+    analysis. Another choice: computed from their rows, cached in this process until the choice,
+    the imports or the headroom change."""
+    every = redo_service.list_imports(session=session, environment=environment)
+    if {i.id for i in imports} == {i.id for i in every}:
+        row = current_analysis(session=session, environment=environment, imports=every)
+        return stored.stored_requirement(row) if row is not None else None
     key = (environment.id, tuple((i.id, i.sha256) for i in imports), environment.headroom_percent)
     with _cache_lock:  # requests run in threads: another may evict the key between a test and a read
         if key in _cache:
@@ -133,34 +141,71 @@ def default_requirement(*, session: Session, environment: Environment, imports=N
     return environment_requirement(session=session, environment=environment, imports=imports)
 
 
+def refresh_analysis(*, session: Session, environment: Environment, imports=None) -> StoredAnalysis | None:
+    """Analyse every import of the environment and store the result (after an import or a delete);
+    None, with any stored analysis removed, when there is no import. Commits."""
+    if imports is None:
+        imports = redo_service.list_imports(session=session, environment=environment)
+    key = stored.signature(environment, imports)
+    if not imports:
+        session.execute(delete(StoredAnalysis).where(StoredAnalysis.environment_id == environment.id))
+        session.commit()
+        return None
+    series = import_series(session=session, imports=imports)
+    req = requirement(series, headroom_ratio=environment.headroom_percent / 100)
+    analysis = redo_service.environment_analysis(session=session, environment=environment, imports=imports)
+    if req is not None:
+        summary = RedoSummary.of(req, analysis[1] if analysis else {}).to_json()
+    else:
+        summary = analysis[1] if analysis else None
+    return stored.store(session=session, environment=environment, key=key, requirement=req, summary=summary)
+
+
+def current_analysis(*, session: Session, environment: Environment, imports=None) -> StoredAnalysis | None:
+    """The stored analysis of every import; computed now (and stored) when there is none yet or it
+    is out of date (an environment from before stored analyses, or its headroom or zone changed)."""
+    if imports is None:
+        imports = redo_service.list_imports(session=session, environment=environment)
+    if not imports:
+        return None
+    row = session.get(StoredAnalysis, environment.id)
+    if row is not None and row.signature == stored.signature(environment, imports):
+        return row
+    return refresh_analysis(session=session, environment=environment, imports=imports)
+
+
 @dataclass(frozen=True)
 class RedoSummary:
     """What the redo history says the link must carry: the requirement every plan card uses, with
-    the analysis of all imports (percentiles, warnings). Pages read the attributes; the API and the
-    CLI send `to_json()`."""
+    the analysis of all imports (percentiles, warnings), as stored. Pages read the attributes; the
+    API and the CLI send `to_json()`, the keys `redolab redo analyze --json` has."""
 
     requirement: Requirement
-    analysis: dict  # redo.analytics.summary_json of all imports: the keys `redolab redo analyze --json` has
+    document: dict
 
     @property
     def p95_bytes_per_second(self) -> float | None:
-        return self.requirement.summed_percentile(95)
+        return (self.document.get("summed") or {}).get("p95_bytes_per_second")
 
     @property
     def p99_bytes_per_second(self) -> float | None:
-        return self.requirement.summed_percentile(99)
+        return (self.document.get("summed") or {}).get("p99_bytes_per_second")
 
     @property
     def warnings(self) -> list[str]:
-        return self.analysis.get("warnings", [])
+        return self.document.get("warnings", [])
 
     def to_json(self) -> dict:
-        requirement = self.requirement
+        return self.document
+
+    @classmethod
+    def of(cls, requirement: Requirement, analysis: dict) -> RedoSummary:
+        """From a whole requirement (its summed series) and `analysis`, redo.analytics.summary_json."""
         required = requirement.summed_required_bytes_per_second
-        volumes = {t["thread"]: t.get("bytes") for t in self.analysis.get("threads", [])}
+        volumes = {t["thread"]: t.get("bytes") for t in analysis.get("threads", [])}
         peak_at = requirement.summed_peak_at
-        return {
-            **self.analysis,
+        return cls(requirement, {
+            **analysis,
             "threads": [
                 {
                     "thread": t.thread,
@@ -175,23 +220,30 @@ class RedoSummary:
             "summed": {
                 "peak_bytes_per_second": requirement.summed_peak_bytes_per_second,
                 "peak_at": peak_at.isoformat() if peak_at else None,
-                "p95_bytes_per_second": self.p95_bytes_per_second,
-                "p99_bytes_per_second": self.p99_bytes_per_second,
+                "p95_bytes_per_second": requirement.summed_percentile(95),
+                "p99_bytes_per_second": requirement.summed_percentile(99),
                 "how": requirement.summed_how,
                 "peak_windows": requirement.to_json()["peak_windows"],
             },
             "required_bytes_per_second": required,
             "required_mbit_per_second": byte_rate_to_mbit(required),
             "requirement": requirement.to_json(),
-        }
+        })  # fmt: skip
 
 
-def redo_summary(*, session: Session, environment: Environment, requirement: Requirement | None) -> RedoSummary | None:
-    """The summary of the environment's redo history, or None before any import gave a requirement."""
-    if requirement is None:
+def redo_summary(*, session: Session, environment: Environment) -> RedoSummary | None:
+    """The stored summary of the environment's redo history, or None before any import gave a requirement."""
+    row = current_analysis(session=session, environment=environment)
+    req = stored.stored_requirement(row) if row is not None else None
+    return RedoSummary(requirement=req, document=row.summary or {}) if req is not None else None
+
+
+def history_charts(*, session: Session, environment: Environment) -> stored.HistoryCharts | None:
+    """The History charts' stored data (downsampled), or None before any import gave a requirement."""
+    row = current_analysis(session=session, environment=environment)
+    if row is None or row.charts is None:
         return None
-    result = redo_service.environment_analysis(session=session, environment=environment)
-    return RedoSummary(requirement=requirement, analysis=result[1] if result else {})
+    return stored.HistoryCharts.from_json(row.charts)
 
 
 def _import_period(record: RedoImport, zone: str) -> str:

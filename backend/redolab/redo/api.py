@@ -125,15 +125,12 @@ def delete_import(session: SessionDep, user: ApiOperator, environment_id: int, i
 
 @router.get("/{environment_id}/redo/analytics")
 def read_analytics(session: SessionDep, environment_id: int) -> dict:
-    """Peaks per thread and summed, the required link rate and warnings, over all imports."""
-    from redolab.planning.service import default_requirement, redo_summary
+    """Peaks per thread and summed, the required link rate and warnings, over all imports (the
+    stored analysis: computed when the imports change)."""
+    from redolab.planning.service import current_analysis
 
     environment = get_environment(session=session, environment_id=environment_id)
-    requirement = default_requirement(session=session, environment=environment)
-    summary = redo_summary(session=session, environment=environment, requirement=requirement)
-    if summary is not None:
-        return summary.to_json()
-    result = service.environment_analysis(session=session, environment=environment)  # no requirement from it
-    if result is None:
+    row = current_analysis(session=session, environment=environment)
+    if row is None or not row.summary:
         return {"threads": [], "summed": None, "required_bytes_per_second": None, "warnings": [], "requirement": None}
-    return result[1]
+    return row.summary

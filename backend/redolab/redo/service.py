@@ -207,7 +207,6 @@ def import_file(
     record.warnings, record.threads, record.notes = totals["warnings"], totals["threads"], totals["notes"]
     record.first_time, record.last_time = totals["first"], totals["last"]
     session.commit()
-    _cache.pop(environment.id, None)
     return record
 
 
@@ -378,7 +377,6 @@ def delete_import(*, session: Session, record: RedoImport) -> None:
     session.execute(delete(RedoRow).where(RedoRow.import_id == record.id))
     session.delete(record)
     session.commit()
-    _cache.pop(record.environment_id, None)
 
 
 def _from_epoch(seconds: float | None) -> datetime | None:
@@ -386,7 +384,6 @@ def _from_epoch(seconds: float | None) -> datetime | None:
 
 
 # -- analysis of everything imported --------------------------------------------------------------
-_cache: dict[int, tuple[tuple, Analysis, dict]] = {}
 
 
 # What a stored row holds, in the order stored_interval reads it.
@@ -407,19 +404,16 @@ def stored_interval(r) -> RedoInterval:
     )  # fmt: skip
 
 
-def environment_analysis(*, session: Session, environment: Environment) -> tuple[Analysis, dict] | None:
-    """All imports together (a log present in two imports counts once); cached until they change."""
-    imports = list_imports(session=session, environment=environment)
+def environment_analysis(*, session: Session, environment: Environment, imports=None) -> tuple[Analysis, dict] | None:
+    """All imports together (a log present in two imports counts once), read from their rows: for
+    the stored analysis (planning.stored), computed when the imports change."""
+    if imports is None:
+        imports = list_imports(session=session, environment=environment)
     if not imports:
         return None
-    signature = (tuple(i.id for i in imports), environment.headroom_percent)
-    cached = _cache.get(environment.id)
-    if cached and cached[0] == signature:
-        return cached[1], cached[2]
     query = (
         select(*STORED_COLUMNS)
-        .join(RedoImport, RedoImport.id == RedoRow.import_id)
-        .where(RedoImport.environment_id == environment.id)
+        .where(RedoRow.import_id.in_([i.id for i in imports]))
         .order_by(RedoRow.import_id, RedoRow.id)
     )
     dropped: Counter = Counter()
@@ -436,7 +430,6 @@ def environment_analysis(*, session: Session, environment: Environment) -> tuple
         dropped=Counter({k: v for i in imports for k, v in i.dropped.items()}) + dropped,
         warnings=warnings,
     )
-    _cache[environment.id] = (signature, analysis, summary)
     return analysis, summary
 
 

@@ -123,6 +123,7 @@ class Run(Lifecycle, Base):
     events: Mapped[list[RunEvent]] = relationship(
         cascade="all, delete-orphan", order_by="RunEvent.seq", passive_deletes=True
     )
+    summary: Mapped[RunSummary | None] = relationship(cascade="all, delete-orphan", passive_deletes=True)
 
 
 class RunEvent(Base):
@@ -137,3 +138,24 @@ class RunEvent(Base):
     event: Mapped[str] = mapped_column(String(20))
     line: Mapped[str] = mapped_column(Text)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class RunSummary(Base):
+    """What the plan and the lists read of a run, computed once from its client events when it ends
+    (and by the migration that added it, for the runs before): no page reads a run's intervals to
+    compare runs. Throughput, bytes, retransmits and the granted buffers are on the run itself."""
+
+    __tablename__ = "run_summaries"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    interval_count: Mapped[int] = mapped_column(Integer, default=0)
+    rtt_min_seconds: Mapped[float | None] = mapped_column(Float)
+    rtt_median_seconds: Mapped[float | None] = mapped_column(Float)
+    ack_count: Mapped[int] = mapped_column(BigInteger, default=0)
+    ack_avg_seconds: Mapped[float | None] = mapped_column(Float)
+    ack_p50_seconds: Mapped[float | None] = mapped_column(Float)
+    ack_p95_seconds: Mapped[float | None] = mapped_column(Float)
+    ack_p99_seconds: Mapped[float | None] = mapped_column(Float)
+    server_write_seconds: Mapped[float | None] = mapped_column(Float)
+    mtu_bytes: Mapped[int | None] = mapped_column(Integer)
+    damaged: Mapped[str | None] = mapped_column(Text)  # why the stored lines could not be read, if so

@@ -22,6 +22,7 @@ from redolab.remote.transport import RemoteProcess, Transport, TransportError, s
 from redolab.runs.command import PID_PREFIX, ProbeParameters, client_argv, server_argv
 from redolab.runs.models import Run, RunEvent, RunStatus
 from redolab.runs.parsers.redoprobe import ProbeEvent, ProbeOutputError, parse_line
+from redolab.runs.service import store_summary
 
 log = logging.getLogger("redolab.runner")
 
@@ -119,6 +120,8 @@ class RunExecution:
                     await transport.close()
         status, reason = self.outcome or (RunStatus.failed, "the run ended without an outcome")
         self._update(status=status, failure_reason=reason, finished_at=utcnow())
+        with self.sessions() as session:  # what the plan and the lists read, so no page reads the intervals
+            store_summary(session=session, run=session.get(Run, self.run_id))
         if self.phases:
             base = self.phases[0][1]
             log.info(

@@ -14,9 +14,9 @@ from redolab.core.units import format_bytes
 from redolab.environments.models import Environment, Host, HostRole, HostTransport
 from redolab.jobs.models import Job, JobStatus
 from redolab.planning.plan import MeasuredRun
-from redolab.runs.models import Run, RunEvent, RunSource, RunStatus
+from redolab.runs.models import Run, RunEvent, RunSource, RunStatus, RunSummary
 from redolab.runs.parsers import read_results
-from redolab.runs.parsers.redoprobe import ProbeOutputError, run_metrics
+from redolab.runs.parsers.redoprobe import ProbeOutputError, RunMetrics, run_metrics
 from redolab.runs.parsers.results import ImportedRun, ResultFileError
 from redolab.runs.schemas import ResultImport, RunCreate
 
@@ -129,20 +129,16 @@ def import_results(
         )
         session.add(run)
         session.flush()
-        if item.intervals:  # one executemany: a day of one-second intervals is 86,400 rows
+        lines = [json.dumps({"event": "interval", "data": data}, separators=(",", ":")) for data in item.intervals]
+        if lines:  # one executemany: a day of one-second intervals is 86,400 rows
             session.execute(
                 insert(RunEvent),
                 [
-                    {
-                        "run_id": run.id,
-                        "seq": seq,
-                        "role": "client",
-                        "event": "interval",
-                        "line": json.dumps({"event": "interval", "data": data}, separators=(",", ":")),
-                    }
-                    for seq, data in enumerate(item.intervals)
+                    {"run_id": run.id, "seq": seq, "role": "client", "event": "interval", "line": line}
+                    for seq, line in enumerate(lines)
                 ],
             )
+        session.add(RunSummary(**summary_values(run, lines)))
         runs.append(run)
     session.commit()
     return runs
@@ -209,32 +205,76 @@ def queue_position(*, session: Session, run: Run) -> int | None:
 
 MAX_RUNS = 500  # the newest succeeded runs are enough to find the best of each kind
 
+_METRIC_FIELDS = (
+    "interval_count", "rtt_min_seconds", "rtt_median_seconds", "ack_count", "ack_avg_seconds", "ack_p50_seconds",
+    "ack_p95_seconds", "ack_p99_seconds", "server_write_seconds",
+)  # fmt: skip
 
-def measured_runs(*, session: Session, environment: Environment) -> list[MeasuredRun]:
-    """Succeeded runs from a primary node to a standby node, with the numbers planning needs."""
-    runs = list(
-        session.scalars(
-            select(Run)
-            .where(Run.environment_id == environment.id, Run.status == RunStatus.succeeded, Run.bytes_per_second > 0)
-            .order_by(Run.id.desc())
-            .limit(MAX_RUNS)
-        )
-    )
-    lines: dict[int, list[str]] = {}
-    if runs:
+
+def summary_values(run: Run, lines: list[str]) -> dict:
+    """A run's summary row (RunSummary columns) from its client interval and end lines."""
+    values = {"run_id": run.id, "mtu_bytes": (run.client_settings or {}).get("mtu_bytes"), "damaged": None}
+    try:
+        metrics = run_metrics(lines)
+    except ProbeOutputError as error:  # stored lines were parsed when they arrived; say so rather than guess
+        return {**values, **dict.fromkeys(_METRIC_FIELDS), "interval_count": 0, "ack_count": 0, "damaged": str(error)}
+    return {**values, **{name: getattr(metrics, name) for name in _METRIC_FIELDS}}
+
+
+def summary_lines(*, session: Session, run_ids: list[int]) -> dict[int, list[str]]:
+    """The client interval and end lines of these runs, what a summary is computed from."""
+    lines: dict[int, list[str]] = {run_id: [] for run_id in run_ids}
+    for start in range(0, len(run_ids), 500):
         query = (
             select(RunEvent.run_id, RunEvent.line)
             .where(
-                RunEvent.run_id.in_([r.id for r in runs]),
+                RunEvent.run_id.in_(run_ids[start : start + 500]),
                 RunEvent.role == "client",
                 RunEvent.event.in_(("interval", "end")),
             )
             .order_by(RunEvent.run_id, RunEvent.seq)
         )
         for run_id, line in session.execute(query):
-            lines.setdefault(run_id, []).append(line)
+            lines[run_id].append(line)
+    return lines
+
+
+def store_summary(*, session: Session, run: Run) -> RunSummary:
+    """Compute and keep the run's summary (when it ends, or when an import stores it); commits."""
+    values = summary_values(run, summary_lines(session=session, run_ids=[run.id])[run.id])
+    summary = session.get(RunSummary, run.id)
+    if summary is None:
+        summary = RunSummary(**values)
+        session.add(summary)
+    else:
+        for key, value in values.items():
+            setattr(summary, key, value)
+    session.commit()
+    return summary
+
+
+def _metrics(summary: RunSummary) -> RunMetrics:
+    return RunMetrics(**{name: getattr(summary, name) for name in _METRIC_FIELDS})
+
+
+def measured_runs(*, session: Session, environment: Environment) -> list[MeasuredRun]:
+    """Succeeded runs from a primary node to a standby node, with the numbers planning needs: read
+    from their stored summaries, never from their intervals (a run without one, from before the
+    summaries, is summarised here once)."""
+    rows = session.execute(
+        select(Run, RunSummary)
+        .outerjoin(RunSummary, RunSummary.run_id == Run.id)
+        .where(Run.environment_id == environment.id, Run.status == RunStatus.succeeded, Run.bytes_per_second > 0)
+        .order_by(Run.id.desc())
+        .limit(MAX_RUNS)
+    ).all()
+    missing = [run for run, summary in rows if summary is None]
+    if missing:
+        lines = summary_lines(session=session, run_ids=[run.id for run in missing])
+        made = {run.id: RunSummary(**summary_values(run, lines[run.id])) for run in missing}
+        rows = [(run, summary or made[run.id]) for run, summary in rows]
     measured = []
-    for run in runs:
+    for run, summary in rows:
         client, server = run.client_host, run.server_host
         if run.reverse:  # the server host sent: the redo direction is server -> client
             client, server = server, client
@@ -243,12 +283,9 @@ def measured_runs(*, session: Session, environment: Environment) -> list[Measure
             or server is None
             or client.role is not HostRole.primary
             or server.role is not HostRole.standby
+            or summary.damaged
         ):
-            continue
-        try:
-            metrics = run_metrics(lines.get(run.id, []))
-        except ProbeOutputError:
-            continue  # stored lines were parsed when they arrived; a damaged row is left out, not guessed
+            continue  # a run whose stored lines are damaged is left out, not guessed
         measured.append(
             MeasuredRun(
                 id=run.id,
@@ -261,8 +298,8 @@ def measured_runs(*, session: Session, environment: Environment) -> list[Measure
                 bytes_per_second=run.bytes_per_second,
                 sync_write=run.sync_write and bool(run.write_dir),
                 loopback=client.transport is HostTransport.local and server.transport is HostTransport.local,
-                mtu_bytes=(run.client_settings or {}).get("mtu_bytes"),
-                metrics=metrics,
+                mtu_bytes=summary.mtu_bytes,
+                metrics=_metrics(summary),
                 created_at=run.started_at or run.created_at,
                 tags=tuple(run.tags or ()),
                 origin="measured" if run.source is RunSource.redoprobe else f"imported: {run.source.value}",

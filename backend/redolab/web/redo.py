@@ -22,24 +22,25 @@ router = APIRouter(dependencies=[Depends(current_html_user)])
 
 def history_context(session, environment) -> dict:
     """What the environment page's Redo history section shows: the requirement every plan card uses
-    (all imports), its basis, the peak windows, and the charts in the database's time zone."""
-    from redolab.planning.service import default_requirement, redo_summary
+    (all imports), its basis, the peak windows, and the charts in the database's time zone, all from
+    the stored analysis (no row is read here)."""
+    from redolab.planning.service import history_charts, redo_summary
 
     imports = service.list_imports(session=session, environment=environment)
     context = {"imports": imports, "formats": FORMATS, "zone": environment.time_zone or "UTC"}
-    requirement = default_requirement(session=session, environment=environment, imports=imports)
-    if requirement is None:
+    summary = redo_summary(session=session, environment=environment) if imports else None
+    if summary is None:
         return {**context, "redo": None, "requirement": None}
-    summary = redo_summary(session=session, environment=environment, requirement=requirement)
+    charts = history_charts(session=session, environment=environment)
     zone = context["zone"]
     return {
         **context,
         "redo": summary,
-        "requirement": requirement,
-        "redo_rate_figure": rate_figure(requirement, zone),
-        "redo_heatmap_figure": heatmap_figure(requirement.analysis, zone),
-        "redo_distribution_figure": distribution_figure(requirement.analysis),
-        "redo_profile_figure": profile_figure(requirement.analysis),
+        "requirement": summary.requirement,
+        "redo_rate_figure": rate_figure(charts, summary.requirement, zone),
+        "redo_heatmap_figure": heatmap_figure(charts, zone),
+        "redo_distribution_figure": distribution_figure(charts),
+        "redo_profile_figure": profile_figure(charts),
     }
 
 

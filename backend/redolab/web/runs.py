@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request, status
 from starlette.responses import Response
 
 from redolab.auth.deps import OperatorUser, current_html_user
-from redolab.charts.runs import latency_histogram_figure, tcp_info_figure, throughput_figure
+from redolab.charts.runs import drawn_series, latency_histogram_figure, tcp_info_figure, throughput_figure
 from redolab.core.db import utcnow
 from redolab.core.deps import SessionDep
 from redolab.core.forms import form_data, form_errors
@@ -91,6 +91,7 @@ def link_options(run: Run, start: dict | None) -> str:
 def _run_context(session, run: Run) -> dict:
     lines = run_service.run_lines(session=session, run=run, role="client")
     series = interval_series(lines)
+    drawn = drawn_series(series)
     elapsed = None
     if run.started_at is not None:
         elapsed = ((run.finished_at or utcnow()) - run.started_at).total_seconds()
@@ -103,9 +104,10 @@ def _run_context(session, run: Run) -> dict:
         "elapsed_seconds": elapsed,
         "progress_percent": min(100, 100 * (elapsed or 0) / run.duration_seconds) if run.duration_seconds else 0,
         "interval_count": len(series["end_seconds"]),
-        "throughput_figure": throughput_figure(series, duration_seconds=run.duration_seconds),
+        "drawn_count": len(drawn["end_seconds"]),
+        "throughput_figure": throughput_figure(drawn, duration_seconds=run.duration_seconds),
         # Imported oratcptest runs have throughput only: no TCP_INFO chart for them.
-        "tcp_figure": tcp_info_figure(series) if any(v is not None for v in series["rtt_us"]) else None,
+        "tcp_figure": tcp_info_figure(drawn) if any(v is not None for v in drawn["rtt_us"]) else None,
         "histogram_figure": latency_histogram_figure(histogram) if histogram else None,
         "ack_latency": (end or {}).get("ack_latency_us"),
         "sync_numbers": _sync_numbers(end),

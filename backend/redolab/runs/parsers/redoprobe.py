@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import dataclass
 
 EVENTS = frozenset({"start", "interval", "end", "error"})
@@ -72,6 +73,8 @@ class RunMetrics:
     ack_p50_seconds: float | None = None
     ack_p95_seconds: float | None = None
     ack_p99_seconds: float | None = None
+    rtt_median_seconds: float | None = None  # the median over intervals of the slowest stream's RTT
+    interval_count: int = 0
 
     @property
     def write_seconds_per_message(self) -> float | None:
@@ -113,17 +116,19 @@ def ack_percentiles(ack: dict) -> dict[str, float | None]:
 
 
 def run_metrics(lines: list[str]) -> RunMetrics:
-    """Minimum TCP_INFO round-trip time over all intervals and streams, and from the end event the
-    acknowledgement latency (sync mode: average and p50/p95/p99 from its histogram) and the server's
-    total write time (with --write-dir)."""
-    rtt_min_us, end = None, {}
+    """Minimum TCP_INFO round-trip time over all intervals and streams, the median over intervals of
+    the slowest stream's RTT, and from the end event the acknowledgement latency (sync mode: average
+    and p50/p95/p99 from its histogram) and the server's total write time (with --write-dir)."""
+    rtt_min_us, end, slowest, intervals = None, {}, [], 0
     for line in lines:
         event = parse_line(line)
         if event.event == "interval":
-            for stream in event.data.get("streams", []):
-                rtt = stream.get("rtt_us")
-                if rtt and (rtt_min_us is None or rtt < rtt_min_us):
-                    rtt_min_us = rtt
+            intervals += 1
+            rtts = [s["rtt_us"] for s in event.data.get("streams", []) if isinstance(s, dict) and s.get("rtt_us")]
+            if rtts:
+                slowest.append(max(rtts))
+                low = min(rtts)
+                rtt_min_us = low if rtt_min_us is None or low < rtt_min_us else rtt_min_us
         elif event.event == "end":
             end = event.data
     ack = end.get("ack_latency_us") or {}
@@ -137,4 +142,6 @@ def run_metrics(lines: list[str]) -> RunMetrics:
         ack_p50_seconds=percentiles.get("p50"),
         ack_p95_seconds=percentiles.get("p95"),
         ack_p99_seconds=percentiles.get("p99"),
+        rtt_median_seconds=statistics.median(slowest) / 1e6 if slowest else None,
+        interval_count=intervals,
     )
