@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from redolab.charts import LAYOUT
+from redolab.charts import LAYOUT, figure_json
 from redolab.core.units import MIB, wall_clock
 
 MAX_POINTS = 4000
@@ -43,7 +43,7 @@ def monitoring_figure(monitoring, zone: str = "UTC") -> str | None:
     figure.update_yaxes(title_text="%", range=[0, 105], row=1, col=1, secondary_y=True)
     figure.update_yaxes(title_text="MiB/s", row=2, col=1)
     figure.update_xaxes(title_text=f"time ({zone})", row=2, col=1)
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def calculator_figure(calculator, zone: str = "UTC") -> str | None:
@@ -62,4 +62,4 @@ def calculator_figure(calculator, zone: str = "UTC") -> str | None:
         figure.add_trace(go.Scatter(x=times, y=[r.limits[mode] / MIB for r in rows], name=f"{mode} limit",
                                     mode="lines", line={"color": colour, "shape": "hv"}))  # fmt: skip
     figure.update_layout(**{**LAYOUT, "height": 360}, yaxis_title="MiB/s", xaxis_title=f"interval start ({zone})")
-    return figure.to_json()
+    return figure_json(figure)

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import plotly.graph_objects as go
 
-from redolab.charts import LAYOUT
+from redolab.charts import LAYOUT, figure_json
 from redolab.core.units import wall_clock
 
 
@@ -27,4 +27,4 @@ def lag_figure(series: dict[int, list[tuple[datetime, float]]], zone: str = "UTC
         )
     figure.update_layout(**LAYOUT, xaxis_title=f"time ({zone})", yaxis_title="transport lag (s)")
     figure.update_yaxes(rangemode="tozero")
-    return figure.to_json()
+    return figure_json(figure)

@@ -6,15 +6,22 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from itertools import pairwise
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from redolab.charts import LAYOUT
+from redolab.charts import LAYOUT, figure_json
 from redolab.core.units import MIB, wall_clock
 from redolab.planning.stored import HistoryCharts
 
 _LAYOUT = {**LAYOUT, "height": 340, "legend": {"orientation": "h", "y": -0.22}}
 WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+
+
+def _times(moments: list[datetime], zone: str) -> np.ndarray:
+    """Times on the database's clock as a numpy array: plotly copies and validates it at once, where a
+    list of datetimes is copied and checked one by one (70 ms for 3,000 points)."""
+    return np.array([wall_clock(m, zone) for m in moments], dtype="datetime64[ms]")
 
 
 MAX_PERIODS = 6  # stretches of history drawn side by side; older ones are named, not drawn
@@ -63,8 +70,8 @@ def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | 
                 continue
             figure.add_trace(
                 go.Scattergl(
-                    x=[wall_clock(p[0], zone) for p in mine],
-                    y=[p[1] / MIB for p in mine],
+                    x=_times([p[0] for p in mine], zone),
+                    y=np.array([p[1] / MIB for p in mine]),
                     mode="markers",
                     name=f"thread {thread}",
                     legendgroup=f"thread {thread}",
@@ -82,16 +89,21 @@ def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | 
                 continue
             x, y = [], []
             for start, end, rate in span.segments:
-                x += [wall_clock(start, zone), wall_clock(end, zone)]
+                x += [start, end]
                 y += [rate / MIB, rate / MIB]
             figure.add_trace(
                 go.Scattergl(
-                    x=x, y=y, mode="lines", name="all threads (summed, where they overlap)", line={"width": 2},
-                    legendgroup="summed", showlegend=number == 0,
+                    x=_times(x, zone),
+                    y=np.array(y),
+                    mode="lines",
+                    name="all threads (summed, where they overlap)",
+                    line={"width": 2},
+                    legendgroup="summed",
+                    showlegend=number == 0,
                 ),
                 row=1,
                 col=index,
-            )  # fmt: skip
+            )
     peak, required = requirement.summed_peak_bytes_per_second, requirement.summed_required_bytes_per_second
     figure.add_hline(y=peak / MIB, line_dash="dot", annotation_text=f"peak {peak / MIB:,.2f} MiB/s")
     figure.add_hline(
@@ -108,7 +120,7 @@ def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | 
     if len(periods) > 1:
         figure.update_layout(title={"text": title, "y": 0.98, "font": {"size": 12}})
     figure.update_yaxes(rangemode="tozero", title_text="redo rate (MiB/s)", row=1, col=1)
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def heatmap_figure(charts: HistoryCharts, zone: str = "UTC") -> str | None:
@@ -126,7 +138,7 @@ def heatmap_figure(charts: HistoryCharts, zone: str = "UTC") -> str | None:
         )
     )
     figure.update_layout(**{**_LAYOUT, "height": 300}, xaxis_title=f"hour of day ({zone})")
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def distribution_figure(charts: HistoryCharts) -> str | None:
@@ -144,7 +156,7 @@ def distribution_figure(charts: HistoryCharts) -> str | None:
         )
     )  # fmt: skip
     figure.update_layout(**{**_LAYOUT, "height": 280}, xaxis_title="redo rate (MiB/s)", yaxis_title="count")
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def profile_figure(charts: HistoryCharts) -> str | None:
@@ -170,4 +182,4 @@ def profile_figure(charts: HistoryCharts) -> str | None:
     figure.update_layout(**_LAYOUT, xaxis_title="hour of day", yaxis_title="redo rate (MiB/s)")
     figure.update_xaxes(dtick=1)
     figure.update_yaxes(rangemode="tozero")
-    return figure.to_json()
+    return figure_json(figure)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from redolab.charts import LAYOUT
+from redolab.charts import LAYOUT, figure_json
 from redolab.core.downsample import RUN_POINTS, keep_indices, take
 from redolab.core.units import MIB, byte_rate_to_mbit
+
+
+def _array(values) -> np.ndarray:
+    """Numbers as a numpy array (a missing value is NaN, a gap in the line): plotly takes an array
+    whole and writes it as one typed block, where a list is copied and checked value by value."""
+    return np.array(values, dtype=float)
 
 
 def drawn_series(series: dict, points: int = RUN_POINTS) -> dict:
@@ -29,22 +36,22 @@ def drawn_series(series: dict, points: int = RUN_POINTS) -> dict:
 
 def throughput_figure(series: dict, *, duration_seconds: float | None = None) -> str:
     """Throughput per interval in MiB/s: the sum and each stream (Mbit/s on hover)."""
-    x = series["end_seconds"]
+    x = _array(series["end_seconds"])
     figure = go.Figure()
     if len(series["streams"]) > 1:
         for stream_id, rates in sorted(series["streams"].items()):
             figure.add_trace(
-                go.Scatter(x=x, y=[r / MIB for r in rates], name=f"stream {stream_id}", mode="lines", line={"width": 1})
+                go.Scatter(x=x, y=_array(rates) / MIB, name=f"stream {stream_id}", mode="lines", line={"width": 1})
             )
-    total = series["bytes_per_second"]
+    total = _array(series["bytes_per_second"])
     figure.add_trace(
         go.Scatter(
             x=x,
-            y=[r / MIB for r in total],
+            y=total / MIB,
             name="total",
             mode="lines+markers",
             line={"width": 3},
-            customdata=[byte_rate_to_mbit(r) for r in total],
+            customdata=byte_rate_to_mbit(total),
             hovertemplate="%{y:.2f} MiB/s (%{customdata:.1f} Mbit/s) at %{x:.1f} s<extra></extra>",
         )
     )
@@ -52,22 +59,22 @@ def throughput_figure(series: dict, *, duration_seconds: float | None = None) ->
     if duration_seconds:
         figure.update_xaxes(range=[0, duration_seconds])
     figure.update_yaxes(rangemode="tozero")
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def tcp_info_figure(series: dict) -> str:
     """TCP_INFO over time: RTT (µs), congestion window (segments), retransmits per interval."""
-    x = series["end_seconds"]
+    x = _array(series["end_seconds"])
     figure = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08)
-    figure.add_trace(go.Scatter(x=x, y=series["rtt_us"], name="RTT (µs), slowest stream"), row=1, col=1)
-    figure.add_trace(go.Scatter(x=x, y=series["snd_cwnd"], name="cwnd (segments), all streams"), row=2, col=1)
-    figure.add_trace(go.Bar(x=x, y=series["retransmits"], name="retransmits"), row=3, col=1)
+    figure.add_trace(go.Scatter(x=x, y=_array(series["rtt_us"]), name="RTT (µs), slowest stream"), row=1, col=1)
+    figure.add_trace(go.Scatter(x=x, y=_array(series["snd_cwnd"]), name="cwnd (segments), all streams"), row=2, col=1)
+    figure.add_trace(go.Bar(x=x, y=_array(series["retransmits"]), name="retransmits"), row=3, col=1)
     figure.update_yaxes(title_text="RTT (µs)", row=1, col=1)
     figure.update_yaxes(title_text="cwnd (segments)", row=2, col=1)
     figure.update_yaxes(title_text="retransmits", row=3, col=1)
     figure.update_xaxes(title_text="time (s)", row=3, col=1)
     figure.update_layout(**{**LAYOUT, "height": 480})
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def latency_histogram_figure(histogram: list[dict]) -> str:
@@ -75,4 +82,4 @@ def latency_histogram_figure(histogram: list[dict]) -> str:
     labels = [f"{b['from_us']}–{b['to_us']} µs" for b in histogram]
     figure = go.Figure(go.Bar(x=labels, y=[b["count"] for b in histogram], name="messages"))
     figure.update_layout(**LAYOUT, xaxis_title="acknowledgement latency", yaxis_title="messages")
-    return figure.to_json()
+    return figure_json(figure)

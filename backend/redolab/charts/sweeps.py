@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from redolab.charts import LAYOUT
+from redolab.charts import LAYOUT, figure_json
 from redolab.core.units import MIB, byte_rate_to_mbit, format_bytes
 
 
@@ -80,7 +80,7 @@ def connections_figure(
     figure.update_yaxes(rangemode="tozero")
     widest = max((p["x"] for one in series for p in one["points"]), default=0)
     figure.update_xaxes(rangemode="tozero", dtick=2 if widest > 12 else 1)
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def buffer_figure(series: list[dict], *, axis_title: str, required_bytes_per_second: float | None = None) -> str:
@@ -95,7 +95,7 @@ def buffer_figure(series: list[dict], *, axis_title: str, required_bytes_per_sec
     figure.update_layout(**LAYOUT, xaxis_title=axis_title, yaxis_title="throughput (MiB/s)")
     figure.update_xaxes(type="log", tickvals=sizes, ticktext=[format_bytes(s, 0) for s in sizes])
     figure.update_yaxes(rangemode="tozero")
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def runs_figure(names: list[str], rates: list[float | None]) -> str:
@@ -109,7 +109,7 @@ def runs_figure(names: list[str], rates: list[float | None]) -> str:
         )
     )
     figure.update_layout(**LAYOUT, yaxis_title="throughput (MiB/s)")
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def over_time_figure(times: list, rates: list[float | None], *, name: str) -> str:
@@ -126,4 +126,4 @@ def over_time_figure(times: list, rates: list[float | None], *, name: str) -> st
     )
     figure.update_layout(**LAYOUT, xaxis_title="time (UTC)", yaxis_title="throughput (MiB/s)")
     figure.update_yaxes(rangemode="tozero")
-    return figure.to_json()
+    return figure_json(figure)

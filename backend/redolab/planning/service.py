@@ -231,19 +231,18 @@ class RedoSummary:
         })  # fmt: skip
 
 
-def redo_summary(*, session: Session, environment: Environment) -> RedoSummary | None:
+def redo_summary(
+    *, session: Session, environment: Environment, row: StoredAnalysis | None = None
+) -> RedoSummary | None:
     """The stored summary of the environment's redo history, or None before any import gave a requirement."""
-    row = current_analysis(session=session, environment=environment)
+    row = row or current_analysis(session=session, environment=environment)
     req = stored.stored_requirement(row) if row is not None else None
     return RedoSummary(requirement=req, document=row.summary or {}) if req is not None else None
 
 
-def history_charts(*, session: Session, environment: Environment) -> stored.HistoryCharts | None:
-    """The History charts' stored data (downsampled), or None before any import gave a requirement."""
-    row = current_analysis(session=session, environment=environment)
-    if row is None or row.charts is None:
-        return None
-    return stored.HistoryCharts.from_json(row.charts)
+def history_charts(row: StoredAnalysis) -> stored.HistoryCharts | None:
+    """The History charts' stored data (downsampled), or None when the imports gave no requirement."""
+    return stored.HistoryCharts.from_json(row.charts) if row.charts is not None else None
 
 
 def _import_period(record: RedoImport, zone: str) -> str:

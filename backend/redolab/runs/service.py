@@ -253,30 +253,42 @@ def store_summary(*, session: Session, run: Run) -> RunSummary:
     return summary
 
 
-def _metrics(summary: RunSummary) -> RunMetrics:
+def _metrics(summary) -> RunMetrics:
     return RunMetrics(**{name: getattr(summary, name) for name in _METRIC_FIELDS})
+
+
+# What planning reads of a run (columns, not whole runs: 500 runs with their JSON settings and
+# commands took most of the environment page's time).
+_PLANNED = (
+    Run.id, Run.label, Run.client_host_id, Run.server_host_id, Run.reverse, Run.mode, Run.conns, Run.message_bytes,
+    Run.bytes_per_second, Run.sync_write, Run.write_dir, Run.started_at, Run.created_at, Run.tags, Run.source,
+)  # fmt: skip
+_SUMMARISED = tuple(getattr(RunSummary, name) for name in (*_METRIC_FIELDS, "mtu_bytes", "damaged"))
 
 
 def measured_runs(*, session: Session, environment: Environment) -> list[MeasuredRun]:
     """Succeeded runs from a primary node to a standby node, with the numbers planning needs: read
     from their stored summaries, never from their intervals (a run without one, from before the
-    summaries, is summarised here once)."""
+    summaries, is summarised here, and not stored: a page does not write)."""
     rows = session.execute(
-        select(Run, RunSummary)
+        select(*_PLANNED, RunSummary.run_id.label("summarised"), *_SUMMARISED)
         .outerjoin(RunSummary, RunSummary.run_id == Run.id)
         .where(Run.environment_id == environment.id, Run.status == RunStatus.succeeded, Run.bytes_per_second > 0)
         .order_by(Run.id.desc())
         .limit(MAX_RUNS)
     ).all()
-    missing = [run for run, summary in rows if summary is None]
+    missing = [row.id for row in rows if row.summarised is None]
+    made = {}
     if missing:
-        lines = summary_lines(session=session, run_ids=[run.id for run in missing])
-        made = {run.id: RunSummary(**summary_values(run, lines[run.id])) for run in missing}
-        rows = [(run, summary or made[run.id]) for run, summary in rows]
+        lines = summary_lines(session=session, run_ids=missing)
+        made = {run.id: RunSummary(**summary_values(run, lines[run.id])) for run in session.scalars(
+            select(Run).where(Run.id.in_(missing)))}  # fmt: skip
+    hosts = {host.id: host for host in environment.hosts}
     measured = []
-    for run, summary in rows:
-        client, server = run.client_host, run.server_host
-        if run.reverse:  # the server host sent: the redo direction is server -> client
+    for row in rows:
+        summary = made.get(row.id, row)
+        client, server = hosts.get(row.client_host_id), hosts.get(row.server_host_id)
+        if row.reverse:  # the server host sent: the redo direction is server -> client
             client, server = server, client
         if (
             client is None
@@ -288,21 +300,21 @@ def measured_runs(*, session: Session, environment: Environment) -> list[Measure
             continue  # a run whose stored lines are damaged is left out, not guessed
         measured.append(
             MeasuredRun(
-                id=run.id,
-                label=run.label,
+                id=row.id,
+                label=row.label,
                 client_node=client.node_number,
                 server_node=server.node_number,
-                mode=run.mode.value,
-                conns=run.conns,
-                message_bytes=run.message_bytes,
-                bytes_per_second=run.bytes_per_second,
-                sync_write=run.sync_write and bool(run.write_dir),
+                mode=row.mode.value,
+                conns=row.conns,
+                message_bytes=row.message_bytes,
+                bytes_per_second=row.bytes_per_second,
+                sync_write=row.sync_write and bool(row.write_dir),
                 loopback=client.transport is HostTransport.local and server.transport is HostTransport.local,
                 mtu_bytes=summary.mtu_bytes,
                 metrics=_metrics(summary),
-                created_at=run.started_at or run.created_at,
-                tags=tuple(run.tags or ()),
-                origin="measured" if run.source is RunSource.redoprobe else f"imported: {run.source.value}",
+                created_at=row.started_at or row.created_at,
+                tags=tuple(row.tags or ()),
+                origin="measured" if row.source is RunSource.redoprobe else f"imported: {row.source.value}",
             )
         )
     return measured

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
@@ -20,28 +23,40 @@ from redolab.redo.parsers import RedoInputError
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
 
+_FIGURES_CACHED = 32
+_figures: OrderedDict[tuple[int, str], dict] = OrderedDict()
+_figures_lock = threading.Lock()
+
+
 def history_context(session, environment) -> dict:
     """What the environment page's Redo history section shows: the requirement every plan card uses
     (all imports), its basis, the peak windows, and the charts in the database's time zone, all from
-    the stored analysis (no row is read here)."""
-    from redolab.planning.service import history_charts, redo_summary
+    the stored analysis (no row is read here). The figures are drawn once per process and stored
+    analysis (their signature), so another process or a new import never sees old ones."""
+    from redolab.planning.service import current_analysis, history_charts, redo_summary
 
     imports = service.list_imports(session=session, environment=environment)
     context = {"imports": imports, "formats": FORMATS, "zone": environment.time_zone or "UTC"}
-    summary = redo_summary(session=session, environment=environment) if imports else None
+    row = current_analysis(session=session, environment=environment, imports=imports)
+    summary = redo_summary(session=session, environment=environment, row=row) if row is not None else None
     if summary is None:
         return {**context, "redo": None, "requirement": None}
-    charts = history_charts(session=session, environment=environment)
-    zone = context["zone"]
-    return {
-        **context,
-        "redo": summary,
-        "requirement": summary.requirement,
-        "redo_rate_figure": rate_figure(charts, summary.requirement, zone),
-        "redo_heatmap_figure": heatmap_figure(charts, zone),
-        "redo_distribution_figure": distribution_figure(charts),
-        "redo_profile_figure": profile_figure(charts),
-    }
+    key = (environment.id, row.signature)
+    with _figures_lock:
+        figures = _figures.get(key)
+    if figures is None:
+        charts, zone = history_charts(row), context["zone"]
+        figures = {
+            "redo_rate_figure": rate_figure(charts, summary.requirement, zone),
+            "redo_heatmap_figure": heatmap_figure(charts, zone),
+            "redo_distribution_figure": distribution_figure(charts),
+            "redo_profile_figure": profile_figure(charts),
+        }
+        with _figures_lock:
+            _figures[key] = figures
+            while len(_figures) > _FIGURES_CACHED:
+                _figures.popitem(last=False)
+    return {**context, "redo": summary, "requirement": summary.requirement, **figures}
 
 
 def _render_preview(request, environment, *, token, fmt, result=None, error=None, mapping=None, status_code=None):
