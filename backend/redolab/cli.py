@@ -478,7 +478,7 @@ def redo_import(
 ) -> None:
     """Store exports as redo history of an environment (each file all or nothing, never twice)."""
     from redolab.core.errors import FieldError
-    from redolab.redo import service
+    from redolab.planning.imports import import_now
     from redolab.redo.parsers import RedoInputError
 
     with _environment_named(env) as (session, environment):
@@ -486,7 +486,7 @@ def redo_import(
             if not path.is_file():
                 _fail(f"{path}: no such file")
             try:
-                record = service.import_file(
+                record = import_now(
                     session=session, environment=environment, path=path, filename=path.name, fmt=fmt, imported_by=user
                 )
             except RedoInputError as error:  # its message starts with the file's name
@@ -494,9 +494,8 @@ def redo_import(
             except FieldError as error:
                 _fail(f"{path.name}: {error.message}")
             dropped = ", ".join(f"{n} {reason}" for reason, n in record.dropped.items()) or "none dropped"
-            typer.echo(
-                f"{path.name}: import #{record.id}, {record.rows_read} rows read, {record.rows_kept} kept ({dropped})"
-            )
+            counts = f"{record.rows_read:,} rows read, {record.rows_kept:,} kept"
+            typer.echo(f"{path.name}: import #{record.id}, {counts} ({dropped})")
 
 
 def _parse_option(parse, text: str, option: str):

@@ -13,7 +13,6 @@ from alembic import op
 
 import redolab.core.db
 
-
 revision: str = "a15d902995e9"
 down_revision: str | None = "479f8852e947"
 branch_labels: str | Sequence[str] | None = None

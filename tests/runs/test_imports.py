@@ -18,6 +18,7 @@ from redolab.runs.parsers.iperf3 import read_iperf3
 from redolab.runs.parsers.results import ResultFileError
 from tests.conftest import log_in
 from tests.factories import make_user
+from tests.figures import values
 from tests.services import missing
 from tests.web.test_runs import HTMX, local_env
 from tests.web.test_sweeps import figure_in
@@ -219,8 +220,8 @@ def test_form_imports_every_test_and_shows_the_source(browser_client, session):
     assert "195 MiB/s" in run_page and 'id="tcp-chart"' not in run_page  # oratcptest gives throughput only
     assert 'id="tcp-chart"' in browser_client.get(f"/runs/{runs[2].id}").text  # iperf3 gives RTT and cwnd
     figure = figure_in(run_page, "throughput-chart")
-    assert figure["data"][0]["x"] == [10.0, 20.0, 30.0, 40.0]
-    assert [round(y) for y in figure["data"][0]["y"]] == [180, 200, 210, 190]  # MiB/s
+    assert values(figure["data"][0]["x"]) == [10.0, 20.0, 30.0, 40.0]
+    assert [round(y) for y in values(figure["data"][0]["y"])] == [180, 200, 210, 190]  # MiB/s
     original = browser_client.get(f"/runs/{runs[1].id}/source")
     assert original.status_code == 200 and original.text.startswith(
         "$ java -jar oratcptest.jar stby1-vip -port=5555 -mode=async"

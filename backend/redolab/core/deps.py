@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
+from starlette.datastructures import FormData
 
 from redolab.core.config import Settings
 
@@ -24,3 +25,12 @@ SessionDep = Annotated[Session, Depends(get_session)]
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+async def read_form(request: Request) -> FormData:
+    """The submitted form, read here so the page handler can be a plain function: FastAPI runs those
+    in its thread pool, so their database work never blocks the event loop."""
+    return await request.form()
+
+
+FormDep = Annotated[FormData, Depends(read_form)]

@@ -35,7 +35,7 @@ def import_json(record) -> dict:
 
 
 @router.post("/{environment_id}/hadr/captures", status_code=status.HTTP_201_CREATED)
-async def upload_captures(session: SessionDep, user: ApiOperator, environment_id: int, file: UploadFile) -> dict:
+def upload_captures(session: SessionDep, user: ApiOperator, environment_id: int, file: UploadFile) -> dict:
     """Import a file of `db2pd -db DBNAME -hadr` captures (both layouts), all or nothing."""
     environment = get_environment(session=session, environment_id=environment_id)
     if not file.filename:
@@ -43,7 +43,7 @@ async def upload_captures(session: SessionDep, user: ApiOperator, environment_id
     with tempfile.TemporaryDirectory(prefix="redolab-hadr-") as workdir:
         path = Path(workdir) / "captures"
         with open(path, "wb") as target:
-            while chunk := await file.read(1024 * 1024):
+            while chunk := file.file.read(1024 * 1024):
                 target.write(chunk)
         record = service.import_captures(
             session=session, environment=environment, path=path, filename=file.filename, imported_by=user.username

@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import ForeignKey, Integer, String
+from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-import redolab.disktest.models  # noqa: F401  (jobs.disk_test_id refers to its table)
+import redolab.disktest.models  # (jobs.disk_test_id refers to its table)
+import redolab.environments.models  # (and jobs.environment_id to environments)
+import redolab.redo.models  # noqa: F401  (and jobs.import_id to redo_imports)
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
 
 
@@ -23,10 +25,20 @@ class Job(Base):
     __tablename__ = "jobs"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    kind: Mapped[str] = mapped_column(String(20), default="run")  # run, sweep or disk
+    kind: Mapped[str] = mapped_column(String(20), default="run")  # run, sweep, disk or import
     run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     sweep_id: Mapped[int | None] = mapped_column(ForeignKey("sweeps.id", ondelete="CASCADE"), index=True)
     disk_test_id: Mapped[int | None] = mapped_column(ForeignKey("disk_tests.id", ondelete="CASCADE"), index=True)
+    # An import of redo history: its record (gone when the import fails), what it reads and how far
+    # it got; the error says why it failed.
+    import_id: Mapped[int | None] = mapped_column(ForeignKey("redo_imports.id", ondelete="SET NULL"), index=True)
+    environment_id: Mapped[int | None] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    label: Mapped[str | None] = mapped_column(String(255))  # the file's name
+    source_path: Mapped[str | None] = mapped_column(String(1000))  # the upload, under the data directory
+    options: Mapped[dict | None] = mapped_column(JSON)  # format and mapping
+    progress_rows: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    estimated_rows: Mapped[int | None] = mapped_column(BigInteger)
+    error: Mapped[str | None] = mapped_column(Text)
     # The hosts the job occupies: two jobs sharing one never run at the same time.
     client_host_id: Mapped[int | None] = mapped_column(Integer)
     server_host_id: Mapped[int | None] = mapped_column(Integer)

@@ -21,6 +21,9 @@ from sqlalchemy.orm import aliased, sessionmaker
 
 from redolab.core.db import utcnow
 from redolab.jobs.models import Job, JobStatus
+from redolab.planning.imports import discard_orphan, execute_import
+from redolab.redo.models import ImportStatus, RedoImport
+from redolab.redo.service import discard_staged
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.runner import RunExecution
 from redolab.runs.service import store_summary
@@ -33,6 +36,8 @@ log = logging.getLogger("redolab.worker")
 HEARTBEAT_SECONDS = 2.0
 STALE_SECONDS = 30.0
 SCHEDULE_POLL_SECONDS = 5.0
+STAGED_IMPORT_SECONDS = 3600.0  # an import staged in a request is long finished after this
+ACTIVE = (JobStatus.queued, JobStatus.running)
 CLAIM_LOCK_KEY = 7_284_019  # pg_advisory_xact_lock key serialising claims
 
 
@@ -80,6 +85,8 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
             job.status = JobStatus.failed
             job.finished_at = utcnow()
             runs = []
+            if job.kind == "import":
+                discard_orphan(session, job)
             if job.disk_test_id is not None:
                 from redolab.disktest.models import DiskTest
 
@@ -115,6 +122,17 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
         session.commit()
         for run in finished:
             store_summary(session=session, run=run)
+        # an import staged in a request whose process stopped (large ones are jobs, handled above)
+        cutoff = utcnow() - timedelta(seconds=STAGED_IMPORT_SECONDS)
+        queued = select(Job.import_id).where(Job.import_id.is_not(None), Job.status.in_(ACTIVE))
+        for import_id in session.scalars(
+            select(RedoImport.id).where(
+                RedoImport.status == ImportStatus.importing,
+                RedoImport.created_at < cutoff,
+                RedoImport.id.not_in(queued),
+            )
+        ).all():
+            discard_staged(session=session, import_id=import_id)
         return len(orphans)
 
 
@@ -146,7 +164,10 @@ class Worker:
                 last[0] = loop.time()
                 self._heartbeat(job.id)
 
-        if job.kind == "disk":
+        if job.kind == "import":  # blocking database work: in a thread, off this loop
+            done = await asyncio.to_thread(execute_import, self.sessions, job.id, heartbeat)
+            status = RunStatus.succeeded if done else RunStatus.failed
+        elif job.kind == "disk":
             from redolab.disktest.service import DiskExecution
 
             succeeded = await DiskExecution(self.sessions, self.secret_key, job.disk_test_id, heartbeat).execute()

@@ -141,15 +141,18 @@ def default_requirement(*, session: Session, environment: Environment, imports=N
     return environment_requirement(session=session, environment=environment, imports=imports)
 
 
-def refresh_analysis(*, session: Session, environment: Environment, imports=None) -> StoredAnalysis | None:
-    """Analyse every import of the environment and store the result (after an import or a delete);
-    None, with any stored analysis removed, when there is no import. Commits."""
+def refresh_analysis(
+    *, session: Session, environment: Environment, imports=None, commit: bool = True
+) -> StoredAnalysis | None:
+    """Analyse every import of the environment (or `imports`: those and one about to be shown) and
+    store the result; None, with any stored analysis removed, when there is no import."""
     if imports is None:
         imports = redo_service.list_imports(session=session, environment=environment)
     key = stored.signature(environment, imports)
     if not imports:
         session.execute(delete(StoredAnalysis).where(StoredAnalysis.environment_id == environment.id))
-        session.commit()
+        if commit:
+            session.commit()
         return None
     series = import_series(session=session, imports=imports)
     req = requirement(series, headroom_ratio=environment.headroom_percent / 100)
@@ -158,7 +161,9 @@ def refresh_analysis(*, session: Session, environment: Environment, imports=None
         summary = RedoSummary.of(req, analysis[1] if analysis else {}).to_json()
     else:
         summary = analysis[1] if analysis else None
-    return stored.store(session=session, environment=environment, key=key, requirement=req, summary=summary)
+    return stored.store(
+        session=session, environment=environment, key=key, requirement=req, summary=summary, commit=commit
+    )
 
 
 def current_analysis(*, session: Session, environment: Environment, imports=None) -> StoredAnalysis | None:

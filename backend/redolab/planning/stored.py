@@ -158,9 +158,15 @@ def slim(requirement: Requirement) -> Requirement:
 
 
 def store(
-    *, session: Session, environment: Environment, key: str, requirement: Requirement | None, summary: dict | None
+    *,
+    session: Session,
+    environment: Environment,
+    key: str,
+    requirement: Requirement | None,
+    summary: dict | None,
+    commit: bool = True,
 ) -> StoredAnalysis:
-    """Keep the analysis (commits); `requirement` None: the imports give no redo rate."""
+    """Keep the analysis; `requirement` None: the imports give no redo rate."""
     row = session.get(StoredAnalysis, environment.id)
     if row is None:
         row = StoredAnalysis(environment_id=environment.id)
@@ -171,7 +177,8 @@ def store(
     else:
         row.charts = history_charts(requirement, environment.time_zone or "UTC").to_json()
         row.requirement = zlib.compress(pickle.dumps(slim(requirement), protocol=pickle.HIGHEST_PROTOCOL), 1)
-    session.commit()
+    if commit:
+        session.commit()
     return row
 
 

@@ -6,11 +6,13 @@ from datetime import datetime
 
 from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
 from pydantic import BaseModel, ConfigDict
+from starlette.responses import JSONResponse
 
 from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError
 from redolab.environments.service import get_environment
+from redolab.jobs.queue import wake_local_worker
 from redolab.redo import service
 from redolab.redo.parsers import RedoInputError
 
@@ -84,27 +86,65 @@ class ImportRequest(BaseModel):
     mapping: dict[str, str] | None = None
 
 
-@router.post("/{environment_id}/redo/imports", status_code=status.HTTP_201_CREATED)
+class ImportJobPublic(BaseModel):
+    """A large import, written by a worker: poll `status_url` until `status` is done or failed."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    status: str
+    label: str | None
+    import_id: int | None
+    progress_rows: int
+    estimated_rows: int | None
+    error: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    status_url: str = ""
+
+
+def _job_public(environment_id: int, job) -> ImportJobPublic:
+    public = ImportJobPublic.model_validate(job)
+    public.status_url = f"/api/v1/environments/{environment_id}/redo/jobs/{job.id}"
+    return public
+
+
+@router.post(
+    "/{environment_id}/redo/imports",
+    status_code=status.HTTP_201_CREATED,
+    responses={202: {"model": ImportJobPublic, "description": "A large file: imported by a worker (a job)."}},
+)
 def import_upload(
     request: Request, session: SessionDep, user: ApiOperator, environment_id: int, body: ImportRequest
 ) -> RedoImportPublic:
-    """Import a previewed upload (all rows or none)."""
+    """Import a previewed upload (all rows or none). From 4 MiB on the file is imported by a worker:
+    the answer is 202 with the job, whose status_url reports progress and, if it fails, why."""
+    from redolab.planning import imports
+
     environment = get_environment(session=session, environment_id=environment_id)
-    path, filename = service.upload_path(request.app.state.settings.upload_dir, body.upload_token)
+    upload_dir = request.app.state.settings.upload_dir
+    path, filename = service.upload_path(upload_dir, body.upload_token)
+    arguments = {"session": session, "environment": environment, "path": path, "filename": filename,
+                 "fmt": body.format, "mapping": body.mapping, "imported_by": user.username}  # fmt: skip
     try:
-        record = service.import_file(
-            session=session,
-            environment=environment,
-            path=path,
-            filename=filename,
-            fmt=body.format,
-            mapping=body.mapping,
-            imported_by=user.username,
-        )
+        if path.stat().st_size >= imports.JOB_MIN_BYTES:
+            job = imports.queue_import(**arguments)
+            wake_local_worker(request.app)
+            return JSONResponse(_job_public(environment.id, job).model_dump(mode="json"), status_code=202)
+        record = imports.import_now(**arguments)
     except RedoInputError as error:
         raise _unreadable(error) from None
-    service.discard_upload(request.app.state.settings.upload_dir, body.upload_token)
+    service.discard_upload(upload_dir, body.upload_token)
     return RedoImportPublic.model_validate(record)
+
+
+@router.get("/{environment_id}/redo/jobs/{job_id}")
+def read_import_job(session: SessionDep, environment_id: int, job_id: int) -> ImportJobPublic:
+    """A large import's progress (rows written), its import once done, or why it failed."""
+    from redolab.planning.imports import get_import_job
+
+    environment = get_environment(session=session, environment_id=environment_id)
+    return _job_public(environment.id, get_import_job(session=session, environment=environment, job_id=job_id))
 
 
 @router.get("/{environment_id}/redo/imports")
@@ -117,10 +157,10 @@ def list_imports(session: SessionDep, environment_id: int) -> list[RedoImportPub
 @router.delete("/{environment_id}/redo/imports/{import_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_import(session: SessionDep, user: ApiOperator, environment_id: int, import_id: int) -> None:
     """Delete an import with its rows."""
+    from redolab.planning.imports import delete_import
+
     environment = get_environment(session=session, environment_id=environment_id)
-    service.delete_import(
-        session=session, record=service.get_import(session=session, environment=environment, import_id=import_id)
-    )
+    delete_import(session=session, environment=environment, import_id=import_id)
 
 
 @router.get("/{environment_id}/redo/analytics")

@@ -10,6 +10,14 @@ from sqlalchemy.orm import Mapped, mapped_column
 from redolab.core.db import Base, UTCDateTime, utcnow
 
 
+class ImportStatus:
+    """An import's rows are written while it is `importing` (a staging area no page or analysis
+    reads) and become visible together when it turns `ready`, in one short transaction."""
+
+    importing = "importing"
+    ready = "ready"
+
+
 class RedoImport(Base):
     __tablename__ = "redo_imports"
     __table_args__ = (UniqueConstraint("environment_id", "sha256"),)
@@ -33,6 +41,7 @@ class RedoImport(Base):
     threads: Mapped[list] = mapped_column(JSON)
     imported_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    status: Mapped[str] = mapped_column(String(12), default=ImportStatus.ready, server_default=ImportStatus.ready)
 
 
 class RedoRow(Base):

@@ -9,12 +9,14 @@ import secrets
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from redolab.core.errors import FieldError, NotFound
@@ -24,7 +26,7 @@ from redolab.redo.analytics import Analysis, analyze, summary_json
 from redolab.redo.dedupe import unique
 from redolab.redo.ingest.mapping import FIELDS
 from redolab.redo.ingest.pipeline import Reading, prepare, read_sources, summarise
-from redolab.redo.models import RedoImport, RedoRow
+from redolab.redo.models import ImportStatus, RedoImport, RedoRow
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.schemas import RedoInterval
 
@@ -161,6 +163,101 @@ def _kind(reading: Reading) -> str:
 
 
 # -- import ---------------------------------------------------------------------------------------
+# An import is staged: its record is `importing` while its rows are written in batches, each batch a
+# transaction of its own (the database's write lock is held for one batch, never for the whole file),
+# and nothing reads it; it becomes `ready`, visible with every row, in one short transaction at the
+# end. A bad line anywhere removes the staged rows and the record: every row or none.
+Progress = Callable[[int], None]  # rows written so far
+
+
+def begin_import(
+    *, session: Session, environment: Environment, path: Path, filename: str, mapping: dict | None, imported_by: str
+) -> RedoImport:
+    """The staged record of an import (committed, not yet visible), after the duplicate check."""
+    digest = file_sha256(path)
+    earlier = session.scalar(
+        select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == digest)
+    )
+    if earlier is not None:
+        if earlier.status == ImportStatus.importing:
+            raise FieldError("file", f"This file is being imported right now as import #{earlier.id}.", 409)
+        raise FieldError(
+            "file",
+            f"This file was already imported as import #{earlier.id} ('{earlier.filename}', "
+            f"{earlier.created_at:%Y-%m-%d %H:%M} UTC): nothing was imported twice.",
+        )
+    record = RedoImport(
+        environment_id=environment.id, filename=filename[:255], sha256=digest, format="", kind="",
+        mapping=clean_mapping(mapping) or {}, rows_read=0, rows_kept=0, dropped={}, warnings=[], threads=[],
+        imported_by=imported_by, time_zone=environment.time_zone, status=ImportStatus.importing,
+    )  # fmt: skip
+    session.add(record)
+    try:
+        session.commit()
+    except IntegrityError:  # the same file, sent twice at once: the other request staged it first
+        session.rollback()
+        raise FieldError("file", "This file is being imported right now by another request.", 409) from None
+    return record
+
+
+def fill_import(
+    *,
+    session: Session,
+    record: RedoImport,
+    path: Path,
+    fmt: str = "auto",
+    progress: Progress | None = None,
+    before_visible: Callable[[Session, RedoImport], None] | None = None,
+) -> RedoImport:
+    """Write the staged import's rows, batch by batch, then make it visible: `before_visible` runs in
+    that last transaction (the stored analysis is written with it). On a bad line the staged rows and
+    the record are removed and the RedoInputError goes on."""
+    statement = _insert_statement(session.connection())
+    batches = _parse_elsewhere if path.stat().st_size >= PIPELINE_MIN_BYTES else _parse_here
+    mapping = record.mapping or None
+    written = 0
+    try:
+        for batch in batches(path, record.filename, fmt, mapping, record.id, record.time_zone or "UTC"):
+            if isinstance(batch, dict):
+                totals = batch
+                continue
+            session.connection().exec_driver_sql(statement, batch)  # the driver's executemany, no per-row Python
+            session.commit()  # one batch per transaction: other writers wait for a batch, not the file
+            written += len(batch)
+            if progress is not None:
+                progress(written)
+    except BaseException:
+        session.rollback()
+        discard_staged(session=session, import_id=record.id)
+        raise
+    record.format, record.kind, record.mapping = totals["format"], totals["kind"], totals["mapping"]
+    record.rows_read, record.rows_kept, record.dropped = totals["rows_read"], totals["kept"], totals["dropped"]
+    record.warnings, record.threads, record.notes = totals["warnings"], totals["threads"], totals["notes"]
+    record.first_time, record.last_time = totals["first"], totals["last"]
+    try:
+        if before_visible is not None:
+            before_visible(session, record)
+        record.status = ImportStatus.ready
+        session.commit()
+    except BaseException:
+        session.rollback()
+        discard_staged(session=session, import_id=record.id)
+        raise
+    return record
+
+
+def discard_staged(*, session: Session, import_id: int) -> None:
+    """Remove a staged import: its rows in batches (short transactions), then its record."""
+    while True:
+        ids = list(session.scalars(select(RedoRow.id).where(RedoRow.import_id == import_id).limit(BATCH_ROWS)))
+        if not ids:
+            break
+        session.execute(delete(RedoRow).where(RedoRow.id.in_(ids)))
+        session.commit()
+    session.execute(delete(RedoImport).where(RedoImport.id == import_id, RedoImport.status == ImportStatus.importing))
+    session.commit()
+
+
 def import_file(
     *,
     session: Session,
@@ -170,44 +267,30 @@ def import_file(
     fmt: str = "auto",
     mapping: dict | None = None,
     imported_by: str,
+    progress: Progress | None = None,
+    before_visible: Callable[[Session, RedoImport], None] | None = None,
 ) -> RedoImport:
-    """Store every row or none: a bad line anywhere (in any member of an archive) rolls it all back."""
-    digest = file_sha256(path)
-    earlier = session.scalar(
-        select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == digest)
-    )
-    if earlier is not None:
-        raise FieldError(
-            "file",
-            f"This file was already imported as import #{earlier.id} ('{earlier.filename}', "
-            f"{earlier.created_at:%Y-%m-%d %H:%M} UTC): nothing was imported twice.",
-        )
+    """Stage, fill and show an import here and now (the CLI, small uploads; large ones are jobs):
+    every row or none, a bad line anywhere (in any member of an archive) stores nothing."""
     mapping = clean_mapping(mapping)
-    record = RedoImport(
-        environment_id=environment.id, filename=filename[:255], sha256=digest, format="", kind="",
-        mapping=mapping or {}, rows_read=0, rows_kept=0, dropped={}, warnings=[], threads=[], imported_by=imported_by,
+    record = begin_import(
+        session=session, environment=environment, path=path, filename=filename, mapping=mapping,
+        imported_by=imported_by,
     )  # fmt: skip
-    session.add(record)
-    session.flush()
-    connection = session.connection()
-    statement = _insert_statement(connection)
-    record.time_zone = environment.time_zone
-    batches = _parse_elsewhere if path.stat().st_size >= PIPELINE_MIN_BYTES else _parse_here
-    try:
-        for batch in batches(path, filename, fmt, mapping, record.id, environment.time_zone):
-            if isinstance(batch, dict):
-                totals = batch
-            else:
-                connection.exec_driver_sql(statement, batch)  # the driver's executemany, no per-row Python
-    except RedoInputError:
-        session.rollback()
-        raise
-    record.format, record.kind, record.mapping = totals["format"], totals["kind"], totals["mapping"]
-    record.rows_read, record.rows_kept, record.dropped = totals["rows_read"], totals["kept"], totals["dropped"]
-    record.warnings, record.threads, record.notes = totals["warnings"], totals["threads"], totals["notes"]
-    record.first_time, record.last_time = totals["first"], totals["last"]
-    session.commit()
-    return record
+    return fill_import(
+        session=session, record=record, path=path, fmt=fmt, progress=progress, before_visible=before_visible
+    )
+
+
+def estimate_rows(path: Path) -> int | None:
+    """About how many rows a plain text upload holds (its line count), for a progress figure; None for
+    an archive, whose members are counted as they are read."""
+    with open(path, "rb") as source:
+        head = source.read(4)
+        if head.startswith((b"PK\x03\x04", b"\x1f\x8b")):
+            return None
+        source.seek(0)
+        return sum(block.count(b"\n") for block in iter(lambda: source.read(1 << 20), b"")) or None
 
 
 # Above this size the file is parsed in a second process while this one inserts: both cores work.
@@ -362,13 +445,18 @@ def _row(import_id: int, interval: RedoInterval) -> tuple:
 
 
 def list_imports(*, session: Session, environment: Environment) -> list[RedoImport]:
-    query = select(RedoImport).where(RedoImport.environment_id == environment.id).order_by(RedoImport.id)
+    """The environment's visible imports (not those still being written)."""
+    query = (
+        select(RedoImport)
+        .where(RedoImport.environment_id == environment.id, RedoImport.status == ImportStatus.ready)
+        .order_by(RedoImport.id)
+    )
     return list(session.scalars(query))
 
 
 def get_import(*, session: Session, environment: Environment, import_id: int) -> RedoImport:
     record = session.get(RedoImport, import_id)
-    if record is None or record.environment_id != environment.id:
+    if record is None or record.environment_id != environment.id or record.status != ImportStatus.ready:
         raise NotFound(f"Redo import {import_id} does not exist in environment '{environment.name}'.")
     return record
 
@@ -438,7 +526,7 @@ def environment_intervals(*, session: Session, environment: Environment) -> list
     query = (
         select(*STORED_COLUMNS)
         .join(RedoImport, RedoImport.id == RedoRow.import_id)
-        .where(RedoImport.environment_id == environment.id)
+        .where(RedoImport.environment_id == environment.id, RedoImport.status == ImportStatus.ready)
         .order_by(RedoRow.import_id, RedoRow.id)
     )
     rows = (stored_interval(r) for r in session.execute(query).yield_per(10_000))

@@ -28,7 +28,7 @@ def create_run(
 
 
 @router.post("/environments/{environment_id}/runs/import", status_code=status.HTTP_201_CREATED)
-async def import_runs(
+def import_runs(
     session: SessionDep,
     user: ApiOperator,
     environment_id: int,
@@ -51,7 +51,7 @@ async def import_runs(
         import_in = ResultImport.model_validate(fields)
     except ValidationError as error:
         raise RequestValidationError(error.errors(include_url=False)) from None
-    contents = await service.read_result_uploads(files)
+    contents = service.read_result_uploads(files)
     runs = service.import_results(
         session=session, environment=environment, import_in=import_in, files=contents, requested_by=user.username
     )

@@ -74,12 +74,12 @@ def _read_result_file(name: str, data: bytes, import_in: ResultImport) -> list[I
         raise FieldError("files", f"{name}: {error}", 422) from None
 
 
-async def read_result_uploads(uploads: list) -> list[tuple[str, bytes]]:
+def read_result_uploads(uploads: list) -> list[tuple[str, bytes]]:
     """Uploaded result files as (name, bytes), each cut one byte past the per-file limit (so the
     import can say it is too large) and all within the per-import total."""
     files, total = [], 0
     for upload in uploads[: MAX_RESULT_FILES + 1]:
-        data = await upload.read(MAX_RESULT_FILE_BYTES + 1)
+        data = upload.file.read(MAX_RESULT_FILE_BYTES + 1)  # spooled to disk by then: called in a thread
         total += len(data)
         if total > MAX_RESULT_IMPORT_BYTES:
             limit = format_bytes(MAX_RESULT_IMPORT_BYTES, 0)

@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from redolab.auth.deps import AdminUser, OperatorUser, current_html_user
 from redolab.core import units
-from redolab.core.deps import SessionDep
+from redolab.core.deps import FormDep, SessionDep
 from redolab.core.errors import FieldError
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
@@ -125,9 +125,9 @@ def new_environment(request: Request) -> Response:
 
 
 @router.post("/environments")
-async def create_environment(request: Request, session: SessionDep, user: OperatorUser) -> Response:
+def create_environment(request: Request, session: SessionDep, user: OperatorUser, form: FormDep) -> Response:
     """Create an environment from the form."""
-    values = form_data(await request.form())
+    values = form_data(form)
     with form_errors() as errors:
         environment = service.create_environment(session=session, env_in=EnvironmentCreate.model_validate(values))
     if not errors:
@@ -144,12 +144,12 @@ def edit_environment(request: Request, session: SessionDep, environment_id: int)
 
 
 @router.post("/environments/{environment_id}/edit")
-async def update_environment(
-    request: Request, session: SessionDep, user: OperatorUser, environment_id: int
+def update_environment(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
 ) -> Response:
     """Save the environment form (every field is submitted, so it is validated whole)."""
     environment = load_environment(session, environment_id)
-    values = form_data(await request.form())
+    values = form_data(form)
     with form_errors() as errors:
         service.update_environment(
             session=session,
@@ -238,10 +238,10 @@ def show_hosts(request: Request, session: SessionDep, environment_id: int, edit:
 
 
 @router.post("/environments/{environment_id}/hosts")
-async def create_host(request: Request, session: SessionDep, user: AdminUser, environment_id: int) -> Response:
+def create_host(request: Request, session: SessionDep, user: AdminUser, environment_id: int, form: FormDep) -> Response:
     """Add a host from the inline form."""
     environment = load_environment(session, environment_id)
-    values = form_data(await request.form())
+    values = form_data(form)
     values["allow_kernel_changes"] = "allow_kernel_changes" in values
     with form_errors() as errors:
         service.create_host(session=session, environment=environment, host_in=HostCreate.model_validate(values))
@@ -252,13 +252,13 @@ async def create_host(request: Request, session: SessionDep, user: AdminUser, en
 
 
 @router.put("/environments/{environment_id}/hosts/{host_id}")
-async def update_host(
-    request: Request, session: SessionDep, user: AdminUser, environment_id: int, host_id: int
+def update_host(
+    request: Request, session: SessionDep, user: AdminUser, environment_id: int, host_id: int, form: FormDep
 ) -> Response:
     """Save the inline host form (admins: it also grants or withdraws kernel changes)."""
     environment = load_environment(session, environment_id)
     host = service.get_host(session=session, environment=environment, host_id=host_id)
-    values = form_data(await request.form())
+    values = form_data(form)
     values["allow_kernel_changes"] = "allow_kernel_changes" in values
     with form_errors() as errors:
         service.update_host(session=session, host=host, host_in=HostUpdate.model_validate(values))
@@ -328,14 +328,13 @@ def _credentials_section(request, environment, status_code=200, **kwargs) -> Res
 
 
 @router.post("/environments/{environment_id}/credentials")
-async def create_credential(request: Request, session: SessionDep, user: AdminUser, environment_id: int):
+def create_credential(request: Request, session: SessionDep, user: AdminUser, environment_id: int, form: FormDep):
     """Add an SSH credential; an uploaded key is encrypted and never shown again."""
     environment = load_environment(session, environment_id)
-    form = await request.form()
     values = form_data(form)
     upload = form.get("private_key_file")
     if upload is not None and hasattr(upload, "read"):
-        content = (await upload.read()).decode(errors="replace")
+        content = upload.file.read().decode(errors="replace")
         if content.strip():
             values["private_key"] = content
     with form_errors() as errors:

@@ -12,7 +12,7 @@ from starlette.responses import HTMLResponse, Response
 from redolab.auth.deps import OperatorUser, current_html_user
 from redolab.charts.hadr import calculator_figure, monitoring_figure
 from redolab.core import units
-from redolab.core.deps import SessionDep
+from redolab.core.deps import FormDep, SessionDep
 from redolab.core.errors import FieldError
 from redolab.core.templating import render
 from redolab.disktest.service import DiskTestCreate, create_disk_test, list_disk_tests
@@ -59,17 +59,18 @@ def _error(message: str, status_code: int = 422) -> HTMLResponse:
 
 
 @router.post("/environments/{environment_id}/hadr/captures")
-async def upload_captures(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+def upload_captures(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
     """Import a file of db2pd -hadr captures (all or nothing)."""
     environment = get_environment(session=session, environment_id=environment_id)
-    form = await request.form()
     upload = form.get("file")
     if upload is None or not getattr(upload, "filename", ""):
         return _error("Choose a file of db2pd -db DBNAME -hadr output to upload.")
     with tempfile.TemporaryDirectory(prefix="redolab-hadr-") as workdir:
         path = Path(workdir) / "captures"
         with open(path, "wb") as target:
-            while chunk := await upload.read(1024 * 1024):
+            while chunk := upload.file.read(1024 * 1024):
                 target.write(chunk)
         try:
             service.import_captures(
@@ -89,10 +90,11 @@ def delete_captures(session: SessionDep, user: OperatorUser, environment_id: int
 
 
 @router.post("/environments/{environment_id}/disk-tests")
-async def start_disk_test(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+def start_disk_test(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
     """Queue `redoprobe disk` at the given write sizes on a host; the page shows its progress."""
     environment = get_environment(session=session, environment_id=environment_id)
-    form = await request.form()
     try:
         sizes = [
             units.parse_size(part) for part in str(form.get("write_sizes") or "4K 64K 1M").replace(",", " ").split()

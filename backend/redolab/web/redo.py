@@ -10,11 +10,14 @@ from starlette.responses import Response
 
 from redolab.auth.deps import OperatorUser, current_html_user
 from redolab.charts.redo import distribution_figure, heatmap_figure, profile_figure, rate_figure
-from redolab.core.deps import SessionDep
+from redolab.core.deps import FormDep, SessionDep
 from redolab.core.errors import FieldError
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
 from redolab.environments.service import get_environment
+from redolab.jobs.models import JobStatus
+from redolab.jobs.queue import wake_local_worker
+from redolab.planning import imports as redo_imports
 from redolab.redo import service
 from redolab.redo.ingest.mapping import FIELDS
 from redolab.redo.ingest.reader import FORMATS
@@ -33,10 +36,16 @@ def history_context(session, environment) -> dict:
     (all imports), its basis, the peak windows, and the charts in the database's time zone, all from
     the stored analysis (no row is read here). The figures are drawn once per process and stored
     analysis (their signature), so another process or a new import never sees old ones."""
+    from redolab.planning.imports import import_jobs
     from redolab.planning.service import current_analysis, history_charts, redo_summary
 
     imports = service.list_imports(session=session, environment=environment)
-    context = {"imports": imports, "formats": FORMATS, "zone": environment.time_zone or "UTC"}
+    context = {
+        "imports": imports,
+        "formats": FORMATS,
+        "zone": environment.time_zone or "UTC",
+        "import_jobs": import_jobs(session=session, environment=environment),
+    }
     row = current_analysis(session=session, environment=environment, imports=imports)
     summary = redo_summary(session=session, environment=environment, row=row) if row is not None else None
     if summary is None:
@@ -94,10 +103,11 @@ def _mapping_from(form) -> dict:
 
 
 @router.post("/environments/{environment_id}/redo/preview")
-async def preview_upload(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+def preview_upload(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
     """Read an uploaded export and show what would be imported (nothing is stored yet)."""
     environment = get_environment(session=session, environment_id=environment_id)
-    form = await request.form()
     fmt = str(form.get("format") or "auto")
     token = str(form.get("upload_token") or "")
     upload = form.get("file")
@@ -113,36 +123,47 @@ async def preview_upload(request: Request, session: SessionDep, user: OperatorUs
 
 
 @router.post("/environments/{environment_id}/redo/imports")
-async def import_upload(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
-    """Import the previewed upload with the (possibly edited) mapping: every row or none."""
+def import_upload(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
+    """Import the previewed upload with the (possibly edited) mapping: every row or none. A large
+    file is imported by a worker: the answer is its live progress block."""
     environment = get_environment(session=session, environment_id=environment_id)
-    form = await request.form()
     token, fmt = str(form.get("upload_token") or ""), str(form.get("format") or "auto")
+    upload_dir = request.app.state.settings.upload_dir
+    arguments = {"session": session, "environment": environment, "fmt": fmt, "imported_by": user.username}
     try:
-        path, filename = service.upload_path(request.app.state.settings.upload_dir, token)
-        service.import_file(
-            session=session,
-            environment=environment,
-            path=path,
-            filename=filename,
-            fmt=fmt,
-            mapping=_mapping_from(form) or None,
-            imported_by=user.username,
-        )
+        path, filename = service.upload_path(upload_dir, token)
+        arguments |= {"path": path, "filename": filename, "mapping": _mapping_from(form) or None}
+        if path.stat().st_size >= redo_imports.JOB_MIN_BYTES:
+            job = redo_imports.queue_import(**arguments)
+            wake_local_worker(request.app)
+            return render(request, "redo/_import_job.html", {"environment": environment, "job": job}, status_code=202)
+        redo_imports.import_now(**arguments)
     except (RedoInputError, FieldError) as error:
         message = error.message if isinstance(error, FieldError) else str(error)
         return _render_preview(request, environment, token=token, fmt=fmt, error=message)
-    service.discard_upload(request.app.state.settings.upload_dir, token)
+    service.discard_upload(upload_dir, token)
     if is_htmx(request):  # the whole page changes (numbers, charts, imports): reload it
         return Response(status_code=200, headers={"HX-Refresh": "true"})
     return redirect(request, f"/environments/{environment.id}#history")
 
 
+@router.get("/environments/{environment_id}/redo/jobs/{job_id}/live")
+def show_import_job(request: Request, session: SessionDep, environment_id: int, job_id: int) -> Response:
+    """An import job's live block: rows written so far while it runs; once it is done the page
+    reloads (numbers, charts and the imports list all change); a failed one says why, without a
+    trigger, so polling stops."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    job = redo_imports.get_import_job(session=session, environment=environment, job_id=job_id)
+    if job.status == JobStatus.done and is_htmx(request):
+        return Response(status_code=200, headers={"HX-Refresh": "true"})
+    return render(request, "redo/_import_job.html", {"environment": environment, "job": job})
+
+
 @router.delete("/environments/{environment_id}/redo/imports/{import_id}")
 def delete_import(request: Request, session: SessionDep, user: OperatorUser, environment_id: int, import_id: int):
-    """Delete an import and its rows."""
+    """Delete an import and its rows; the analysis of the rest is stored again."""
     environment = get_environment(session=session, environment_id=environment_id)
-    service.delete_import(
-        session=session, record=service.get_import(session=session, environment=environment, import_id=import_id)
-    )
+    redo_imports.delete_import(session=session, environment=environment, import_id=import_id)
     return Response(status_code=200, headers={"HX-Refresh": "true"})

@@ -10,7 +10,7 @@ from starlette.responses import Response
 from redolab.auth.deps import OperatorUser, current_html_user
 from redolab.charts.runs import drawn_series, latency_histogram_figure, tcp_info_figure, throughput_figure
 from redolab.core.db import utcnow
-from redolab.core.deps import SessionDep
+from redolab.core.deps import FormDep, SessionDep
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
 from redolab.core.templating import render
@@ -28,10 +28,12 @@ router = APIRouter(dependencies=[Depends(current_html_user)])
 
 
 @router.post("/environments/{environment_id}/runs")
-async def create_run(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+def create_run(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
     """Queue a run from the New experiment form."""
     environment = get_environment(session=session, environment_id=environment_id)
-    values = form_data(await request.form())
+    values = form_data(form)
     values["sync_write"] = "sync_write" in values
     with form_errors(session) as errors:
         run_in = RunCreate.model_validate(form_fields(values))
@@ -43,14 +45,15 @@ async def create_run(request: Request, session: SessionDep, user: OperatorUser, 
 
 
 @router.post("/environments/{environment_id}/runs/import")
-async def import_runs(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+def import_runs(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
     """Import oratcptest or iperf3 result files as runs (every file read first; one bad file, none)."""
     environment = get_environment(session=session, environment_id=environment_id)
-    form = await request.form()
     values = form_data(form)
     uploads = [upload for upload in form.getlist("files") if hasattr(upload, "read") and upload.filename]
     with form_errors(session) as errors:
-        files = await run_service.read_result_uploads(uploads)
+        files = run_service.read_result_uploads(uploads)
         import_in = ResultImport.model_validate({k: v for k, v in values.items() if k in ResultImport.model_fields})
         runs = run_service.import_results(
             session=session, environment=environment, import_in=import_in, files=files, requested_by=user.username

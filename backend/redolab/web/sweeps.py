@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from redolab.auth.deps import OperatorUser, current_html_user
 from redolab.charts.sweeps import buffer_figure, connections_figure, over_time_figure, runs_figure
-from redolab.core.deps import SessionDep
+from redolab.core.deps import FormDep, SessionDep
 from redolab.core.errors import FieldError
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
@@ -43,10 +43,12 @@ def _required_rate(session, environment) -> float | None:
 
 
 @router.post("/environments/{environment_id}/sweeps")
-async def create_sweep(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+def create_sweep(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
     """Queue a sweep from the New sweep form."""
     environment = get_environment(session=session, environment_id=environment_id)
-    values = form_data(await request.form())
+    values = form_data(form)
     kernel_commands = None
     with form_errors(session) as errors:
         sweep_in = SweepCreate.model_validate(form_fields(values))
@@ -246,10 +248,12 @@ def stop_schedule(request: Request, session: SessionDep, user: OperatorUser, sch
 
 # -- cluster runs ---------------------------------------------------------------------------
 @router.post("/environments/{environment_id}/clusters")
-async def create_cluster(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
+def create_cluster(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
     """The New experiment form's "Run on every node pair": node n -> node n, all at once."""
     environment = get_environment(session=session, environment_id=environment_id)
-    values = form_data(await request.form())
+    values = form_data(form)
     values["sync_write"] = "sync_write" in values
     with form_errors(session) as errors:
         run_in = RunCreate.model_validate({**form_fields(values), "client_host_id": 0, "server_host_id": 0})

@@ -1,0 +1,166 @@
+"""Importing redo history with its analysis: an import becomes visible in the same transaction as
+the stored analysis that includes it, so no page ever reads rows to catch up. Small uploads are
+imported in the request; large ones are jobs (the job table, run by a worker) with progress."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from pathlib import Path
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from redolab.core.db import utcnow
+from redolab.core.errors import FieldError, NotFound
+from redolab.environments.models import Environment
+from redolab.jobs.models import Job, JobStatus
+from redolab.planning.service import refresh_analysis
+from redolab.redo import service as redo_service
+from redolab.redo.models import RedoImport
+from redolab.redo.parsers import RedoInputError
+
+log = logging.getLogger("redolab.imports")
+
+# Uploads from this size on are imported by a worker, with progress; smaller ones in the request.
+JOB_MIN_BYTES = 4 * 1024 * 1024
+
+
+def _with_analysis(environment_id: int):
+    def before_visible(session: Session, record: RedoImport) -> None:
+        environment = session.get(Environment, environment_id)
+        imports = [*redo_service.list_imports(session=session, environment=environment), record]
+        refresh_analysis(session=session, environment=environment, imports=imports, commit=False)
+
+    return before_visible
+
+
+def import_now(
+    *,
+    session: Session,
+    environment: Environment,
+    path: Path,
+    filename: str,
+    fmt: str = "auto",
+    mapping: dict | None = None,
+    imported_by: str,
+) -> RedoImport:
+    """Import here and now (all rows or none), visible together with its analysis."""
+    return redo_service.import_file(
+        session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping,
+        imported_by=imported_by, before_visible=_with_analysis(environment.id),
+    )  # fmt: skip
+
+
+def queue_import(
+    *,
+    session: Session,
+    environment: Environment,
+    path: Path,
+    filename: str,
+    fmt: str = "auto",
+    mapping: dict | None = None,
+    imported_by: str,
+) -> Job:
+    """Stage the import's record and queue its job (a worker writes the rows and reports progress)."""
+    record = redo_service.begin_import(
+        session=session, environment=environment, path=path, filename=filename, mapping=mapping,
+        imported_by=imported_by,
+    )  # fmt: skip
+    job = Job(
+        kind="import", import_id=record.id, environment_id=environment.id, label=record.filename,
+        source_path=str(path), options={"format": fmt}, estimated_rows=redo_service.estimate_rows(path),
+    )  # fmt: skip
+    session.add(job)
+    session.commit()
+    return job
+
+
+def execute_import(sessions: sessionmaker, job_id: int, heartbeat=lambda: None) -> bool:
+    """A worker's part (in a thread: blocking database work stays off any event loop): write the
+    staged import's rows, reporting progress, then show it with its analysis. A bad line fails the job
+    with the line named, and removes what was staged. True when the import is visible."""
+    with sessions() as session:
+        job = session.get(Job, job_id)
+        record = session.get(RedoImport, job.import_id) if job.import_id else None
+        if record is None:
+            _fail(session, job, "the staged import was removed before it was read; nothing was imported")
+            return False
+        path = Path(job.source_path or "")
+
+        def progress(rows: int) -> None:
+            job.progress_rows = rows
+            session.commit()  # a row in `jobs`: the live block reads it
+            heartbeat()
+
+        try:
+            if not path.is_file():
+                raise RedoInputError(f"the upload {job.label} is gone (removed after hours unused): upload it again")
+            redo_service.fill_import(
+                session=session, record=record, path=path, fmt=(job.options or {}).get("format", "auto"),
+                progress=progress, before_visible=_with_analysis(record.environment_id),
+            )  # fmt: skip
+        except (RedoInputError, FieldError) as error:
+            message = error.message if isinstance(error, FieldError) else str(error)
+            _fail(session, job, f"{job.label}: {message}; nothing was imported")
+            return False
+        except Exception as error:  # a bug: the staged rows are gone (fill_import), the job says so
+            log.exception("import job %s crashed", job_id)
+            _fail(session, job, f"internal error in redolab: {type(error).__name__}: {error}; nothing was imported")
+            return False
+        job.progress_rows = record.rows_read
+        session.commit()
+    path.unlink(missing_ok=True)
+    path.with_suffix(".name").unlink(missing_ok=True)
+    return True
+
+
+def _fail(session: Session, job: Job, error: str) -> None:
+    job.error, job.status, job.finished_at = error, JobStatus.failed, utcnow()
+    session.commit()
+
+
+def discard_orphan(session: Session, job: Job) -> None:
+    """An import whose worker stopped: remove what it staged (the job says why)."""
+    if job.import_id is not None:
+        redo_service.discard_staged(session=session, import_id=job.import_id)
+    job.error = (
+        f"the worker importing {job.label} ({job.worker_id}) stopped, e.g. redolab was restarted; "
+        "nothing was imported: import the file again"
+    )
+
+
+def get_import_job(*, session: Session, environment: Environment, job_id: int) -> Job:
+    job = session.get(Job, job_id)
+    if job is None or job.kind != "import" or job.environment_id != environment.id:
+        raise NotFound(f"Import job {job_id} does not exist in environment '{environment.name}'.")
+    return job
+
+
+RECENT_FAILURES_SECONDS = 24 * 3600.0
+
+
+def import_jobs(*, session: Session, environment: Environment) -> list[Job]:
+    """Imports being written, and those that failed in the last day (with why), newest first."""
+    since = utcnow() - timedelta(seconds=RECENT_FAILURES_SECONDS)
+    query = (
+        select(Job)
+        .where(
+            Job.kind == "import",
+            Job.environment_id == environment.id,
+            or_(
+                Job.status.in_((JobStatus.queued, JobStatus.running)),
+                and_(Job.status == JobStatus.failed, Job.created_at >= since),
+            ),
+        )
+        .order_by(Job.id.desc())
+    )
+    return list(session.scalars(query))
+
+
+def delete_import(*, session: Session, environment: Environment, import_id: int) -> None:
+    """Delete an import with its rows and store the analysis of the others."""
+    redo_service.delete_import(
+        session=session, record=redo_service.get_import(session=session, environment=environment, import_id=import_id)
+    )
+    refresh_analysis(session=session, environment=environment)
