@@ -16,18 +16,19 @@ _DOWNSAMPLER = MinMaxLTTBDownsampler()
 
 
 def keep_indices(x: Sequence[float], y: Sequence[float | None], n_out: int) -> list[int]:
-    """The indices of at most `n_out` points of (x, y) to draw: every index when there are fewer,
-    else MinMaxLTTB's choice (the first, last, highest and lowest points always among them). `x` is
-    increasing; a missing y counts as 0 for the choice only."""
+    """The indices of about `n_out` points of (x, y) to draw: every index when there are fewer, else
+    MinMaxLTTB's choice plus the highest and the lowest point (LTTB alone may pass over the very peak
+    for its neighbour), at most n_out + 2. A missing y counts as 0 for the choice only."""
     if len(y) <= n_out:
         return list(range(len(y)))
     values = np.fromiter((v if v is not None and math.isfinite(v) else 0.0 for v in y), float, len(y))
     times = np.asarray(x, dtype=float)
+    extremes = {int(np.argmax(values)), int(np.argmin(values))}
     if not np.all(np.diff(times) >= 0):  # MinMaxLTTB needs sorted x; sort, choose, map back
         order = np.argsort(times, kind="stable")
         chosen = _DOWNSAMPLER.downsample(times[order], values[order], n_out=n_out)
-        return sorted(int(order[i]) for i in chosen)
-    return [int(i) for i in _DOWNSAMPLER.downsample(times, values, n_out=n_out)]
+        return sorted({int(order[i]) for i in chosen} | extremes)
+    return sorted({int(i) for i in _DOWNSAMPLER.downsample(times, values, n_out=n_out)} | extremes)
 
 
 def take(values: Sequence, indices: list[int]) -> list:

@@ -156,7 +156,10 @@ def refresh_analysis(
         return None
     series = import_series(session=session, imports=imports)
     req = requirement(series, headroom_ratio=environment.headroom_percent / 100)
-    analysis = redo_service.environment_analysis(session=session, environment=environment, imports=imports)
+    rows = (interval for part in series for interval in part.intervals)  # read once, for both
+    analysis = redo_service.environment_analysis(
+        session=session, environment=environment, imports=imports, intervals=rows
+    )
     if req is not None:
         summary = RedoSummary.of(req, analysis[1] if analysis else {}).to_json()
     else:

@@ -72,10 +72,13 @@ def upload_path(upload_dir: Path, token: str) -> tuple[Path, str]:
     if not token or not token.replace("-", "").replace("_", "").isalnum():
         raise FieldError("upload_token", "This upload is unknown: upload the file again.", 422)
     path = upload_dir / f"{token}.upload"
-    if not path.exists():
-        raise FieldError("upload_token", "This upload has expired or was already imported: upload the file again.", 422)
-    name_file = upload_dir / f"{token}.name"
-    return path, name_file.read_text() if name_file.exists() else "upload"
+    try:  # another request may import, discard or prune it at any moment: no exists-then-read
+        name = (upload_dir / f"{token}.name").read_text()
+    except FileNotFoundError:
+        name = "upload"
+    if not path.is_file():
+        raise FieldError("upload_token", EXPIRED, 422)
+    return path, name
 
 
 def discard_upload(upload_dir: Path, token: str) -> None:
@@ -116,6 +119,9 @@ class Preview:
     duplicate_of: RedoImport | None
 
 
+EXPIRED = "This upload has expired or was already imported: upload the file again."
+
+
 def preview(
     *,
     session: Session,
@@ -126,6 +132,15 @@ def preview(
     mapping: dict | None = None,
 ) -> Preview:
     """Read the whole upload as the import would (same checks), without storing anything."""
+    try:
+        return _preview(
+            session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping
+        )
+    except FileNotFoundError:  # pruned or imported by another request meanwhile
+        raise FieldError("upload_token", EXPIRED, 422) from None
+
+
+def _preview(*, session, environment, path, filename, fmt, mapping) -> Preview:
     reading = Reading()
     sample: list[RedoInterval] = []
 
@@ -174,7 +189,10 @@ def begin_import(
     *, session: Session, environment: Environment, path: Path, filename: str, mapping: dict | None, imported_by: str
 ) -> RedoImport:
     """The staged record of an import (committed, not yet visible), after the duplicate check."""
-    digest = file_sha256(path)
+    try:
+        digest = file_sha256(path)
+    except FileNotFoundError:
+        raise FieldError("upload_token", EXPIRED, 422) from None
     earlier = session.scalar(
         select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == digest)
     )
@@ -492,20 +510,25 @@ def stored_interval(r) -> RedoInterval:
     )  # fmt: skip
 
 
-def environment_analysis(*, session: Session, environment: Environment, imports=None) -> tuple[Analysis, dict] | None:
-    """All imports together (a log present in two imports counts once), read from their rows: for
-    the stored analysis (planning.stored), computed when the imports change."""
+def environment_analysis(
+    *, session: Session, environment: Environment, imports=None, intervals=None
+) -> tuple[Analysis, dict] | None:
+    """All imports together (a log present in two imports counts once), read from their rows (or
+    `intervals`, those rows already read, in import and row order): for the stored analysis
+    (planning.stored), computed when the imports change."""
     if imports is None:
         imports = list_imports(session=session, environment=environment)
     if not imports:
         return None
-    query = (
-        select(*STORED_COLUMNS)
-        .where(RedoRow.import_id.in_([i.id for i in imports]))
-        .order_by(RedoRow.import_id, RedoRow.id)
-    )
     dropped: Counter = Counter()
-    rows = (stored_interval(r) for r in session.execute(query).yield_per(10_000))
+    if intervals is None:
+        query = (
+            select(*STORED_COLUMNS)
+            .where(RedoRow.import_id.in_([i.id for i in imports]))
+            .order_by(RedoRow.import_id, RedoRow.id)
+        )
+        intervals = (stored_interval(r) for r in session.execute(query).yield_per(10_000))
+    rows = intervals  # read only: dedupe and analyze change no interval
     analysis = analyze(unique(rows, dropped), headroom_ratio=environment.headroom_percent / 100)
     dropped.pop("", None)  # unique() reports the rows it read under ""; only real drops remain
     warnings = sorted({w for i in imports for w in i.warnings})
