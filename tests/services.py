@@ -135,12 +135,12 @@ def redolab_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def start_redolab(data_dir: Path, timeout: float = 30.0) -> RedolabServer:
+def start_redolab(data_dir: Path, *options: str, timeout: float = 30.0, **env: str) -> RedolabServer:
     """`redolab serve` as a user would run it, on a free port; waits until it answers."""
     port = free_port()
     process = subprocess.Popen(
-        [str(REDOLAB), "serve", "--port", str(port)],
-        env=redolab_env(data_dir),
+        [str(REDOLAB), "serve", "--port", str(port), *options],
+        env=redolab_env(data_dir, **env),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 from contextlib import contextmanager
@@ -89,8 +90,17 @@ def main(
 def serve(
     host: str | None = typer.Option(None, help="Bind address (default REDOLAB_BIND, 127.0.0.1)."),
     port: int | None = typer.Option(None, help="Port (default REDOLAB_PORT, 8000)."),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        min=1,
+        max=64,
+        envvar="REDOLAB_WEB_WORKERS",
+        help="Web processes (more than one needs PostgreSQL). Each runs a job worker too, unless "
+        "REDOLAB_WORKER_ENABLED=false (then run `redolab worker` beside them).",
+    ),
 ) -> None:
-    """Run the dashboard (and, later, its in-process worker)."""
+    """Run the dashboard with its in-process job worker: one process, or --workers N on PostgreSQL."""
     import uvicorn
 
     from redolab.auth.service import count_users
@@ -104,7 +114,13 @@ def serve(
         application = create_app(settings)
     except ConfigError as error:
         _fail(str(error))
-    upgrade(application.state.engine)
+    if workers > 1 and application.state.engine.dialect.name != "postgresql":
+        _fail(
+            f"--workers {workers}: several web processes need PostgreSQL (SQLite has one writer, and each "
+            "process would take the others' running jobs for orphans). Set REDOLAB_DATABASE_URL="
+            "postgresql+psycopg://user:password@host/redolab, or serve with one process."
+        )
+    upgrade(application.state.engine)  # once, here: the web processes find the schema current
     with application.state.sessionmaker() as session:
         no_users = count_users(session=session) == 0
     if no_users:
@@ -117,8 +133,15 @@ def serve(
             "(or run: redolab user create NAME)\n",
         )
     proxies = settings.forwarded_allow_ips.strip()
+    if workers > 1:  # each process builds its own app (engine, pool, worker) from the environment
+        if no_users:
+            os.environ["REDOLAB_SETUP_TOKEN"] = token  # the same one-time link works in every process
+        application.state.engine.dispose()
+        application = "redolab.main:create_app"
     uvicorn.run(
         application,
+        factory=workers > 1,
+        workers=workers if workers > 1 else None,
         host=bind,
         port=port,
         proxy_headers=bool(proxies),  # only behind a proxy named in REDOLAB_FORWARDED_ALLOW_IPS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 from contextlib import asynccontextmanager
 
@@ -211,7 +212,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.secret_key = secret_key
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
-    app.state.setup_token = None
+    # `serve --workers N` hands its one-time setup link to each process it starts
+    app.state.setup_token = os.environ.get("REDOLAB_SETUP_TOKEN") or None
     app.state.login_guard = LoginGuard(workers=settings.login_workers)
 
     # Order matters: the last added runs first. Headers, then the body limit and the login form's
