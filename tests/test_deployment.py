@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from redolab.core.config import PROJECT_ROOT
 from tests import services
@@ -36,6 +37,19 @@ def test_compose_config_is_valid_with_secrets():
     assert result.returncode == 0, result.stderr
     assert "postgresql+psycopg://redolab:pw-for-test@db:5432/redolab" in result.stdout
     assert "service_healthy" in result.stdout
+    services = yaml.safe_load(result.stdout)["services"]
+    web = [name for name, s in services.items() if s.get("command", [])[1:2] == ["serve"]]
+    workers = [name for name, s in services.items() if s.get("command", [])[1:2] == ["worker"]]
+    assert len(web) == 2 and len(workers) == 2  # two web processes, two job workers, one database
+    for name in web + workers:
+        assert services[name]["environment"]["REDOLAB_DATABASE_URL"].startswith("postgresql+psycopg://")
+        assert any(v.startswith("redolab-data:/data") or v.get("target") == "/data" if isinstance(v, dict) else
+                   v.startswith("redolab-data:/data") for v in services[name]["volumes"])  # fmt: skip
+    for name in web:  # the workers run the jobs; the web processes only serve
+        assert services[name]["environment"]["REDOLAB_WORKER_ENABLED"] == "false"
+        assert "ports" not in services[name]  # reached through the proxy only
+    nginx = (PROJECT_ROOT / "deploy" / "nginx.conf").read_text()
+    assert all(f"server {name}:8000" in nginx for name in web) and "client_max_body_size 0" in nginx
 
 
 @pytest.mark.parametrize("missing", ["POSTGRES_PASSWORD", "REDOLAB_SECRET_KEY"])

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from redolab.core.config import PROJECT_ROOT
+
+MIGRATION_LOCK_KEY = 7_284_020  # pg_advisory_xact_lock key: one upgrade at a time
 
 
 def alembic_config(url: str | None = None) -> Config:
@@ -20,5 +22,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     """Upgrade the database behind `engine` to `revision`."""
     config = alembic_config()
     with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":  # two web containers starting at once: one upgrades
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
