@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,7 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "backend"))
 sys.path.insert(0, str(ROOT))
 
-PASSWORD = "bench password 123"  # noqa: S105 (a throwaway user in a throwaway database)
+import httpx2 as httpx  # noqa: E402  (the maintained httpx fork starlette uses)
+
+PASSWORD = "bench password 123"  # a throwaway user in a throwaway database
 ENVIRONMENTS, RUNS, INTERVALS, LONG_INTERVALS, ARCHIVED_LOGS = 20, 10_000, 30, 3_600, 196_000
 
 
@@ -87,22 +88,21 @@ def seed(database_url: str, data_dir: Path) -> dict:
     """Fill the database; returns what the clients need (ids)."""
     from sqlalchemy import insert
 
+    import redolab.models  # noqa: F401  (every table known)
     from redolab.auth.service import create_user
     from redolab.core.db import make_engine, make_sessionmaker
     from redolab.core.migrate import upgrade
-    from redolab.environments.models import HostRole
+    from redolab.environments.models import Environment, HostRole
     from redolab.environments.schemas import EnvironmentCreate, HostCreate
     from redolab.environments.service import create_environment, create_host
-    import redolab.models  # noqa: F401  (every table known)
-    from redolab.environments.models import Environment
-    from redolab.redo import service as redo_service
+    from redolab.planning.imports import import_now
     from redolab.runs.models import Run, RunEvent, RunStatus, RunSummary
     from redolab.runs.service import summary_values
 
     sys.path.insert(0, str(ROOT / "bench"))
     from redo_import import generate
 
-    rng = random.Random(20)
+    rng = random.Random(20)  # noqa: S311  (repeatable bench data, not a secret)
     templates = probe_lines()
     engine = make_engine(database_url)
     upgrade(engine)
@@ -158,19 +158,149 @@ def seed(database_url: str, data_dir: Path) -> dict:
             path = Path(scratch) / "archived_logs.csv"
             generate(path, ARCHIVED_LOGS)
             environment = session.get(Environment, ids["environments"][0])
-            record = redo_service.import_file(
+            record = import_now(  # as the import job does: visible with its stored analysis
                 session=session, environment=environment, path=path, filename="year_of_archived_logs.csv",
                 imported_by="bench",
             )  # fmt: skip
         span = (record.last_time - record.first_time).days
-        print(
-            f"imported {record.rows_read:,} archived-log rows ({span} days) in {time.perf_counter() - started:.1f} s"
-        )
+        print(f"imported {record.rows_read:,} archived-log rows ({span} days) in {time.perf_counter() - started:.1f} s")
     engine.dispose()
     return ids
 
 
-if __name__ == "__main__" and sys.argv[1:2] == ["--seed-only"]:
-    directory = Path(sys.argv[2])
-    directory.mkdir(parents=True, exist_ok=True)
-    print(seed(f"sqlite:///{directory}/redolab.db", directory))
+def endpoints(ids: dict) -> list[tuple[str, str]]:
+    """(name, path) the clients loop over: the main pages and APIs."""
+    year, other = ids["environments"][0], ids["environments"][1]
+    return [
+        ("environment page (year of logs, 500 runs)", f"/environments/{year}"),
+        ("environment page (500 runs)", f"/environments/{other}"),
+        ("run page (3,600 intervals)", f"/runs/{ids['long_run']}"),
+        ("run page (30 intervals)", f"/runs/{ids['runs'][4]}"),
+        ("environments list", "/environments"),
+        ("API plan (year of logs)", f"/api/v1/environments/{year}/plan"),
+        ("API redo analytics", f"/api/v1/environments/{year}/redo/analytics"),
+        ("API runs list", f"/api/v1/environments/{other}/runs"),
+    ]
+
+
+def start_server(database_url: str, data_dir: Path, workers: int) -> tuple[subprocess.Popen, str]:
+    from tests.services import REDOLAB, free_port, redolab_env
+
+    port = free_port()
+    env = redolab_env(data_dir, REDOLAB_DATABASE_URL=database_url, REDOLAB_WORKER_ENABLED="false")
+    process = subprocess.Popen(
+        [str(REDOLAB), "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=data_dir,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/healthz", timeout=2).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("redolab serve did not start")
+
+
+def log_in(url: str) -> httpx.Client:
+    client = httpx.Client(base_url=url, timeout=120)
+    client.get("/login")
+    response = client.post(
+        "/login", data={"username": "bench", "password": PASSWORD},
+        headers={"X-CSRFToken": client.cookies["csrftoken"], "Origin": url},
+    )  # fmt: skip
+    if response.status_code != 303:
+        raise RuntimeError(f"login failed: {response.status_code} {response.text[:200]}")
+    token = client.post("/api/v1/auth/token", data={"username": "bench", "password": PASSWORD}).json()
+    client.headers["Authorization"] = f"Bearer {token['access_token']}"
+    return client
+
+
+def drive(url: str, paths: list[tuple[str, str]], clients: int, seconds: float) -> dict:
+    """`clients` threads, each looping over the paths (each from its own starting point) for `seconds`."""
+    session = log_in(url)
+    timings: dict[str, list[float]] = {name: [] for name, _ in paths}
+    errors: dict[str, int] = dict.fromkeys(timings, 0)
+    sizes: dict[str, int] = {}
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def client_loop(number: int) -> None:
+        with httpx.Client(base_url=url, timeout=120, cookies=session.cookies, headers=session.headers) as client:
+            index = number
+            while time.monotonic() < stop:
+                name, path = paths[index % len(paths)]
+                index += 1
+                started = time.perf_counter()
+                response = client.get(path)
+                elapsed = time.perf_counter() - started
+                with lock:
+                    if response.status_code == 200:
+                        timings[name].append(elapsed)
+                        sizes[name] = len(response.content)
+                    else:
+                        errors[name] += 1
+
+    threads = [threading.Thread(target=client_loop, args=(n,)) for n in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    session.close()
+    return {"timings": timings, "errors": errors, "sizes": sizes}
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))]
+
+
+def report(label: str, result: dict) -> None:
+    print(f"\n{label}")
+    print(f"  {'endpoint':<44} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>6} {'body':>9}")
+    for name, values in result["timings"].items():
+        size = result["sizes"].get(name)
+        body = f"{size / 1024:,.0f} KiB" if size is not None else "–"
+        if not values:
+            print(f"  {name:<44} {0:>8} {'–':>8} {'–':>8} {'–':>8} {result['errors'][name]:>6} {body:>9}")
+            continue
+        p50, p95, p99 = (percentile(values, p) * 1000 for p in (50, 95, 99))
+        print(
+            f"  {name:<44} {len(values):>8,} {p50:>8.0f} {p95:>8.0f} {p99:>8.0f} {result['errors'][name]:>6} {body:>9}"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", help="an empty database (default: SQLite in a scratch directory)")
+    parser.add_argument("--workers", type=int, default=1, help="web processes (more than one: PostgreSQL)")
+    parser.add_argument("--seconds", type=float, default=30, help="per client count")
+    parser.add_argument("--clients", default="1,20", help="client counts, comma-separated")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="redolab-load-") as scratch:
+        data_dir = Path(scratch)
+        url = args.database_url or f"sqlite:///{data_dir}/redolab.db"
+        ids = seed(url, data_dir)
+        process, base = start_server(url, data_dir, args.workers)
+        try:
+            paths = endpoints(ids)
+            warm = log_in(base)  # first requests of each process: imports, caches
+            for _ in range(args.workers * 2):
+                for _, path in paths:
+                    warm.get(path)
+            warm.close()
+            backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite"
+            for clients in (int(c) for c in args.clients.split(",")):
+                result = drive(base, paths, clients, args.seconds)
+                report(f"{backend}, {args.workers} web process(es), {clients} client(s), {args.seconds:.0f} s "
+                       f"({os.cpu_count()} CPUs)", result)  # fmt: skip
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

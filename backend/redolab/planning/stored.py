@@ -7,6 +7,7 @@ the time zone, this module's FORMAT); one that does not match is computed again 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import pickle
 import threading
@@ -198,6 +199,9 @@ def stored_requirement(row: StoredAnalysis) -> Requirement | None:
         return None
     # our own bytes, written by store() above into our own database: not input from a user
     requirement = pickle.loads(zlib.decompress(row.requirement))  # noqa: S301
+    # A year of logs is ~400,000 small objects that live as long as the cache keeps them: left to the
+    # collector, each full collection walks them all (150 ms pauses on a page now and then).
+    gc.freeze()
     with _lock:
         _loaded[key] = requirement
         while len(_loaded) > _CACHE_SIZE:

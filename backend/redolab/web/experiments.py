@@ -54,6 +54,9 @@ IMPORT_FORMATS = [
 ]
 
 
+RUNS_SHOWN = 50  # the newest runs on the page; filters and the exports reach the rest
+
+
 def experiments_context(
     session,
     environment,
@@ -84,10 +87,12 @@ def experiments_context(
     def keep(item) -> bool:
         return (not tag or tag in (item.tags or [])) and (not mtu or str(mtu_of(item)) == mtu)
 
+    matching = [run for run in runs if keep(run)]
     return {
         "schedules": list_schedules(session=session, environment=environment),
         "pair_count": len(node_pairs(environment)),
-        "runs": [run for run in runs if keep(run)],
+        "runs": matching[:RUNS_SHOWN],
+        "matching_runs": matching,  # the newest 200 that pass the filters: what the exports hold
         "sweeps": [sweep for sweep in sweeps if keep(sweep)],
         "filter": {"tag": tag, "mtu": mtu, "tags": tags, "mtus": mtus},
         "run_values": values or {**RUN_DEFAULTS, **pair, **_platform_defaults(environment)},

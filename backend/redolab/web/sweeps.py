@@ -159,7 +159,7 @@ def export_runs(session: SessionDep, environment_id: int, fmt: str, tag: str = "
     if fmt not in ("csv", "json"):
         return Response("Export as csv or json.", status_code=status.HTTP_404_NOT_FOUND)
     environment = get_environment(session=session, environment_id=environment_id)
-    runs = experiments_context(session, environment, tag=tag, mtu=mtu)["runs"]
+    runs = experiments_context(session, environment, tag=tag, mtu=mtu)["matching_runs"]
     name = f"redolab-environment-{environment.id}-runs.{fmt}"
     sync = sync_numbers(session, runs)
     if fmt == "csv":
