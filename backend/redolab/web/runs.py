@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 
 from fastapi import APIRouter, Depends, Request, status
 from starlette.responses import Response
@@ -91,21 +93,28 @@ def link_options(run: Run, start: dict | None) -> str:
     return " · ".join(parts)
 
 
-def _run_context(session, run: Run) -> dict:
+_RECORDS_CACHED = 64
+_records: OrderedDict[tuple, dict] = OrderedDict()
+_records_lock = threading.Lock()
+
+
+def _recorded(session, run: Run) -> dict:
+    """What a run page draws from the run's lines: read and drawn once per process for a finished
+    run (its lines never change again; the key holds its end), every time while it runs."""
+    key = (run.id, run.status.value, run.finished_at) if run.status.finished else None
+    if key is not None:
+        with _records_lock:
+            if key in _records:
+                _records.move_to_end(key)
+                return _records[key]
     lines = run_service.run_lines(session=session, run=run, role="client")
     series = interval_series(lines)
     drawn = drawn_series(series)
-    elapsed = None
-    if run.started_at is not None:
-        elapsed = ((run.finished_at or utcnow()) - run.started_at).total_seconds()
     end = next((json.loads(line)["data"] for line in lines if '"event":"end"' in line), None)
     histogram = (end or {}).get("ack_latency_us", {}).get("histogram") or []
     start = next((json.loads(line)["data"] for line in lines if '"event":"start"' in line), None)
-    return {
-        "run": run,
+    record = {
         "link_options": link_options(run, start),
-        "elapsed_seconds": elapsed,
-        "progress_percent": min(100, 100 * (elapsed or 0) / run.duration_seconds) if run.duration_seconds else 0,
         "interval_count": len(series["end_seconds"]),
         "drawn_count": len(drawn["end_seconds"]),
         "throughput_figure": throughput_figure(drawn, duration_seconds=run.duration_seconds),
@@ -114,6 +123,24 @@ def _run_context(session, run: Run) -> dict:
         "histogram_figure": latency_histogram_figure(histogram) if histogram else None,
         "ack_latency": (end or {}).get("ack_latency_us"),
         "sync_numbers": _sync_numbers(end),
+    }
+    if key is not None:
+        with _records_lock:
+            _records[key] = record
+            while len(_records) > _RECORDS_CACHED:
+                _records.popitem(last=False)
+    return record
+
+
+def _run_context(session, run: Run) -> dict:
+    elapsed = None
+    if run.started_at is not None:
+        elapsed = ((run.finished_at or utcnow()) - run.started_at).total_seconds()
+    return {
+        "run": run,
+        **_recorded(session, run),
+        "elapsed_seconds": elapsed,
+        "progress_percent": min(100, 100 * (elapsed or 0) / run.duration_seconds) if run.duration_seconds else 0,
         "queue_position": run_service.queue_position(session=session, run=run),
         "settings_keys": sorted(set(run.client_settings or {}) | set(run.server_settings or {})),
         "source_text": run.source_text if run.source is RunSource.oratcptest else None,
