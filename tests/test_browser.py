@@ -230,6 +230,11 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
         timeout=15_000,
     )
     assert page.locator("#run-status").text_content() == "running"  # seen while still running
+    # the points are on screen, not only in the JSON: plotly.js read the typed blocks (bdata)
+    page.wait_for_function(
+        "() => document.querySelectorAll('#throughput-chart .scatterlayer .trace .point').length >= 2",
+        timeout=15_000,
+    )
     page.screenshot(path=str(server_screenshot_dir() / "run-live.png"), full_page=True)
     # then the page reloads itself with the summary
     expect(page.locator("#summary")).to_be_visible(timeout=30_000)

@@ -86,13 +86,24 @@
     showNear(event.detail.elt, "Request failed (HTTP " + xhr.status + "): " + text);
   });
 
-  // Charts: figures are built server-side (plotly JSON in data-figure) and drawn here.
+  // Charts: figures are built server-side (plotly JSON in data-figure) and drawn here. Long series
+  // come as typed blocks ({dtype: "f8", bdata: base64}), which plotly.js reads itself; their point
+  // count is their byte length over the element size.
+  const DTYPE_BYTES = { f8: 8, f4: 4, i4: 4, u4: 4, i2: 2, u2: 2, i1: 1, u1: 1 };
+  function pointCount(values) {
+    if (!values) return 0;
+    if (typeof values.bdata === "string") {
+      const padding = (values.bdata.match(/=*$/) || [""])[0].length;
+      return (values.bdata.length * 3 / 4 - padding) / (DTYPE_BYTES[values.dtype] || 8);
+    }
+    return values.length || 0;
+  }
   function drawPlots(root) {
     if (typeof Plotly === "undefined") return;
     (root || document).querySelectorAll(".plot[data-figure]").forEach(function (element) {
       const figure = JSON.parse(element.dataset.figure);
       Plotly.react(element, figure.data, figure.layout, { responsive: true, displaylogo: false });
-      element.dataset.drawn = String(figure.data.reduce(function (n, trace) { return n + (trace.x ? trace.x.length : 0); }, 0));
+      element.dataset.drawn = String(figure.data.reduce(function (n, trace) { return n + pointCount(trace.x); }, 0));
     });
   }
   // plotly.js (4.8 MB) loads async, so htmx and the forms work before it arrives: draw when either
