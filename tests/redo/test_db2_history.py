@@ -115,7 +115,7 @@ def test_db2logscan_rate_lines():
         ("SNAPSHOT_TIME,MEMBER,LOG_WRITES\n2026-11-20-10.00.00,0,5\n", r"only one capture per member"),
         (
             "SNAPSHOT_TIME,MEMBER,LOG_WRITES\n1969-12-31-23.59.00,0,5\n2026-11-20-10.00.00,0,9\n",
-            r"line 2, SNAPSHOT_TIME: '1969-12-31-23.59.00' is before 1970",
+            r"line 2, SNAPSHOT_TIME: '1969-12-31-23.59.00' is outside the years 1970 to 2100",
         ),
         ("MEMBER,LOG_WRITES\n0,5\n0,9\n", r"MON_GET_TRANSACTION_LOG rows without a capture time"),
     ],

@@ -53,12 +53,14 @@ def count(session, model) -> int:
 
 
 def test_a_large_import_is_a_job_with_progress_shown_with_its_analysis(
-    api_client, browser_client, session, engine, tmp_path
+    app, api_client, browser_client, session, engine, tmp_path
 ):
     environment, _, _ = local_env(session)
     path = archived_logs(tmp_path / "gv_archived_log.csv", 70_000)
     assert path.stat().st_size >= JOB_MIN_BYTES
     token = preview(api_client, environment, path)
+    upload_dir = app.state.settings.upload_dir
+    assert (upload_dir / f"{token}.upload").exists()
     response = api_client.post(f"/api/v1/environments/{environment.id}/redo/imports", json={"upload_token": token})
     assert response.status_code == 202, response.text
     job = response.json()
@@ -83,7 +85,7 @@ def test_a_large_import_is_a_job_with_progress_shown_with_its_analysis(
     assert [(i["id"], i["rows_read"]) for i in listed] == [(job["import_id"], 70_000)]
     stored = session.get(StoredAnalysis, environment.id)
     assert stored is not None and stored.summary["rows_read"] == 70_000  # visible together with its analysis
-    assert not path.with_name(token).exists()
+    assert not (upload_dir / f"{token}.upload").exists()  # the upload is removed once imported
 
 
 def test_a_bad_line_fails_the_job_names_it_and_leaves_nothing(app, api_client, browser_client, session, tmp_path):

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from redolab.redo.parsers import RedoInputError
-from redolab.redo.parsers.db2 import db2_time
+from redolab.redo.parsers.db2 import check_line_lengths, db2_time
 
 _HEADER = re.compile(
     r"^\s*Database (?P<kind>Partition|Member) (?P<member>\d+) -- Database (?P<db>\S+) -- (?P<status>[^-]+?)"
     r"(?: -- Up [^-]*?)?(?: -- Date (?P<date>.+?))?\s*$"
 )
 _DATE_ONLY = re.compile(r"^\s*-- Date (?P<date>.+?)\s*$")
-_KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Z][A-Z0-9_,()]*(?:\([a-z]+\))?)\s*=\s*(?P<value>.*?)\s*$")
+_KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Z][A-Z0-9_,()]*(?:\([a-z]+\))?)\s*=(?P<value>.*)$")  # value stripped after
 _PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%?$")
 
 
@@ -66,14 +66,21 @@ def _upper(text: str | None) -> str | None:
     return text.strip().upper().replace(" ", "_") if text and text.strip() else None
 
 
-def _int(text: str, where: str, what: str) -> int:
+_MAX_POSITION = 2**63 - 1  # log positions (LSN, byte offsets): a 64-bit column
+_MAX_BYTES = 2**60  # a log gap: 1 EiB
+_MAX_COUNT = 2**31 - 1  # counts, pages, standby numbers
+
+
+def _int(text: str, where: str, what: str, maximum: int = _MAX_COUNT) -> int:
     cleaned = text.strip()
     try:
         value = int(cleaned, 16) if cleaned.lower().startswith("0x") else int(cleaned.replace(",", ""))
     except ValueError:
-        raise RedoInputError(f"{where}: '{cleaned}' is not {what}") from None
+        raise RedoInputError(f"{where}: '{cleaned[:40]}' is not {what}") from None
     if value < 0:
         raise RedoInputError(f"{where}: '{cleaned}' is negative; {what} cannot be")
+    if value > maximum:
+        raise RedoInputError(f"{where}: '{cleaned[:40]}' is over {maximum:,}, the most {what} can be")
     return value
 
 
@@ -94,6 +101,7 @@ def parse(lines: list[str]) -> Parsed:
     current: Sample | None = None
     pending_heading: tuple[int, list[str]] | None = None
     texts = [raw.rstrip("\r\n").replace("\xa0", " ") for raw in lines]
+    check_line_lengths(texts, "db2pd", 4096)
 
     def finish() -> None:
         nonlocal current
@@ -106,7 +114,8 @@ def parse(lines: list[str]) -> Parsed:
         match = _HEADER.match(line)
         if match:
             finish()
-            header = {"member": int(match["member"]), "db": match["db"], "line": number, "date": match["date"]}
+            member = _int(match["member"], f"line {number}, Database Member", "a member number", 4096)
+            header = {"member": member, "db": match["db"], "line": number, "date": match["date"]}
             continue
         date_only = _DATE_ONLY.match(line)
         if date_only and header is not None and header["date"] is None:
@@ -119,7 +128,7 @@ def parse(lines: list[str]) -> Parsed:
         # -- 10.1+: NAME = value ----------------------------------------------------------------
         kv = _KEY_VALUE.match(line)
         if kv:
-            key, value = kv["key"], kv["value"]
+            key, value = kv["key"], kv["value"].strip()
             if key == "HADR_ROLE":
                 finish()
                 current = _new(header, number, value, "10.1+")
@@ -183,7 +192,7 @@ def _apply_key(sample: Sample, key: str, value: str, where: str) -> None:
     elif key == "HEARTBEAT_MISSED":
         sample.heartbeats_missed = _int(value, f"{where}, {key}", "a count")
     elif key == "HADR_LOG_GAP(bytes)":
-        sample.log_gap_bytes = float(_int(value, f"{where}, {key}", "a number of bytes"))
+        sample.log_gap_bytes = float(_int(value, f"{where}, {key}", "a number of bytes", _MAX_BYTES))
     elif key == "STANDBY_RECV_BUF_PERCENT":
         sample.recv_buf_percent = _percent(value, f"{where}, {key}")
     elif key == "STANDBY_RECV_BUF_SIZE(pages)":
@@ -194,7 +203,7 @@ def _apply_key(sample: Sample, key: str, value: str, where: str) -> None:
         parts = [part.strip() for part in value.split(",")]
         if len(parts) != 3:
             raise RedoInputError(f"{where}, {key}: '{value}' is not 'S0000012.LOG, page, position'")
-        position = _int(parts[2], f"{where}, {key}", "a log position in bytes")
+        position = _int(parts[2], f"{where}, {key}", "a log position in bytes", _MAX_POSITION)
         if key.startswith("PRIMARY"):
             sample.primary_file, sample.primary_position = parts[0], position
         else:
@@ -209,7 +218,7 @@ def _old_role_line(sample: Sample, words: list[str], where: str) -> None:
         )
     sample.state, sample.sync_mode = _upper(words[1]), _upper(words[2])
     sample.heartbeats_missed = _int(words[3], f"{where}, HeartBeatsMissed", "a count")
-    sample.log_gap_bytes = float(_int(words[4], f"{where}, LogGapRunAvg", "a number of bytes"))
+    sample.log_gap_bytes = float(_int(words[4], f"{where}, LogGapRunAvg", "a number of bytes", _MAX_BYTES))
 
 
 def _old_values(sample: Sample, heading: list[str], stripped: str, words: list[str], where: str) -> None:
@@ -217,9 +226,9 @@ def _old_values(sample: Sample, heading: list[str], stripped: str, words: list[s
         sample.connect_status = _upper(words[0])
     elif heading[0] == "PrimaryFile" and len(words) >= 3:
         sample.primary_file = words[0]
-        sample.primary_position = _int(words[2], f"{where}, PrimaryLSN", "a log position")
+        sample.primary_position = _int(words[2], f"{where}, PrimaryLSN", "a log position", _MAX_POSITION)
     elif heading[0] == "StandByFile" and len(words) >= 3:
         sample.standby_file = words[0]
-        sample.standby_position = _int(words[2], f"{where}, StandByLSN", "a log position")
+        sample.standby_position = _int(words[2], f"{where}, StandByLSN", "a log position", _MAX_POSITION)
         if "StandByRcvBufUsed" in heading and len(words) >= 4:
             sample.recv_buf_percent = _percent(words[3], f"{where}, StandByRcvBufUsed")

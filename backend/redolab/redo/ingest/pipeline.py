@@ -15,6 +15,7 @@ from pathlib import Path
 
 from redolab.redo.analytics import Analysis, analyze, summary_json
 from redolab.redo.archive import Source, expand
+from redolab.redo.bounds import bounded
 from redolab.redo.dedupe import unique
 from redolab.redo.ingest.mapping import map_table
 from redolab.redo.ingest.reader import open_table
@@ -62,7 +63,7 @@ def read_sources(
             counts: Counter = Counter()
             kept, threads = 0, set()
             dma_archlogs = _query(source.name) == "archlogs"
-            for interval in unique(mapped.intervals, counts, strict=True, ignored_columns=mapped.ignored):
+            for interval in unique(bounded(mapped.intervals), counts, strict=True, ignored_columns=mapped.ignored):
                 kept += 1
                 if dma_archlogs:
                     threads.add(interval.thread)

@@ -57,14 +57,18 @@ def db2_time(text: str, where: str) -> datetime:
     suffix = _ZONE_SUFFIX.search(cleaned)
     if suffix:
         offset = timedelta(hours=int(suffix["hh"]), minutes=int(suffix["mm"])) * (-1 if suffix["sign"] == "-" else 1)
+        if abs(offset) > timedelta(hours=14):  # UTC-12 to UTC+14 are the zones there are
+            raise RedoInputError(f"{where}: '{suffix.group(0).strip()}' is not a UTC offset (-12:00 to +14:00)")
         zone = timezone(offset, suffix.group(0).strip())
         cleaned = cleaned[: suffix.start()]
     for pattern in _TIMES:
         match = pattern.match(cleaned)
         if match:
             parts = match.groupdict()
-            if int(parts["y"]) < 1970:
-                raise RedoInputError(f"{where}: '{text.strip()}' is before 1970: not a time this database wrote")
+            if not 1970 <= int(parts["y"]) <= 2100:
+                raise RedoInputError(
+                    f"{where}: '{text.strip()}' is outside the years 1970 to 2100: not a time this database wrote"
+                )
             try:
                 return datetime(
                     int(parts["y"]), int(parts["m"]), int(parts["d"]), int(parts["h"]), int(parts["mi"]),
@@ -85,6 +89,20 @@ _LOGSCAN = re.compile(
 )
 _LOG_FILE = re.compile(r"(?:^|[\s/])S\d{7}\.LOG\s*$", re.MULTILINE)
 _DB2PD_HADR = re.compile(r"HADR Information:|HADR_ROLE\s*=|HADR_STATE\s*=")
+
+
+MAX_LINE = 16 * 1024  # no line Db2 or ls writes is longer (a path is at most 4,096 bytes)
+
+
+def check_line_lengths(lines: list[str], what: str, limit: int = MAX_LINE) -> None:
+    """Refuse a line longer than the tool writes before any pattern reads it (and so before a
+    pattern's backtracking over 200 KiB of spaces can take minutes)."""
+    for number, line in enumerate(lines, 1):
+        if len(line) > limit and len(line := line.rstrip("\r\n")) > limit:
+            raise RedoInputError(
+                f"line {number} is {len(line):,} characters long; {what} writes no line over {limit:,}: is this the "
+                "whole, unedited output?"
+            )
 
 
 def detect(text: str) -> str | None:
@@ -237,7 +255,8 @@ def mon_get_transaction_log(table: Table):
 
 
 # -- db2 get snapshot for database ----------------------------------------------------------------
-_SNAP_LINE = re.compile(r"^\s*(?P<name>[A-Za-z][^=]*?)\s*=\s*(?P<value>.*?)\s*$")
+# greedy, stripped afterwards: lazy parts before `\s*` took minutes on a line with a long run of spaces
+_SNAP_LINE = re.compile(r"^\s*(?P<name>[A-Za-z][^=]*)=(?P<value>.*)$")
 _SNAP_KEYS = {
     "snapshot timestamp": "at",
     "log pages written": "pages",
@@ -251,6 +270,7 @@ _SNAP_KEYS = {
 
 
 def read_snapshots(lines: list[str]) -> Table:
+    check_line_lengths(lines, "db2 get snapshot")
     facts: list[str] = []
     counters = Counters(facts, "db2 get snapshot for database")
 
@@ -267,7 +287,7 @@ def read_snapshots(lines: list[str]) -> Table:
                 continue
             key = _SNAP_KEYS.get(match["name"].strip().lower())
             if key and key not in block:
-                block[key] = (number, match["value"])
+                block[key] = (number, match["value"].strip())
         if block:
             yield block
 
@@ -310,7 +330,8 @@ def read_snapshots(lines: list[str]) -> Table:
 
 # -- archived log listing ------------------------------------------------------------------------
 _STREAM = re.compile(r"LOGSTREAM(\d{4})", re.IGNORECASE)
-_NAME = re.compile(r"(?P<path>\S*?)(?P<name>S(?P<seq>\d{7})\.LOG)\s*$")
+# (?<!\S): the path starts a token; without it a 200 KiB token took minutes (a search from each position)
+_NAME = re.compile(r"(?<!\S)(?P<path>\S*?)(?P<name>S(?P<seq>\d{7})\.LOG)\s*$")
 _STAMP = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})[ T+](?P<time>\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(?P<zone>\s+[+-]\d{2}:?\d{2})?"
 )
@@ -318,6 +339,7 @@ _DIRECTORY = re.compile(r"^(?P<dir>\S.*):\s*$")  # ls -lR: "./LOGSTREAM0001/C000
 
 
 def read_listing(lines: list[str], log_file_pages: int | None) -> Table:
+    check_line_lengths(lines, "a directory listing")
     facts: list[str] = []
     warnings: list[str] = []
     files: list[tuple[int, int, datetime, float | None, int]] = []  # member, sequence, closed, size, line
@@ -409,6 +431,7 @@ _RATE_LINE = re.compile(
 
 
 def read_logscan(lines: list[str]) -> Table:
+    check_line_lengths(lines, "db2logscan")
     facts: list[str] = []
 
     def intervals() -> Iterator:

@@ -50,6 +50,33 @@ def _clean(heading: str) -> str:
     return heading.strip().strip('"').strip()
 
 
+class _Records:
+    """csv.reader whose errors name the line: a field over csv's 128 KiB limit (a quote never
+    closed, or a file that is not an export) is the user's input, not a server error."""
+
+    def __init__(self, lines: Iterable[str], delimiter: str, base: int) -> None:
+        self.reader, self.base = csv.reader(lines, delimiter=delimiter), base
+
+    @property
+    def line_num(self) -> int:
+        return self.reader.line_num
+
+    def __iter__(self) -> _Records:
+        return self
+
+    def __next__(self) -> list[str]:
+        try:
+            return next(self.reader)
+        except csv.Error as error:
+            problem = (
+                f"a field longer than {csv.field_size_limit():,} characters (a quote that is never closed, or "
+                "text that is not an export's rows)"
+                if "field larger" in str(error)
+                else f"not readable as delimited text ({error})"
+            )
+            raise RedoInputError(f"line {self.base + self.reader.line_num}: {problem}") from None
+
+
 def read_delimited(lines: Iterable[str], delimiter: str, *, skip: int = 0, names: list[str] | None = None) -> Table:
     """A table from `lines`, whose heading is on line `skip` + 1 (`names` when it is an expression)."""
     lines = iter(lines)
@@ -60,9 +87,9 @@ def read_delimited(lines: Iterable[str], delimiter: str, *, skip: int = 0, names
         next(lines, None)
         headers, header_number, base = names, skip + 1, skip + 1
         notes.append(f"the heading on line {header_number} is a select expression, read as: {', '.join(names)}")
-        reader = csv.reader(lines, delimiter=delimiter)
+        reader = _Records(lines, delimiter, base)
     else:
-        reader = csv.reader(lines, delimiter=delimiter)  # one reader: line_num follows quoted newlines too
+        reader = _Records(lines, delimiter, skip)  # one reader: line_num follows quoted newlines too
         headers = []
         for fields in reader:
             if any(f.strip() for f in fields):

@@ -8,7 +8,7 @@ from datetime import date
 from redolab.runs.models import RunSource
 from redolab.runs.parsers.iperf3 import read_iperf3
 from redolab.runs.parsers.oratcptest import read_oratcptest
-from redolab.runs.parsers.results import ImportedRun, ResultFileError
+from redolab.runs.parsers.results import ImportedRun, ResultFileError, check_bounds
 
 FORMATS = ("auto", "oratcptest", "iperf3")
 
@@ -33,10 +33,10 @@ def read_results(text: str, fmt: str = "auto", *, test_date: date | None = None)
     text = text.replace("\xa0", " ").replace("\r\n", "\n")
     source = detect_format(text) if fmt == "auto" else RunSource(fmt)
     if source is RunSource.iperf3:
-        return [read_iperf3(text)]
+        return [check_bounds(read_iperf3(text))]
     if test_date is None:
         raise ResultFileError(
             "oratcptest prints clock times only, no date: give the day the tests ran (the form's Date field, "
             "`--date YYYY-MM-DD` on the command line, `test_date` in the API)"
         )
-    return read_oratcptest(text, test_date=test_date)
+    return [check_bounds(run) for run in read_oratcptest(text, test_date=test_date)]

@@ -13,6 +13,9 @@ _MAX_NUMBER = 2.0**60  # bytes (1 EiB), bit/s (1.15e18, far above 1 TB/s), secon
 
 
 _MAX_BITS_PER_SECOND = 8e12  # 1 TB/s
+_MAX_RTT_US = 600e6  # 10 minutes: no TCP connection waits longer
+_MAX_MTU = 65536  # the loopback's; Ethernet jumbo frames are 9,000
+_LATEST_EPOCH = datetime(2101, 1, 1, tzinfo=UTC).timestamp()
 
 
 def _number(value, where: str, maximum: float = _MAX_NUMBER) -> float:
@@ -27,8 +30,25 @@ def _no_constants(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def _int_or_none(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _int_or_none(value, where: str) -> int | None:
+    return int(_number(value, where)) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _object(value, where: str) -> dict:
+    """A JSON object where iperf3 writes one (absent or null: empty); another type is refused."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ResultFileError(f"{where} is {json.dumps(value)[:40]}, not an object as iperf3 -J writes it")
+    return value
+
+
+def _array(value, where: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ResultFileError(f"{where} is {json.dumps(value)[:40]}, not an array as iperf3 -J writes it")
+    return value
 
 
 def _get(document: dict, path: str):
@@ -39,7 +59,7 @@ def _get(document: dict, path: str):
                 f"the iperf3 JSON has no '{path}': is this the output of iperf3 -J from a finished test?"
             )
         value = value[key]
-    return value
+    return _object(value, path)
 
 
 def read_iperf3(text: str) -> ImportedRun:
@@ -55,9 +75,9 @@ def read_iperf3(text: str) -> ImportedRun:
         raise ResultFileError("the JSON is nested too deeply to be an iperf3 -J document") from None
     if not isinstance(document, dict):
         raise ResultFileError("the iperf3 JSON is not an object: is this the output of iperf3 -J?", 1)
-    end = document.get("end") or {}
+    end = _object(document.get("end"), "end")
     if document.get("error") and not end.get("sum_received"):
-        raise ResultFileError(f"iperf3 reported an error and measured nothing: {document['error']}")
+        raise ResultFileError(f"iperf3 reported an error and measured nothing: {str(document['error'])[:200]}")
     test = _get(document, "start.test_start")
     protocol = str(test.get("protocol", "TCP")).upper()
     if protocol != "TCP":
@@ -79,12 +99,12 @@ def read_iperf3(text: str) -> ImportedRun:
             "end.sum_received.bytes is 0: the receiver counted no data, so the test measured nothing (a firewall, "
             "a wrong address or port?); nothing is imported as a 0 B/s run"
         )
-    conns = int(_number(test.get("num_streams", 1), "start.test_start.num_streams"))
+    conns = int(_number(test.get("num_streams", 1), "start.test_start.num_streams", 4096))
     blksize = int(_number(test.get("blksize", 0), "start.test_start.blksize"))
     duration = _number(test.get("duration", 0), "start.test_start.duration") or _number(
         sent.get("seconds"), "end.sum_sent.seconds"
     )
-    start = document["start"]
+    start = _object(document["start"], "start")
     reverse = bool(test.get("reverse"))
     # The file is the iperf3 server's (-s -J) when it accepted the connection; the host that wrote
     # it sent unless exactly one of "server's file" and "reversed (-R)" holds.
@@ -93,25 +113,32 @@ def read_iperf3(text: str) -> ImportedRun:
 
     intervals = []
     mss = start.get("tcp_mss_default") or start.get("tcp_mss")
+    mss = mss if isinstance(mss, int | float) and not isinstance(mss, bool) and 0 < mss <= 65536 else None
     mtus = []
-    for index, interval in enumerate(document.get("intervals") or []):
-        total = interval.get("sum") or {}
+    for index, interval in enumerate(_array(document.get("intervals"), "intervals")):
+        total = _object(_object(interval, f"intervals[{index}]").get("sum"), f"intervals[{index}].sum")
         if total.get("omitted"):
             continue  # -O: the warm-up iperf3 itself leaves out of its totals
         begin = _number(total.get("start"), f"intervals[{index}].sum.start")
         finish = _number(total.get("end"), f"intervals[{index}].sum.end")
+        if finish < begin:
+            raise ResultFileError(f"intervals[{index}].sum ends ({finish:g} s) before it starts ({begin:g} s)")
         streams = []
-        for number, stream in enumerate(interval.get("streams") or [], 1):
-            one = {"id": number, "bytes": int(_number(stream.get("bytes", 0), f"intervals[{index}].streams.bytes"))}
-            for theirs, ours in (("rtt", "rtt_us"), ("rttvar", "rttvar_us"), ("pmtu", "pmtu")):
-                if isinstance(stream.get(theirs), int | float):
-                    one[ours] = int(stream[theirs])  # iperf3 gives round-trip times in µs, as redoprobe
-            if isinstance(stream.get("snd_cwnd"), int | float) and mss:
-                one["snd_cwnd"] = round(stream["snd_cwnd"] / mss)  # iperf3 gives bytes, redoprobe segments
-            if isinstance(stream.get("retransmits"), int):
-                one["retransmits"] = stream["retransmits"]
-            if isinstance(stream.get("pmtu"), int):
-                mtus.append(stream["pmtu"])
+        for number, stream in enumerate(_array(interval.get("streams"), f"intervals[{index}].streams"), 1):
+            stream = _object(stream, f"intervals[{index}].streams[{number - 1}]")
+            where = f"intervals[{index}].streams[{number - 1}]"
+            one = {"id": number, "bytes": int(_number(stream.get("bytes", 0), f"{where}.bytes"))}
+            for theirs, ours, maximum in (("rtt", "rtt_us", _MAX_RTT_US), ("rttvar", "rttvar_us", _MAX_RTT_US),
+                                          ("pmtu", "pmtu", _MAX_MTU)):  # fmt: skip
+                if stream.get(theirs) is not None:  # iperf3 gives round-trip times in µs, as redoprobe
+                    one[ours] = int(_number(stream[theirs], f"{where}.{theirs}", maximum))
+            if stream.get("snd_cwnd") is not None and mss:
+                # iperf3 gives bytes, redoprobe segments
+                one["snd_cwnd"] = round(_number(stream["snd_cwnd"], f"{where}.snd_cwnd") / mss)
+            if stream.get("retransmits") is not None:
+                one["retransmits"] = int(_number(stream["retransmits"], f"{where}.retransmits"))
+            if "pmtu" in one:
+                mtus.append(one["pmtu"])
             streams.append(one)
         intervals.append(
             {
@@ -139,15 +166,18 @@ def read_iperf3(text: str) -> ImportedRun:
     client_settings, server_settings = (
         ({**sender, **local}, receiver) if local_sends else (sender, {**receiver, **local})
     )
-    timestamp = (start.get("timestamp") or {}).get("timesecs")
+    timestamp = _object(start.get("timestamp"), "start.timestamp").get("timesecs")
+    if timestamp is not None:
+        timestamp = _number(timestamp, "start.timestamp.timesecs", _LATEST_EPOCH)
     target = test.get("target_bitrate")
-    retransmits = _int_or_none(sent.get("retransmits"))
+    retransmits = sent.get("retransmits")
+    retransmits = None if retransmits is None else int(_number(retransmits, "end.sum_sent.retransmits"))
     return ImportedRun(
         source=RunSource.iperf3,
         mode=ProbeMode.async_,
         conns=conns,
         message_bytes=blksize or 128 * 1024,
-        sockbuf_bytes=int(start["sock_bufsize"]) if start.get("sock_bufsize") else None,
+        sockbuf_bytes=int(_number(start["sock_bufsize"], "start.sock_bufsize")) if start.get("sock_bufsize") else None,
         duration_seconds=duration,
         interval_seconds=first_step(intervals) or duration,
         rate_bits_per_second=int(target)
@@ -160,9 +190,9 @@ def read_iperf3(text: str) -> ImportedRun:
         bytes_received=int(received_bytes),
         retransmits=retransmits,
         # The buffers of the socket of the host that wrote the file: kept when it is the sender's.
-        sndbuf_granted_bytes=_int_or_none(start.get("sndbuf_actual")) if local_sends else None,
-        rcvbuf_granted_bytes=_int_or_none(start.get("rcvbuf_actual")) if local_sends else None,
-        started_at=datetime.fromtimestamp(timestamp, UTC) if isinstance(timestamp, int | float) else None,
+        sndbuf_granted_bytes=_int_or_none(start.get("sndbuf_actual"), "start.sndbuf_actual") if local_sends else None,
+        rcvbuf_granted_bytes=_int_or_none(start.get("rcvbuf_actual"), "start.rcvbuf_actual") if local_sends else None,
+        started_at=datetime.fromtimestamp(timestamp, UTC) if timestamp is not None else None,
         probe_version=str(start.get("version") or "iperf3")[:50],
         notes=" ".join(
             note
