@@ -23,7 +23,7 @@ from redolab import __version__
 from redolab.auth import api as auth_api
 from redolab.auth.audit import AuditMiddleware
 from redolab.auth.deps import LoginRequired, current_api_user, current_html_user
-from redolab.auth.guard import LoginGuard, LoginThrottleMiddleware
+from redolab.auth.guard import DatabaseCounts, LoginGuard, LoginThrottleMiddleware
 from redolab.core.config import Settings, get_settings
 from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.deps import SessionDep
@@ -214,7 +214,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessionmaker = make_sessionmaker(engine)
     # `serve --workers N` hands its one-time setup link to each process it starts
     app.state.setup_token = os.environ.get("REDOLAB_SETUP_TOKEN") or None
-    app.state.login_guard = LoginGuard(workers=settings.login_workers)
+    # counted in the database: every web process behind one proxy sees the same attempts
+    app.state.login_guard = LoginGuard(workers=settings.login_workers, counts=DatabaseCounts(app.state.sessionmaker))
 
     # Order matters: the last added runs first. Headers, then the body limit and the login form's
     # origin check (before anything reads the body or the session), then the audit log, then the

@@ -8,7 +8,7 @@ import threading
 import anyio
 import pytest
 
-from redolab.auth.guard import FREE_PER_ACCOUNT, FREE_PER_ADDRESS, LoginGuard, Throttled
+from redolab.auth.guard import FREE_PER_ACCOUNT, FREE_PER_ADDRESS, DatabaseCounts, LoginGuard, Throttled
 from tests.conftest import migrated_sqlite
 from tests.factories import PASSWORD, make_user
 
@@ -22,7 +22,7 @@ def database_url(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def no_tarpit(app):
     """Refusals are answered at once here (the server pauses them 1 s), so 40 attempts take no 40 s."""
-    app.state.login_guard = LoginGuard(tarpit_seconds=0)
+    app.state.login_guard = LoginGuard(tarpit_seconds=0, counts=DatabaseCounts(app.state.sessionmaker))
 
 
 def test_forty_wrong_passwords_then_the_right_one_does_not_log_in(anonymous, user):
@@ -102,7 +102,9 @@ def test_a_full_pool_answers_503_instead_of_queueing_without_bound():
 
 def test_the_login_page_answers_503_with_retry_after_when_the_pool_is_full(app, anonymous, session):
     make_user(session, "erin")
-    app.state.login_guard = LoginGuard(workers=1, queue=0, tarpit_seconds=0)
+    app.state.login_guard = LoginGuard(
+        workers=1, queue=0, tarpit_seconds=0, counts=DatabaseCounts(app.state.sessionmaker)
+    )
     app.state.login_guard._waiting = 1  # the one worker is busy with someone else's check
     busy = anonymous.post("/login", data={"username": "erin", "password": PASSWORD})
     assert busy.status_code == 503 and busy.headers["Retry-After"] == "1"

@@ -10,7 +10,8 @@ request a second instead of keeping the server busy.
 argon2 costs about 64 MiB and tens of milliseconds per check. Checks run in at most `workers`
 threads of their own (not the pool that serves pages and /healthz), and when more than `queue`
 attempts are already waiting the next is answered 503, so a flood cannot fill the server's threads
-or memory. The counts live in this process: with several web processes each counts its own.
+or memory. The counts live in the database (table login_counts) when the app keeps them there, so
+several web processes behind one proxy count together; the hashing pool is each process's own.
 """
 
 from __future__ import annotations
@@ -51,6 +52,96 @@ class _Count:
     last: float = 0.0
 
 
+class MemoryCounts:
+    """Counts in this process (a guard of its own, as in unit tests)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, _Count] = {}
+
+    def read(self, keys: list[str]) -> dict[str, _Count]:
+        return {key: self._counts[key] for key in keys if key in self._counts}
+
+    def add(self, keys: list[str], now: float) -> None:
+        for key in keys:
+            count = self._counts.get(key)
+            if count is None or now - count.last > WINDOW_SECONDS:
+                count = self._counts[key] = _Count()
+            count.attempts += 1
+            count.last = now
+        if len(self._counts) > 100_000:  # a spray of names: forget the oldest entries
+            for key in sorted(self._counts, key=lambda k: self._counts[k].last)[:50_000]:
+                del self._counts[key]
+
+    def clear(self, key: str) -> None:
+        self._counts.pop(key, None)
+
+    def forgive(self, key: str) -> None:
+        count = self._counts.get(key)
+        if count is not None:
+            count.attempts = max(0, count.attempts - 1)
+
+
+class DatabaseCounts:
+    """Counts in the login_counts table, shared by every process: each attempt adds one with an
+    atomic upsert (no lost update between processes); rows past the window are removed now and then."""
+
+    def __init__(self, sessionmaker) -> None:
+        self.sessionmaker = sessionmaker
+        self._writes = 0
+
+    def read(self, keys: list[str]) -> dict[str, _Count]:
+        from sqlalchemy import select
+
+        from redolab.auth.models import LoginCount
+
+        with self.sessionmaker() as session:
+            rows = session.execute(select(LoginCount).where(LoginCount.key.in_(keys))).scalars()
+            return {row.key: _Count(row.attempts, row.last_seconds) for row in rows}
+
+    def add(self, keys: list[str], now: float) -> None:
+        from sqlalchemy import case, delete
+
+        from redolab.auth.models import LoginCount
+
+        with self.sessionmaker.begin() as session:
+            dialect = session.get_bind().dialect.name
+            if dialect == "postgresql":
+                from sqlalchemy.dialects.postgresql import insert
+            else:
+                from sqlalchemy.dialects.sqlite import insert
+            for key in keys:
+                statement = insert(LoginCount).values(key=key, attempts=1, last_seconds=now)
+                expired = now - LoginCount.last_seconds > WINDOW_SECONDS
+                statement = statement.on_conflict_do_update(
+                    index_elements=[LoginCount.key],
+                    set_={"attempts": case((expired, 1), else_=LoginCount.attempts + 1), "last_seconds": now},
+                )
+                session.execute(statement)
+            self._writes += 1
+            if self._writes % 500 == 0:  # forget what is past the window
+                session.execute(delete(LoginCount).where(LoginCount.last_seconds < now - WINDOW_SECONDS))
+
+    def clear(self, key: str) -> None:
+        from sqlalchemy import delete
+
+        from redolab.auth.models import LoginCount
+
+        with self.sessionmaker.begin() as session:
+            session.execute(delete(LoginCount).where(LoginCount.key == key))
+
+    def forgive(self, key: str) -> None:
+        from sqlalchemy import update
+
+        from redolab.auth.models import LoginCount
+
+        with self.sessionmaker.begin() as session:
+            session.execute(
+                update(LoginCount)
+                .where(LoginCount.key == key, LoginCount.attempts > 0)
+                .values(attempts=LoginCount.attempts - 1)
+            )
+
+
 @dataclass
 class LoginGuard:
     workers: int = 2
@@ -58,8 +149,9 @@ class LoginGuard:
     # a refused attempt is answered after this delay: a client looping on refusals then costs the
     # server one cheap request a second instead of hundreds (the connection waits, not a thread)
     tarpit_seconds: float = 1.0
-    clock: Callable[[], float] = time.monotonic
-    _counts: dict[tuple[str, str], _Count] = field(default_factory=dict)
+    # wall-clock seconds: the counts are compared across processes (time.monotonic is per boot and process)
+    clock: Callable[[], float] = time.time
+    counts: MemoryCounts | DatabaseCounts = field(default_factory=MemoryCounts)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _waiting: int = 0
     _recorded: dict[str, float] = field(default_factory=dict)
@@ -79,8 +171,8 @@ class LoginGuard:
             self._recorded[refusal] = now
             return True
 
-    def _wait(self, key: tuple[str, str], free: int, now: float) -> float:
-        count = self._counts.get(key)
+    @staticmethod
+    def _wait(count: _Count | None, free: int, now: float) -> float:
         if count is None or now - count.last > WINDOW_SECONDS:
             return 0.0
         if count.attempts < free:
@@ -89,45 +181,39 @@ class LoginGuard:
         return max(0.0, count.last + backoff - now)
 
     def address_wait(self, address: str | None) -> int:
-        """Seconds the address must still wait (0: it may try), known before the body is read."""
+        """Seconds the address must still wait (0: it may try), known before the body is read.
+        Reads the database when the counts are kept there: call it from a thread."""
         if not address:
             return 0
-        with self._lock:
-            return math.ceil(self._wait(("address", address), FREE_PER_ADDRESS, self.clock()))
+        key = f"address:{address}"
+        return math.ceil(self._wait(self.counts.read([key]).get(key), FREE_PER_ADDRESS, self.clock()))
 
     def begin(self, username: str, address: str | None) -> None:
-        """Count an attempt, or raise Throttled when the account or the address must wait."""
-        keys = [(("account", username.lower()[:64]), FREE_PER_ACCOUNT)]
+        """Count an attempt, or raise Throttled when the account or the address must wait (a
+        database call when the counts are kept there: call it from a thread)."""
+        keys = [(f"account:{username.lower()[:64]}", FREE_PER_ACCOUNT)]
         if address:
-            keys.append((("address", address), FREE_PER_ADDRESS))
-        with self._lock:
+            keys.append((f"address:{address}", FREE_PER_ADDRESS))
+        with self._lock:  # within one process, one attempt at a time is counted
             now = self.clock()
+            counts = self.counts.read([key for key, _ in keys])
             for key, free in keys:
-                wait = self._wait(key, free, now)
+                wait = self._wait(counts.get(key), free, now)
                 if wait > 0:
-                    what = "this user name" if key[0] == "account" else "your address"
+                    what = "this user name" if key.startswith("account:") else "your address"
                     raise Throttled(
                         math.ceil(wait),
                         f"Too many login attempts for {what}: wait {math.ceil(wait)} s and try again.",
                     )
-            for key, _ in keys:
-                count = self._counts.get(key)
-                if count is None or now - count.last > WINDOW_SECONDS:
-                    count = self._counts[key] = _Count()
-                count.attempts += 1
-                count.last = now
-            if len(self._counts) > 100_000:  # a spray of names: forget the oldest entries
-                for key in sorted(self._counts, key=lambda k: self._counts[k].last)[:50_000]:
-                    del self._counts[key]
+            self.counts.add([key for key, _ in keys], now)
 
     def succeeded(self, username: str, address: str | None = None) -> None:
         """A right password: its account starts afresh and the attempt no longer counts against
         its address (a team behind one proxy logs in many times a day)."""
         with self._lock:
-            self._counts.pop(("account", username.lower()[:64]), None)
-            count = self._counts.get(("address", address)) if address else None
-            if count is not None:
-                count.attempts = max(0, count.attempts - 1)
+            self.counts.clear(f"account:{username.lower()[:64]}")
+            if address:
+                self.counts.forgive(f"address:{address}")
 
     async def run(self, check: Callable[[], T]) -> T:
         """Run a password check in the bounded pool; raise Throttled (503) when it is full."""
@@ -161,7 +247,7 @@ async def check_login(request, username: str, password: str, *, action: str = "l
             )  # fmt: skip
 
     try:
-        guard.begin(username, address)
+        await anyio.to_thread.run_sync(guard.begin, username, address)  # a database call
 
         def verify():
             if len(password) > MAX_PASSWORD_LENGTH:
@@ -182,7 +268,7 @@ async def check_login(request, username: str, password: str, *, action: str = "l
     if user is None:
         await audit.write_later(write, "failed", 401)
         return None
-    guard.succeeded(username, address)
+    await anyio.to_thread.run_sync(guard.succeeded, username, address)
     await audit.write_later(write, "ok", 200)
     return user
 
@@ -205,7 +291,7 @@ class LoginThrottleMiddleware:
             from redolab.core.middleware import refuse
 
             guard = scope["app"].state.login_guard
-            wait = guard.address_wait(client_address(scope))
+            wait = await anyio.to_thread.run_sync(guard.address_wait, client_address(scope))
             if wait > 0:
                 await anyio.sleep(guard.tarpit_seconds)
                 message = f"Too many login attempts from your address: wait {wait} s and try again."

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import ForeignKey, String
+from sqlalchemy import Float, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
@@ -102,3 +102,14 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class LoginCount(Base):
+    """Login attempts of one account or one client address in the current window, shared by every
+    web process (auth.guard): `key` is "account:<name>" or "address:<ip>"."""
+
+    __tablename__ = "login_counts"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    attempts: Mapped[int] = mapped_column(Integer)
+    last_seconds: Mapped[float] = mapped_column(Float, index=True)  # UTC seconds since the epoch

@@ -46,12 +46,19 @@ def bounded(intervals: Iterable[RedoInterval]) -> Iterator[RedoInterval]:
             span = end - start
             if span < _ZERO or span > MAX_SPAN or size > MAX_BYTES_PER_SECOND * span.total_seconds() > 0:
                 raise RedoInputError(_why(interval))
-        if (
+        sequence, resetlogs, dest_id, inst_id = (
+            interval.sequence,
+            interval.resetlogs,
+            interval.dest_id,
+            interval.inst_id,
+        )
+        if not (
+            (sequence is None or 0 <= sequence <= MAX_COUNTER)
+            and (resetlogs is None or 0 <= resetlogs <= MAX_COUNTER)
+            and (dest_id is None or 0 <= dest_id <= MAX_NUMBER)
+            and (inst_id is None or 0 <= inst_id <= MAX_NUMBER)
+        ) or (
             interval.seconds is not None
-            or interval.sequence is not None
-            or interval.resetlogs is not None
-            or interval.dest_id is not None
-            or interval.inst_id is not None
             or interval.writes is not None
             or interval.peak_bytes_per_second is not None
             or interval.percentile_bytes_per_second is not None
