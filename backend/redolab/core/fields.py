@@ -26,8 +26,11 @@ def blank_to_none(value: Any) -> Any:
 # Physical bounds of stored quantities: beyond them a value is a typo or an attack, and would
 # overflow a 64-bit column.
 MAX_SIZE_BYTES = 2**60  # 1 EiB
-MAX_BIT_RATE = 8 * 10**12  # 1 TB/s
+MAX_BYTES_PER_SECOND = 10**12  # 1 TB/s
+MAX_BIT_RATE = 8 * MAX_BYTES_PER_SECOND
 MAX_DURATION_SECONDS = 10 * 365 * 86400  # 10 years
+MAX_NUMBERED = 4096  # RAC threads and instances, Db2 members, archive destinations, connections
+FIRST_YEAR, LAST_YEAR = 1970, 2100  # times any database or tool wrote
 
 
 def _unit_parser(parse: Callable[[Any], Any], maximum: float, shown: str) -> Callable[[Any], Any]:

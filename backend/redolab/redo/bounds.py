@@ -17,16 +17,17 @@ import math
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 
+from redolab.core import fields
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.schemas import RedoInterval
 
-MAX_BYTES = 2.0**60  # 1 EiB
-MAX_BYTES_PER_SECOND = 1e12  # 1 TB/s
-MAX_NUMBER = 4096  # threads, instances, destinations
+MAX_BYTES = fields.MAX_SIZE_BYTES
+MAX_BYTES_PER_SECOND = fields.MAX_BYTES_PER_SECOND
+MAX_NUMBER = fields.MAX_NUMBERED  # threads, instances, destinations
 MAX_COUNTER = 2**63 - 1
-EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
-LATEST = datetime(2101, 1, 1, tzinfo=UTC)
-MAX_SPAN = timedelta(days=3652)
+EARLIEST = datetime(fields.FIRST_YEAR, 1, 1, tzinfo=UTC)
+LATEST = datetime(fields.LAST_YEAR + 1, 1, 1, tzinfo=UTC)
+MAX_SPAN = timedelta(seconds=fields.MAX_DURATION_SECONDS)
 _ZERO = timedelta(0)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from redolab.core import fields
 from redolab.runs.models import ProbeMode, RunSource
 from redolab.runs.parsers.results import ImportedRun, ResultFileError, first_step
 
@@ -12,10 +13,10 @@ from redolab.runs.parsers.results import ImportedRun, ResultFileError, first_ste
 _MAX_NUMBER = 2.0**60  # bytes (1 EiB), bit/s (1.15e18, far above 1 TB/s), seconds: beyond it, not a measurement
 
 
-_MAX_BITS_PER_SECOND = 8e12  # 1 TB/s
+_MAX_BITS_PER_SECOND = fields.MAX_BIT_RATE  # 1 TB/s
 _MAX_RTT_US = 600e6  # 10 minutes: no TCP connection waits longer
 _MAX_MTU = 65536  # the loopback's; Ethernet jumbo frames are 9,000
-_LATEST_EPOCH = datetime(2101, 1, 1, tzinfo=UTC).timestamp()
+_LATEST_EPOCH = datetime(fields.LAST_YEAR + 1, 1, 1, tzinfo=UTC).timestamp()
 
 
 def _number(value, where: str, maximum: float = _MAX_NUMBER) -> float:
@@ -99,7 +100,7 @@ def read_iperf3(text: str) -> ImportedRun:
             "end.sum_received.bytes is 0: the receiver counted no data, so the test measured nothing (a firewall, "
             "a wrong address or port?); nothing is imported as a 0 B/s run"
         )
-    conns = int(_number(test.get("num_streams", 1), "start.test_start.num_streams", 4096))
+    conns = int(_number(test.get("num_streams", 1), "start.test_start.num_streams", fields.MAX_NUMBERED))
     blksize = int(_number(test.get("blksize", 0), "start.test_start.blksize"))
     duration = _number(test.get("duration", 0), "start.test_start.duration") or _number(
         sent.get("seconds"), "end.sum_sent.seconds"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from redolab.core import fields
 from redolab.runs.models import ProbeMode, RunSource
 
 MAX_TESTS_PER_FILE = 200
@@ -57,14 +58,15 @@ def first_step(intervals: list[dict]) -> float:
 
 
 # -- physical bounds -------------------------------------------------------------------------------
-MAX_BYTES = 2**60  # 1 EiB
-MAX_BYTES_PER_SECOND = 1e12  # 1 TB/s
-MAX_SECONDS = 10 * 365 * 86400  # 10 years
+MAX_BYTES = fields.MAX_SIZE_BYTES
+MAX_BYTES_PER_SECOND = fields.MAX_BYTES_PER_SECOND
+MAX_SECONDS = fields.MAX_DURATION_SECONDS
 MAX_COUNT = 2**63 - 1
-EARLIEST, LATEST = datetime(1970, 1, 1, tzinfo=UTC), datetime(2101, 1, 1, tzinfo=UTC)
+EARLIEST = datetime(fields.FIRST_YEAR, 1, 1, tzinfo=UTC)
+LATEST = datetime(fields.LAST_YEAR + 1, 1, 1, tzinfo=UTC)
 # field: (lowest, highest, the bound as said)
 _RUN_BOUNDS = {
-    "conns": (1, 4096, "1 to 4,096 connections"),
+    "conns": (1, fields.MAX_NUMBERED, "1 to 4,096 connections"),
     "message_bytes": (1, MAX_BYTES, "1 byte to 1 EiB"),
     "sockbuf_bytes": (0, MAX_BYTES, "0 to 1 EiB"),
     "duration_seconds": (1e-9, MAX_SECONDS, "more than 0 s and at most 10 years"),
