@@ -73,7 +73,7 @@ def read_awr_report(text: str) -> Table:
         else:  # text: the value sits under the heading
             column = re.search(r"Inst(?:ance)? ?Num", header.group(1), re.IGNORECASE).start()
             candidate = header.group(2)[max(0, column - 2) :]
-        digits = re.search(r"\d+", candidate)
+        digits = re.search(r"\d{1,9}", candidate)  # an instance number, not a 150,000-digit run
         if digits:
             instance = int(digits.group())
     notes = []
