@@ -247,8 +247,11 @@ TABLES = ("redo_imports", "redo_rows", "redo_analyses", "jobs", "hadr_imports", 
 
 
 def _bound(column: str) -> tuple[float, float] | None:
-    """The physical range of a stored number, from its column's (or JSON key's) name."""
+    """The physical range of a stored number, from its column's (or JSON key's) name. A required
+    rate is a measured one plus headroom, so it may exceed the measured bound: it is only finite."""
     name = column.lower()
+    if name.startswith("required"):
+        return 0.0, math.inf
     if "epoch" in name:
         return FIRST_EPOCH, LAST_EPOCH
     if name.endswith("bytes_per_second"):

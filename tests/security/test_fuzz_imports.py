@@ -54,7 +54,7 @@ def test_the_seeds_cover_every_import_and_are_accepted_unmutated(fuzzer):
 
 
 @settings(
-    max_examples=500,
+    max_examples=400,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
+from redolab.core.fields import MAX_BYTES_PER_SECOND, MAX_DURATION_SECONDS
 from redolab.core.units import DB2_PAGE_BYTES
 from redolab.redo.ingest.values import parse_number
 from redolab.redo.parsers import RedoInputError, Table, normalise
@@ -31,7 +32,6 @@ from redolab.redo.schemas import Mapped, RedoInterval, with_extra
 
 PAGE_BYTES = DB2_PAGE_BYTES
 DB2_MB = 1_000_000
-MAX_BYTES_PER_SECOND = 1e12  # 1 TB/s: above it a rate is not a measurement
 
 # -- times -------------------------------------------------------------------------------------
 _TIMES = (
@@ -448,6 +448,8 @@ def read_logscan(lines: list[str]) -> Table:
             pages_per_flush = parse_number(match["pgf"], line=number, column="pg/f")
             if seconds <= 0:
                 continue  # an empty interval (no log data in it) says nothing about a rate
+            if seconds > MAX_DURATION_SECONDS:
+                raise RedoInputError(f"{where}: {match['sec']} sec is over 10 years: not a db2logscan interval")
             if rate > MAX_BYTES_PER_SECOND:
                 raise RedoInputError(f"{where}: {match['mbs']} MB/s is more than 1 TB/s")
             data = rate * seconds
