@@ -48,7 +48,5 @@ def test_counts_start_again_after_the_window_and_a_good_login_clears_them(settin
     assert counts.read(["account:bob"])["account:bob"].attempts == 1
     assert counts.read(["address:10.0.0.9"])["address:10.0.0.9"].attempts == 1
     guard.succeeded("bob", "10.0.0.9")
-    assert counts.read(["account:bob", "address:10.0.0.9"]) == {
-        "address:10.0.0.9": counts.read(["address:10.0.0.9"])["address:10.0.0.9"]
-    }
+    assert set(counts.read(["account:bob", "address:10.0.0.9"])) == {"address:10.0.0.9"}  # the account's is gone
     assert counts.read(["address:10.0.0.9"])["address:10.0.0.9"].attempts == 0

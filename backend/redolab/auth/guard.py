@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import anyio
+from sqlalchemy import case, delete, select, update
 
+from redolab.auth.models import LoginCount
 from redolab.core.security import MAX_PASSWORD_LENGTH
 
 T = TypeVar("T")
@@ -90,19 +92,11 @@ class DatabaseCounts:
         self._writes = 0
 
     def read(self, keys: list[str]) -> dict[str, _Count]:
-        from sqlalchemy import select
-
-        from redolab.auth.models import LoginCount
-
         with self.sessionmaker() as session:
             rows = session.execute(select(LoginCount).where(LoginCount.key.in_(keys))).scalars()
             return {row.key: _Count(row.attempts, row.last_seconds) for row in rows}
 
     def add(self, keys: list[str], now: float) -> None:
-        from sqlalchemy import case, delete
-
-        from redolab.auth.models import LoginCount
-
         with self.sessionmaker.begin() as session:
             dialect = session.get_bind().dialect.name
             if dialect == "postgresql":
@@ -122,18 +116,10 @@ class DatabaseCounts:
                 session.execute(delete(LoginCount).where(LoginCount.last_seconds < now - WINDOW_SECONDS))
 
     def clear(self, key: str) -> None:
-        from sqlalchemy import delete
-
-        from redolab.auth.models import LoginCount
-
         with self.sessionmaker.begin() as session:
             session.execute(delete(LoginCount).where(LoginCount.key == key))
 
     def forgive(self, key: str) -> None:
-        from sqlalchemy import update
-
-        from redolab.auth.models import LoginCount
-
         with self.sessionmaker.begin() as session:
             session.execute(
                 update(LoginCount)

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from redolab.core import fields
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.parsers.db2 import check_line_lengths, db2_time
 
@@ -67,7 +68,7 @@ def _upper(text: str | None) -> str | None:
 
 
 _MAX_POSITION = 2**63 - 1  # log positions (LSN, byte offsets): a 64-bit column
-_MAX_BYTES = 2**60  # a log gap: 1 EiB
+_MAX_BYTES = fields.MAX_SIZE_BYTES  # a log gap
 _MAX_COUNT = 2**31 - 1  # counts, pages, standby numbers
 
 
@@ -114,7 +115,7 @@ def parse(lines: list[str]) -> Parsed:
         match = _HEADER.match(line)
         if match:
             finish()
-            member = _int(match["member"], f"line {number}, Database Member", "a member number", 4096)
+            member = _int(match["member"], f"line {number}, Database Member", "a member number", fields.MAX_NUMBERED)
             header = {"member": member, "db": match["db"], "line": number, "date": match["date"]}
             continue
         date_only = _DATE_ONLY.match(line)

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
-from redolab.core.fields import MAX_BYTES_PER_SECOND, MAX_DURATION_SECONDS
+from redolab.core.fields import FIRST_YEAR, LAST_YEAR, MAX_BYTES_PER_SECOND, MAX_DURATION_SECONDS
 from redolab.core.units import DB2_PAGE_BYTES
 from redolab.redo.ingest.values import parse_number
 from redolab.redo.parsers import RedoInputError, Table, normalise
@@ -65,7 +65,7 @@ def db2_time(text: str, where: str) -> datetime:
         match = pattern.match(cleaned)
         if match:
             parts = match.groupdict()
-            if not 1970 <= int(parts["y"]) <= 2100:
+            if not FIRST_YEAR <= int(parts["y"]) <= LAST_YEAR:
                 raise RedoInputError(
                     f"{where}: '{text.strip()}' is outside the years 1970 to 2100: not a time this database wrote"
                 )

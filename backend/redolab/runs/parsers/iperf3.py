@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from redolab.core import fields
 from redolab.runs.models import ProbeMode, RunSource
-from redolab.runs.parsers.results import ImportedRun, ResultFileError, first_step
+from redolab.runs.parsers.results import MAX_MTU_BYTES, ImportedRun, ResultFileError, first_step
 
 # -- iperf3 -J ----------------------------------------------------------------------------------
 _MAX_NUMBER = 2.0**60  # bytes (1 EiB), bit/s (1.15e18, far above 1 TB/s), seconds: beyond it, not a measurement
@@ -15,7 +15,6 @@ _MAX_NUMBER = 2.0**60  # bytes (1 EiB), bit/s (1.15e18, far above 1 TB/s), secon
 
 _MAX_BITS_PER_SECOND = fields.MAX_BIT_RATE  # 1 TB/s
 _MAX_RTT_US = 600e6  # 10 minutes: no TCP connection waits longer
-_MAX_MTU = 65536  # the loopback's; Ethernet jumbo frames are 9,000
 _LATEST_EPOCH = datetime(fields.LAST_YEAR + 1, 1, 1, tzinfo=UTC).timestamp()
 
 
@@ -114,7 +113,7 @@ def read_iperf3(text: str) -> ImportedRun:
 
     intervals = []
     mss = start.get("tcp_mss_default") or start.get("tcp_mss")
-    mss = mss if isinstance(mss, int | float) and not isinstance(mss, bool) and 0 < mss <= 65536 else None
+    mss = mss if isinstance(mss, int | float) and not isinstance(mss, bool) and 0 < mss <= MAX_MTU_BYTES else None
     mtus = []
     for index, interval in enumerate(_array(document.get("intervals"), "intervals")):
         total = _object(_object(interval, f"intervals[{index}]").get("sum"), f"intervals[{index}].sum")
@@ -130,7 +129,7 @@ def read_iperf3(text: str) -> ImportedRun:
             where = f"intervals[{index}].streams[{number - 1}]"
             one = {"id": number, "bytes": int(_number(stream.get("bytes", 0), f"{where}.bytes"))}
             for theirs, ours, maximum in (("rtt", "rtt_us", _MAX_RTT_US), ("rttvar", "rttvar_us", _MAX_RTT_US),
-                                          ("pmtu", "pmtu", _MAX_MTU)):  # fmt: skip
+                                          ("pmtu", "pmtu", MAX_MTU_BYTES)):  # fmt: skip
                 if stream.get(theirs) is not None:  # iperf3 gives round-trip times in µs, as redoprobe
                     one[ours] = int(_number(stream[theirs], f"{where}.{theirs}", maximum))
             if stream.get("snd_cwnd") is not None and mss:

@@ -64,6 +64,7 @@ MAX_SECONDS = fields.MAX_DURATION_SECONDS
 MAX_COUNT = 2**63 - 1
 EARLIEST = datetime(fields.FIRST_YEAR, 1, 1, tzinfo=UTC)
 LATEST = datetime(fields.LAST_YEAR + 1, 1, 1, tzinfo=UTC)
+MAX_MTU_BYTES = 65536  # the loopback's; Ethernet jumbo frames are 9,000
 # field: (lowest, highest, the bound as said)
 _RUN_BOUNDS = {
     "conns": (1, fields.MAX_NUMBERED, "1 to 4,096 connections"),
@@ -73,7 +74,7 @@ _RUN_BOUNDS = {
     "interval_seconds": (1e-9, MAX_SECONDS, "more than 0 s and at most 10 years"),
     "seconds": (1e-9, MAX_SECONDS, "more than 0 s and at most 10 years"),
     "bytes_per_second": (1e-9, MAX_BYTES_PER_SECOND, "more than 0 and at most 1 TB/s (10^12 bytes/s)"),
-    "rate_bits_per_second": (0, 8 * MAX_BYTES_PER_SECOND, "0 to 8 Tbit/s (1 TB/s)"),
+    "rate_bits_per_second": (0, fields.MAX_BIT_RATE, "0 to 8 Tbit/s (1 TB/s)"),
     "delay_us": (0, MAX_SECONDS * 1e6, "0 to 10 years"),
     "bytes_sent": (0, MAX_BYTES, "0 to 1 EiB"),
     "bytes_received": (0, MAX_BYTES, "0 to 1 EiB"),
@@ -113,6 +114,6 @@ def check_bounds(run: ImportedRun) -> ImportedRun:
         if interval["end_seconds"] < interval["start_seconds"]:
             raise ResultFileError(f"{where}: interval {number} ends before it starts")
     mtu = run.client_settings.get("mtu_bytes") or run.server_settings.get("mtu_bytes")
-    if mtu is not None and not 0 < mtu <= 65536:
+    if mtu is not None and not 0 < mtu <= MAX_MTU_BYTES:
         raise refuse("the path MTU", mtu, "1 to 65,536 bytes")
     return run
