@@ -60,3 +60,24 @@ def make_ssh_environment(session, sshd, *, secret_key: str, pinned: bool = True,
     session.commit()
     session.refresh(environment)
     return environment, hosts[0], hosts[1]
+
+
+def make_measured_run(session, environment_id: int, primary, standby, bytes_per_second: float = 1e6, **fields):
+    """A succeeded run from `primary` to `standby` with its stored summary, as if it had just ended
+    (no intervals): what planning reads of a run, made without running the probe."""
+    from redolab.core.db import utcnow
+    from redolab.runs.models import Run, RunStatus
+    from redolab.runs.service import store_summary
+
+    values = {
+        "environment_id": environment_id, "client_host_id": primary.id, "server_host_id": standby.id,
+        "client_host_name": primary.name, "server_host_name": standby.name, "mode": "async", "conns": 1,
+        "message_bytes": 1024 * 1024, "duration_seconds": 10, "interval_seconds": 1, "requested_by": "alice",
+        "status": RunStatus.succeeded, "bytes_per_second": bytes_per_second, "label": "", "tags": [],
+        "client_settings": {"mtu_bytes": 1500}, "created_at": utcnow(), **fields,
+    }  # fmt: skip
+    run = Run(**values)
+    session.add(run)
+    session.commit()
+    store_summary(session=session, run=run)
+    return run

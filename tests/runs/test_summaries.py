@@ -10,7 +10,7 @@ from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.migrate import alembic_config, upgrade
 from redolab.runs.models import RunEvent, RunStatus, RunSummary
 from redolab.runs.parsers.redoprobe import run_metrics
-from redolab.runs.service import measured_runs, run_lines
+from redolab.runs.service import measured_runs, read_measured_runs, run_lines
 from tests.execution import execute_next, reload, request_run
 from tests.web.test_runs import local_env
 
@@ -39,7 +39,7 @@ def test_a_finished_run_is_summarised_and_the_plan_reads_only_the_summary(sessio
     session.execute(delete(RunEvent).where(RunEvent.run_id == run.id))  # the intervals are gone...
     session.commit()
     session.expire_all()
-    after = {m.id: m.metrics for m in measured_runs(session=session, environment=environment)}
+    after = {m.id: m.metrics for m in read_measured_runs(session=session, environment=environment)}
     assert after == before and after[run.id].ack_count == expected.ack_count  # ...and nothing changed
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from enum import StrEnum
 
@@ -39,6 +40,11 @@ class RunSource(StrEnum):
     @property
     def label(self) -> str:
         return {"redoprobe": "redoprobe", "oratcptest": "oratcptest output", "iperf3": "iperf3 JSON"}[self.value]
+
+
+def new_mark() -> int:
+    """A run's change mark: 40 random bits (the sum over a million runs still fits in 64 bits)."""
+    return secrets.randbits(40)
 
 
 class Lifecycle:
@@ -117,6 +123,12 @@ class Run(Lifecycle, Base):
     retransmits: Mapped[int | None] = mapped_column(BigInteger)
     sndbuf_granted_bytes: Mapped[int | None] = mapped_column(BigInteger)
     rcvbuf_granted_bytes: Mapped[int | None] = mapped_column(BigInteger)
+
+    # A random mark drawn again by every change to the row (every UPDATE, and storing its summary):
+    # the plan's cache of measured runs compares their sum, in every process, to know it is still
+    # current. Random rather than counted, so a run deleted and another stored under its id (SQLite
+    # reuses the highest id) still changes the sum.
+    change_mark: Mapped[int] = mapped_column(BigInteger, default=new_mark, server_default="0", onupdate=new_mark)
 
     client_host: Mapped[Host | None] = relationship(foreign_keys=[client_host_id])
     server_host: Mapped[Host | None] = relationship(foreign_keys=[server_host_id])

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import asdict
 
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from redolab.core.db import utcnow
@@ -14,7 +16,7 @@ from redolab.core.units import format_bytes
 from redolab.environments.models import Environment, Host, HostRole, HostTransport
 from redolab.jobs.models import Job, JobStatus
 from redolab.planning.plan import MeasuredRun
-from redolab.runs.models import Run, RunEvent, RunSource, RunStatus, RunSummary
+from redolab.runs.models import Run, RunEvent, RunSource, RunStatus, RunSummary, new_mark
 from redolab.runs.parsers import read_results
 from redolab.runs.parsers.redoprobe import ProbeOutputError, RunMetrics, run_metrics
 from redolab.runs.parsers.results import ImportedRun, ResultFileError
@@ -249,6 +251,7 @@ def store_summary(*, session: Session, run: Run) -> RunSummary:
     else:
         for key, value in values.items():
             setattr(summary, key, value)
+    run.change_mark = new_mark()  # a new summary is a change to the run: cached plans see it
     session.commit()
     return summary
 
@@ -266,14 +269,55 @@ _PLANNED = (
 _SUMMARISED = tuple(getattr(RunSummary, name) for name in (*_METRIC_FIELDS, "mtu_bytes", "damaged"))
 
 
+def _measured(environment: Environment) -> tuple:
+    return (Run.environment_id == environment.id, Run.status == RunStatus.succeeded, Run.bytes_per_second > 0)
+
+
+# The measured runs of the environments viewed last, in this process, each with the stamp it was
+# read at. Every read compares the stamp with the database's, so a change made by another process
+# (a run ending in the worker, a tag edited behind another web process) is seen on the next read.
+_CACHE: OrderedDict[int, tuple[tuple, tuple[MeasuredRun, ...]]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+CACHED_ENVIRONMENTS = 64
+
+
+def measured_stamp(*, session: Session, environment: Environment) -> tuple:
+    """What the measured runs are read from, in one small query: how many runs qualify, the newest,
+    the sum of their change marks (drawn again by every UPDATE of a run and every stored summary),
+    and the hosts' roles, node numbers and transports (which decide the direction of a run)."""
+    count, newest, changes = session.execute(
+        select(func.count(Run.id), func.max(Run.id), func.sum(Run.change_mark)).where(*_measured(environment))
+    ).one()
+    hosts = sorted((h.id, h.role.value, h.node_number, h.transport.value) for h in environment.hosts)
+    return count, newest, changes, tuple(hosts)
+
+
 def measured_runs(*, session: Session, environment: Environment) -> list[MeasuredRun]:
     """Succeeded runs from a primary node to a standby node, with the numbers planning needs: read
     from their stored summaries, never from their intervals (a run without one, from before the
-    summaries, is summarised here, and not stored: a page does not write)."""
+    summaries, is summarised here, and not stored: a page does not write). Kept per process while
+    measured_stamp() is unchanged: reading 500 runs was most of the environment page's time."""
+    stamp = measured_stamp(session=session, environment=environment)
+    with _CACHE_LOCK:
+        cached = _CACHE.get(environment.id)
+        if cached is not None and cached[0] == stamp:
+            _CACHE.move_to_end(environment.id)
+            return list(cached[1])
+    measured = read_measured_runs(session=session, environment=environment)
+    with _CACHE_LOCK:
+        _CACHE[environment.id] = (stamp, tuple(measured))
+        _CACHE.move_to_end(environment.id)
+        while len(_CACHE) > CACHED_ENVIRONMENTS:
+            _CACHE.popitem(last=False)
+    return measured
+
+
+def read_measured_runs(*, session: Session, environment: Environment) -> list[MeasuredRun]:
+    """measured_runs() from the database, without the cache."""
     rows = session.execute(
         select(*_PLANNED, RunSummary.run_id.label("summarised"), *_SUMMARISED)
         .outerjoin(RunSummary, RunSummary.run_id == Run.id)
-        .where(Run.environment_id == environment.id, Run.status == RunStatus.succeeded, Run.bytes_per_second > 0)
+        .where(*_measured(environment))
         .order_by(Run.id.desc())
         .limit(MAX_RUNS)
     ).all()
