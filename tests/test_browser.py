@@ -462,6 +462,54 @@ def test_import_oratcptest_and_iperf3_results(server, page):
     page.screenshot(path=str(server_screenshot_dir() / "imported-run.png"), full_page=True)
 
 
+def test_a_long_evidence_list_loads_when_opened_and_follows_another_process(server, page, tmp_path):
+    """Runs stored by another process (this test's own engine on the server's database): the plan
+    counts them, the folded evidence list loads its rows when opened (and before printing), a tag
+    added elsewhere shows on the next load, and a ticked run is used."""
+    from playwright.sync_api import expect
+    from sqlalchemy import select
+
+    from redolab.core.db import make_engine, make_sessionmaker
+    from redolab.environments.models import Environment
+    from redolab.runs.models import Run
+    from redolab.web.planning import EVIDENCE_INLINE
+    from tests.factories import make_measured_run
+
+    create_first_user(page, server)
+    page.click("text=New environment")
+    page.fill("#f-name", "long list")
+    page.click("text=Create environment")
+    add_this_machine_hosts(page)
+    environment_url = page.url.split("#")[0]
+    count = EVIDENCE_INLINE + 5
+    engine = make_engine(f"sqlite:///{tmp_path}/redolab.db")
+    sessions = make_sessionmaker(engine)
+    with sessions() as session:
+        environment = session.scalar(select(Environment).where(Environment.name == "long list"))
+        primary, standby = sorted(environment.hosts, key=lambda host: host.role.value)
+        runs = [make_measured_run(session, environment.id, primary, standby, 1e6 * (n + 1)) for n in range(count)]
+    page.goto(environment_url)
+    summary = page.locator("#plan-evidence summary")
+    expect(summary).to_contain_text(f"Evidence: 0 of {count} used")  # this machine's runs: not the link
+    expect(page.locator("#plan-evidence input[name=run]")).to_have_count(0)
+    summary.click()
+    expect(page.locator("#plan-evidence input[name=run]")).to_have_count(count)
+    expect(page.locator(f"#plan-evidence tr[data-evidence=run-{runs[0].id}]")).to_contain_text("not the link")
+
+    with sessions() as session:
+        session.get(Run, runs[1].id).tags = ["after-mtu-change"]
+        session.commit()
+    page.goto(environment_url)
+    page.click("#plan [data-print]")  # Print plan
+    expect(page.locator("#plan-evidence input[name=run]")).to_have_count(count)  # loaded for the printout
+    expect(page.locator("#evidence-form")).to_contain_text("after-mtu-change")
+    page.locator(f"#use-run-{runs[0].id}").check()
+    page.click("#plan-evidence button[type=submit]")
+    expect(summary).to_contain_text(f"Evidence: 1 of {count} used (chosen)")
+    expect(page.locator(f"#use-run-{runs[0].id}")).to_be_checked()
+    engine.dispose()
+
+
 def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
     """Seed 000's archived logs, a SYSMETRIC export, two imported oratcptest runs (seed 000's single
     stream, a two-connection test) and a loopback run: the plan has no contradiction, all threads need

@@ -123,8 +123,19 @@
       navigator.clipboard.writeText(text).then(function () { copy.textContent = "Copied"; },
         function () { flash("The browser refused the clipboard: select the lines and copy them by hand."); });
     }
-    if (event.target.closest("[data-print]")) window.print();
+    if (event.target.closest("[data-print]")) printWithEvidence();
   });
+  // A long evidence list loads when opened: open it, and print once it is in (or after 5 s).
+  function printWithEvidence() {
+    const pending = document.querySelector("#plan-evidence [data-evidence-pending]");
+    if (!pending) { window.print(); return; }
+    const details = pending.closest("details");
+    let printed = false;
+    const go = function () { if (!printed) { printed = true; window.print(); } };
+    details.addEventListener("htmx:afterSettle", go, { once: true });
+    setTimeout(go, 5000);
+    details.open = true;
+  }
   // A printed plan shows its working: reviewers check the numbers on paper.
   window.addEventListener("beforeprint", function () {
     document.querySelectorAll("details.working, details.evidence").forEach(function (d) { d.open = true; });

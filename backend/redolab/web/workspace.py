@@ -33,7 +33,9 @@ def environment_page(request: Request, session, environment, *, status_code: int
         **credentials_context(),
         **history_context(session, environment),
         **hadr_context(session, environment),
-        **plan_context(session, environment, selection_from(request)),
+        **plan_context(
+            session, environment, selection_from(request), show_evidence=request.query_params.get("evidence") == "1"
+        ),
     }
     return render(request, "environments/detail.html", context, status_code=status_code)
 
