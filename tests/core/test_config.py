@@ -1,5 +1,6 @@
 import stat
 
+import pydantic
 import pytest
 
 from redolab.core.config import ConfigError, Settings
@@ -52,3 +53,21 @@ def test_env_example_documents_every_setting():
     text = (PROJECT_ROOT / ".env.example").read_text()
     for field in Settings.model_fields:
         assert f"REDOLAB_{field.upper()}=" in text, field
+
+
+def test_web_threads_bound_the_threads_answering_requests(settings, engine):
+    """REDOLAB_WEB_THREADS sets how many requests run at once in a process (the rest wait their turn)."""
+    import anyio.to_thread
+    from fastapi.testclient import TestClient
+
+    from redolab.main import create_app
+
+    assert Settings().web_threads == 4
+    for threads in (1, 6):
+        app = create_app(settings.model_copy(update={"web_threads": threads}))
+        with TestClient(app) as client:
+            tokens = client.portal.call(lambda: anyio.to_thread.current_default_thread_limiter().total_tokens)
+            assert tokens == threads
+            assert client.get("/healthz").status_code == 200
+    with pytest.raises(pydantic.ValidationError):
+        Settings(web_threads=0)

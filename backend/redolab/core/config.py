@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1024 * 1024)  # one redo history upload
     upload_max_age_seconds: int = Field(default=6 * 3600, ge=60)  # previews never imported are removed after this
     login_workers: int = Field(default=2, ge=1, le=32)  # threads that check passwords (argon2: ~64 MiB each)
+    # threads per web process answering pages and API calls (requests beyond them wait their turn)
+    web_threads: int = Field(default=4, ge=1, le=64)
     # origins besides the request's own Host that may post the login form (a reverse proxy's public URL)
     trusted_origins: list[str] = []
     # addresses of reverse proxies whose X-Forwarded-For/-Proto are believed (uvicorn's forwarded_allow_ips);

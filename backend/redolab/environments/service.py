@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from redolab.auth.models import Role
 from redolab.core.errors import FieldError, NotFound
@@ -20,7 +20,8 @@ from redolab.environments.schemas import (
 
 
 def list_environments(*, session: Session) -> list[Environment]:
-    return list(session.scalars(select(Environment).order_by(func.lower(Environment.name))))
+    query = select(Environment).options(selectinload(Environment.hosts)).order_by(func.lower(Environment.name))
+    return list(session.scalars(query))  # the hosts in one query, not one per environment
 
 
 def get_environment(*, session: Session, environment_id: int) -> Environment:
