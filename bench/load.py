@@ -15,6 +15,7 @@ environment page. Prints figures; asserts nothing.
     python3 bench/load.py                                   # SQLite, one web process
     python3 bench/load.py --database-url postgresql+psycopg://... --workers 2
     python3 bench/load.py --seconds 30 --clients 1,20
+    python3 bench/load.py --clients 20 --web-threads 4,40   # the threads setting, same data
 """
 
 from __future__ import annotations
@@ -183,11 +184,13 @@ def endpoints(ids: dict) -> list[tuple[str, str]]:
     ]
 
 
-def start_server(database_url: str, data_dir: Path, workers: int) -> tuple[subprocess.Popen, str]:
+def start_server(database_url: str, data_dir: Path, workers: int, threads: int) -> tuple[subprocess.Popen, str]:
     from tests.services import REDOLAB, free_port, redolab_env
 
     port = free_port()
-    env = redolab_env(data_dir, REDOLAB_DATABASE_URL=database_url, REDOLAB_WORKER_ENABLED="false")
+    env = redolab_env(
+        data_dir, REDOLAB_DATABASE_URL=database_url, REDOLAB_WORKER_ENABLED="false", REDOLAB_WEB_THREADS=str(threads)
+    )
     process = subprocess.Popen(
         [str(REDOLAB), "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=data_dir,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -278,27 +281,32 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1, help="web processes (more than one: PostgreSQL)")
     parser.add_argument("--seconds", type=float, default=30, help="per client count")
     parser.add_argument("--clients", default="1,20", help="client counts, comma-separated")
+    parser.add_argument(
+        "--web-threads", default="4",
+        help="REDOLAB_WEB_THREADS, comma-separated to compare several on the same data (e.g. 4,40)",
+    )  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="redolab-load-") as scratch:
         data_dir = Path(scratch)
         url = args.database_url or f"sqlite:///{data_dir}/redolab.db"
         ids = seed(url, data_dir)
-        process, base = start_server(url, data_dir, args.workers)
-        try:
-            paths = endpoints(ids)
-            warm = log_in(base)  # first requests of each process: imports, caches
-            for _ in range(args.workers * 2):
-                for _, path in paths:
-                    warm.get(path)
-            warm.close()
-            backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite"
-            for clients in (int(c) for c in args.clients.split(",")):
-                result = drive(base, paths, clients, args.seconds)
-                report(f"{backend}, {args.workers} web process(es), {clients} client(s), {args.seconds:.0f} s "
-                       f"({os.cpu_count()} CPUs)", result)  # fmt: skip
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+        for threads in (int(t) for t in args.web_threads.split(",")):
+            process, base = start_server(url, data_dir, args.workers, threads)
+            try:
+                paths = endpoints(ids)
+                warm = log_in(base)  # first requests of each process: imports, caches
+                for _ in range(args.workers * 2):
+                    for _, path in paths:
+                        warm.get(path)
+                warm.close()
+                backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite"
+                for clients in (int(c) for c in args.clients.split(",")):
+                    result = drive(base, paths, clients, args.seconds)
+                    report(f"{backend}, {args.workers} web process(es) of {threads} thread(s), {clients} client(s), "
+                           f"{args.seconds:.0f} s ({os.cpu_count()} CPUs)", result)  # fmt: skip
+            finally:
+                process.terminate()
+                process.wait(timeout=30)
     return 0
 
 
