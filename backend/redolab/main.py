@@ -192,7 +192,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.worker_enabled:
             worker = _start_worker(app, engine)
         # Pages and API calls run in threads; Python runs one at a time per process, so more threads
-        # only share the CPU: with 40, a heavy page under 20 clients waited 3x longer (bench/load.py).
+        # only share the CPU: with 40, a heavy page's p95 under 20 clients was 2.3x that with 4 (bench/load.py).
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.web_threads
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(_prune_uploads_every, settings, 600)

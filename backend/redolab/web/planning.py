@@ -50,11 +50,8 @@ def plan_context(session, environment, selection: Selection | None = None, *, sh
     selection = selection or Selection()
     plan = environment_plan(session=session, environment=environment, selection=selection)
     lag = plan.card("lag")
-    tags = sorted({t for item in plan.evidence for t in item.tags})
     return {
-        "plan": plan,
-        "selection": selection,
-        "plan_tags": tags,
+        **_evidence_context(plan, selection),
         "evidence_open": show_evidence,
         "evidence_inline": show_evidence or bool(selection.query) or len(plan.evidence) <= EVIDENCE_INLINE,
         "lag_figure": lag_figure(lag.lag_series, plan.time_zone) if lag.lag_series else None,
@@ -68,8 +65,15 @@ def plan_evidence(request: Request, session: SessionDep, environment_id: int) ->
     if not is_htmx(request):
         return redirect(request, f"/environments/{environment_id}?evidence=1#plan-evidence")
     environment = get_environment(session=session, environment_id=environment_id)
-    context = {"environment": environment, **plan_context(session, environment, selection_from(request))}
+    selection = selection_from(request)
+    plan = environment_plan(session=session, environment=environment, selection=selection)
+    context = {"environment": environment, **_evidence_context(plan, selection)}
     return render(request, "planning/_evidence.html", context)
+
+
+def _evidence_context(plan, selection: Selection) -> dict:
+    """What the evidence list (planning/_evidence.html) needs besides the environment."""
+    return {"plan": plan, "selection": selection, "plan_tags": sorted({t for item in plan.evidence for t in item.tags})}
 
 
 @router.get("/environments/{environment_id}/plan/report")
