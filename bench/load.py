@@ -96,7 +96,7 @@ def seed(database_url: str, data_dir: Path) -> dict:
     from redolab.environments.models import Environment, HostRole
     from redolab.environments.schemas import EnvironmentCreate, HostCreate
     from redolab.environments.service import create_environment, create_host
-    from redolab.planning.imports import import_now
+    from redolab.redo.imports import import_now
     from redolab.runs.models import Run, RunEvent, RunStatus, RunSummary
     from redolab.runs.service import summary_values
 

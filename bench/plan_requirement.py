@@ -24,9 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
 from redolab.planning.plan import Facts, build_plan
-from redolab.planning.requirement import ImportSeries, requirement
 from redolab.redo.analytics import analyze
 from redolab.redo.dedupe import unique
+from redolab.redo.requirement import ImportSeries, requirement
 from redolab.redo.schemas import RedoInterval
 
 MIB = 1024 * 1024

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from redolab.core.db import make_sessionmaker
-from redolab.jobs.worker import Worker
 from redolab.runs import service
 from redolab.runs.models import Run
 from redolab.runs.schemas import RunCreate
+from redolab.worker import Worker
 
 
 def request_run(session, environment, client, server, **fields) -> Run:

@@ -1,6 +1,13 @@
-"""The import direction: pages (web/) and the JSON API call services; services use models and core;
-core knows no feature; the worker is the top of the stack. Read from the source with the standard
-library (ast), deferred imports inside functions included, so a cycle cannot hide in a function."""
+"""The folders are the layers. Folder order is import order, lowest first:
+
+    core, redoprobe -> auth, remote -> environments -> jobs -> redo, runs -> disktest, sweeps, charts,
+    lab -> hadr -> planning -> web -> the top (worker, main, cli, models: the entry points)
+
+A module imports only what sits at or below its folder; folders of one level may import each other
+only without a cycle between packages. Pages (web/) and the JSON API call services; services use
+models and core. Read from the source with the standard library (ast), deferred imports inside
+functions included, so an upward arrow cannot hide in a function; and outside the CLI (which keeps
+its start-up fast) every import of redolab sits at the top of its file."""
 
 import ast
 from collections import defaultdict
@@ -12,7 +19,19 @@ import pytest
 import redolab
 
 PACKAGE = Path(redolab.__file__).resolve().parent
-TOP = {"redolab.main", "redolab.cli"}  # the entry points: they may import anything
+TOP = {"redolab.main", "redolab.cli", "redolab.worker", "redolab.models"}  # the entry points
+LEVELS = (
+    ("core", "redoprobe"),
+    ("auth", "remote"),
+    ("environments",),
+    ("jobs",),
+    ("redo", "runs"),
+    ("disktest", "sweeps", "charts", "lab"),
+    ("hadr",),
+    ("planning",),
+    ("web",),
+)
+LEVEL = {folder: rank for rank, folders in enumerate(LEVELS) for folder in folders}
 
 
 def _modules() -> dict[str, Path]:
@@ -76,9 +95,68 @@ def _is_model(name: str) -> bool:
 
 def test_the_graph_was_read():
     """The reader sees the modules and their imports (a broken reader would pass every rule below)."""
-    assert {"redolab.core.units", "redolab.web.environments", "redolab.jobs.worker"} <= set(MODULES)
+    assert {"redolab.core.units", "redolab.web.environments", "redolab.worker"} <= set(MODULES)
     assert "redolab.web.environments" in GRAPH["redolab.main"]
     assert "redolab.core.units" in GRAPH["redolab.charts.runs"]
+
+
+def _level(name: str) -> int:
+    """The module's floor: its folder's level; the root modules (worker, main, cli, models) are the top."""
+    area = _area(name)
+    if area in LEVEL:
+        return LEVEL[area]
+    assert name in TOP or name == "redolab", f"{name}: a folder or root module missing from LEVELS"
+    return len(LEVELS)
+
+
+def test_every_module_has_a_level():
+    assert {_area(name) for name in MODULES if name.count(".") > 1} <= set(LEVEL)
+    for name in MODULES:
+        _level(name)
+
+
+def test_no_upward_import():
+    """Folder order is import order: nothing imports a folder above its own, deferred imports included."""
+    wrong = [(a, b) for a, b, _ in _edges() if b != "redolab" and _level(b) > _level(a)]
+    assert wrong == []
+
+
+def test_no_cycle_between_packages():
+    """Folders of one level (redo and runs; disktest, sweeps, charts and lab) may use each other one way only."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for a, b, _ in _edges():
+        if b != "redolab" and _area(a) != _area(b):
+            graph[_area(a)].add(_area(b))
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as error:
+        pytest.fail(f"package cycle: {' -> '.join(error.args[1])}")
+
+
+def _deferred(name: str) -> list[tuple[int, str]]:
+    tree = ast.parse(MODULES[name].read_text())
+    found = []
+    for function in ast.walk(tree):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(function):
+                if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("redolab")):
+                    found.append((node.lineno, node.module or "."))
+                elif isinstance(node, ast.Import) and any(a.name.startswith("redolab") for a in node.names):
+                    found.append((node.lineno, node.names[0].name))
+    return found
+
+
+def test_imports_sit_at_the_top_of_the_file():
+    """An import inside a function hides an arrow from a reader; only the CLI keeps them (start-up time)."""
+    wrong = {name: _deferred(name) for name in MODULES if not name.startswith("redolab.cli") and _deferred(name)}
+    assert wrong == {}
+
+
+def test_the_rules_can_fail():
+    """The level rule and the deferred-import reader see an arrow when there is one."""
+    assert _level("redolab.web.redo") > _level("redolab.planning.plan") > _level("redolab.redo.analysis")
+    assert _level("redolab.jobs.models") < _level("redolab.redo.imports")
+    assert _deferred("redolab.cli") or (PACKAGE / "cli").is_dir()
 
 
 def test_no_cycles():
@@ -116,7 +194,7 @@ def test_pages_and_the_api_are_imported_only_by_the_entry_points():
 
 
 def test_the_worker_is_the_top_of_the_stack():
-    wrong = [(a, b) for a, b, _ in _edges() if b == "redolab.jobs.worker" and a not in TOP]
+    wrong = [(a, b) for a, b, _ in _edges() if b == "redolab.worker" and a not in TOP]
     assert wrong == []
 
 

@@ -157,7 +157,7 @@ def worker() -> None:
     import signal
 
     from redolab.core.db import make_sessionmaker
-    from redolab.jobs.worker import Worker
+    from redolab.worker import Worker
 
     settings = get_settings()
     try:
@@ -501,7 +501,7 @@ def redo_import(
 ) -> None:
     """Store exports as redo history of an environment (each file all or nothing, never twice)."""
     from redolab.core.errors import FieldError
-    from redolab.planning.imports import import_now
+    from redolab.redo.imports import import_now
     from redolab.redo.parsers import RedoInputError
 
     with _environment_named(env) as (session, environment):
@@ -697,8 +697,8 @@ def plan_hadr(
     """The hadrCalculator view: every interval of the log history against each sync mode's limit with
     the measured network and log disks, and the HADR_SYNCMODE that keeps up."""
     from redolab.core.units import DB2_PAGE_BYTES, format_byte_rate, format_duration
+    from redolab.hadr.calculator import MODES
     from redolab.hadr.service import calculator_json, environment_calculator
-    from redolab.planning.hadr import MODES
 
     with _environment_named(env) as (session, environment):
         calculator, inputs = environment_calculator(session=session, environment=environment)

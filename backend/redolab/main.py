@@ -41,9 +41,12 @@ from redolab.core.templating import FRONTEND_DIR, is_htmx, render, templates
 from redolab.core.units import MIB
 from redolab.environments import api as environments_api
 from redolab.hadr import api as hadr_api
+from redolab.hadr.service import MAX_CAPTURE_BYTES
 from redolab.planning import api as planning_api
 from redolab.redo import api as redo_api
+from redolab.redo.service import prune_uploads
 from redolab.runs import api as runs_api
+from redolab.runs.service import MAX_RESULT_IMPORT_BYTES
 from redolab.sweeps import api as sweeps_api
 from redolab.web import auth as auth_pages
 from redolab.web import environments as environment_pages
@@ -53,6 +56,7 @@ from redolab.web import redo as redo_pages
 from redolab.web import runs as run_pages
 from redolab.web import sweeps as sweep_pages
 from redolab.web import workspace
+from redolab.worker import Worker, fail_orphans
 
 log = logging.getLogger("redolab")
 
@@ -68,8 +72,6 @@ _RESULT_UPLOAD = re.compile(r"/runs/import")
 def body_limit(settings: Settings):
     """The largest request body per route class: redo history uploads take REDOLAB_MAX_UPLOAD_BYTES,
     result imports their 64 MiB (plus the multipart framing), everything else 1 MiB."""
-    from redolab.hadr.service import MAX_CAPTURE_BYTES
-    from redolab.runs.service import MAX_RESULT_IMPORT_BYTES
 
     def limit_for(path: str) -> int:
         if _REDO_UPLOAD.search(path):
@@ -157,8 +159,6 @@ def _install_docs(app: FastAPI) -> None:
 def _start_worker(app: FastAPI, engine):
     """The in-process worker of `redolab serve`. With SQLite it is the only worker, so a job
     still marked running was orphaned by a restart; with PostgreSQL only stale ones are."""
-    from redolab.jobs.worker import Worker, fail_orphans
-
     sqlite = engine.dialect.name == "sqlite"
     orphans = fail_orphans(app.state.sessionmaker, older_than_seconds=None if sqlite else 30)
     if orphans:
@@ -171,8 +171,6 @@ def _start_worker(app: FastAPI, engine):
 
 async def _prune_uploads_every(settings: Settings, period_seconds: float) -> None:
     """Previews that were never imported are removed on a timer, not only on the next upload."""
-    from redolab.redo.service import prune_uploads
-
     while True:
         await anyio.to_thread.run_sync(prune_uploads, settings.upload_dir, settings.upload_max_age_seconds)
         await anyio.sleep(period_seconds)

@@ -6,8 +6,7 @@ from redolab.disktest.models import DiskTest
 from redolab.environments.models import Credential, Environment, Host
 from redolab.hadr.models import HadrImport, HadrSample
 from redolab.jobs.models import Job
-from redolab.planning.models import StoredAnalysis
-from redolab.redo.models import RedoImport, RedoRow
+from redolab.redo.models import RedoImport, RedoRow, StoredAnalysis
 from redolab.runs.models import Run, RunEvent, RunSummary
 from redolab.sweeps.models import Cluster, Schedule, Sweep
 

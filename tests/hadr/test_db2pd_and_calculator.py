@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from redolab.disktest.fit import Disk, DiskPoint, fit_disk
 from redolab.hadr import db2pd, service
-from redolab.planning.hadr import MODES, Disk, DiskPoint, Network, calculate, fit_disk, level, mode_limit
+from redolab.hadr.calculator import MODES, Network, calculate, level, mode_limit
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.schemas import RedoInterval
 from tests.factories import make_environment

@@ -5,8 +5,8 @@ from datetime import timedelta
 
 from redolab.core.db import make_sessionmaker, utcnow
 from redolab.jobs.models import Job, JobStatus
-from redolab.jobs.worker import claim_next, fail_orphans
 from redolab.runs.models import Run, RunStatus
+from redolab.worker import claim_next, fail_orphans
 from tests.execution import request_run
 from tests.factories import make_environment, make_host
 

@@ -4,10 +4,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from redolab.planning.plan import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Facts, MeasuredRun, build_plan
-from redolab.planning.requirement import ImportSeries, requirement
+from redolab.planning.plan import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Facts, build_plan
 from redolab.planning.settings import recommended_snippets
+from redolab.redo.requirement import ImportSeries, requirement
 from redolab.redo.schemas import RedoInterval
+from redolab.runs.measured import MeasuredRun
 from redolab.runs.parsers.redoprobe import RunMetrics
 
 MIB = 1024 * 1024

@@ -13,9 +13,10 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from redolab.planning.plan import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Facts, MeasuredRun, build_plan
-from redolab.planning.requirement import ImportSeries, requirement
+from redolab.planning.plan import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Facts, build_plan
+from redolab.redo.requirement import ImportSeries, requirement
 from redolab.redo.schemas import RedoInterval
+from redolab.runs.measured import MeasuredRun
 from redolab.runs.parsers.redoprobe import RunMetrics
 
 MIB = 1024 * 1024

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from redolab.planning.plan import FAIL, PASS, Facts, MeasuredRun, build_plan
-from redolab.planning.requirement import ImportSeries, best_window, requirement
+from redolab.planning.plan import FAIL, PASS, Facts, build_plan
+from redolab.redo.requirement import ImportSeries, best_window, requirement
 from redolab.redo.schemas import RedoInterval
+from redolab.runs.measured import MeasuredRun
 from redolab.runs.parsers.redoprobe import RunMetrics
 
 MIB = 1024 * 1024
@@ -114,7 +115,7 @@ def test_distant_periods_are_drawn_side_by_side_on_the_database_clock():
     import json
 
     from redolab.charts.redo import rate_figure
-    from redolab.planning.stored import history_charts
+    from redolab.redo.stored import history_charts
 
     later = T0 + timedelta(days=730)
     rows = [row(1, 0, 600, 600), row(2, 0, 600, 600), row(1, 0, 600, 600, base=later), row(2, 0, 600, 900, base=later)]
@@ -194,7 +195,7 @@ def test_a_missing_weekend_in_a_month_is_not_a_new_panel():
     import json
 
     from redolab.charts.redo import rate_figure
-    from redolab.planning.stored import history_charts
+    from redolab.redo.stored import history_charts
 
     days = [d for d in range(30) if d % 7 not in (5, 6)]  # weekdays only: two-day gaps
     rows = [row(1, 86400 * d, 3600, 3600) for d in days]

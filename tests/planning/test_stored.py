@@ -6,9 +6,8 @@ from pathlib import Path
 
 from sqlalchemy import delete
 
-from redolab.planning.models import StoredAnalysis
-from redolab.planning.stored import WEEK_HOURS, heatmap_cells
-from redolab.redo.models import RedoRow
+from redolab.redo.models import RedoRow, StoredAnalysis
+from redolab.redo.stored import WEEK_HOURS, heatmap_cells
 from tests.factories import make_environment
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"

@@ -11,9 +11,8 @@ from sqlalchemy import func, select
 
 from redolab.core.db import make_sessionmaker
 from redolab.jobs.models import Job, JobStatus
-from redolab.planning.imports import JOB_MIN_BYTES
-from redolab.planning.models import StoredAnalysis
-from redolab.redo.models import RedoImport, RedoRow
+from redolab.redo.imports import JOB_MIN_BYTES
+from redolab.redo.models import RedoImport, RedoRow, StoredAnalysis
 from redolab.redo.service import store_upload
 from tests.execution import execute_in_background, execute_next
 from tests.web.test_runs import local_env
@@ -140,7 +139,7 @@ def test_a_results_import_succeeds_during_a_million_row_redo_import(app, api_cli
 
 
 def test_an_import_orphaned_by_its_worker_is_removed(session, engine, tmp_path, api_client):
-    from redolab.jobs.worker import fail_orphans
+    from redolab.worker import fail_orphans
 
     environment, _, _ = local_env(session)
     path = archived_logs(tmp_path / "gv.csv", 70_000)

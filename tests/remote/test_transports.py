@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from redolab.remote.connect import connect_host
+from redolab.environments.connect import connect_host
 from redolab.remote.hostinfo import capture_settings, parse_settings
 from redolab.remote.kernel import kernel_triple, manual_kernel_commands, read_buffers
 from redolab.remote.local import LocalTransport

@@ -13,9 +13,9 @@ import pytest
 
 from redolab.core.db import make_sessionmaker
 from redolab.environments.credentials import CredentialCreate, create_credential
-from redolab.jobs.worker import fail_orphans
 from redolab.runs import service
 from redolab.runs.models import RunEvent, RunStatus
+from redolab.worker import fail_orphans
 from tests.execution import (
     descendants,
     execute_in_background,
@@ -164,7 +164,7 @@ def test_redolab_restarted_mid_run(session, engine, secret_key, ssh_env, databas
 
 
 def test_two_runs_never_share_a_host(session, engine, secret_key, ssh_env):
-    from redolab.jobs.worker import claim_next
+    from redolab.worker import claim_next
 
     environment, primary, standby = ssh_env
     first = request_run(session, environment, primary, standby)

@@ -3,9 +3,9 @@
 import time
 
 from redolab.core.db import make_sessionmaker
-from redolab.jobs.worker import Worker
 from redolab.runs.models import RunStatus
 from redolab.sweeps.models import Cluster
+from redolab.worker import Worker
 from tests.factories import make_environment, make_host
 
 HTMX = {"HX-Request": "true"}

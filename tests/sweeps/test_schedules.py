@@ -126,7 +126,7 @@ def test_the_worker_fires_due_occurrences(session, engine, secret_key):
     """`redolab serve`'s worker loop checks the schedules by itself and runs what is due."""
     import time
 
-    from redolab.jobs.worker import Worker
+    from redolab.worker import Worker
 
     environment, primary, standby = local_env(session)
     schedule = hourly(session, environment, primary, standby)

@@ -26,7 +26,11 @@ from typing import TypeVar
 import anyio
 from sqlalchemy import case, delete, select, update
 
+from redolab.auth import audit
+from redolab.auth.audit import client_address
 from redolab.auth.models import LoginCount
+from redolab.auth.service import authenticate
+from redolab.core.middleware import refuse
 from redolab.core.security import MAX_PASSWORD_LENGTH
 
 T = TypeVar("T")
@@ -217,9 +221,6 @@ class LoginGuard:
 async def check_login(request, username: str, password: str, *, action: str = "login"):
     """The user for a login attempt (None: wrong name or password), counted by the app's guard and
     written to the audit log; raises Throttled when the attempt must wait or the pool is full."""
-    from redolab.auth import audit
-    from redolab.auth.service import authenticate
-
     guard: LoginGuard = request.app.state.login_guard
     sessions = request.app.state.sessionmaker
     address = audit.client_address(request.scope)
@@ -272,9 +273,6 @@ class LoginThrottleMiddleware:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in LOGIN_PATHS:
             from starlette.exceptions import HTTPException
-
-            from redolab.auth.audit import client_address
-            from redolab.core.middleware import refuse
 
             guard = scope["app"].state.login_guard
             wait = await anyio.to_thread.run_sync(guard.address_wait, client_address(scope))

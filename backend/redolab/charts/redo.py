@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from redolab.charts import LAYOUT, figure_json
 from redolab.core.units import MIB, wall_clock
-from redolab.planning.stored import HistoryCharts
+from redolab.redo.stored import HistoryCharts
 
 _LAYOUT = {**LAYOUT, "height": 340, "legend": {"orientation": "h", "y": -0.22}}
 WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]

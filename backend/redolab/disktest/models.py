@@ -12,6 +12,7 @@ from redolab.core.db import Base, UTCDateTime, utcnow
 
 class DiskTest(Base):
     __tablename__ = "disk_tests"
+    __table_args__ = {"info": {"contents": (7, "disk test", False)}}
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)

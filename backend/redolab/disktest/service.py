@@ -13,10 +13,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from redolab.core.db import utcnow
 from redolab.core.errors import FieldError, NotFound
 from redolab.core.units import format_bytes
+from redolab.disktest.fit import Disk, DiskPoint, fit_disk
 from redolab.disktest.models import DiskTest
+from redolab.environments.connect import connect_host
 from redolab.environments.models import Environment, Host
 from redolab.jobs.models import Job
-from redolab.planning.hadr import DiskPoint, fit_disk
+from redolab.remote.deploy import ensure_probe, probe_file_name
+from redolab.remote.hostinfo import capture_settings
+from redolab.remote.transport import TransportError
 from redolab.runs.schemas import check_write_dir
 
 DEFAULT_SIZES = (4096, 65536, 1024 * 1024)  # 1 page, a 16-page flush, 256 pages
@@ -88,8 +92,6 @@ def disk_test_json(test: DiskTest) -> dict:
 
 def host_disk(host: Host):
     """The host's fitted log disk, or None."""
-    from redolab.planning.hadr import Disk
-
     if host.disk_rate_bytes_per_second and host.disk_overhead_seconds is not None:
         return Disk(host.disk_rate_bytes_per_second, host.disk_overhead_seconds)
     return None
@@ -129,11 +131,6 @@ class DiskExecution:
             session.commit()
 
     async def execute(self) -> bool:
-        from redolab.remote.connect import connect_host
-        from redolab.remote.deploy import ensure_probe, probe_file_name
-        from redolab.remote.hostinfo import capture_settings
-        from redolab.remote.transport import TransportError
-
         with self.sessions() as session:
             test = session.get(DiskTest, self.test_id)
             host = session.get(Host, test.host_id)

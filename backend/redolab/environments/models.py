@@ -131,7 +131,10 @@ class Credential(TimestampMixin, Base):
     """How redolab authenticates over SSH. Secrets are encrypted and never shown again."""
 
     __tablename__ = "credentials"
-    __table_args__ = (UniqueConstraint("environment_id", "name"),)
+    __table_args__ = (
+        UniqueConstraint("environment_id", "name"),
+        {"info": {"contents": (1, "SSH credential", True)}},
+    )  # contents: what deleting its environment says
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
@@ -145,7 +148,10 @@ class Credential(TimestampMixin, Base):
 
 class Host(TimestampMixin, Base):
     __tablename__ = "hosts"
-    __table_args__ = (UniqueConstraint("environment_id", "role", "node_number"),)
+    __table_args__ = (
+        UniqueConstraint("environment_id", "role", "node_number"),
+        {"info": {"contents": (0, "host", False)}},
+    )  # contents: what deleting its environment says
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)

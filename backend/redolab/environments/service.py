@@ -9,6 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
 from redolab.auth.models import Role
+from redolab.core.db import Base
 from redolab.core.errors import FieldError, NotFound
 from redolab.environments.models import Credential, Environment, Host
 from redolab.environments.schemas import (
@@ -74,47 +75,31 @@ def update_environment(*, session: Session, environment: Environment, env_in: En
 
 @dataclass(frozen=True)
 class Contents:
-    """What deleting an environment takes with it."""
+    """What deleting an environment takes with it: (noun, count, an admin's to delete) per kind of row.
+    Each feature's table names its rows in its `info["contents"]` (this layer imports no feature)."""
 
-    hosts: int
-    credentials: int
-    runs: int
-    sweeps: int
-    schedules: int
-    redo_imports: int
-    hadr_imports: int = 0
-    disk_tests: int = 0
+    kinds: tuple[tuple[str, int, bool], ...]
 
     @property
     def needs_admin(self) -> bool:
         """SSH credentials or measured runs: an admin's to destroy, as deleting a credential is."""
-        return bool(self.credentials or self.runs)
+        return any(count and admin for _, count, admin in self.kinds)
 
     def describe(self) -> str:
-        parts = [
-            (self.hosts, "host"), (self.credentials, "SSH credential"), (self.runs, "run"),
-            (self.sweeps, "sweep"), (self.schedules, "schedule"), (self.redo_imports, "redo history import"),
-            (self.hadr_imports, "HADR monitoring import"), (self.disk_tests, "disk test"),
-        ]  # fmt: skip
-        named = [f"{count:,} {noun}{'' if count == 1 else 's'}" for count, noun in parts if count]
+        named = [f"{count:,} {noun}{'' if count == 1 else 's'}" for noun, count, _ in self.kinds if count]
         return ", ".join(named) if named else "nothing but its settings"
 
 
 def contents(*, session: Session, environment: Environment) -> Contents:
-    from redolab.disktest.models import DiskTest
-    from redolab.hadr.models import HadrImport
-    from redolab.redo.models import RedoImport
-    from redolab.runs.models import Run
-    from redolab.sweeps.models import Schedule, Sweep
-
-    def count(model) -> int:
-        query = select(func.count()).select_from(model).where(model.environment_id == environment.id)
-        return session.scalar(query) or 0
-
-    return Contents(
-        count(Host), count(Credential), count(Run), count(Sweep), count(Schedule), count(RedoImport),
-        count(HadrImport), count(DiskTest),
-    )  # fmt: skip
+    """Rows per table that belongs to an environment and says what its rows are called."""
+    kinds = []
+    for table in Base.metadata.sorted_tables:
+        if "contents" not in table.info or "environment_id" not in table.c:
+            continue
+        order, noun, admin = table.info["contents"]
+        query = select(func.count()).select_from(table).where(table.c.environment_id == environment.id)
+        kinds.append((order, noun, session.scalar(query) or 0, admin))
+    return Contents(tuple((noun, count, admin) for _, noun, count, admin in sorted(kinds)))
 
 
 def delete_environment(

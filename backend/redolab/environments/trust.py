@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from redolab.core.errors import FieldError
+from redolab.environments.connect import connect_host
 from redolab.environments.models import Host, HostTransport
-from redolab.remote.connect import connect_host
 from redolab.remote.deploy import local_binary, probe_digest, probe_file_name
 from redolab.remote.hostinfo import capture_settings
 from redolab.remote.ssh import fetch_host_key

@@ -20,6 +20,7 @@ from redolab.disktest.service import (
 )
 from redolab.environments.service import get_environment
 from redolab.hadr import service
+from redolab.jobs.queue import wake_local_worker
 
 router = APIRouter(prefix="/api/v1/environments", tags=["hadr"], dependencies=[Depends(current_api_user)])
 
@@ -83,8 +84,6 @@ def start_disk_test(
     request: Request, session: SessionDep, user: ApiOperator, environment_id: int, body: DiskTestCreate
 ) -> dict:
     """Queue `redoprobe disk` on a host at two or more write sizes; the fit is stored on the host."""
-    from redolab.jobs.queue import wake_local_worker
-
     environment = get_environment(session=session, environment_id=environment_id)
     test = create_disk_test(session=session, environment=environment, test_in=body, requested_by=user.username)
     wake_local_worker(request.app)

@@ -12,7 +12,10 @@ from redolab.core.db import Base, UTCDateTime, utcnow
 
 class HadrImport(Base):
     __tablename__ = "hadr_imports"
-    __table_args__ = (UniqueConstraint("environment_id", "sha256"),)
+    __table_args__ = (
+        UniqueConstraint("environment_id", "sha256"),
+        {"info": {"contents": (6, "HADR monitoring import", False)}},
+    )  # contents: what deleting its environment says
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)

@@ -18,10 +18,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from redolab.core.errors import FieldError, NotFound
+from redolab.disktest.fit import Disk, DiskPoint, fit_disk
+from redolab.disktest.service import latest_disk
 from redolab.environments.models import Environment, HostRole
 from redolab.hadr import db2pd
+from redolab.hadr.calculator import Network, calculate, receive_buffer_pages
 from redolab.hadr.models import HadrImport, HadrSample
 from redolab.redo.parsers import RedoInputError
+from redolab.redo.service import environment_intervals
+from redolab.runs.service import measured_runs
 
 MAX_CAPTURE_BYTES = 64 * 1024 * 1024
 FULL_BUFFER_PERCENT = 90.0
@@ -243,9 +248,9 @@ def monitoring(*, session: Session, environment: Environment) -> Monitoring | No
 # -- the calculator for an environment ------------------------------------------------------------
 @dataclass
 class CalculatorInputs:
-    network: object | None  # planning.hadr.Network
+    network: object | None  # hadr.calculator.Network
     network_basis: str
-    primary: object | None  # planning.hadr.Disk
+    primary: object | None  # disktest.fit.Disk
     primary_basis: str
     standby: object | None
     standby_basis: str
@@ -257,10 +262,6 @@ def calculator_inputs(*, session: Session, environment: Environment) -> Calculat
     environment's link RTT); each disk from the role's latest disk test, else the standby's from SYNC
     runs with a write directory (time per acknowledged message at each message size). As
     hadrCalculator does, one disk measured stands for both when the other is not. Names what is missing."""
-    from redolab.disktest.service import latest_disk
-    from redolab.planning.hadr import Disk, DiskPoint, Network, fit_disk
-    from redolab.runs.service import measured_runs
-
     missing: list[str] = []
     runs = [run for run in measured_runs(session=session, environment=environment) if run.conns == 1]
     over_link = [run for run in runs if not run.loopback]
@@ -317,9 +318,6 @@ def calculator_inputs(*, session: Session, environment: Environment) -> Calculat
 
 def environment_calculator(*, session: Session, environment: Environment):
     """(Calculator or None, inputs): every interval of the environment's log history against every mode."""
-    from redolab.planning.hadr import calculate
-    from redolab.redo.service import environment_intervals
-
     inputs = calculator_inputs(session=session, environment=environment)
     intervals = environment_intervals(session=session, environment=environment)
     if not intervals:
@@ -334,8 +332,6 @@ def environment_calculator(*, session: Session, environment: Environment):
 def hadr_settings(*, session: Session, environment: Environment, requirement) -> dict:
     """Db2 settings from the data (for the plan's settings): DB2_HADR_BUF_SIZE from the largest log gap
     seen or a second of the peak log rate, HADR_SYNCMODE from the calculator when it can be computed."""
-    from redolab.planning.hadr import receive_buffer_pages
-
     watched = monitoring(session=session, environment=environment)
     calculator, _ = environment_calculator(session=session, environment=environment)
     peak = requirement.summed_peak_bytes_per_second if requirement is not None else None

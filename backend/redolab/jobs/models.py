@@ -8,9 +8,6 @@ from enum import StrEnum
 from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-import redolab.disktest.models  # (jobs.disk_test_id refers to its table)
-import redolab.environments.models  # (and jobs.environment_id to environments)
-import redolab.redo.models  # noqa: F401  (and jobs.import_id to redo_imports)
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
 
 

@@ -13,49 +13,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from redolab.core.units import format_byte_rate, format_bytes, format_duration, format_mbit, wall_clock
-from redolab.planning.hadr import DEFAULT_FLUSH_BYTES, Disk
+from redolab.disktest.fit import Disk
+from redolab.hadr.calculator import DEFAULT_FLUSH_BYTES
 from redolab.planning.instantiation import instantiation_estimate
 from redolab.planning.network import bandwidth_delay, tcp_window_bytes
-from redolab.planning.requirement import Requirement
 from redolab.planning.settings import STANDARD_MTU_BYTES, recommended_snippets
 from redolab.planning.transport import MODEL_MODE, Verdict, commit_impact, replay_lag
+from redolab.redo.requirement import Requirement
+from redolab.runs.measured import MeasuredRun, Source
 from redolab.runs.parsers.redoprobe import RunMetrics
 
 # Statuses a card can have, from best to worst; the page colours them.
 PASS, INFO, WARN, PARTIAL, MISSING, FAIL = "pass", "info", "warn", "partial", "missing", "fail"
 NOMINAL = "nominal link rate (not measured)"
-
-
-@dataclass(frozen=True)
-class MeasuredRun:
-    """A succeeded probe run from a primary node to a standby node, as planning sees it."""
-
-    id: int
-    label: str
-    client_node: int
-    server_node: int
-    mode: str  # async | sync
-    conns: int
-    message_bytes: int
-    bytes_per_second: float
-    sync_write: bool
-    loopback: bool  # both ends on the redolab machine: not the standby link
-    mtu_bytes: int | None
-    metrics: RunMetrics
-    created_at: datetime
-    tags: tuple[str, ...] = ()
-    origin: str = "measured"  # measured | imported: oratcptest | imported: iperf3
-
-    @property
-    def source(self) -> Source:
-        what = f"{self.mode.upper()}, {self.conns} conn{'s' if self.conns > 1 else ''}"
-        return Source(f"run #{self.id} ({what}{', ' + self.label if self.label else ''})", f"/runs/{self.id}")
-
-
-@dataclass(frozen=True)
-class Source:
-    label: str
-    url: str | None = None
 
 
 @dataclass

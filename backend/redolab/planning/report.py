@@ -14,6 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from redolab import __version__
+from redolab.core import units
+from redolab.core.config import get_settings
+from redolab.core.templating import templates
 from redolab.planning.plan import Plan, show_time
 from redolab.planning.service import Selection, environment_plan
 
@@ -61,8 +64,6 @@ class Report:
 
 
 def plan_report(*, session, environment, selection: Selection, author: str) -> Report:
-    from redolab.core import units
-
     plan = environment_plan(session=session, environment=environment, selection=selection)
     hosts = [
         {
@@ -104,16 +105,12 @@ def plan_report(*, session, environment, selection: Selection, author: str) -> R
 
 def report_html(report: Report) -> str:
     """The report page as a standalone document (inline styles, no scripts, nothing fetched)."""
-    from redolab.core.templating import templates
-
     return templates.env.get_template("planning/report.html").render(
         report=report, standalone=True, show_time=show_time
     )
 
 
 def chromium_path() -> str | None:
-    from redolab.core.config import get_settings
-
     configured = os.environ.get("REDOLAB_CHROMIUM") or get_settings().chromium
     if configured:
         return configured

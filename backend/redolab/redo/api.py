@@ -13,7 +13,8 @@ from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
-from redolab.redo import service
+from redolab.redo import imports, service
+from redolab.redo.analysis import current_analysis
 from redolab.redo.parsers import RedoInputError
 
 router = APIRouter(prefix="/api/v1/environments", tags=["redo"], dependencies=[Depends(current_api_user)])
@@ -119,8 +120,6 @@ def import_upload(
 ) -> RedoImportPublic:
     """Import a previewed upload (all rows or none). From 4 MiB on the file is imported by a worker:
     the answer is 202 with the job, whose status_url reports progress and, if it fails, why."""
-    from redolab.planning import imports
-
     environment = get_environment(session=session, environment_id=environment_id)
     upload_dir = request.app.state.settings.upload_dir
     path, filename = service.upload_path(upload_dir, body.upload_token)
@@ -141,10 +140,8 @@ def import_upload(
 @router.get("/{environment_id}/redo/jobs/{job_id}")
 def read_import_job(session: SessionDep, environment_id: int, job_id: int) -> ImportJobPublic:
     """A large import's progress (rows written), its import once done, or why it failed."""
-    from redolab.planning.imports import get_import_job
-
     environment = get_environment(session=session, environment_id=environment_id)
-    return _job_public(environment.id, get_import_job(session=session, environment=environment, job_id=job_id))
+    return _job_public(environment.id, imports.get_import_job(session=session, environment=environment, job_id=job_id))
 
 
 @router.get("/{environment_id}/redo/imports")
@@ -157,18 +154,14 @@ def list_imports(session: SessionDep, environment_id: int) -> list[RedoImportPub
 @router.delete("/{environment_id}/redo/imports/{import_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_import(session: SessionDep, user: ApiOperator, environment_id: int, import_id: int) -> None:
     """Delete an import with its rows."""
-    from redolab.planning.imports import delete_import
-
     environment = get_environment(session=session, environment_id=environment_id)
-    delete_import(session=session, environment=environment, import_id=import_id)
+    imports.delete_import(session=session, environment=environment, import_id=import_id)
 
 
 @router.get("/{environment_id}/redo/analytics")
 def read_analytics(session: SessionDep, environment_id: int) -> dict:
     """Peaks per thread and summed, the required link rate and warnings, over all imports (the
     stored analysis: computed when the imports change)."""
-    from redolab.planning.service import current_analysis
-
     environment = get_environment(session=session, environment_id=environment_id)
     row = current_analysis(session=session, environment=environment)
     if row is None or not row.summary:

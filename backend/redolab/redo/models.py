@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Integer, String, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Integer, LargeBinary, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, deferred, mapped_column
 
 from redolab.core.db import Base, UTCDateTime, utcnow
 
@@ -20,7 +20,10 @@ class ImportStatus:
 
 class RedoImport(Base):
     __tablename__ = "redo_imports"
-    __table_args__ = (UniqueConstraint("environment_id", "sha256"),)
+    __table_args__ = (
+        UniqueConstraint("environment_id", "sha256"),
+        {"info": {"contents": (5, "redo history import", False)}},
+    )  # contents: what deleting its environment says
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
@@ -64,3 +67,18 @@ class RedoRow(Base):
     peak_bytes_per_second: Mapped[float | None] = mapped_column(Float)
     hour_of_day: Mapped[int | None] = mapped_column(Integer)  # hour-of-day profiles have no dates
     percentile_bytes_per_second: Mapped[float | None] = mapped_column(Float)
+
+
+class StoredAnalysis(Base):
+    """All of an environment's imports analysed together, once per change of the imports, the
+    headroom or the time zone: the summary (`redolab redo analyze --json`), the History charts' data
+    and the requirement the plan uses (zlib-compressed pickle, read only when the plan needs it)."""
+
+    __tablename__ = "redo_analyses"
+
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), primary_key=True)
+    signature: Mapped[str] = mapped_column(String(64))
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    summary: Mapped[dict | None] = mapped_column(JSON)
+    charts: Mapped[dict | None] = deferred(mapped_column(JSON))
+    requirement: Mapped[bytes | None] = deferred(mapped_column(LargeBinary))

@@ -63,6 +63,7 @@ class Run(Lifecycle, Base):
     """One probe test from a client host (sends) to a server host (receives)."""
 
     __tablename__ = "runs"
+    __table_args__ = {"info": {"contents": (2, "run", True)}}
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)

@@ -14,8 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from redolab.core.db import utcnow
+from redolab.environments.connect import connect_host
 from redolab.environments.models import Host
-from redolab.remote.connect import connect_host
 from redolab.remote.deploy import ensure_probe, probe_file_name
 from redolab.remote.hostinfo import capture_settings
 from redolab.remote.transport import RemoteProcess, Transport, TransportError, shell_join

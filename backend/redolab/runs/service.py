@@ -15,7 +15,7 @@ from redolab.core.errors import FieldError, NotFound
 from redolab.core.units import format_bytes
 from redolab.environments.models import Environment, Host, HostRole, HostTransport
 from redolab.jobs.models import Job, JobStatus
-from redolab.planning.plan import MeasuredRun
+from redolab.runs.measured import MeasuredRun
 from redolab.runs.models import Run, RunEvent, RunSource, RunStatus, RunSummary, new_mark
 from redolab.runs.parsers import read_results
 from redolab.runs.parsers.redoprobe import ProbeOutputError, RunMetrics, run_metrics

@@ -36,6 +36,7 @@ class Sweep(Lifecycle, Base):
     """
 
     __tablename__ = "sweeps"
+    __table_args__ = {"info": {"contents": (3, "sweep", False)}}
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
@@ -81,6 +82,7 @@ class Schedule(Base):
     bandwidth varies over the day. An occurrence is skipped, and says so, when the hosts are busy."""
 
     __tablename__ = "schedules"
+    __table_args__ = {"info": {"contents": (4, "schedule", False)}}
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)

@@ -14,8 +14,8 @@ from sqlalchemy.orm import sessionmaker
 
 from redolab.core.db import utcnow
 from redolab.core.units import format_bytes
+from redolab.environments.connect import connect_host
 from redolab.environments.models import Host
-from redolab.remote.connect import connect_host
 from redolab.remote.kernel import Buffers, kernel_triple, privilege, read_buffers, set_buffers, sysctl_assignments
 from redolab.remote.transport import Transport, TransportError, shell_join
 from redolab.runs.models import Run, RunStatus

@@ -18,7 +18,8 @@ from redolab.core.templating import render
 from redolab.disktest.service import DiskTestCreate, create_disk_test, list_disk_tests
 from redolab.environments.service import get_environment
 from redolab.hadr import service
-from redolab.planning.hadr import MODES
+from redolab.hadr.calculator import MODES
+from redolab.jobs.queue import wake_local_worker
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 TABLE_ROWS = 50
@@ -110,7 +111,6 @@ def start_disk_test(
         create_disk_test(session=session, environment=environment, test_in=test_in, requested_by=user.username)
     except FieldError as error:
         return _error(error.message)
-    from redolab.jobs.queue import wake_local_worker
 
     wake_local_worker(request.app)
     return Response(status_code=200, headers={"HX-Refresh": "true"})

@@ -17,8 +17,10 @@ from redolab.core.templating import is_htmx, render
 from redolab.environments.service import get_environment
 from redolab.jobs.models import JobStatus
 from redolab.jobs.queue import wake_local_worker
-from redolab.planning import imports as redo_imports
+from redolab.redo import imports as redo_imports
 from redolab.redo import service
+from redolab.redo.analysis import current_analysis, history_charts, redo_summary
+from redolab.redo.imports import import_jobs
 from redolab.redo.ingest.mapping import FIELDS
 from redolab.redo.ingest.reader import FORMATS
 from redolab.redo.parsers import RedoInputError
@@ -36,9 +38,6 @@ def history_context(session, environment) -> dict:
     (all imports), its basis, the peak windows, and the charts in the database's time zone, all from
     the stored analysis (no row is read here). The figures are drawn once per process and stored
     analysis (their signature), so another process or a new import never sees old ones."""
-    from redolab.planning.imports import import_jobs
-    from redolab.planning.service import current_analysis, history_charts, redo_summary
-
     imports = service.list_imports(session=session, environment=environment)
     context = {
         "imports": imports,

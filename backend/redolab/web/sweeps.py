@@ -17,7 +17,7 @@ from redolab.core.responses import redirect
 from redolab.core.templating import render
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
-from redolab.planning.service import default_requirement
+from redolab.redo.analysis import default_requirement
 from redolab.runs import service as run_service
 from redolab.runs.exports import run_documents, runs_csv, sync_numbers
 from redolab.runs.models import RunStatus

@@ -1,4 +1,4 @@
-"""The hadrCalculator view and the log disk model (pure). Units: bytes, seconds, bytes per second.
+"""The hadrCalculator view (pure; the log disk model is disktest.fit). Units: bytes, seconds, bytes per second.
 
 Disk (seed 001, simhadr `-disk RATE OVERHEAD`): a write of `size` bytes takes size / rate + overhead.
 From two or more write sizes the line is fitted by least squares; simhadr's own convention (the MB/s
@@ -27,56 +27,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from redolab.core.units import DB2_PAGE_BYTES
+from redolab.disktest.fit import Disk
 
 PAGE_BYTES = DB2_PAGE_BYTES  # a Db2 log page
 DEFAULT_FLUSH_BYTES = 16 * PAGE_BYTES  # simhadr's default flush size
 MODES = ("SYNC", "NEARSYNC", "ASYNC", "SUPERASYNC")
 LEVELS = ((1.0, "keeps up", ""), (1.5, "slows the primary", "?"), (3.0, "much slower", "??"),
           (math.inf, "far beyond", "???"))  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Disk:
-    rate_bytes_per_second: float
-    overhead_seconds: float
-
-    def write_seconds(self, size: float) -> float:
-        return size / self.rate_bytes_per_second + self.overhead_seconds
-
-
-@dataclass(frozen=True)
-class DiskPoint:
-    write_bytes: float
-    seconds_per_write: float
-
-
-@dataclass(frozen=True)
-class DiskFit:
-    fitted: Disk  # least squares over every size
-    simhadr: Disk  # the seed's convention: largest writes' rate, smallest writes' time
-    points: tuple[DiskPoint, ...]
-
-
-def fit_disk(points: list[DiskPoint]) -> DiskFit:
-    """time = size / rate + overhead through the points (two or more write sizes)."""
-    sizes = sorted({p.write_bytes for p in points})
-    if len(sizes) < 2:
-        raise ValueError("a disk fit needs writes of at least two sizes (e.g. 4 KiB and 1 MiB)")
-    n = len(points)
-    mean_x = sum(p.write_bytes for p in points) / n
-    mean_y = sum(p.seconds_per_write for p in points) / n
-    sxx = sum((p.write_bytes - mean_x) ** 2 for p in points)
-    slope = sum((p.write_bytes - mean_x) * (p.seconds_per_write - mean_y) for p in points) / sxx
-    if slope <= 0:
-        raise ValueError(
-            "larger writes did not take longer than small ones (the disk's cache answered, or the sizes are too "
-            "close): test with O_DSYNC writes of 4 KiB and at least 1 MiB"
-        )
-    overhead = max(0.0, mean_y - slope * mean_x)
-    smallest = min(points, key=lambda p: p.write_bytes)
-    largest = max(points, key=lambda p: p.write_bytes)
-    simhadr = Disk(largest.write_bytes / largest.seconds_per_write, smallest.seconds_per_write)
-    return DiskFit(Disk(1 / slope, overhead), simhadr, tuple(sorted(points, key=lambda p: p.write_bytes)))
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from redolab.core.db import utcnow
 from redolab.core.errors import FieldError, NotFound
 from redolab.environments.models import Environment
 from redolab.jobs.models import Job, JobStatus
-from redolab.planning.service import refresh_analysis
 from redolab.redo import service as redo_service
+from redolab.redo.analysis import refresh_analysis
 from redolab.redo.models import RedoImport
 from redolab.redo.parsers import RedoInputError
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncssh
 
+from redolab.core.errors import FieldError
 from redolab.core.security import decrypt_secret
+from redolab.environments.credentials import read_key_file
 from redolab.environments.models import CredentialKind, Host, HostTransport
 from redolab.remote.local import LocalTransport
 from redolab.remote.ssh import SshTarget, SshTransport
@@ -30,9 +32,6 @@ def ssh_target(host: Host, *, secret_key: str) -> SshTarget:
                 f"the private key of credential '{credential.name}' cannot be read (wrong passphrase?): upload it again"
             ) from None
     elif credential.kind is CredentialKind.key_path:
-        from redolab.core.errors import FieldError
-        from redolab.environments.credentials import read_key_file
-
         try:  # read here, bounded: the file may have been replaced since the credential was saved
             keys = (asyncssh.import_private_key(read_key_file(credential.key_path or ""), passphrase),)
         except (FieldError, asyncssh.KeyImportError, asyncssh.KeyEncryptionError, ValueError):

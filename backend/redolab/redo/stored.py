@@ -21,11 +21,11 @@ from sqlalchemy.orm import Session
 
 from redolab.core.db import utcnow
 from redolab.core.downsample import HISTORY_POINTS, keep_indices
+from redolab.core.units import wall_clock
 from redolab.environments.models import Environment
-from redolab.planning.models import StoredAnalysis
-from redolab.planning.requirement import Requirement
 from redolab.redo.analytics import Analysis
-from redolab.redo.models import RedoImport
+from redolab.redo.models import RedoImport, StoredAnalysis
+from redolab.redo.requirement import Requirement
 
 FORMAT = 1  # bump when Requirement, Analysis or the chart data change shape: stored ones are recomputed
 HISTOGRAM_BINS = 40
@@ -109,7 +109,6 @@ def heatmap_cells(segments: list[tuple[datetime, datetime, float]], zone: str) -
     than a week covers every cell, so no piece is walked for more than a week of hours."""
     if not segments:
         return None
-    from redolab.core.units import wall_clock
 
     cells = [[0.0] * 24 for _ in range(7)]
     for start, end, rate in segments:

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from redolab.core.units import format_duration
 from redolab.redo.analytics import Analysis, analyze, summed_pieces, time_weighted_percentile
 from redolab.redo.dedupe import unique
 from redolab.redo.schemas import RedoInterval
@@ -60,8 +61,6 @@ class Basis:
 
     def describe(self, show) -> str:
         """`show(datetime) -> str` renders a time in the database's time zone."""
-        from redolab.core.units import format_duration
-
         parts = [f"{self.statistic} from {', '.join(self.imports)}"]
         if self.first and self.last:
             parts.append(f"{show(self.first)} to {show(self.last)}")
@@ -331,8 +330,6 @@ def best_window(segments: list[Segment] | _Prepared, seconds: float) -> tuple[fl
 
 
 def _windows(spans: list[Span], interval: float | None) -> list[Window]:
-    from redolab.core.units import format_duration
-
     windows = []
     prepared = [_Prepared.of(s.segments) for s in spans if s.segments]
     for minutes in WINDOW_MINUTES:

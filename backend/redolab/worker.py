@@ -20,8 +20,10 @@ from sqlalchemy import and_, exists, or_, select, text, update
 from sqlalchemy.orm import aliased, sessionmaker
 
 from redolab.core.db import utcnow
+from redolab.disktest.models import DiskTest
+from redolab.disktest.service import DiskExecution
 from redolab.jobs.models import Job, JobStatus
-from redolab.planning.imports import discard_orphan, execute_import
+from redolab.redo.imports import discard_orphan, execute_import
 from redolab.redo.models import ImportStatus, RedoImport
 from redolab.redo.service import discard_staged
 from redolab.runs.models import Run, RunStatus
@@ -88,8 +90,6 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
             if job.kind == "import":
                 discard_orphan(session, job)
             if job.disk_test_id is not None:
-                from redolab.disktest.models import DiskTest
-
                 test = session.get(DiskTest, job.disk_test_id)
                 if test is not None and test.status in ("queued", "running"):
                     test.status, test.finished_at = "failed", utcnow()
@@ -168,8 +168,6 @@ class Worker:
             done = await asyncio.to_thread(execute_import, self.sessions, job.id, heartbeat)
             status = RunStatus.succeeded if done else RunStatus.failed
         elif job.kind == "disk":
-            from redolab.disktest.service import DiskExecution
-
             succeeded = await DiskExecution(self.sessions, self.secret_key, job.disk_test_id, heartbeat).execute()
             status = RunStatus.succeeded if succeeded else RunStatus.failed
         elif job.kind == "sweep":

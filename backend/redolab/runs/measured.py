@@ -1,0 +1,40 @@
+"""A succeeded probe run as the plan sees it (MeasuredRun) and how a card names it (Source)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from redolab.runs.parsers.redoprobe import RunMetrics
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """A succeeded probe run from a primary node to a standby node, as planning sees it."""
+
+    id: int
+    label: str
+    client_node: int
+    server_node: int
+    mode: str  # async | sync
+    conns: int
+    message_bytes: int
+    bytes_per_second: float
+    sync_write: bool
+    loopback: bool  # both ends on the redolab machine: not the standby link
+    mtu_bytes: int | None
+    metrics: RunMetrics
+    created_at: datetime
+    tags: tuple[str, ...] = ()
+    origin: str = "measured"  # measured | imported: oratcptest | imported: iperf3
+
+    @property
+    def source(self) -> Source:
+        what = f"{self.mode.upper()}, {self.conns} conn{'s' if self.conns > 1 else ''}"
+        return Source(f"run #{self.id} ({what}{', ' + self.label if self.label else ''})", f"/runs/{self.id}")
+
+
+@dataclass(frozen=True)
+class Source:
+    label: str
+    url: str | None = None
