@@ -44,7 +44,7 @@ from redolab.hadr import api as hadr_api
 from redolab.hadr.service import MAX_CAPTURE_BYTES
 from redolab.planning import api as planning_api
 from redolab.redo import api as redo_api
-from redolab.redo.service import prune_uploads
+from redolab.redo.uploads import prune_uploads
 from redolab.runs import api as runs_api
 from redolab.runs.service import MAX_RESULT_IMPORT_BYTES
 from redolab.sweeps import api as sweeps_api

@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 
 from redolab.core.errors import FieldError
 from redolab.redo import service
+from redolab.redo.ingest import pipeline
 from redolab.redo.models import RedoImport, RedoRow
 from redolab.redo.parsers import RedoInputError
 from tests.factories import make_environment
@@ -281,7 +282,7 @@ def test_times_are_read_in_the_database_time_zone_and_stored_in_utc(session):
     )  # fmt: skip
     assert record.time_zone == "Europe/Berlin"
     assert record.first_time == datetime(2022, 1, 15, 7, 0, tzinfo=UTC)
-    summer = list(service.in_zone([_interval(datetime(2022, 7, 15, 8, 0, tzinfo=UTC))], "Europe/Berlin"))
+    summer = list(pipeline.in_zone([_interval(datetime(2022, 7, 15, 8, 0, tzinfo=UTC))], "Europe/Berlin"))
     assert summer[0].start == datetime(2022, 7, 15, 6, 0, tzinfo=UTC)
     utc = make_environment(session, name="utc env")
     again = service.import_file(
@@ -309,10 +310,10 @@ def test_times_written_with_their_own_zone_keep_it():
     column = DateColumn("FIRST_TIME")
     written = [column.parse(text, 1) for text in ("2022-01-15 08:00:00 +02:00", "2022-01-15T08:00:00Z",
                                                   "2022-01-15 08:00:00")]  # fmt: skip
-    read = [i.start for i in service.in_zone([_interval(moment) for moment in written], "Europe/Berlin")]
+    read = [i.start for i in pipeline.in_zone([_interval(moment) for moment in written], "Europe/Berlin")]
     assert read == [
         datetime(2022, 1, 15, 6, 0, tzinfo=UTC),
         datetime(2022, 1, 15, 8, 0, tzinfo=UTC),
         datetime(2022, 1, 15, 7, 0, tzinfo=UTC),
     ]
-    assert [i.start.timestamp() for i in service.in_zone([_interval(written[0])], "UTC")] == [read[0].timestamp()]
+    assert [i.start.timestamp() for i in pipeline.in_zone([_interval(written[0])], "UTC")] == [read[0].timestamp()]

@@ -13,7 +13,7 @@ from redolab.core.db import make_sessionmaker
 from redolab.jobs.models import Job, JobStatus
 from redolab.redo.imports import JOB_MIN_BYTES
 from redolab.redo.models import RedoImport, RedoRow, StoredAnalysis
-from redolab.redo.service import store_upload
+from redolab.redo.uploads import store_upload
 from tests.execution import execute_in_background, execute_next
 from tests.web.test_runs import local_env
 

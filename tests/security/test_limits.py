@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from redolab.core.config import Settings
 from redolab.main import create_app
-from redolab.redo.service import prune_uploads, store_pasted
+from redolab.redo.uploads import prune_uploads, store_pasted
 from tests import services
 from tests.conftest import log_in, migrated_sqlite
 from tests.factories import make_environment

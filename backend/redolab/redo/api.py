@@ -13,7 +13,7 @@ from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
-from redolab.redo import imports, service
+from redolab.redo import imports, service, uploads
 from redolab.redo.analysis import current_analysis
 from redolab.redo.parsers import RedoInputError
 
@@ -60,14 +60,14 @@ def preview_upload(
     imports it later without sending it again."""
     environment = get_environment(session=session, environment_id=environment_id)
     if file is not None and file.filename:
-        token = service.store_upload(request.app.state.settings.upload_dir, file.file, file.filename)
+        token = uploads.store_upload(request.app.state.settings.upload_dir, file.file, file.filename)
     elif text and text.strip():
-        token = service.store_pasted(request.app.state.settings.upload_dir, text)
+        token = uploads.store_pasted(request.app.state.settings.upload_dir, text)
     else:
         raise FieldError("file", "Send the export as `file` (multipart) or its text as `text`.", 422)
-    path, filename = service.upload_path(request.app.state.settings.upload_dir, token)
+    path, filename = uploads.upload_path(request.app.state.settings.upload_dir, token)
     try:
-        result = service.preview(session=session, environment=environment, path=path, filename=filename, fmt=format)
+        result = uploads.preview(session=session, environment=environment, path=path, filename=filename, fmt=format)
     except RedoInputError as error:
         raise _unreadable(error) from None
     return {
@@ -122,7 +122,7 @@ def import_upload(
     the answer is 202 with the job, whose status_url reports progress and, if it fails, why."""
     environment = get_environment(session=session, environment_id=environment_id)
     upload_dir = request.app.state.settings.upload_dir
-    path, filename = service.upload_path(upload_dir, body.upload_token)
+    path, filename = uploads.upload_path(upload_dir, body.upload_token)
     arguments = {"session": session, "environment": environment, "path": path, "filename": filename,
                  "fmt": body.format, "mapping": body.mapping, "imported_by": user.username}  # fmt: skip
     try:
@@ -133,7 +133,7 @@ def import_upload(
         record = imports.import_now(**arguments)
     except RedoInputError as error:
         raise _unreadable(error) from None
-    service.discard_upload(upload_dir, body.upload_token)
+    uploads.discard_upload(upload_dir, body.upload_token)
     return RedoImportPublic.model_validate(record)
 
 

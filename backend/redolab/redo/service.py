@@ -1,19 +1,14 @@
-"""Redo history: preview an upload, import it (all or nothing), list, delete, analyse."""
+"""Redo history: import an upload (all or nothing, staged in batches), list, delete, analyse."""
 
 from __future__ import annotations
 
-import io
 import marshal
 import pickle
-import secrets
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
@@ -24,157 +19,14 @@ from redolab.core.security import file_sha256
 from redolab.environments.models import Environment
 from redolab.redo.analytics import Analysis, analyze, summary_json
 from redolab.redo.dedupe import unique
-from redolab.redo.ingest.mapping import FIELDS
-from redolab.redo.ingest.pipeline import Reading, prepare, read_sources, summarise
+from redolab.redo.ingest.mapping import clean_mapping
+from redolab.redo.ingest.pipeline import Reading, in_zone, prepare, read_sources, reading_kind
 from redolab.redo.models import ImportStatus, RedoImport, RedoRow
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.schemas import RedoInterval
+from redolab.redo.uploads import EXPIRED
 
 BATCH_ROWS = 20_000
-SAMPLE_ROWS = 8
-PASTED_NAME = "pasted text"  # the name a paste-box upload goes by in previews, errors and the import list
-
-
-# -- uploads: kept between preview and import, under the data directory ------------------------
-def prune_uploads(upload_dir: Path, max_age_seconds: float) -> int:
-    """Remove uploads older than `max_age_seconds` (previews never imported); safe while other
-    requests store or discard theirs. Returns the number removed."""
-    removed = 0
-    for old in upload_dir.glob("*.upload") if upload_dir.is_dir() else ():
-        try:
-            if time.time() - old.stat().st_mtime <= max_age_seconds:
-                continue
-        except FileNotFoundError:  # imported or discarded meanwhile
-            continue
-        old.unlink(missing_ok=True)
-        old.with_suffix(".name").unlink(missing_ok=True)
-        removed += 1
-    return removed
-
-
-def store_upload(upload_dir: Path, source, filename: str) -> str:
-    """Save an uploaded file in chunks (never whole in memory); returns its token."""
-    upload_dir.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_urlsafe(18)
-    with open(upload_dir / f"{token}.upload", "wb") as target:
-        for block in iter(lambda: source.read(1 << 20), b""):
-            target.write(block)
-    (upload_dir / f"{token}.name").write_text(Path(filename or "upload").name[:200])
-    return token
-
-
-def store_pasted(upload_dir: Path, text: str) -> str:
-    """Save text pasted into the paste box (or sent as `text`) as an upload named PASTED_NAME."""
-    return store_upload(upload_dir, io.BytesIO(text.encode()), PASTED_NAME)
-
-
-def upload_path(upload_dir: Path, token: str) -> tuple[Path, str]:
-    if not token or not token.replace("-", "").replace("_", "").isalnum():
-        raise FieldError("upload_token", "This upload is unknown: upload the file again.", 422)
-    path = upload_dir / f"{token}.upload"
-    try:  # another request may import, discard or prune it at any moment: no exists-then-read
-        name = (upload_dir / f"{token}.name").read_text()
-    except FileNotFoundError:
-        name = "upload"
-    if not path.is_file():
-        raise FieldError("upload_token", EXPIRED, 422)
-    return path, name
-
-
-def discard_upload(upload_dir: Path, token: str) -> None:
-    (upload_dir / f"{token}.upload").unlink(missing_ok=True)
-    (upload_dir / f"{token}.name").unlink(missing_ok=True)
-
-
-LOG_FILE_PAGES = "log_file_pages"  # Db2's LOGFILSIZ, for an archived log listing without sizes
-MAX_LOG_FILE_PAGES = 67_108_864  # Db2 11.5's largest LOGFILSIZ (256 GiB files)
-
-
-def clean_mapping(mapping: dict | None) -> dict[str, str] | None:
-    if not mapping:
-        return None
-    cleaned = {field: column for field, column in mapping.items() if field in FIELDS and column}
-    pages = str(mapping.get(LOG_FILE_PAGES) or "").strip().replace(",", "")
-    if pages:
-        if not pages.isdigit() or not 1 <= int(pages) <= MAX_LOG_FILE_PAGES:
-            raise RedoInputError(
-                f"LOGFILSIZ '{pages}' is not a log file size in 4 KiB pages (a whole number from 1 to "
-                f"{MAX_LOG_FILE_PAGES:,}, as `db2 get db cfg` shows it)"
-            )
-        cleaned[LOG_FILE_PAGES] = pages
-    return cleaned or None
-
-
-# -- preview ------------------------------------------------------------------------------------
-@dataclass
-class Preview:
-    filename: str
-    format: str
-    kind: str
-    headers: list[str]  # for the mapping form; empty for an archive (its members map themselves)
-    mapping: dict[str, str]
-    sample: list[RedoInterval]
-    summary: dict
-    analysis: Analysis
-    duplicate_of: RedoImport | None
-
-
-EXPIRED = "This upload has expired or was already imported: upload the file again."
-
-
-def preview(
-    *,
-    session: Session,
-    environment: Environment,
-    path: Path,
-    filename: str,
-    fmt: str = "auto",
-    mapping: dict | None = None,
-) -> Preview:
-    """Read the whole upload as the import would (same checks), without storing anything."""
-    try:
-        return _preview(
-            session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping
-        )
-    except FileNotFoundError:  # pruned or imported by another request meanwhile
-        raise FieldError("upload_token", EXPIRED, 422) from None
-
-
-def _preview(*, session, environment, path, filename, fmt, mapping) -> Preview:
-    reading = Reading()
-    sample: list[RedoInterval] = []
-
-    def sampled(intervals):
-        for interval in intervals:
-            if len(sample) < SAMPLE_ROWS:
-                sample.append(interval)
-            yield interval
-
-    with tempfile.TemporaryDirectory(prefix="redolab-preview-") as workdir:
-        sources, reading.skipped = prepare(path, filename, Path(workdir), fmt=fmt)
-        single = sources[0].path == path
-        analysis = analyze(
-            sampled(
-                in_zone(
-                    read_sources(sources, fmt=fmt, mapping=clean_mapping(mapping) if single else None, reading=reading),
-                    environment.time_zone,
-                )
-            ),
-            headroom_ratio=environment.headroom_percent / 100,
-            keep_points=False,
-        )
-        mapping, headers = (reading.mapping, reading.headers) if single else ({}, [])
-    fmt_label = ", ".join(sorted(set(reading.formats)))
-    summary = summarise(analysis, fmt=fmt_label, reading=reading)
-    duplicate = session.scalar(
-        select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == file_sha256(path))
-    )
-    return Preview(filename, fmt_label, _kind(reading), headers, mapping, sample, summary, analysis, duplicate)
-
-
-def _kind(reading: Reading) -> str:
-    kinds = sorted(set(reading.kinds))
-    return kinds[0] if len(kinds) == 1 else "mixed"
 
 
 # -- import ---------------------------------------------------------------------------------------
@@ -315,35 +167,6 @@ def estimate_rows(path: Path) -> int | None:
 PIPELINE_MIN_BYTES = 8 * 1024 * 1024
 
 
-def in_zone(intervals, zone: str):
-    """Read the rows' clock times in the database's time zone: exports carry the database's local wall
-    clock (Oracle DATE has no zone), which the readers return as if UTC; here they become real UTC."""
-    if zone in ("UTC", "", None):
-        yield from intervals
-        return
-    tz = ZoneInfo(zone)
-    offsets: dict[datetime, timedelta] = {}  # by quarter hour, where every zone's changes fall
-
-    def convert(moment: datetime | None) -> datetime | None:
-        if moment is None:
-            return None
-        if moment.tzinfo is not UTC:  # written with its own zone ('+02:00', 'Z'): already a real instant
-            return moment.astimezone(UTC)
-        quarter = moment.replace(minute=moment.minute - moment.minute % 15, second=0, microsecond=0)
-        offset = offsets.get(quarter)
-        if offset is None:
-            # a wall time repeated when clocks go back is read as its first occurrence (fold=0)
-            offset = offsets[quarter] = quarter.replace(tzinfo=tz).utcoffset()
-        return moment - offset
-
-    for interval in intervals:
-        if interval.start is None and interval.end is None:
-            yield interval
-            continue
-        interval.start, interval.end = convert(interval.start), convert(interval.end)
-        yield interval
-
-
 def _parse_here(path: Path, filename: str, fmt: str, mapping: dict | None, import_id: int, zone: str = "UTC"):
     """Yield batches of row tuples, then a dict of totals (see import_file)."""
     reading = Reading()
@@ -371,7 +194,7 @@ def _parse_here(path: Path, filename: str, fmt: str, mapping: dict | None, impor
         yield batch
     used = [f"Read from the archive: {', '.join(reading.used)}."] if not single else []
     yield {
-        "format": ", ".join(sorted(set(reading.formats)))[:50], "kind": _kind(reading),
+        "format": ", ".join(sorted(set(reading.formats)))[:50], "kind": reading_kind(reading),
         "mapping": reading.mapping if single else {}, "rows_read": reading.rows_read, "kept": kept,
         "dropped": dict(reading.dropped), "warnings": [*used, *reading.warnings], "threads": sorted(threads),
         "first": _from_epoch(first), "last": _from_epoch(last), "notes": _read_notes(reading),

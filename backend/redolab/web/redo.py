@@ -18,10 +18,10 @@ from redolab.environments.service import get_environment
 from redolab.jobs.models import JobStatus
 from redolab.jobs.queue import wake_local_worker
 from redolab.redo import imports as redo_imports
-from redolab.redo import service
+from redolab.redo import service, uploads
 from redolab.redo.analysis import current_analysis, history_charts, redo_summary
 from redolab.redo.imports import import_jobs
-from redolab.redo.ingest.mapping import FIELDS
+from redolab.redo.ingest.mapping import FIELDS, LOG_FILE_PAGES
 from redolab.redo.ingest.reader import FORMATS
 from redolab.redo.parsers import RedoInputError
 
@@ -84,9 +84,9 @@ def _render_preview(request, environment, *, token, fmt, result=None, error=None
 
 
 def _preview_response(request, session, environment, token, fmt, mapping):
-    path, filename = service.upload_path(request.app.state.settings.upload_dir, token)
+    path, filename = uploads.upload_path(request.app.state.settings.upload_dir, token)
     try:
-        result = service.preview(
+        result = uploads.preview(
             session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping
         )
     except RedoInputError as error:
@@ -96,8 +96,8 @@ def _preview_response(request, session, environment, token, fmt, mapping):
 
 def _mapping_from(form) -> dict:
     mapping = {field: str(form.get(f"map_{field}", "")) for field in FIELDS if form.get(f"map_{field}")}
-    if str(form.get(service.LOG_FILE_PAGES) or "").strip():  # Db2's LOGFILSIZ, for a listing without sizes
-        mapping[service.LOG_FILE_PAGES] = str(form.get(service.LOG_FILE_PAGES)).strip()
+    if str(form.get(LOG_FILE_PAGES) or "").strip():  # Db2's LOGFILSIZ, for a listing without sizes
+        mapping[LOG_FILE_PAGES] = str(form.get(LOG_FILE_PAGES)).strip()
     return mapping
 
 
@@ -112,9 +112,9 @@ def preview_upload(
     upload = form.get("file")
     pasted = str(form.get("pasted") or "")
     if upload is not None and hasattr(upload, "read") and getattr(upload, "filename", ""):
-        token = service.store_upload(request.app.state.settings.upload_dir, upload.file, upload.filename)
+        token = uploads.store_upload(request.app.state.settings.upload_dir, upload.file, upload.filename)
     elif pasted.strip():
-        token = service.store_pasted(request.app.state.settings.upload_dir, pasted)
+        token = uploads.store_pasted(request.app.state.settings.upload_dir, pasted)
     elif not token:
         error = "Choose a file to upload, or paste the output into the text box."
         return _render_preview(request, environment, token="", fmt=fmt, error=error)
@@ -132,7 +132,7 @@ def import_upload(
     upload_dir = request.app.state.settings.upload_dir
     arguments = {"session": session, "environment": environment, "fmt": fmt, "imported_by": user.username}
     try:
-        path, filename = service.upload_path(upload_dir, token)
+        path, filename = uploads.upload_path(upload_dir, token)
         arguments |= {"path": path, "filename": filename, "mapping": _mapping_from(form) or None}
         if path.stat().st_size >= redo_imports.JOB_MIN_BYTES:
             job = redo_imports.queue_import(**arguments)
@@ -142,7 +142,7 @@ def import_upload(
     except (RedoInputError, FieldError) as error:
         message = error.message if isinstance(error, FieldError) else str(error)
         return _render_preview(request, environment, token=token, fmt=fmt, error=message)
-    service.discard_upload(upload_dir, token)
+    uploads.discard_upload(upload_dir, token)
     if is_htmx(request):  # the whole page changes (numbers, charts, imports): reload it
         return Response(status_code=200, headers={"HX-Refresh": "true"})
     return redirect(request, f"/environments/{environment.id}#history")

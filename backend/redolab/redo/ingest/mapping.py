@@ -481,3 +481,22 @@ def _profiles(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, li
         "Only an hour-of-day profile is known (no dates): the peaks are the metric's maxima, but there is "
         "no time series, so the ASYNC lag replay needs a V$ARCHIVED_LOG export."
     )
+
+
+LOG_FILE_PAGES = "log_file_pages"  # Db2's LOGFILSIZ, for an archived log listing without sizes
+MAX_LOG_FILE_PAGES = 67_108_864  # Db2 11.5's largest LOGFILSIZ (256 GiB files)
+
+
+def clean_mapping(mapping: dict | None) -> dict[str, str] | None:
+    if not mapping:
+        return None
+    cleaned = {field: column for field, column in mapping.items() if field in FIELDS and column}
+    pages = str(mapping.get(LOG_FILE_PAGES) or "").strip().replace(",", "")
+    if pages:
+        if not pages.isdigit() or not 1 <= int(pages) <= MAX_LOG_FILE_PAGES:
+            raise RedoInputError(
+                f"LOGFILSIZ '{pages}' is not a log file size in 4 KiB pages (a whole number from 1 to "
+                f"{MAX_LOG_FILE_PAGES:,}, as `db2 get db cfg` shows it)"
+            )
+        cleaned[LOG_FILE_PAGES] = pages
+    return cleaned or None

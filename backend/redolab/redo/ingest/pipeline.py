@@ -11,7 +11,9 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from redolab.redo.analytics import Analysis, analyze, summary_json
 from redolab.redo.archive import Source, expand
@@ -181,3 +183,37 @@ def summarise(analysis: Analysis, *, fmt: str, reading: Reading) -> dict:
 # The old name, for callers with plain paths.
 def read_files(paths: list[Path], *, fmt: str = "auto", mapping: dict | None = None, reading: Reading):
     return read_sources([Source(p, p.name) for p in paths], fmt=fmt, mapping=mapping, reading=reading)
+
+
+def reading_kind(reading: Reading) -> str:
+    kinds = sorted(set(reading.kinds))
+    return kinds[0] if len(kinds) == 1 else "mixed"
+
+
+def in_zone(intervals, zone: str):
+    """Read the rows' clock times in the database's time zone: exports carry the database's local wall
+    clock (Oracle DATE has no zone), which the readers return as if UTC; here they become real UTC."""
+    if zone in ("UTC", "", None):
+        yield from intervals
+        return
+    tz = ZoneInfo(zone)
+    offsets: dict[datetime, timedelta] = {}  # by quarter hour, where every zone's changes fall
+
+    def convert(moment: datetime | None) -> datetime | None:
+        if moment is None:
+            return None
+        if moment.tzinfo is not UTC:  # written with its own zone ('+02:00', 'Z'): already a real instant
+            return moment.astimezone(UTC)
+        quarter = moment.replace(minute=moment.minute - moment.minute % 15, second=0, microsecond=0)
+        offset = offsets.get(quarter)
+        if offset is None:
+            # a wall time repeated when clocks go back is read as its first occurrence (fold=0)
+            offset = offsets[quarter] = quarter.replace(tzinfo=tz).utcoffset()
+        return moment - offset
+
+    for interval in intervals:
+        if interval.start is None and interval.end is None:
+            yield interval
+            continue
+        interval.start, interval.end = convert(interval.start), convert(interval.end)
+        yield interval

@@ -99,7 +99,7 @@ def _build(match: re.Match) -> datetime:
 
 def _explicit_zone(text: str | None):
     """A time written with its zone ('Z', 'UTC', '+02:00') keeps it: a tzinfo that is not the UTC
-    singleton, so reading in the database's time zone (redo.service.in_zone) leaves it alone. A time
+    singleton, so reading in the database's time zone (redo.ingest.pipeline.in_zone) leaves it alone. A time
     without one is the database's wall clock, tagged UTC until then."""
     if not text:
         return UTC
