@@ -13,6 +13,8 @@
 #include "net.h"
 #include "probe.h"
 #include "stream.h"
+#include "tcpinfo.h"
+#include "wire.h"
 
 struct client_test {
     const struct client_options *options;
@@ -23,13 +25,15 @@ struct client_test {
     double start;
     double per_stream_bytes_per_second; /* pacing; 0: unpaced */
     int streaming; /* ASYNC, unpaced, no delay: the next message follows at once (MSG_MORE) */
+    int control;   /* the control connection; -1 before it opens */
+    double last;   /* end of the last interval reported */
 };
 
 /* Reads of this size on the receiving side: with 256 KiB reads one stream of 1 MiB messages moved
  * 0.71 of iperf3's (which reads its message size) on loopback; with 1 MiB, 0.95-1.0. */
 #define RECEIVE_BYTES (1024 * 1024)
 
-#define report_error(o, ...) emit_error((o)->json, "client", __VA_ARGS__)
+#define report_error(o, code, ...) emit_error((o)->json, "client", code, __VA_ARGS__)
 
 static void sleep_until(double deadline, atomic_int *stop)
 {
@@ -59,7 +63,7 @@ static void *sender(void *arg)
             break;
         }
         if (o->mode == MODE_SYNC) {
-            uint8_t ack[8];
+            uint8_t ack[SYNC_ACK_BYTES];
             if (recv_all(s->fd, ack, sizeof ack, &t->stop, 0) < 0) {
                 failure = errno == ECANCELED ? 0 : errno;
                 break;
@@ -119,34 +123,37 @@ static int handshake(const struct client_options *o, int control, struct ack *ac
     uint8_t buf[HELLO_BYTES];
     encode_hello(&hello, buf);
     if (send_all(control, buf, sizeof buf, &probe_stop_requested, o->connect_timeout_seconds) < 0) {
-        report_error(o, "cannot send the handshake to %s:%d: %s", o->host, o->port, strerror(errno));
+        report_error(o, PE_HANDSHAKE, "cannot send the handshake to %s:%d: %s", o->host, o->port,
+                     strerror(errno));
         return -1;
     }
     uint8_t reply[ACK_BYTES];
     if (recv_all(control, reply, sizeof reply, &probe_stop_requested, o->connect_timeout_seconds) < 0) {
         if (errno == ETIMEDOUT)
-            report_error(o, "%s:%d accepted the connection but did not answer the handshake within "
-                         "%.0f s: is a redoprobe server listening there, and not another service?",
+            report_error(o, PE_HANDSHAKE_TIMEOUT, "%s:%d accepted the connection but did not answer the "
+                         "handshake within %.0f s: is a redoprobe server listening there, and not another "
+                         "service?",
                          o->host, o->port, o->connect_timeout_seconds);
         else
-            report_error(o, "%s:%d closed the connection during the handshake (%s): it is not a "
-                         "redoprobe server, or one busy with another test",
+            report_error(o, PE_HANDSHAKE, "%s:%d closed the connection during the handshake (%s): it is "
+                         "not a redoprobe server, or one busy with another test",
                          o->host, o->port, errno == EPIPE ? "no answer" : strerror(errno));
         return -1;
     }
     if (decode_ack(reply, ack) < 0) {
-        report_error(o, "%s:%d is not a redoprobe server (its answer does not start with the "
-                     "redoprobe magic): check the port", o->host, o->port);
+        report_error(o, PE_NOT_REDOPROBE, "%s:%d is not a redoprobe server (its answer does not start "
+                     "with the redoprobe magic): check the port", o->host, o->port);
         return -1;
     }
     if (ack->status == ACK_VERSION || ack->protocol != PROBE_PROTOCOL) {
-        report_error(o, "protocol version mismatch: this client speaks protocol %d, the server at "
-                     "%s:%d speaks %u; deploy the same redoprobe version on both hosts",
+        report_error(o, PE_VERSION_MISMATCH, "protocol version mismatch: this client speaks protocol %d, "
+                     "the server at %s:%d speaks %u; deploy the same redoprobe version on both hosts",
                      PROBE_PROTOCOL, o->host, o->port, ack->protocol);
         return -1;
     }
     if (ack->status != ACK_OK) {
-        report_error(o, "the server at %s:%d refused the test parameters", o->host, o->port);
+        report_error(o, PE_PARAMS_REFUSED, "the server at %s:%d refused the test parameters", o->host,
+                     o->port);
         return -1;
     }
     return 0;
@@ -164,32 +171,31 @@ static int open_streams(struct client_test *t, const struct ack *ack)
             .fq_rate_bits_per_second = o->fq_rate_bits_per_second,
         };
         int fd = net_connect(o->host, o->port, o->connect_timeout_seconds, o->sockbuf_bytes, &co, &error);
-        if (fd < 0 && error == PE_USAGE && o->congestion && errno == ENOENT) {
-            report_error(o, "congestion control '%s' is not available here: see "
+        if (fd < 0 && error == PE_SOCKOPT && o->congestion && errno == ENOENT) {
+            report_error(o, PE_CONGESTION, "congestion control '%s' is not available here: see "
                          "/proc/sys/net/ipv4/tcp_available_congestion_control (modprobe tcp_%s)",
                          o->congestion, o->congestion);
             return -1;
         }
-        if (fd < 0 && error == PE_USAGE) {
-            report_error(o, "data connection %d: the kernel refused a socket option (--bind %s, --cport %d, "
-                         "--congestion %s, --fq-rate): %s", i, o->bind ? o->bind : "any",
+        if (fd < 0 && error == PE_SOCKOPT) {
+            report_error(o, error, "data connection %d: the kernel refused a socket option (--bind %s, "
+                         "--cport %d, --congestion %s, --fq-rate): %s", i, o->bind ? o->bind : "any",
                          co.local_port, o->congestion ? o->congestion : "default", strerror(errno));
             return -1;
         }
         if (fd < 0) {
-            report_error(o, "data connection %d to %s:%d failed: %s (%s)", i, o->host, o->port,
+            report_error(o, error, "data connection %d to %s:%d failed: %s (%s)", i, o->host, o->port,
                          probe_strerror(error), strerror(errno));
             return -1;
         }
         uint8_t header[DATA_HEADER_BYTES];
-        memcpy(header, MAGIC_DATA, 4);
-        memcpy(header + 4, ack->cookie, COOKIE_BYTES);
-        put_u32(header + 20, (uint32_t)i);
+        encode_data_header(ack->cookie, (uint32_t)i, header);
         stream_init(&t->streams[i], i, fd);
         t->streams[i].test = t;
         net_blocking_with_timeout(fd, 100);
         if (send_all(fd, header, sizeof header, &probe_stop_requested, o->connect_timeout_seconds) < 0) {
-            report_error(o, "data connection %d to %s:%d: %s", i, o->host, o->port, strerror(errno));
+            report_error(o, PE_HANDSHAKE, "data connection %d to %s:%d: %s", i, o->host, o->port,
+                         strerror(errno));
             return -1;
         }
     }
@@ -200,7 +206,7 @@ static void emit_start(struct client_test *t, int port)
 {
     const struct client_options *o = t->options;
     uint64_t sndbuf, rcvbuf;
-    net_granted_buffers(t->streams[0].fd, &sndbuf, &rcvbuf);
+    tcp_granted_buffers(t->streams[0].fd, &sndbuf, &rcvbuf);
     if (!o->json) {
         printf("redoprobe %s client: %s:%d, %s, %d connection(s), %llu-byte messages, socket buffer %s, %.1f s\n",
                PROBE_VERSION, o->host, port, o->mode == MODE_SYNC ? "sync" : "async", o->conns,
@@ -236,7 +242,7 @@ static void emit_start(struct client_test *t, int port)
     else
         json_key_null(&j, "rate_bits_per_second");
     char congestion[16];
-    net_congestion(t->streams[0].fd, congestion, sizeof congestion);
+    tcp_congestion(t->streams[0].fd, congestion, sizeof congestion);
     json_key_str(&j, "congestion", congestion);
     if (o->fq_rate_bits_per_second > 0)
         json_key_double(&j, "fq_rate_bits_per_second", o->fq_rate_bits_per_second);
@@ -369,8 +375,7 @@ static int finish_reverse(struct client_test *t, int control, uint64_t *sent, st
 {
     const struct client_options *o = t->options;
     uint8_t end[END_BYTES];
-    memcpy(end, MAGIC_END, 4);
-    put_u64(end + 4, 0);
+    encode_end(0, end);
     if (send_all(control, end, sizeof end, NULL, 5) < 0)
         return -1;
     double deadline = now_seconds() + 10 + o->duration_seconds;
@@ -411,8 +416,7 @@ static int finish(struct client_test *t, int control, uint64_t *sent, struct res
         shutdown(t->streams[i].fd, SHUT_WR);
     }
     uint8_t end[END_BYTES];
-    memcpy(end, MAGIC_END, 4);
-    put_u64(end + 4, *sent);
+    encode_end(*sent, end);
     uint8_t reply[RESULT_BYTES];
     double wait = 10 + o->duration_seconds;
     if (send_all(control, end, sizeof end, NULL, 5) < 0 ||
@@ -421,107 +425,152 @@ static int finish(struct client_test *t, int control, uint64_t *sent, struct res
     return 0;
 }
 
-int run_client(const struct client_options *o)
+/* The control connection; -1 after the error event. */
+static int connect_control(const struct client_options *o)
 {
-    struct client_test t;
-    memset(&t, 0, sizeof t);
-    t.options = o;
-    atomic_init(&t.stop, 0);
     enum probe_error error = PE_OK;
     struct connect_options control_options = {.bind = o->bind};
     int control = net_connect(o->host, o->port, o->connect_timeout_seconds, 0, &control_options, &error);
-    if (control < 0) {
-        if (error == PE_RESOLVE)
-            report_error(o, "cannot resolve host '%s': check the name or use an IP address", o->host);
-        else
-            report_error(o, "cannot connect to %s:%d: %s (%s); check that redoprobe server runs there "
-                         "and that no firewall blocks the port", o->host, o->port, probe_strerror(error),
-                         strerror(errno));
-        return 1;
+    if (control >= 0)
+        return control;
+    if (error == PE_RESOLVE)
+        report_error(o, error, "cannot resolve host '%s': check the name or use an IP address", o->host);
+    else
+        report_error(o, error, "cannot connect to %s:%d: %s (%s); check that redoprobe server runs there "
+                     "and that no firewall blocks the port", o->host, o->port, probe_strerror(error),
+                     strerror(errno));
+    return -1;
+}
+
+/* Connect, handshake, open the data connections; 0, or -1 after the error event. Whatever it
+ * did, client_teardown() undoes. */
+static int client_setup(struct client_test *t, const struct client_options *o)
+{
+    memset(t, 0, sizeof *t);
+    t->options = o;
+    atomic_init(&t->stop, 0);
+    t->payload.memfd = -1;
+    t->control = connect_control(o);
+    if (t->control < 0)
+        return -1;
+    t->streams = calloc((size_t)o->conns, sizeof *t->streams);
+    t->finished = calloc((size_t)o->conns, sizeof *t->finished);
+    for (int i = 0; t->streams && i < o->conns; i++)
+        t->streams[i].fd = -1;
+    if (t->streams == NULL || t->finished == NULL) {
+        report_error(o, PE_OUT_OF_MEMORY, "out of memory for %d connections", o->conns);
+        return -1;
+    }
+    if (!o->reverse && payload_init(&t->payload, o->message_bytes, o->zerocopy) < 0) {
+        report_error(o, PE_PAYLOAD, "cannot prepare the %llu-byte message%s: %s",
+                     (unsigned long long)o->message_bytes, o->zerocopy ? " in a memfd for --zerocopy" : "",
+                     strerror(errno));
+        return -1;
     }
     struct ack ack;
-    int status = 1;
-    t.streams = calloc((size_t)o->conns, sizeof *t.streams);
-    t.finished = calloc((size_t)o->conns, sizeof *t.finished);
-    t.payload.memfd = -1;
-    if (t.streams == NULL || t.finished == NULL) {
-        report_error(o, "out of memory for %d connections", o->conns);
-        goto out;
-    }
-    for (int i = 0; i < o->conns; i++)
-        t.streams[i].fd = -1;
-    if (!o->reverse && payload_init(&t.payload, o->message_bytes, o->zerocopy) < 0) {
-        report_error(o, "cannot prepare the %llu-byte message%s: %s", (unsigned long long)o->message_bytes,
-                     o->zerocopy ? " in a memfd for --zerocopy" : "", strerror(errno));
-        goto out;
-    }
-    if (handshake(o, control, &ack) < 0 || open_streams(&t, &ack) < 0)
-        goto out;
+    if (handshake(o, t->control, &ack) < 0 || open_streams(t, &ack) < 0)
+        return -1;
+    return 0;
+}
 
-    emit_start(&t, o->port);
-    if (o->rate_bits_per_second > 0)
-        t.per_stream_bytes_per_second = o->rate_bits_per_second / 8 / o->conns;
-    t.streaming = o->mode == MODE_ASYNC && o->rate_bits_per_second <= 0 && o->delay_us == 0;
-    t.start = now_seconds();
+/* One thread per stream; a thread that cannot start stops the test (the others are joined). */
+static void start_threads(struct client_test *t)
+{
+    const struct client_options *o = t->options;
     for (int i = 0; i < o->conns; i++) {
-        if (pthread_create(&t.streams[i].thread, NULL, o->reverse ? receiver : sender, &t.streams[i]) != 0) {
-            report_error(o, "cannot start thread %d: %s", i, strerror(errno));
-            atomic_store(&t.stop, 1);
+        if (pthread_create(&t->streams[i].thread, NULL, o->reverse ? receiver : sender, &t->streams[i]) != 0) {
+            report_error(o, PE_THREAD, "cannot start thread %d: %s", i, strerror(errno));
+            atomic_store(&t->stop, 1);
             break;
         }
-        t.streams[i].running = 1;
+        t->streams[i].running = 1;
     }
+}
 
-    double end_at = t.start + o->duration_seconds, last = t.start;
-    while (!atomic_load(&t.stop) && !atomic_load(&probe_stop_requested)) {
-        double next = last + o->interval_seconds;
+/* Start the streams, then report intervals until the duration ends, a stream fails or a signal. */
+static void client_loop(struct client_test *t)
+{
+    const struct client_options *o = t->options;
+    emit_start(t, o->port);
+    if (o->rate_bits_per_second > 0)
+        t->per_stream_bytes_per_second = o->rate_bits_per_second / 8 / o->conns;
+    t->streaming = o->mode == MODE_ASYNC && o->rate_bits_per_second <= 0 && o->delay_us == 0;
+    t->start = now_seconds();
+    start_threads(t);
+    double end_at = t->start + o->duration_seconds;
+    t->last = t->start;
+    while (!atomic_load(&t->stop) && !atomic_load(&probe_stop_requested)) {
+        double next = t->last + o->interval_seconds;
         if (next > end_at)
             next = end_at;
-        sleep_until(next, &t.stop);
-        if (atomic_load(&probe_stop_requested) || atomic_load(&t.stop))
+        sleep_until(next, &t->stop);
+        if (atomic_load(&probe_stop_requested) || atomic_load(&t->stop))
             break;
         if (now_seconds() >= next) {
-            emit_interval(&t, last - t.start, next - t.start);
-            last = next;
+            emit_interval(t, t->last - t->start, next - t->start);
+            t->last = next;
         }
-        if (last >= end_at)
+        if (t->last >= end_at)
             break;
     }
+}
+
+/* The last partial interval, the server's count and the end event; 0, or -1 after the error
+ * event when a stream or the control connection failed. */
+static int client_report(struct client_test *t)
+{
+    const struct client_options *o = t->options;
     int interrupted = atomic_load(&probe_stop_requested);
     int failed = 0;
     for (int i = 0; i < o->conns; i++)
-        failed |= atomic_load(&t.stop) && t.streams[i].error;
+        failed |= atomic_load(&t->stop) && t->streams[i].error;
     uint64_t sent = 0;
     struct result result;
     memset(&result, 0, sizeof result);
     if (!failed) {
         double stopped = now_seconds();
-        if (stopped - last > 0.05 && !interrupted)
-            emit_interval(&t, last - t.start, stopped - t.start);
+        if (stopped - t->last > 0.05 && !interrupted)
+            emit_interval(t, t->last - t->start, stopped - t->start);
     }
-    if (finish(&t, control, &sent, &result) < 0 || failed) {
+    if (finish(t, t->control, &sent, &result) < 0 || failed) {
         int stream_errno = 0;
         for (int i = 0; i < o->conns && !stream_errno; i++)
-            stream_errno = t.streams[i].error;
-        report_error(o, "connection to the server %s:%d lost after %.1f s and %llu bytes sent: %s; "
-                     "the server process or the network path went away",
-                     o->host, o->port, now_seconds() - t.start, (unsigned long long)sent,
+            stream_errno = t->streams[i].error;
+        report_error(o, PE_PEER_LOST, "connection to the server %s:%d lost after %.1f s and %llu bytes "
+                     "sent: %s; the server process or the network path went away",
+                     o->host, o->port, now_seconds() - t->start, (unsigned long long)sent,
                      strerror(stream_errno ? stream_errno : errno));
-        goto out;
+        return -1;
     }
-    emit_end(&t, now_seconds() - t.start, sent, &result, interrupted);
-    status = 0;
-out:
-    atomic_store(&t.stop, 1);
-    for (int i = 0; t.streams && i < o->conns; i++) {
-        if (t.streams[i].running)
-            pthread_join(t.streams[i].thread, NULL);
-        if (t.streams[i].fd >= 0 || t.streams[i].test)
-            stream_free(&t.streams[i]);
+    emit_end(t, now_seconds() - t->start, sent, &result, interrupted);
+    return 0;
+}
+
+static void client_teardown(struct client_test *t)
+{
+    const struct client_options *o = t->options;
+    atomic_store(&t->stop, 1);
+    for (int i = 0; t->streams && i < o->conns; i++) {
+        if (t->streams[i].running)
+            pthread_join(t->streams[i].thread, NULL);
+        if (t->streams[i].fd >= 0 || t->streams[i].test)
+            stream_free(&t->streams[i]);
     }
-    free(t.streams);
-    free((void *)t.finished);
-    payload_free(&t.payload);
-    close(control);
+    free(t->streams);
+    free((void *)t->finished);
+    payload_free(&t->payload);
+    if (t->control >= 0)
+        close(t->control);
+}
+
+int run_client(const struct client_options *o)
+{
+    struct client_test t;
+    int status = 1;
+    if (client_setup(&t, o) == 0) {
+        client_loop(&t);
+        status = client_report(&t) == 0 ? 0 : 1;
+    }
+    client_teardown(&t);
     return status;
 }

@@ -1,23 +1,77 @@
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "probe.h"
 
 atomic_int probe_stop_requested = 0;
 
+/* Both switches have no default: -Wswitch (in -Wall, an error with -Werror) names a member of
+ * enum probe_error either leaves out; t_errors checks the strings are distinct. */
 const char *probe_strerror(enum probe_error error)
 {
     switch (error) {
     case PE_OK: return "no error";
-    case PE_USAGE: return "the kernel refused a socket option";
+    case PE_SOCKOPT: return "the kernel refused a socket option";
     case PE_RESOLVE: return "the name did not resolve";
     case PE_CONNECT: return "cannot connect";
     case PE_LISTEN: return "cannot listen";
     case PE_TIMEOUT: return "timed out";
+    case PE_CONGESTION: return "the congestion control is not available";
+    case PE_HANDSHAKE: return "the handshake failed";
+    case PE_HANDSHAKE_TIMEOUT: return "no answer to the handshake";
+    case PE_NOT_REDOPROBE: return "not a redoprobe peer";
+    case PE_VERSION_MISMATCH: return "protocol version mismatch";
+    case PE_PARAMS_REFUSED: return "the server refused the test parameters";
+    case PE_OUT_OF_MEMORY: return "out of memory";
+    case PE_PAYLOAD: return "cannot prepare the message";
+    case PE_THREAD: return "cannot start a thread";
+    case PE_PEER_LOST: return "the peer went away";
+    case PE_IDLE_TIMEOUT: return "no client connected in time";
+    case PE_ACCEPT: return "the data connections did not arrive";
+    case PE_MAX_DURATION: return "the test reached its maximum duration";
+    case PE_WRITE_DIR: return "the write directory is not usable";
+    case PE_FILE_EXISTS: return "the file exists";
+    case PE_FILE_CREATE: return "cannot create the file";
+    case PE_FILE_WRITE: return "a write failed";
+    case PE_COUNT: break;
     }
     return "unknown error";
+}
+
+const char *probe_error_name(enum probe_error error)
+{
+    switch (error) {
+    case PE_OK: return "ok";
+    case PE_SOCKOPT: return "sockopt";
+    case PE_RESOLVE: return "resolve";
+    case PE_CONNECT: return "connect";
+    case PE_LISTEN: return "listen";
+    case PE_TIMEOUT: return "timeout";
+    case PE_CONGESTION: return "congestion";
+    case PE_HANDSHAKE: return "handshake";
+    case PE_HANDSHAKE_TIMEOUT: return "handshake_timeout";
+    case PE_NOT_REDOPROBE: return "not_redoprobe";
+    case PE_VERSION_MISMATCH: return "version_mismatch";
+    case PE_PARAMS_REFUSED: return "params_refused";
+    case PE_OUT_OF_MEMORY: return "out_of_memory";
+    case PE_PAYLOAD: return "payload";
+    case PE_THREAD: return "thread";
+    case PE_PEER_LOST: return "peer_lost";
+    case PE_IDLE_TIMEOUT: return "idle_timeout";
+    case PE_ACCEPT: return "accept";
+    case PE_MAX_DURATION: return "max_duration";
+    case PE_WRITE_DIR: return "write_dir";
+    case PE_FILE_EXISTS: return "file_exists";
+    case PE_FILE_CREATE: return "file_create";
+    case PE_FILE_WRITE: return "file_write";
+    case PE_COUNT: break;
+    }
+    return "unknown";
 }
 
 static void on_signal(int signal_number)
@@ -74,4 +128,21 @@ const char *client_options_problem(const struct client_options *o)
     if (o->cport && o->cport + o->conns - 1 > 65535)
         return "--cport: the data connections use --cport, --cport+1, ... which must stay within 65535";
     return NULL;
+}
+
+void random_bytes(uint8_t *out, size_t n)
+{
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    size_t done = 0;
+    while (fd >= 0 && done < n) {
+        ssize_t k = read(fd, out + done, n - done);
+        if (k <= 0)
+            break;
+        done += (size_t)k;
+    }
+    if (fd >= 0)
+        close(fd);
+    /* Fallback mixes time and pid: the cookie guards against stray connections, not attackers. */
+    for (; done < n; done++)
+        out[done] = (uint8_t)(rand() ^ (int)time(NULL) ^ getpid());
 }

@@ -9,7 +9,6 @@
 
 #include "hist.h"
 #include "jsonl.h"
-#include "net.h"
 #include "probe.h"
 
 #define DISK_WRAP_BYTES (1024ULL * 1024 * 1024) /* writes wrap at 1 GiB, like a redo log */
@@ -19,9 +18,9 @@ static const char *sync_name(enum disk_sync sync)
     return sync == DISK_DSYNC ? "dsync" : sync == DISK_FDATASYNC ? "fdatasync" : "none";
 }
 
-static void disk_error(const struct disk_options *o, const char *what, const char *path)
+static void disk_error(const struct disk_options *o, enum probe_error code, const char *what, const char *path)
 {
-    emit_error(o->json, "disk", "%s %s: %s", what, path, strerror(errno));
+    emit_error(o->json, "disk", code, "%s %s: %s", what, path, strerror(errno));
 }
 
 /* PATH is a directory (a file is created in it) or a file that must not exist yet. */
@@ -90,18 +89,36 @@ static void emit_end(const struct disk_options *o, const struct histogram *h, do
     json_event_emit(&j);
 }
 
+/* One write of o->write_bytes at offset, made durable as --sync says; 0, or -1 with errno. */
+static int write_once(int fd, const void *buf, const struct disk_options *o, uint64_t offset)
+{
+    size_t done = 0;
+    while (done < o->write_bytes) {
+        ssize_t k = pwrite(fd, (const char *)buf + done, o->write_bytes - done, (off_t)(offset + done));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        done += (size_t)k;
+    }
+    return o->sync == DISK_FDATASYNC ? fdatasync(fd) : 0;
+}
+
 int run_disk(const struct disk_options *o)
 {
     char file[4200];
     int fd = open_target(o, file, sizeof file);
     if (fd < 0) {
-        disk_error(o, errno == EEXIST ? "will not overwrite the existing file" : "cannot create", file);
+        if (errno == EEXIST)
+            disk_error(o, PE_FILE_EXISTS, "will not overwrite the existing file", file);
+        else
+            disk_error(o, PE_FILE_CREATE, "cannot create", file);
         return 1;
     }
     void *buf = NULL;
     if (posix_memalign(&buf, 4096, o->write_bytes) != 0) {
         errno = ENOMEM;
-        disk_error(o, "out of memory for writes to", file);
+        disk_error(o, PE_OUT_OF_MEMORY, "out of memory for writes to", file);
         close(fd);
         unlink(file);
         return 1;
@@ -119,21 +136,9 @@ int run_disk(const struct disk_options *o)
         if (offset + o->write_bytes > DISK_WRAP_BYTES)
             offset = 0;
         double before = now_seconds();
-        size_t done = 0;
-        while (done < o->write_bytes) {
-            ssize_t k = pwrite(fd, (char *)buf + done, o->write_bytes - done, (off_t)(offset + done));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0) {
-                status = 1;
-                break;
-            }
-            done += (size_t)k;
-        }
-        if (status == 0 && o->sync == DISK_FDATASYNC && fdatasync(fd) < 0)
+        if (write_once(fd, buf, o, offset) < 0) {
+            disk_error(o, PE_FILE_WRITE, "write failed on", file);
             status = 1;
-        if (status) {
-            disk_error(o, "write failed on", file);
             break;
         }
         hist_add(&h, (uint64_t)((now_seconds() - before) * 1e6));

@@ -170,7 +170,7 @@ void json_u64(struct json *j, uint64_t value)
     appendf(j, "%llu", (unsigned long long)value);
 }
 
-void emit_error(int json, const char *role, const char *format, ...)
+void emit_error(int json, const char *role, enum probe_error code, const char *format, ...)
 {
     char message[600];
     va_list args;
@@ -185,5 +185,6 @@ void emit_error(int json, const char *role, const char *format, ...)
     json_event_begin(&j, "error");
     json_key_str(&j, "role", role);
     json_key_str(&j, "message", message);
+    json_key_str(&j, "code", probe_error_name(code));
     json_event_emit(&j);
 }

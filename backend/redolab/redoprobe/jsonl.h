@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "probe.h"
+
 #define JSON_MAX_DEPTH 16
 
 struct json {
@@ -31,8 +33,10 @@ void json_array_begin(struct json *j, const char *key);
 void json_array_end(struct json *j);
 void json_u64(struct json *j, uint64_t value);           /* array element */
 
-/* The one way a failure is reported: an error event with --json, a line on stderr without. */
-void emit_error(int json, const char *role, const char *format, ...) __attribute__((format(printf, 3, 4)));
+/* The one way a failure is reported: an error event with --json ({"role", "message", "code"},
+ * code: probe_error_name()), a line on stderr without. */
+void emit_error(int json, const char *role, enum probe_error code, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Appends a JSON string literal (quoted, escaped). Exposed for t_jsonl.c. */
 void json_string(struct json *j, const char *value);

@@ -11,9 +11,7 @@
 
 static const char *program = "redoprobe";
 
-static void usage(FILE *out)
-{
-    fprintf(out,
+static const char usage_text[] =
 "redoprobe %s: stream data like redo transport and measure what the link carries.\n"
 "\n"
 "Usage:\n"
@@ -69,8 +67,11 @@ static void usage(FILE *out)
 "  --writes N                number of writes (default: by duration)\n"
 "  --sync dsync|fdatasync|none  how each write is made durable (default dsync)\n"
 "\n"
-"Exit status: 0 success, 1 test failed (an error event says why), 2 bad usage.\n",
-            PROBE_VERSION);
+"Exit status: 0 success, 1 test failed (an error event says why), 2 bad usage.\n";
+
+static void usage(FILE *out)
+{
+    fprintf(out, usage_text, PROBE_VERSION);
 }
 
 static int fail_usage(const char *message, const char *value)
@@ -128,35 +129,17 @@ struct all_options {
     int duration_given;
 };
 
-/* Range-checks one option where it is parsed; returns 0 or an exit status. */
-static int apply_option(struct all_options *o, int id, const char *arg)
+/* Each apply_*_option range-checks its options where they are parsed and returns 0 or an exit
+ * status, or NOT_HANDLED for an option of another group. */
+#define NOT_HANDLED (-1)
+
+static int apply_common_option(struct all_options *o, int id, const char *arg)
 {
     long number;
-    double seconds, rate;
-    uint64_t size;
+    double seconds;
     switch (id) {
     case OPT_JSON: o->json = 1; return 0;
-    case OPT_ONCE: o->server.once = 1; return 0;
-    case OPT_SYNC_WRITE: o->server.sync_write = 1; return 0;
     case OPT_BIND: o->server.bind = o->client.bind = arg; return 0;
-    case OPT_ZEROCOPY: o->client.zerocopy = 1; return 0;
-    case OPT_REVERSE: o->client.reverse = 1; return 0;
-    case OPT_CONGESTION:
-        if (!valid_congestion_name(arg))
-            return fail_usage("--congestion must be a congestion control name such as bbr or cubic", arg);
-        o->client.congestion = arg;
-        return 0;
-    case OPT_FQ_RATE:
-        if (parse_rate(arg, &rate) < 0 || rate < 8000)
-            return fail_usage("--fq-rate must be a rate of at least 8k bit/s, e.g. 1G", arg);
-        o->client.fq_rate_bits_per_second = rate;
-        return 0;
-    case OPT_CPORT:
-        if (parse_int(arg, 1, 65535, &number) < 0)
-            return fail_usage("--cport must be 1..65535", arg);
-        o->client.cport = (int)number;
-        return 0;
-    case OPT_WRITE_DIR: o->server.write_dir = arg; return 0;
     case OPT_PORT:
         if (parse_int(arg, 0, 65535, &number) < 0)
             return fail_usage("--port must be 0..65535", arg);
@@ -167,6 +150,24 @@ static int apply_option(struct all_options *o, int id, const char *arg)
             return fail_usage("--interval must be 0.1..3600 seconds", arg);
         o->interval = seconds;
         return 0;
+    case OPT_DURATION:
+        if (parse_duration(arg, &seconds) < 0 || seconds <= 0 || seconds > 86400)
+            return fail_usage("--duration must be more than 0 and at most 86400 seconds", arg);
+        o->client.duration_seconds = o->disk.duration_seconds = seconds;
+        o->duration_given = 1;
+        return 0;
+    default: return NOT_HANDLED;
+    }
+}
+
+static int apply_server_option(struct all_options *o, int id, const char *arg)
+{
+    double seconds;
+    uint64_t size;
+    switch (id) {
+    case OPT_ONCE: o->server.once = 1; return 0;
+    case OPT_SYNC_WRITE: o->server.sync_write = 1; return 0;
+    case OPT_WRITE_DIR: o->server.write_dir = arg; return 0;
     case OPT_MAX_DURATION:
         if (parse_duration(arg, &seconds) < 0 || seconds <= 0 || seconds > 86400)
             return fail_usage("--max-duration must be more than 0 and at most 86400 seconds", arg);
@@ -182,6 +183,17 @@ static int apply_option(struct all_options *o, int id, const char *arg)
             return fail_usage("--write-wrap must be a size of at least 1M", arg);
         o->server.write_wrap_bytes = size;
         return 0;
+    default: return NOT_HANDLED;
+    }
+}
+
+/* What the client sends: mode, connections, message size and pacing. */
+static int apply_traffic_option(struct all_options *o, int id, const char *arg)
+{
+    long number;
+    double rate;
+    uint64_t size;
+    switch (id) {
     case OPT_MODE:
         if (strcmp(arg, "async") == 0)
             o->client.mode = MODE_ASYNC;
@@ -200,17 +212,6 @@ static int apply_option(struct all_options *o, int id, const char *arg)
             return fail_usage("--message-size must be 1 byte..256M", arg);
         o->client.message_bytes = size;
         return 0;
-    case OPT_SOCKBUF:
-        if (parse_size(arg, &size) < 0 || size < 4096 || size > 1024ULL * 1024 * 1024)
-            return fail_usage("--sockbuf must be 4K..1G", arg);
-        o->client.sockbuf_bytes = size;
-        return 0;
-    case OPT_DURATION:
-        if (parse_duration(arg, &seconds) < 0 || seconds <= 0 || seconds > 86400)
-            return fail_usage("--duration must be more than 0 and at most 86400 seconds", arg);
-        o->client.duration_seconds = o->disk.duration_seconds = seconds;
-        o->duration_given = 1;
-        return 0;
     case OPT_DELAY:
         if (parse_int(arg, 0, 60000000, &number) < 0)
             return fail_usage("--delay must be 0..60000000 microseconds", arg);
@@ -221,11 +222,53 @@ static int apply_option(struct all_options *o, int id, const char *arg)
             return fail_usage("--rate must be a rate of at least 1k bit/s, e.g. 500M", arg);
         o->client.rate_bits_per_second = rate;
         return 0;
+    default: return NOT_HANDLED;
+    }
+}
+
+/* How the client's sockets are set up. */
+static int apply_socket_option(struct all_options *o, int id, const char *arg)
+{
+    long number;
+    double seconds, rate;
+    uint64_t size;
+    switch (id) {
+    case OPT_ZEROCOPY: o->client.zerocopy = 1; return 0;
+    case OPT_REVERSE: o->client.reverse = 1; return 0;
+    case OPT_CONGESTION:
+        if (!valid_congestion_name(arg))
+            return fail_usage("--congestion must be a congestion control name such as bbr or cubic", arg);
+        o->client.congestion = arg;
+        return 0;
+    case OPT_FQ_RATE:
+        if (parse_rate(arg, &rate) < 0 || rate < 8000)
+            return fail_usage("--fq-rate must be a rate of at least 8k bit/s, e.g. 1G", arg);
+        o->client.fq_rate_bits_per_second = rate;
+        return 0;
+    case OPT_CPORT:
+        if (parse_int(arg, 1, 65535, &number) < 0)
+            return fail_usage("--cport must be 1..65535", arg);
+        o->client.cport = (int)number;
+        return 0;
+    case OPT_SOCKBUF:
+        if (parse_size(arg, &size) < 0 || size < 4096 || size > 1024ULL * 1024 * 1024)
+            return fail_usage("--sockbuf must be 4K..1G", arg);
+        o->client.sockbuf_bytes = size;
+        return 0;
     case OPT_CONNECT_TIMEOUT:
         if (parse_duration(arg, &seconds) < 0 || seconds <= 0 || seconds > 600)
             return fail_usage("--connect-timeout must be more than 0 and at most 600 seconds", arg);
         o->client.connect_timeout_seconds = seconds;
         return 0;
+    default: return NOT_HANDLED;
+    }
+}
+
+static int apply_disk_option(struct all_options *o, int id, const char *arg)
+{
+    long number;
+    uint64_t size;
+    switch (id) {
     case OPT_WRITE_SIZE:
         if (parse_size(arg, &size) < 0 || size < 512 || size > 256ULL * 1024 * 1024)
             return fail_usage("--write-size must be 512..256M", arg);
@@ -246,9 +289,21 @@ static int apply_option(struct all_options *o, int id, const char *arg)
         else
             return fail_usage("--sync must be dsync, fdatasync or none", arg);
         return 0;
-    default:
-        return fail_usage("unknown option", NULL);
+    default: return NOT_HANDLED;
     }
+}
+
+static int apply_option(struct all_options *o, int id, const char *arg)
+{
+    int (*const groups[])(struct all_options *, int, const char *) = {
+        apply_common_option, apply_server_option, apply_traffic_option, apply_socket_option, apply_disk_option,
+    };
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+        int status = groups[i](o, id, arg);
+        if (status != NOT_HANDLED)
+            return status;
+    }
+    return fail_usage("unknown option", NULL);
 }
 
 static void defaults(struct all_options *o)
@@ -266,6 +321,38 @@ static void defaults(struct all_options *o)
     o->disk.duration_seconds = 5;
     o->disk.sync = DISK_DSYNC;
     o->interval = 1;
+}
+
+/* Checks that depend on the command, then runs it; the exit status. */
+static int run_command(const char *command, const char *positional, struct all_options *o)
+{
+    if (strcmp(command, "server") == 0) {
+        if (positional)
+            return fail_usage("the server takes no positional argument", positional);
+        if (o->server.sync_write && o->server.write_dir == NULL)
+            return fail_usage("--sync-write needs --write-dir", NULL);
+        o->server.json = o->json;
+        o->server.interval_seconds = o->interval;
+        return run_server(&o->server);
+    }
+    if (strcmp(command, "client") == 0) {
+        if (positional == NULL)
+            return fail_usage("client needs the server's HOST", NULL);
+        o->client.host = positional;
+        o->client.json = o->json;
+        const char *problem = client_options_problem(&o->client);
+        if (problem)
+            return fail_usage(problem, NULL);
+        o->client.interval_seconds = o->interval;
+        return run_client(&o->client);
+    }
+    if (positional == NULL)
+        return fail_usage("disk needs a PATH (a directory, or a file that does not exist)", NULL);
+    o->disk.path = positional;
+    o->disk.json = o->json;
+    if (o->disk.writes && !o->duration_given)
+        o->disk.duration_seconds = 0;
+    return run_disk(&o->disk);
 }
 
 int main(int argc, char **argv)
@@ -301,31 +388,5 @@ int main(int argc, char **argv)
         return fail_usage("unexpected argument", argv[optind + 1]);
 
     probe_install_signal_handlers();
-    if (strcmp(command, "server") == 0) {
-        if (positional)
-            return fail_usage("the server takes no positional argument", positional);
-        if (o.server.sync_write && o.server.write_dir == NULL)
-            return fail_usage("--sync-write needs --write-dir", NULL);
-        o.server.json = o.json;
-        o.server.interval_seconds = o.interval;
-        return run_server(&o.server);
-    }
-    if (strcmp(command, "client") == 0) {
-        if (positional == NULL)
-            return fail_usage("client needs the server's HOST", NULL);
-        o.client.host = positional;
-        o.client.json = o.json;
-        const char *problem = client_options_problem(&o.client);
-        if (problem)
-            return fail_usage(problem, NULL);
-        o.client.interval_seconds = o.interval;
-        return run_client(&o.client);
-    }
-    if (positional == NULL)
-        return fail_usage("disk needs a PATH (a directory, or a file that does not exist)", NULL);
-    o.disk.path = positional;
-    o.disk.json = o.json;
-    if (o.disk.writes && !o.duration_given)
-        o.disk.duration_seconds = 0;
-    return run_disk(&o.disk);
+    return run_command(command, positional, &o);
 }

@@ -8,109 +8,10 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
-
-#include "jsonl.h"
-
-void put_u32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
-
-uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-void put_u64(uint8_t *p, uint64_t v)
-{
-    put_u32(p, (uint32_t)(v >> 32));
-    put_u32(p + 4, (uint32_t)v);
-}
-
-uint64_t get_u64(const uint8_t *p) { return (uint64_t)get_u32(p) << 32 | get_u32(p + 4); }
-
-static void put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static uint16_t get_u16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-
-void encode_hello(const struct hello *h, uint8_t out[HELLO_BYTES])
-{
-    memset(out, 0, HELLO_BYTES);
-    memcpy(out, MAGIC_HELLO, 4);
-    put_u16(out + 4, h->protocol);
-    out[6] = h->mode;
-    out[7] = h->flags;
-    put_u16(out + 8, h->conns);
-    put_u32(out + 12, h->message_bytes);
-    put_u64(out + 16, h->sockbuf_bytes);
-    put_u64(out + 24, h->duration_ms);
-}
-
-int decode_hello(const uint8_t in[HELLO_BYTES], struct hello *h)
-{
-    if (memcmp(in, MAGIC_HELLO, 4) != 0)
-        return -1;
-    h->protocol = get_u16(in + 4);
-    h->mode = in[6];
-    h->flags = in[7];
-    h->conns = get_u16(in + 8);
-    h->message_bytes = get_u32(in + 12);
-    h->sockbuf_bytes = get_u64(in + 16);
-    h->duration_ms = get_u64(in + 24);
-    return 0;
-}
-
-void encode_ack(const struct ack *a, uint8_t out[ACK_BYTES])
-{
-    memset(out, 0, ACK_BYTES);
-    memcpy(out, MAGIC_HELLO, 4);
-    put_u16(out + 4, a->protocol);
-    put_u16(out + 6, a->status);
-    memcpy(out + 8, a->cookie, COOKIE_BYTES);
-    put_u32(out + 24, a->rcvbuf_bytes);
-    put_u32(out + 28, a->sndbuf_bytes);
-}
-
-int decode_ack(const uint8_t in[ACK_BYTES], struct ack *a)
-{
-    if (memcmp(in, MAGIC_HELLO, 4) != 0)
-        return -1;
-    a->protocol = get_u16(in + 4);
-    a->status = get_u16(in + 6);
-    memcpy(a->cookie, in + 8, COOKIE_BYTES);
-    a->rcvbuf_bytes = get_u32(in + 24);
-    a->sndbuf_bytes = get_u32(in + 28);
-    return 0;
-}
-
-void encode_result(const struct result *r, uint8_t out[RESULT_BYTES])
-{
-    memcpy(out, MAGIC_RESULT, 4);
-    put_u64(out + 4, r->bytes_received);
-    put_u64(out + 12, r->write_us);
-    put_u64(out + 20, r->cpu_user_us);
-    put_u64(out + 28, r->cpu_system_us);
-    put_u32(out + 36, r->streams);
-    put_u32(out + 40, r->flags);
-}
-
-int decode_result(const uint8_t in[RESULT_BYTES], struct result *r)
-{
-    if (memcmp(in, MAGIC_RESULT, 4) != 0)
-        return -1;
-    r->bytes_received = get_u64(in + 4);
-    r->write_us = get_u64(in + 12);
-    r->cpu_user_us = get_u64(in + 20);
-    r->cpu_system_us = get_u64(in + 28);
-    r->streams = get_u32(in + 36);
-    r->flags = get_u32(in + 40);
-    return 0;
-}
 
 int net_set_sockbuf(int fd, uint64_t bytes)
 {
@@ -131,15 +32,6 @@ int net_blocking_with_timeout(int fd, int timeout_ms)
     if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0)
         return -1;
     return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-}
-
-void net_granted_buffers(int fd, uint64_t *sndbuf, uint64_t *rcvbuf)
-{
-    int value = 0;
-    socklen_t len = sizeof value;
-    *sndbuf = getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, &len) == 0 ? (uint64_t)value : 0;
-    len = sizeof value;
-    *rcvbuf = getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, &len) == 0 ? (uint64_t)value : 0;
 }
 
 static int wait_fd(int fd, short events, int timeout_ms)
@@ -190,14 +82,6 @@ static int apply_connect_options(int fd, int family, const struct connect_option
     return 0;
 }
 
-void net_congestion(int fd, char *out, size_t size)
-{
-    socklen_t len = (socklen_t)(size - 1);
-    memset(out, 0, size);
-    if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, out, &len) < 0)
-        out[0] = 0;
-}
-
 int net_connect(const char *host, int port, double timeout_seconds, uint64_t sockbuf_bytes,
                 const struct connect_options *co, enum probe_error *error)
 {
@@ -220,7 +104,7 @@ int net_connect(const char *host, int port, double timeout_seconds, uint64_t soc
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (net_set_sockbuf(fd, sockbuf_bytes) < 0 || apply_connect_options(fd, ai->ai_family, co) < 0) {
             saved = errno;
-            failed = PE_USAGE;
+            failed = PE_SOCKOPT;
             close(fd);
             fd = -1;
             continue;
@@ -327,76 +211,4 @@ int send_all(int fd, const void *buf, size_t n, atomic_int *stop, double timeout
 int recv_all(int fd, void *buf, size_t n, atomic_int *stop, double timeout_seconds)
 {
     return transfer_all(fd, buf, n, stop, timeout_seconds, 0);
-}
-
-
-int tcp_sample(int fd, struct tcp_sample *sample)
-{
-    struct tcp_info info;
-    socklen_t len = sizeof info;
-    memset(&info, 0, sizeof info);
-    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0)
-        return -1;
-    sample->rtt_us = info.tcpi_rtt;
-    sample->rttvar_us = info.tcpi_rttvar;
-    sample->snd_cwnd = info.tcpi_snd_cwnd;
-    sample->pmtu = info.tcpi_pmtu;
-    sample->total_retrans = info.tcpi_total_retrans;
-    return 0;
-}
-
-static int read_numbers(const char *path, uint64_t *values, int max)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    int n = 0;
-    unsigned long long v;
-    while (n < max && fscanf(f, "%llu", &v) == 1)
-        values[n++] = v;
-    fclose(f);
-    return n;
-}
-
-static void json_sysctl(struct json *j, const char *key, const char *path, int expected)
-{
-    uint64_t values[3];
-    int n = read_numbers(path, values, 3);
-    if (n != expected) {
-        json_key_null(j, key);
-    } else if (expected == 1) {
-        json_key_u64(j, key, values[0]);
-    } else {
-        json_array_begin(j, key);
-        for (int i = 0; i < n; i++)
-            json_u64(j, values[i]);
-        json_array_end(j);
-    }
-}
-
-void json_kernel_settings(struct json *j)
-{
-    json_object_begin(j, "kernel");
-    json_sysctl(j, "tcp_rmem_bytes", "/proc/sys/net/ipv4/tcp_rmem", 3);
-    json_sysctl(j, "tcp_wmem_bytes", "/proc/sys/net/ipv4/tcp_wmem", 3);
-    json_sysctl(j, "rmem_max_bytes", "/proc/sys/net/core/rmem_max", 1);
-    json_sysctl(j, "wmem_max_bytes", "/proc/sys/net/core/wmem_max", 1);
-    json_object_end(j);
-}
-
-void random_bytes(uint8_t *out, size_t n)
-{
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    size_t done = 0;
-    while (fd >= 0 && done < n) {
-        ssize_t k = read(fd, out + done, n - done);
-        if (k <= 0)
-            break;
-        done += (size_t)k;
-    }
-    if (fd >= 0)
-        close(fd);
-    /* Fallback mixes time and pid: the cookie guards against stray connections, not attackers. */
-    for (; done < n; done++)
-        out[done] = (uint8_t)(rand() ^ (int)time(NULL) ^ getpid());
 }

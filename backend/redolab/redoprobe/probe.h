@@ -3,24 +3,44 @@
 #define REDOPROBE_PROBE_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PROBE_VERSION "0.1.0"
 #define PROBE_PROTOCOL 2 /* 2: the hello carries flags (reverse, zerocopy) */
 
-/* Which step of setting up a connection failed (net_connect, net_listen); probe_strerror() turns
- * it into the words the error event leads with, errno's text follows. Errors after setup are
- * reported where they happen, with errno. */
+/* The one error enum: every error event carries its code (probe_error_name(), e.g. "resolve"),
+ * and probe_strerror() gives its words. Setup functions (net_connect, net_listen) return -1 and
+ * set one; the error event's message adds the context and errno's text. */
 enum probe_error {
     PE_OK = 0,
-    PE_USAGE,        /* an option the kernel refused (congestion control, local address or port) */
-    PE_RESOLVE,      /* host name did not resolve */
-    PE_CONNECT,      /* connect failed */
-    PE_LISTEN,       /* bind/listen failed */
-    PE_TIMEOUT,      /* connect timed out */
+    PE_SOCKOPT,           /* the kernel refused a socket option (congestion control, local address or port) */
+    PE_RESOLVE,           /* host name did not resolve */
+    PE_CONNECT,           /* connect failed */
+    PE_LISTEN,            /* bind/listen failed */
+    PE_TIMEOUT,           /* connect timed out */
+    PE_CONGESTION,        /* the congestion control asked for is not available */
+    PE_HANDSHAKE,         /* the handshake could not be sent or the peer closed during it */
+    PE_HANDSHAKE_TIMEOUT, /* the peer accepted the connection but did not answer the handshake */
+    PE_NOT_REDOPROBE,     /* the peer's answer is not redoprobe's */
+    PE_VERSION_MISMATCH,  /* the peer speaks another protocol version */
+    PE_PARAMS_REFUSED,    /* the server refused the test parameters */
+    PE_OUT_OF_MEMORY,     /* an allocation failed */
+    PE_PAYLOAD,           /* the message to send could not be prepared (memory, memfd) */
+    PE_THREAD,            /* a stream's thread could not start */
+    PE_PEER_LOST,         /* the other side or the network path went away during the test */
+    PE_IDLE_TIMEOUT,      /* server: no client connected within --idle-timeout */
+    PE_ACCEPT,            /* server: the client's data connections did not arrive */
+    PE_MAX_DURATION,      /* server: the test reached --max-duration */
+    PE_WRITE_DIR,         /* server: --write-dir is not a usable directory */
+    PE_FILE_EXISTS,       /* disk: the file exists and is not overwritten */
+    PE_FILE_CREATE,       /* disk, --write-dir: the file could not be created */
+    PE_FILE_WRITE,        /* disk: a write or fdatasync failed */
+    PE_COUNT              /* not an error: the number of codes */
 };
 
-const char *probe_strerror(enum probe_error error);
+const char *probe_strerror(enum probe_error error); /* words, e.g. "cannot connect" */
+const char *probe_error_name(enum probe_error error); /* code, e.g. "connect" */
 
 enum probe_mode { MODE_ASYNC = 0, MODE_SYNC = 1 };
 
@@ -83,6 +103,8 @@ extern atomic_int probe_stop_requested;
 void probe_install_signal_handlers(void);
 
 double now_seconds(void);            /* CLOCK_MONOTONIC */
+/* From /dev/urandom (payloads, the test cookie); falls back to time and pid. */
+void random_bytes(uint8_t *out, size_t n);
 void cpu_seconds(double *user, double *system);
 
 #endif

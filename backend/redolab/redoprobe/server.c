@@ -16,6 +16,8 @@
 #include "net.h"
 #include "probe.h"
 #include "stream.h"
+#include "tcpinfo.h"
+#include "wire.h"
 
 #define RECV_BUFFER_BYTES (1024 * 1024)
 #define DATA_ACCEPT_SECONDS 10.0
@@ -32,7 +34,7 @@ struct server_test {
     double start;
 };
 
-#define report_error(o, ...) emit_error((o)->json, "server", __VA_ARGS__)
+#define report_error(o, code, ...) emit_error((o)->json, "server", code, __VA_ARGS__)
 
 /* Not an event: a stray connection is noted on stderr and the server keeps waiting. */
 static void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -98,7 +100,7 @@ static void *receiver(void *arg)
         if (t->hello.mode == MODE_SYNC) {
             in_message += (uint64_t)k;
             if (in_message == t->hello.message_bytes) {
-                uint8_t ack[8];
+                uint8_t ack[SYNC_ACK_BYTES];
                 put_u64(ack, sequence++);
                 if (send_all(s->fd, ack, sizeof ack, &t->stop, 0) < 0) {
                     failure = errno == ECANCELED ? 0 : errno;
@@ -186,7 +188,7 @@ static int accept_control(int listener, struct server_test *t, const uint8_t coo
         if (ack.status == ACK_OK && t->hello.sockbuf_bytes)
             net_set_sockbuf(listener, t->hello.sockbuf_bytes); /* accepted sockets inherit it */
         uint64_t sndbuf, rcvbuf;
-        net_granted_buffers(listener, &sndbuf, &rcvbuf);
+        tcp_granted_buffers(listener, &sndbuf, &rcvbuf);
         ack.sndbuf_bytes = (uint32_t)sndbuf;
         ack.rcvbuf_bytes = (uint32_t)rcvbuf;
         uint8_t reply[ACK_BYTES];
@@ -237,8 +239,7 @@ static int accept_streams(int listener, struct server_test *t, const uint8_t coo
         uint8_t header[DATA_HEADER_BYTES];
         uint32_t id;
         if (recv_all(fd, header, sizeof header, &probe_stop_requested, 5) < 0 ||
-            memcmp(header, MAGIC_DATA, 4) != 0 || memcmp(header + 4, cookie, COOKIE_BYTES) != 0 ||
-            (id = get_u32(header + 20)) >= (uint32_t)wanted || t->streams[id].fd >= 0) {
+            decode_data_header(header, cookie, &id) < 0 || id >= (uint32_t)wanted || t->streams[id].fd >= 0) {
             note("ignored a data connection that does not belong to this test");
             close(fd);
             continue;
@@ -298,7 +299,7 @@ static void emit_end(struct server_test *t, double seconds, int interrupted)
     }
     uint64_t sndbuf = 0, rcvbuf = 0;
     if (t->conns_open > 0)
-        net_granted_buffers(t->streams[0].fd, &sndbuf, &rcvbuf);
+        tcp_granted_buffers(t->streams[0].fd, &sndbuf, &rcvbuf);
     struct json j;
     json_event_begin(&j, "end");
     json_key_str(&j, "role", "server");
@@ -329,7 +330,7 @@ static void emit_end(struct server_test *t, double seconds, int interrupted)
 static void stop_streams(struct server_test *t)
 {
     atomic_store(&t->stop, 1);
-    for (int i = 0; i < t->hello.conns; i++) {
+    for (int i = 0; t->streams && i < t->hello.conns; i++) {
         if (t->streams[i].running)
             pthread_join(t->streams[i].thread, NULL);
         t->streams[i].running = 0;
@@ -365,7 +366,8 @@ static enum outcome run_test(struct server_test *t, int control)
             return INTERRUPTED;
         if (ready == 1) {
             uint8_t end[END_BYTES];
-            if (recv_all(control, end, sizeof end, &probe_stop_requested, 5) < 0 || memcmp(end, MAGIC_END, 4) != 0)
+            uint64_t client_sent; /* not used: the server counts what arrived */
+            if (recv_all(control, end, sizeof end, &probe_stop_requested, 5) < 0 || decode_end(end, &client_sent) < 0)
                 return CLIENT_GONE;
             if (reversed(t)) { /* stop sending, then close our side: the client reads to EOF */
                 stop_streams(t);
@@ -387,19 +389,11 @@ static enum outcome run_test(struct server_test *t, int control)
     }
 }
 
-static int serve_one(int listener, struct server_test *t)
+/* Accept the data connections, create the --write-dir files, prepare what --reverse sends; 0, or
+ * -1 after the error event. Whatever it did, cleanup_test() undoes. */
+static int prepare_test(int listener, struct server_test *t, const uint8_t cookie[COOKIE_BYTES])
 {
     const struct server_options *o = t->options;
-    uint8_t cookie[COOKIE_BYTES];
-    random_bytes(cookie, sizeof cookie);
-    int control = accept_control(listener, t, cookie);
-    if (control == -2)
-        return 0;
-    if (control < 0) {
-        report_error(o, "no client connected within %.0f s (--idle-timeout); exiting", o->idle_timeout_seconds);
-        return 1;
-    }
-    int status = 1;
     t->conns_open = 0;
     t->payload.memfd = -1;
     atomic_store(&t->stop, 0);
@@ -407,62 +401,75 @@ static int serve_one(int listener, struct server_test *t)
     t->finished = calloc(t->hello.conns, sizeof *t->finished);
     for (int i = 0; t->streams && i < t->hello.conns; i++)
         t->streams[i].fd = t->streams[i].write_fd = -1;
-    if (t->streams == NULL || t->finished == NULL || accept_streams(listener, t, cookie) < 0) {
-        report_error(o, "the client did not open its %u data connection(s) within %.0f s; "
-               "check that nothing blocks further connections to this port", t->hello.conns, DATA_ACCEPT_SECONDS);
-        goto out;
+    int allocated = t->streams != NULL && t->finished != NULL;
+    if (!allocated || accept_streams(listener, t, cookie) < 0) {
+        report_error(o, allocated ? PE_ACCEPT : PE_OUT_OF_MEMORY, "the client did not open its %u data "
+                     "connection(s) within %.0f s; check that nothing blocks further connections to this port",
+                     t->hello.conns, DATA_ACCEPT_SECONDS);
+        return -1;
     }
     for (int i = 0; i < t->hello.conns; i++) {
         if (o->write_dir && !reversed(t) && open_write_file(t, &t->streams[i]) < 0) { /* reverse: nothing arrives */
-            report_error(o, "cannot create a file in --write-dir %s: %s", o->write_dir, strerror(errno));
-            goto out;
+            report_error(o, PE_FILE_CREATE, "cannot create a file in --write-dir %s: %s", o->write_dir,
+                         strerror(errno));
+            return -1;
         }
     }
     if (reversed(t) && payload_init(&t->payload, t->hello.message_bytes, (t->hello.flags & HELLO_ZEROCOPY) != 0) < 0) {
-        report_error(o, "cannot prepare the %u-byte message to send (--reverse): %s", t->hello.message_bytes,
-                     strerror(errno));
-        goto out;
+        report_error(o, PE_PAYLOAD, "cannot prepare the %u-byte message to send (--reverse): %s",
+                     t->hello.message_bytes, strerror(errno));
+        return -1;
     }
-    t->start = now_seconds();
-    for (int i = 0; i < t->hello.conns; i++) {
-        if (pthread_create(&t->streams[i].thread, NULL, reversed(t) ? sender : receiver, &t->streams[i]) == 0)
-            t->streams[i].running = 1;
-    }
-    enum outcome outcome = run_test(t, control);
-    double seconds = now_seconds() - t->start, write_seconds;
-    stop_streams(t);
+    return 0;
+}
+
+/* The test ended normally: tell the client what arrived (in reverse: what was sent). */
+static void send_result(struct server_test *t, int control, uint64_t received, double write_seconds)
+{
+    double user, system;
+    cpu_seconds(&user, &system);
+    struct result result = {
+        .bytes_received = received,
+        .write_us = (uint64_t)(write_seconds * 1e6),
+        .cpu_user_us = (uint64_t)(user * 1e6),
+        .cpu_system_us = (uint64_t)(system * 1e6),
+        .streams = t->hello.conns,
+        .flags = t->options->write_dir && !reversed(t) ? 1 : 0,
+    };
+    uint8_t reply[RESULT_BYTES];
+    encode_result(&result, reply);
+    send_all(control, reply, sizeof reply, NULL, 5);
+}
+
+/* The end event, or the error event when the test was capped or the client went away; the
+ * exit status. */
+static int report_test(struct server_test *t, int control, enum outcome outcome, double seconds)
+{
+    const struct server_options *o = t->options;
+    double write_seconds;
     uint64_t received = total_received(t, &write_seconds);
-    if (outcome == DONE) {
-        double user, system;
-        cpu_seconds(&user, &system);
-        struct result result = {
-            .bytes_received = received,
-            .write_us = (uint64_t)(write_seconds * 1e6),
-            .cpu_user_us = (uint64_t)(user * 1e6),
-            .cpu_system_us = (uint64_t)(system * 1e6),
-            .streams = t->hello.conns,
-            .flags = o->write_dir && !reversed(t) ? 1 : 0,
-        };
-        uint8_t reply[RESULT_BYTES];
-        encode_result(&result, reply);
-        send_all(control, reply, sizeof reply, NULL, 5);
-        emit_end(t, seconds, 0);
-        status = 0;
-    } else if (outcome == INTERRUPTED) {
-        emit_end(t, seconds, 1);
-        status = 0;
-    } else if (outcome == CAPPED) {
-        report_error(o, "the test reached --max-duration %.0f s after %llu bytes and was stopped",
-               o->max_duration_seconds, (unsigned long long)received);
-    } else {
-        int stream_errno = 0;
-        for (int i = 0; i < t->hello.conns && !stream_errno; i++)
-            stream_errno = t->streams[i].error;
-        report_error(o, "the client went away after %.1f s and %llu bytes received (%s); "
-               "the client process or the network path failed",
-               seconds, (unsigned long long)received, stream_errno ? strerror(stream_errno) : "control connection closed");
+    if (outcome == DONE || outcome == INTERRUPTED) {
+        if (outcome == DONE)
+            send_result(t, control, received, write_seconds);
+        emit_end(t, seconds, outcome == INTERRUPTED);
+        return 0;
     }
-out:
+    if (outcome == CAPPED) {
+        report_error(o, PE_MAX_DURATION, "the test reached --max-duration %.0f s after %llu bytes and was "
+                     "stopped", o->max_duration_seconds, (unsigned long long)received);
+        return 1;
+    }
+    int stream_errno = 0;
+    for (int i = 0; i < t->hello.conns && !stream_errno; i++)
+        stream_errno = t->streams[i].error;
+    report_error(o, PE_PEER_LOST, "the client went away after %.1f s and %llu bytes received (%s); "
+                 "the client process or the network path failed", seconds, (unsigned long long)received,
+                 stream_errno ? strerror(stream_errno) : "control connection closed");
+    return 1;
+}
+
+static void cleanup_test(struct server_test *t, int control)
+{
     stop_streams(t);
     for (int i = 0; t->streams && i < t->hello.conns; i++) {
         remove_write_file(t, &t->streams[i]);
@@ -475,6 +482,34 @@ out:
     t->streams = NULL;
     t->finished = NULL;
     close(control);
+}
+
+static int serve_one(int listener, struct server_test *t)
+{
+    const struct server_options *o = t->options;
+    uint8_t cookie[COOKIE_BYTES];
+    random_bytes(cookie, sizeof cookie);
+    int control = accept_control(listener, t, cookie);
+    if (control == -2)
+        return 0;
+    if (control < 0) {
+        report_error(o, PE_IDLE_TIMEOUT, "no client connected within %.0f s (--idle-timeout); exiting",
+                     o->idle_timeout_seconds);
+        return 1;
+    }
+    int status = 1;
+    if (prepare_test(listener, t, cookie) == 0) {
+        t->start = now_seconds();
+        for (int i = 0; i < t->hello.conns; i++) {
+            if (pthread_create(&t->streams[i].thread, NULL, reversed(t) ? sender : receiver, &t->streams[i]) == 0)
+                t->streams[i].running = 1;
+        }
+        enum outcome outcome = run_test(t, control);
+        double seconds = now_seconds() - t->start;
+        stop_streams(t);
+        status = report_test(t, control, outcome, seconds);
+    }
+    cleanup_test(t, control);
     return status;
 }
 
@@ -518,7 +553,8 @@ int run_server(const struct server_options *o)
     if (o->write_dir) {
         t.dir_fd = open(o->write_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (t.dir_fd < 0) {
-            report_error(o, "--write-dir %s is not a usable directory: %s", o->write_dir, strerror(errno));
+            report_error(o, PE_WRITE_DIR, "--write-dir %s is not a usable directory: %s", o->write_dir,
+                         strerror(errno));
             return 1;
         }
     }
@@ -526,7 +562,7 @@ int run_server(const struct server_options *o)
     int port = 0;
     int listener = net_listen(o->bind, o->port, &port, &error);
     if (listener < 0) {
-        report_error(o, "cannot listen on %s port %d: %s (%s); is another process using the port?",
+        report_error(o, error, "cannot listen on %s port %d: %s (%s); is another process using the port?",
                      o->bind ? o->bind : "*", o->port, probe_strerror(error), strerror(errno));
         if (t.dir_fd >= 0)
             close(t.dir_fd);

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "jsonl.h"
+#include "probe.h"
+#include "tcpinfo.h"
 
 void *page_aligned(size_t size)
 {

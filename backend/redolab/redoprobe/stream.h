@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "hist.h"
-#include "net.h"
+#include "json_fwd.h"
 
 struct stream {
     int id;

@@ -1,8 +1,32 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jsonl.h"
 #include "t_check.h"
+
+/* An error event as emit_error() writes it to stdout: the message's keys, then the code. */
+static void check_error_event(void)
+{
+    char line[256] = "";
+    FILE *capture = tmpfile();
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    if (capture == NULL || saved < 0 || dup2(fileno(capture), STDOUT_FILENO) < 0) {
+        CHECK(!"cannot capture stdout");
+        return;
+    }
+    emit_error(1, "client", PE_HANDSHAKE_TIMEOUT, "no \"answer\" in %d s", 5);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    rewind(capture);
+    CHECK(fgets(line, sizeof line, capture) != NULL);
+    fclose(capture);
+    CHECK(strcmp(line, "{\"event\":\"error\",\"data\":{\"role\":\"client\",\"message\":\"no \\\"answer\\\" in 5 s\","
+                       "\"code\":\"handshake_timeout\"}}\n") == 0);
+}
 
 int main(void)
 {
@@ -38,5 +62,6 @@ int main(void)
                         "\"rtt_us\":null},{\"x\":true}],\"tcp_rmem_bytes\":[4096,131072],"
                         "\"rate\":1.500000}") == 0);
     json_free(&j);
+    check_error_event();
     return T_DONE("t_jsonl");
 }

@@ -1,0 +1,71 @@
+/* The control protocol between client and server: message layouts, encoding and decoding. */
+#ifndef REDOPROBE_WIRE_H
+#define REDOPROBE_WIRE_H
+
+#include <stdint.h>
+
+/* Control messages, all fields in network byte order. */
+#define MAGIC_HELLO "RDPB"
+#define MAGIC_DATA "RDPD"
+#define MAGIC_END "RDPE"
+#define MAGIC_RESULT "RDPR"
+#define HELLO_BYTES 32
+#define ACK_BYTES 32
+#define DATA_HEADER_BYTES 24
+#define END_BYTES 12
+#define RESULT_BYTES 44
+#define COOKIE_BYTES 16
+#define SYNC_ACK_BYTES 8 /* sync mode: the server acknowledges each message with its sequence */
+
+enum ack_status { ACK_OK = 0, ACK_VERSION = 1, ACK_BAD_PARAMS = 2 };
+
+#define HELLO_REVERSE 0x01  /* flags: the server sends, the client receives */
+#define HELLO_ZEROCOPY 0x02 /* the sending side uses sendfile() from a memfd */
+
+struct hello {
+    uint16_t protocol;
+    uint8_t mode;
+    uint8_t flags;
+    uint16_t conns;
+    uint32_t message_bytes;
+    uint64_t sockbuf_bytes;
+    uint64_t duration_ms;
+};
+
+struct ack {
+    uint16_t protocol;
+    uint16_t status;
+    uint8_t cookie[COOKIE_BYTES];
+    uint32_t rcvbuf_bytes;
+    uint32_t sndbuf_bytes;
+};
+
+struct result {
+    uint64_t bytes_received;
+    uint64_t write_us;
+    uint64_t cpu_user_us;
+    uint64_t cpu_system_us;
+    uint32_t streams;
+    uint32_t flags; /* bit 0: the server wrote to disk */
+};
+
+/* The decoders return 0, or -1 when the message does not start with its magic. */
+void encode_hello(const struct hello *h, uint8_t out[HELLO_BYTES]);
+int decode_hello(const uint8_t in[HELLO_BYTES], struct hello *h);
+void encode_ack(const struct ack *a, uint8_t out[ACK_BYTES]);
+int decode_ack(const uint8_t in[ACK_BYTES], struct ack *a);
+void encode_result(const struct result *r, uint8_t out[RESULT_BYTES]);
+int decode_result(const uint8_t in[RESULT_BYTES], struct result *r);
+/* END: the client stops the test, with the bytes it sent (0 in reverse). */
+void encode_end(uint64_t bytes_sent, uint8_t out[END_BYTES]);
+int decode_end(const uint8_t in[END_BYTES], uint64_t *bytes_sent);
+/* The first bytes of data connection `id`: the cookie the server's ack gave. decode_data_header
+ * also returns -1 when the cookie is not this test's. */
+void encode_data_header(const uint8_t cookie[COOKIE_BYTES], uint32_t id, uint8_t out[DATA_HEADER_BYTES]);
+int decode_data_header(const uint8_t in[DATA_HEADER_BYTES], const uint8_t cookie[COOKIE_BYTES], uint32_t *id);
+void put_u64(uint8_t *p, uint64_t v);
+uint64_t get_u64(const uint8_t *p);
+void put_u32(uint8_t *p, uint32_t v);
+uint32_t get_u32(const uint8_t *p);
+
+#endif
