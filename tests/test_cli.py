@@ -228,3 +228,17 @@ def test_import_results_command(tmp_path):
         runs = session.query(Run).order_by(Run.id).all()
         assert [(r.source.value, r.conns) for r in runs] == [("oratcptest", 1), ("oratcptest", 4), ("iperf3", 2)]
     engine.dispose()
+
+
+def test_emit_prints_only_the_chosen_form(capsys):
+    """Every --json command prints through one helper: JSON with --json, else the text lines, each
+    computed only when chosen."""
+    from redolab.cli.output import emit
+
+    def lines():
+        yield "a"
+        yield "b"
+
+    emit(False, lambda: pytest.fail("the JSON was computed for the text form"), lines())
+    emit(True, lambda: {"x": 1}, (pytest.fail("the text was computed for --json") for _ in "x"))
+    assert capsys.readouterr().out == 'a\nb\n{\n  "x": 1\n}\n'
