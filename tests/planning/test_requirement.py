@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from redolab.planning.plan import FAIL, PASS, Facts, build_plan
-from redolab.redo.requirement import ImportSeries, best_window, requirement
+from redolab.redo.requirement import ImportSeries, requirement
 from redolab.redo.schemas import RedoInterval
+from redolab.redo.windows import best_window
 from redolab.runs.measured import MeasuredRun
 from redolab.runs.parsers.redoprobe import RunMetrics
 

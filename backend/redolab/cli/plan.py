@@ -8,19 +8,21 @@ import typer
 
 from redolab.cli.database import environment_named
 from redolab.cli.output import emit, fail, parse_option
+from redolab.planning.network import SOCKET_BUFFER_RULE
 
 plan_app = typer.Typer(
     help="Planning maths: BDP, TCP window, instantiation time, and an environment's plan.", no_args_is_help=True
 )
 
 
-@plan_app.command("bdp")
+@plan_app.command(
+    "bdp", help=f"Bandwidth-delay product and the recommended socket buffers ({SOCKET_BUFFER_RULE}, seed 003)."
+)
 def plan_bdp(
     bandwidth: str = typer.Option(..., "--bandwidth", help="Link rate, e.g. 1Gbit/s or 10 Gbit/s."),
     rtt: str = typer.Option(..., "--rtt", help="Round-trip time, e.g. 25ms."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (units in the keys)."),
 ) -> None:
-    """Bandwidth-delay product and the recommended socket buffers (3 x BDP, seed 003)."""
     from redolab.core.units import format_bytes, parse_bit_rate, parse_duration
     from redolab.planning.network import bandwidth_delay
 
@@ -40,7 +42,7 @@ def plan_bdp(
         },
         (
             f"bandwidth-delay product: {result.bdp_bytes:,} bytes ({format_bytes(result.bdp_bytes)})",
-            f"socket buffers (3 x BDP): {result.socket_buffer_bytes:,} bytes "
+            f"socket buffers ({SOCKET_BUFFER_RULE}): {result.socket_buffer_bytes:,} bytes "
             f"({format_bytes(result.socket_buffer_bytes)})",
         ),
     )

@@ -1,7 +1,7 @@
 """Socket buffers and TCP windows (pure). Units: bytes, seconds, bits or bytes per second.
 
-Sources: seed 003 (bandwidth-delay product, socket buffers = 3 x BDP: 1 Gbit/s and 25 ms give a
-BDP of 3,125,000 bytes and buffers of 9,375,000 bytes) and seed 001 (TCP window = send rate x
+Sources: seed 003 (bandwidth-delay product; socket buffers of SOCKET_BUFFER_BDP_MULTIPLE x BDP: 1 Gbit/s
+and 25 ms give a BDP of 3,125,000 bytes and buffers of 9,375,000 bytes) and seed 001 (TCP window = send rate x
 round-trip time: 2.02 MB/s, where MB means MiB, and 27.7 ms give about 58,672 bytes).
 """
 
@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 SOCKET_BUFFER_BDP_MULTIPLE = 3  # seed 003: "3 times the Bandwidth Delay Product"
+SOCKET_BUFFER_RULE = f"{SOCKET_BUFFER_BDP_MULTIPLE} x BDP"  # the rule as every page, report and snippet says it
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,8 @@ class BandwidthDelay:
 
 
 def bandwidth_delay(*, bandwidth_bits_per_second: float, rtt_seconds: float) -> BandwidthDelay:
-    """BDP = bandwidth (bit/s) / 8 x RTT (s), in bytes; the recommended socket buffer is 3 x BDP."""
+    """BDP = bandwidth (bit/s) / 8 x RTT (s), in bytes; the recommended socket buffer is
+    SOCKET_BUFFER_BDP_MULTIPLE x BDP."""
     require_positive(bandwidth_bits_per_second, "bandwidth")
     require_positive(rtt_seconds, "round-trip time")
     bdp = round(bandwidth_bits_per_second / 8 * rtt_seconds)

@@ -17,7 +17,8 @@ from redolab import __version__
 from redolab.core import units
 from redolab.core.config import get_settings
 from redolab.core.templating import templates
-from redolab.planning.plan import Plan, show_time
+from redolab.planning.card import show_time
+from redolab.planning.plan import Plan
 from redolab.planning.service import Selection, environment_plan
 
 PDF_TIMEOUT_SECONDS = 90

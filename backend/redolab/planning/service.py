@@ -9,7 +9,9 @@ from sqlalchemy.orm import Session
 from redolab.disktest.service import latest_disk
 from redolab.environments.models import Environment, HostRole
 from redolab.hadr.service import hadr_settings
-from redolab.planning.plan import DiskFact, EvidenceItem, Facts, Plan, build_plan, show_time
+from redolab.planning.card import show_time
+from redolab.planning.facts import DiskFact, Facts
+from redolab.planning.plan import EvidenceItem, Plan, build_plan
 from redolab.redo import service as redo_service
 from redolab.redo.analysis import environment_requirement
 from redolab.redo.models import RedoImport

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -16,7 +17,7 @@ from redolab.environments.models import Environment
 from redolab.redo import service as redo_service
 from redolab.redo import stored
 from redolab.redo.models import RedoImport, RedoRow, StoredAnalysis
-from redolab.redo.requirement import ImportSeries, Requirement, requirement
+from redolab.redo.requirement import Basis, ImportSeries, Requirement, Window, requirement
 from redolab.redo.schemas import RedoInterval
 
 _CACHE_SIZE = 16
@@ -111,6 +112,85 @@ def current_analysis(*, session: Session, environment: Environment, imports=None
     return refresh_analysis(session=session, environment=environment, imports=imports)
 
 
+# summary_json's keys in its order, with "requirement" last: the typed figures are written back in place
+_LAYOUT = (
+    "format", "rows_read", "unique_logs", "dropped", "threads", "summed", "headroom_ratio",
+    "required_bytes_per_second", "required_mbit_per_second", "avg_redo_write_bytes", "profile", "warnings",
+    "notes", "ignored_columns", "files_used", "files_skipped", "requirement",
+)  # fmt: skip
+_TYPED = frozenset({"threads", "summed", "required_bytes_per_second", "required_mbit_per_second", "requirement"})
+
+
+def _time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+@dataclass(frozen=True)
+class ThreadFigures:
+    """One thread's requirement as the History section and the analytics API give it."""
+
+    thread: int
+    peak_bytes_per_second: float
+    peak_at: datetime | None
+    required_bytes_per_second: float
+    bytes: float | None  # the thread's redo over the whole history
+    basis: Basis | None  # None in a summary stored before figures named their basis
+
+    def to_json(self) -> dict:
+        return {
+            "thread": self.thread,
+            "peak_bytes_per_second": self.peak_bytes_per_second,
+            "peak_at": _iso(self.peak_at),
+            "required_bytes_per_second": self.required_bytes_per_second,
+            "bytes": self.bytes,
+            "basis": self.basis.to_json() if self.basis else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> ThreadFigures:
+        basis = data.get("basis")
+        if basis is not None:
+            basis = Basis(basis["statistic"], tuple(basis["imports"]), _time(basis["first"]), _time(basis["last"]),
+                          basis["interval_seconds"])  # fmt: skip
+        return cls(data["thread"], data["peak_bytes_per_second"], _time(data.get("peak_at")),
+                   data["required_bytes_per_second"], data.get("bytes"), basis)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SummedFigures:
+    """All threads together: the summed series' peak and percentiles, and its highest windows."""
+
+    peak_bytes_per_second: float
+    peak_at: datetime | None
+    p95_bytes_per_second: float | None
+    p99_bytes_per_second: float | None
+    how: str | None  # how the peak was found, in words
+    peak_windows: tuple[Window, ...]
+
+    def to_json(self) -> dict:
+        return {
+            "peak_bytes_per_second": self.peak_bytes_per_second,
+            "peak_at": _iso(self.peak_at),
+            "p95_bytes_per_second": self.p95_bytes_per_second,
+            "p99_bytes_per_second": self.p99_bytes_per_second,
+            "how": self.how,
+            "peak_windows": [w.to_json() for w in self.peak_windows],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> SummedFigures:
+        windows = tuple(
+            Window(w["minutes"], w["bytes_per_second"], _time(w["start"]), w["reason"] or "")
+            for w in data.get("peak_windows") or []
+        )
+        return cls(data["peak_bytes_per_second"], _time(data.get("peak_at")), data.get("p95_bytes_per_second"),
+                   data.get("p99_bytes_per_second"), data.get("how"), windows)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class RedoSummary:
     """What the redo history says the link must carry: the requirement every plan card uses, with
@@ -118,54 +198,71 @@ class RedoSummary:
     API and the CLI send `to_json()`, the keys `redolab redo analyze --json` has."""
 
     requirement: Requirement
-    document: dict
+    threads: tuple[ThreadFigures, ...]
+    summed: SummedFigures | None
+    required_bytes_per_second: float | None
+    history: dict  # the rest of summary_json (format, rows read, drops, profile, warnings, notes), sent as it is
+
+    @property
+    def required_mbit_per_second(self) -> float | None:
+        required = self.required_bytes_per_second
+        return byte_rate_to_mbit(required) if required is not None else None
 
     @property
     def p95_bytes_per_second(self) -> float | None:
-        return (self.document.get("summed") or {}).get("p95_bytes_per_second")
+        return self.summed.p95_bytes_per_second if self.summed else None
 
     @property
     def p99_bytes_per_second(self) -> float | None:
-        return (self.document.get("summed") or {}).get("p99_bytes_per_second")
+        return self.summed.p99_bytes_per_second if self.summed else None
 
     @property
     def warnings(self) -> list[str]:
-        return self.document.get("warnings", [])
+        return self.history.get("warnings", [])
 
     def to_json(self) -> dict:
-        return self.document
+        typed = {
+            "threads": [t.to_json() for t in self.threads],
+            "summed": self.summed.to_json() if self.summed else None,
+            "required_bytes_per_second": self.required_bytes_per_second,
+            "required_mbit_per_second": self.required_mbit_per_second,
+            "requirement": self.requirement.to_json(),
+        }
+        document = {**self.history, **typed}
+        place = {key: number for number, key in enumerate(_LAYOUT)}
+        return dict(sorted(document.items(), key=lambda item: place.get(item[0], len(place))))
 
     @classmethod
     def of(cls, requirement: Requirement, analysis: dict) -> RedoSummary:
         """From a whole requirement (its summed series) and `analysis`, redo.analytics.summary_json."""
-        required = requirement.summed_required_bytes_per_second
         volumes = {t["thread"]: t.get("bytes") for t in analysis.get("threads", [])}
-        peak_at = requirement.summed_peak_at
-        return cls(requirement, {
-            **analysis,
-            "threads": [
-                {
-                    "thread": t.thread,
-                    "peak_bytes_per_second": t.peak_bytes_per_second,
-                    "peak_at": t.peak_at.isoformat() if t.peak_at else None,
-                    "required_bytes_per_second": t.required_bytes_per_second,
-                    "bytes": volumes.get(t.thread),
-                    "basis": t.basis.to_json(),
-                }
-                for t in sorted(requirement.threads.values(), key=lambda t: t.thread)
-            ],
-            "summed": {
-                "peak_bytes_per_second": requirement.summed_peak_bytes_per_second,
-                "peak_at": peak_at.isoformat() if peak_at else None,
-                "p95_bytes_per_second": requirement.summed_percentile(95),
-                "p99_bytes_per_second": requirement.summed_percentile(99),
-                "how": requirement.summed_how,
-                "peak_windows": requirement.to_json()["peak_windows"],
-            },
-            "required_bytes_per_second": required,
-            "required_mbit_per_second": byte_rate_to_mbit(required),
-            "requirement": requirement.to_json(),
-        })  # fmt: skip
+        threads = tuple(
+            ThreadFigures(t.thread, t.peak_bytes_per_second, t.peak_at, t.required_bytes_per_second,
+                          volumes.get(t.thread), t.basis)
+            for t in sorted(requirement.threads.values(), key=lambda t: t.thread)
+        )  # fmt: skip
+        summed = SummedFigures(
+            requirement.summed_peak_bytes_per_second,
+            requirement.summed_peak_at,
+            requirement.summed_percentile(95),
+            requirement.summed_percentile(99),
+            requirement.summed_how,
+            tuple(requirement.windows),
+        )
+        history = {k: v for k, v in analysis.items() if k not in _TYPED}
+        return cls(requirement, threads, summed, requirement.summed_required_bytes_per_second, history)
+
+    @classmethod
+    def from_json(cls, requirement: Requirement, document: dict) -> RedoSummary:
+        """As stored (`to_json()`), with the stored requirement."""
+        summed = document.get("summed")
+        return cls(
+            requirement,
+            tuple(ThreadFigures.from_json(t) for t in document.get("threads") or []),
+            SummedFigures.from_json(summed) if summed else None,
+            document.get("required_bytes_per_second"),
+            {k: v for k, v in document.items() if k not in _TYPED},
+        )
 
 
 def redo_summary(
@@ -174,7 +271,7 @@ def redo_summary(
     """The stored summary of the environment's redo history, or None before any import gave a requirement."""
     row = row or current_analysis(session=session, environment=environment)
     req = stored.stored_requirement(row) if row is not None else None
-    return RedoSummary(requirement=req, document=row.summary or {}) if req is not None else None
+    return RedoSummary.from_json(req, row.summary or {}) if req is not None else None
 
 
 def history_charts(row: StoredAnalysis) -> stored.HistoryCharts | None:

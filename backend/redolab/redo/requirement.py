@@ -7,8 +7,8 @@ for all threads together, each figure with its basis.
 - Summed: the peak of the summed series over time, computed only over the spans where every timed
   thread has data; spans apart in time are separate series. Never below the largest thread's peak
   (seed 000 takes the highest single log when the logs' times are unknown).
-- Peak windows: the highest 1, 5, 15 and 60-minute averages of the summed series, for the windows
-  no finer than the data's own sampling interval.
+- Peak windows (redo.windows): the highest 1, 5, 15 and 60-minute averages of the summed series, for
+  the windows no finer than the data's own sampling interval.
 Units: bytes, seconds, bytes per second; times are UTC datetimes.
 """
 
@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
+from functools import cached_property
 
 from redolab.core.units import format_duration
 from redolab.redo.analytics import Analysis, analyze, summed_pieces, time_weighted_percentile
 from redolab.redo.dedupe import unique
 from redolab.redo.schemas import RedoInterval
+from redolab.redo.windows import Segment, Window, peak_windows
 
 # kind of row -> (rank, statistic); lower rank is finer
 STATISTICS = {
@@ -31,7 +33,6 @@ STATISTICS = {
     "snapshot": (2, "AWR snapshot average"),
     "profile": (3, "hour-of-day profile maximum"),
 }
-WINDOW_MINUTES = (1, 5, 15, 60)
 MIN_GAP_SECONDS = 3600.0  # pieces further apart than this (and 2 x the usual interval) start a new span
 
 
@@ -80,9 +81,6 @@ class Basis:
         }
 
 
-Segment = tuple[datetime, datetime, float]
-
-
 @dataclass
 class ThreadNeed:
     thread: int
@@ -92,14 +90,6 @@ class ThreadNeed:
     basis: Basis
     replay: list[Segment] = field(default_factory=list)  # the finest series with times, for the lag replay
     replay_basis: Basis | None = None
-
-
-@dataclass
-class Window:
-    minutes: int
-    bytes_per_second: float | None
-    start: datetime | None
-    reason: str = ""  # why there is no figure
 
 
 @dataclass
@@ -170,15 +160,7 @@ class Requirement:
                 "upper_bound_bytes_per_second": self.upper_bound_bytes_per_second,
                 "spans": [{"start": s.start.isoformat(), "end": s.end.isoformat()} for s in self.spans],
             },
-            "peak_windows": [
-                {
-                    "minutes": w.minutes,
-                    "bytes_per_second": w.bytes_per_second,
-                    "start": w.start.isoformat() if w.start else None,
-                    "reason": w.reason or None,
-                }
-                for w in self.windows
-            ],
+            "peak_windows": [w.to_json() for w in self.windows],
             "avg_redo_write_bytes": self.avg_redo_write_bytes,
             "imports_used": {str(k): v for k, v in self.used.items()},
             "imports_not_used": {str(k): v for k, v in self.unused.items()},
@@ -261,217 +243,152 @@ def _sum_within(series: dict[int, list[Segment]], start: datetime, end: datetime
     return summed_pieces(events)
 
 
+@dataclass(frozen=True)
+class _Part:
+    """One import's rows of one kind."""
+
+    series: ImportSeries
+    kind: str
+    rows: list[RedoInterval]
+
+    @cached_property
+    def _by_thread(self) -> dict[int, list[RedoInterval]]:
+        by_thread: dict[int, list[RedoInterval]] = {}
+        for row in self.rows:
+            by_thread.setdefault(row.thread, []).append(row)
+        return by_thread
+
+    def of_thread(self, thread: int) -> _Part:
+        """The part's rows of one thread (grouped once per part, when first asked, not once per thread)."""
+        return _Part(self.series, self.kind, self._by_thread.get(thread, []))
+
+
 @dataclass
-class _Prepared:
-    """A series as seconds from its first piece, with the bytes before each piece."""
+class ThreadBasis:
+    """One thread's requirement and what it was read from."""
 
-    origin: datetime
-    starts: list[float]
-    ends: list[float]
-    rates: list[float]
-    cumulative: list[float]
-
-    @classmethod
-    def of(cls, segments: list[Segment]) -> _Prepared:
-        origin = segments[0][0]
-        starts = [(s - origin).total_seconds() for s, _, _ in segments]
-        ends = [(e - origin).total_seconds() for _, e, _ in segments]
-        rates = [r for _, _, r in segments]
-        cumulative = [0.0]
-        for s, e, rate in zip(starts, ends, rates, strict=True):
-            cumulative.append(cumulative[-1] + rate * (e - s))
-        return cls(origin, starts, ends, rates, cumulative)
+    need: ThreadNeed
+    rows: list[RedoInterval]  # the rows of its peak's basis, then those of its series over time
+    ranks: set[int]  # the bases (STATISTICS ranks) those rows are of
+    used: list[tuple[int, str]]  # (import id, what it is used for)
 
 
-def best_window(segments: list[Segment] | _Prepared, seconds: float) -> tuple[float, datetime] | None:
-    """The highest average over any `seconds`-long window of a piecewise-constant series (sorted,
-    not overlapping; zero in its gaps). The best window starts at a piece's start or ends at a piece's
-    end, so only those are tried, each in one pass with a pointer that only moves forward."""
-    if not segments:
-        return None
-    series = segments if isinstance(segments, _Prepared) else _Prepared.of(segments)
-    origin, starts, ends, rates, cumulative = (
-        series.origin, series.starts, series.ends, series.rates, series.cumulative
-    )  # fmt: skip
-    if ends[-1] - starts[0] < seconds:
-        return None
-    count, last = len(starts), ends[-1]
+@dataclass(frozen=True)
+class SummedPeak:
+    """All threads' peak: of the summed series where every timed thread has data, never below a thread's."""
 
-    def integral_from(index: int, t: float) -> tuple[float, int]:
-        """Bytes from the origin to t, moving the piece index forward from `index`; (bytes, index)."""
-        while index + 1 < count and starts[index + 1] <= t:
-            index += 1
-        if t < starts[index]:
-            return cumulative[index], index
-        return cumulative[index] + rates[index] * (min(t, ends[index]) - starts[index]), index
-
-    best: tuple[float, float] | None = None
-    j = 0
-    for i in range(count):  # windows that start where a piece starts
-        t = starts[i]
-        if t + seconds > last:
-            break
-        upper, j = integral_from(max(j, i), t + seconds)
-        average = (upper - cumulative[i]) / seconds
-        if best is None or average > best[0]:
-            best = (average, t)
-    k = 0
-    for i in range(count):  # windows that end where a piece ends
-        t = ends[i] - seconds
-        if t < starts[0]:
-            continue
-        lower, k = integral_from(k, t)
-        average = (cumulative[i + 1] - lower) / seconds
-        if best is None or average > best[0]:
-            best = (average, t)
-    if best is None:
-        return None
-    return best[0], origin + timedelta(seconds=best[1])
+    bytes_per_second: float
+    at: datetime | None
+    how: str  # how it was found, in words
+    spans: list[Span]
+    upper_bound_bytes_per_second: float | None  # the sum of the thread peaks when their overlap is unknown
+    interval_seconds: float | None  # the timed threads' usual sampling interval
 
 
-def _windows(spans: list[Span], interval: float | None) -> list[Window]:
-    windows = []
-    prepared = [_Prepared.of(s.segments) for s in spans if s.segments]
-    for minutes in WINDOW_MINUTES:
-        seconds = minutes * 60.0
-        if not spans:
-            windows.append(Window(minutes, None, None, "no summed series with times"))
-            continue
-        if interval and interval > seconds * 1.01:
-            windows.append(Window(minutes, None, None, f"the data are ~{format_duration(interval)} apart: too coarse"))
-            continue
-        found = [w for w in (best_window(p, seconds) for p in prepared) if w]
-        if not found:
-            windows.append(Window(minutes, None, None, "no stretch of data that long"))
-            continue
-        rate, start = max(found, key=lambda w: w[0])
-        windows.append(Window(minutes, rate, start))
-    return windows
-
-
-def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requirement | None:
-    """The requirement from the chosen imports; None when they hold no redo rate."""
-    by_rank: dict[int, list[tuple[ImportSeries, str, list[RedoInterval]]]] = {}
+def _parts_by_rank(imports: list[ImportSeries]) -> dict[int, list[_Part]]:
+    """Every import's rows, split by kind, under the rank of their statistic (lower is finer)."""
+    by_rank: dict[int, list[_Part]] = {}
     for series in imports:
         kinds: dict[str, list[RedoInterval]] = {}
         for interval in series.intervals:
             kinds.setdefault(interval.kind, []).append(interval)
         for kind, rows in kinds.items():
-            by_rank.setdefault(STATISTICS.get(kind, (2, kind))[0], []).append((series, kind, rows))
-    analyses: dict[int, Analysis] = {}
-    for rank, parts in sorted(by_rank.items()):
-        analyses[rank] = analyze(
-            unique((r for _, _, rows in parts for r in rows), Counter()), headroom_ratio=headroom_ratio
-        )
-    grouped: dict[int, dict[int, list[RedoInterval]]] = {}  # id(rows of a part) -> thread -> its rows
+            by_rank.setdefault(STATISTICS.get(kind, (2, kind))[0], []).append(_Part(series, kind, rows))
+    return by_rank
 
-    def rows_of(rows: list[RedoInterval], thread: int) -> list[RedoInterval]:
-        """One thread's rows of a part, grouped once per part (not once per thread)."""
-        if id(rows) not in grouped:
-            by_thread: dict[int, list[RedoInterval]] = {}
-            for row in rows:
-                by_thread.setdefault(row.thread, []).append(row)
-            grouped[id(rows)] = by_thread
-        return grouped[id(rows)].get(thread, [])
 
-    threads: dict[int, ThreadNeed] = {}
-    used: dict[int, list[str]] = {}
-    chosen_rows: list[RedoInterval] = []
-    used_ranks: set[int] = set()
-    all_threads = sorted({t for a in analyses.values() for t in a.threads})
-    for thread in all_threads:
-        ranked = [(rank, a) for rank, a in sorted(analyses.items()) if thread in a.threads]
-        rank, analysis = next(((r, a) for r, a in ranked if a.threads[thread].peak_bytes_per_second > 0), (None, None))
-        if analysis is None:
-            continue
-        parts = [(s, k, rows_of(rows, thread)) for s, k, rows in by_rank[rank]]
-        parts = [p for p in parts if p[2]]
-        rows = [r for _, _, rs in parts for r in rs]
-        chosen_rows += rows
-        used_ranks.add(rank)
-        summary = analysis.threads[thread]
-        statistic = " and ".join(dict.fromkeys(_statistic(k, rs, s.source) for s, k, rs in parts))
-        basis = _basis(statistic, [s.label for s, _, _ in parts], rows)
-        need = ThreadNeed(
-            thread,
-            summary.peak_bytes_per_second,
-            summary.peak_at,
-            summary.peak_bytes_per_second * (1 + headroom_ratio),
-            basis,
-        )
-        for series, _, _ in parts:
-            used.setdefault(series.id, []).append(f"thread {thread} peak ({statistic})")
-        timed = next(((r, a) for r, a in ranked if a.thread_segments.get(thread)), None)
-        if timed:
-            replay_rank, replay_analysis = timed
-            need.replay = replay_analysis.thread_segments[thread]
-            replay_parts = [
-                (s, k, [r for r in rows_of(rows, thread) if r.start is not None and r.end is not None])
-                for s, k, rows in by_rank[replay_rank]
-            ]
-            replay_parts = [p for p in replay_parts if p[2]]
-            replay_statistic = " and ".join(dict.fromkeys(_statistic(k, rs, s.source) for s, k, rs in replay_parts))
-            replay_statistic = replay_statistic.replace("SYSMETRIC maximum", "SYSMETRIC average")
-            need.replay_basis = _basis(
-                replay_statistic, [s.label for s, _, _ in replay_parts], [r for _, _, rs in replay_parts for r in rs]
-            )
-            if replay_rank != rank:
-                for series, _, _ in replay_parts:
-                    used.setdefault(series.id, []).append(f"thread {thread} series over time")
-                chosen_rows += [r for _, _, rs in replay_parts for r in rs]
-                used_ranks.add(replay_rank)
-            fastest = max(need.replay, key=lambda s: s[2])
-            if fastest[2] > need.peak_bytes_per_second:
-                # the series over time runs faster than the peak's basis (another period, or overlapping
-                # rows adding up): the requirement covers it, so no replay can outrun a passing stream
-                need.peak_bytes_per_second, need.peak_at, need.basis = fastest[2], fastest[0], need.replay_basis
-                need.required_bytes_per_second = fastest[2] * (1 + headroom_ratio)
-        threads[thread] = need
-    if not threads:
+def _statistic_of(parts: list[_Part]) -> str:
+    return " and ".join(dict.fromkeys(_statistic(p.kind, p.rows, p.series.source) for p in parts))
+
+
+def _thread_requirement(
+    thread: int, analyses: dict[int, Analysis], by_rank: dict[int, list[_Part]], headroom_ratio: float
+) -> ThreadBasis | None:
+    """The thread's peak from its finest basis with a rate, and its finest series with times for the
+    lag replay; None when no basis gives it a rate."""
+    ranked = [(rank, a) for rank, a in sorted(analyses.items()) if thread in a.threads]
+    rank, analysis = next(((r, a) for r, a in ranked if a.threads[thread].peak_bytes_per_second > 0), (None, None))
+    if analysis is None:
         return None
+    parts = [p for p in (part.of_thread(thread) for part in by_rank[rank]) if p.rows]
+    rows = [r for p in parts for r in p.rows]
+    summary, statistic = analysis.threads[thread], _statistic_of(parts)
+    need = ThreadNeed(
+        thread,
+        summary.peak_bytes_per_second,
+        summary.peak_at,
+        summary.peak_bytes_per_second * (1 + headroom_ratio),
+        _basis(statistic, [p.series.label for p in parts], rows),
+    )
+    found = ThreadBasis(need, rows, {rank}, [(p.series.id, f"thread {thread} peak ({statistic})") for p in parts])
+    timed = next(((r, a) for r, a in ranked if a.thread_segments.get(thread)), None)
+    if timed:
+        _add_replay(found, timed, by_rank, headroom_ratio, peak_rank=rank)
+    return found
 
-    # the summed series: only where every timed thread has data
-    timed = {t: n.replay for t, n in threads.items() if n.replay}
+
+def _add_replay(
+    found: ThreadBasis,
+    timed: tuple[int, Analysis],
+    by_rank: dict[int, list[_Part]],
+    headroom_ratio: float,
+    *,
+    peak_rank: int,
+) -> None:
+    """The thread's finest series with times (`timed`: its rank and analysis), for the lag replay."""
+    need, (replay_rank, replay_analysis) = found.need, timed
+    need.replay = replay_analysis.thread_segments[need.thread]
+    parts = [part.of_thread(need.thread) for part in by_rank[replay_rank]]
+    parts = [_Part(p.series, p.kind, [r for r in p.rows if r.start is not None and r.end is not None]) for p in parts]
+    parts = [p for p in parts if p.rows]
+    statistic = _statistic_of(parts).replace("SYSMETRIC maximum", "SYSMETRIC average")
+    need.replay_basis = _basis(statistic, [p.series.label for p in parts], [r for p in parts for r in p.rows])
+    if replay_rank != peak_rank:
+        found.used += [(p.series.id, f"thread {need.thread} series over time") for p in parts]
+        found.rows += [r for p in parts for r in p.rows]
+        found.ranks.add(replay_rank)
+    fastest = max(need.replay, key=lambda s: s[2])
+    if fastest[2] > need.peak_bytes_per_second:
+        # the series over time runs faster than the peak's basis (another period, or overlapping
+        # rows adding up): the requirement covers it, so no replay can outrun a passing stream
+        need.peak_bytes_per_second, need.peak_at, need.basis = fastest[2], fastest[0], need.replay_basis
+        need.required_bytes_per_second = fastest[2] * (1 + headroom_ratio)
+
+
+def _overlap(timed: dict[int, list[Segment]], thread_count: int) -> tuple[list[Span], float | None]:
+    """The summed series over the stretches where every timed thread has data, and the usual interval."""
     interval = _typical([(e - s).total_seconds() for segs in timed.values() for s, e, _ in segs])
     tolerance = max(MIN_GAP_SECONDS, 2 * (interval or 0))
     coverage = [_spans(segments, tolerance) for segments in timed.values()]
     overlap = coverage[0] if coverage else []
     for other in coverage[1:]:
         overlap = _intersect(overlap, other)
-    if len(threads) > 1 and len(timed) < 2:
+    if thread_count > 1 and len(timed) < 2:
         overlap = []  # one thread's times say nothing about when the others peak
     spans = [Span(s, e, _sum_within(timed, s, e)) for s, e in overlap]
-    spans = [s for s in spans if s.segments]
+    return [s for s in spans if s.segments], interval
+
+
+def _summed(threads: dict[int, ThreadNeed], analyses: dict[int, Analysis]) -> SummedPeak:
+    timed = {t: n.replay for t, n in threads.items() if n.replay}
+    spans, interval = _overlap(timed, len(threads))
     largest = max(threads.values(), key=lambda t: t.peak_bytes_per_second)
-    series_peak = max((s.peak for s in spans), key=lambda p: p[0], default=(0.0, None))
     upper_bound = None
     if len(threads) == 1:
         how = f"one thread: its peak ({largest.basis.statistic})"
         summed, at = largest.peak_bytes_per_second, largest.peak_at
     elif not spans:
         upper_bound = sum(t.peak_bytes_per_second for t in threads.values())
-        missing = sorted(set(threads) - set(timed))
-        why = (
-            f"thread{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} "
-            f"{'have' if len(missing) > 1 else 'has'} no times"
-            if missing
-            else "the threads' data do not overlap in time"
-        )
-        how = (
-            f"{why}, so when the threads peak together is unknown: the largest single thread's peak "
-            f"(thread {largest.thread}) is used (seed 000); if they peaked together the link would need up to "
-            "the sum of their peaks"
-        )
+        how = _unknown_overlap(threads, timed, largest)
         summed, at = largest.peak_bytes_per_second, largest.peak_at
     else:
-        timed_names = ", ".join(map(str, sorted(timed)))
         how = (
-            f"peak of threads {timed_names} added over time, over {len(spans)} stretch"
+            f"peak of threads {', '.join(map(str, sorted(timed)))} added over time, over {len(spans)} stretch"
             f"{'es' if len(spans) > 1 else ''} where all of them have data"
         )
-        summed, at = series_peak
+        summed, at = max((s.peak for s in spans), key=lambda p: p[0])
         if len(timed) < len(threads):
-            upper_bound = series_peak[0] + sum(t.peak_bytes_per_second for k, t in threads.items() if k not in timed)
+            upper_bound = summed + sum(t.peak_bytes_per_second for k, t in threads.items() if k not in timed)
             how += f"; thread(s) {', '.join(str(t) for t in sorted(set(threads) - set(timed)))} have no times"
         if largest.peak_bytes_per_second > summed:
             how += (
@@ -479,45 +396,84 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
                 "series does not reach"
             )
             summed, at = largest.peak_bytes_per_second, largest.peak_at
-    if (
-        len(threads) > 1
-        and all(n.basis.first is None for n in threads.values())
-        and any(a.profile for a in analyses.values())
-    ):
-        profile = next(a for a in analyses.values() if a.profile)
+    profile = next((a for a in analyses.values() if a.profile), None)
+    if len(threads) > 1 and all(n.basis.first is None for n in threads.values()) and profile is not None:
         peak = profile.profile_summed_peak
         if peak and peak[0] > summed:
             summed, at = peak[0], None
             how = "hour-of-day profiles: the instances' hourly maxima added per hour (an upper bound)"
-    if len(used_ranks) == 1:  # every thread's rows come from one basis: its analysis is the combined one
-        combined = analyses[used_ranks.pop()]
+    return SummedPeak(summed, at, how, spans, upper_bound, interval)
+
+
+def _unknown_overlap(threads: dict[int, ThreadNeed], timed: dict, largest: ThreadNeed) -> str:
+    missing = sorted(set(threads) - set(timed))
+    why = (
+        f"thread{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} "
+        f"{'have' if len(missing) > 1 else 'has'} no times"
+        if missing
+        else "the threads' data do not overlap in time"
+    )
+    return (
+        f"{why}, so when the threads peak together is unknown: the largest single thread's peak "
+        f"(thread {largest.thread}) is used (seed 000); if they peaked together the link would need up to "
+        "the sum of their peaks"
+    )
+
+
+def _unused(imports: list[ImportSeries], used: dict[int, list[str]], threads: dict[int, ThreadNeed]) -> dict[int, str]:
+    """Why each import no figure uses is left out."""
+    unused = {}
+    for series in imports:
+        if series.id in used:
+            continue
+        finer = sorted({t for t in {i.thread for i in series.intervals} if t in threads})
+        unused[series.id] = (
+            f"a finer basis exists for thread{'s' if len(finer) > 1 else ''} {', '.join(map(str, finer))}"
+            if finer
+            else "no redo rate in it"
+        )
+    return unused
+
+
+def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requirement | None:
+    """The requirement from the chosen imports; None when they hold no redo rate."""
+    by_rank = _parts_by_rank(imports)
+    analyses = {
+        rank: analyze(unique((r for p in parts for r in p.rows), Counter()), headroom_ratio=headroom_ratio)
+        for rank, parts in sorted(by_rank.items())
+    }
+    found = [
+        _thread_requirement(thread, analyses, by_rank, headroom_ratio)
+        for thread in sorted({t for a in analyses.values() for t in a.threads})
+    ]
+    found = [f for f in found if f is not None]
+    if not found:
+        return None
+    threads = {f.need.thread: f.need for f in found}
+    used: dict[int, list[str]] = {}
+    for import_id, what in (entry for f in found for entry in f.used):
+        used.setdefault(import_id, []).append(what)
+    ranks = {rank for f in found for rank in f.ranks}
+    if len(ranks) == 1:  # every thread's rows come from one basis: its analysis is the combined one
+        combined = analyses[ranks.pop()]
     else:
-        combined = analyze(chosen_rows, headroom_ratio=headroom_ratio)
+        combined = analyze([r for f in found for r in f.rows], headroom_ratio=headroom_ratio)
     writes = analyze(
         (r for a in imports for r in a.intervals if r.writes), headroom_ratio=headroom_ratio, keep_points=False
     )
-    unused = {s.id: "no redo rate in it" for s in imports if s.id not in used}
-    for series in imports:
-        if series.id in unused and series.intervals:
-            finer = sorted({t for t in {i.thread for i in series.intervals} if t in threads})
-            unused[series.id] = (
-                f"a finer basis exists for thread{'s' if len(finer) > 1 else ''} {', '.join(map(str, finer))}"
-                if finer
-                else "no redo rate in it"
-            )
-    warnings = list(dict.fromkeys(combined.warnings + writes.warnings))
+    summed = _summed(threads, analyses)
     return Requirement(
         headroom_ratio=headroom_ratio,
         threads=threads,
-        summed_peak_bytes_per_second=summed,
-        summed_peak_at=at,
-        summed_how=how,
-        spans=spans,
-        upper_bound_bytes_per_second=upper_bound,
-        windows=_windows(spans, interval),
+        summed_peak_bytes_per_second=summed.bytes_per_second,
+        summed_peak_at=summed.at,
+        summed_how=summed.how,
+        spans=summed.spans,
+        upper_bound_bytes_per_second=summed.upper_bound_bytes_per_second,
+        windows=peak_windows([s.segments for s in summed.spans], summed.interval_seconds),
         avg_redo_write_bytes=writes.avg_redo_write_bytes,
-        warnings=warnings,
+        warnings=list(dict.fromkeys(combined.warnings + writes.warnings)),
         used=used,
-        unused=unused,
+        unused=_unused(imports, used, threads),
         analysis=combined,
     )

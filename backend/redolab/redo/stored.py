@@ -27,7 +27,9 @@ from redolab.redo.analytics import Analysis
 from redolab.redo.models import RedoImport, StoredAnalysis
 from redolab.redo.requirement import Requirement
 
-FORMAT = 1  # bump when Requirement, Analysis or the chart data change shape: stored ones are recomputed
+# Bump when Requirement, Analysis or the chart data change shape or module (pickles name their
+# classes' modules: 2 since the requirement moved from planning/ to redo/): stored ones are recomputed.
+FORMAT = 2
 HISTOGRAM_BINS = 40
 WEEK_HOURS = 7 * 24
 

@@ -1,0 +1,73 @@
+"""A plan card as the page, the JSON API and the report show it, and the one rule for its badge.
+
+A card carries its typed result (`result`, one of planning.cards' dataclasses) and the words
+planning.writer wrote from it: the headline, the rows, the working. `settle` decides the badge from
+the card's own outcomes and rewrites the headline for it, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from redolab.core.units import wall_clock
+from redolab.runs.measured import Source
+
+# Statuses a card can have, from best to worst; the page colours them.
+PASS, INFO, WARN, PARTIAL, MISSING, FAIL = "pass", "info", "warn", "partial", "missing", "fail"
+
+
+@dataclass
+class Card:
+    key: str
+    title: str
+    status: str = MISSING
+    headline: str = ""
+    rows: list[tuple[str, str]] = field(default_factory=list)  # label, value with its unit
+    working: list[str] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # what would complete the card
+    values: dict = field(default_factory=dict)  # the JSON form, units in the keys
+    lag_series: dict[int, list[tuple[datetime, float]]] | None = None
+    nominal: bool = False  # a verdict rests on the environment's nominal link, not a measurement
+    result: object | None = None  # the typed result the words and the values were written from
+
+    def cite(self, source: Source) -> None:
+        if source not in self.sources:
+            self.sources.append(source)
+
+    @property
+    def badge(self) -> str:
+        nominal = self.nominal and self.status != MISSING
+        return f"{self.status} (nominal)" if nominal else self.status
+
+
+def show_time(moment: datetime | None, zone: str) -> str:
+    """A UTC time as the database's clock shows it, with the zone's name."""
+    if moment is None:
+        return "–"
+    return f"{wall_clock(moment, zone):%Y-%m-%d %H:%M} {zone}"
+
+
+def settle(card: Card, *, failed: bool, judged: bool, warned: bool = False, info: bool = False) -> None:
+    """The one rule for a card's badge: FAIL when a judged figure falls short, WARN for a risk short of
+    failure, PARTIAL when what is judged passes but something is still missing, MISSING when nothing
+    could be judged, INFO for a figure that is not a verdict, else PASS."""
+    if failed:
+        card.status = FAIL
+    elif warned:
+        card.status = WARN
+    elif not judged:
+        card.status = MISSING
+    elif card.missing:
+        card.status = PARTIAL
+    elif info:
+        card.status = INFO
+    else:
+        card.status = PASS
+    if card.status == MISSING:
+        card.headline = "Missing: " + (card.missing[0] if card.missing else "nothing to compute from")
+    elif card.status == PARTIAL:
+        card.headline = f"Partly measured: {card.headline[0].lower()}{card.headline[1:]}" if card.headline else ""
+    if card.nominal and card.status != MISSING and not card.headline.startswith("Nominal"):
+        card.headline = f"Nominal, not measured: {card.headline[0].lower()}{card.headline[1:]}"

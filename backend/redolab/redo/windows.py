@@ -1,0 +1,119 @@
+"""Peak windows of a redo series (pure): the highest average over 1, 5, 15 and 60 minutes of a
+piecewise-constant rate series, only for windows no finer than the data's own sampling interval.
+Units: seconds, bytes per second; times are UTC datetimes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from redolab.core.units import format_duration
+
+WINDOW_MINUTES = (1, 5, 15, 60)
+Segment = tuple[datetime, datetime, float]  # start, end, bytes per second
+
+
+@dataclass
+class Window:
+    minutes: int
+    bytes_per_second: float | None
+    start: datetime | None
+    reason: str = ""  # why there is no figure
+
+    def to_json(self) -> dict:
+        start = self.start.isoformat() if self.start else None
+        return {
+            "minutes": self.minutes,
+            "bytes_per_second": self.bytes_per_second,
+            "start": start,
+            "reason": self.reason or None,
+        }
+
+
+@dataclass
+class _Prepared:
+    """A series as seconds from its first piece, with the bytes before each piece."""
+
+    origin: datetime
+    starts: list[float]
+    ends: list[float]
+    rates: list[float]
+    cumulative: list[float]
+
+    @classmethod
+    def of(cls, segments: list[Segment]) -> _Prepared:
+        origin = segments[0][0]
+        starts = [(s - origin).total_seconds() for s, _, _ in segments]
+        ends = [(e - origin).total_seconds() for _, e, _ in segments]
+        rates = [r for _, _, r in segments]
+        cumulative = [0.0]
+        for s, e, rate in zip(starts, ends, rates, strict=True):
+            cumulative.append(cumulative[-1] + rate * (e - s))
+        return cls(origin, starts, ends, rates, cumulative)
+
+
+def best_window(segments: list[Segment] | _Prepared, seconds: float) -> tuple[float, datetime] | None:
+    """The highest average over any `seconds`-long window of a piecewise-constant series (sorted,
+    not overlapping; zero in its gaps). The best window starts at a piece's start or ends at a piece's
+    end, so only those are tried, each in one pass with a pointer that only moves forward."""
+    if not segments:
+        return None
+    series = segments if isinstance(segments, _Prepared) else _Prepared.of(segments)
+    origin, starts, ends, rates, cumulative = (
+        series.origin, series.starts, series.ends, series.rates, series.cumulative
+    )  # fmt: skip
+    if ends[-1] - starts[0] < seconds:
+        return None
+    count, last = len(starts), ends[-1]
+
+    def integral_from(index: int, t: float) -> tuple[float, int]:
+        """Bytes from the origin to t, moving the piece index forward from `index`; (bytes, index)."""
+        while index + 1 < count and starts[index + 1] <= t:
+            index += 1
+        if t < starts[index]:
+            return cumulative[index], index
+        return cumulative[index] + rates[index] * (min(t, ends[index]) - starts[index]), index
+
+    best: tuple[float, float] | None = None
+    j = 0
+    for i in range(count):  # windows that start where a piece starts
+        t = starts[i]
+        if t + seconds > last:
+            break
+        upper, j = integral_from(max(j, i), t + seconds)
+        average = (upper - cumulative[i]) / seconds
+        if best is None or average > best[0]:
+            best = (average, t)
+    k = 0
+    for i in range(count):  # windows that end where a piece ends
+        t = ends[i] - seconds
+        if t < starts[0]:
+            continue
+        lower, k = integral_from(k, t)
+        average = (cumulative[i + 1] - lower) / seconds
+        if best is None or average > best[0]:
+            best = (average, t)
+    if best is None:
+        return None
+    return best[0], origin + timedelta(seconds=best[1])
+
+
+def peak_windows(series: list[list[Segment]], interval: float | None) -> list[Window]:
+    """The highest average of the series over each of WINDOW_MINUTES, where the data are fine enough."""
+    windows = []
+    prepared = [_Prepared.of(segments) for segments in series if segments]
+    for minutes in WINDOW_MINUTES:
+        seconds = minutes * 60.0
+        if not series:
+            windows.append(Window(minutes, None, None, "no summed series with times"))
+            continue
+        if interval and interval > seconds * 1.01:
+            windows.append(Window(minutes, None, None, f"the data are ~{format_duration(interval)} apart: too coarse"))
+            continue
+        found = [w for w in (best_window(p, seconds) for p in prepared) if w]
+        if not found:
+            windows.append(Window(minutes, None, None, "no stretch of data that long"))
+            continue
+        rate, start = max(found, key=lambda w: w[0])
+        windows.append(Window(minutes, rate, start))
+    return windows
