@@ -21,7 +21,8 @@ from redolab.redo import imports as redo_imports
 from redolab.redo import service, uploads
 from redolab.redo.analysis import current_analysis, history_charts, redo_summary
 from redolab.redo.imports import import_jobs
-from redolab.redo.ingest.mapping import FIELDS, LOG_FILE_PAGES
+from redolab.redo.ingest.aliases import FIELDS
+from redolab.redo.ingest.mapping import LOG_FILE_PAGES
 from redolab.redo.ingest.reader import FORMATS
 from redolab.redo.parsers import RedoInputError
 

@@ -13,88 +13,12 @@ from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
+from redolab.redo.ingest.aliases import ALIASES, FIELDS
 from redolab.redo.ingest.values import DateColumn, parse_number
 from redolab.redo.parsers import RedoInputError, Table, db2, normalise
 from redolab.redo.schemas import Mapped, RedoInterval, with_extra
 
 MIB = 1024 * 1024
-
-# Target field -> column names seen in the wild (normalised: upper case, letters and digits only).
-ALIASES: dict[str, tuple[str, ...]] = {
-    "thread": ("THREAD", "THREADNUM", "THREADNO", "INSTANCENUMBER", "INSTNUM", "INSTANCE"),
-    "sequence": ("SEQUENCE", "SEQ", "SEQUENCENUM", "LOGSEQUENCE"),
-    "resetlogs": ("RESETLOGSID", "RESETLOGSCHANGE", "RESETLOGS"),
-    "dest_id": ("DESTID", "DEST"),
-    "inst_id": ("INSTID",),
-    "first_time": (
-        "FIRSTTIME",
-        "LOGSTART",
-        "BEGINTIME",
-        "STARTTIME",
-        "BEGININTERVALTIME",
-        "SNAPBEGIN",
-        "PERIOD",
-        "PERIODSTART",
-        "DAY",
-        "DATE",
-        "TIME",
-        "HOURSTART",
-        "LOGSTARTDATE",
-        "LOGDATE",
-        "SNAPTIME",
-    ),
-    "next_time": ("NEXTTIME", "LOGEND", "ENDTIME", "ENDINTERVALTIME", "SNAPEND", "PERIODEND"),
-    "hour": ("HOUR", "HR", "HH", "HH24", "HO", "HOUROFDAY"),
-    "bytes": ("BYTES", "REDOBYTES", "SIZEBYTES", "REDOSIZE", "REDOSIZEBYTES"),
-    "mb": ("MB", "MBYTES", "SIZEMB", "REDOMB", "MBGENERATED"),
-    "gb": ("GB", "GBYTES", "SIZEGB", "REDOGB"),
-    "blocks": ("BLOCKS",),
-    "block_size": ("BLOCKSIZE",),
-    "seconds": ("SEC", "SECS", "SECONDS", "DURATION", "ELAPSED"),
-    "writes": ("REDOWRITES", "WRITES"),
-    "stat_name": ("STATNAME", "METRICNAME", "NAME"),
-    "value": (
-        "VALUE",
-        "DELTA",
-        "AVERAGE",
-        "AVG",
-        "AVERAGEVALUE",
-        "AVGVALUE",
-        "AVGREDOPERSEC",
-        "AVERAGEREDOPERSEC",
-        "AVGREDOBYTESPERSEC",
-        "AVGBYTESPERSEC",
-    ),
-    "max_value": (
-        "MAXVAL",
-        "MAXVALUE",
-        "MAX",
-        "MAXIMUM",
-        "MAXREDOPERSEC",
-        "MAXREDOBYTESPERSEC",
-        "MAXBYTESPERSEC",
-        "PEAKREDOPERSEC",
-    ),
-    # a percentile column of an hour-of-day profile (PERCENTILE_CONT(0.95) ... AS P95)
-    "percentile": (
-        "P95",
-        "PERC95",
-        "PCT95",
-        "PERCENTILE95",
-        "P99",
-        "PERC99",
-        "PCT99",
-        "PERCENTILE99",
-        "P90",
-        "PERC90",
-        "PERCENTILE",
-        "P95REDOPERSEC",
-        "P99REDOPERSEC",
-    ),
-    "snap_id": ("SNAPID",),
-}
-
-FIELDS = tuple(ALIASES)
 
 
 _UNIT_TOKENS = {"GB": "gb", "GIB": "gb", "GBYTES": "gb", "MB": "mb", "MIB": "mb", "MBYTES": "mb", "BYTES": "bytes"}
