@@ -97,12 +97,6 @@ def _install_error_handlers(app: FastAPI) -> None:
             return Response(status_code=status.HTTP_401_UNAUTHORIZED, headers={"HX-Redirect": target})
         return Response(status_code=status.HTTP_303_SEE_OTHER, headers={"Location": target})
 
-    @app.exception_handler(NotFound)
-    async def _not_found(request: Request, exc: NotFound) -> Response:
-        if _is_api(request):
-            return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_404_NOT_FOUND)
-        return render(request, "error.html", {"message": str(exc)}, status_code=404)
-
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code == 400 and exc.detail == "There was an error parsing the body":  # FastAPI's words
@@ -118,6 +112,11 @@ def _install_error_handlers(app: FastAPI) -> None:
         return render(
             request, "error.html", {"message": exc.detail, "code": exc.status_code}, status_code=exc.status_code
         )
+
+    @app.exception_handler(NotFound)
+    async def _not_found(request: Request, exc: NotFound) -> Response:
+        # answered as any 404: JSON for the API, text for htmx's error box, else the error page
+        return await _http_error(request, StarletteHTTPException(status.HTTP_404_NOT_FOUND, str(exc)))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid_request(request: Request, exc: RequestValidationError) -> Response:
@@ -181,6 +180,41 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     secret_key = settings.resolve_secret_key()
     engine = make_engine(settings.resolved_database_url)
+    app = FastAPI(
+        title="redolab",
+        version=__version__,
+        lifespan=_lifespan(settings, engine),
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.settings = settings
+    app.state.secret_key = secret_key
+    app.state.engine = engine
+    app.state.sessionmaker = make_sessionmaker(engine)
+    # `serve --workers N` hands its one-time setup link to each process it starts
+    app.state.setup_token = os.environ.get("REDOLAB_SETUP_TOKEN") or None
+    # counted in the database: every web process behind one proxy sees the same attempts
+    app.state.login_guard = LoginGuard(workers=settings.login_workers, counts=DatabaseCounts(app.state.sessionmaker))
+    _add_middleware(app, settings, secret_key)
+    _install_error_handlers(app)
+    _install_docs(app)
+
+    @app.get("/healthz", include_in_schema=False)
+    def read_health(session: SessionDep) -> dict[str, str]:
+        session.execute(text("SELECT 1"))
+        return {"status": "ok", "version": __version__}
+
+    _include_routers(app)
+    assets = Assets(FRONTEND_DIR / "static", settings.data_dir / "static-cache")
+    templates.env.globals["static_url"] = assets.url
+    app.mount("/static", HashedStaticFiles(assets=assets), name="static")
+    return app
+
+
+def _lifespan(settings: Settings, engine):
+    """Start: migrate, start the worker, size the thread pool, prune uploads on a timer. Stop: the
+    worker (waiting up to 30 s for it), then the engine."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -201,23 +235,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.worker_thread.join(timeout=30)
         engine.dispose()
 
-    app = FastAPI(
-        title="redolab",
-        version=__version__,
-        lifespan=lifespan,
-        docs_url=None,
-        redoc_url=None,
-        openapi_url=None,
-    )
-    app.state.settings = settings
-    app.state.secret_key = secret_key
-    app.state.engine = engine
-    app.state.sessionmaker = make_sessionmaker(engine)
-    # `serve --workers N` hands its one-time setup link to each process it starts
-    app.state.setup_token = os.environ.get("REDOLAB_SETUP_TOKEN") or None
-    # counted in the database: every web process behind one proxy sees the same attempts
-    app.state.login_guard = LoginGuard(workers=settings.login_workers, counts=DatabaseCounts(app.state.sessionmaker))
+    return lifespan
 
+
+def _add_middleware(app: FastAPI, settings: Settings, secret_key: str) -> None:
     # Order matters: the last added runs first. Headers, then the body limit and the login form's
     # origin check (before anything reads the body or the session), then the audit log, then the
     # CSRF check, which runs before the session is read.
@@ -244,14 +265,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(LoginThrottleMiddleware)
     app.add_middleware(SecurityHeadersMiddleware)
 
-    _install_error_handlers(app)
-    _install_docs(app)
 
-    @app.get("/healthz", include_in_schema=False)
-    def read_health(session: SessionDep) -> dict[str, str]:
-        session.execute(text("SELECT 1"))
-        return {"status": "ok", "version": __version__}
-
+def _include_routers(app: FastAPI) -> None:
+    """Pages and the JSON API. Order matters where paths overlap: the workspace's
+    /environments/{id} after /environments/new."""
     app.include_router(auth_pages.public_router, include_in_schema=False)
     app.include_router(auth_pages.router, include_in_schema=False)
     app.include_router(auth_api.public_router)
@@ -269,7 +286,3 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(hadr_pages.router, include_in_schema=False)
     app.include_router(hadr_api.router)
     app.include_router(planning_pages.router, include_in_schema=False)
-    assets = Assets(FRONTEND_DIR / "static", settings.data_dir / "static-cache")
-    templates.env.globals["static_url"] = assets.url
-    app.mount("/static", HashedStaticFiles(assets=assets), name="static")
-    return app

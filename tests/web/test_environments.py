@@ -157,6 +157,14 @@ def test_unknown_environment_page_is_404(browser_client):
     assert "Environment 424242 does not exist" in response.text
 
 
+def test_unknown_environment_answers_htmx_with_the_message_alone(browser_client):
+    """Shown in the page's error box by app.js, as every other 4xx: not a whole page as text."""
+    response = browser_client.get("/environments/424242", headers=HTMX)
+    assert response.status_code == 404
+    assert response.headers["content-type"].startswith("text/plain")
+    assert response.text == "Environment 424242 does not exist."
+
+
 def test_a_viewer_sees_no_button_it_cannot_use(anonymous, session):
     """Viewers read everything; the pages offer them no action the server would refuse."""
     from redolab.auth.models import Role

@@ -169,13 +169,6 @@ def create_user(session: SessionDep, admin: ApiAdmin, user_in: UserCreate) -> Us
     return _public(user)
 
 
-def _user(session, user_id: int) -> User:
-    user = session.get(User, user_id)
-    if user is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"User {user_id} does not exist.")
-    return user
-
-
 def _conflict(error: FieldError) -> HTTPException:
     return HTTPException(status.HTTP_409_CONFLICT, error.message)
 
@@ -183,7 +176,7 @@ def _conflict(error: FieldError) -> HTTPException:
 @router.put("/users/{user_id}/role")
 def set_user_role(session: SessionDep, admin: ApiAdmin, user_id: int, role_in: UserRole) -> UserWithRole:
     """Change a user's role (admin role); the last active admin cannot be demoted (409)."""
-    user = _user(session, user_id)
+    user = service.get_user(session=session, user_id=user_id)
     try:
         service.set_role(session=session, user=user, role=role_in.role)
     except FieldError as error:
@@ -194,7 +187,7 @@ def set_user_role(session: SessionDep, admin: ApiAdmin, user_id: int, role_in: U
 @router.post("/users/{user_id}/disable")
 def disable_user(session: SessionDep, admin: ApiAdmin, user_id: int) -> UserWithRole:
     """Disable a user: login is refused and their sessions and tokens stop working (admin role)."""
-    user = _user(session, user_id)
+    user = service.get_user(session=session, user_id=user_id)
     try:
         service.set_disabled(session=session, user=user, disabled=True, by=admin)
     except FieldError as error:
@@ -205,7 +198,7 @@ def disable_user(session: SessionDep, admin: ApiAdmin, user_id: int) -> UserWith
 @router.post("/users/{user_id}/enable")
 def enable_user(session: SessionDep, admin: ApiAdmin, user_id: int) -> UserWithRole:
     """Let a disabled user log in again (admin role)."""
-    user = _user(session, user_id)
+    user = service.get_user(session=session, user_id=user_id)
     service.set_disabled(session=session, user=user, disabled=False, by=admin)
     return _public(user)
 
@@ -213,15 +206,17 @@ def enable_user(session: SessionDep, admin: ApiAdmin, user_id: int) -> UserWithR
 @router.delete("/users/{user_id}/sessions")
 def end_user_sessions(session: SessionDep, admin: ApiAdmin, user_id: int) -> SessionsEnded:
     """End every browser session of a user and revoke all their bearer and API tokens (admin role)."""
-    ended = service.end_user_sessions(session=session, user=_user(session, user_id), tokens=True)
+    user = service.get_user(session=session, user_id=user_id)
+    ended = service.end_user_sessions(session=session, user=user, tokens=True)
     return SessionsEnded(sessions_ended=ended)
 
 
 @router.delete("/users/{user_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_user(session: SessionDep, admin: ApiAdmin, user_id: int) -> None:
     """Delete a user with their sessions and tokens (admin role; not yourself, not the last admin)."""
+    user = service.get_user(session=session, user_id=user_id)
     try:
-        service.delete_user(session=session, user=_user(session, user_id), by=admin)
+        service.delete_user(session=session, user=user, by=admin)
     except FieldError as error:
         raise _conflict(error) from None
 

@@ -9,7 +9,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from redolab.auth.models import ApiToken, Role, User, UserSession
-from redolab.core.db import utcnow
+from redolab.core.db import get_or_404, utcnow
 from redolab.core.errors import FieldError
 from redolab.core.security import (
     api_token_hash,
@@ -27,6 +27,10 @@ _SEEN_RESOLUTION = timedelta(seconds=60)
 
 def count_users(*, session: Session) -> int:
     return session.scalar(select(func.count()).select_from(User)) or 0
+
+
+def get_user(*, session: Session, user_id: int) -> User:
+    return get_or_404(session, User, user_id, what="User")
 
 
 def get_user_by_username(*, session: Session, username: str) -> User | None:

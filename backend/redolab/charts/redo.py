@@ -52,20 +52,44 @@ def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | 
     moments += [m for span in charts.spans for m in (span.start, span.end)]
     periods, gap = _periods(moments)
     hidden = periods[:-MAX_PERIODS]
-    periods = periods[-MAX_PERIODS:]
+    panels = _Panels(periods[-MAX_PERIODS:], gap)
     figure = make_subplots(
-        rows=1, cols=len(periods), shared_yaxes=True, horizontal_spacing=0.03 if len(periods) > 1 else 0.0
+        rows=1, cols=panels.count, shared_yaxes=True, horizontal_spacing=0.03 if panels.count > 1 else 0.0
     )
+    _add_thread_rates(figure, charts, panels, zone)
+    if len(requirement.threads) > 1:
+        _add_summed_rates(figure, charts, panels, zone)
+    _add_peak_and_required(figure, requirement)
+    title = f"time ({zone})"
+    if hidden:
+        title += f"; {len(hidden)} older stretch{'es' if len(hidden) > 1 else ''} not drawn"
+    figure.update_layout(**_LAYOUT)
+    figure.update_xaxes(title_text=title if panels.count == 1 else None)
+    if panels.count > 1:
+        figure.update_layout(title={"text": title, "y": 0.98, "font": {"size": 12}})
+    figure.update_yaxes(rangemode="tozero", title_text="redo rate (MiB/s)", row=1, col=1)
+    return figure_json(figure)
 
-    def column(moment: datetime) -> int | None:
-        for index, (first, last) in enumerate(periods, 1):
-            if first <= moment <= last + timedelta(seconds=gap):
+
+class _Panels:
+    """The stretches of history drawn side by side, one panel (a subplot column from 1) each."""
+
+    def __init__(self, periods: list[tuple[datetime, datetime]], gap: float) -> None:
+        self.periods, self.gap = periods, gap
+        self.count = len(periods)
+
+    def column(self, moment: datetime) -> int | None:
+        for index, (first, last) in enumerate(self.periods, 1):
+            if first <= moment <= last + timedelta(seconds=self.gap):
                 return index
         return None
 
+
+def _add_thread_rates(figure: go.Figure, charts: HistoryCharts, panels: _Panels, zone: str) -> None:
+    """Each thread's rows as markers, in the panel of their stretch; one legend entry per thread."""
     for thread, points in sorted(charts.points.items()):
-        for index in range(1, len(periods) + 1):
-            mine = [p for p in points if column(p[0]) == index]
+        for index in range(1, panels.count + 1):
+            mine = [p for p in points if panels.column(p[0]) == index]
             if not mine:
                 continue
             figure.add_trace(
@@ -75,35 +99,41 @@ def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | 
                     mode="markers",
                     name=f"thread {thread}",
                     legendgroup=f"thread {thread}",
-                    showlegend=index == 1 or not any(column(p[0]) == 1 for p in points),
+                    showlegend=index == 1 or not any(panels.column(p[0]) == 1 for p in points),
                     marker={"size": 5},
                     hovertemplate="%{y:.2f} MiB/s from %{x}<extra>thread " + str(thread) + "</extra>",
                 ),
                 row=1,
                 col=index,
             )
-    if len(requirement.threads) > 1:
-        for number, span in enumerate(charts.spans):
-            index = column(span.start)
-            if index is None:
-                continue
-            x, y = [], []
-            for start, end, rate in span.segments:
-                x += [start, end]
-                y += [rate / MIB, rate / MIB]
-            figure.add_trace(
-                go.Scattergl(
-                    x=_times(x, zone),
-                    y=np.array(y),
-                    mode="lines",
-                    name="all threads (summed, where they overlap)",
-                    line={"width": 2},
-                    legendgroup="summed",
-                    showlegend=number == 0,
-                ),
-                row=1,
-                col=index,
-            )
+
+
+def _add_summed_rates(figure: go.Figure, charts: HistoryCharts, panels: _Panels, zone: str) -> None:
+    """The threads' rates summed where they overlap, as steps: one line per span of overlap."""
+    for number, span in enumerate(charts.spans):
+        index = panels.column(span.start)
+        if index is None:
+            continue
+        x, y = [], []
+        for start, end, rate in span.segments:
+            x += [start, end]
+            y += [rate / MIB, rate / MIB]
+        figure.add_trace(
+            go.Scattergl(
+                x=_times(x, zone),
+                y=np.array(y),
+                mode="lines",
+                name="all threads (summed, where they overlap)",
+                line={"width": 2},
+                legendgroup="summed",
+                showlegend=number == 0,
+            ),
+            row=1,
+            col=index,
+        )
+
+
+def _add_peak_and_required(figure: go.Figure, requirement) -> None:
     peak, required = requirement.summed_peak_bytes_per_second, requirement.summed_required_bytes_per_second
     figure.add_hline(y=peak / MIB, line_dash="dot", annotation_text=f"peak {peak / MIB:,.2f} MiB/s")
     figure.add_hline(
@@ -112,15 +142,6 @@ def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | 
         line_color="#b33a3a",
         annotation_text=f"required {required / MIB:,.2f} MiB/s (+{requirement.headroom_ratio:.0%})",
     )
-    title = f"time ({zone})"
-    if hidden:
-        title += f"; {len(hidden)} older stretch{'es' if len(hidden) > 1 else ''} not drawn"
-    figure.update_layout(**_LAYOUT)
-    figure.update_xaxes(title_text=title if len(periods) == 1 else None)
-    if len(periods) > 1:
-        figure.update_layout(title={"text": title, "y": 0.98, "font": {"size": 12}})
-    figure.update_yaxes(rangemode="tozero", title_text="redo rate (MiB/s)", row=1, col=1)
-    return figure_json(figure)
 
 
 def heatmap_figure(charts: HistoryCharts, zone: str = "UTC") -> str | None:

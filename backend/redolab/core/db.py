@@ -1,15 +1,19 @@
-"""Engine, session factory and the declarative base shared by every model."""
+"""Engine, session factory, the declarative base shared by every model, and get_or_404."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from sqlalchemy import DateTime, Engine, Enum, MetaData, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 from sqlalchemy.types import TypeDecorator
+
+from redolab.core.errors import NotFound
 
 # Stable constraint names, so Alembic migrations read the same on SQLite and PostgreSQL.
 NAMING_CONVENTION = {
@@ -73,6 +77,35 @@ def make_engine(url: str) -> Engine:
 
 def make_sessionmaker(engine: Engine) -> sessionmaker:
     return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+class Owner(Protocol):
+    """What get_or_404 reads of the environment a row must belong to."""
+
+    id: int
+    name: str
+
+
+RowT = TypeVar("RowT")
+
+
+def get_or_404(
+    session: Session,
+    model: type[RowT],
+    ident: int,
+    *,
+    what: str,
+    environment: Owner | None = None,
+    only: Callable[[RowT], bool] | None = None,
+) -> RowT:
+    """The `model` row with primary key `ident`, or NotFound (a 404) naming it as `what`: also when
+    it belongs to another environment than `environment`, or when `only` rejects it."""
+    row = session.get(model, ident)
+    belongs = environment is None or (row is not None and row.environment_id == environment.id)
+    if row is None or not belongs or (only is not None and not only(row)):
+        where = "" if environment is None else f" in environment '{environment.name}'"
+        raise NotFound(f"{what} {ident} does not exist{where}.")
+    return row
 
 
 def enum_column(enum_cls: type[StrEnum]) -> Enum:

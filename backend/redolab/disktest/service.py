@@ -10,8 +10,8 @@ from pydantic import AfterValidator, BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from redolab.core.db import utcnow
-from redolab.core.errors import FieldError, NotFound
+from redolab.core.db import get_or_404, utcnow
+from redolab.core.errors import FieldError
 from redolab.core.units import format_bytes
 from redolab.disktest.fit import Disk, DiskPoint, fit_disk
 from redolab.disktest.models import DiskTest
@@ -74,10 +74,7 @@ def list_disk_tests(*, session: Session, environment: Environment, limit: int = 
 
 
 def get_disk_test(*, session: Session, environment: Environment, test_id: int) -> DiskTest:
-    test = session.get(DiskTest, test_id)
-    if test is None or test.environment_id != environment.id:
-        raise NotFound(f"Disk test {test_id} not found in environment '{environment.name}'.")
-    return test
+    return get_or_404(session, DiskTest, test_id, what="Disk test", environment=environment)
 
 
 def disk_test_json(test: DiskTest) -> dict:

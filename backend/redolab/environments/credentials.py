@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from redolab.core.errors import FieldError, NotFound
+from redolab.core.db import get_or_404
+from redolab.core.errors import FieldError
 from redolab.core.fields import OneLine
 from redolab.core.security import encrypt_secret
 from redolab.environments.models import Credential, CredentialKind, Environment
@@ -148,10 +149,7 @@ def create_credential(
 
 
 def get_credential(*, session: Session, environment: Environment, credential_id: int) -> Credential:
-    credential = session.get(Credential, credential_id)
-    if credential is not None and credential.environment_id == environment.id:
-        return credential
-    raise NotFound(f"Credential {credential_id} does not exist in environment '{environment.name}'.")
+    return get_or_404(session, Credential, credential_id, what="Credential", environment=environment)
 
 
 def delete_credential(*, session: Session, credential: Credential) -> None:

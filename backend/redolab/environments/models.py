@@ -17,7 +17,7 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
 )
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, declared_attr, mapped_column, relationship
 
 from redolab.core.db import Base, TimestampMixin, UTCDateTime, enum_column
 
@@ -188,3 +188,23 @@ class Host(TimestampMixin, Base):
         if self.transport is HostTransport.local:
             return self.data_address or "127.0.0.1"
         return self.data_address or self.ssh_address
+
+
+class HostPair:
+    """A client host (sends) and a server host (receives) of the environment, for a run or a sweep.
+    The names are kept as at request time, so the row stays readable after its hosts are edited or
+    removed (the ids then become NULL)."""
+
+    client_host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
+    server_host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
+    client_host_name: Mapped[str] = mapped_column(String(100))
+    server_host_name: Mapped[str] = mapped_column(String(100))
+
+    # declared per class: each points at that class's own column
+    @declared_attr
+    def client_host(cls) -> Mapped[Host | None]:
+        return relationship(Host, foreign_keys=lambda: [cls.client_host_id])
+
+    @declared_attr
+    def server_host(cls) -> Mapped[Host | None]:
+        return relationship(Host, foreign_keys=lambda: [cls.server_host_id])

@@ -237,3 +237,20 @@ class HostPublic(BaseModel):
 class HostsPublic(BaseModel):
     data: list[HostPublic]
     count: int
+
+
+class HostPairCreate(BaseModel):
+    """The two hosts of the environment a run, sweep or imported result is between: the client
+    sends, the server receives."""
+
+    client_host_id: int
+    server_host_id: int
+
+
+class HostPairPublic(BaseModel):
+    """A HostPair row's hosts: their ids (None once a host was removed) and names at request time."""
+
+    client_host_id: int | None
+    server_host_id: int | None
+    client_host_name: str
+    server_host_name: str

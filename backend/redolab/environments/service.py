@@ -9,8 +9,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
 from redolab.auth.models import Role
-from redolab.core.db import Base
-from redolab.core.errors import FieldError, NotFound
+from redolab.core.db import Base, get_or_404
+from redolab.core.errors import FieldError
 from redolab.environments.models import Credential, Environment, Host
 from redolab.environments.schemas import (
     EnvironmentCreate,
@@ -26,10 +26,7 @@ def list_environments(*, session: Session) -> list[Environment]:
 
 
 def get_environment(*, session: Session, environment_id: int) -> Environment:
-    environment = session.get(Environment, environment_id)
-    if environment is None:
-        raise NotFound(f"Environment {environment_id} does not exist.")
-    return environment
+    return get_or_404(session, Environment, environment_id, what="Environment")
 
 
 def _check_name_free(session: Session, name: str, environment_id: int | None) -> None:
@@ -121,10 +118,7 @@ def delete_environment(
 
 
 def get_host(*, session: Session, environment: Environment, host_id: int) -> Host:
-    host = session.get(Host, host_id)
-    if host is None or host.environment_id != environment.id:
-        raise NotFound(f"Host {host_id} does not exist in environment '{environment.name}'.")
-    return host
+    return get_or_404(session, Host, host_id, what="Host", environment=environment)
 
 
 def _slot_message(host: HostCreate) -> str:

@@ -97,78 +97,99 @@ def _percent(text: str, where: str) -> float | None:
 
 def parse(lines: list[str]) -> Parsed:
     """Every capture in the file; the first malformed value stops everything, naming its line."""
-    parsed = Parsed()
-    header: dict | None = None  # the current capture's member, database and time
-    current: Sample | None = None
-    pending_heading: tuple[int, list[str]] | None = None
     texts = [raw.rstrip("\r\n").replace("\xa0", " ") for raw in lines]
     check_line_lengths(texts, "db2pd", 4096)
-
-    def finish() -> None:
-        nonlocal current
-        if current is not None:
-            parsed.samples.append(current)
-        current = None
-
+    reader = _Reader()
     for number, line in enumerate(texts, 1):
-        stripped = line.strip()
-        match = _HEADER.match(line)
-        if match:
-            finish()
-            member = _int(match["member"], f"line {number}, Database Member", "a member number", fields.MAX_NUMBERED)
-            header = {"member": member, "db": match["db"], "line": number, "date": match["date"]}
-            continue
-        date_only = _DATE_ONLY.match(line)
-        if date_only and header is not None and header["date"] is None:
-            header["date"] = date_only["date"]
-            continue
-        if header is None:
-            parsed.passed_over += bool(stripped)
-            continue
-        where = f"line {number}"
-        # -- 10.1+: NAME = value ----------------------------------------------------------------
-        kv = _KEY_VALUE.match(line)
-        if kv:
-            key, value = kv["key"], kv["value"].strip()
-            if key == "HADR_ROLE":
-                finish()
-                current = _new(header, number, value, "10.1+")
-                parsed.layouts.add("10.1+")
-                continue
-            if current is None:
-                continue
-            _apply_key(current, key, value, where)
-            continue
-        # -- before 10.1: headings, then values on the next line -------------------------------------
-        if stripped == "HADR Information:":
-            finish()
-            pending_heading = None
-            parsed.layouts.add("before 10.1")
-            continue
-        words = stripped.split()
-        if words and words[0] in ("Role", "ConnectStatus", "PrimaryFile", "StandByFile", "LocalHost", "RemoteHost"):
-            pending_heading = (number, words)
-            continue
-        if pending_heading is not None and stripped:
-            heading = pending_heading[1]
-            pending_heading = None
-            if heading[0] == "Role":
-                finish()
-                current = _new(header, number, words[0], "before 10.1")
-                _old_role_line(current, words, where)
-            elif current is not None:
-                _old_values(current, heading, stripped, words, where)
-            continue
-        if stripped.startswith("#") or stripped.startswith("Collecting stats"):
-            parsed.passed_over += 1  # the seed loop's separators between captures
-    finish()
-    if not parsed.samples:
+        reader.read(number, line)
+    reader.finish()
+    if not reader.parsed.samples:
         raise RedoInputError(
             "no db2pd -hadr capture was found: expected 'Database Member 0 -- Database NAME -- ... -- Date ...' "
             "followed by HADR_ROLE = ... lines (10.1 and later), or 'HADR Information:' with a Role/State table "
             "(before 10.1)"
         )
-    return parsed
+    return reader.parsed
+
+
+# The headings of the layout before 10.1 whose values come on the next line.
+_OLD_HEADINGS = ("Role", "ConnectStatus", "PrimaryFile", "StandByFile", "LocalHost", "RemoteHost")
+
+
+class _Reader:
+    """Reads a file line by line: the capture it is in, the sample being filled and, in the layout
+    before 10.1, the heading whose values the next line holds."""
+
+    def __init__(self) -> None:
+        self.parsed = Parsed()
+        self.header: dict | None = None  # the current capture's member, database and time
+        self.current: Sample | None = None
+        self.pending_heading: tuple[int, list[str]] | None = None
+
+    def finish(self) -> None:
+        """The sample being filled is complete."""
+        if self.current is not None:
+            self.parsed.samples.append(self.current)
+        self.current = None
+
+    def read(self, number: int, line: str) -> None:
+        if self._capture_header(number, line):
+            return
+        if self.header is None:
+            self.parsed.passed_over += bool(line.strip())
+            return
+        key_value = _KEY_VALUE.match(line)
+        if key_value:
+            self._key_value(number, key_value["key"], key_value["value"].strip())
+        else:
+            self._old_layout(number, line.strip())
+
+    def _capture_header(self, number: int, line: str) -> bool:
+        """A capture's "Database Member ..." line, or the "-- Date" line it wrapped onto."""
+        match = _HEADER.match(line)
+        if match:
+            self.finish()
+            member = _int(match["member"], f"line {number}, Database Member", "a member number", fields.MAX_NUMBERED)
+            self.header = {"member": member, "db": match["db"], "line": number, "date": match["date"]}
+            return True
+        date_only = _DATE_ONLY.match(line)
+        if date_only and self.header is not None and self.header["date"] is None:
+            self.header["date"] = date_only["date"]
+            return True
+        return False
+
+    def _key_value(self, number: int, key: str, value: str) -> None:
+        """10.1 and later: NAME = value; each HADR_ROLE starts a sample."""
+        if key == "HADR_ROLE":
+            self.finish()
+            self.current = _new(self.header, number, value, "10.1+")
+            self.parsed.layouts.add("10.1+")
+        elif self.current is not None:
+            _apply_key(self.current, key, value, f"line {number}")
+
+    def _old_layout(self, number: int, stripped: str) -> None:
+        """Before 10.1: headings, then their values on the next line; each Role line starts a sample."""
+        if stripped == "HADR Information:":
+            self.finish()
+            self.pending_heading = None
+            self.parsed.layouts.add("before 10.1")
+            return
+        words = stripped.split()
+        if words and words[0] in _OLD_HEADINGS:
+            self.pending_heading = (number, words)
+            return
+        if self.pending_heading is not None and stripped:
+            heading = self.pending_heading[1]
+            self.pending_heading = None
+            if heading[0] == "Role":
+                self.finish()
+                self.current = _new(self.header, number, words[0], "before 10.1")
+                _old_role_line(self.current, words, f"line {number}")
+            elif self.current is not None:
+                _old_values(self.current, heading, stripped, words, f"line {number}")
+            return
+        if stripped.startswith("#") or stripped.startswith("Collecting stats"):
+            self.parsed.passed_over += 1  # the seed loop's separators between captures
 
 
 def _new(header: dict, number: int, role: str, layout: str) -> Sample:

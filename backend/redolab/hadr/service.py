@@ -13,11 +13,13 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from redolab.core.errors import FieldError, NotFound
+from redolab.core.db import get_or_404
+from redolab.core.errors import FieldError
 from redolab.disktest.fit import Disk, DiskPoint, fit_disk
 from redolab.disktest.service import latest_disk
 from redolab.environments.models import Environment, HostRole
@@ -43,12 +45,6 @@ NETWORK = (
 UNKNOWN = "unknown: no standby capture within 30 s shows its receive buffer; capture the standby with the primary"
 
 
-def _zone(name: str):
-    from zoneinfo import ZoneInfo
-
-    return ZoneInfo(name or "UTC")
-
-
 def import_captures(
     *, session: Session, environment: Environment, path: Path, filename: str, imported_by: str
 ) -> HadrImport:
@@ -69,16 +65,7 @@ def import_captures(
         parsed = db2pd.parse(text.splitlines())
     except RedoInputError as error:
         raise FieldError("file", f"{filename}: {error}", 422) from None
-    zone = _zone(environment.time_zone)
-    samples = []
-    for sample in parsed.samples:  # wall-clock times are the database's: read them in its zone
-        at = sample.at
-        if at.tzinfo is UTC:
-            at = at.replace(tzinfo=zone)
-        samples.append((sample, at.timestamp()))
-    if any(at < 0 for _, at in samples):
-        line = next(s.line for s, at in samples if at < 0)
-        raise FieldError("file", f"{filename}: line {line}: a capture dated before 1970", 422)
+    samples = _timed_samples(parsed, ZoneInfo(environment.time_zone or "UTC"), filename)
     times = [at for _, at in samples]
     notes = [
         f"{len(samples):,} HADR pair(s) in the captures, layout {', '.join(sorted(parsed.layouts))}; times read in "
@@ -92,31 +79,47 @@ def import_captures(
         first_time=datetime.fromtimestamp(min(times), UTC), last_time=datetime.fromtimestamp(max(times), UTC),
         imported_by=imported_by,
     )  # fmt: skip
-    record.samples = [
-        HadrSample(
-            line=s.line,
-            at_epoch_seconds=at,
-            member=s.member,
-            database=s.database[:64],
-            role=s.role[:20],
-            state=s.state,
-            sync_mode=s.sync_mode,
-            connect_status=s.connect_status,
-            heartbeats_missed=s.heartbeats_missed,
-            log_gap_bytes=s.log_gap_bytes,
-            recv_buf_percent=s.recv_buf_percent,
-            recv_buf_pages=s.recv_buf_pages,
-            primary_file=(s.primary_file or "")[:20] or None,
-            primary_position=s.primary_position,
-            standby_file=(s.standby_file or "")[:20] or None,
-            standby_position=s.standby_position,
-            standby_id=s.standby_id,
-        )
-        for s, at in samples
-    ]
+    record.samples = [_stored_sample(sample, at) for sample, at in samples]
     session.add(record)
     session.commit()
     return record
+
+
+def _timed_samples(parsed: db2pd.Parsed, zone: ZoneInfo, filename: str) -> list[tuple[db2pd.Sample, float]]:
+    """Each sample with its time in seconds since the epoch. Wall-clock times are the database's:
+    read in its zone."""
+    samples = []
+    for sample in parsed.samples:
+        at = sample.at
+        if at.tzinfo is UTC:
+            at = at.replace(tzinfo=zone)
+        samples.append((sample, at.timestamp()))
+    if any(at < 0 for _, at in samples):
+        line = next(s.line for s, at in samples if at < 0)
+        raise FieldError("file", f"{filename}: line {line}: a capture dated before 1970", 422)
+    return samples
+
+
+def _stored_sample(s: db2pd.Sample, at: float) -> HadrSample:
+    return HadrSample(
+        line=s.line,
+        at_epoch_seconds=at,
+        member=s.member,
+        database=s.database[:64],
+        role=s.role[:20],
+        state=s.state,
+        sync_mode=s.sync_mode,
+        connect_status=s.connect_status,
+        heartbeats_missed=s.heartbeats_missed,
+        log_gap_bytes=s.log_gap_bytes,
+        recv_buf_percent=s.recv_buf_percent,
+        recv_buf_pages=s.recv_buf_pages,
+        primary_file=(s.primary_file or "")[:20] or None,
+        primary_position=s.primary_position,
+        standby_file=(s.standby_file or "")[:20] or None,
+        standby_position=s.standby_position,
+        standby_id=s.standby_id,
+    )
 
 
 def list_hadr_imports(*, session: Session, environment: Environment) -> list[HadrImport]:
@@ -126,10 +129,7 @@ def list_hadr_imports(*, session: Session, environment: Environment) -> list[Had
 
 
 def get_hadr_import(*, session: Session, environment: Environment, import_id: int) -> HadrImport:
-    record = session.get(HadrImport, import_id)
-    if record is None or record.environment_id != environment.id:
-        raise NotFound(f"HADR import {import_id} not found in environment '{environment.name}'.")
-    return record
+    return get_or_404(session, HadrImport, import_id, what="HADR import", environment=environment)
 
 
 def delete_hadr_import(*, session: Session, record: HadrImport) -> None:

@@ -27,36 +27,8 @@ def _link_fields(lab: Lab) -> dict:
 
 
 def register(*, session: Session, lab: Lab, paths: Paths, secret_key: str) -> Environment:
-    environment = session.scalar(select(Environment).where(Environment.name == lab.environment_name))
-    description = f"redolab lab on this machine: {lab.shape.describe()}"[:500]
-    if environment is None:
-        environment = create_environment(
-            session=session,
-            env_in=EnvironmentCreate(name=lab.environment_name, description=description, **_link_fields(lab)),
-        )
-    else:
-        environment = update_environment(
-            session=session,
-            environment=environment,
-            env_in=EnvironmentUpdate(description=description, **_link_fields(lab)),
-        )
-
-    credential = session.scalar(
-        select(Credential).where(Credential.environment_id == environment.id, Credential.name == CREDENTIAL_NAME)
-    )
-    if credential is None or credential.key_path != str(paths.client_key):
-        if credential is not None:
-            session.delete(credential)
-            session.flush()
-        credential = create_credential(
-            session=session,
-            environment=environment,
-            credential_in=CredentialCreate(
-                name=CREDENTIAL_NAME, kind=CredentialKind.key_path, key_path=str(paths.client_key)
-            ),
-            secret_key=secret_key,
-        )
-
+    environment = _lab_environment(session, lab)
+    credential = _lab_credential(session, environment, paths, secret_key)
     existing = {(host.role, host.node_number): host for host in environment.hosts}
     for lab_host in lab.hosts:
         fields = {
@@ -87,6 +59,42 @@ def register(*, session: Session, lab: Lab, paths: Paths, secret_key: str) -> En
     session.commit()
     session.refresh(environment)
     return environment
+
+
+def _lab_environment(session: Session, lab: Lab) -> Environment:
+    """The lab's environment, created or brought up to date with the lab's link."""
+    environment = session.scalar(select(Environment).where(Environment.name == lab.environment_name))
+    description = f"redolab lab on this machine: {lab.shape.describe()}"[:500]
+    if environment is None:
+        return create_environment(
+            session=session,
+            env_in=EnvironmentCreate(name=lab.environment_name, description=description, **_link_fields(lab)),
+        )
+    return update_environment(
+        session=session,
+        environment=environment,
+        env_in=EnvironmentUpdate(description=description, **_link_fields(lab)),
+    )
+
+
+def _lab_credential(session: Session, environment: Environment, paths: Paths, secret_key: str) -> Credential:
+    """The credential naming the lab's client key; replaced when the key moved."""
+    credential = session.scalar(
+        select(Credential).where(Credential.environment_id == environment.id, Credential.name == CREDENTIAL_NAME)
+    )
+    if credential is not None and credential.key_path == str(paths.client_key):
+        return credential
+    if credential is not None:
+        session.delete(credential)
+        session.flush()
+    return create_credential(
+        session=session,
+        environment=environment,
+        credential_in=CredentialCreate(
+            name=CREDENTIAL_NAME, kind=CredentialKind.key_path, key_path=str(paths.client_key)
+        ),
+        secret_key=secret_key,
+    )
 
 
 def update_link(*, session: Session, lab: Lab) -> None:

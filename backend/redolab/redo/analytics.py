@@ -202,54 +202,67 @@ def summary_json(
     """The keys `redolab redo analyze --json` promises (units in the names); `notes` says what was
     found (periods, lines passed over), `ignored_columns` the columns present but not read per file,
     `files_used` and `files_skipped` an archive's members."""
-    ratio = analysis.headroom_ratio
-    summed = analysis.summed_peak
     required = analysis.required_bytes_per_second
     return {
         "format": fmt,
         "rows_read": rows_read,
         "unique_logs": sum(t.intervals for t in analysis.threads.values()),
         "dropped": dict(dropped),
-        "threads": [
-            {
-                "thread": t.thread,
-                "peak_bytes_per_second": t.peak_bytes_per_second,
-                "peak_at": t.peak_at.isoformat() if t.peak_at else None,
-                "required_bytes_per_second": t.peak_bytes_per_second * (1 + ratio),
-                "bytes": t.bytes,
-            }
-            for t in sorted(analysis.threads.values(), key=lambda t: t.thread)
-        ],
-        "summed": None
-        if summed is None
-        else {
-            "peak_bytes_per_second": summed[0],
-            "peak_at": summed[1].isoformat() if summed[1] else None,
-            "p95_bytes_per_second": analysis.summed_percentile(95),
-            "p99_bytes_per_second": analysis.summed_percentile(99),
-            "top_windows": [
-                {"start": s.isoformat(), "end": e.isoformat(), "bytes_per_second": r}
-                for s, e, r in analysis.top_windows()
-            ],
-        },
-        "headroom_ratio": ratio,
+        "threads": _threads_json(analysis),
+        "summed": _summed_json(analysis),
+        "headroom_ratio": analysis.headroom_ratio,
         "required_bytes_per_second": required,
         "required_mbit_per_second": byte_rate_to_mbit(required) if required is not None else None,
         "avg_redo_write_bytes": analysis.avg_redo_write_bytes,
-        "profile": [
-            {
-                "hour": hour,
-                "thread": thread,
-                "average_bytes_per_second": average,
-                "max_bytes_per_second": maximum,
-                "percentile_bytes_per_second": percentile,
-            }
-            for hour, threads in sorted(analysis.profile.items())
-            for thread, (average, maximum, percentile) in sorted(threads.items())
-        ],
+        "profile": _profile_json(analysis),
         "warnings": [*warnings, *analysis.warnings],
         "notes": list(notes or []),
         "ignored_columns": dict(ignored or {}),
         "files_used": list(used or []),
         "files_skipped": [{"file": name, "reason": reason} for name, reason in (skipped or [])],
     }
+
+
+def _threads_json(analysis: Analysis) -> list[dict]:
+    """Each thread's peak and the rate it requires with the headroom, in thread order."""
+    return [
+        {
+            "thread": t.thread,
+            "peak_bytes_per_second": t.peak_bytes_per_second,
+            "peak_at": t.peak_at.isoformat() if t.peak_at else None,
+            "required_bytes_per_second": t.peak_bytes_per_second * (1 + analysis.headroom_ratio),
+            "bytes": t.bytes,
+        }
+        for t in sorted(analysis.threads.values(), key=lambda t: t.thread)
+    ]
+
+
+def _summed_json(analysis: Analysis) -> dict | None:
+    """The threads' summed rate: its peak, percentiles and busiest windows (None without times)."""
+    summed = analysis.summed_peak
+    if summed is None:
+        return None
+    return {
+        "peak_bytes_per_second": summed[0],
+        "peak_at": summed[1].isoformat() if summed[1] else None,
+        "p95_bytes_per_second": analysis.summed_percentile(95),
+        "p99_bytes_per_second": analysis.summed_percentile(99),
+        "top_windows": [
+            {"start": s.isoformat(), "end": e.isoformat(), "bytes_per_second": r} for s, e, r in analysis.top_windows()
+        ],
+    }
+
+
+def _profile_json(analysis: Analysis) -> list[dict]:
+    """Hour-of-day profiles: one entry per hour and thread."""
+    return [
+        {
+            "hour": hour,
+            "thread": thread,
+            "average_bytes_per_second": average,
+            "max_bytes_per_second": maximum,
+            "percentile_bytes_per_second": percentile,
+        }
+        for hour, threads in sorted(analysis.profile.items())
+        for thread, (average, maximum, percentile) in sorted(threads.items())
+    ]

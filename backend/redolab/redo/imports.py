@@ -11,8 +11,8 @@ from pathlib import Path
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from redolab.core.db import utcnow
-from redolab.core.errors import FieldError, NotFound
+from redolab.core.db import get_or_404, utcnow
+from redolab.core.errors import FieldError
 from redolab.environments.models import Environment
 from redolab.jobs.models import Job, JobStatus
 from redolab.redo import service as redo_service
@@ -131,10 +131,9 @@ def discard_orphan(session: Session, job: Job) -> None:
 
 
 def get_import_job(*, session: Session, environment: Environment, job_id: int) -> Job:
-    job = session.get(Job, job_id)
-    if job is None or job.kind != "import" or job.environment_id != environment.id:
-        raise NotFound(f"Import job {job_id} does not exist in environment '{environment.name}'.")
-    return job
+    return get_or_404(
+        session, Job, job_id, what="Import job", environment=environment, only=lambda job: job.kind == "import"
+    )
 
 
 RECENT_FAILURES_SECONDS = 24 * 3600.0

@@ -14,7 +14,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from redolab.core.errors import FieldError, NotFound
+from redolab.core.db import get_or_404
+from redolab.core.errors import FieldError
 from redolab.core.security import file_sha256
 from redolab.environments.models import Environment
 from redolab.redo.analytics import Analysis, analyze, summary_json
@@ -296,10 +297,14 @@ def list_imports(*, session: Session, environment: Environment) -> list[RedoImpo
 
 
 def get_import(*, session: Session, environment: Environment, import_id: int) -> RedoImport:
-    record = session.get(RedoImport, import_id)
-    if record is None or record.environment_id != environment.id or record.status != ImportStatus.ready:
-        raise NotFound(f"Redo import {import_id} does not exist in environment '{environment.name}'.")
-    return record
+    return get_or_404(
+        session,
+        RedoImport,
+        import_id,
+        what="Redo import",
+        environment=environment,
+        only=lambda record: record.status == ImportStatus.ready,
+    )
 
 
 def delete_import(*, session: Session, record: RedoImport) -> None:

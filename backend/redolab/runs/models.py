@@ -10,7 +10,7 @@ from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, St
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
-from redolab.environments.models import Host
+from redolab.environments.models import HostPair
 
 
 class RunStatus(StrEnum):
@@ -59,7 +59,7 @@ class Lifecycle:
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
-class Run(Lifecycle, Base):
+class Run(HostPair, Lifecycle, Base):
     """One probe test from a client host (sends) to a server host (receives)."""
 
     __tablename__ = "runs"
@@ -67,11 +67,6 @@ class Run(Lifecycle, Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
-    client_host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
-    server_host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
-    # Names at request time, so a run stays readable after its hosts are edited or removed.
-    client_host_name: Mapped[str] = mapped_column(String(100))
-    server_host_name: Mapped[str] = mapped_column(String(100))
     mode: Mapped[ProbeMode] = mapped_column(enum_column(ProbeMode))
     conns: Mapped[int] = mapped_column(Integer)
     message_bytes: Mapped[int] = mapped_column(BigInteger)
@@ -131,8 +126,6 @@ class Run(Lifecycle, Base):
     # reuses the highest id) still changes the sum.
     change_mark: Mapped[int] = mapped_column(BigInteger, default=new_mark, server_default="0", onupdate=new_mark)
 
-    client_host: Mapped[Host | None] = relationship(foreign_keys=[client_host_id])
-    server_host: Mapped[Host | None] = relationship(foreign_keys=[server_host_id])
     events: Mapped[list[RunEvent]] = relationship(
         cascade="all, delete-orphan", order_by="RunEvent.seq", passive_deletes=True
     )

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from redolab.core.db import utcnow
 from redolab.environments.connect import connect_host
 from redolab.environments.models import Host
-from redolab.remote.deploy import ensure_probe, probe_file_name
+from redolab.remote.deploy import ProbeInstall, ensure_probe, probe_file_name
 from redolab.remote.hostinfo import capture_settings
 from redolab.remote.transport import RemoteProcess, Transport, TransportError, shell_join
 from redolab.runs.command import PID_PREFIX, ProbeParameters, client_argv, server_argv
@@ -140,14 +140,33 @@ class RunExecution:
         self._mark("claimed")
         with self.sessions() as session:
             run, client_host, server_host = self._load(session)
-            parameters = ProbeParameters(
-                mode=run.mode.value, conns=run.conns, message_bytes=run.message_bytes,
-                sockbuf_bytes=run.sockbuf_bytes, duration_seconds=run.duration_seconds,
-                interval_seconds=run.interval_seconds, delay_us=run.delay_us,
-                rate_bits_per_second=run.rate_bits_per_second, write_dir=run.write_dir,
-                sync_write=run.sync_write, congestion=run.congestion,
-                fq_rate_bits_per_second=run.fq_rate_bits_per_second, zerocopy=run.zerocopy, reverse=run.reverse,
-            )  # fmt: skip
+            parameters = _probe_parameters(run)
+        client_t, server_t = await self._connect(client_host, server_host)
+        client_probe, server_probe = await self._deploy_and_capture(client_host, client_t, server_host, server_t)
+        if self._cancel_requested():
+            raise RunFailed("cancelled before the probes started")
+
+        server_cmd = server_argv(server_probe.path, parameters)
+        self._update(server_command=shell_join(server_cmd))
+        server = Started("server", server_host, server_t, await server_t.start(server_cmd))
+        self.started.append(server)
+        server_lines = server.process.lines()
+        start = await self._first_event(server, server_lines)
+        server.pid, port = start.data.get("pid"), start.data["port"]
+        self._mark("server listening")
+
+        client_cmd = client_argv(client_probe.path, parameters, server_address=server_host.probe_address, port=port)
+        self._update(client_command=shell_join(client_cmd))
+        client = Started("client", client_host, client_t, await client_t.start(PID_PREFIX + client_cmd))
+        self.started.append(client)
+        client_lines = client.process.lines()
+        client.pid = await self._read_pid(client, client_lines)
+        self._mark("client started")
+
+        await self._follow(client, client_lines, server, server_lines)
+
+    async def _connect(self, client_host: Host, server_host: Host) -> tuple[Transport, Transport]:
+        """Both hosts at once; if either fails, the other connection is closed and the error raised."""
         client_t, server_t = await asyncio.gather(
             connect_host(client_host, secret_key=self.secret_key),
             connect_host(server_host, secret_key=self.secret_key),
@@ -161,6 +180,12 @@ class RunExecution:
                 raise transport
         self.transports = [client_t, server_t]
         self._mark("connected")
+        return client_t, server_t
+
+    async def _deploy_and_capture(
+        self, client_host: Host, client_t: Transport, server_host: Host, server_t: Transport
+    ) -> tuple[ProbeInstall, ProbeInstall]:
+        """Each host's settings and its probe (deployed if missing), stored on the run."""
         # One inspection per host: settings, plus where the probe cache is and what it holds.
         name = probe_file_name()
         client_settings, server_settings = await asyncio.gather(
@@ -184,27 +209,7 @@ class RunExecution:
             probe_version=client_probe.version, probe_sha256=client_probe.sha256,
             client_settings=client_settings, server_settings=server_settings,
         )  # fmt: skip
-        if self._cancel_requested():
-            raise RunFailed("cancelled before the probes started")
-
-        server_cmd = server_argv(server_probe.path, parameters)
-        self._update(server_command=shell_join(server_cmd))
-        server = Started("server", server_host, server_t, await server_t.start(server_cmd))
-        self.started.append(server)
-        server_lines = server.process.lines()
-        start = await self._first_event(server, server_lines)
-        server.pid, port = start.data.get("pid"), start.data["port"]
-        self._mark("server listening")
-
-        client_cmd = client_argv(client_probe.path, parameters, server_address=server_host.probe_address, port=port)
-        self._update(client_command=shell_join(client_cmd))
-        client = Started("client", client_host, client_t, await client_t.start(PID_PREFIX + client_cmd))
-        self.started.append(client)
-        client_lines = client.process.lines()
-        client.pid = await self._read_pid(client, client_lines)
-        self._mark("client started")
-
-        await self._follow(client, client_lines, server, server_lines)
+        return client_probe, server_probe
 
     async def _first_event(self, started: Started, lines) -> ProbeEvent:
         try:
@@ -347,3 +352,14 @@ class RunExecution:
                 started.process.terminate()
                 await asyncio.wait_for(started.process.wait(), 2)
         return " ".join(problems)
+
+
+def _probe_parameters(run: Run) -> ProbeParameters:
+    return ProbeParameters(
+        mode=run.mode.value, conns=run.conns, message_bytes=run.message_bytes,
+        sockbuf_bytes=run.sockbuf_bytes, duration_seconds=run.duration_seconds,
+        interval_seconds=run.interval_seconds, delay_us=run.delay_us,
+        rate_bits_per_second=run.rate_bits_per_second, write_dir=run.write_dir,
+        sync_write=run.sync_write, congestion=run.congestion,
+        fq_rate_bits_per_second=run.fq_rate_bits_per_second, zerocopy=run.zerocopy, reverse=run.reverse,
+    )  # fmt: skip

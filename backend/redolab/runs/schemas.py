@@ -29,6 +29,7 @@ from redolab.core.fields import (
     positive,
 )
 from redolab.core.units import UnitError, parse_size
+from redolab.environments.schemas import HostPairCreate, HostPairPublic
 from redolab.runs.models import ProbeMode, RunSource, RunStatus
 
 _SAFE_PATH = re.compile(r"/[A-Za-z0-9._/+-]*")  # fullmatch: `$` would match before a newline
@@ -124,13 +125,11 @@ def count_list(value):
     return counts
 
 
-class RunCreate(BaseModel):
+class RunCreate(HostPairCreate):
     """What to run. Sizes, rates and durations: numbers in base units or text with units."""
 
     model_config = ConfigDict(extra="forbid")
 
-    client_host_id: int
-    server_host_id: int
     mode: ProbeMode = ProbeMode.async_
     conns: Annotated[int, Field(ge=1, le=1024)] = 1
     message_bytes: Annotated[SizeBytes, AfterValidator(positive), at_most(256 * MIB, "256 MiB")] = MIB
@@ -191,15 +190,11 @@ class RunCreate(BaseModel):
         return value
 
 
-class RunPublic(BaseModel):
+class RunPublic(HostPairPublic):
     model_config = ConfigDict(from_attributes=True)
 
     id: int
     environment_id: int
-    client_host_id: int | None
-    server_host_id: int | None
-    client_host_name: str
-    server_host_name: str
     mode: ProbeMode
     conns: int
     message_bytes: int
@@ -249,14 +244,12 @@ class RunsPublic(BaseModel):
     count: int
 
 
-class ResultImport(BaseModel):
+class ResultImport(HostPairCreate):
     """Results a team already has (oratcptest client output, iperf3 -J), imported as runs between
     two hosts of the environment: the client sent, the server received."""
 
     model_config = ConfigDict(extra="forbid")
 
-    client_host_id: int
-    server_host_id: int
     format: Literal["auto", "oratcptest", "iperf3"] = "auto"
     # oratcptest prints clock times only: the day they belong to (taken as UTC). Default: today.
     test_date: date | None = None

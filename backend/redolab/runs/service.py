@@ -10,8 +10,8 @@ from dataclasses import asdict
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from redolab.core.db import utcnow
-from redolab.core.errors import FieldError, NotFound
+from redolab.core.db import get_or_404, utcnow
+from redolab.core.errors import FieldError
 from redolab.core.units import format_bytes
 from redolab.environments.models import Environment, Host, HostRole, HostTransport
 from redolab.jobs.models import Job, JobStatus
@@ -160,10 +160,7 @@ def list_runs(*, session: Session, environment: Environment, limit: int = 200) -
 
 
 def get_run(*, session: Session, run_id: int) -> Run:
-    run = session.get(Run, run_id)
-    if run is None:
-        raise NotFound(f"Run {run_id} does not exist.")
-    return run
+    return get_or_404(session, Run, run_id, what="Run")
 
 
 def run_lines(*, session: Session, run: Run, role: str | None = None) -> list[str]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from redolab.core.errors import FieldError, NotFound
+from redolab.core.db import get_or_404
+from redolab.core.errors import FieldError
 from redolab.environments.models import Environment, Host, HostRole
 from redolab.runs import service
 from redolab.runs.models import Run, RunStatus
@@ -47,10 +48,7 @@ def create_cluster(
 
 
 def get_cluster(*, session: Session, cluster_id: int) -> Cluster:
-    cluster = session.get(Cluster, cluster_id)
-    if cluster is None:
-        raise NotFound(f"Cluster run {cluster_id} does not exist.")
-    return cluster
+    return get_or_404(session, Cluster, cluster_id, what="Cluster run")
 
 
 def summary(cluster: Cluster) -> dict:

@@ -9,7 +9,7 @@ from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
-from redolab.environments.models import Host
+from redolab.environments.models import HostPair
 from redolab.runs.models import Lifecycle, Run
 
 
@@ -27,7 +27,7 @@ class SweepKind(StrEnum):
         }[self.value]
 
 
-class Sweep(Lifecycle, Base):
+class Sweep(HostPair, Lifecycle, Base):
     """A declarative grid of runs between one host pair, expanded into child runs as it goes.
 
     `parameters` holds what every child run shares (mode, message size, duration, ...), as the
@@ -40,10 +40,6 @@ class Sweep(Lifecycle, Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
-    client_host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
-    server_host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
-    client_host_name: Mapped[str] = mapped_column(String(100))
-    server_host_name: Mapped[str] = mapped_column(String(100))
     kind: Mapped[SweepKind] = mapped_column(enum_column(SweepKind))
     parameters: Mapped[dict] = mapped_column(JSON)
     values: Mapped[list[int]] = mapped_column(JSON)
@@ -64,8 +60,6 @@ class Sweep(Lifecycle, Base):
     kernel_original: Mapped[dict | None] = mapped_column(JSON)
     kernel_restored: Mapped[bool | None] = mapped_column(Boolean)
 
-    client_host: Mapped[Host | None] = relationship(foreign_keys=[client_host_id])
-    server_host: Mapped[Host | None] = relationship(foreign_keys=[server_host_id])
     runs: Mapped[list[Run]] = relationship(
         order_by="(Run.sweep_point, Run.repetition, Run.id)", foreign_keys="Run.sweep_id", viewonly=True
     )

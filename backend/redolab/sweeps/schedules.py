@@ -17,8 +17,7 @@ from pydantic_core import PydanticCustomError
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from redolab.core.db import utcnow
-from redolab.core.errors import NotFound
+from redolab.core.db import get_or_404, utcnow
 from redolab.core.fields import DurationSeconds, at_most, positive
 from redolab.environments.models import Environment
 from redolab.jobs.models import Job, JobStatus
@@ -174,10 +173,7 @@ def fire_due(sessions: sessionmaker, now: datetime | None = None) -> int:
 
 
 def get_schedule(*, session: Session, schedule_id: int) -> Schedule:
-    schedule = session.get(Schedule, schedule_id)
-    if schedule is None:
-        raise NotFound(f"Schedule {schedule_id} does not exist.")
-    return schedule
+    return get_or_404(session, Schedule, schedule_id, what="Schedule")
 
 
 def list_schedules(*, session: Session, environment: Environment) -> list[Schedule]:

@@ -23,6 +23,7 @@ from redolab.core.fields import (
     positive,
 )
 from redolab.core.units import MIB, format_bytes
+from redolab.environments.schemas import HostPairPublic
 from redolab.runs.models import RunStatus
 from redolab.runs.schemas import RunCreate, count_list, size_list
 from redolab.sweeps.grid import MAX_CONNS, MAX_POINTS, connection_steps
@@ -106,15 +107,11 @@ class SweepCreate(RunCreate):
         return parameters
 
 
-class SweepPublic(BaseModel):
+class SweepPublic(HostPairPublic):
     model_config = ConfigDict(from_attributes=True)
 
     id: int
     environment_id: int
-    client_host_id: int | None
-    server_host_id: int | None
-    client_host_name: str
-    server_host_name: str
     kind: SweepKind
     parameters: dict
     values: list[int]

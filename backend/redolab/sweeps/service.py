@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from redolab.core.db import utcnow
-from redolab.core.errors import FieldError, NotFound
+from redolab.core.db import get_or_404, utcnow
+from redolab.core.errors import FieldError
 from redolab.environments.models import Environment
 from redolab.jobs.models import Job, JobStatus
 from redolab.remote.kernel import manual_kernel_commands
@@ -72,10 +72,7 @@ def list_sweeps(*, session: Session, environment: Environment, limit: int = 100)
 
 
 def get_sweep(*, session: Session, sweep_id: int) -> Sweep:
-    sweep = session.get(Sweep, sweep_id)
-    if sweep is None:
-        raise NotFound(f"Sweep {sweep_id} does not exist.")
-    return sweep
+    return get_or_404(session, Sweep, sweep_id, what="Sweep")
 
 
 def cancel_sweep(*, session: Session, sweep: Sweep) -> Sweep:

@@ -47,6 +47,22 @@ def restore_commands(original: dict, names: dict[str, str]) -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What a sweep runs, read before it starts."""
+
+    kind: SweepKind
+    grid: list[tuple[int, int]]  # (value, connection count) per point, in the order run
+    repetitions: int
+    shared: dict  # the RunCreate fields every run of the sweep has
+    label: str
+    requested_by: str
+    environment_id: int
+    client: Host
+    server: Host
+    names: dict[str, str]  # "client" and "server": the hosts' names
+
+
 @dataclass
 class SweepExecution:
     sessions: sessionmaker
@@ -93,53 +109,19 @@ class SweepExecution:
         return status
 
     async def _execute(self) -> tuple[RunStatus, str | None]:
-        with self.sessions() as session:
-            sweep = session.get(Sweep, self.sweep_id)
-            client, server = sweep.client_host, sweep.server_host
-            if client is None or server is None:
-                raise SweepFailed("a host of this sweep was deleted before it started")
-            for host in (client, server):
-                _ = host.credential  # loaded before the session closes
-            kind, grid, repetitions = sweep.kind, service.sweep_grid(sweep), sweep.repetitions
-            base = {
-                **sweep.parameters,
-                "client_host_id": client.id,
-                "server_host_id": server.id,
-                "tags": sweep.tags,
-            }
-            label = sweep.label or f"{kind.label} #{sweep.id}"
-            requested_by, environment_id = sweep.requested_by, sweep.environment_id
-            names = {"client": client.name, "server": server.name}
-        if kind is SweepKind.kernel_max:
-            await self._prepare_kernel(client, server)
-
-        for index, (value, conns) in enumerate(grid):
-            if kind is SweepKind.kernel_max:
+        plan = self._load()
+        if plan.kind is SweepKind.kernel_max:
+            await self._prepare_kernel(plan.client, plan.server)
+        for index, (value, conns) in enumerate(plan.grid):
+            if plan.kind is SweepKind.kernel_max:
                 await self._apply_kernel_max(value)
-            for repetition in range(repetitions):
+            for repetition in range(plan.repetitions):
                 self.heartbeat()
                 if self._cancel_requested():
                     return RunStatus.cancelled, "cancelled by the user; the runs finished so far are kept"
                 if self.shutting_down():
                     return RunStatus.failed, "redolab was stopped during the sweep; the runs finished so far are kept"
-                fields = {**base, "conns": conns, "label": f"{label} · {describe_point(kind, value, conns)}"}
-                if kind is SweepKind.sockbuf:
-                    fields["sockbuf_bytes"] = value
-                run = Run(
-                    environment_id=environment_id,
-                    client_host_name=names["client"],
-                    server_host_name=names["server"],
-                    requested_by=requested_by,
-                    sweep_id=self.sweep_id,
-                    sweep_point=index,
-                    repetition=repetition,
-                    kernel_max_bytes=value if kind is SweepKind.kernel_max else None,
-                    **RunCreate.model_validate(fields).model_dump(),
-                )
-                with self.sessions() as session:
-                    session.add(run)
-                    session.commit()
-                    run_id = run.id
+                run_id = self._add_run(plan, index, value, conns, repetition)
                 status, reason = await RunExecution(
                     self.sessions,
                     self.secret_key,
@@ -154,12 +136,59 @@ class SweepExecution:
                     )
                 if status is RunStatus.failed:
                     return RunStatus.failed, (
-                        f"run #{run_id} ({describe_point(kind, value, conns)}) failed: {reason} "
+                        f"run #{run_id} ({describe_point(plan.kind, value, conns)}) failed: {reason} "
                         "The sweep stopped there; the runs finished so far are kept."
                     )
-            if kind is SweepKind.connections and self._plateau_reached():
+            if plan.kind is SweepKind.connections and self._plateau_reached():
                 return RunStatus.succeeded, None
         return RunStatus.succeeded, None
+
+    def _load(self) -> _Plan:
+        with self.sessions() as session:
+            sweep = session.get(Sweep, self.sweep_id)
+            client, server = sweep.client_host, sweep.server_host
+            if client is None or server is None:
+                raise SweepFailed("a host of this sweep was deleted before it started")
+            for host in (client, server):
+                _ = host.credential  # loaded before the session closes
+            return _Plan(
+                kind=sweep.kind,
+                grid=service.sweep_grid(sweep),
+                repetitions=sweep.repetitions,
+                shared={
+                    **sweep.parameters,
+                    "client_host_id": client.id,
+                    "server_host_id": server.id,
+                    "tags": sweep.tags,
+                },
+                label=sweep.label or f"{sweep.kind.label} #{sweep.id}",
+                requested_by=sweep.requested_by,
+                environment_id=sweep.environment_id,
+                client=client,
+                server=server,
+                names={"client": client.name, "server": server.name},
+            )
+
+    def _add_run(self, plan: _Plan, index: int, value: int, conns: int, repetition: int) -> int:
+        """Store the run of one repetition of a grid point (queued); its id."""
+        fields = {**plan.shared, "conns": conns, "label": f"{plan.label} · {describe_point(plan.kind, value, conns)}"}
+        if plan.kind is SweepKind.sockbuf:
+            fields["sockbuf_bytes"] = value
+        run = Run(
+            environment_id=plan.environment_id,
+            client_host_name=plan.names["client"],
+            server_host_name=plan.names["server"],
+            requested_by=plan.requested_by,
+            sweep_id=self.sweep_id,
+            sweep_point=index,
+            repetition=repetition,
+            kernel_max_bytes=value if plan.kind is SweepKind.kernel_max else None,
+            **RunCreate.model_validate(fields).model_dump(),
+        )
+        with self.sessions() as session:
+            session.add(run)
+            session.commit()
+            return run.id
 
     def _plateau_reached(self) -> bool:
         with self.sessions() as session:

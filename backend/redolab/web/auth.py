@@ -6,7 +6,7 @@ import secrets
 from typing import Annotated
 
 import anyio
-from fastapi import APIRouter, Depends, Form, HTTPException, Request, status
+from fastapi import APIRouter, Depends, Form, Request, status
 from starlette.responses import Response
 
 from redolab.auth import audit, service
@@ -186,13 +186,6 @@ def _users_page(request, session, status_code=200, **context) -> Response:
     return render(request, "auth/users.html", context, block="users", status_code=status_code)
 
 
-def _target(session, user_id: int) -> User:
-    target = session.get(User, user_id)
-    if target is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"User {user_id} does not exist.")
-    return target
-
-
 @router.get("/users")
 def list_users(request: Request, session: SessionDep, admin: AdminUser) -> Response:
     """Users and their roles (admin)."""
@@ -224,7 +217,7 @@ def change_role(
     request: Request, session: SessionDep, admin: AdminUser, user_id: int, role: Annotated[str, Form()] = ""
 ) -> Response:
     """Change a user's role (admin); the last active admin cannot be demoted."""
-    target = _target(session, user_id)
+    target = service.get_user(session=session, user_id=user_id)
     if role not in {r.value for r in Role}:
         return _users_page(request, session, 422, errors={"user": "Choose viewer, operator or admin."})
     try:
@@ -237,8 +230,9 @@ def change_role(
 @router.post("/users/{user_id}/disable")
 def disable_user(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
     """Disable a user: login is refused and every session and token of theirs stops working."""
+    target = service.get_user(session=session, user_id=user_id)
     try:
-        service.set_disabled(session=session, user=_target(session, user_id), disabled=True, by=admin)
+        service.set_disabled(session=session, user=target, disabled=True, by=admin)
     except FieldError as error:
         return _users_page(request, session, 409, errors={"user": error.message})
     return _users_page(request, session)
@@ -247,14 +241,15 @@ def disable_user(request: Request, session: SessionDep, admin: AdminUser, user_i
 @router.post("/users/{user_id}/enable")
 def enable_user(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
     """Let a disabled user log in again."""
-    service.set_disabled(session=session, user=_target(session, user_id), disabled=False, by=admin)
+    target = service.get_user(session=session, user_id=user_id)
+    service.set_disabled(session=session, user=target, disabled=False, by=admin)
     return _users_page(request, session)
 
 
 @router.post("/users/{user_id}/sessions/end")
 def end_user_sessions(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
     """End every session of a user and revoke their tokens."""
-    target = _target(session, user_id)
+    target = service.get_user(session=session, user_id=user_id)
     keep = request.session.get("sid") if target.id == admin.id else None
     service.end_user_sessions(session=session, user=target, keep_key=keep, tokens=True)
     return _users_page(request, session)
@@ -263,8 +258,9 @@ def end_user_sessions(request: Request, session: SessionDep, admin: AdminUser, u
 @router.delete("/users/{user_id}")
 def delete_user(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
     """Delete a user with their sessions and tokens."""
+    target = service.get_user(session=session, user_id=user_id)
     try:
-        service.delete_user(session=session, user=_target(session, user_id), by=admin)
+        service.delete_user(session=session, user=target, by=admin)
     except FieldError as error:
         return _users_page(request, session, 409, errors={"user": error.message})
     return _users_page(request, session)

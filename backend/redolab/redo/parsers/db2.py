@@ -340,9 +340,37 @@ _DIRECTORY = re.compile(r"^(?P<dir>\S.*):\s*$")  # ls -lR: "./LOGSTREAM0001/C000
 
 def read_listing(lines: list[str], log_file_pages: int | None) -> Table:
     check_line_lengths(lines, "a directory listing")
-    facts: list[str] = []
-    warnings: list[str] = []
-    files: list[tuple[int, int, datetime, float | None, int]] = []  # member, sequence, closed, size, line
+    files, passed = _archived_files(lines)
+    if not files:
+        raise RedoInputError("no archived log files (S0000123.LOG with a modification time) in the listing")
+    if any(size is None for *_, size, _line in files) and not log_file_pages:
+        line = next(line for *_, size, line in files if size is None)
+        raise RedoInputError(
+            f"line {line}: the listing has no file sizes; give LOGFILSIZ (the log file size in 4 KiB pages, from "
+            "`db2 get db cfg`), or list with `ls -l --time-style=full-iso` so each file's size is known"
+        )
+    files.sort()
+    members = sorted({member for member, *_ in files})
+    facts = [
+        f"{len(files):,} archived log files of member(s) {', '.join(map(str, members))}: each file's rate is its size "
+        "over the time since the previous file of the same log stream was closed (its modification time)."
+    ]
+    if passed:
+        facts.append(f"{passed:,} line(s) without a log file name and time were passed over (totals, directories).")
+    if log_file_pages:
+        facts.append(f"LOGFILSIZ {log_file_pages:,} pages ({log_file_pages * PAGE_BYTES:,} bytes) per file.")
+    warnings: list[str] = []  # filled once the intervals are read
+    intervals = _archived_file_intervals(files, log_file_pages, warnings)
+    return preset("db2-archive-listing", "db2-archive-listing", intervals, facts=facts, warnings=warnings)
+
+
+# member, sequence, closed, size in bytes (None: not listed), line
+_ArchivedFile = tuple[int, int, datetime, float | None, int]
+
+
+def _archived_files(lines: list[str]) -> tuple[list[_ArchivedFile], int]:
+    """The archived log files of the listing, and how many other lines were passed over."""
+    files: list[_ArchivedFile] = []
     directory = ""
     passed = 0
     for number, raw in enumerate(lines, 1):
@@ -368,59 +396,44 @@ def read_listing(lines: list[str], log_file_pages: int | None) -> Table:
         stream = _STREAM.search(name["path"]) or _STREAM.search(directory)
         member = int(stream.group(1)) if stream else 0
         files.append((member, int(name["seq"]), closed, size, number))
-    if not files:
-        raise RedoInputError("no archived log files (S0000123.LOG with a modification time) in the listing")
-    if any(size is None for *_, size, _line in files) and not log_file_pages:
-        line = next(line for *_, size, line in files if size is None)
-        raise RedoInputError(
-            f"line {line}: the listing has no file sizes; give LOGFILSIZ (the log file size in 4 KiB pages, from "
-            "`db2 get db cfg`), or list with `ls -l --time-style=full-iso` so each file's size is known"
-        )
-    files.sort()
-    members = sorted({member for member, *_ in files})
-    facts.append(
-        f"{len(files):,} archived log files of member(s) {', '.join(map(str, members))}: each file's rate is its size "
-        "over the time since the previous file of the same log stream was closed (its modification time)."
-    )
-    if passed:
-        facts.append(f"{passed:,} line(s) without a log file name and time were passed over (totals, directories).")
-    if log_file_pages:
-        facts.append(f"LOGFILSIZ {log_file_pages:,} pages ({log_file_pages * PAGE_BYTES:,} bytes) per file.")
+    return files, passed
 
-    def intervals() -> Iterator:
 
-        previous: dict[int, tuple[int, datetime, int]] = {}
-        gaps = 0
-        for member, sequence, closed, size, line in files:
-            before = previous.get(member)
-            previous[member] = (sequence, closed, line)
-            if before is None:
-                continue
-            if before[0] == sequence:
-                continue  # the same file listed twice (two archive destinations): dedupe names it
-            if sequence != before[0] + 1:
-                gaps += 1
-                continue
-            data = size if size is not None else float(log_file_pages * PAGE_BYTES)
-            seconds = (closed - before[1]).total_seconds()
-            if seconds <= 0:
-                raise RedoInputError(
-                    f"line {line}: S{sequence:07d}.LOG was closed at {closed:%Y-%m-%d %H:%M:%S}, not after "
-                    f"S{before[0]:07d}.LOG on line {before[2]}: are the times of another host or copy?"
-                )
-            if data / seconds > MAX_BYTES_PER_SECOND:
-                raise RedoInputError(f"line {line}: {data:,.0f} bytes in {seconds:g} s is more than 1 TB/s")
-            yield RedoInterval(
-                line=line, thread=member, start=before[1], end=closed, seconds=None, bytes=data, kind="log",
-                sequence=sequence,
-            ), []  # fmt: skip
-        if gaps:
-            warnings.append(
-                f"{gaps:,} log file(s) follow a gap in the sequence (a file missing from the listing): the time "
-                "across a gap is not turned into a rate."
+def _archived_file_intervals(
+    files: list[_ArchivedFile], log_file_pages: int | None, warnings: list[str]
+) -> Iterator[tuple[RedoInterval, list]]:
+    """Each file after its predecessor in the same log stream: its size over the time between the two
+    closings. A gap in the sequence is passed over, and counted in a warning at the end."""
+    previous: dict[int, tuple[int, datetime, int]] = {}
+    gaps = 0
+    for member, sequence, closed, size, line in files:
+        before = previous.get(member)
+        previous[member] = (sequence, closed, line)
+        if before is None:
+            continue
+        if before[0] == sequence:
+            continue  # the same file listed twice (two archive destinations): dedupe names it
+        if sequence != before[0] + 1:
+            gaps += 1
+            continue
+        data = size if size is not None else float(log_file_pages * PAGE_BYTES)
+        seconds = (closed - before[1]).total_seconds()
+        if seconds <= 0:
+            raise RedoInputError(
+                f"line {line}: S{sequence:07d}.LOG was closed at {closed:%Y-%m-%d %H:%M:%S}, not after "
+                f"S{before[0]:07d}.LOG on line {before[2]}: are the times of another host or copy?"
             )
-
-    return preset("db2-archive-listing", "db2-archive-listing", intervals(), facts=facts, warnings=warnings)
+        if data / seconds > MAX_BYTES_PER_SECOND:
+            raise RedoInputError(f"line {line}: {data:,.0f} bytes in {seconds:g} s is more than 1 TB/s")
+        yield RedoInterval(
+            line=line, thread=member, start=before[1], end=closed, seconds=None, bytes=data, kind="log",
+            sequence=sequence,
+        ), []  # fmt: skip
+    if gaps:
+        warnings.append(
+            f"{gaps:,} log file(s) follow a gap in the sequence (a file missing from the listing): the time "
+            "across a gap is not turned into a rate."
+        )
 
 
 # -- db2logscan -----------------------------------------------------------------------------------

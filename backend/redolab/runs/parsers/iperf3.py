@@ -64,6 +64,59 @@ def _get(document: dict, path: str):
 
 def read_iperf3(text: str) -> ImportedRun:
     """One iperf3 -J document (the client's, or the server's with --json): a finished TCP test."""
+    document = _load(text)
+    end = _object(document.get("end"), "end")
+    if document.get("error") and not end.get("sum_received"):
+        raise ResultFileError(f"iperf3 reported an error and measured nothing: {str(document['error'])[:200]}")
+    test = _tcp_test(document)
+    sent, received = _get(document, "end.sum_sent"), _get(document, "end.sum_received")
+    received_bytes, received_seconds = _received(received)
+    conns = int(_number(test.get("num_streams", 1), "start.test_start.num_streams", fields.MAX_NUMBERED))
+    blksize = int(_number(test.get("blksize", 0), "start.test_start.blksize"))
+    duration = _number(test.get("duration", 0), "start.test_start.duration") or _number(
+        sent.get("seconds"), "end.sum_sent.seconds"
+    )
+    start = _object(document["start"], "start")
+    reverse = bool(test.get("reverse"))
+    # The file is the iperf3 server's (-s -J) when it accepted the connection; the host that wrote
+    # it sent unless exactly one of "server's file" and "reversed (-R)" holds.
+    server_file = "accepted_connection" in start
+    local_sends = reverse == server_file
+    intervals = _intervals(document, _mss(start))
+    client_settings, server_settings = _host_settings(start, end, intervals, local_sends)
+    started_at = _started_at(start)
+    target = test.get("target_bitrate")
+    retransmits = sent.get("retransmits")
+    retransmits = None if retransmits is None else int(_number(retransmits, "end.sum_sent.retransmits"))
+    sockbuf = int(_number(start["sock_bufsize"], "start.sock_bufsize")) if start.get("sock_bufsize") else None
+    return ImportedRun(
+        source=RunSource.iperf3,
+        mode=ProbeMode.async_,
+        conns=conns,
+        message_bytes=blksize or 128 * 1024,
+        sockbuf_bytes=sockbuf,
+        duration_seconds=duration,
+        interval_seconds=first_step(intervals) or duration,
+        rate_bits_per_second=int(target)
+        if isinstance(target, int | float) and 0 < target <= _MAX_BITS_PER_SECOND
+        else None,
+        bytes_per_second=received_bytes / received_seconds,
+        seconds=received_seconds,
+        bytes_received=int(received_bytes),
+        retransmits=retransmits,
+        **_sender_counts(start, sent, local_sends),
+        started_at=started_at,
+        probe_version=str(start.get("version") or "iperf3")[:50],
+        notes=_notes(reverse=reverse, server_file=server_file),
+        client_settings=client_settings,
+        server_settings=server_settings,
+        intervals=intervals,
+        text=text,
+        first_line=1,
+    )
+
+
+def _load(text: str) -> dict:
     try:
         document = json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as error:
@@ -75,16 +128,22 @@ def read_iperf3(text: str) -> ImportedRun:
         raise ResultFileError("the JSON is nested too deeply to be an iperf3 -J document") from None
     if not isinstance(document, dict):
         raise ResultFileError("the iperf3 JSON is not an object: is this the output of iperf3 -J?", 1)
-    end = _object(document.get("end"), "end")
-    if document.get("error") and not end.get("sum_received"):
-        raise ResultFileError(f"iperf3 reported an error and measured nothing: {str(document['error'])[:200]}")
+    return document
+
+
+def _tcp_test(document: dict) -> dict:
+    """start.test_start, refused unless it is a one-way TCP test."""
     test = _get(document, "start.test_start")
     protocol = str(test.get("protocol", "TCP")).upper()
     if protocol != "TCP":
         raise ResultFileError(f"a {protocol} test: redo transport runs over TCP, so only TCP tests are imported")
     if test.get("bidir"):
         raise ResultFileError("a bidirectional test (--bidir): import one direction per run")
-    sent, received = _get(document, "end.sum_sent"), _get(document, "end.sum_received")
+    return test
+
+
+def _received(received: dict) -> tuple[float, float]:
+    """end.sum_received: the bytes the receiver counted and the seconds it counted them over."""
     received_bytes = _number(received.get("bytes"), "end.sum_received.bytes")
     received_seconds = _number(received.get("seconds"), "end.sum_received.seconds")
     if received_seconds <= 0:
@@ -99,47 +158,30 @@ def read_iperf3(text: str) -> ImportedRun:
             "end.sum_received.bytes is 0: the receiver counted no data, so the test measured nothing (a firewall, "
             "a wrong address or port?); nothing is imported as a 0 B/s run"
         )
-    conns = int(_number(test.get("num_streams", 1), "start.test_start.num_streams", fields.MAX_NUMBERED))
-    blksize = int(_number(test.get("blksize", 0), "start.test_start.blksize"))
-    duration = _number(test.get("duration", 0), "start.test_start.duration") or _number(
-        sent.get("seconds"), "end.sum_sent.seconds"
-    )
-    start = _object(document["start"], "start")
-    reverse = bool(test.get("reverse"))
-    # The file is the iperf3 server's (-s -J) when it accepted the connection; the host that wrote
-    # it sent unless exactly one of "server's file" and "reversed (-R)" holds.
-    server_file = "accepted_connection" in start
-    local_sends = reverse == server_file
+    return received_bytes, received_seconds
 
-    intervals = []
+
+def _mss(start: dict) -> float | None:
+    """The segment size in bytes, to turn iperf3's congestion window (bytes) into segments."""
     mss = start.get("tcp_mss_default") or start.get("tcp_mss")
-    mss = mss if isinstance(mss, int | float) and not isinstance(mss, bool) and 0 < mss <= MAX_MTU_BYTES else None
-    mtus = []
+    return mss if isinstance(mss, int | float) and not isinstance(mss, bool) and 0 < mss <= MAX_MTU_BYTES else None
+
+
+def _intervals(document: dict, mss: float | None) -> list[dict]:
+    """The intervals in redoprobe's form, without -O's warm-up (iperf3 leaves it out of its totals too)."""
+    intervals = []
     for index, interval in enumerate(_array(document.get("intervals"), "intervals")):
         total = _object(_object(interval, f"intervals[{index}]").get("sum"), f"intervals[{index}].sum")
         if total.get("omitted"):
-            continue  # -O: the warm-up iperf3 itself leaves out of its totals
+            continue
         begin = _number(total.get("start"), f"intervals[{index}].sum.start")
         finish = _number(total.get("end"), f"intervals[{index}].sum.end")
         if finish < begin:
             raise ResultFileError(f"intervals[{index}].sum ends ({finish:g} s) before it starts ({begin:g} s)")
-        streams = []
-        for number, stream in enumerate(_array(interval.get("streams"), f"intervals[{index}].streams"), 1):
-            stream = _object(stream, f"intervals[{index}].streams[{number - 1}]")
-            where = f"intervals[{index}].streams[{number - 1}]"
-            one = {"id": number, "bytes": int(_number(stream.get("bytes", 0), f"{where}.bytes"))}
-            for theirs, ours, maximum in (("rtt", "rtt_us", _MAX_RTT_US), ("rttvar", "rttvar_us", _MAX_RTT_US),
-                                          ("pmtu", "pmtu", MAX_MTU_BYTES)):  # fmt: skip
-                if stream.get(theirs) is not None:  # iperf3 gives round-trip times in µs, as redoprobe
-                    one[ours] = int(_number(stream[theirs], f"{where}.{theirs}", maximum))
-            if stream.get("snd_cwnd") is not None and mss:
-                # iperf3 gives bytes, redoprobe segments
-                one["snd_cwnd"] = round(_number(stream["snd_cwnd"], f"{where}.snd_cwnd") / mss)
-            if stream.get("retransmits") is not None:
-                one["retransmits"] = int(_number(stream["retransmits"], f"{where}.retransmits"))
-            if "pmtu" in one:
-                mtus.append(one["pmtu"])
-            streams.append(one)
+        streams = [
+            _stream(stream, f"intervals[{index}].streams[{number - 1}]", number, mss)
+            for number, stream in enumerate(_array(interval.get("streams"), f"intervals[{index}].streams"), 1)
+        ]
         intervals.append(
             {
                 "start_seconds": begin,
@@ -152,7 +194,28 @@ def read_iperf3(text: str) -> ImportedRun:
                 "streams": streams,
             }
         )
+    return intervals
 
+
+def _stream(stream, where: str, number: int, mss: float | None) -> dict:
+    """One stream of an interval in redoprobe's form, numbered from 1."""
+    stream = _object(stream, where)
+    one = {"id": number, "bytes": int(_number(stream.get("bytes", 0), f"{where}.bytes"))}
+    for theirs, ours, maximum in (("rtt", "rtt_us", _MAX_RTT_US), ("rttvar", "rttvar_us", _MAX_RTT_US),
+                                  ("pmtu", "pmtu", MAX_MTU_BYTES)):  # fmt: skip
+        if stream.get(theirs) is not None:  # iperf3 gives round-trip times in µs, as redoprobe
+            one[ours] = int(_number(stream[theirs], f"{where}.{theirs}", maximum))
+    if stream.get("snd_cwnd") is not None and mss:
+        # iperf3 gives bytes, redoprobe segments
+        one["snd_cwnd"] = round(_number(stream["snd_cwnd"], f"{where}.snd_cwnd") / mss)
+    if stream.get("retransmits") is not None:
+        one["retransmits"] = int(_number(stream["retransmits"], f"{where}.retransmits"))
+    return one
+
+
+def _host_settings(start: dict, end: dict, intervals: list[dict], local_sends: bool) -> tuple[dict, dict]:
+    """The client's and the server's settings: congestion control of each, the largest path MTU on
+    the sender, and the kernel of the host that wrote the file."""
     local = {}
     system = str(start.get("system_info") or "").split()
     if len(system) >= 3 and system[0] == "Linux":
@@ -161,50 +224,37 @@ def read_iperf3(text: str) -> ImportedRun:
     receiver = (
         {"tcp_congestion_control": end.get("receiver_tcp_congestion")} if end.get("receiver_tcp_congestion") else {}
     )
+    mtus = [stream["pmtu"] for interval in intervals for stream in interval["streams"] if "pmtu" in stream]
     if mtus:
         sender["mtu_bytes"] = max(mtus)
-    client_settings, server_settings = (
-        ({**sender, **local}, receiver) if local_sends else (sender, {**receiver, **local})
-    )
+    return ({**sender, **local}, receiver) if local_sends else (sender, {**receiver, **local})
+
+
+def _started_at(start: dict) -> datetime | None:
     timestamp = _object(start.get("timestamp"), "start.timestamp").get("timesecs")
-    if timestamp is not None:
-        timestamp = _number(timestamp, "start.timestamp.timesecs", _LATEST_EPOCH)
-    target = test.get("target_bitrate")
-    retransmits = sent.get("retransmits")
-    retransmits = None if retransmits is None else int(_number(retransmits, "end.sum_sent.retransmits"))
-    return ImportedRun(
-        source=RunSource.iperf3,
-        mode=ProbeMode.async_,
-        conns=conns,
-        message_bytes=blksize or 128 * 1024,
-        sockbuf_bytes=int(_number(start["sock_bufsize"], "start.sock_bufsize")) if start.get("sock_bufsize") else None,
-        duration_seconds=duration,
-        interval_seconds=first_step(intervals) or duration,
-        rate_bits_per_second=int(target)
-        if isinstance(target, int | float) and 0 < target <= _MAX_BITS_PER_SECOND
-        else None,
-        bytes_per_second=received_bytes / received_seconds,
-        seconds=received_seconds,
-        # A receiver's file counts nothing sent (iperf3 writes 0 there).
-        bytes_sent=int(_number(sent.get("bytes"), "end.sum_sent.bytes")) if local_sends else None,
-        bytes_received=int(received_bytes),
-        retransmits=retransmits,
-        # The buffers of the socket of the host that wrote the file: kept when it is the sender's.
-        sndbuf_granted_bytes=_int_or_none(start.get("sndbuf_actual"), "start.sndbuf_actual") if local_sends else None,
-        rcvbuf_granted_bytes=_int_or_none(start.get("rcvbuf_actual"), "start.rcvbuf_actual") if local_sends else None,
-        started_at=datetime.fromtimestamp(timestamp, UTC) if timestamp is not None else None,
-        probe_version=str(start.get("version") or "iperf3")[:50],
-        notes=" ".join(
-            note
-            for note, applies in (
-                ("Reversed (-R): the iperf3 server sent.", reverse),
-                ("Read from the iperf3 server's output.", server_file),
-            )
-            if applies
-        ),
-        client_settings=client_settings,
-        server_settings=server_settings,
-        intervals=intervals,
-        text=text,
-        first_line=1,
+    if timestamp is None:
+        return None
+    return datetime.fromtimestamp(_number(timestamp, "start.timestamp.timesecs", _LATEST_EPOCH), UTC)
+
+
+def _sender_counts(start: dict, sent: dict, local_sends: bool) -> dict:
+    """Bytes sent and the granted socket buffers, kept only when the file is the sender's: a
+    receiver's file counts nothing sent (iperf3 writes 0 there), and its buffers are the receiver's."""
+    if not local_sends:
+        return {"bytes_sent": None, "sndbuf_granted_bytes": None, "rcvbuf_granted_bytes": None}
+    return {
+        "bytes_sent": int(_number(sent.get("bytes"), "end.sum_sent.bytes")),
+        "sndbuf_granted_bytes": _int_or_none(start.get("sndbuf_actual"), "start.sndbuf_actual"),
+        "rcvbuf_granted_bytes": _int_or_none(start.get("rcvbuf_actual"), "start.rcvbuf_actual"),
+    }
+
+
+def _notes(*, reverse: bool, server_file: bool) -> str:
+    return " ".join(
+        note
+        for note, applies in (
+            ("Reversed (-R): the iperf3 server sent.", reverse),
+            ("Read from the iperf3 server's output.", server_file),
+        )
+        if applies
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from redolab.core.units import UnitError, parse_duration, parse_size
@@ -104,6 +105,51 @@ def read_oratcptest(text: str, *, test_date: date) -> list[ImportedRun]:
     return runs
 
 
+@dataclass(frozen=True)
+class _Test:
+    """One requested test: where it is in the file."""
+
+    text: str  # the whole file
+    start: int  # where the test starts in it
+    block: str  # the test's text
+    header_end: int  # where its first measurement starts in the block
+    first_line: int
+    line_at: Callable[[int], int]
+    test_date: date
+
+    def at(self, position: int) -> int:
+        """The file's line of a position in the test's block."""
+        return self.line_at(self.start + position)
+
+
+@dataclass(frozen=True)
+class _Header:
+    """A test's settings from its header lines: what every repetition (-freq) of it shares."""
+
+    mode: ProbeMode
+    conns: int
+    payload: int
+    sockbuf: int | None
+    interval: float | None
+    duration: float | None
+    delay_us: int
+    notes: list[str]
+
+
+class _StartClock:
+    """The repetitions' start times in seconds after midnight of the test date: a start earlier than
+    the one before is on the next day."""
+
+    def __init__(self) -> None:
+        self.day, self.last = 0, None
+
+    def since_midnight(self, clock: float) -> float:
+        if self.last is not None and clock + self.day * 86400 < self.last:
+            self.day += 1  # a repetition after midnight
+        self.last = clock + self.day * 86400
+        return self.last
+
+
 def _oratcptest_test(
     text: str, start: int, end: int, number: int, count: int, test_date: date, line_at: Callable[[int], int]
 ) -> list[ImportedRun]:
@@ -112,10 +158,6 @@ def _oratcptest_test(
     block = text[start:end]
     first_line = line_at(start)
     name = f"test {number} (from line {first_line})" if count > 1 else "the test"
-
-    def at(position: int) -> int:
-        return line_at(start + position)
-
     averages = list(_AVERAGE.finditer(block))
     if not averages:
         if _SERVER_ONLY.search(block):
@@ -128,105 +170,123 @@ def _oratcptest_test(
             first_line,
         )
     header_end = (_READY.search(block) or _SAMPLE.search(block) or averages[0]).start()
-    header = block[:header_end]
+    test = _Test(text, start, block, header_end, first_line, line_at, test_date)
+    header = _read_header(test, name)
+    clock = _StartClock()
+    return [_repetition(test, header, averages, index, clock) for index in range(len(averages))]
+
+
+def _read_header(test: _Test, name: str) -> _Header:
+    """The test's settings from its header lines (before the first measurement)."""
+    header = test.block[: test.header_end]
     found = {key: pattern.search(header) for key, pattern in _HEADER.items()}
     for key, label in (("payload", "Message payload"), ("conns", "Number of connections"), ("mode", "Transport mode")):
         if found[key] is None:
-            raise ResultFileError(f"{name} has no '{label} = …' line before its first measurement", first_line)
+            raise ResultFileError(f"{name} has no '{label} = …' line before its first measurement", test.first_line)
 
     mode_text = found["mode"][1].upper()
     if mode_text not in ("ASYNC", "SYNC"):
         raise ResultFileError(
-            f"Transport mode '{found['mode'][1]}' is neither ASYNC nor SYNC", at(found["mode"].start())
+            f"Transport mode '{found['mode'][1]}' is neither ASYNC nor SYNC", test.at(found["mode"].start())
         )
     conns = int(found["conns"][1])
     if not 1 <= conns <= 1024:
-        raise ResultFileError(f"Number of connections {conns} is outside 1-1024", at(found["conns"].start()))
-    payload = _size(found["payload"][1], text, start + found["payload"].start(), "Message payload")
+        raise ResultFileError(f"Number of connections {conns} is outside 1-1024", test.at(found["conns"].start()))
+    payload = _size(found["payload"][1], test.text, test.start + found["payload"].start(), "Message payload")
     if payload <= 0:
-        raise ResultFileError("Message payload is 0 bytes", at(found["payload"].start()))
+        raise ResultFileError("Message payload is 0 bytes", test.at(found["payload"].start()))
     sockbuf = None
     if found["sockbuf"] and not found["sockbuf"][1].startswith("("):
         raw = found["sockbuf"][1]
         sockbuf = (
-            int(raw) if raw.isdigit() else _size(raw, text, start + found["sockbuf"].start(), "Socket send buffer")
+            int(raw)
+            if raw.isdigit()
+            else _size(raw, test.text, test.start + found["sockbuf"].start(), "Socket send buffer")
         )
-
-    def duration(key: str, label: str) -> float | None:
-        if found[key] is None:
-            return None
-        try:
-            return parse_duration(found[key][1])
-        except UnitError as error:
-            raise ResultFileError(f"{label}: {error}", at(found[key].start())) from None
-
-    interval = duration("interval", "Statistics interval")
-    test_duration = duration("duration", "Test duration")
+    interval = _duration(found["interval"], "Statistics interval", test.at)
+    duration = _duration(found["duration"], "Test duration", test.at)
     delay_us = 0
     if found["delay"] and found["delay"][1].upper() != "NO":
-        delay_us = round((duration("delay", "Delay between messages") or 0) * 1e6)
+        delay_us = round((_duration(found["delay"], "Delay between messages", test.at) or 0) * 1e6)
     notes = []
     if found["disk"] and found["disk"][1].upper() == "YES":
         notes.append("The oratcptest server wrote what it received to disk (Disk write = YES).")
-    repeated = len(averages) > 1
+    mode = ProbeMode.sync if mode_text == "SYNC" else ProbeMode.async_
+    return _Header(mode, conns, payload, sockbuf, interval, duration, delay_us, notes)
 
-    runs, day, last_start = [], 0, None
-    for index, average in enumerate(averages):
-        segment_from = header_end if index == 0 else averages[index - 1].end()
-        segment_to = average.start()
-        samples = list(_SAMPLE.finditer(block, segment_from, segment_to))
-        clocks = [_seconds_of(sample, at) for sample in samples]
-        ready = _READY.search(block, segment_from, segment_to)
-        step = interval or 0.0
-        if ready is not None:
-            base = _seconds_of(ready, at)
-        elif clocks:
-            base = clocks[0] - step
-        else:
-            base = None
-        if base is not None:
-            if last_start is not None and base + day * 86400 < last_start:
-                day += 1  # a repetition after midnight
-            last_start = base + day * 86400
-        intervals = _oratcptest_intervals(text, start, samples, clocks, base, step)
-        average_rate = float(_size(f"{average[1]} {average[2]}", text, start + average.start(), "Avg. throughput"))
-        finished = _FINISHED.search(block, segment_from, segment_to)
-        granted = None
-        granted_match = _GRANTED.search(block, finished.end(), segment_to) if finished else None
-        if granted_match is not None:
-            raw = granted_match[1]
-            reported = int(raw) if raw.isdigit() else _size(raw, text, start + granted_match.start(), "socket buffer")
-            granted = 2 * reported  # oratcptest prints half of what the kernel allocated (seed 000)
-        measured = intervals[-1]["end_seconds"] if intervals else None
-        started_at = None
-        if base is not None:
-            started_at = datetime.combine(test_date, time(0), tzinfo=UTC) + timedelta(seconds=last_start)
-        runs.append(
-            ImportedRun(
-                source=RunSource.oratcptest,
-                mode=ProbeMode.sync if mode_text == "SYNC" else ProbeMode.async_,
-                conns=conns,
-                message_bytes=payload,
-                sockbuf_bytes=sockbuf,
-                duration_seconds=test_duration or measured or 0.0,
-                interval_seconds=interval or first_step(intervals),
-                delay_us=delay_us,
-                bytes_per_second=average_rate,
-                seconds=measured,
-                sndbuf_granted_bytes=granted,
-                started_at=started_at,
-                probe_version="oratcptest",
-                notes=" ".join(
-                    [*notes, f"Repetition {index + 1} of {len(averages)} of a repeated test (-freq)."]
-                    if repeated
-                    else notes
-                ),
-                intervals=intervals,
-                text=(header + block[segment_from : average.end()] if repeated else block).strip("\n"),
-                first_line=first_line if index == 0 else at((ready or (samples or [average])[0]).start()),
-            )
-        )
-    return runs
+
+def _duration(found: re.Match | None, label: str, at: Callable[[int], int]) -> float | None:
+    """A header's duration in seconds; None when the header has no such line."""
+    if found is None:
+        return None
+    try:
+        return parse_duration(found[1])
+    except UnitError as error:
+        raise ResultFileError(f"{label}: {error}", at(found.start())) from None
+
+
+def _repetition(test: _Test, header: _Header, averages: list[re.Match], index: int, clock: _StartClock) -> ImportedRun:
+    """The run of one repetition: its interval lines up to its "Avg. throughput" line."""
+    average = averages[index]
+    segment_from = test.header_end if index == 0 else averages[index - 1].end()
+    segment_to = average.start()
+    samples = list(_SAMPLE.finditer(test.block, segment_from, segment_to))
+    clocks = [_seconds_of(sample, test.at) for sample in samples]
+    ready = _READY.search(test.block, segment_from, segment_to)
+    step = header.interval or 0.0
+    if ready is not None:
+        base = _seconds_of(ready, test.at)
+    elif clocks:
+        base = clocks[0] - step
+    else:
+        base = None
+    since_midnight = None if base is None else clock.since_midnight(base)
+    intervals = _oratcptest_intervals(test.text, test.start, samples, clocks, base, step)
+    where = test.start + average.start()
+    average_rate = float(_size(f"{average[1]} {average[2]}", test.text, where, "Avg. throughput"))
+    granted = _granted_sndbuf(test, segment_from, segment_to)
+    measured = intervals[-1]["end_seconds"] if intervals else None
+    started_at = None
+    if since_midnight is not None:
+        started_at = datetime.combine(test.test_date, time(0), tzinfo=UTC) + timedelta(seconds=since_midnight)
+    repeated = len(averages) > 1
+    return ImportedRun(
+        source=RunSource.oratcptest,
+        mode=header.mode,
+        conns=header.conns,
+        message_bytes=header.payload,
+        sockbuf_bytes=header.sockbuf,
+        duration_seconds=header.duration or measured or 0.0,
+        interval_seconds=header.interval or first_step(intervals),
+        delay_us=header.delay_us,
+        bytes_per_second=average_rate,
+        seconds=measured,
+        sndbuf_granted_bytes=granted,
+        started_at=started_at,
+        probe_version="oratcptest",
+        notes=" ".join(
+            [*header.notes, f"Repetition {index + 1} of {len(averages)} of a repeated test (-freq)."]
+            if repeated
+            else header.notes
+        ),
+        intervals=intervals,
+        text=(
+            test.block[: test.header_end] + test.block[segment_from : average.end()] if repeated else test.block
+        ).strip("\n"),
+        first_line=test.first_line if index == 0 else test.at((ready or (samples or [average])[0]).start()),
+    )
+
+
+def _granted_sndbuf(test: _Test, segment_from: int, segment_to: int) -> int | None:
+    """The send buffer the kernel granted, from the line after "Test finished" (if any), in bytes."""
+    finished = _FINISHED.search(test.block, segment_from, segment_to)
+    granted_match = _GRANTED.search(test.block, finished.end(), segment_to) if finished else None
+    if granted_match is None:
+        return None
+    raw = granted_match[1]
+    where = test.start + granted_match.start()
+    reported = int(raw) if raw.isdigit() else _size(raw, test.text, where, "socket buffer")
+    return 2 * reported  # oratcptest prints half of what the kernel allocated (seed 000)
 
 
 def _oratcptest_intervals(
