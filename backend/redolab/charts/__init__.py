@@ -1,4 +1,5 @@
-"""Figures: pure functions from stored data to plotly figure JSON (no I/O)."""
+"""Level 5: figures, pure functions from stored data to plotly figure JSON (no I/O). Imports core and
+redo (the stored chart data); only pages (web/) draw them."""
 
 import json
 from functools import cache
