@@ -225,10 +225,7 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     expect(page.locator("h1")).to_contain_text("first loopback run")
     # live: the status turns to running and the chart gains points while it runs
     expect(page.locator("#run-status")).to_have_text("running", timeout=15_000)
-    page.wait_for_function(
-        "() => { const e = document.querySelector('#throughput-chart'); return e && Number(e.dataset.drawn) >= 2; }",
-        timeout=15_000,
-    )
+    drawn(page, "#throughput-chart", 2, timeout=15_000)
     assert page.locator("#run-status").text_content() == "running"  # seen while still running
     # the points are on screen, not only in the JSON: plotly.js read the typed blocks (bdata)
     page.wait_for_function(
@@ -274,9 +271,7 @@ def test_redo_upload_preview_import_and_chart(server, page):
     expect(page.locator("#redo-required")).to_contain_text("MiB/s")
     expect(page.locator("#redo-required")).to_contain_text("Mbit/s")
     expect(page.locator("#redo-imports")).to_contain_text("gv_archived_log.csv")
-    page.wait_for_function(
-        "() => { const e = document.querySelector('#redo-rate-chart'); return e && Number(e.dataset.drawn) >= 3; }"
-    )
+    drawn(page, "#redo-rate-chart", 3)
     page.screenshot(path=str(server_screenshot_dir() / "redo.png"), full_page=True)
 
 
@@ -381,9 +376,7 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_pa
     expect(page.locator("#plan-commit")).to_contain_text("Measured SYNC acknowledgement")
     expect(page.locator("#plan-risks")).to_contain_text("loopback")
     expect(page.locator("#plan-settings")).to_contain_text("RECV_BUF_SIZE=")
-    page.wait_for_function(
-        "() => { const e = document.querySelector('#lag-chart'); return e && Number(e.dataset.drawn) >= 1; }"
-    )
+    drawn(page, "#lag-chart", 1)
     # a failing card shows its working and links to the run behind the number; others are one click away
     expect(page.locator("#plan-transport a[href^='/runs/']").first).to_be_visible()
     expect(page.locator("#plan-buffers").get_by_text("BDP = ")).to_be_hidden()
@@ -419,6 +412,7 @@ def test_connection_sweep_on_this_machine_marks_the_plateau(server, page):
     expect(page.locator("#sweep-status")).to_have_text("succeeded", timeout=60_000)
     expect(page.locator("#sweep-best")).to_contain_text("Best connection count: 1")
     expect(page.locator("#sweep-chart .annotation-text").first).to_contain_text("plateau from 1 connection")
+    drawn(page, "#sweep-chart", 4)
     expect(page.locator("#points")).to_contain_text("6 connections")  # 1, 2, 4, 6: three without a gain
     expect(page.locator("#points")).not_to_contain_text("8 connections")
     page.screenshot(path=str(server_screenshot_dir() / "sweep-done.png"), full_page=True)
@@ -429,6 +423,7 @@ def test_connection_sweep_on_this_machine_marks_the_plateau(server, page):
     page.click("#compare-button")
     expect(page.locator("h1")).to_have_text("Compare")
     expect(page.locator(".compare-chart .annotation-text").first).to_contain_text("plateau from 1 connection")
+    assert marks_on_screen(page, ".compare-chart") >= 4
 
 
 def test_import_oratcptest_and_iperf3_results(server, page):
@@ -627,11 +622,43 @@ def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
     assert squeeze("dc1-db1") in flat and "10.20.0.12" in flat
 
 
-def drawn(page, selector: str, traces: int = 2) -> None:
-    """Wait until plotly drew the figure with at least `traces` traces (app.js counts them)."""
+# Marks a person sees: SVG markers, the vertices of SVG lines, bars and heat-map images that plotly
+# put on screen inside the chart (a WebGL trace refused by the Content-Security-Policy draws none of
+# these and shows "WebGL is not supported" instead), and pixels that are not blank on any 2-D canvas.
+MARKS_JS = """(selector) => {
+  const chart = document.querySelector(selector);
+  if (!chart) return 0;
+  const shown = (e) => { const r = e.getBoundingClientRect(); return r.width > 0 || r.height > 0; };
+  let marks = 0;
+  chart.querySelectorAll('.scatterlayer .trace path.point').forEach((e) => { if (shown(e)) marks += 1; });
+  chart.querySelectorAll('.scatterlayer .trace path.js-line').forEach((e) => {
+    const d = e.getAttribute('d') || '';
+    if (shown(e)) marks += (d.match(/[LMHV]/g) || []).length;
+  });
+  chart.querySelectorAll('.barlayer path, .heatmaplayer image').forEach((e) => { if (shown(e)) marks += 1; });
+  chart.querySelectorAll('canvas').forEach((c) => {
+    const context = c.getContext && c.getContext('2d');
+    if (!context || !c.width || !c.height) return;
+    const pixels = context.getImageData(0, 0, c.width, c.height).data;
+    for (let i = 3; i < pixels.length; i += 4) if (pixels[i]) { marks += 1; break; }
+  });
+  return marks;
+}"""
+
+
+def marks_on_screen(page, selector: str) -> int:
+    return page.evaluate(MARKS_JS, selector)
+
+
+def drawn(page, selector: str, points: int = 2, timeout: float = 10_000) -> None:
+    """Wait until plotly was given at least `points` points (app.js counts them in data-drawn) and
+    drew at least that many marks on screen: data sent is not a chart seen."""
     page.wait_for_function(
-        f"() => {{ const e = document.querySelector('{selector}'); return e && Number(e.dataset.drawn) >= {traces}; }}"
+        f"() => {{ const e = document.querySelector('{selector}'); return e && Number(e.dataset.drawn) >= {points}; }}",
+        timeout=timeout,
     )
+    page.wait_for_function(f"(selector) => ({MARKS_JS})(selector) >= {points}", arg=selector, timeout=timeout)
+    assert "WebGL is not supported" not in (page.locator(selector).text_content() or "")
 
 
 def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, page, tmp_path):

@@ -93,7 +93,7 @@ def _add_thread_rates(figure: go.Figure, charts: HistoryCharts, panels: _Panels,
             if not mine:
                 continue
             figure.add_trace(
-                go.Scattergl(
+                go.Scatter(
                     x=_times([p[0] for p in mine], zone),
                     y=np.array([p[1] / MIB for p in mine]),
                     mode="markers",
@@ -119,7 +119,7 @@ def _add_summed_rates(figure: go.Figure, charts: HistoryCharts, panels: _Panels,
             x += [start, end]
             y += [rate / MIB, rate / MIB]
         figure.add_trace(
-            go.Scattergl(
+            go.Scatter(
                 x=_times(x, zone),
                 y=np.array(y),
                 mode="lines",
