@@ -41,6 +41,7 @@ SCHEDULE_POLL_SECONDS = 5.0
 STAGED_IMPORT_SECONDS = 3600.0  # an import staged in a request is long finished after this
 ACTIVE = (JobStatus.queued, JobStatus.running)
 CLAIM_LOCK_KEY = 7_284_019  # pg_advisory_xact_lock key serialising claims
+_JOB_STATUS = {RunStatus.succeeded: JobStatus.done, RunStatus.cancelled: JobStatus.cancelled}
 
 
 def claim_next(sessions: sessionmaker, worker_id: str) -> Job | None:
@@ -185,7 +186,7 @@ class Worker:
             status, _ = await execution.execute()
         with self.sessions() as session:
             row = session.get(Job, job.id)
-            row.status = JobStatus.done if status is RunStatus.succeeded else JobStatus.failed
+            row.status = _JOB_STATUS.get(status, JobStatus.failed)
             row.finished_at = utcnow()
             session.commit()
 

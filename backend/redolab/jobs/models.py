@@ -16,6 +16,7 @@ class JobStatus(StrEnum):
     running = "running"
     done = "done"
     failed = "failed"
+    cancelled = "cancelled"  # before a worker claimed it (a conditional update: queued -> cancelled), or while it ran
 
 
 class Job(Base):

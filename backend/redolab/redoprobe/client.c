@@ -35,6 +35,8 @@ struct client_test {
 
 #define report_error(o, code, ...) emit_error((o)->json, "client", code, __VA_ARGS__)
 
+/* A stream's pause (--delay, --rate): ends at the deadline or when the test stops; a signal alone
+ * does not end it, the main thread stops the streams when it has reported. */
 static void sleep_until(double deadline, atomic_int *stop)
 {
     for (;;) {
@@ -503,8 +505,7 @@ static void client_loop(struct client_test *t)
         double next = t->last + o->interval_seconds;
         if (next > end_at)
             next = end_at;
-        sleep_until(next, &t->stop);
-        if (atomic_load(&probe_stop_requested) || atomic_load(&t->stop))
+        if (probe_sleep_until(next, &t->stop)) /* a SIGTERM wakes it at once, not at the interval's end */
             break;
         if (now_seconds() >= next) {
             emit_interval(t, t->last - t->start, next - t->start);

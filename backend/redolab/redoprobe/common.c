@@ -1,4 +1,6 @@
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,14 +76,27 @@ const char *probe_error_name(enum probe_error error)
     return "unknown";
 }
 
+/* The self-pipe of SIGINT/SIGTERM: the handler writes a byte and nobody reads it, so from the first
+ * signal on its read end stays readable and every poll() that includes it returns at once, in
+ * whichever thread the signal landed (a nanosleep() is interrupted only in that one). */
+static int stop_pipe[2] = {-1, -1};
+
 static void on_signal(int signal_number)
 {
     (void)signal_number;
+    int saved = errno;
     atomic_store(&probe_stop_requested, 1);
+    if (stop_pipe[1] >= 0) {
+        ssize_t written = write(stop_pipe[1], "", 1); /* non-blocking: a full pipe is readable already */
+        (void)written;
+    }
+    errno = saved;
 }
 
 void probe_install_signal_handlers(void)
 {
+    if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        stop_pipe[0] = stop_pipe[1] = -1; /* then the waits below poll in slices of STOP_SLICE_SECONDS */
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_signal;
@@ -89,6 +104,53 @@ void probe_install_signal_handlers(void)
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+int probe_stop_fd(void)
+{
+    return stop_pipe[0];
+}
+
+/* The longest single poll(): bounds the wait without a stop pipe, and for a *stop flag that no
+ * descriptor signals. */
+#define STOP_SLICE_SECONDS 0.05
+
+int probe_wait_readable(int fd, double seconds)
+{
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = probe_stop_fd(), .events = POLLIN}};
+    double deadline = now_seconds() + seconds;
+    for (;;) {
+        if (atomic_load(&probe_stop_requested))
+            return 0;
+        double left = deadline - now_seconds();
+        if (left <= 0)
+            return 0;
+        double slice = p[1].fd >= 0 ? left : (left < STOP_SLICE_SECONDS ? left : STOP_SLICE_SECONDS);
+        if (slice > 3600)
+            slice = 3600; /* fits poll()'s int milliseconds */
+        int n = poll(p, 2, (int)(slice * 1000) + 1);
+        if (n < 0 && errno != EINTR)
+            return -1;
+        if (n > 0 && p[0].revents != 0)
+            return 1;
+    }
+}
+
+int probe_sleep_until(double deadline, atomic_int *stop)
+{
+    struct pollfd p = {.fd = probe_stop_fd(), .events = POLLIN};
+    for (;;) {
+        if (atomic_load(&probe_stop_requested) || (stop != NULL && atomic_load(stop)))
+            return 1;
+        double left = deadline - now_seconds();
+        if (left <= 0)
+            return 0;
+        if ((stop != NULL || p.fd < 0) && left > STOP_SLICE_SECONDS)
+            left = STOP_SLICE_SECONDS;
+        if (left > 3600)
+            left = 3600;
+        poll(&p, 1, (int)(left * 1000) + 1); /* EINTR: the loop looks at the flags again */
+    }
 }
 
 double now_seconds(void)

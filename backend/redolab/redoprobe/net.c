@@ -34,14 +34,15 @@ int net_blocking_with_timeout(int fd, int timeout_ms)
     return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
 
-static int wait_fd(int fd, short events, int timeout_ms)
+/* With wake_on_stop, a SIGINT/SIGTERM ends the wait at once (0, as a timeout would). */
+static int wait_fd(int fd, short events, int timeout_ms, int wake_on_stop)
 {
-    struct pollfd p = {.fd = fd, .events = events};
+    struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = wake_on_stop ? probe_stop_fd() : -1, .events = POLLIN}};
     for (;;) {
-        int n = poll(&p, 1, timeout_ms);
+        int n = poll(p, 2, timeout_ms);
         if (n < 0 && errno == EINTR)
             continue;
-        return n;
+        return n > 0 && p[0].revents == 0 ? 0 : n;
     }
 }
 
@@ -112,7 +113,7 @@ int net_connect(const char *host, int port, double timeout_seconds, uint64_t soc
         if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
             break;
         if (errno == EINPROGRESS) {
-            int ready = wait_fd(fd, POLLOUT, (int)(timeout_seconds * 1000));
+            int ready = wait_fd(fd, POLLOUT, (int)(timeout_seconds * 1000), 0);
             int soerr = 0;
             socklen_t len = sizeof soerr;
             if (ready == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)
@@ -168,7 +169,8 @@ int net_listen(const char *bind_address, int port, int *bound_port, enum probe_e
     return fd;
 }
 
-/* Poll in slices so a stop request is seen within 100 ms even when the peer is silent. */
+/* Poll in slices so a stop flag is seen within 100 ms even when the peer is silent (a SIGINT or
+ * SIGTERM at once, when the flag is probe_stop_requested). */
 static int transfer_all(int fd, void *buf, size_t n, atomic_int *stop, double timeout_seconds, int sending)
 {
     size_t done = 0;
@@ -191,7 +193,7 @@ static int transfer_all(int fd, void *buf, size_t n, atomic_int *stop, double ti
             errno = ECANCELED;
             return -1;
         }
-        int ready = wait_fd(fd, sending ? POLLOUT : POLLIN, 100);
+        int ready = wait_fd(fd, sending ? POLLOUT : POLLIN, 100, stop == &probe_stop_requested);
         if (ready == 0) {
             idle += 0.1;
             if (timeout_seconds > 0 && idle >= timeout_seconds) {

@@ -101,6 +101,15 @@ int run_disk(const struct disk_options *options);
 /* Set by SIGINT/SIGTERM; long loops check it and finish with an end event. */
 extern atomic_int probe_stop_requested;
 void probe_install_signal_handlers(void);
+/* Readable from the first SIGINT/SIGTERM on (-1 before the handlers are installed): a poll() that
+ * includes it wakes at once on a stop request, in every thread. */
+int probe_stop_fd(void);
+/* Sleep until `deadline` (now_seconds()): 0 then, 1 as soon as SIGINT/SIGTERM arrives (at once) or
+ * *stop is set (within 50 ms; stop may be NULL). */
+int probe_sleep_until(double deadline, atomic_int *stop);
+/* Wait up to `seconds` for fd to be readable: 1 readable, 0 timed out or SIGINT/SIGTERM (at once),
+ * -1 error (errno). */
+int probe_wait_readable(int fd, double seconds);
 
 double now_seconds(void);            /* CLOCK_MONOTONIC */
 /* From /dev/urandom (payloads, the test cookie); falls back to time and pid. */

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,21 +115,18 @@ static void *receiver(void *arg)
     return NULL;
 }
 
+/* 1 readable, 0 at the deadline (0: none), -1 error, -2 stopped: a SIGTERM wakes it at once. */
 static int wait_readable(int fd, double deadline)
 {
     for (;;) {
         if (atomic_load(&probe_stop_requested))
             return -2;
-        double left = deadline - now_seconds();
-        if (deadline > 0 && left <= 0)
+        double left = deadline > 0 ? deadline - now_seconds() : 3600;
+        if (left <= 0)
             return 0;
-        int slice = deadline > 0 && left < 0.1 ? (int)(left * 1000) + 1 : 100;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int n = poll(&p, 1, slice);
-        if (n > 0)
-            return 1;
-        if (n < 0 && errno != EINTR)
-            return -1;
+        int ready = probe_wait_readable(fd, left);
+        if (ready != 0)
+            return ready;
     }
 }
 
@@ -346,10 +342,8 @@ static int wait_receivers(struct server_test *t, double deadline)
             done &= atomic_load(&t->finished[i]);
         if (done)
             return 0;
-        if (now_seconds() > deadline || atomic_load(&probe_stop_requested))
+        if (now_seconds() > deadline || probe_sleep_until(now_seconds() + 0.01, NULL))
             return -1;
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
     }
 }
 

@@ -8,24 +8,34 @@ import shutil
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-from redolab.remote.transport import Completed, TransportError
+from redolab.remote.transport import Completed, KeptStderr, TransportError, command_name, discard, read_lines
 
 
 class LocalProcess:
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, *, where: str) -> None:
+        assert process.stdout is not None and process.stderr is not None
         self._process = process
+        self._where = where  # "redoprobe on this machine", for messages
+        self._stderr = KeptStderr(process.stderr.read)
 
-    async def lines(self) -> AsyncIterator[str]:
+    async def _read(self, size: int) -> bytes:
         assert self._process.stdout is not None
-        async for raw in self._process.stdout:
-            yield raw.decode(errors="replace").rstrip("\n")
+        try:
+            return await self._process.stdout.read(size)
+        except OSError as error:
+            raise TransportError(f"reading the output of {self._where} failed: {error}") from None
+
+    def lines(self) -> AsyncIterator[str]:
+        return read_lines(self._read, where=self._where)
+
+    async def drain(self) -> None:
+        await discard(self._read)
 
     async def wait(self) -> int:
         return await self._process.wait()
 
     async def stderr_text(self) -> str:
-        assert self._process.stderr is not None
-        return (await self._process.stderr.read()).decode(errors="replace")
+        return await self._stderr.text()
 
     def terminate(self) -> None:
         if self._process.returncode is None:
@@ -59,7 +69,7 @@ class LocalTransport:
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # a Ctrl-C to redolab does not hit the probe first
         )
-        return LocalProcess(process)
+        return LocalProcess(process, where=f"{command_name(argv)} on {self.name}")
 
     async def upload(self, local: Path, remote: str) -> None:
         target = Path(remote)

@@ -14,8 +14,12 @@ from redolab.remote.transport import (
     Completed,
     HostAnswered,
     HostKeyChanged,
+    KeptStderr,
     NotAttempted,
     TransportError,
+    command_name,
+    discard,
+    read_lines,
     shell_join,
 )
 
@@ -62,24 +66,34 @@ def _unreachable(address: str, port: int, error: BaseException) -> str:
 
 
 class SshProcess:
-    def __init__(self, process: asyncssh.SSHClientProcess) -> None:
+    def __init__(self, process: asyncssh.SSHClientProcess, *, host: str, where: str) -> None:
         self._process = process
+        self._host = host
+        self._where = where  # "redoprobe client on db1", for messages
+        self._stderr = KeptStderr(process.stderr.read)
 
-    async def lines(self) -> AsyncIterator[str]:
-        async for line in self._process.stdout:
-            yield line.rstrip("\n")
+    async def _read(self, size: int) -> bytes:
+        try:
+            return await self._process.stdout.read(size)
+        except (asyncssh.Error, OSError) as error:
+            reason = getattr(error, "reason", "") or str(error) or type(error).__name__
+            raise TransportError(f"the SSH connection to {self._host} dropped mid-run ({reason})") from None
+
+    def lines(self) -> AsyncIterator[str]:
+        return read_lines(self._read, where=self._where)
+
+    async def drain(self) -> None:
+        await discard(self._read)
 
     async def wait(self) -> int:
         completed = await self._process.wait(check=False)
         return completed.exit_status if completed.exit_status is not None else -1
 
     async def stderr_text(self) -> str:
-        try:
-            return await asyncio.wait_for(self._process.stderr.read(), 2)
-        except (TimeoutError, asyncssh.Error, OSError):
-            return ""
+        return await self._stderr.text()
 
     def terminate(self) -> None:
+        self._stderr.stop()
         self._process.close()
 
 
@@ -146,10 +160,11 @@ class SshTransport:
 
     async def start(self, argv: Sequence[str]) -> SshProcess:
         try:
-            process = await self._connection.create_process(shell_join(argv))
+            # bytes, read in chunks: a line is as long as the probe writes it (read_lines)
+            process = await self._connection.create_process(shell_join(argv), encoding=None)
         except (asyncssh.Error, OSError) as error:
             raise TransportError(f"the SSH connection to {self.name} failed: {error}") from None
-        return SshProcess(process)
+        return SshProcess(process, host=self.name, where=f"{command_name(argv)} on {self.name}")
 
     async def upload(self, local: Path, remote: str) -> None:
         try:

@@ -1,5 +1,7 @@
 """Execute one run: connect, deploy, capture settings, start server and client, store every
-event as it arrives, and make sure no probe is left running on either host."""
+event as it arrives, and make sure no probe is left running on either host. A cancel or a shutdown
+is watched for from the claim on: in set-up it stops the step under way, during the test it sends
+the client TERM and, after a grace, KILL."""
 
 from __future__ import annotations
 
@@ -7,10 +9,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from redolab.core.db import utcnow
@@ -18,8 +21,8 @@ from redolab.environments.connect import connect_host
 from redolab.environments.models import Host
 from redolab.remote.deploy import ProbeInstall, ensure_probe, probe_file_name
 from redolab.remote.hostinfo import capture_settings
-from redolab.remote.transport import RemoteProcess, Transport, TransportError, shell_join
-from redolab.runs.command import PID_PREFIX, ProbeParameters, client_argv, server_argv
+from redolab.remote.transport import OutputLineTooLong, RemoteProcess, Transport, TransportError, shell_join
+from redolab.runs.command import PID_PREFIX, SERVER_GRACE_SECONDS, ProbeParameters, client_argv, server_argv
 from redolab.runs.models import Run, RunEvent, RunStatus
 from redolab.runs.parsers.redoprobe import ProbeEvent, ProbeOutputError, parse_line
 from redolab.runs.service import store_summary
@@ -27,21 +30,36 @@ from redolab.runs.service import store_summary
 log = logging.getLogger("redolab.runner")
 
 START_TIMEOUT_SECONDS = 20
+# How often a running run (and its set-up) looks for a cancel or a shutdown, and heartbeats.
 WATCH_SECONDS = 0.5
+# A probe sent TERM that is still running after this gets KILL (it wakes on TERM at once and needs
+# well under a second to report; more under load, with 1,024 connections).
+KILL_GRACE_SECONDS = 5.0
+# After the client ends, how long the server may take to print its end event.
+SERVER_END_SECONDS = 15.0
+# A client still running this long after its duration is stopped (the server's own cap is shorter).
+OVERRUN_SECONDS = SERVER_GRACE_SECONDS + 30
+
+T = TypeVar("T")
 
 
 class RunFailed(Exception):
     """Ends a run as failed; the message is what the user reads."""
 
 
+class RunCancelled(Exception):
+    """Ends a run as cancelled (the user asked during its set-up); the message is what the user reads."""
+
+
 @dataclass
 class Started:
-    """A probe process we started, and how to make sure it is gone."""
+    """A probe process we started, its output lines, and how to make sure it is gone."""
 
     role: str
     host: Host
     transport: Transport
     process: RemoteProcess
+    lines: AsyncIterator[str]
     pid: int | None = None
 
 
@@ -52,11 +70,15 @@ class RunExecution:
     run_id: int
     heartbeat: Callable[[], None] = lambda: None
     shutting_down: Callable[[], bool] = lambda: False
+    # A sweep's cancel, which reaches its current run also when the run's own row was not flagged.
+    parent_cancelled: Callable[[], bool] = lambda: False
     started: list[Started] = field(default_factory=list)
     transports: list[Transport] = field(default_factory=list)
     seq: int = 0
     outcome: tuple[RunStatus, str | None] | None = None
     phases: list[tuple[str, float]] = field(default_factory=list)
+    duration_seconds: float = 0.0
+    unreadable: str | None = None  # the first probe output redolab could not read: the run fails
 
     def _mark(self, phase: str) -> None:
         """Note when a phase ended; logged once per run, to see where set-up time goes."""
@@ -91,6 +113,34 @@ class RunExecution:
         with self.sessions() as session:
             return bool(session.scalar(select(Run.cancel_requested).where(Run.id == self.run_id)))
 
+    def _begin(self) -> bool:
+        """Mark the run running unless a cancel was recorded first, in one conditional update: a
+        cancel that lands while the worker claims the job is seen here, or by the watch after it."""
+        with self.sessions() as session:
+            begun = session.execute(
+                update(Run)
+                .where(Run.id == self.run_id, Run.status == RunStatus.queued, Run.cancel_requested.is_not(True))
+                .values(status=RunStatus.running, started_at=utcnow())
+            ).rowcount
+            session.commit()
+        return begun == 1
+
+    def _not_begun(self) -> tuple[RunStatus, str | None]:
+        """The run did not begin (cancelled first): nothing ran, and it ends as cancelled."""
+        with self.sessions() as session:
+            session.execute(
+                update(Run)
+                .where(Run.id == self.run_id, Run.status == RunStatus.queued)
+                .values(
+                    status=RunStatus.cancelled,
+                    failure_reason="cancelled by the user before it started",
+                    finished_at=utcnow(),
+                )
+            )
+            session.commit()
+            run = session.get(Run, self.run_id)
+            return run.status, run.failure_reason
+
     def _load(self, session: Session) -> tuple[Run, Host, Host]:
         run = session.get(Run, self.run_id)
         if run.client_host is None or run.server_host is None:
@@ -102,9 +152,12 @@ class RunExecution:
 
     # -- the run --------------------------------------------------------------------------
     async def execute(self) -> tuple[RunStatus, str | None]:
-        self._update(status=RunStatus.running, started_at=utcnow())
+        if not self._begin():
+            return self._not_begun()
         try:
             await self._execute()
+        except RunCancelled as cancel:
+            self._finish(RunStatus.cancelled, str(cancel))
         except (RunFailed, TransportError) as error:  # expected failures: their message is for the user
             self._finish(RunStatus.failed, str(error))
         except Exception as error:  # a bug must still end the run and clean up
@@ -141,44 +194,82 @@ class RunExecution:
         with self.sessions() as session:
             run, client_host, server_host = self._load(session)
             parameters = _probe_parameters(run)
-        client_t, server_t = await self._connect(client_host, server_host)
-        client_probe, server_probe = await self._deploy_and_capture(client_host, client_t, server_host, server_t)
-        if self._cancel_requested():
-            raise RunFailed("cancelled before the probes started")
+        self.duration_seconds = parameters.duration_seconds
+        client_t, server_t = await self._watched(self._connect(client_host, server_host))
+        client_probe, server_probe = await self._watched(
+            self._deploy_and_capture(client_host, client_t, server_host, server_t)
+        )
+        self._check_stop()
 
         server_cmd = server_argv(server_probe.path, parameters)
         self._update(server_command=shell_join(server_cmd))
-        server = Started("server", server_host, server_t, await server_t.start(server_cmd))
-        self.started.append(server)
-        server_lines = server.process.lines()
-        start = await self._first_event(server, server_lines)
+        server = await self._start("server", server_host, server_t, server_cmd)
+        start = await self._watched(self._first_event(server))
         server.pid, port = start.data.get("pid"), start.data["port"]
         self._mark("server listening")
 
         client_cmd = client_argv(client_probe.path, parameters, server_address=server_host.probe_address, port=port)
         self._update(client_command=shell_join(client_cmd))
-        client = Started("client", client_host, client_t, await client_t.start(PID_PREFIX + client_cmd))
-        self.started.append(client)
-        client_lines = client.process.lines()
-        client.pid = await self._read_pid(client, client_lines)
+        client = await self._start("client", client_host, client_t, PID_PREFIX + client_cmd)
+        client.pid = await self._watched(self._read_pid(client))
         self._mark("client started")
 
-        await self._follow(client, client_lines, server, server_lines)
+        await self._follow(client, server)
+
+    async def _start(self, role: str, host: Host, transport: Transport, argv: list[str]) -> Started:
+        process = await transport.start(argv)
+        started = Started(role, host, transport, process, process.lines())
+        self.started.append(started)
+        return started
+
+    # -- stopping: a cancel, a shutdown ----------------------------------------------------
+    def _stop_requested(self) -> str | None:
+        """Why the run must stop now: "shutdown" (redolab is stopping), "user" (a cancel), or None."""
+        if self.shutting_down():
+            return "shutdown"
+        if self._cancel_requested() or self.parent_cancelled():
+            return "user"
+        return None
+
+    def _check_stop(self) -> None:
+        """During set-up: a cancel ends the run as cancelled, a shutdown as failed."""
+        stop = self._stop_requested()
+        if stop == "user":
+            raise RunCancelled("cancelled by the user before the test began")
+        if stop == "shutdown":
+            raise RunFailed("redolab was stopped before the test began")
+
+    async def _watched(self, step: Awaitable[T]) -> T:
+        """A set-up step (connect, deploy, wait for a probe), stopped within WATCH_SECONDS by a
+        cancel or a shutdown; heartbeats meanwhile."""
+        task = asyncio.ensure_future(step)
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=WATCH_SECONDS)
+                self.heartbeat()
+                if not task.done():
+                    self._check_stop()
+            return task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+                if not task.cancelled():
+                    task.exception()  # retrieved: the stop is the outcome, not what the step raised then
 
     async def _connect(self, client_host: Host, server_host: Host) -> tuple[Transport, Transport]:
-        """Both hosts at once; if either fails, the other connection is closed and the error raised."""
-        client_t, server_t = await asyncio.gather(
-            connect_host(client_host, secret_key=self.secret_key),
-            connect_host(server_host, secret_key=self.secret_key),
-            return_exceptions=True,
-        )
-        for transport in (client_t, server_t):
-            if isinstance(transport, BaseException):
-                for other in (client_t, server_t):
-                    if not isinstance(other, BaseException):
-                        await other.close()
-                raise transport
-        self.transports = [client_t, server_t]
+        """Both hosts at once; each connection is kept as it opens, so it is closed however the
+        run ends (a failure of the other host, a cancel during the connect)."""
+
+        async def connect(host: Host) -> Transport:
+            transport = await connect_host(host, secret_key=self.secret_key)
+            self.transports.append(transport)
+            return transport
+
+        client_t, server_t = await asyncio.gather(connect(client_host), connect(server_host), return_exceptions=True)
+        for result in (client_t, server_t):
+            if isinstance(result, BaseException):
+                raise result
         self._mark("connected")
         return client_t, server_t
 
@@ -211,9 +302,9 @@ class RunExecution:
         )  # fmt: skip
         return client_probe, server_probe
 
-    async def _first_event(self, started: Started, lines) -> ProbeEvent:
+    async def _first_event(self, started: Started) -> ProbeEvent:
         try:
-            line = await asyncio.wait_for(anext(lines), START_TIMEOUT_SECONDS)
+            line = await asyncio.wait_for(anext(started.lines), START_TIMEOUT_SECONDS)
         except (TimeoutError, StopAsyncIteration):
             detail = (await started.process.stderr_text()).strip()
             raise RunFailed(f"redoprobe server on {started.host.name} did not start: {detail or 'no output'}") from None
@@ -223,9 +314,9 @@ class RunExecution:
             raise RunFailed(f"redoprobe server on {started.host.name}: {event.data.get('message')}")
         return event
 
-    async def _read_pid(self, started: Started, lines) -> int | None:
+    async def _read_pid(self, started: Started) -> int | None:
         try:
-            return int(await asyncio.wait_for(anext(lines), START_TIMEOUT_SECONDS))
+            return int(await asyncio.wait_for(anext(started.lines), START_TIMEOUT_SECONDS))
         except (TimeoutError, StopAsyncIteration, ValueError):
             raise RunFailed(f"redoprobe client on {started.host.name} did not start") from None
 
@@ -233,53 +324,102 @@ class RunExecution:
         try:
             return parse_line(line)
         except ProbeOutputError as error:
-            raise RunFailed(f"redoprobe on {started.host.name} printed something unexpected: {error}") from None
+            raise RunFailed(
+                f"redoprobe {started.role} on {started.host.name} printed something unexpected: {error}"
+            ) from None
 
-    async def _pump(self, started: Started, lines, seen: dict) -> None:
+    async def _pump(self, started: Started, seen: dict) -> None:
+        """Store each line as it arrives. A line that cannot be read is noted (the run is stopped
+        and fails) and the rest of the output is read and dropped: a probe never blocks writing."""
+        mine = seen.setdefault(started.role, {})
         try:
-            async for line in lines:
+            async for line in started.lines:
                 if not line.strip():
                     continue
                 event = self._parse(started, line)
                 self._record(started.role, event)
-                if event.event == "interval" and started.role == "client" and "interval" not in seen.get("client", {}):
+                if event.event == "interval" and started.role == "client" and "interval" not in mine:
                     self._mark("first interval stored")
-                seen.setdefault(started.role, {})[event.event] = event
-        except RunFailed:
-            raise
-        except Exception as error:  # asyncssh raises its own exceptions when a connection drops
-            seen.setdefault(started.role, {})["lost"] = str(error) or type(error).__name__
+                mine[event.event] = event
+        except (RunFailed, OutputLineTooLong) as error:
+            self.unreadable = self.unreadable or str(error)
+            await started.process.drain()
+            return
+        except TransportError as error:  # the connection dropped: the transport's words say which
+            mine["lost"] = str(error)
+            return
+        except Exception as error:  # a bug in redolab: the run fails, and the output is still read
+            log.exception("run %s: reading redoprobe %s failed", self.run_id, started.role)
+            self.unreadable = self.unreadable or (
+                f"internal error in redolab reading redoprobe {started.role} on {started.host.name}: "
+                f"{type(error).__name__}: {error}"
+            )
+            await started.process.drain()
             return
         await asyncio.sleep(0.2)  # let the transport notice a dropped connection
         if not started.transport.connected:
-            seen.setdefault(started.role, {})["lost"] = "connection lost"
+            mine["lost"] = f"the SSH connection to {started.host.name} dropped mid-run"
 
-    async def _follow(self, client: Started, client_lines, server: Started, server_lines) -> None:
+    async def _follow(self, client: Started, server: Started) -> None:
         seen: dict = {}
-        client_task = asyncio.create_task(self._pump(client, client_lines, seen))
-        server_task = asyncio.create_task(self._pump(server, server_lines, seen))
-        cancelled_by: str | None = None
+        client_task = asyncio.create_task(self._pump(client, seen))
+        server_task = asyncio.create_task(self._pump(server, seen))
+        try:
+            stopped_by = await self._watch_client(client, client_task)
+            # the client's END ends the server's test; its end event follows at once
+            await asyncio.wait({server_task}, timeout=KILL_GRACE_SECONDS if stopped_by else SERVER_END_SECONDS)
+        finally:  # nothing reads after this: clean-up drains and ends what is left
+            for task in (client_task, server_task):
+                task.cancel()
+            await asyncio.wait({client_task, server_task})
+        self._decide(client, server, seen, stopped_by)
+
+    async def _watch_client(self, client: Started, client_task: asyncio.Task) -> str | None:
+        """Wait for the client to end, heartbeating. A cancel ("user"), a shutdown ("shutdown"),
+        output redolab cannot read ("unreadable") or a client long past its duration ("overran")
+        sends it TERM, and KILL after KILL_GRACE_SECONDS; returns which, or None."""
+        loop = asyncio.get_running_loop()
+        overrun_at = loop.time() + self.duration_seconds + OVERRUN_SECONDS
+        stopped_by, signalled_at, killed = None, 0.0, False
         while not client_task.done():
             await asyncio.wait({client_task}, timeout=WATCH_SECONDS)
             self.heartbeat()
-            if cancelled_by is None and (self._cancel_requested() or self.shutting_down()):
-                cancelled_by = "user" if not self.shutting_down() else "shutdown"
-                await self._signal(client, "TERM")
-        await client_task
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(server_task), 15)
-        if not server_task.done():
-            server_task.cancel()
-        self._decide(client, server, seen, cancelled_by)
+            if client_task.done():
+                break
+            now = loop.time()
+            if stopped_by is None:
+                stopped_by = (
+                    self._stop_requested()
+                    or ("unreadable" if self.unreadable else None)
+                    or ("overran" if now > overrun_at else None)
+                )
+                if stopped_by is not None:
+                    await self._signal(client, "TERM")
+                    signalled_at = now
+            elif now - signalled_at > KILL_GRACE_SECONDS:
+                if killed:  # even KILL did not end its output: clean-up says what is left
+                    break
+                log.warning("run %s: redoprobe client ignored TERM for %.0f s: KILL", self.run_id, KILL_GRACE_SECONDS)
+                await self._signal(client, "KILL")
+                signalled_at, killed = now, True
+        return stopped_by
 
-    def _decide(self, client: Started, server: Started, seen: dict, cancelled_by: str | None) -> None:
+    def _decide(self, client: Started, server: Started, seen: dict, stopped_by: str | None) -> None:
         client_seen, server_seen = seen.get("client", {}), seen.get("server", {})
-        if cancelled_by == "user":
+        if stopped_by == "user":
             self._finish(RunStatus.cancelled, "cancelled by the user; the intervals measured so far are kept")
-        elif cancelled_by == "shutdown":
+        elif stopped_by == "shutdown":
             self._finish(
                 RunStatus.failed,
                 "redolab was stopped during the run; the intervals measured so far are kept",
+            )
+        elif self.unreadable:
+            self._finish(RunStatus.failed, f"{self.unreadable}; the intervals received before it are kept")
+        elif stopped_by == "overran":
+            self._finish(
+                RunStatus.failed,
+                f"redoprobe client on {client.host.name} was still running {OVERRUN_SECONDS} s after its "
+                f"{self.duration_seconds:g} s test and was stopped; the intervals received so far are kept",
             )
         elif "end" in client_seen:
             self._finish(RunStatus.succeeded, None)
@@ -290,11 +430,7 @@ class RunExecution:
                 message += f" (server on {server.host.name}: {server_error.data.get('message')})"
             self._finish(RunStatus.failed, f"redoprobe client on {client.host.name}: {message}")
         elif "lost" in client_seen:
-            self._finish(
-                RunStatus.failed,
-                f"the SSH connection to {client.host.name} dropped mid-run ({client_seen['lost']}); "
-                "the intervals received so far are kept",
-            )
+            self._finish(RunStatus.failed, f"{client_seen['lost']}; the intervals received so far are kept")
         else:
             self._finish(
                 RunStatus.failed,
@@ -316,13 +452,22 @@ class RunExecution:
         return result.exit_status == 0
 
     async def _clean_up(self) -> str:
-        """End every probe we started (by PID), reconnecting if the connection dropped."""
-        problems = []
-        for started in reversed(self.started):
-            with contextlib.suppress(TimeoutError, Exception):
-                await asyncio.wait_for(started.process.wait(), 5)
-            if started.pid is None:
-                continue
+        """End every probe we started (by PID), reconnecting if the connection dropped. Their output
+        is read and dropped meanwhile, so none blocks on a full pipe while it stops."""
+        drains = [asyncio.create_task(started.process.drain()) for started in self.started]
+        try:
+            problems = [await self._end(started) for started in reversed(self.started)]
+        finally:
+            for drain in drains:
+                drain.cancel()
+        return " ".join(problem for problem in problems if problem)
+
+    async def _end(self, started: Started) -> str | None:
+        """Make sure one probe is gone: TERM, then KILL; what is left, for the user, or None."""
+        problem = None
+        with contextlib.suppress(TimeoutError, Exception):
+            await asyncio.wait_for(started.process.wait(), 1)
+        if started.pid is not None:
             try:
                 transport = started.transport
                 try:
@@ -342,16 +487,16 @@ class RunExecution:
                         if not (alive := await self._alive(started, transport)):
                             break
                 if alive:
-                    problems.append(f"redoprobe (pid {started.pid}) is still running on {started.host.name}.")
+                    problem = f"redoprobe (pid {started.pid}) is still running on {started.host.name}."
             except TransportError as error:
-                problems.append(
+                problem = (
                     f"could not confirm that redoprobe (pid {started.pid}) ended on {started.host.name} "
                     f"({error}); it stops by itself at its --max-duration cap."
                 )
-            with contextlib.suppress(Exception):
-                started.process.terminate()
-                await asyncio.wait_for(started.process.wait(), 2)
-        return " ".join(problems)
+        with contextlib.suppress(Exception):
+            started.process.terminate()
+            await asyncio.wait_for(started.process.wait(), 2)
+        return problem
 
 
 def _probe_parameters(run: Run) -> ProbeParameters:

@@ -7,7 +7,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import asdict
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from redolab.core.db import get_or_404, utcnow
@@ -179,17 +179,37 @@ def run_events(*, session: Session, run: Run) -> list[dict]:
 
 
 def cancel_run(*, session: Session, run: Run) -> Run:
-    """A queued run is cancelled at once; a running one is stopped by its worker within a second."""
-    if run.status is RunStatus.queued:
-        run.status = RunStatus.cancelled
-        run.failure_reason = "cancelled by the user before it started"
-        run.finished_at = utcnow()
-        for job in session.scalars(select(Job).where(Job.run_id == run.id, Job.status == JobStatus.queued)):
-            job.status = JobStatus.failed
-            job.finished_at = utcnow()
-    elif run.status is RunStatus.running:
-        run.cancel_requested = True
+    """Cancel a run. Queued: its job goes from queued to cancelled in one conditional update, and
+    the run with it. Claimed by a worker meanwhile, or running: the cancel is recorded, and the
+    worker sees it when it marks the run running (which it then never does) or within a second
+    after, stopping the probes. The run returned says which: cancelled, or cancel_requested."""
+    if run.status.finished:
+        return run
+    now = utcnow()
+    unclaimed = session.execute(
+        update(Job)
+        .where(Job.run_id == run.id, Job.status == JobStatus.queued)
+        .values(status=JobStatus.cancelled, finished_at=now)
+    ).rowcount
+    if unclaimed:
+        session.execute(
+            update(Run)
+            .where(Run.id == run.id, Run.status == RunStatus.queued)
+            .values(
+                status=RunStatus.cancelled,
+                cancel_requested=True,
+                failure_reason="cancelled by the user before it started",
+                finished_at=now,
+            )
+        )
+    else:
+        session.execute(
+            update(Run)
+            .where(Run.id == run.id, Run.status.in_((RunStatus.queued, RunStatus.running)))
+            .values(cancel_requested=True)
+        )
     session.commit()
+    session.refresh(run)
     return run
 
 

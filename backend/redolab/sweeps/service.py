@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from redolab.core.db import get_or_404, utcnow
@@ -76,20 +76,43 @@ def get_sweep(*, session: Session, sweep_id: int) -> Sweep:
 
 
 def cancel_sweep(*, session: Session, sweep: Sweep) -> Sweep:
-    """A queued sweep is cancelled at once; a running one stops its current run within a second
-    and runs nothing more (kernel values are put back first)."""
-    if sweep.status is RunStatus.queued:
-        sweep.status = RunStatus.cancelled
-        sweep.failure_reason = "cancelled by the user before it started"
-        sweep.finished_at = utcnow()
-        for job in session.scalars(select(Job).where(Job.sweep_id == sweep.id, Job.status == JobStatus.queued)):
-            job.status = JobStatus.failed
-            job.finished_at = utcnow()
-    elif sweep.status is RunStatus.running:
-        sweep.cancel_requested = True
-        for run in session.scalars(select(Run).where(Run.sweep_id == sweep.id, Run.status == RunStatus.running)):
-            run.cancel_requested = True
+    """Cancel a sweep. Queued: its job goes from queued to cancelled in one conditional update,
+    and the sweep with it. Claimed by a worker meanwhile, or running: the cancel is recorded (on
+    the sweep and its unfinished runs); the worker sees it when it marks the sweep running (which it
+    then never does), or stops the current run within a second and changes no host setting after
+    it (kernel values it changed are put back)."""
+    if sweep.status.finished:
+        return sweep
+    now = utcnow()
+    unclaimed = session.execute(
+        update(Job)
+        .where(Job.sweep_id == sweep.id, Job.status == JobStatus.queued)
+        .values(status=JobStatus.cancelled, finished_at=now)
+    ).rowcount
+    if unclaimed:
+        session.execute(
+            update(Sweep)
+            .where(Sweep.id == sweep.id, Sweep.status == RunStatus.queued)
+            .values(
+                status=RunStatus.cancelled,
+                cancel_requested=True,
+                failure_reason="cancelled by the user before it started",
+                finished_at=now,
+            )
+        )
+    else:
+        session.execute(
+            update(Sweep)
+            .where(Sweep.id == sweep.id, Sweep.status.in_((RunStatus.queued, RunStatus.running)))
+            .values(cancel_requested=True)
+        )
+        session.execute(
+            update(Run)
+            .where(Run.sweep_id == sweep.id, Run.status.in_((RunStatus.queued, RunStatus.running)))
+            .values(cancel_requested=True)
+        )
     session.commit()
+    session.refresh(sweep)
     return sweep
 
 

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import sessionmaker
 
 from redolab.core.db import utcnow
@@ -75,6 +75,7 @@ class SweepExecution:
     kernel_hosts: dict[str, tuple[Host, Transport]] = field(default_factory=dict)
     prefixes: dict[str, list[str]] = field(default_factory=dict)
     original: dict[str, Buffers] = field(default_factory=dict)
+    changed: set[str] = field(default_factory=set)  # the roles whose values a sysctl may have changed
 
     def _update(self, **values) -> None:
         with self.sessions() as session:
@@ -87,8 +88,44 @@ class SweepExecution:
         with self.sessions() as session:
             return bool(session.scalar(select(Sweep.cancel_requested).where(Sweep.id == self.sweep_id)))
 
+    def _begin(self) -> bool:
+        """Mark the sweep running unless a cancel was recorded first, in one conditional update (a
+        cancel that lands while the worker claims the job is seen here)."""
+        with self.sessions() as session:
+            begun = session.execute(
+                update(Sweep)
+                .where(Sweep.id == self.sweep_id, Sweep.status == RunStatus.queued, Sweep.cancel_requested.is_not(True))
+                .values(status=RunStatus.running, started_at=utcnow())
+            ).rowcount
+            session.commit()
+        return begun == 1
+
+    def _not_begun(self) -> RunStatus:
+        """The sweep did not begin (cancelled first): it ran nothing and touched no host."""
+        with self.sessions() as session:
+            session.execute(
+                update(Sweep)
+                .where(Sweep.id == self.sweep_id, Sweep.status == RunStatus.queued)
+                .values(
+                    status=RunStatus.cancelled,
+                    failure_reason="cancelled by the user before it started",
+                    finished_at=utcnow(),
+                )
+            )
+            session.commit()
+            return session.get(Sweep, self.sweep_id).status
+
+    def _stopped(self) -> tuple[RunStatus, str] | None:
+        """Checked before anything that starts a run or changes a host: a cancel or a shutdown."""
+        if self._cancel_requested():
+            return RunStatus.cancelled, "cancelled by the user; the runs finished so far are kept"
+        if self.shutting_down():
+            return RunStatus.failed, "redolab was stopped during the sweep; the runs finished so far are kept"
+        return None
+
     async def execute(self) -> RunStatus:
-        self._update(status=RunStatus.running, started_at=utcnow())
+        if not self._begin():
+            return self._not_begun()
         try:
             status, reason = await self._execute()
         except (SweepFailed, TransportError) as error:
@@ -111,16 +148,16 @@ class SweepExecution:
     async def _execute(self) -> tuple[RunStatus, str | None]:
         plan = self._load()
         if plan.kind is SweepKind.kernel_max:
+            if stopped := self._stopped():
+                return stopped
             await self._prepare_kernel(plan.client, plan.server)
         for index, (value, conns) in enumerate(plan.grid):
-            if plan.kind is SweepKind.kernel_max:
-                await self._apply_kernel_max(value)
             for repetition in range(plan.repetitions):
                 self.heartbeat()
-                if self._cancel_requested():
-                    return RunStatus.cancelled, "cancelled by the user; the runs finished so far are kept"
-                if self.shutting_down():
-                    return RunStatus.failed, "redolab was stopped during the sweep; the runs finished so far are kept"
+                if stopped := self._stopped():  # also before a sysctl: a cancelled sweep changes nothing more
+                    return stopped
+                if plan.kind is SweepKind.kernel_max and repetition == 0:
+                    await self._apply_kernel_max(value)
                 run_id = self._add_run(plan, index, value, conns, repetition)
                 status, reason = await RunExecution(
                     self.sessions,
@@ -128,6 +165,7 @@ class SweepExecution:
                     run_id,
                     heartbeat=self.heartbeat,
                     shutting_down=self.shutting_down,
+                    parent_cancelled=self._cancel_requested,
                 ).execute()
                 if status is RunStatus.cancelled:
                     return (
@@ -215,6 +253,7 @@ class SweepExecution:
     async def _apply_kernel_max(self, maximum: int) -> None:
         for role, (_, transport) in self.kernel_hosts.items():
             original = self.original[role]
+            self.changed.add(role)  # before the sysctl: one that fails halfway may have changed a value
             await set_buffers(
                 transport,
                 {name: kernel_triple(original[name], maximum) for name in ("tcp_rmem", "tcp_wmem")},
@@ -222,11 +261,13 @@ class SweepExecution:
             )
 
     async def _restore(self) -> str | None:
-        """Put every host's original values back; on failure, say how to do it by hand."""
+        """Put the original values back where a sysctl ran; on failure, say how to do it by hand."""
         if not self.original:
             return None
         failed = {}
         for role, values in self.original.items():
+            if role not in self.changed:  # nothing was changed there (e.g. cancelled first): nothing to write
+                continue
             host, transport = self.kernel_hosts[role]
             try:
                 await set_buffers(transport, values, prefix=self.prefixes[role])
