@@ -12,5 +12,8 @@ $UV run ruff format --check .
 echo "== redoprobe unit tests (make check)"
 make -s -C backend/redolab/redoprobe check
 
-echo "== pytest"
-$UV run pytest "$@"
+# Two pytest-xdist workers (CI has 2 cores; TEST_WORKERS=auto uses every core, 0 runs in this process).
+# --dist loadgroup: test by test to a free worker, with the groups and the tests that must run alone
+# named in tests/conftest.py.
+echo "== pytest (${TEST_WORKERS:=2} workers)"
+$UV run pytest -n "$TEST_WORKERS" --dist loadgroup "$@"

@@ -1,7 +1,17 @@
-"""Shared fixtures: a migrated database on SQLite and on a real PostgreSQL, the app, clients."""
+"""Shared fixtures: a migrated database on SQLite and on a real PostgreSQL, the app, clients.
+
+The suite runs in parallel (scripts/test.sh: pytest-xdist, `-n 2 --dist loadgroup`): every worker is a
+process with its own session fixtures (PostgreSQL, sshd, Chromium, each on a free port, in directories
+of its own) and marks the probes it starts (services.OWNER_VARIABLE), so that the check that no probe
+outlived a test sees only its own. The few tests that look at the whole machine are kept together and
+alone (GROUPS, ALONE below).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import secrets
 import uuid
 
@@ -18,6 +28,68 @@ from tests import services
 from tests.factories import PASSWORD, make_user
 
 BACKENDS = ["sqlite", "postgresql"]
+
+# Tests that share one xdist worker: the lab's module fixture brings up machine-wide namespaces with
+# fixed names, so two workers must not each bring it up. (An `xdist_group` mark with --dist loadgroup
+# does not group on pytest 9.2: xdist 3.8 still renames the node ID, which pytest 9.2 no longer reads,
+# pytest-dev/pytest-xdist#1386; the scheduler below groups by this table instead.)
+GROUPS = {"tests/lab/test_lab.py": "lab"}
+# Tests that run while no other worker runs a test: they measure with tight tolerances through the
+# lab's delay line (a process starved by a parallel loopback run distorts RTT and rate, seen failing).
+# Tests that look for or kill probes see only their own process's (services.leftover_probes).
+ALONE = ("tests/lab/test_lab.py",)
+
+
+def pytest_configure(config):
+    # A mark of its own for every test process (and xdist worker): the probes it starts inherit it.
+    os.environ[services.OWNER_VARIABLE] = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def pytest_sessionstart(session):
+    """Build the probe once before the workers start, so that no two workers run `make` on it at once."""
+    if hasattr(session.config, "workerinput"):
+        return
+    from redolab import redoprobe
+
+    with contextlib.suppress(redoprobe.ProbeBuildError):  # the tests that run it report the compiler's output
+        redoprobe.build()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadgroup: test by test to whichever worker is free, except GROUPS (and xdist_group
+    marks, should xdist's node ID suffix work again), which go to one worker. The ALONE tests are one
+    group, the biggest, so it is handed out first: waiting for the other worker's current test then
+    costs little (in the middle of the run that test may be a 60 s import)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class Grouped(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if _alone(nodeid):
+                return "group alone"
+            group = GROUPS.get(nodeid.split("::")[0])
+            return f"group {group}" if group else super()._split_scope(nodeid)
+
+    return Grouped(config, log)
+
+
+def _alone(nodeid: str) -> bool:
+    return any(nodeid == name or nodeid.startswith((name + "::", name + "@", name + "[")) for name in ALONE)
+
+
+@pytest.fixture(autouse=True)
+def one_at_a_time_when_alone(request, tmp_path_factory):
+    """Under xdist, every test holds a shared lock on a file of this run and an ALONE test an
+    exclusive one: it starts when the other workers' tests have ended and they wait for it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    path = tmp_path_factory.getbasetemp().parent / "alone.lock"  # the workers' common temporary directory
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if _alone(request.node.nodeid) else fcntl.LOCK_SH)
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
+import shlex
+from pathlib import Path
 
 from redolab.core.db import make_sessionmaker
 from redolab.runs import service
+from redolab.runs.command import PID_PREFIX
 from redolab.runs.models import Run
 from redolab.runs.schemas import RunCreate
 from redolab.worker import Worker
@@ -82,3 +87,71 @@ def descendants(pid: int) -> list[int]:
             found.append(child)
             todo.append(child)
     return found
+
+
+# -- runs from captured probe output ------------------------------------------------------------
+# A test that reads what runs measured (plans, pages, exports) can use the JSON lines a real probe
+# printed once, under tests/fixtures/probe_output/, instead of measuring again: `execute_captured`
+# runs the job with the real Worker on the local transport (settings captured, probe deployed,
+# every line parsed and stored, summary and job status written as always); only the two probe
+# processes print the captured lines (`cat`) instead of measuring. Each captured file records the
+# command it came from, and the replay refuses a command that differs (other than the binary's
+# path, the port and the write directory): when the probe's options change, capture again.
+PROBE_OUTPUT = Path(__file__).parent / "fixtures" / "probe_output"
+_VARYING = {"--port": "PORT", "--write-dir": "DIR"}
+
+
+def normalised_command(argv) -> list[str]:
+    """A probe command without what differs between two runs of it (binary path, port, directory)."""
+    argv = [str(a) for a in argv]
+    if argv[:3] == PID_PREFIX:
+        argv = argv[3:]
+    out = [Path(argv[0]).name.split("-")[0]]  # redoprobe, or redoprobe-0.1.0-<sha> deployed over SSH
+    for before, token in itertools.pairwise(argv):
+        out.append(_VARYING.get(before, token))
+    return out
+
+
+def captured_lines(path: Path) -> tuple[list[str], list[str]]:
+    """(command, probe output lines) of a captured file: its first line is {"command": [...]}."""
+    first, *lines = path.read_text().splitlines()
+    return json.loads(first)["command"], [line for line in lines if line.strip()]
+
+
+def write_captured(path: Path, command: str, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = json.dumps({"command": normalised_command(shlex.split(command))})
+    path.write_text("\n".join([header, *lines]) + "\n")
+
+
+def execute_captured(engine, secret_key: str, client: Path, server: Path) -> bool:
+    """execute_next, with the probes replaced by the captured output in `client` and `server`."""
+    from redolab.remote.local import LocalTransport
+
+    original = LocalTransport.start
+    files = {"client": client, "server": server}
+
+    async def start(self, argv):
+        argv = [str(a) for a in argv]
+        command = normalised_command(argv)
+        role = command[1] if command[0] == "redoprobe" and len(command) > 1 else None
+        if role not in files:
+            return await original(self, argv)
+        expected, _ = captured_lines(files[role])
+        assert command == expected, (
+            f"the {role} command changed since {files[role].name} was captured: capture again "
+            f"(see tests/fixtures/probe_output/README)\nnow:      {command}\ncaptured: {expected}"
+        )
+        path = str(files[role])
+        if role == "client":  # as the worker starts it: the shell prints its PID, then `exec`s the replay
+            return await original(self, [*PID_PREFIX, "sed", "1d", path])
+        # the server's start event names its PID, which the worker ends at clean-up: the replaying
+        # process's own, written into the line (`exec` keeps the shell's PID)
+        script = 'exec sed -e 1d -e "2s/\\"pid\\":[0-9]*/\\"pid\\":$$/" "$0"'
+        return await original(self, ["sh", "-c", script, path])
+
+    LocalTransport.start = start
+    try:
+        return execute_next(engine, secret_key)
+    finally:
+        LocalTransport.start = original

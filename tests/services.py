@@ -80,7 +80,6 @@ def start_postgres() -> PostgresServer | None:
     server = PostgresServer(url="", root=root, bindir=bindir)
     if IS_ROOT:
         shutil.chown(root, "postgres", "postgres")
-    port = free_port()
     run = lambda *args: subprocess.run(server._as_owner(*args), check=True, capture_output=True)  # noqa: E731
     run(
         str(bindir / "initdb"),
@@ -94,18 +93,25 @@ def start_postgres() -> PostgresServer | None:
         "UTF8",
         "--no-sync",
     )
-    options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
-    run(
-        str(bindir / "pg_ctl"),
-        "-D",
-        str(root / "data"),
-        "-o",
-        options,
-        "-l",
-        str(root / "log"),
-        "-w",
-        "start",
-    )
+    for attempt in range(3):  # a free port can be taken before the server binds it (parallel workers)
+        port = free_port()
+        options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
+        try:
+            run(
+                str(bindir / "pg_ctl"),
+                "-D",
+                str(root / "data"),
+                "-o",
+                options,
+                "-l",
+                str(root / "log"),
+                "-w",
+                "start",
+            )
+            break
+        except subprocess.CalledProcessError:
+            if attempt == 2:
+                raise
     server.url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     return server
 
@@ -194,6 +200,19 @@ def _fingerprint(public_key: Path) -> str:
     return out.stdout.split()[1]
 
 
+def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 10) -> bool:
+    """True once something listens on the port; False when the process exited first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        if process.poll() is not None:
+            return False
+        time.sleep(0.05)
+    return True  # as before: the caller's first connection tells
+
+
 def start_sshd() -> SshServer | None:
     """A real OpenSSH sshd on 127.0.0.1 with its own host key and one authorized client key."""
     if not SSHD.exists() or shutil.which("ssh-keygen") is None:
@@ -206,26 +225,27 @@ def start_sshd() -> SshServer | None:
     keygen(root / "host_ed25519", "redolab-test-host")
     keygen(root / "client_ed25519", "redolab-test-client")
     (root / "authorized_keys").write_text((root / "client_ed25519.pub").read_text())
-    port = free_port()
-    config = root / "sshd_config"
-    config.write_text(
-        sshd_config(
-            address="127.0.0.1", port=port, host_key=root / "host_ed25519", pid_file=root / "sshd.pid",
-            authorized_keys=root / "authorized_keys",
-        )
-    )  # fmt: skip
     if IS_ROOT:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
-    with open(root / "log", "w") as log:  # the child keeps its own copy of the descriptor
-        process = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        if process.poll() is not None:
+    for attempt in range(3):  # a free port can be taken before sshd binds it (parallel workers)
+        port = free_port()
+        config = root / "sshd_config"
+        config.write_text(
+            sshd_config(
+                address="127.0.0.1", port=port, host_key=root / "host_ed25519", pid_file=root / "sshd.pid",
+                authorized_keys=root / "authorized_keys",
+            )
+            # the probes its sessions start carry the owner mark of this test process (leftover_probes)
+            + (f"SetEnv {OWNER_VARIABLE}={owner}\n" if (owner := os.environ.get(OWNER_VARIABLE)) else "")
+        )  # fmt: skip
+        with open(root / "log", "w") as log:  # the child keeps its own copy of the descriptor
+            process = subprocess.Popen(
+                [str(SSHD), "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=log
+            )
+        if _wait_for_port(port, process):
+            break
+        if attempt == 2:
             raise RuntimeError("sshd exited: " + (root / "log").read_text())
-        time.sleep(0.05)
     host_pub = root / "host_ed25519.pub"
     return SshServer(
         port=port,
@@ -238,17 +258,62 @@ def start_sshd() -> SshServer | None:
     )
 
 
-def leftover_probes() -> list[str]:
-    """redoprobe processes still running on this machine (pgrep), excluding zombies."""
-    pattern = r"redoprobe[^ ]* (server|client|disk)"
+# Every test process marks itself with a token of its own in this variable (tests/conftest.py), which
+# the probes it starts inherit (locally, and through the test sshd's SetEnv). Not REDOLAB_: redolab_env
+# keeps it for `redolab serve` and the CLI.
+OWNER_VARIABLE = "PYTEST_REDOLAB_OWNER"
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def started_here(pid: int) -> bool:
+    """Whether a process belongs to this test process: it carries our owner mark (orphans too), or
+    it runs below us (e.g. in a session of the lab's sshd)."""
+    owner = os.environ.get(OWNER_VARIABLE)
+    if owner is None:
+        return True  # outside the test suite's processes: everything counts
+    try:
+        if f"{OWNER_VARIABLE}={owner}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+            return True
+    except OSError:
+        pass
+    me, seen = os.getpid(), 0
+    while pid > 1 and seen < 64:
+        pid, seen = _parent(pid), seen + 1
+        if pid == me:
+            return True
+    return False
+
+
+def leftover_probes(pattern: str = r"redoprobe[^ ]* (server|client|disk)") -> list[str]:
+    """redoprobe processes still running that this test process started (pgrep), excluding zombies.
+    Another test process's probes (a parallel xdist worker, another checkout's suite on the same
+    machine) are not ours to judge."""
     out = subprocess.run(["pgrep", "-a", "-f", pattern], capture_output=True, text=True).stdout
     alive = []
     for line in out.splitlines():
         pid = line.split()[0]
         try:
-            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
-        except OSError:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
             continue
-        if state != "Z":
+        if state != "Z" and started_here(int(pid)):
             alive.append(line)
     return alive
+
+
+def kill_probes(pattern: str, sig: int = 9) -> int:
+    """`pkill -f pattern` for this test process's probes only (see leftover_probes); how many it hit."""
+    hit = 0
+    for line in leftover_probes(pattern):
+        try:
+            os.kill(int(line.split()[0]), sig)
+            hit += 1
+        except ProcessLookupError:
+            pass
+    return hit

@@ -2,6 +2,7 @@
 API, the environment page and `redolab plan show`."""
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -12,16 +13,25 @@ from redolab.redo import service as redo_service
 from redolab.runs.models import RunStatus
 from redolab.runs.parsers.redoprobe import run_metrics
 from redolab.runs.service import run_lines
-from tests.execution import execute_next, reload, request_run
+from tests.execution import captured_lines, execute_captured, execute_next, reload, request_run, write_captured
 from tests.factories import make_environment, make_host
 from tests.services import REDOLAB, redolab_env
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
 
 
-@pytest.fixture
-def measured(session, engine, secret_key, tmp_path):
-    """An environment with the GV$ARCHIVED_LOG fixture imported and three runs on this machine."""
+# The three runs on this machine: a file name for their captured output, and what is requested.
+RUNS = {
+    "one-stream": {"conns": 1, "label": "one stream"},
+    "two-streams": {"conns": 2, "label": "two streams"},
+    "sync-write": {"mode": "sync", "message_bytes": 64 * 1024, "sync_write": True, "label": "sync write"},
+}
+CAPTURED = Path(__file__).parents[1] / "fixtures" / "probe_output" / "plan_on_this_machine"
+RECAPTURE = os.environ.get("RECAPTURE_PROBE_OUTPUT") == "1"  # see tests/fixtures/probe_output/README
+
+
+def requested(session, tmp_path):
+    """An environment with the GV$ARCHIVED_LOG fixture imported and three runs on this machine, queued."""
     environment = make_environment(
         session, platform="dataguard", transport_mode="SYNC", database_size_bytes=2 * 1024**4,
         instantiation_goal_seconds=48 * 3600, link_rtt_seconds=0.025,
@@ -34,26 +44,58 @@ def measured(session, engine, secret_key, tmp_path):
     )  # fmt: skip
     write_dir = tmp_path / "standby-redo"
     write_dir.mkdir()
-    runs = [
-        request_run(session, environment, primary, standby, conns=1, label="one stream"),
-        request_run(session, environment, primary, standby, conns=2, label="two streams"),
-        request_run(
-            session,
-            environment,
-            primary,
-            standby,
-            mode="sync",
-            message_bytes=64 * 1024,
-            write_dir=str(write_dir),
-            sync_write=True,
-            label="sync write",
-        ),
-    ]
-    for _ in runs:
-        assert execute_next(engine, secret_key)
+    runs = []
+    for fields in RUNS.values():
+        if fields.get("sync_write"):
+            fields = {**fields, "write_dir": str(write_dir)}
+        runs.append(request_run(session, environment, primary, standby, **fields))
+    return environment, runs
+
+
+def succeeded(session, runs):
     runs = [reload(session, run) for run in runs]
     assert [run.status for run in runs] == [RunStatus.succeeded] * 3, [run.failure_reason for run in runs]
+    return runs
+
+
+@pytest.fixture
+def measured(session, engine, secret_key, tmp_path):
+    """The environment and its three runs on this machine, executed by the worker as always but with
+    the probes printing the output they printed when captured (tests/execution.py: execute_captured)."""
+    environment, runs = requested(session, tmp_path)
+    for name in RUNS:
+        client, server = (CAPTURED / f"{name}.{role}.jsonl" for role in ("client", "server"))
+        assert execute_captured(engine, secret_key, client, server)
+    return environment, succeeded(session, runs)
+
+
+@pytest.fixture
+def measured_for_real(session, engine, secret_key, tmp_path):
+    """The same three runs, measured by the real probe (with RECAPTURE_PROBE_OUTPUT=1, their output
+    becomes the captured output the other tests use)."""
+    environment, runs = requested(session, tmp_path)
+    for _ in runs:
+        assert execute_next(engine, secret_key)
+    runs = succeeded(session, runs)
+    if RECAPTURE:
+        for name, run in zip(RUNS, runs, strict=True):
+            for role, command in (("client", run.client_command), ("server", run.server_command)):
+                lines = run_lines(session=session, run=run, role=role)
+                write_captured(CAPTURED / f"{name}.{role}.jsonl", command, lines)
     return environment, runs
+
+
+def shape(value):
+    """What a probe line is made of, without its numbers: the keys, recursively."""
+    if isinstance(value, dict):
+        return tuple(sorted((key, shape(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return tuple(sorted({shape(item) for item in value}))
+    return None
+
+
+def event_shapes(lines: list[str]) -> set:
+    return {(event["event"], shape(event["data"])) for event in map(json.loads, lines)}
 
 
 def test_loopback_runs_are_evidence_but_not_the_link_by_default(session, measured):
@@ -74,8 +116,17 @@ def test_loopback_runs_are_evidence_but_not_the_link_by_default(session, measure
     assert not any(e.chosen for e in nothing.evidence)
 
 
-def test_plan_is_computed_from_the_stored_runs_and_import(session, measured):
-    environment, (single, double, sync) = measured
+def test_plan_is_computed_from_the_stored_runs_and_import(session, measured_for_real):
+    """The real probe runs, once per database; the other tests read the same runs' captured output,
+    which must still be what the probe prints: the same events with the same fields."""
+    environment, (single, double, sync) = measured_for_real
+    for name, run in zip(RUNS, (single, double, sync), strict=True):
+        for role in ("client", "server"):
+            _, captured = captured_lines(CAPTURED / f"{name}.{role}.jsonl")
+            assert event_shapes(run_lines(session=session, run=run, role=role)) == event_shapes(captured), (
+                f"the {role} of '{name}' prints other events or fields than captured: capture again "
+                "(tests/fixtures/probe_output/README)"
+            )
     chosen = Selection(runs=frozenset(r.id for r in (single, double, sync)))  # loopback: only when named
     plan = environment_plan(session=session, environment=environment, selection=chosen)
     transport = plan.card("transport")

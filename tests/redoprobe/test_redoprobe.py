@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.redoprobe.conftest import events, run_client, start_server
+from tests.services import leftover_probes
 
 
 def by_event(items, name):
@@ -477,8 +478,7 @@ def test_disk_duration_and_fdatasync(redoprobe, tmp_path):
 
 def test_no_probe_left_running(redoprobe):
     time.sleep(0.2)
-    result = subprocess.run(["pgrep", "-f", f"^{redoprobe} "], capture_output=True, text=True)
-    assert result.stdout.strip() == "", "a redoprobe process outlived its test"
+    assert leftover_probes(f"^{redoprobe} ") == [], "a redoprobe process outlived its test"
 
 
 @pytest.mark.skipif(os.environ.get("REDOLAB_SKIP_ASAN") == "1", reason="asked to skip")

@@ -16,6 +16,7 @@ from redolab.environments.credentials import CredentialCreate, create_credential
 from redolab.runs import service
 from redolab.runs.models import RunEvent, RunStatus
 from redolab.worker import fail_orphans
+from tests import services
 from tests.execution import (
     descendants,
     execute_in_background,
@@ -114,7 +115,7 @@ def test_probe_killed_mid_run(session, engine, secret_key, ssh_env, side):
     run = request_run(session, environment, primary, standby, duration_seconds=30)
     thread = execute_in_background(engine, secret_key)
     wait_for_intervals(session, run, 2)
-    subprocess.run(["pkill", "-KILL", "-f", rf"redoprobe[^ ]* {side} "], check=True)
+    assert services.kill_probes(rf"redoprobe[^ ]* {side} ") > 0  # this test's probe, not another worker's
     thread.join(timeout=30)
     run = reload(session, run)
     assert run.status is RunStatus.failed
