@@ -28,11 +28,14 @@ from redolab.core.config import Settings, get_settings
 from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError, NotFound
+from redolab.core.limits import LimitReached
 from redolab.core.middleware import (
     SMALL_BODY_BYTES,
     BodyLimitMiddleware,
+    IdBoundsMiddleware,
     SameOriginMiddleware,
     SecurityHeadersMiddleware,
+    UploadSpaceMiddleware,
     csp_allowing_inline_scripts,
 )
 from redolab.core.migrate import upgrade
@@ -44,7 +47,7 @@ from redolab.hadr import api as hadr_api
 from redolab.hadr.service import MAX_CAPTURE_BYTES
 from redolab.planning import api as planning_api
 from redolab.redo import api as redo_api
-from redolab.redo.uploads import prune_uploads
+from redolab.redo.uploads import StagingLimits, make_room, preview_slots, prune_uploads
 from redolab.runs import api as runs_api
 from redolab.runs.service import MAX_RESULT_IMPORT_BYTES
 from redolab.sweeps import api as sweeps_api
@@ -67,6 +70,12 @@ PUBLIC_PATHS = frozenset({"/login", "/setup", "/healthz", "/api/v1/auth/token"})
 _HADR_UPLOAD = re.compile(r"/environments/\d+/hadr/captures$")
 _REDO_UPLOAD = re.compile(r"/redo/(preview|imports)")
 _RESULT_UPLOAD = re.compile(r"/runs/import")
+# Query parameters that name rows by id (tests/security/test_id_bounds.py finds every integer one).
+ID_QUERY_PARAMETERS = frozenset({"edit", "import", "run", "sweep"})
+
+
+def _is_upload(path: str) -> bool:
+    return bool(_REDO_UPLOAD.search(path) or _RESULT_UPLOAD.search(path) or _HADR_UPLOAD.search(path))
 
 
 def body_limit(settings: Settings):
@@ -107,16 +116,24 @@ def _install_error_handlers(app: FastAPI) -> None:
             )
         if _is_api(request) or exc.status_code < 400:
             return await http_exception_handler(request, exc)
+        headers = getattr(exc, "headers", None)  # Retry-After of a 503
         if is_htmx(request):  # shown in the page's error box by app.js
-            return Response(str(exc.detail), status_code=exc.status_code, media_type="text/plain")
-        return render(
+            return Response(str(exc.detail), status_code=exc.status_code, media_type="text/plain", headers=headers)
+        page = render(
             request, "error.html", {"message": exc.detail, "code": exc.status_code}, status_code=exc.status_code
         )
+        page.headers.update(headers or {})
+        return page
 
     @app.exception_handler(NotFound)
     async def _not_found(request: Request, exc: NotFound) -> Response:
         # answered as any 404: JSON for the API, text for htmx's error box, else the error page
         return await _http_error(request, StarletteHTTPException(status.HTTP_404_NOT_FOUND, str(exc)))
+
+    @app.exception_handler(LimitReached)
+    async def _limit_reached(request: Request, exc: LimitReached) -> Response:
+        # 503 busy (Retry-After), 429 the user's share, 507 the disk: JSON, htmx text or the error page
+        return await _http_error(request, StarletteHTTPException(exc.status_code, exc.message, headers=exc.headers))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid_request(request: Request, exc: RequestValidationError) -> Response:
@@ -169,9 +186,12 @@ def _start_worker(app: FastAPI, engine):
 
 
 async def _prune_uploads_every(settings: Settings, period_seconds: float) -> None:
-    """Previews that were never imported are removed on a timer, not only on the next upload."""
+    """Previews that were never imported are removed on a timer, not only on the next upload (and
+    early when the disk is short of its floor)."""
     while True:
-        await anyio.to_thread.run_sync(prune_uploads, settings.upload_dir, settings.upload_max_age_seconds)
+        await anyio.to_thread.run_sync(
+            prune_uploads, settings.upload_dir, settings.upload_max_age_seconds, StagingLimits.of(settings)
+        )
         await anyio.sleep(period_seconds)
 
 
@@ -196,6 +216,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.setup_token = os.environ.get("REDOLAB_SETUP_TOKEN") or None
     # counted in the database: every web process behind one proxy sees the same attempts
     app.state.login_guard = LoginGuard(workers=settings.login_workers, counts=DatabaseCounts(app.state.sessionmaker))
+    app.state.preview_slots = preview_slots(settings)  # uploads read at once, per process and per user
     _add_middleware(app, settings, secret_key)
     _install_error_handlers(app)
     _install_docs(app)
@@ -239,9 +260,10 @@ def _lifespan(settings: Settings, engine):
 
 
 def _add_middleware(app: FastAPI, settings: Settings, secret_key: str) -> None:
-    # Order matters: the last added runs first. Headers, then the body limit and the login form's
-    # origin check (before anything reads the body or the session), then the audit log, then the
-    # CSRF check, which runs before the session is read.
+    # Order matters: the last added runs first. Headers, ids beyond the database's integers, then the
+    # body limit, the uploads' free-space floor and the login form's origin check (before anything
+    # reads the body or the session), then the audit log, then the CSRF check, which runs before the
+    # session is read.
     app.add_middleware(
         SessionMiddleware,
         secret_key=secret_key,
@@ -261,8 +283,16 @@ def _add_middleware(app: FastAPI, settings: Settings, secret_key: str) -> None:
     app.add_middleware(
         SameOriginMiddleware, paths=frozenset({"/login", "/setup"}), trusted=tuple(settings.trusted_origins)
     )
+    app.add_middleware(
+        UploadSpaceMiddleware,
+        applies=_is_upload,
+        directory=settings.data_dir,
+        floor_bytes=settings.upload_free_space_floor_bytes,
+        make_room=lambda needed: make_room(settings.upload_dir, needed, StagingLimits.of(settings)),
+    )
     app.add_middleware(BodyLimitMiddleware, limit_for=body_limit(settings))
     app.add_middleware(LoginThrottleMiddleware)
+    app.add_middleware(IdBoundsMiddleware, query_ids=ID_QUERY_PARAMETERS)
     app.add_middleware(SecurityHeadersMiddleware)
 
 

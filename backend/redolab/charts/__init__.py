@@ -1,6 +1,7 @@
 """Level 5: figures, pure functions from stored data to plotly figure JSON (no I/O). Imports core and
 redo (the stored chart data); only pages (web/) draw them."""
 
+import html
 import json
 from functools import cache
 
@@ -22,8 +23,26 @@ def _theme() -> dict:
     return pio.templates["plotly_white"].to_plotly_json()
 
 
+# Templates are ours and carry markup (<extra>); user text reaches them only through the values they
+# name (%{x}, %{customdata}, %{fullData.name}), which are escaped with everything else.
+_TEMPLATES = frozenset({"hovertemplate", "texttemplate"})
+
+
+def as_text(node, key: str | None = None):
+    """Every string of a figure escaped: plotly.js reads names, labels, categories, annotations and
+    hover text as pseudo-HTML (<a href>, <b>, <br>), so a run's label '<a href="x">y</a>' would be
+    drawn as a link. Escaped, it is drawn as the text it is (plotly turns &lt; back into <)."""
+    if isinstance(node, str):
+        return node if key in _TEMPLATES else html.escape(node, quote=False)
+    if isinstance(node, list):
+        return [as_text(item, key) for item in node]
+    if isinstance(node, dict):
+        return {name: as_text(value, name) for name, value in node.items()}
+    return node
+
+
 def figure_json(figure) -> str:
-    """The figure as the JSON the page's plotly.js draws, with the plotly_white theme."""
-    document = json.loads(figure.to_json())
+    """The figure as the JSON the page's plotly.js draws, its text escaped, with the plotly_white theme."""
+    document = as_text(json.loads(figure.to_json()))
     document["layout"]["template"] = _theme()
     return json.dumps(document, separators=(",", ":"))

@@ -10,8 +10,12 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from redolab.core.units import MIB
+
 # Root of the source tree: backend/redolab/core/config.py -> parents[3].
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
+
+GIB = 1024 * MIB
 
 # Secrets that show up in tutorials and .env.example files; never accepted in production.
 WEAK_SECRETS = frozenset({"changeme", "change-me", "secret", "redolab", "password", "dev"})
@@ -40,8 +44,18 @@ class Settings(BaseSettings):
     session_max_age_seconds: int = Field(default=12 * 3600, ge=60)  # absolute: a login lasts at most this
     session_idle_seconds: int = Field(default=2 * 3600, ge=60)  # a session unused this long ends
     token_max_age_seconds: int = Field(default=3600, ge=60)
-    max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1024 * 1024)  # one redo history upload
+    max_upload_bytes: int = Field(default=256 * MIB, ge=MIB)  # one redo history upload
     upload_max_age_seconds: int = Field(default=6 * 3600, ge=60)  # previews never imported are removed after this
+    # Staged uploads (previewed, not yet imported) on the data directory's disk: per user, in all, and the
+    # space an upload must leave free. When space is short, previews unused this long are removed early.
+    upload_quota_per_user_bytes: int = Field(default=2 * GIB, ge=MIB)
+    upload_quota_total_bytes: int = Field(default=10 * GIB, ge=MIB)
+    upload_free_space_floor_bytes: int = Field(default=1 * GIB, ge=0)
+    upload_early_prune_seconds: int = Field(default=15 * 60, ge=0)
+    # Uploads read at once (previews, and imports small enough to be read in the request) per web
+    # process and per user; beyond them the answer is 503 with Retry-After, never a wait for a page thread.
+    max_concurrent_previews: int = Field(default=2, ge=1, le=64)
+    max_previews_per_user: int = Field(default=1, ge=1, le=64)
     login_workers: int = Field(default=2, ge=1, le=32)  # threads that check passwords (argon2: ~64 MiB each)
     # threads per web process answering pages and API calls (requests beyond them wait their turn)
     web_threads: int = Field(default=4, ge=1, le=64)

@@ -24,6 +24,11 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
+# The largest id both databases store: ids are INTEGER columns, 32-bit on PostgreSQL (a larger number
+# there fails the query: "integer out of range") and 64-bit on SQLite (whose driver cannot even bind
+# a number beyond that). A larger number names no row: it is answered as "not found" before any query.
+MAX_ROW_ID = 2**31 - 1
+
 
 class UTCDateTime(TypeDecorator[datetime]):
     """A timezone-aware UTC timestamp, also on SQLite (which drops the zone)."""
@@ -100,7 +105,7 @@ def get_or_404(
 ) -> RowT:
     """The `model` row with primary key `ident`, or NotFound (a 404) naming it as `what`: also when
     it belongs to another environment than `environment`, or when `only` rejects it."""
-    row = session.get(model, ident)
+    row = session.get(model, ident) if -MAX_ROW_ID <= ident <= MAX_ROW_ID else None
     belongs = environment is None or (row is not None and row.environment_id == environment.id)
     if row is None or not belongs or (only is not None and not only(row)):
         where = "" if environment is None else f" in environment '{environment.name}'"

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import functools
 import math
+import unicodedata
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
 from redolab.core import units, validators
+from redolab.core.db import MAX_ROW_ID
 
 
 def blank_to_none(value: Any) -> Any:
@@ -96,6 +98,52 @@ def text_block(value: Any) -> Any:
 
 OneLine = AfterValidator(one_line)
 TextBlock = AfterValidator(text_block)
+
+# A row's id as both databases store it (at most MAX_ROW_ID): a larger number names no row.
+RowId = Annotated[int, Field(ge=1, le=MAX_ROW_ID)]
+
+
+def folded(text: str) -> str:
+    """`text` as people compare it: NFKC (fullwidth letters U+FF21.. are A.., the ligature U+FB01 is
+    'fi') and case-folded."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
+# Letters that show as blank without being whitespace: the Hangul fillers (U+3164 and its
+# halfwidth and jamo forms), the Braille blank, the combining grapheme joiner, Khmer inherent vowels.
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5")
+
+
+def _unseen(ch: str) -> bool:
+    """A character that shows as nothing: a filler, a variation selector, a control or format
+    character (zero-width space and joiners, bidi marks, tags), or an unassigned code point."""
+    code = ord(ch)
+    return (
+        ch in _FILLERS
+        or 0xFE00 <= code <= 0xFE0F
+        or 0xE0100 <= code <= 0xE01EF
+        or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn")
+    )
+
+
+def name_key(name: str) -> str:
+    """The form names are compared in (environments, hosts): folded, without characters that show
+    as nothing, runs of whitespace as one space. Two names with the same key look alike on screen."""
+    seen = "".join(ch for ch in name if not _unseen(ch))  # first: a mark joins its letter when folded
+    return " ".join("".join(ch for ch in folded(seen) if not _unseen(ch)).split())
+
+
+def visible_name(value: Any) -> Any:
+    """A name with something to read: not only spaces, fillers (U+3164) or invisible characters."""
+    if isinstance(value, str) and not name_key(value):
+        raise PydanticCustomError(
+            "invisible_name",
+            "Use letters, digits or signs one can see: this name is only blank, filler or invisible characters.",
+        )
+    return value
+
+
+VisibleName = AfterValidator(visible_name)
 
 
 def positive(value: Any) -> Any:

@@ -1,16 +1,21 @@
 """ASGI middleware that guards every request before any route, session or user is looked at:
-the body-size limit, the login form's same-origin check, and the security headers."""
+the body-size limit, the free-space floor for uploads, ids beyond the database's integers, the login
+form's same-origin check, and the security headers."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable
-from urllib.parse import urlsplit
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
+import anyio
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from redolab.core.db import MAX_ROW_ID
 from redolab.core.units import MIB, format_bytes
 
 SMALL_BODY_BYTES = 1 * MIB  # forms and JSON: a private key, a sweep, a mapping
@@ -70,6 +75,87 @@ class BodyLimitMiddleware:
             return message
 
         await self.app(scope, counted, send)
+
+
+class UploadSpaceMiddleware:
+    """Refuse an upload before its body is read when it would leave less than `floor_bytes` free on
+    the disk of `directory` (the declared length counts; a chunked body is checked at its start and
+    again where it is stored). `make_room(bytes)` first removes previews unused for a while (in a
+    thread) and returns the bytes it freed; only when that is not enough is the answer 507."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        applies: Callable[[str], bool],
+        directory: Path,
+        floor_bytes: int,
+        make_room: Callable[[int], int] = lambda needed: 0,
+    ) -> None:
+        self.app, self.applies, self.directory = app, applies, directory
+        self.floor_bytes, self.make_room = floor_bytes, make_room
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or not self.applies(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        incoming = int(declared) if declared.isdigit() else 0
+        short = self.floor_bytes - (self._free() - incoming)
+        if short > 0 and await anyio.to_thread.run_sync(self.make_room, short) < short:
+            await refuse(scope, send, HTTPException(507, self._message(incoming)))
+            return
+        await self.app(scope, receive, send)
+
+    def _free(self) -> int:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return shutil.disk_usage(self.directory).free
+
+    def _message(self, incoming: int) -> str:
+        # Answered before the user is known: the floor is named, not how much is free.
+        size = f" of {format_bytes(incoming)}" if incoming else ""
+        return (
+            f"This upload{size} is refused: it would leave less than the {format_bytes(self.floor_bytes)} kept free "
+            "on the disk of redolab's data directory (REDOLAB_UPLOAD_FREE_SPACE_FLOOR_BYTES). Nothing was stored: "
+            "ask the administrator to free space, then upload it again."
+        )
+
+
+def _beyond_row_ids(text: str) -> bool:
+    """A whole number no database row can have as its id (beyond MAX_ROW_ID either way)."""
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits.isascii() or not digits.isdigit():
+        return False
+    digits = digits.lstrip("0")
+    return len(digits) > len(str(MAX_ROW_ID)) or int(digits or "0") > MAX_ROW_ID  # no huge int() parsed
+
+
+class IdBoundsMiddleware:
+    """A number beyond the databases' ids (MAX_ROW_ID) names no row: in the path it is answered 404,
+    in a query parameter of `query_ids` (those that name rows) 422, before any route runs (the
+    database would refuse it in the query, and the error would surface as a 500). Other query
+    parameters may be any number (a tag such as 4000000001)."""
+
+    def __init__(self, app: ASGIApp, *, query_ids: frozenset[str]) -> None:
+        self.app, self.query_ids = app, query_ids
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            if any(_beyond_row_ids(part) for part in scope["path"].split("/")):
+                await refuse(scope, send, HTTPException(404, f"Not found: ids run from 1 to {MAX_ROW_ID}."))
+                return
+            query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+            name = next((k for k, value in query if k in self.query_ids and _beyond_row_ids(value.strip())), None)
+            if name is not None:
+                message = f"An id from 1 to {MAX_ROW_ID} is expected."
+                detail = (  # shaped as FastAPI's own validation errors, for API clients
+                    [{"loc": ["query", name], "msg": message, "type": "less_than_equal"}]
+                    if scope["path"].startswith("/api/")
+                    else f"{name}: {message}"
+                )
+                await refuse(scope, send, HTTPException(422, detail))
+                return
+        await self.app(scope, receive, send)
 
 
 async def refuse(scope: Scope, send: Send, error: HTTPException) -> None:

@@ -26,9 +26,11 @@ from redolab.core.fields import (
     OptionalHostAddress,
     OptionalInterfaceName,
     PosixUser,
+    RowId,
     SizeBytes,
     TextBlock,
     TimeZoneName,
+    VisibleName,
     at_most,
     blank_to_none,
     positive,
@@ -42,7 +44,8 @@ from redolab.environments.models import (
     TransportMode,
 )
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), OneLine]
+# Compared by name_key (case, width and invisible characters aside); never only blank or filler.
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), OneLine, VisibleName]
 Description = Annotated[str, StringConstraints(max_length=500), TextBlock]
 NotesText = Annotated[str, StringConstraints(max_length=10_000), TextBlock]
 Nodes = Annotated[int, Field(ge=1, le=64)]
@@ -181,7 +184,7 @@ class HostFields(BaseModel):
     data_address: OptionalHostAddress = None
     data_interface: OptionalInterfaceName = None
     transport: HostTransport | None = None
-    credential_id: Annotated[int | None, BeforeValidator(blank_to_none)] = None
+    credential_id: Annotated[RowId | None, BeforeValidator(blank_to_none)] = None
     # Kernel-maximum sweeps may set net.ipv4.tcp_rmem/tcp_wmem here by sysctl (and put them back).
     allow_kernel_changes: bool | None = None
 
@@ -243,8 +246,8 @@ class HostPairCreate(BaseModel):
     """The two hosts of the environment a run, sweep or imported result is between: the client
     sends, the server receives."""
 
-    client_host_id: int
-    server_host_id: int
+    client_host_id: RowId
+    server_host_id: RowId
 
 
 class HostPairPublic(BaseModel):

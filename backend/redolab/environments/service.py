@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, selectinload
 from redolab.auth.models import Role
 from redolab.core.db import Base, get_or_404
 from redolab.core.errors import FieldError
+from redolab.core.fields import name_key
 from redolab.environments.models import Credential, Environment, Host
 from redolab.environments.schemas import (
     EnvironmentCreate,
@@ -20,19 +21,36 @@ from redolab.environments.schemas import (
 )
 
 
-def list_environments(*, session: Session) -> list[Environment]:
-    query = select(Environment).options(selectinload(Environment.hosts)).order_by(func.lower(Environment.name))
-    return list(session.scalars(query))  # the hosts in one query, not one per environment
+def list_environments(*, session: Session, limit: int | None = None, offset: int = 0) -> list[Environment]:
+    """Environments by name (`limit` of them from `offset`, or all), each with its hosts."""
+    query = (
+        select(Environment)
+        .options(selectinload(Environment.hosts))  # the hosts in one query, not one per environment
+        .order_by(func.lower(Environment.name), Environment.id)
+        .limit(limit)
+        .offset(offset)
+    )
+    return list(session.scalars(query))
+
+
+def count_environments(*, session: Session) -> int:
+    return session.scalar(select(func.count()).select_from(Environment)) or 0
 
 
 def get_environment(*, session: Session, environment_id: int) -> Environment:
     return get_or_404(session, Environment, environment_id, what="Environment")
 
 
+_LOOK_ALIKE = " (names that differ only in case, width or invisible characters are the same name)"
+
+
 def _check_name_free(session: Session, name: str, environment_id: int | None) -> None:
-    taken = session.scalar(select(Environment.id).where(func.lower(Environment.name) == name.lower()))
-    if taken is not None and taken != environment_id:
-        raise FieldError("name", f"An environment named '{name}' already exists.")
+    """Names are compared by name_key: 'PROD', 'prod' and PROD in fullwidth letters are one name."""
+    key = name_key(name)
+    for taken_id, taken in session.execute(select(Environment.id, Environment.name)):
+        if taken_id != environment_id and name_key(taken) == key:
+            alike = "" if taken == name else _LOOK_ALIKE
+            raise FieldError("name", f"An environment named '{taken}' already exists{alike}.")
 
 
 def _commit(session: Session, field: str, message: str) -> None:
@@ -150,8 +168,17 @@ def _check_credential(session: Session, environment: Environment, credential_id:
         raise FieldError("credential_id", f"Credential {credential_id} is not one of this environment's.")
 
 
+def _check_host_name_free(environment: Environment, name: str, host_id: int | None) -> None:
+    key = name_key(name)
+    taken = next((h.name for h in environment.hosts if h.id != host_id and name_key(h.name) == key), None)
+    if taken is not None:
+        alike = "" if taken == name else _LOOK_ALIKE
+        raise FieldError("name", f"This environment already has a host named '{taken}'{alike}: pick another name.")
+
+
 def create_host(*, session: Session, environment: Environment, host_in: HostCreate) -> Host:
     _check_slot_free(session, environment, host_in, None)
+    _check_host_name_free(environment, host_in.name, None)
     _check_credential(session, environment, host_in.credential_id)
     host = Host(environment_id=environment.id, **host_in.model_dump())
     session.add(host)
@@ -164,6 +191,7 @@ def update_host(*, session: Session, host: Host, host_in: HostUpdate) -> Host:
     current = {field: getattr(host, field) for field in HostCreate.model_fields}
     merged = HostCreate.model_validate({**current, **host_in.model_dump(exclude_unset=True)})
     _check_slot_free(session, host.environment, merged, host.id)
+    _check_host_name_free(host.environment, merged.name, host.id)
     _check_credential(session, host.environment, merged.credential_id)
     if (merged.ssh_address, merged.ssh_port) != (host.ssh_address, host.ssh_port):
         host.host_key = host.host_key_fingerprint = None  # a new address needs its key verified

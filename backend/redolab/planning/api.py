@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from redolab.auth.deps import current_api_user
 from redolab.core.deps import SessionDep
+from redolab.core.fields import folded
 from redolab.environments.service import get_environment
 from redolab.planning.service import Selection, environment_plan
 
@@ -75,5 +76,6 @@ def read_plan(
     """Verdicts, instantiation estimate, lag replay, commit impact, risks and settings, with sources. By
     default every import and every run over the link; loopback runs are shown as evidence, not used."""
     environment = get_environment(session=session, environment_id=environment_id)
-    selection = Selection.parse(chosen=chosen, imports=import_, runs=run, exclude_tags=exclude_tag)
+    tags = [folded(tag) for tag in exclude_tag]  # as run tags are stored
+    selection = Selection.parse(chosen=chosen, imports=import_, runs=run, exclude_tags=tags)
     return environment_plan(session=session, environment=environment, selection=selection).to_json()

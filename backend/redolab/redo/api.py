@@ -42,10 +42,17 @@ class RedoImportPublic(BaseModel):
 
 
 def _unreadable(error: RedoInputError) -> FieldError:
-    return FieldError("file", str(error), 422)
+    return FieldError("file", uploads.refusal(error), 422)
 
 
-@router.post("/{environment_id}/redo/preview")
+@router.post(
+    "/{environment_id}/redo/preview",
+    responses={
+        429: {"description": "Your previews not yet imported would pass the per-user cap."},
+        503: {"description": "Uploads are being read up to the cap already: try again after Retry-After."},
+        507: {"description": "The caps of staged uploads in all, or the data disk's free-space floor."},
+    },
+)
 def preview_upload(
     request: Request,
     session: SessionDep,
@@ -57,17 +64,21 @@ def preview_upload(
 ) -> dict:
     """What an import of this file (or of `text`, pasted output) would store (format, mapping,
     counts, peaks, ignored columns, an archive's members); nothing is stored. The upload_token
-    imports it later without sending it again."""
+    imports it later without sending it again; a refused file (422) is not kept."""
     environment = get_environment(session=session, environment_id=environment_id)
     if file is not None and file.filename:
-        token = uploads.store_upload(request.app.state.settings.upload_dir, file.file, file.filename)
+        source, filename = file.file, file.filename
     elif text and text.strip():
-        token = uploads.store_pasted(request.app.state.settings.upload_dir, text)
+        source, filename = uploads.pasted(text)
     else:
         raise FieldError("file", "Send the export as `file` (multipart) or its text as `text`.", 422)
-    path, filename = uploads.upload_path(request.app.state.settings.upload_dir, token)
+    settings = request.app.state.settings
     try:
-        result = uploads.preview(session=session, environment=environment, path=path, filename=filename, fmt=format)
+        with request.app.state.preview_slots.taken(user.id):
+            token, result = uploads.stage_and_preview(
+                upload_dir=settings.upload_dir, source=source, filename=filename, owner=str(user.id),
+                limits=uploads.StagingLimits.of(settings), session=session, environment=environment, fmt=format,
+            )  # fmt: skip
     except RedoInputError as error:
         raise _unreadable(error) from None
     return {
@@ -130,7 +141,8 @@ def import_upload(
             job = imports.queue_import(**arguments)
             wake_local_worker(request.app)
             return JSONResponse(_job_public(environment.id, job).model_dump(mode="json"), status_code=202)
-        record = imports.import_now(**arguments)
+        with request.app.state.preview_slots.taken(user.id):  # read here: an archive may unpack large
+            record = imports.import_now(**arguments)
     except RedoInputError as error:
         raise _unreadable(error) from None
     uploads.discard_upload(upload_dir, body.upload_token)

@@ -16,6 +16,7 @@ from redolab.core.errors import FieldError
 from redolab.environments.models import Environment
 from redolab.jobs.models import Job, JobStatus
 from redolab.redo import service as redo_service
+from redolab.redo import uploads
 from redolab.redo.analysis import refresh_analysis
 from redolab.redo.models import RedoImport
 from redolab.redo.parsers import RedoInputError
@@ -73,6 +74,7 @@ def queue_import(
     )  # fmt: skip
     session.add(job)
     session.commit()
+    uploads.mark_queued(path)  # the worker reads it: never removed early to make room
     return job
 
 
@@ -101,17 +103,18 @@ def execute_import(sessions: sessionmaker, job_id: int, heartbeat=lambda: None) 
                 progress=progress, before_visible=_with_analysis(record.environment_id),
             )  # fmt: skip
         except (RedoInputError, FieldError) as error:
-            message = error.message if isinstance(error, FieldError) else str(error)
+            message = error.message if isinstance(error, FieldError) else uploads.refusal(error)
             _fail(session, job, f"{job.label}: {message}; nothing was imported")
+            uploads.mark_queued(path, queued=False)
             return False
         except Exception as error:  # a bug: the staged rows are gone (fill_import), the job says so
             log.exception("import job %s crashed", job_id)
             _fail(session, job, f"internal error in redolab: {type(error).__name__}: {error}; nothing was imported")
+            uploads.mark_queued(path, queued=False)
             return False
         job.progress_rows = record.rows_read
         session.commit()
-    path.unlink(missing_ok=True)
-    path.with_suffix(".name").unlink(missing_ok=True)
+    uploads.discard_upload(path.parent, path.stem)
     return True
 
 

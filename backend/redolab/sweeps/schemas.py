@@ -25,7 +25,7 @@ from redolab.core.fields import (
 from redolab.core.units import MIB, format_bytes
 from redolab.environments.schemas import HostPairPublic
 from redolab.runs.models import RunStatus
-from redolab.runs.schemas import RunCreate, count_list, size_list
+from redolab.runs.schemas import IntervalSeconds, RunCreate, count_list, size_list
 from redolab.sweeps.grid import MAX_CONNS, MAX_POINTS, connection_steps
 from redolab.sweeps.models import SweepKind
 
@@ -42,9 +42,7 @@ class SweepCreate(RunCreate):
 
     kind: SweepKind = SweepKind.connections
     duration_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(3600, "1 h")] = 20.0
-    interval_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(600, "10 min")] = Field(
-        default=2.0, validate_default=True
-    )
+    interval_seconds: IntervalSeconds = Field(default=2.0, validate_default=True)
     # Connection sweeps
     conns_start: Annotated[int, Field(ge=1, le=MAX_CONNS)] = 1
     conns_step: Annotated[int | None, BeforeValidator(blank_to_none), Field(ge=1, le=MAX_CONNS)] = None

@@ -106,20 +106,35 @@ def _mapping_from(form) -> dict:
 def preview_upload(
     request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
 ) -> Response:
-    """Read an uploaded export and show what would be imported (nothing is stored yet)."""
+    """Read an uploaded export and show what would be imported (nothing is stored yet); a new upload
+    whose preview is refused is not kept, a previewed one is checked again with the edited mapping."""
     environment = get_environment(session=session, environment_id=environment_id)
-    fmt = str(form.get("format") or "auto")
+    fmt, mapping = str(form.get("format") or "auto"), _mapping_from(form) or None
     token = str(form.get("upload_token") or "")
     upload = form.get("file")
     pasted = str(form.get("pasted") or "")
     if upload is not None and hasattr(upload, "read") and getattr(upload, "filename", ""):
-        token = uploads.store_upload(request.app.state.settings.upload_dir, upload.file, upload.filename)
+        source, filename = upload.file, upload.filename
     elif pasted.strip():
-        token = uploads.store_pasted(request.app.state.settings.upload_dir, pasted)
-    elif not token:
+        source, filename = uploads.pasted(pasted)
+    elif token:
+        source, filename = None, ""
+    else:
         error = "Choose a file to upload, or paste the output into the text box."
         return _render_preview(request, environment, token="", fmt=fmt, error=error)
-    return _preview_response(request, session, environment, token, fmt, _mapping_from(form) or None)
+    settings = request.app.state.settings
+    with request.app.state.preview_slots.taken(user.id):
+        if source is None:
+            return _preview_response(request, session, environment, token, fmt, mapping)
+        try:
+            token, result = uploads.stage_and_preview(
+                upload_dir=settings.upload_dir, source=source, filename=filename, owner=str(user.id),
+                limits=uploads.StagingLimits.of(settings), session=session, environment=environment, fmt=fmt,
+                mapping=mapping,
+            )  # fmt: skip
+        except RedoInputError as error:
+            return _render_preview(request, environment, token="", fmt=fmt, error=str(error), mapping=mapping)
+    return _render_preview(request, environment, token=token, fmt=fmt, result=result)
 
 
 @router.post("/environments/{environment_id}/redo/imports")
@@ -139,9 +154,10 @@ def import_upload(
             job = redo_imports.queue_import(**arguments)
             wake_local_worker(request.app)
             return render(request, "redo/_import_job.html", {"environment": environment, "job": job}, status_code=202)
-        redo_imports.import_now(**arguments)
+        with request.app.state.preview_slots.taken(user.id):  # read here: an archive may unpack large
+            redo_imports.import_now(**arguments)
     except (RedoInputError, FieldError) as error:
-        message = error.message if isinstance(error, FieldError) else str(error)
+        message = error.message if isinstance(error, FieldError) else uploads.refusal(error)
         return _render_preview(request, environment, token=token, fmt=fmt, error=message)
     uploads.discard_upload(upload_dir, token)
     if is_htmx(request):  # the whole page changes (numbers, charts, imports): reload it
