@@ -6,13 +6,17 @@ files of the test suite (collectors' output, SQL*Plus spools, AWR reports, oratc
 output, db2pd captures); the mutations are the classes a fuzzer found 500s and absurd values with:
 numbers replaced by NaN, Infinity, negatives, 1e27 or integers over 2^63; dates before 1970, after
 2100 or impossible; the two times of a row swapped; fields over 128 KiB; deep JSON nesting; JSON
-values of the wrong type; lines duplicated, dropped, swapped or cut; bytes flipped; CRLF and BOMs.
+values of the wrong type; a tiny divisor with a huge dividend (an iperf3 window over a segment size
+of 1e-300 overflowed a float); lines duplicated, dropped, swapped or cut; bytes flipped; CRLF and
+BOMs. Result files are imported with a test date from TEST_DATES (the end of year 9999 overflowed
+the calendar of an oratcptest -freq file).
 
 The rules (`Fuzzer.submit` checks them and returns the broken ones):
 - no answer is a server error (5xx);
 - a refused import stores nothing (every table's row count is unchanged);
-- an accepted import stores only finite values within the physical bounds, and the environment's
-  pages still answer.
+- an accepted import stores only finite values within the physical bounds (also each stream's
+  congestion window, round-trip times, path MTU and retransmits), and the environment's pages
+  still answer.
 """
 
 from __future__ import annotations
@@ -63,6 +67,10 @@ EXTREME_JSON = [
     -1, -1e-9, 0, 2**63, 2**64, 2**100, -(2**63) - 1, 1e308, 1e27, 1e-300, 29366, "12", "", "NaN", None, True,
     [], {}, [1, 2], {"a": 1},
 ]  # fmt: skip
+TINY_JSON = [1e-300, 5e-324, 1e-9, 0.5]  # divisors
+HUGE_JSON = [2**60, 2**63 - 1, 1e300]  # dividends
+# the day an oratcptest file is dated by (the form's Date field): an ordinary one and the calendar's edges
+TEST_DATES = ["2026-03-04", "9999-12-31", "2100-12-31", "2100-12-30", "1970-01-01", "1969-12-31", "0001-01-01"]
 _NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _YEAR = re.compile(rb"(?<!\d)(?:19|20)\d\d(?!\d)")
 _CLOCK = re.compile(rb"\d\d:\d\d:\d\d")
@@ -212,14 +220,57 @@ def _json(rng, data, seed):
     return json.dumps(document).encode()
 
 
+def _json_ratio(rng, data, seed):
+    """A tiny number among a test's own scalars (what a reader divides by: a segment size, a block
+    size, a duration), and a huge one anywhere (a window, a byte count): their quotient overflows a
+    float unless the reader bounds the divisor."""
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return _number(rng, data, seed)
+    numbers = [p for p in _json_paths(document) if p and _is_number(_json_at(document, p))]
+    if not numbers:
+        return data
+    scalars = [p for p in numbers if not any(isinstance(key, int) for key in p)] or numbers
+    divisors = [p for p in scalars if _DIVISOR.search(str(p[-1]))] or scalars
+    _json_set(document, rng.choice(divisors), rng.choice(TINY_JSON))
+    _json_set(document, rng.choice(numbers), rng.choice(HUGE_JSON))
+    return json.dumps(document).encode()
+
+
+_DIVISOR = re.compile(r"(?i)mss|size|len|seconds|duration|interval|streams")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _json_at(document, path):
+    for key in path:
+        document = document[key]
+    return document
+
+
+def _json_set(document, path, value) -> None:
+    _json_at(document, path[:-1])[path[-1]] = value
+
+
 MUTATIONS = {
     "number": _number, "year": _year, "clock": _clock, "swap-dates": _swap_dates, "huge-field": _huge_field,
     "lines": _lines, "bytes": _bytes, "truncate": _truncate, "encoding": _encoding, "splice": _splice,
-    "json": _json,
+    "json": _json, "json-ratio": _json_ratio,
 }  # fmt: skip
 _WEIGHTS = {"number": 6, "year": 3, "clock": 2, "swap-dates": 3, "huge-field": 1, "lines": 3, "bytes": 2,
-            "truncate": 1, "encoding": 1, "splice": 1, "json": 0}  # fmt: skip
+            "truncate": 1, "encoding": 1, "splice": 1, "json": 0, "json-ratio": 0}  # fmt: skip
 _SEEDS = seeds()
+
+
+def _structural(rng: random.Random) -> str:
+    return "json-ratio" if rng.random() < 0.25 else "json"
+
+
+def _weighted(rng: random.Random) -> str:
+    return rng.choices(list(_WEIGHTS), list(_WEIGHTS.values()))[0]
 
 
 def mutate(rng: random.Random, seed: Seed, names: list[str] | None = None) -> tuple[list[str], bytes]:
@@ -228,7 +279,7 @@ def mutate(rng: random.Random, seed: Seed, names: list[str] | None = None) -> tu
     if names is None:
         is_json = seed.data.lstrip()[:1] == b"{"
         names = [
-            "json" if is_json and rng.random() < 0.6 else rng.choices(list(_WEIGHTS), list(_WEIGHTS.values()))[0]
+            _structural(rng) if is_json and rng.random() < 0.6 else _weighted(rng)
             for _ in range(rng.choice([1, 1, 2, 3]))
         ]
     data = seed.data
@@ -241,6 +292,8 @@ def mutate(rng: random.Random, seed: Seed, names: list[str] | None = None) -> tu
 MAX_BYTES_PER_SECOND = 1e12  # 1 TB/s
 MAX_BYTES = 2.0**60
 MAX_SECONDS = 10 * 365 * 86400
+MAX_MTU_BYTES = 65536
+MAX_COUNT = 2**63 - 1
 FIRST_EPOCH, LAST_EPOCH = 0.0, datetime(2101, 1, 1, tzinfo=UTC).timestamp()
 TABLES = ("redo_imports", "redo_rows", "redo_analyses", "jobs", "hadr_imports", "hadr_samples", "runs",
           "run_events", "run_summaries")  # fmt: skip
@@ -252,6 +305,14 @@ def _bound(column: str) -> tuple[float, float] | None:
     name = column.lower()
     if name.startswith("required"):
         return 0.0, math.inf
+    if name in ("pmtu", "mtu_bytes"):
+        return 0.0, MAX_MTU_BYTES
+    if name == "snd_cwnd":  # segments: never more than the bytes
+        return 0.0, MAX_BYTES
+    if name.endswith("_us"):  # rtt_us, rttvar_us, delay_us
+        return 0.0, MAX_SECONDS * 1e6
+    if name == "retransmits":
+        return 0.0, MAX_COUNT
     if "epoch" in name:
         return FIRST_EPOCH, LAST_EPOCH
     if name.endswith("bytes_per_second"):
@@ -269,7 +330,7 @@ def _bound(column: str) -> tuple[float, float] | None:
     return None
 
 
-def _check_number(where: str, key: str, value, broken: list[str]) -> None:
+def check_number(where: str, key: str, value, broken: list[str]) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return
     if isinstance(value, float) and not math.isfinite(value):
@@ -290,7 +351,7 @@ def _walk_json(where: str, key: str, value, broken: list[str], depth: int = 0) -
         for v in value[:10_000]:
             _walk_json(where, key, v, broken, depth + 1)
     else:
-        _check_number(where, key, value, broken)
+        check_number(where, key, value, broken)
 
 
 def stored_violations(connection, tables, after: dict[str, int]) -> list[str]:
@@ -312,7 +373,7 @@ def stored_violations(connection, tables, after: dict[str, int]) -> list[str]:
                 elif isinstance(column.type, Float | Integer | BigInteger) and not column.foreign_keys:
                     if column.primary_key:
                         continue
-                    _check_number(where, column.name, value, broken)
+                    check_number(where, column.name, value, broken)
                 elif isinstance(value, datetime) and not 1970 <= value.year <= 2100:
                     broken.append(f"{where}: {column.name} = {value} is outside the years 1970 to 2100")
             if name == "redo_rows":
@@ -360,10 +421,14 @@ class Fuzzer:
         self.environment_id, self.hosts = environment_id, (client_host_id, server_host_id)
         self.tables = Base.metadata.tables
 
-    def submit(self, kind: str, name: str, data: bytes) -> Outcome:
+    def submit(self, kind: str, name: str, data: bytes, *, test_date: str = TEST_DATES[0]) -> Outcome:
+        """`test_date`: the day result files are dated by (runs only)."""
         with self.engine.connect() as connection:
             before, marks = counts(connection, self.tables), high_water(connection, self.tables)
-        response, accepted = getattr(self, f"_{kind}")(name, data)
+        if kind == "runs":
+            response, accepted = self._runs(name, data, test_date)
+        else:
+            response, accepted = getattr(self, f"_{kind}")(name, data)
         outcome = Outcome(kind, response.status_code, accepted, message=response.text[:300])
         if response.status_code >= 500:
             outcome.broken.append(f"HTTP {response.status_code}: {response.text[:200]}")
@@ -388,10 +453,10 @@ class Fuzzer:
         response = self.client.post(f"{base}/imports", json={"upload_token": preview.json()["upload_token"]})
         return response, response.status_code == 201
 
-    def _runs(self, name: str, data: bytes):
+    def _runs(self, name: str, data: bytes, test_date: str):
         response = self.client.post(
             f"/api/v1/environments/{self.environment_id}/runs/import",
-            data={"client_host_id": self.hosts[0], "server_host_id": self.hosts[1], "test_date": "2026-03-04"},
+            data={"client_host_id": self.hosts[0], "server_host_id": self.hosts[1], "test_date": test_date},
             files=[("files", (name, data, "application/octet-stream"))],
         )
         return response, response.status_code == 201

@@ -62,7 +62,7 @@ async def create_token(
             headers={"WWW-Authenticate": "Bearer"},
         )
     token = create_access_token(
-        subject=user.username,
+        subject=user.bearer_subject,  # the id and a random value: never a later user's
         secret_key=request.app.state.secret_key,
         max_age_seconds=settings.token_max_age_seconds,
         epoch=user.auth_epoch,
@@ -170,7 +170,8 @@ def create_user(session: SessionDep, admin: ApiAdmin, user_in: UserCreate) -> Us
 
 
 def _conflict(error: FieldError) -> HTTPException:
-    return HTTPException(status.HTTP_409_CONFLICT, error.message)
+    """409 (or 403 when the acting admin was demoted or disabled a moment ago)."""
+    return HTTPException(error.status_code, error.message)
 
 
 @router.put("/users/{user_id}/role")
@@ -178,7 +179,7 @@ def set_user_role(session: SessionDep, admin: ApiAdmin, user_id: int, role_in: U
     """Change a user's role (admin role); the last active admin cannot be demoted (409)."""
     user = service.get_user(session=session, user_id=user_id)
     try:
-        service.set_role(session=session, user=user, role=role_in.role)
+        service.set_role(session=session, user=user, role=role_in.role, by=admin)
     except FieldError as error:
         raise _conflict(error) from None
     return _public(user)
@@ -199,7 +200,10 @@ def disable_user(session: SessionDep, admin: ApiAdmin, user_id: int) -> UserWith
 def enable_user(session: SessionDep, admin: ApiAdmin, user_id: int) -> UserWithRole:
     """Let a disabled user log in again (admin role)."""
     user = service.get_user(session=session, user_id=user_id)
-    service.set_disabled(session=session, user=user, disabled=False, by=admin)
+    try:
+        service.set_disabled(session=session, user=user, disabled=False, by=admin)
+    except FieldError as error:
+        raise _conflict(error) from None
     return _public(user)
 
 

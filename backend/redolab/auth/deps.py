@@ -10,7 +10,7 @@ from fastapi.security import OAuth2PasswordBearer
 from sqlalchemy.orm import Session
 
 from redolab.auth.models import Role, User
-from redolab.auth.service import get_user_by_username, session_user, user_for_api_token
+from redolab.auth.service import session_user, user_for_api_token, user_for_bearer
 from redolab.core.deps import SessionDep
 from redolab.core.security import read_access_token
 
@@ -60,9 +60,8 @@ def current_api_user(
         user = user_for_api_token(session=session, token=token)
     elif token:
         claims = read_access_token(token, secret_key=request.app.state.secret_key)
-        user = get_user_by_username(session=session, username=claims[0]) if claims else None
-        if user is not None and (not user.active or user.auth_epoch != claims[1]):
-            user = None  # disabled, or the password changed / sessions were ended since it was issued
+        # None also when disabled, or the password changed / sessions were ended since it was issued
+        user = user_for_bearer(session=session, subject=claims[0], epoch=claims[1]) if claims else None
     elif "redolab_session" in request.cookies:
         user = _session_user(request, session)
     if user is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from enum import StrEnum
 
@@ -43,6 +44,15 @@ class User(Base):
     # Bumped when the password changes or an admin ends the user's sessions: bearer tokens carry the
     # epoch they were issued in and stop working when it moves on.
     auth_epoch: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Bearer tokens name the user by id and this random value, never by name: a user created later
+    # with the same name, or with the same id (SQLite hands a deleted last row's id out again), is
+    # another identity, and a token of the deleted one does not work for it.
+    identity_key: Mapped[str] = mapped_column(String(32), default=lambda: secrets.token_hex(16))
+
+    @property
+    def bearer_subject(self) -> str:
+        """What a bearer token names its user by: "<id>.<identity_key>"."""
+        return f"{self.id}.{self.identity_key}"
 
     @property
     def active(self) -> bool:

@@ -15,13 +15,6 @@ def redirect(request: Request, url: str) -> Response:
     return RedirectResponse(url, status_code=status.HTTP_303_SEE_OTHER)
 
 
-def safe_next(path: str | None) -> str:
-    """Only a local path may be a post-login destination (no open redirect)."""
-    if path and path.startswith("/") and not path.startswith(("//", "/\\")):
-        return path
-    return "/environments"
-
-
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from typing import Annotated
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import anyio
 from fastapi import APIRouter, Depends, Form, Request, status
@@ -13,28 +15,51 @@ from redolab.auth import audit, service
 from redolab.auth.deps import AdminUser, current_html_user
 from redolab.auth.guard import Throttled, check_login
 from redolab.auth.models import Role, User
-from redolab.auth.service import count_users, create_user
+from redolab.auth.service import count_users, create_first_user
 from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError
-from redolab.core.responses import redirect, safe_next
+from redolab.core.responses import redirect
 from redolab.core.templating import render
 
 public_router = APIRouter()
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
 
-def _log_in(request: Request, session, user: User) -> None:
-    """A fresh server-side session at every login (no session fixation)."""
+DEFAULT_NEXT = "/environments"
+# C0 controls, DEL and the backslash: a browser drops tabs and newlines from a URL and reads a
+# backslash as a slash, so "/<tab>/evil.example" or "/<backslash>evil.example" leaves the site
+_URL_NOISE = re.compile(r"[\x00-\x1f\x7f\\]")
+# what stays as it is in a path and query (RFC 3986); everything else is percent-encoded
+_URL_SAFE = "/?&=%:@!$'()*+,;~-._"
+
+
+def local_next(raw: str | None) -> str:
+    """The page to go to after login, always one on this site: control characters and backslashes
+    removed, then a path (and query) with no scheme and no host; anything else is the default."""
+    cleaned = _URL_NOISE.sub("", raw or "")
+    if not cleaned.startswith("/") or cleaned.startswith("//"):  # "//host" and "///host" name a host
+        return DEFAULT_NEXT
+    parts = urlsplit(cleaned)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/"):
+        return DEFAULT_NEXT
+    return quote(urlunsplit(("", "", parts.path, parts.query, "")), safe=_URL_SAFE)
+
+
+def _log_in(request: Request, session, user: User) -> bool:
+    """A fresh server-side session at every login (no session fixation); False when the user was
+    disabled since the password was checked."""
+    key = service.start_session(session=session, user=user, client_address=audit.client_address(request.scope))
     request.session.clear()
-    request.session["sid"] = service.start_session(
-        session=session, user=user, client_address=audit.client_address(request.scope)
-    )
+    if key is None:
+        return False
+    request.session["sid"] = key
+    return True
 
 
 @public_router.get("/login")
 def show_login(request: Request, session: SessionDep, next: str | None = None) -> Response:
     """The login page."""
-    context = {"next": safe_next(next), "errors": {}, "no_users": count_users(session=session) == 0}
+    context = {"next": local_next(next), "errors": {}, "no_users": count_users(session=session) == 0}
     return render(request, "auth/login.html", context)
 
 
@@ -54,13 +79,14 @@ async def log_in(
     except Throttled as refused:
         user, message, code = None, refused.reason, refused.status_code
         headers = {"Retry-After": str(refused.retry_after)}
+    if user is not None and not await anyio.to_thread.run_sync(_log_in, request, session, user):  # a write
+        user, message, code = None, "This user is disabled.", status.HTTP_403_FORBIDDEN
     if user is None:
-        context = {"next": safe_next(next), "username": username, "errors": {"password": message}, "no_users": False}
+        context = {"next": local_next(next), "username": username, "errors": {"password": message}, "no_users": False}
         response = render(request, "auth/login.html", context, block="form", status_code=code)
         response.headers.update(headers)
         return response
-    await anyio.to_thread.run_sync(_log_in, request, session, user)  # a database write: off the event loop
-    return redirect(request, safe_next(next))
+    return redirect(request, local_next(next))
 
 
 @router.post("/logout")
@@ -103,15 +129,18 @@ def complete_setup(
         errors["password_again"] = "The two passwords differ."  # noqa: S105
     else:
         try:
-            user = create_user(session=session, username=username, password=password, role=Role.admin)
+            # None: a simultaneous request (of this process or another) made the first user
+            user = create_first_user(session=session, username=username, password=password)
         except FieldError as error:
             errors[error.field] = error.message
     if errors:
         context = {"token": token, "username": username, "errors": errors}
         return render(request, "auth/setup.html", context, block="form", status_code=422)
     request.app.state.setup_token = None
+    if user is None:
+        return render(request, "auth/setup_closed.html", status_code=status.HTTP_404_NOT_FOUND)
     _log_in(request, session, user)
-    return redirect(request, "/environments")
+    return redirect(request, DEFAULT_NEXT)
 
 
 def _account(request: Request, session, block: str | None = None, status_code: int = 200, **context) -> Response:
@@ -170,7 +199,7 @@ def create_token(request: Request, session: SessionDep, name: Annotated[str, For
     try:
         _row, token = service.create_api_token(session=session, user=request.state.user, name=name)
     except FieldError as error:
-        return _account(request, session, "tokens", 422, errors={error.field: error.message})
+        return _account(request, session, "tokens", error.status_code, errors={error.field: error.message})
     return _account(request, session, "tokens", new_token=token)
 
 
@@ -221,9 +250,9 @@ def change_role(
     if role not in {r.value for r in Role}:
         return _users_page(request, session, 422, errors={"user": "Choose viewer, operator or admin."})
     try:
-        service.set_role(session=session, user=target, role=Role(role))
+        service.set_role(session=session, user=target, role=Role(role), by=admin)
     except FieldError as error:
-        return _users_page(request, session, 409, errors={"user": error.message})
+        return _users_page(request, session, error.status_code, errors={"user": error.message})
     return _users_page(request, session)
 
 
@@ -234,7 +263,7 @@ def disable_user(request: Request, session: SessionDep, admin: AdminUser, user_i
     try:
         service.set_disabled(session=session, user=target, disabled=True, by=admin)
     except FieldError as error:
-        return _users_page(request, session, 409, errors={"user": error.message})
+        return _users_page(request, session, error.status_code, errors={"user": error.message})
     return _users_page(request, session)
 
 
@@ -242,7 +271,10 @@ def disable_user(request: Request, session: SessionDep, admin: AdminUser, user_i
 def enable_user(request: Request, session: SessionDep, admin: AdminUser, user_id: int) -> Response:
     """Let a disabled user log in again."""
     target = service.get_user(session=session, user_id=user_id)
-    service.set_disabled(session=session, user=target, disabled=False, by=admin)
+    try:
+        service.set_disabled(session=session, user=target, disabled=False, by=admin)
+    except FieldError as error:
+        return _users_page(request, session, error.status_code, errors={"user": error.message})
     return _users_page(request, session)
 
 
@@ -262,7 +294,7 @@ def delete_user(request: Request, session: SessionDep, admin: AdminUser, user_id
     try:
         service.delete_user(session=session, user=target, by=admin)
     except FieldError as error:
-        return _users_page(request, session, 409, errors={"user": error.message})
+        return _users_page(request, session, error.status_code, errors={"user": error.message})
     return _users_page(request, session)
 
 

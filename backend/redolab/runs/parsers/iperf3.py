@@ -162,9 +162,18 @@ def _received(received: dict) -> tuple[float, float]:
 
 
 def _mss(start: dict) -> float | None:
-    """The segment size in bytes, to turn iperf3's congestion window (bytes) into segments."""
-    mss = start.get("tcp_mss_default") or start.get("tcp_mss")
-    return mss if isinstance(mss, int | float) and not isinstance(mss, bool) and 0 < mss <= MAX_MTU_BYTES else None
+    """The segment size in bytes, to turn iperf3's congestion window (bytes) into segments; None
+    when iperf3 wrote none (absent or 0: the platform did not tell it). A segment is a whole number
+    of bytes: a smaller divisor (1e-300) would turn any window into an infinite number of segments."""
+    key = "tcp_mss_default" if start.get("tcp_mss_default") else "tcp_mss"
+    if not start.get(key):
+        return None
+    mss = _number(start[key], f"start.{key}", MAX_MTU_BYTES)
+    if mss < 1 or not mss.is_integer():
+        raise ResultFileError(
+            f"start.{key} is {start[key]!r:.40}: a segment size is a whole number of bytes, 1 to {MAX_MTU_BYTES:,}"
+        )
+    return mss
 
 
 def _intervals(document: dict, mss: float | None) -> list[dict]:

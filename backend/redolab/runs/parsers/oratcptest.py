@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
+from redolab.core import fields
 from redolab.core.units import UnitError, parse_duration, parse_size
 from redolab.runs.models import ProbeMode, RunSource
 from redolab.runs.parsers.results import MAX_TESTS_PER_FILE, ImportedRun, ResultFileError, first_step
@@ -86,7 +87,13 @@ def _command_start(text: str, position: int) -> int:
 def read_oratcptest(text: str, *, test_date: date) -> list[ImportedRun]:
     """oratcptest client output: one test, or several (each from "[Requesting a test]"), each
     perhaps repeated (-freq). Lines may also arrive joined into one (pasted from a web page): the
-    fields are found by their names."""
+    fields are found by their names. `test_date` is the day of the first test (UTC), within the
+    years the bounds allow, so that a repetition days later is still a date."""
+    if not fields.FIRST_YEAR <= test_date.year <= fields.LAST_YEAR:
+        raise ResultFileError(
+            f"the test date {test_date.isoformat()} is outside the years {fields.FIRST_YEAR} to {fields.LAST_YEAR}: "
+            "give the day the tests ran"
+        )
     starts = [_command_start(text, m.start()) for m in _REQUEST.finditer(text)] or [0]
     starts[0] = 0  # whatever precedes the first test belongs to it
     if len(starts) > MAX_TESTS_PER_FILE:
@@ -159,6 +166,8 @@ def _oratcptest_test(
     first_line = line_at(start)
     name = f"test {number} (from line {first_line})" if count > 1 else "the test"
     averages = list(_AVERAGE.finditer(block))
+    if len(averages) > MAX_TESTS_PER_FILE:  # before reading any: each repetition may be a day later
+        raise ResultFileError(f"{name} has {len(averages)} repetitions: at most {MAX_TESTS_PER_FILE}", first_line)
     if not averages:
         if _SERVER_ONLY.search(block):
             raise ResultFileError(
