@@ -224,3 +224,21 @@ def test_remote_access_knows_no_experiment():
     allowed = ("core", "remote", "environments", "redoprobe")
     wrong = [(a, b) for a, b, _ in _edges() if _area(a) == "remote" and b != "redolab" and _area(b) not in allowed]
     assert wrong == []
+
+
+MAX_FILE_LINES = 500
+MAX_FUNCTION_LINES = 60
+
+
+def test_files_and_functions_a_reader_can_hold():
+    """No module over 500 lines, no function over 60 (the probe's C is checked by its own review)."""
+    long_files, long_functions = [], []
+    for name, path in MODULES.items():
+        source = path.read_text()
+        if len(source.splitlines()) > MAX_FILE_LINES:
+            long_files.append(name)
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                    long_functions.append(f"{name}.{node.name}")
+    assert long_files == [] and long_functions == []

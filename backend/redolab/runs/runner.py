@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -21,10 +21,11 @@ from redolab.environments.connect import connect_host
 from redolab.environments.models import Host
 from redolab.remote.deploy import ProbeInstall, ensure_probe, probe_file_name
 from redolab.remote.hostinfo import capture_settings
-from redolab.remote.transport import OutputLineTooLong, RemoteProcess, Transport, TransportError, shell_join
+from redolab.remote.transport import OutputLineTooLong, Transport, TransportError, shell_join
 from redolab.runs.command import PID_PREFIX, SERVER_GRACE_SECONDS, ProbeParameters, client_argv, server_argv
 from redolab.runs.models import Run, RunEvent, RunStatus
 from redolab.runs.parsers.redoprobe import ProbeEvent, ProbeOutputError, parse_line
+from redolab.runs.probes import Started, end_probe, signal_probe
 from redolab.runs.service import store_summary
 
 log = logging.getLogger("redolab.runner")
@@ -49,18 +50,6 @@ class RunFailed(Exception):
 
 class RunCancelled(Exception):
     """Ends a run as cancelled (the user asked during its set-up); the message is what the user reads."""
-
-
-@dataclass
-class Started:
-    """A probe process we started, its output lines, and how to make sure it is gone."""
-
-    role: str
-    host: Host
-    transport: Transport
-    process: RemoteProcess
-    lines: AsyncIterator[str]
-    pid: int | None = None
 
 
 @dataclass
@@ -394,13 +383,13 @@ class RunExecution:
                     or ("overran" if now > overrun_at else None)
                 )
                 if stopped_by is not None:
-                    await self._signal(client, "TERM")
+                    await signal_probe(client, "TERM")
                     signalled_at = now
             elif now - signalled_at > KILL_GRACE_SECONDS:
                 if killed:  # even KILL did not end its output: clean-up says what is left
                     break
                 log.warning("run %s: redoprobe client ignored TERM for %.0f s: KILL", self.run_id, KILL_GRACE_SECONDS)
-                await self._signal(client, "KILL")
+                await signal_probe(client, "KILL")
                 signalled_at, killed = now, True
         return stopped_by
 
@@ -439,64 +428,19 @@ class RunExecution:
             )
 
     # -- leave nothing behind -------------------------------------------------------------
-    async def _signal(self, started: Started, signal_name: str) -> bool:
-        if started.pid is None:
-            return False
-        with contextlib.suppress(TransportError):
-            result = await started.transport.run(["kill", f"-{signal_name}", str(started.pid)], timeout=10)
-            return result.exit_status == 0
-        return False
-
-    async def _alive(self, started: Started, transport: Transport) -> bool:
-        result = await transport.run(["kill", "-0", str(started.pid)], timeout=10)
-        return result.exit_status == 0
-
     async def _clean_up(self) -> str:
         """End every probe we started (by PID), reconnecting if the connection dropped. Their output
         is read and dropped meanwhile, so none blocks on a full pipe while it stops."""
         drains = [asyncio.create_task(started.process.drain()) for started in self.started]
         try:
-            problems = [await self._end(started) for started in reversed(self.started)]
+            problems = [
+                await end_probe(started, secret_key=self.secret_key, transports=self.transports)
+                for started in reversed(self.started)
+            ]
         finally:
             for drain in drains:
                 drain.cancel()
         return " ".join(problem for problem in problems if problem)
-
-    async def _end(self, started: Started) -> str | None:
-        """Make sure one probe is gone: TERM, then KILL; what is left, for the user, or None."""
-        problem = None
-        with contextlib.suppress(TimeoutError, Exception):
-            await asyncio.wait_for(started.process.wait(), 1)
-        if started.pid is not None:
-            try:
-                transport = started.transport
-                try:
-                    alive = await self._alive(started, transport)
-                except TransportError:
-                    transport = await connect_host(started.host, secret_key=self.secret_key)
-                    self.transports.append(transport)
-                    alive = await self._alive(started, transport)
-                for signal_name in ("TERM", "KILL"):
-                    if not alive:
-                        break
-                    await transport.run(["kill", f"-{signal_name}", str(started.pid)], timeout=10)
-                    for _ in range(20):
-                        # reaps a local child (a zombie still answers kill -0), else just waits
-                        with contextlib.suppress(TimeoutError, Exception):
-                            await asyncio.wait_for(started.process.wait(), 0.1)
-                        if not (alive := await self._alive(started, transport)):
-                            break
-                if alive:
-                    problem = f"redoprobe (pid {started.pid}) is still running on {started.host.name}."
-            except TransportError as error:
-                problem = (
-                    f"could not confirm that redoprobe (pid {started.pid}) ended on {started.host.name} "
-                    f"({error}); it stops by itself at its --max-duration cap."
-                )
-        with contextlib.suppress(Exception):
-            started.process.terminate()
-            await asyncio.wait_for(started.process.wait(), 2)
-        return problem
 
 
 def _probe_parameters(run: Run) -> ProbeParameters:

@@ -14,6 +14,10 @@ from redolab.runs.models import Run, RunStatus
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps.models import Cluster
 
+# A cluster's template is one run's settings without its hosts (each node pair fills them in): the
+# form is validated as a run with this stand-in pair, which create_cluster leaves out of the template.
+TEMPLATE_PAIR = {"client_host_id": 1, "server_host_id": 1}
+
 
 def node_pairs(environment: Environment, *, reverse: bool = False) -> list[tuple[Host, Host]]:
     """(client, server) for every node number both sides have: primary n -> standby n."""

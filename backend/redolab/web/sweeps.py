@@ -256,7 +256,7 @@ def create_cluster(
     values = form_data(form)
     values["sync_write"] = "sync_write" in values
     with form_errors(session) as errors:
-        run_in = RunCreate.model_validate({**form_fields(values), "client_host_id": 0, "server_host_id": 0})
+        run_in = RunCreate.model_validate({**form_fields(values), **clusters.TEMPLATE_PAIR})
         cluster = clusters.create_cluster(
             session=session, environment=environment, run_in=run_in, reverse=False, requested_by=user.username
         )
@@ -289,7 +289,7 @@ def reverse_cluster(request: Request, session: SessionDep, user: OperatorUser, c
     """The same cluster run with the roles reversed (standby nodes send)."""
     cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
     environment = get_environment(session=session, environment_id=cluster.environment_id)
-    run_in = RunCreate(**cluster.template, client_host_id=0, server_host_id=0)
+    run_in = RunCreate(**cluster.template, **clusters.TEMPLATE_PAIR)
     reversed_run = clusters.create_cluster(
         session=session, environment=environment, run_in=run_in, reverse=not cluster.reverse, requested_by=user.username
     )

@@ -1,0 +1,77 @@
+"""The probe processes a run starts, and making sure each is gone: TERM, then KILL, by PID, over
+the run's transport or a new connection when that one dropped."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from redolab.environments.connect import connect_host
+from redolab.environments.models import Host
+from redolab.remote.transport import RemoteProcess, Transport, TransportError
+
+
+@dataclass
+class Started:
+    """A probe process we started, its output lines, and how to make sure it is gone."""
+
+    role: str
+    host: Host
+    transport: Transport
+    process: RemoteProcess
+    lines: AsyncIterator[str]
+    pid: int | None = None
+
+
+async def signal_probe(started: Started, signal_name: str) -> bool:
+    """Send the probe a signal by PID; True when it was delivered."""
+    if started.pid is None:
+        return False
+    with contextlib.suppress(TransportError):
+        result = await started.transport.run(["kill", f"-{signal_name}", str(started.pid)], timeout=10)
+        return result.exit_status == 0
+    return False
+
+
+async def probe_alive(started: Started, transport: Transport) -> bool:
+    result = await transport.run(["kill", "-0", str(started.pid)], timeout=10)
+    return result.exit_status == 0
+
+
+async def end_probe(started: Started, *, secret_key: str, transports: list[Transport]) -> str | None:
+    """Make sure one probe is gone: TERM, then KILL; what is left, for the user, or None."""
+    problem = None
+    with contextlib.suppress(TimeoutError, Exception):
+        await asyncio.wait_for(started.process.wait(), 1)
+    if started.pid is not None:
+        try:
+            transport = started.transport
+            try:
+                alive = await probe_alive(started, transport)
+            except TransportError:
+                transport = await connect_host(started.host, secret_key=secret_key)
+                transports.append(transport)
+                alive = await probe_alive(started, transport)
+            for signal_name in ("TERM", "KILL"):
+                if not alive:
+                    break
+                await transport.run(["kill", f"-{signal_name}", str(started.pid)], timeout=10)
+                for _ in range(20):
+                    # reaps a local child (a zombie still answers kill -0), else just waits
+                    with contextlib.suppress(TimeoutError, Exception):
+                        await asyncio.wait_for(started.process.wait(), 0.1)
+                    if not (alive := await probe_alive(started, transport)):
+                        break
+            if alive:
+                problem = f"redoprobe (pid {started.pid}) is still running on {started.host.name}."
+        except TransportError as error:
+            problem = (
+                f"could not confirm that redoprobe (pid {started.pid}) ended on {started.host.name} "
+                f"({error}); it stops by itself at its --max-duration cap."
+            )
+    with contextlib.suppress(Exception):
+        started.process.terminate()
+        await asyncio.wait_for(started.process.wait(), 2)
+    return problem
