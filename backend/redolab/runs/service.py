@@ -178,23 +178,19 @@ def run_events(*, session: Session, run: Run) -> list[dict]:
     ]
 
 
-def cancel_run(*, session: Session, run: Run) -> Run:
-    """Cancel a run. Queued: its job goes from queued to cancelled in one conditional update, and
-    the run with it. Claimed by a worker meanwhile, or running: the cancel is recorded, and the
-    worker sees it when it marks the run running (which it then never does) or within a second
-    after, stopping the probes. The run returned says which: cancelled, or cancel_requested."""
-    if run.status.finished:
-        return run
+def request_cancel(*, session: Session, model: type, item, job) -> bool:
+    """The cancel of a run or a sweep (`model`, with its `job` condition), uncommitted: one
+    conditional update of its job from queued to cancelled, the item with it; when a worker claimed
+    it meanwhile (or it runs), only `cancel_requested` is set, for the worker to see. True when it
+    was cancelled before it started."""
     now = utcnow()
     unclaimed = session.execute(
-        update(Job)
-        .where(Job.run_id == run.id, Job.status == JobStatus.queued)
-        .values(status=JobStatus.cancelled, finished_at=now)
+        update(Job).where(job, Job.status == JobStatus.queued).values(status=JobStatus.cancelled, finished_at=now)
     ).rowcount
     if unclaimed:
         session.execute(
-            update(Run)
-            .where(Run.id == run.id, Run.status == RunStatus.queued)
+            update(model)
+            .where(model.id == item.id, model.status == RunStatus.queued)
             .values(
                 status=RunStatus.cancelled,
                 cancel_requested=True,
@@ -204,10 +200,21 @@ def cancel_run(*, session: Session, run: Run) -> Run:
         )
     else:
         session.execute(
-            update(Run)
-            .where(Run.id == run.id, Run.status.in_((RunStatus.queued, RunStatus.running)))
+            update(model)
+            .where(model.id == item.id, model.status.in_((RunStatus.queued, RunStatus.running)))
             .values(cancel_requested=True)
         )
+    return bool(unclaimed)
+
+
+def cancel_run(*, session: Session, run: Run) -> Run:
+    """Cancel a run. Queued: its job goes from queued to cancelled in one conditional update, and
+    the run with it. Claimed by a worker meanwhile, or running: the cancel is recorded, and the
+    worker sees it when it marks the run running (which it then never does) or within a second
+    after, stopping the probes. The run returned says which: cancelled, or cancel_requested."""
+    if run.status.finished:
+        return run
+    request_cancel(session=session, model=Run, item=run, job=Job.run_id == run.id)
     session.commit()
     session.refresh(run)
     return run

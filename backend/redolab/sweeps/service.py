@@ -5,14 +5,14 @@ from __future__ import annotations
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from redolab.core.db import get_or_404, utcnow
+from redolab.core.db import get_or_404
 from redolab.core.errors import FieldError
 from redolab.environments.models import Environment
-from redolab.jobs.models import Job, JobStatus
+from redolab.jobs.models import Job
 from redolab.remote.kernel import manual_kernel_commands
 from redolab.runs.exports import run_documents
 from redolab.runs.models import Run, RunStatus
-from redolab.runs.service import host_in
+from redolab.runs.service import host_in, request_cancel
 from redolab.sweeps.grid import PointValue, find_plateau, point_value, seed_table
 from redolab.sweeps.models import Sweep, SweepKind
 from redolab.sweeps.schemas import SweepCreate, SweepPublic
@@ -83,29 +83,7 @@ def cancel_sweep(*, session: Session, sweep: Sweep) -> Sweep:
     it (kernel values it changed are put back)."""
     if sweep.status.finished:
         return sweep
-    now = utcnow()
-    unclaimed = session.execute(
-        update(Job)
-        .where(Job.sweep_id == sweep.id, Job.status == JobStatus.queued)
-        .values(status=JobStatus.cancelled, finished_at=now)
-    ).rowcount
-    if unclaimed:
-        session.execute(
-            update(Sweep)
-            .where(Sweep.id == sweep.id, Sweep.status == RunStatus.queued)
-            .values(
-                status=RunStatus.cancelled,
-                cancel_requested=True,
-                failure_reason="cancelled by the user before it started",
-                finished_at=now,
-            )
-        )
-    else:
-        session.execute(
-            update(Sweep)
-            .where(Sweep.id == sweep.id, Sweep.status.in_((RunStatus.queued, RunStatus.running)))
-            .values(cancel_requested=True)
-        )
+    if not request_cancel(session=session, model=Sweep, item=sweep, job=Job.sweep_id == sweep.id):
         session.execute(
             update(Run)
             .where(Run.sweep_id == sweep.id, Run.status.in_((RunStatus.queued, RunStatus.running)))
