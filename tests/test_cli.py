@@ -48,12 +48,16 @@ def test_db_upgrade_creates_the_schema(tmp_path):
 def test_user_create_reads_password_from_stdin(tmp_path):
     result = run(tmp_path, "user", "create", "bob", "--password-stdin", stdin="a long enough pass\n")
     assert result.returncode == 0, result.stderr
-    assert "user 'bob' created (operator)" in result.stdout
+    assert "user 'bob' created (admin: the first user is an admin" in result.stdout  # as the setup link
     assert "a long enough pass" not in result.stdout + result.stderr
     user = _user(tmp_path, "bob")
     assert verify_password("a long enough pass", user.password_hash)
+    second = run(tmp_path, "user", "create", "carl", "--role", "viewer", stdin="a long enough pass\n")
+    assert "user 'carl' created (viewer)" in second.stdout, second.stderr
+    third = run(tmp_path, "user", "create", "dora", stdin="a long enough pass\n")
+    assert "user 'dora' created (operator)" in third.stdout, third.stderr
     listing = run(tmp_path, "user", "list")
-    assert listing.stdout.startswith("bob\toperator\t")
+    assert listing.stdout.startswith("bob\tadmin\t") and "carl\tviewer\t" in listing.stdout
 
 
 def test_user_create_never_takes_password_from_argv(tmp_path):

@@ -27,22 +27,31 @@ def user_create(
     password_stdin: bool = typer.Option(
         False, "--password-stdin", help="Read the password from standard input (one line)."
     ),
-    role: str = typer.Option("operator", help="viewer (reads), operator (runs experiments) or admin."),
+    role: str | None = typer.Option(
+        None,
+        help="viewer (reads), operator (runs experiments) or admin; default operator. The first user is an admin.",
+    ),
 ) -> None:
-    """Create a user; the password is prompted for (or read from stdin), never taken from argv."""
+    """Create a user; the password is prompted for (or read from stdin), never taken from argv. The
+    first user is an admin whatever the role asked for (as through the setup link), and says so."""
     from redolab.auth.models import Role
-    from redolab.auth.service import create_user
+    from redolab.auth.service import create_first_user, create_user
     from redolab.core.errors import FieldError
 
-    if role not in {r.value for r in Role}:
+    if role is not None and role not in {r.value for r in Role}:
         fail(f"--role must be viewer, operator or admin, not '{role}'")
     password = _read_password(password_stdin)
     with database_session(migrate=True) as session:
         try:
-            user = create_user(session=session, username=username, password=password, role=Role(role))
+            user = create_first_user(session=session, username=username, password=password)
+            if user is None:
+                user = create_user(session=session, username=username, password=password, role=Role(role or "operator"))
         except FieldError as error:
             fail(error.message)
-    typer.echo(f"user '{user.username}' created ({user.role.value})")
+    if user.role is Role.admin and role != "admin":
+        typer.echo(f"user '{user.username}' created (admin: the first user is an admin, to add hosts and users)")
+    else:
+        typer.echo(f"user '{user.username}' created ({user.role.value})")
 
 
 @user_app.command("list")
