@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from redolab.core.db import utcnow
@@ -26,7 +26,7 @@ from redolab.runs.command import PID_PREFIX, SERVER_GRACE_SECONDS, ProbeParamete
 from redolab.runs.models import Run, RunEvent, RunStatus
 from redolab.runs.parsers.redoprobe import ProbeEvent, ProbeOutputError, parse_line
 from redolab.runs.probes import Started, end_probe, signal_probe
-from redolab.runs.service import store_summary
+from redolab.runs.service import begin_unless_cancelled, end_not_begun, store_summary
 
 log = logging.getLogger("redolab.runner")
 
@@ -103,30 +103,13 @@ class RunExecution:
             return bool(session.scalar(select(Run.cancel_requested).where(Run.id == self.run_id)))
 
     def _begin(self) -> bool:
-        """Mark the run running unless a cancel was recorded first, in one conditional update: a
-        cancel that lands while the worker claims the job is seen here, or by the watch after it."""
         with self.sessions() as session:
-            begun = session.execute(
-                update(Run)
-                .where(Run.id == self.run_id, Run.status == RunStatus.queued, Run.cancel_requested.is_not(True))
-                .values(status=RunStatus.running, started_at=utcnow())
-            ).rowcount
-            session.commit()
-        return begun == 1
+            return begin_unless_cancelled(session=session, model=Run, item_id=self.run_id)
 
     def _not_begun(self) -> tuple[RunStatus, str | None]:
         """The run did not begin (cancelled first): nothing ran, and it ends as cancelled."""
         with self.sessions() as session:
-            session.execute(
-                update(Run)
-                .where(Run.id == self.run_id, Run.status == RunStatus.queued)
-                .values(
-                    status=RunStatus.cancelled,
-                    failure_reason="cancelled by the user before it started",
-                    finished_at=utcnow(),
-                )
-            )
-            session.commit()
+            end_not_begun(session=session, model=Run, item_id=self.run_id)
             run = session.get(Run, self.run_id)
             return run.status, run.failure_reason
 

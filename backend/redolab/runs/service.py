@@ -178,6 +178,31 @@ def run_events(*, session: Session, run: Run) -> list[dict]:
     ]
 
 
+NOT_BEGUN = "cancelled by the user before it started"
+
+
+def begin_unless_cancelled(*, session: Session, model: type, item_id: int) -> bool:
+    """Mark a queued run or sweep (`model`) running unless a cancel was recorded first, in one
+    conditional update: a cancel that lands while a worker claims the job is seen here. Committed."""
+    begun = session.execute(
+        update(model)
+        .where(model.id == item_id, model.status == RunStatus.queued, model.cancel_requested.is_not(True))
+        .values(status=RunStatus.running, started_at=utcnow())
+    ).rowcount
+    session.commit()
+    return begun == 1
+
+
+def end_not_begun(*, session: Session, model: type, item_id: int) -> None:
+    """A run or sweep that did not begin (cancelled first) ends as cancelled: nothing ran. Committed."""
+    session.execute(
+        update(model)
+        .where(model.id == item_id, model.status == RunStatus.queued)
+        .values(status=RunStatus.cancelled, failure_reason=NOT_BEGUN, finished_at=utcnow())
+    )
+    session.commit()
+
+
 def request_cancel(*, session: Session, model: type, item, job) -> bool:
     """The cancel of a run or a sweep (`model`, with its `job` condition), uncommitted: one
     conditional update of its job from queued to cancelled, the item with it; when a worker claimed
@@ -194,7 +219,7 @@ def request_cancel(*, session: Session, model: type, item, job) -> bool:
             .values(
                 status=RunStatus.cancelled,
                 cancel_requested=True,
-                failure_reason="cancelled by the user before it started",
+                failure_reason=NOT_BEGUN,
                 finished_at=now,
             )
         )

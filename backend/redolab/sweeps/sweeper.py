@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import sessionmaker
 
 from redolab.core.db import utcnow
@@ -21,6 +21,7 @@ from redolab.remote.transport import Transport, TransportError, shell_join
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.runner import RunExecution
 from redolab.runs.schemas import RunCreate
+from redolab.runs.service import begin_unless_cancelled, end_not_begun
 from redolab.sweeps import service
 from redolab.sweeps.models import Sweep, SweepKind
 
@@ -89,30 +90,13 @@ class SweepExecution:
             return bool(session.scalar(select(Sweep.cancel_requested).where(Sweep.id == self.sweep_id)))
 
     def _begin(self) -> bool:
-        """Mark the sweep running unless a cancel was recorded first, in one conditional update (a
-        cancel that lands while the worker claims the job is seen here)."""
         with self.sessions() as session:
-            begun = session.execute(
-                update(Sweep)
-                .where(Sweep.id == self.sweep_id, Sweep.status == RunStatus.queued, Sweep.cancel_requested.is_not(True))
-                .values(status=RunStatus.running, started_at=utcnow())
-            ).rowcount
-            session.commit()
-        return begun == 1
+            return begin_unless_cancelled(session=session, model=Sweep, item_id=self.sweep_id)
 
     def _not_begun(self) -> RunStatus:
         """The sweep did not begin (cancelled first): it ran nothing and touched no host."""
         with self.sessions() as session:
-            session.execute(
-                update(Sweep)
-                .where(Sweep.id == self.sweep_id, Sweep.status == RunStatus.queued)
-                .values(
-                    status=RunStatus.cancelled,
-                    failure_reason="cancelled by the user before it started",
-                    finished_at=utcnow(),
-                )
-            )
-            session.commit()
+            end_not_begun(session=session, model=Sweep, item_id=self.sweep_id)
             return session.get(Sweep, self.sweep_id).status
 
     def _stopped(self) -> tuple[RunStatus, str] | None:
