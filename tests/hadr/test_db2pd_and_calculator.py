@@ -44,7 +44,12 @@ def test_seed_loop_file_monitoring_rates_and_diagnosis(session, tmp_path):
     monitoring = service.monitoring(session=session, environment=environment)
     # the primary's LSN: +10,485,760 bytes in 5 s, then +5,242,880 in 5 s
     assert [rate for *_, rate in monitoring.rates] == [2 * MIB, MIB]
-    assert monitoring.peak_log_gap_bytes == 10 * MIB
+    # LogGapRunAvg is Db2's running average (10 MiB at most); the positions give the gap at each capture
+    assert monitoring.largest_running_average_gap_bytes == 10 * MIB
+    assert [view.largest_current_gap[0] for view in monitoring.pairs] == [0x2EA00000 - 0x2E000000]  # 10 MiB
+    assert len(monitoring.pairs) == 1 and monitoring.pairs[0].sides == {"PRIMARY", "STANDBY"}
+    assert record.notes[0].startswith("1 HADR pair: RAKI: ")
+    assert "(primary and standby sides, 6 capture(s))" in record.notes[0]
     flags = [(f.what, f.diagnosis) for f in monitoring.flags]
     assert flags[0] == ("congested", service.SLOW_REPLAY)  # the standby's buffer 1.5 s later: 100 %
     assert ("receive buffer 100 % full", service.SLOW_REPLAY) in flags
@@ -61,7 +66,14 @@ def test_10_1_layout_with_two_standbys(session):
     monitoring = service.monitoring(session=session, environment=environment)
     assert [rate for *_, rate in monitoring.rates] == [3 * MIB, 3 * MIB]  # one per standby, 30 MiB in 10 s
     assert {s.sync_mode for _, s, _ in monitoring.samples} == {"NEARSYNC", "SUPERASYNC"}
-    assert monitoring.receive_buffer_pages == 2048 and monitoring.peak_log_gap_bytes == 132_242_668
+    assert monitoring.receive_buffer_pages == 2048
+    # HADR_LOG_GAP 132,242,668 is the running average; the positions differ by 3,685,322,855 - 3,553,080,187
+    assert monitoring.largest_running_average_gap_bytes == 132_242_668
+    assert monitoring.largest_current_gap_bytes == 3_685_322_855 - 3_553_080_187
+    assert [view.label for view in monitoring.pairs] == [
+        "HADRDB: db2inst@hostp.example.com member 0 → db2inst@hosts1.example.com member 0",
+        "HADRDB: db2inst@hostp.example.com member 0 → db2inst@hosts2.example.com member 0",
+    ]
     assert [(f.what, f.diagnosis) for f in monitoring.flags] == [("congested", service.SLOW_REPLAY)]  # its own 97 %
 
 

@@ -171,3 +171,34 @@ def test_disk_test_over_ssh_deploys_the_probe_and_leaves_nothing_running(
     assert [p["write_bytes"] for p in test["points"]] == [8192, 262144] and test["rate_bytes_per_second"] > 0
     left = sp.run(["pgrep", "-f", f"redoprobe.* disk {directory}"], capture_output=True, text=True).stdout.split()
     assert left == [] and list(directory.iterdir()) == []
+
+
+def test_both_sides_of_a_pair_through_the_api_and_the_page(api_client, browser_client, db2):
+    """The import names one pair; the JSON and the page name the current gap and the running average,
+    the HADR wait per log write with its basis, the sides' differences, and recommendations from the values in use."""
+    environment, *_ = db2
+    fixture = FIXTURES / "db2pd_hadr_111_both_sides.txt"
+    crlf = fixture.read_bytes().replace(b"\n", b"\r\n")  # as copied from a Windows client
+    response = api_client.post(
+        f"/api/v1/environments/{environment.id}/hadr/captures", files={"file": ("salesdb.txt", crlf)}
+    )
+    assert response.status_code == 201, response.text
+    assert response.json()["notes"][0].startswith("1 HADR pair: SALESDB")
+    whole = api_client.get(f"/api/v1/environments/{environment.id}/hadr").json()
+    body = whole["monitoring"]
+    found = {r["setting"]: r for r in whole["recommendations"]}
+    assert found["HADR_PEER_WINDOW"]["value"] == 300 and found["HADR_TIMEOUT"]["captured"] == "60 s on both sides"
+    assert body["largest_current_log_gap_bytes"] == 8 * MIB
+    assert body["largest_running_average_log_gap_bytes"] == 52_428_800
+    (pair,) = body["pairs"]
+    assert [w["basis"] for w in pair["hadr_wait_per_log_write"]] == ["lifetime", "captured period", "recent"]
+    assert {m["setting"] for m in pair["mismatches"]} == {"PEER_WINDOW", "SOCK_RECV_BUF granted"}
+    assert any(
+        "PEER_WINDOW differs: 300 s on the primary side, 120 s on the standby side" in w for w in body["warnings"]
+    )
+    page = browser_client.get(f"/environments/{environment.id}").text
+    assert 'id="hadr-current-gap">8 MiB<' in page and 'id="hadr-running-average">50 MiB<' in page
+    assert "HADR_LOG_GAP (Db2&#39;s running average" in page or "HADR_LOG_GAP (Db2's running average" in page
+    assert 'id="hadr-warnings"' in page and "PEER_WINDOW differs" in page
+    assert 'id="hadr-recommendations"' in page and "HADR_PEER_WINDOW 300" in page and "60 s on both sides" in page
+    assert "per write" in page and "lifetime" in page

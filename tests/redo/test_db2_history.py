@@ -13,7 +13,8 @@ from redolab.redo import service
 from redolab.redo.archive import Source
 from redolab.redo.ingest.pipeline import Reading, read_sources
 from redolab.redo.models import RedoImport, RedoRow
-from redolab.redo.parsers import RedoInputError
+from redolab.redo.parsers import RedoInputError, normalise
+from redolab.redo.parsers.db2_columns import DOCUMENTED
 from tests.factories import make_environment
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"
@@ -171,3 +172,97 @@ def test_no_db2_reader_raises_anything_but_an_input_error(tmp_path, index, cut, 
     assert intervals  # a file that reads gives at least one interval (an empty one is refused)
     for interval in intervals:
         assert interval.bytes >= 0 and (interval.rate is None or interval.rate <= 1e12)
+
+
+# -- MON_GET_TRANSACTION_LOG columns under the DBA's aliases (IBM's documented column names) ----------
+def _mon_csv(path: Path, headings: list[str], order: list[int] | None = None) -> Path:
+    """Two members, three captures, IBM's columns in the test's numbers: member 0 writes 15,360 pages a
+    minute (1 MiB/s), member 1 7,680 (0.5 MiB/s); TOTAL_LOG_USED is a gauge (up and down)."""
+    rows = []
+    for minute in range(3):
+        for member, pages in ((0, 15_360), (1, 7_680)):
+            used = 900_000 - 5_000 * minute * (member + 1)
+            counters = (1_000_000 + minute * pages, 50_000 + minute * pages // 16, 7_000 + minute * 960, 2_000 + minute)
+            rows.append([f"2026-11-20-10.0{minute}.00.000000", str(member), str(used), *map(str, counters)])
+    order = order or list(range(len(headings)))
+    lines = [",".join(headings[i] for i in order)] + [",".join(row[i] for i in order) for row in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+IBM = ["SNAPSHOT_TIME", "MEMBER", "TOTAL_LOG_USED", "LOG_WRITES", "NUM_LOG_WRITE_IO", "LOG_WRITE_TIME", "LOG_READS"]
+
+
+def test_time_and_member_under_aliases_are_found_by_their_values(tmp_path):
+    named, _ = read(_mon_csv(tmp_path / "named.csv", IBM))
+    aliased, reading = read(_mon_csv(tmp_path / "aliased.csv", ["CAPTURED_AT", "MBR", *IBM[2:]]))
+    assert [(i.thread, i.rate, i.writes) for i in aliased] == [(i.thread, i.rate, i.writes) for i in named]
+    assert sorted({i.rate for i in aliased}) == [MIB / 2, MIB]
+    assert any("CAPTURED_AT read as the capture time: its values are Db2 timestamps" in n for n in reading.notes)
+    assert any("MBR read as the member" in n for n in reading.notes)
+    assert reading.ignored == {"aliased.csv": ["TOTAL_LOG_USED", "LOG_READS"]}
+
+
+def test_log_writes_under_an_alias_is_the_counter_that_grows(tmp_path):
+    headings = ["WHEN_TAKEN", "M", "TOTAL_LOG_USED", "PAGES_WRITTEN", "NUM_LOG_WRITE_IO", "LOG_WRITE_TIME", "LOG_READS"]
+    intervals, reading = read(_mon_csv(tmp_path / "pages.csv", headings, order=[6, 3, 2, 0, 5, 1, 4]))
+    assert sorted({i.rate for i in intervals}) == [MIB / 2, MIB]
+    assert any("PAGES_WRITTEN read as LOG_WRITES" in n for n in reading.notes)
+
+
+def test_the_clp_capture_with_an_aliased_time_column(tmp_path):
+    """CLP output of `SELECT CURRENT TIMESTAMP AS CAPTURE_TS, MEMBER AS MEMBER_NO, ...`: the headings differ."""
+    text = (FIXTURES / "mon_get_transaction_log_clp.txt").read_text()
+    path = tmp_path / "mon_alias.txt"
+    path.write_text(text.replace("SNAPSHOT_TIME", "CAPTURE_TS   ").replace("MEMBER LOG_", "MBRNO  LOG_"))
+    intervals, reading = read(path)
+    named, _ = read(FIXTURES / "mon_get_transaction_log_clp.txt")
+    assert [(i.thread, i.rate) for i in intervals] == [(i.thread, i.rate) for i in named]
+    assert any("CAPTURE_TS read as the capture time" in n for n in reading.notes)
+
+
+@pytest.mark.parametrize(
+    ("headings", "message"),
+    [
+        (["T1", "MEMBER", "TOTAL_LOG_USED", "LOG_WRITES", "NUM_LOG_WRITE_IO", "LOG_WRITE_TIME", "T2"], None),
+        (["T", "M", "TOTAL_LOG_USED", "A", "NUM_LOG_WRITE_IO", "LOG_WRITE_TIME", "B"],
+         r"without LOG_WRITES by name, and the columns A, B all grow like counters"),
+        (["SNAPSHOT_TIME", "X", "TOTAL_LOG_USED", "LOG_WRITES", "NUM_LOG_WRITE_IO", "LOG_WRITE_TIME", "LOG_READS"],
+         r"2 rows share one capture time but no column tells their members apart"),
+    ],
+)  # fmt: skip
+def test_columns_that_cannot_be_told_apart_are_refused_by_name(tmp_path, headings, message):
+    path = _mon_csv(tmp_path / "mon.csv", headings)
+    if headings[-1] == "T2":  # a second time column
+        text = path.read_text()
+        for minute in range(3):
+            text = text.replace(f",{2000 + minute}\n", f",2026-11-20-11.0{minute}.00\n")
+        path.write_text(text)
+        message = r"several time columns \(T1, T2\): name the capture time SNAPSHOT_TIME"
+    if headings[1] == "X":  # the member column holds counters: rows of one capture cannot be told apart
+        path.write_text(path.read_text().replace(",0,", ",70000,").replace(",1,", ",70000,"))
+    with pytest.raises(RedoInputError, match=message):
+        read(path)
+
+
+_ALIAS = st.from_regex(r"[A-Z][A-Z0-9_]{0,14}", fullmatch=True).filter(
+    lambda name: (
+        normalise(name) not in {"LOGWRITES", "TS", "TIME", "TIMESTAMP", "MEMBER", "MEMBERID", "1"}
+        and normalise(name) not in DOCUMENTED
+        and not normalise(name).endswith("TIME")
+        and "TIMESTAMP" not in name
+    )
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(time_alias=_ALIAS, member_alias=_ALIAS, order=st.permutations(range(7)))
+def test_any_alias_and_column_order_reads_the_same_rates(tmp_path, time_alias, member_alias, order):
+    """Property: whatever the capture time and member are called and wherever they stand, the rates are
+    those of the file with IBM's names."""
+    if normalise(time_alias) == normalise(member_alias):
+        return
+    named, _ = read(_mon_csv(tmp_path / "named.csv", IBM))
+    aliased, reading = read(_mon_csv(tmp_path / "aliased.csv", [time_alias, member_alias, *IBM[2:]], list(order)))
+    assert sorted((i.thread, i.start, i.rate) for i in aliased) == sorted((i.thread, i.start, i.rate) for i in named)
+    assert set(reading.ignored["aliased.csv"]) == {"TOTAL_LOG_USED", "LOG_READS"}

@@ -12,38 +12,121 @@ MAX_POINTS = 4000
 _COLOURS = {"SYNC": "#b91c1c", "NEARSYNC": "#c2410c", "ASYNC": "#1d4ed8", "SUPERASYNC": "#15803d"}
 
 
+MAX_SPANS = 4  # spans of captures drawn side by side, each with its own time axis (the latest)
+
+
 def monitoring_figure(monitoring, zone: str = "UTC") -> str | None:
-    """Log gap (MiB) and the standby receive buffer (%) per capture, congestion marked; the primary's
-    log generation rate (MiB/s) below."""
+    """Per HADR pair and per stretch of captures (`monitoring.stretches`: another database or a long
+    pause is another series, never one line across): the current log gap (MiB, from the log positions)
+    beside HADR_LOG_GAP's running average, the standby receive buffer (%), congestion marked; the
+    primary's log generation rate (MiB/s) below. Spans of captures apart in time (`monitoring.spans`)
+    are drawn side by side, each with its own time axis, so that each keeps its times on screen."""
     if monitoring is None or not monitoring.samples:
         return None
-    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                           specs=[[{"secondary_y": True}], [{}]])  # fmt: skip
-    samples = monitoring.samples[-MAX_POINTS:]
-    gaps = [(at, s.log_gap_bytes) for at, s, _ in samples if s.log_gap_bytes is not None]
-    if gaps:
-        figure.add_trace(go.Scatter(x=[wall_clock(at, zone) for at, _ in gaps], y=[g / MIB for _, g in gaps],
-                                    name="log gap (MiB)", mode="lines+markers"), row=1, col=1)  # fmt: skip
-    buffers = [(at, s.recv_buf_percent) for at, s, _ in samples if s.recv_buf_percent is not None]
-    if buffers:
-        figure.add_trace(go.Scatter(x=[wall_clock(at, zone) for at, _ in buffers], y=[p for _, p in buffers],
-                                    name="standby receive buffer used (%)", mode="lines+markers",
-                                    line={"dash": "dot"}), row=1, col=1, secondary_y=True)  # fmt: skip
-    congested = [flag for flag in monitoring.flags if flag.what == "congested"]
-    if congested:
-        figure.add_trace(go.Scatter(x=[wall_clock(f.at, zone) for f in congested], y=[0] * len(congested),
-                                    name="congested", mode="markers", marker={"symbol": "x", "size": 10,
-                                    "color": "#b91c1c"}), row=1, col=1)  # fmt: skip
-    if monitoring.rates:
-        figure.add_trace(go.Scatter(x=[wall_clock(end, zone) for _, end, _ in monitoring.rates],
-                                    y=[rate / MIB for *_, rate in monitoring.rates], name="log generation (MiB/s)",
-                                    mode="lines", line={"shape": "hv"}), row=2, col=1)  # fmt: skip
-    figure.update_layout(**{**LAYOUT, "height": 460})
-    figure.update_yaxes(title_text="MiB", row=1, col=1, secondary_y=False)
-    figure.update_yaxes(title_text="%", range=[0, 105], row=1, col=1, secondary_y=True)
-    figure.update_yaxes(title_text="MiB/s", row=2, col=1)
-    figure.update_xaxes(title_text=f"time ({zone})", row=2, col=1)
+    spans = monitoring.spans[-MAX_SPANS:] or [(monitoring.samples[0][0], monitoring.samples[-1][0])]
+    columns = len(spans)
+    figure = make_subplots(rows=2, cols=columns, shared_yaxes=True, vertical_spacing=0.12, horizontal_spacing=0.04,
+                           specs=[[{"secondary_y": True}] * columns, [{}] * columns])  # fmt: skip
+    column = _column_of(spans)
+    budget = max(50, MAX_POINTS // max(1, len(monitoring.stretches)))
+    colours = {id(view): _PAIR_COLOURS[n % len(_PAIR_COLOURS)] for n, view in enumerate(monitoring.pairs)}
+    for view, part in monitoring.stretches:
+        if column(part[0][0]) is not None:
+            _pair_traces(figure, view, _thin(part, budget), colours.get(id(view), _PAIR_COLOURS[0]), zone,
+                         column(part[0][0]))  # fmt: skip
+    for label, rates in monitoring.rates_by_pair.items():
+        by_column: dict[int, list] = {}
+        for rate in rates[-MAX_POINTS:]:
+            if (at := column(rate[0])) is not None:
+                by_column.setdefault(at, []).append(rate)
+        for at, found in by_column.items():
+            x, y = _steps(found, zone)
+            figure.add_trace(go.Scatter(x=x, y=y, name=f"{label}: log generation (MiB/s)", mode="lines",
+                                        line={"shape": "hv"}, legendgroup=label, showlegend=at == min(by_column)),
+                             row=2, col=at)  # fmt: skip
+    _congestion(figure, monitoring, column, zone)
+    _axes(figure, spans, zone)
     return figure_json(figure)
+
+
+def _column_of(spans):
+    """The column (1-based) of the span a time falls in, or None (an older span not drawn)."""
+
+    def column(moment):
+        for number, (start, end) in enumerate(spans, 1):
+            if start <= moment <= end:
+                return number
+        return None
+
+    return column
+
+
+def _congestion(figure, monitoring, column, zone: str) -> None:
+    flags = [flag for flag in monitoring.flags if flag.what == "congested" and column(flag.at) is not None]
+    for at in sorted({column(flag.at) for flag in flags}):
+        marks = [flag for flag in flags if column(flag.at) == at]
+        figure.add_trace(go.Scatter(x=[wall_clock(f.at, zone) for f in marks], y=[0] * len(marks), name="congested",
+                                    mode="markers", marker={"symbol": "x", "size": 10, "color": "#b91c1c"},
+                                    legendgroup="congested", showlegend=at == min(column(f.at) for f in flags)),
+                         row=1, col=at)  # fmt: skip
+
+
+def _axes(figure, spans, zone: str) -> None:
+    figure.update_layout(**{**LAYOUT, "height": 540, "legend": {"orientation": "h", "y": -0.25}})
+    figure.update_yaxes(title_text="log gap (MiB)", row=1, col=1, secondary_y=False, rangemode="tozero")
+    figure.update_yaxes(title_text="log generation (MiB/s)", row=2, col=1, rangemode="tozero")
+    for number, (start, _) in enumerate(spans, 1):
+        figure.update_yaxes(title_text="receive buffer (%)" if number == len(spans) else None, range=[0, 105],
+                            row=1, col=number, secondary_y=True, showticklabels=number == len(spans))  # fmt: skip
+        for row in (1, 2):
+            figure.update_xaxes(type="date", showticklabels=True, row=row, col=number, nticks=4)
+        shown = wall_clock(start, zone)
+        figure.update_xaxes(title_text=f"{shown:%Y-%m-%d} ({zone})", row=2, col=number)
+
+
+_PAIR_COLOURS = ("#1d4ed8", "#15803d", "#7c3aed", "#c2410c", "#0f766e", "#be185d")
+
+
+def _pair_traces(figure, view, part, colour: str, zone: str, column: int = 1) -> None:
+    """One stretch of one pair: current gap, running average, receive buffer."""
+    name = f"{view.key.database} from {wall_clock(part[0][0], zone):%Y-%m-%d %H:%M}"
+    gaps = [(at, s.current_gap_bytes) for at, s in part if s.current_gap_bytes is not None]
+    averages = [(at, s.log_gap_bytes) for at, s in part if s.log_gap_bytes is not None]
+    buffers = [(at, s.recv_buf_percent) for at, s in part if s.recv_buf_percent is not None]
+    for points, what, style, axis in (
+        (gaps, "current log gap (MiB)", {"color": colour}, False),
+        (averages, "HADR_LOG_GAP running average (MiB)", {"color": colour, "dash": "dash"}, False),
+        (buffers, "standby receive buffer used (%)", {"color": colour, "dash": "dot", "width": 1}, True),
+    ):
+        if not points:
+            continue
+        values = [value if axis else value / MIB for _, value in points]
+        figure.add_trace(go.Scatter(x=[wall_clock(at, zone) for at, _ in points], y=values, name=f"{name}: {what}",
+                                    mode="lines+markers", line=style, legendgroup=name),
+                         row=1, col=column, secondary_y=axis)  # fmt: skip
+
+
+def _thin(part, budget: int):
+    """At most about `budget` points of a stretch: every k-th, keeping the largest current gap."""
+    if len(part) <= budget:
+        return part
+    kept = part[:: -(-len(part) // budget)]
+    largest = max(part, key=lambda point: point[1].current_gap_bytes or 0)
+    return sorted({id(point): point for point in [*kept, largest]}.values(), key=lambda point: point[0])
+
+
+def _steps(rates, zone: str) -> tuple[list, list]:
+    """Rates (start, end, bytes/s) as one stepped line, broken (None) where one does not start at the
+    previous one's end."""
+    x: list = []
+    y: list = []
+    for number, (start, end, rate) in enumerate(rates):
+        if number and rates[number - 1][1] != start:
+            x.append(None)
+            y.append(None)
+        x += [wall_clock(start, zone), wall_clock(end, zone)]
+        y += [rate / MIB, rate / MIB]
+    return x, y
 
 
 def calculator_figure(calculator, zone: str = "UTC") -> str | None:

@@ -54,11 +54,21 @@ def upload_captures(session: SessionDep, user: ApiOperator, environment_id: int,
 
 @router.get("/{environment_id}/hadr")
 def read_monitoring(session: SessionDep, environment_id: int) -> dict:
-    """Every imported capture, the primary's log generation rate, congestion and its diagnosis."""
+    """Every imported capture, the primary's log generation rate, congestion and its diagnosis, and the
+    Db2 settings recommended from the values the captures show (value: seconds, pages or bytes)."""
     environment = get_environment(session=session, environment_id=environment_id)
     imports = service.list_hadr_imports(session=session, environment=environment)
     monitoring = service.monitoring(session=session, environment=environment)
-    return {"imports": [import_json(i) for i in imports], "monitoring": monitoring.to_json() if monitoring else None}
+    calculator, _ = service.environment_calculator(session=session, environment=environment)
+    found = service.recommendations_from(environment=environment, watched=monitoring, calculator=calculator)
+    return {
+        "imports": [import_json(i) for i in imports],
+        "monitoring": monitoring.to_json() if monitoring else None,
+        "recommendations": [
+            {"setting": r.setting, "line": r.line, "value": r.value, "captured": r.captured, "why": r.why}
+            for r in found
+        ],
+    }
 
 
 @router.delete("/{environment_id}/hadr/imports/{import_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -151,18 +151,51 @@ def calculate(
     return result
 
 
-def receive_buffer_pages(*, peak_log_gap_bytes: float | None, peak_rate_bytes_per_second: float | None,
-                         headroom_ratio: float, log_buffer_pages: int | None = None) -> tuple[int, str]:  # fmt: skip
-    """DB2_HADR_BUF_SIZE in 4 KiB pages: the largest log gap seen, or one second of the peak log rate,
-    whichever is larger, plus headroom; the fixed rule (2 x LOGBUFSZ) only without data."""
+def receive_buffer_pages(
+    *,
+    largest_current_gap_bytes: float | None,
+    peak_rate_bytes_per_second: float | None,
+    headroom_ratio: float,
+    captured_pages: int | None = None,
+    fullest_percent: float | None = None,
+    log_buffer_pages: int | None = None,
+) -> tuple[int, str]:
+    """DB2_HADR_BUF_SIZE in 4 KiB pages, starting from the size in use (STANDBY_RECV_BUF_SIZE):
+    the largest current gap seen (log positions, never HADR_LOG_GAP's running average), one second of
+    the peak log rate, or the most of the receive buffer seen in use, whichever is larger, plus
+    headroom; a buffer seen full needs more than it had (twice). Never below the size in use (said
+    so); the fixed rule (2 x LOGBUFSZ) only without data."""
     candidates = []
-    if peak_log_gap_bytes:
-        candidates.append((peak_log_gap_bytes, f"the largest log gap seen in db2pd ({peak_log_gap_bytes:,.0f} bytes)"))
+    if largest_current_gap_bytes:
+        gap = (
+            f"the largest current log gap seen ({largest_current_gap_bytes:,.0f} bytes, primary minus standby position)"
+        )
+        candidates.append((largest_current_gap_bytes, gap))
     if peak_rate_bytes_per_second:
         candidates.append((peak_rate_bytes_per_second, "one second of the peak log rate"))
+    if captured_pages and fullest_percent is not None:
+        used = captured_pages * PAGE_BYTES * fullest_percent / 100
+        if fullest_percent >= 90:
+            full = (f"the receive buffer in use was seen {fullest_percent:.0f} % full, so the need is above its "
+                    f"{captured_pages:,} pages: twice that")  # fmt: skip
+            candidates.append((2 * captured_pages * PAGE_BYTES, full))
+        elif used:
+            candidates.append((used, f"the most of the receive buffer seen in use ({fullest_percent:.0f} % of "
+                               f"{captured_pages:,} pages)"))  # fmt: skip
     if not candidates:
+        if captured_pages:
+            return captured_pages, f"the size in use ({captured_pages:,} pages): no log rate or gap to size it from"
         pages = 2 * (log_buffer_pages or 2048)
         return pages, "no history: the default rule, twice LOGBUFSZ"
     size, why = max(candidates)
     pages = max(math.ceil(size * (1 + headroom_ratio) / PAGE_BYTES), 2 * (log_buffer_pages or 0))
-    return pages, f"{why} + {headroom_ratio * 100:.0f} %"
+    why = f"{why} + {headroom_ratio * 100:.0f} %"
+    if captured_pages and pages < captured_pages:
+        return (
+            captured_pages,
+            f"the size in use ({captured_pages:,} pages) is kept: it is more than the data needs ({why}: "
+            f"{pages:,} pages)",
+        )
+    if captured_pages:
+        why += f" (in use: {captured_pages:,} pages)"
+    return pages, why

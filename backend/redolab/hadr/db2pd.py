@@ -13,6 +13,20 @@ layouts exist, and one file may hold either:
 
 Every capture becomes one Sample per HADR pair it shows. Lines of other tools between captures
 (the seed's "#####" separators, "Collecting stats 3") are passed over and counted.
+
+What the fields are (IBM's monitor elements, db2pd -hadr and MON_GET_HADR, 10.1 and later):
+- HADR_LOG_GAP (and LogGapRunAvg before 10.1) is a running average of PRIMARY_LOG_POS minus
+  STANDBY_LOG_POS, not the gap at the capture: the current gap is the difference of the positions.
+- LOG_HADR_WAIT_ACCUMULATED and LOG_HADR_WAIT_COUNT (LOG_HADR_WAITS_TOTAL in MON_GET_HADR) count the
+  primary's log writes that waited for HADR since activation: their ratio is the mean wait per write
+  over the lifetime; LOG_HADR_WAIT_RECENT_AVG is a recent average; LOG_HADR_WAIT_CUR the wait under way.
+- HEARTBEAT_MISSED of HEARTBEAT_EXPECTED since activation; HADR_TIMEOUT, PEER_WINDOW and
+  PEER_WAIT_LIMIT are the configured values; SOCK_SEND_BUF_REQUESTED,ACTUAL and
+  SOCK_RECV_BUF_REQUESTED,ACTUAL are DB2_HADR_SOSNDBUF / SORCVBUF (0: not set) and what the operating
+  system granted.
+- PRIMARY_MEMBER_HOST, PRIMARY_INSTANCE, PRIMARY_MEMBER, STANDBY_MEMBER_HOST, STANDBY_INSTANCE and
+  STANDBY_MEMBER name the two ends of the log shipping channel: the pair. Before 10.1, LocalHost and
+  RemoteHost (and RemoteInstance) name them from the side the capture was taken on.
 """
 
 from __future__ import annotations
@@ -23,15 +37,14 @@ from datetime import datetime
 
 from redolab.core import fields
 from redolab.redo.parsers import RedoInputError
-from redolab.redo.parsers.db2 import check_line_lengths, db2_time
+from redolab.redo.parsers.db2_common import check_line_lengths, db2_time
 
-_HEADER = re.compile(
-    r"^\s*Database (?P<kind>Partition|Member) (?P<member>\d+) -- Database (?P<db>\S+) -- (?P<status>[^-]+?)"
-    r"(?: -- Up [^-]*?)?(?: -- Date (?P<date>.+?))?\s*$"
-)
-_DATE_ONLY = re.compile(r"^\s*-- Date (?P<date>.+?)\s*$")
+# The database line is split on " -- " (no pattern over the whole line: a lazy status before
+# optional parts and trailing spaces was quadratic in a long run of spaces); its first part is this.
+_DATABASE = re.compile(r"^Database (?P<kind>Partition|Member) (?P<member>\d{1,9})$")
 _KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Z][A-Z0-9_,()]*(?:\([a-z]+\))?)\s*=(?P<value>.*)$")  # value stripped after
 _PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%?$")
+_SECONDS = re.compile(r"^\d{1,12}(?:\.\d{1,9})?$")
 
 
 @dataclass
@@ -54,6 +67,37 @@ class Sample:
     standby_position: int | None = None
     standby_id: int | None = None
     layout: str = ""
+    # the two ends of the log shipping channel (hosts lower-cased when compared)
+    primary_host: str | None = None
+    primary_instance: str | None = None
+    primary_member: int | None = None
+    standby_host: str | None = None
+    standby_instance: str | None = None
+    standby_member: int | None = None
+    log_stream_id: int | None = None
+    # configured values and what the operating system granted
+    hadr_timeout_seconds: int | None = None
+    peer_window_seconds: int | None = None
+    peer_wait_limit_seconds: int | None = None
+    heartbeat_interval_seconds: int | None = None
+    heartbeats_expected: int | None = None
+    sock_send_requested_bytes: int | None = None
+    sock_send_actual_bytes: int | None = None
+    sock_recv_requested_bytes: int | None = None
+    sock_recv_actual_bytes: int | None = None
+    # the primary's log writes waiting for HADR (seconds; the count since activation)
+    wait_current_seconds: float | None = None
+    wait_recent_avg_seconds: float | None = None
+    wait_accumulated_seconds: float | None = None
+    wait_count: int | None = None
+
+    @property
+    def current_gap_bytes(self) -> int | None:
+        """PRIMARY_LOG_POS - STANDBY_LOG_POS at the capture. On a standby the primary's position is the
+        one its last heartbeat carried and can trail the standby's own: never below 0."""
+        if self.primary_position is None or self.standby_position is None:
+            return None
+        return max(0, self.primary_position - self.standby_position)
 
 
 @dataclass
@@ -83,6 +127,20 @@ def _int(text: str, where: str, what: str, maximum: int = _MAX_COUNT) -> int:
     if value > maximum:
         raise RedoInputError(f"{where}: '{cleaned[:40]}' is over {maximum:,}, the most {what} can be")
     return value
+
+
+def _seconds(text: str, where: str) -> float | None:
+    cleaned = text.strip()
+    if not cleaned or cleaned.upper() == "NULL":
+        return None
+    if not _SECONDS.match(cleaned):
+        raise RedoInputError(f"{where}: '{cleaned[:40]}' is not a number of seconds (db2pd writes 0.000598)")
+    return float(cleaned)
+
+
+def _count(text: str, where: str, what: str, maximum: int = _MAX_COUNT) -> int | None:
+    cleaned = text.strip()
+    return None if not cleaned or cleaned.upper() == "NULL" else _int(cleaned, where, what, maximum)
 
 
 def _percent(text: str, where: str) -> float | None:
@@ -146,15 +204,19 @@ class _Reader:
 
     def _capture_header(self, number: int, line: str) -> bool:
         """A capture's "Database Member ..." line, or the "-- Date" line it wrapped onto."""
-        match = _HEADER.match(line)
-        if match:
-            self.finish()
-            member = _int(match["member"], f"line {number}, Database Member", "a member number", fields.MAX_NUMBERED)
-            self.header = {"member": member, "db": match["db"], "line": number, "date": match["date"]}
-            return True
-        date_only = _DATE_ONLY.match(line)
-        if date_only and self.header is not None and self.header["date"] is None:
-            self.header["date"] = date_only["date"]
+        stripped = line.strip()
+        if stripped.startswith("Database "):
+            parts = [part.strip() for part in stripped.split(" -- ")]
+            first = _DATABASE.match(parts[0])
+            if first and len(parts) >= 3 and parts[1].startswith("Database ") and len(parts[1].split()) == 2:
+                self.finish()
+                member = _int(first["member"], f"line {number}, Database Member", "a member number",
+                              fields.MAX_NUMBERED)  # fmt: skip
+                date = next((part[5:].strip() for part in parts[3:] if part.startswith("Date ")), None)
+                self.header = {"member": member, "db": parts[1].split()[1], "line": number, "date": date or None}
+                return True
+        if stripped.startswith("-- Date ") and self.header is not None and self.header["date"] is None:
+            self.header["date"] = stripped[8:].strip() or None
             return True
         return False
 
@@ -203,33 +265,80 @@ def _new(header: dict, number: int, role: str, layout: str) -> Sample:
                   layout=layout)  # fmt: skip
 
 
+# NAME = value keys of 10.1 and later (MON_GET_HADR's column names where db2pd's differ)
+_TEXTS = {
+    "PRIMARY_MEMBER_HOST": "primary_host", "PRIMARY_INSTANCE": "primary_instance",
+    "STANDBY_MEMBER_HOST": "standby_host", "STANDBY_INSTANCE": "standby_instance",
+}  # fmt: skip
+_COUNTS = {
+    "HEARTBEAT_MISSED": ("heartbeats_missed", "a count"),
+    "HEARTBEAT_EXPECTED": ("heartbeats_expected", "a count"),
+    "STANDBY_RECV_BUF_SIZE(pages)": ("recv_buf_pages", "a number of pages"),
+    "STANDBY_ID": ("standby_id", "a standby number"),
+    "PRIMARY_MEMBER": ("primary_member", "a member number"),
+    "STANDBY_MEMBER": ("standby_member", "a member number"),
+    "LOG_STREAM_ID": ("log_stream_id", "a log stream number"),
+    "HADR_TIMEOUT(seconds)": ("hadr_timeout_seconds", "a number of seconds"),
+    "PEER_WINDOW(seconds)": ("peer_window_seconds", "a number of seconds"),
+    "PEER_WAIT_LIMIT(seconds)": ("peer_wait_limit_seconds", "a number of seconds"),
+    "HEARTBEAT_INTERVAL(seconds)": ("heartbeat_interval_seconds", "a number of seconds"),
+    "LOG_HADR_WAIT_COUNT": ("wait_count", "a count of log writes"),
+    "LOG_HADR_WAITS_TOTAL": ("wait_count", "a count of log writes"),
+}
+_BIG_COUNTS = {"wait_count"}  # log writes since activation: past 2**31 on a busy database within weeks
+_WAITS = {
+    "LOG_HADR_WAIT_CUR(seconds)": "wait_current_seconds",
+    "LOG_HADR_WAIT_RECENT_AVG(seconds)": "wait_recent_avg_seconds",
+    "LOG_HADR_WAIT_ACCUMULATED(seconds)": "wait_accumulated_seconds",
+}
+_BUFFERS = {
+    "SOCK_SEND_BUF_REQUESTED,ACTUAL(bytes)": ("sock_send_requested_bytes", "sock_send_actual_bytes"),
+    "SOCK_RECV_BUF_REQUESTED,ACTUAL(bytes)": ("sock_recv_requested_bytes", "sock_recv_actual_bytes"),
+}
+
+
 def _apply_key(sample: Sample, key: str, value: str, where: str) -> None:
     value = value.strip()
-    if key == "HADR_STATE":
+    if key in _COUNTS:
+        name, what = _COUNTS[key]
+        maximum = _MAX_POSITION if name in _BIG_COUNTS else _MAX_COUNT
+        setattr(sample, name, _count(value, f"{where}, {key}", what, maximum))
+    elif key in _TEXTS:
+        limit = 128 if key.endswith("INSTANCE") else 255  # Db2's column widths (MON_GET_HADR)
+        setattr(sample, _TEXTS[key], value[:limit] if value and value.upper() != "NULL" else None)
+    elif key in _WAITS:
+        setattr(sample, _WAITS[key], _seconds(value, f"{where}, {key}"))
+    elif key in _BUFFERS:
+        _buffer_pair(sample, key, value, where)
+    elif key == "HADR_STATE":
         sample.state = _upper(value)
     elif key == "HADR_SYNCMODE":
         sample.sync_mode = _upper(value)
     elif key == "HADR_CONNECT_STATUS":
         sample.connect_status = _upper(value.split()[0] if value else "")
-    elif key == "HEARTBEAT_MISSED":
-        sample.heartbeats_missed = _int(value, f"{where}, {key}", "a count")
     elif key == "HADR_LOG_GAP(bytes)":
         sample.log_gap_bytes = float(_int(value, f"{where}, {key}", "a number of bytes", _MAX_BYTES))
     elif key == "STANDBY_RECV_BUF_PERCENT":
         sample.recv_buf_percent = _percent(value, f"{where}, {key}")
-    elif key == "STANDBY_RECV_BUF_SIZE(pages)":
-        sample.recv_buf_pages = _int(value, f"{where}, {key}", "a number of pages")
-    elif key == "STANDBY_ID":
-        sample.standby_id = _int(value, f"{where}, {key}", "a standby number")
     elif key in ("PRIMARY_LOG_FILE,PAGE,POS", "STANDBY_LOG_FILE,PAGE,POS"):
         parts = [part.strip() for part in value.split(",")]
         if len(parts) != 3:
-            raise RedoInputError(f"{where}, {key}: '{value}' is not 'S0000012.LOG, page, position'")
+            raise RedoInputError(f"{where}, {key}: '{value[:80]}' is not 'S0000012.LOG, page, position'")
         position = _int(parts[2], f"{where}, {key}", "a log position in bytes", _MAX_POSITION)
         if key.startswith("PRIMARY"):
             sample.primary_file, sample.primary_position = parts[0], position
         else:
             sample.standby_file, sample.standby_position = parts[0], position
+
+
+def _buffer_pair(sample: Sample, key: str, value: str, where: str) -> None:
+    """'0, 46080': the size asked for (0: DB2_HADR_SOSNDBUF / SORCVBUF not set) and the size granted."""
+    parts = [part.strip() for part in value.split(",")]
+    if len(parts) != 2:
+        raise RedoInputError(f"{where}, {key}: '{value[:80]}' is not 'requested bytes, granted bytes' (0, 46080)")
+    requested, actual = _BUFFERS[key]
+    setattr(sample, requested, _count(parts[0], f"{where}, {key}", "a number of bytes", _MAX_BYTES))
+    setattr(sample, actual, _count(parts[1], f"{where}, {key}", "a number of bytes", _MAX_BYTES))
 
 
 def _old_role_line(sample: Sample, words: list[str], where: str) -> None:
@@ -246,6 +355,10 @@ def _old_role_line(sample: Sample, words: list[str], where: str) -> None:
 def _old_values(sample: Sample, heading: list[str], stripped: str, words: list[str], where: str) -> None:
     if heading[0] == "ConnectStatus":
         sample.connect_status = _upper(words[0])
+        if heading[-1] == "Timeout" and words[-1].isdigit():  # "Connected  Sun Apr 15 ... (1334547601) 120"
+            sample.hadr_timeout_seconds = _int(words[-1], f"{where}, Timeout", "a number of seconds")
+    elif heading[0] in ("LocalHost", "RemoteHost"):
+        _old_host(sample, heading[0] == "LocalHost", words)
     elif heading[0] == "PrimaryFile" and len(words) >= 3:
         sample.primary_file = words[0]
         sample.primary_position = _int(words[2], f"{where}, PrimaryLSN", "a log position", _MAX_POSITION)
@@ -254,3 +367,20 @@ def _old_values(sample: Sample, heading: list[str], stripped: str, words: list[s
         sample.standby_position = _int(words[2], f"{where}, StandByLSN", "a log position", _MAX_POSITION)
         if "StandByRcvBufUsed" in heading and len(words) >= 4:
             sample.recv_buf_percent = _percent(words[3], f"{where}, StandByRcvBufUsed")
+
+
+def _old_host(sample: Sample, local: bool, words: list[str]) -> None:
+    """Before 10.1 the hosts are named from the capture's side: on the primary, LocalHost is the
+    primary's and RemoteHost (with RemoteInstance) the standby's; on the standby the other way round."""
+    if not words:
+        return
+    primary_side = (sample.role == "PRIMARY") == local
+    if primary_side:
+        sample.primary_host = words[0][:255]
+    else:
+        sample.standby_host = words[0][:255]
+    if not local and len(words) >= 3:
+        if primary_side:  # RemoteHost and RemoteInstance name the same end
+            sample.primary_instance = words[2][:128]
+        else:
+            sample.standby_instance = words[2][:128]

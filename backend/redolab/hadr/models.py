@@ -59,3 +59,34 @@ class HadrSample(Base):
     standby_file: Mapped[str | None] = mapped_column(String(20))
     standby_position: Mapped[int | None] = mapped_column(BigInteger)
     standby_id: Mapped[int | None] = mapped_column(Integer)
+    # the pair: the two ends of the log shipping channel as the capture names them
+    primary_host: Mapped[str | None] = mapped_column(String(255))
+    primary_instance: Mapped[str | None] = mapped_column(String(128))
+    primary_member: Mapped[int | None] = mapped_column(Integer)
+    standby_host: Mapped[str | None] = mapped_column(String(255))
+    standby_instance: Mapped[str | None] = mapped_column(String(128))
+    standby_member: Mapped[int | None] = mapped_column(Integer)
+    log_stream_id: Mapped[int | None] = mapped_column(Integer)
+    # configured (seconds) and granted (bytes) values, as this side of the pair reports them
+    hadr_timeout_seconds: Mapped[int | None] = mapped_column(Integer)
+    peer_window_seconds: Mapped[int | None] = mapped_column(Integer)
+    peer_wait_limit_seconds: Mapped[int | None] = mapped_column(Integer)
+    heartbeat_interval_seconds: Mapped[int | None] = mapped_column(Integer)
+    heartbeats_expected: Mapped[int | None] = mapped_column(Integer)
+    sock_send_requested_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    sock_send_actual_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    sock_recv_requested_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    sock_recv_actual_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    # the primary's log writes that waited for HADR: seconds, and the count since activation
+    wait_current_seconds: Mapped[float | None] = mapped_column(Float)
+    wait_recent_avg_seconds: Mapped[float | None] = mapped_column(Float)
+    wait_accumulated_seconds: Mapped[float | None] = mapped_column(Float)
+    wait_count: Mapped[int | None] = mapped_column(BigInteger)
+
+    @property
+    def current_gap_bytes(self) -> int | None:
+        """PRIMARY_LOG_POS - STANDBY_LOG_POS at the capture (never below 0: on a standby the primary's
+        position is its last heartbeat's); HADR_LOG_GAP (log_gap_bytes) is a running average."""
+        if self.primary_position is None or self.standby_position is None:
+            return None
+        return max(0, self.primary_position - self.standby_position)

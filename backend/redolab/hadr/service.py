@@ -23,9 +23,11 @@ from redolab.core.errors import FieldError
 from redolab.disktest.fit import Disk, DiskPoint, fit_disk
 from redolab.disktest.service import latest_disk
 from redolab.environments.models import Environment, HostRole
-from redolab.hadr import db2pd
+from redolab.hadr import db2pd, recommend
 from redolab.hadr.calculator import Network, calculate, receive_buffer_pages
 from redolab.hadr.models import HadrImport, HadrSample
+from redolab.hadr.pairs import PairView, covered, pair_key, pair_views, stretches
+from redolab.hadr.serialise import pair_json, sample_json
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.service import environment_intervals
 from redolab.runs.service import measured_runs
@@ -67,10 +69,7 @@ def import_captures(
         raise FieldError("file", f"{filename}: {error}", 422) from None
     samples = _timed_samples(parsed, ZoneInfo(environment.time_zone or "UTC"), filename)
     times = [at for _, at in samples]
-    notes = [
-        f"{len(samples):,} HADR pair(s) in the captures, layout {', '.join(sorted(parsed.layouts))}; times read in "
-        f"{environment.time_zone}."
-    ]
+    notes = [_pairs_note(parsed.samples, parsed.layouts, environment.time_zone)]
     if parsed.passed_over:
         notes.append(f"{parsed.passed_over:,} line(s) outside any capture were passed over (separators, comments).")
     record = HadrImport(
@@ -83,6 +82,15 @@ def import_captures(
     session.add(record)
     session.commit()
     return record
+
+
+def _pairs_note(samples: list[db2pd.Sample], layouts: set[str], zone: str) -> str:
+    """'1 HADR pair (primary and standby sides) in 6 captures': the two sides of one pair count once."""
+    views = pair_views([(sample.at, sample) for sample in samples])
+    pairs = "; ".join(f"{view.label} ({view.sides_text}, {len(view.samples):,} capture(s))" for view in views[:5])
+    more = f"; and {len(views) - 5:,} more" if len(views) > 5 else ""
+    noun = "HADR pair" if len(views) == 1 else "HADR pairs"
+    return f"{len(views):,} {noun}: {pairs}{more}. Layout {', '.join(sorted(layouts))}; times read in {zone}."
 
 
 def _timed_samples(parsed: db2pd.Parsed, zone: ZoneInfo, filename: str) -> list[tuple[db2pd.Sample, float]]:
@@ -119,7 +127,17 @@ def _stored_sample(s: db2pd.Sample, at: float) -> HadrSample:
         standby_file=(s.standby_file or "")[:20] or None,
         standby_position=s.standby_position,
         standby_id=s.standby_id,
+        **{name: getattr(s, name) for name in _COPIED},
     )
+
+
+_COPIED = (
+    "primary_host", "primary_instance", "primary_member", "standby_host", "standby_instance", "standby_member",
+    "log_stream_id", "hadr_timeout_seconds", "peer_window_seconds", "peer_wait_limit_seconds",
+    "heartbeat_interval_seconds", "heartbeats_expected", "sock_send_requested_bytes", "sock_send_actual_bytes",
+    "sock_recv_requested_bytes", "sock_recv_actual_bytes", "wait_current_seconds", "wait_recent_avg_seconds",
+    "wait_accumulated_seconds", "wait_count",
+)  # fmt: skip
 
 
 def list_hadr_imports(*, session: Session, environment: Environment) -> list[HadrImport]:
@@ -146,21 +164,48 @@ class Flag:
     diagnosis: str
 
 
+GAP_BASIS = (
+    "current gap: PRIMARY_LOG_POS minus STANDBY_LOG_POS at each capture; HADR_LOG_GAP (LogGapRunAvg before 10.1) is "
+    "Db2's running average of it, not a gap seen at one moment"
+)
+
+
 @dataclass
 class Monitoring:
     samples: list[tuple[datetime, HadrSample, str]]  # (time, sample, file name)
     rates: list[tuple[datetime, datetime, float]] = field(default_factory=list)  # primary log generation, bytes/s
     flags: list[Flag] = field(default_factory=list)
-    peak_log_gap_bytes: float | None = None
+    pairs: list[PairView] = field(default_factory=list)
+    stretches: list[tuple[PairView, list]] = field(default_factory=list)  # one series each in the chart
+    spans: list[tuple[datetime, datetime]] = field(default_factory=list)  # covered by captures; pauses between
+    rates_by_pair: dict[str, list[tuple[datetime, datetime, float]]] = field(default_factory=dict)
+    largest_current_gap_bytes: int | None = None  # primary minus standby log position, the largest seen
+    largest_running_average_gap_bytes: float | None = None  # HADR_LOG_GAP: a running average
     peak_rate_bytes_per_second: float | None = None
     receive_buffer_pages: int | None = None
+    fullest_receive_buffer_percent: float | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        """Settings that differ between the primary and the standby side, and per-side warnings."""
+        found = []
+        for view in self.pairs:
+            prefix = f"{view.label}: " if len(self.pairs) > 1 else ""
+            found.extend(prefix + mismatch.text for mismatch in view.mismatches)
+            found.extend(prefix + warning for warning in view.warnings)
+        return found
 
     def to_json(self) -> dict:
         return {
             "captures": len(self.samples),
-            "peak_log_gap_bytes": self.peak_log_gap_bytes,
+            "hadr_pairs": len(self.pairs),
+            "log_gap_basis": GAP_BASIS,
+            "largest_current_log_gap_bytes": self.largest_current_gap_bytes,
+            "largest_running_average_log_gap_bytes": self.largest_running_average_gap_bytes,
             "peak_log_rate_bytes_per_second": self.peak_rate_bytes_per_second,
             "standby_receive_buffer_pages": self.receive_buffer_pages,
+            "warnings": self.warnings,
+            "pairs": [pair_json(view) for view in self.pairs],
             "log_rates": [
                 {"start": start.isoformat(), "end": end.isoformat(), "bytes_per_second": rate}
                 for start, end, rate in self.rates
@@ -175,25 +220,7 @@ class Monitoring:
                 }
                 for flag in self.flags
             ],
-            "samples": [
-                {
-                    "at": at.isoformat(),
-                    "file": name,
-                    "line": s.line,
-                    "member": s.member,
-                    "role": s.role,
-                    "state": s.state,
-                    "sync_mode": s.sync_mode,
-                    "connect_status": s.connect_status,
-                    "log_gap_bytes": s.log_gap_bytes,
-                    "standby_recv_buf_percent": s.recv_buf_percent,
-                    "primary_log_file": s.primary_file,
-                    "primary_log_position": s.primary_position,
-                    "standby_log_file": s.standby_file,
-                    "standby_log_position": s.standby_position,
-                }
-                for at, s, name in self.samples
-            ],
+            "samples": [sample_json(at, s, name) for at, s, name in self.samples],
         }
 
 
@@ -207,42 +234,69 @@ def monitoring(*, session: Session, environment: Environment) -> Monitoring | No
             rows.append((datetime.fromtimestamp(sample.at_epoch_seconds, UTC), sample, record.filename))
     rows.sort(key=lambda row: (row[0], row[1].line))
     result = Monitoring(rows)
-    gaps = [s.log_gap_bytes for _, s, _ in rows if s.log_gap_bytes is not None]
-    result.peak_log_gap_bytes = max(gaps) if gaps else None
-    # the log generation rate: the primary's position between captures taken on the primary (its own view)
+    result.pairs = pair_views([(at, sample) for at, sample, _ in rows])
+    result.stretches = stretches(result.pairs)
+    result.spans = covered(result.stretches)
+    gaps = [view.largest_current_gap[0] for view in result.pairs if view.largest_current_gap]
+    result.largest_current_gap_bytes = max(gaps) if gaps else None
+    averages = [view.largest_running_average_bytes for view in result.pairs if view.largest_running_average_bytes]
+    result.largest_running_average_gap_bytes = max(averages) if averages else None
+    labels = {view.key: view.label for view in result.pairs}
+    for key, start, end, rate in _log_rates(rows):
+        result.rates.append((start, end, rate))
+        result.rates_by_pair.setdefault(labels.get(key, key.database), []).append((start, end, rate))
+    result.rates.sort()
+    result.peak_rate_bytes_per_second = max((rate for *_, rate in result.rates), default=None)
+    result.flags = _flags(rows)
+    pages = [s.recv_buf_pages for _, s, _ in rows if s.recv_buf_pages]
+    result.receive_buffer_pages = max(pages) if pages else None
+    percents = [s.recv_buf_percent for _, s, _ in rows if s.recv_buf_percent is not None]
+    result.fullest_receive_buffer_percent = max(percents) if percents else None
+    return result
+
+
+def _log_rates(rows) -> list[tuple]:
+    """The log generation rate: the primary's position between captures of one pair taken on the
+    primary (its own view), else on either side."""
     primary_view = [(at, s) for at, s, _ in rows if s.role == "PRIMARY" and s.primary_position is not None]
     if len(primary_view) < 2:
         primary_view = [(at, s) for at, s, _ in rows if s.primary_position is not None]
+    rates = []
     last: dict[tuple, tuple[datetime, int]] = {}
     for at, sample in primary_view:
-        key = (sample.member, sample.standby_id)
+        pair = pair_key(sample)
+        key = (pair, sample.member, sample.standby_id)
         before = last.get(key)
         last[key] = (at, sample.primary_position)
         if before is None or at <= before[0] or sample.primary_position < before[1]:
             continue
-        result.rates.append((before[0], at, (sample.primary_position - before[1]) / (at - before[0]).total_seconds()))
-    result.peak_rate_bytes_per_second = max((rate for *_, rate in result.rates), default=None)
-    standby_buffers = [(at, s) for at, s, _ in rows if s.recv_buf_percent is not None]
+        rate = (sample.primary_position - before[1]) / (at - before[0]).total_seconds()
+        rates.append((pair, before[0], at, rate))
+    return rates
+
+
+def _flags(rows) -> list[Flag]:
+    """Congestion with the seed's diagnosis from the nearest standby capture of the same pair, and full buffers."""
+    flags = []
+    standby_buffers = [(at, s, pair_key(s)) for at, s, _ in rows if s.recv_buf_percent is not None]
     for at, sample, name in rows:
         if sample.connect_status == "CONGESTED":
+            key = pair_key(sample)
             near = [
                 (abs((other_at - at).total_seconds()), other)
-                for other_at, other in standby_buffers
-                if abs((other_at - at).total_seconds()) <= PAIRING_SECONDS
-                and (sample.standby_id is None or other.standby_id in (None, sample.standby_id))
+                for other_at, other, other_key in standby_buffers
+                if abs((other_at - at).total_seconds()) <= PAIRING_SECONDS and other_key == key
             ]
             if not near:
                 diagnosis = UNKNOWN
             else:
                 percent = min(near, key=lambda item: item[0])[1].recv_buf_percent
                 diagnosis = SLOW_REPLAY if percent >= FULL_BUFFER_PERCENT else NETWORK
-            result.flags.append(Flag(at, sample.line, name, "congested", diagnosis))
+            flags.append(Flag(at, sample.line, name, "congested", diagnosis))
         elif sample.recv_buf_percent is not None and sample.recv_buf_percent >= FULL_BUFFER_PERCENT:
-            result.flags.append(Flag(at, sample.line, name, f"receive buffer {sample.recv_buf_percent:.0f} % full",
-                                     SLOW_REPLAY))  # fmt: skip
-    pages = [s.recv_buf_pages for _, s, _ in rows if s.recv_buf_pages]
-    result.receive_buffer_pages = max(pages) if pages else None
-    return result
+            flags.append(Flag(at, sample.line, name, f"receive buffer {sample.recv_buf_percent:.0f} % full",
+                              SLOW_REPLAY))  # fmt: skip
+    return flags
 
 
 # -- the calculator for an environment ------------------------------------------------------------
@@ -330,20 +384,61 @@ def environment_calculator(*, session: Session, environment: Environment):
 
 
 def hadr_settings(*, session: Session, environment: Environment, requirement) -> dict:
-    """Db2 settings from the data (for the plan's settings): DB2_HADR_BUF_SIZE from the largest log gap
-    seen or a second of the peak log rate, HADR_SYNCMODE from the calculator when it can be computed."""
+    """Db2 settings from the data (for the plan's settings): DB2_HADR_BUF_SIZE from the size in use and
+    the largest current log gap, a second of the peak log rate or the receive buffer's use, HADR_SYNCMODE
+    from the calculator when it can be computed."""
     watched = monitoring(session=session, environment=environment)
     calculator, _ = environment_calculator(session=session, environment=environment)
+    return {
+        "hadr_buffer": _buffer(watched, requirement, environment),
+        "hadr_syncmode": calculator.advice() if calculator else None,
+    }
+
+
+def _buffer(watched: Monitoring | None, requirement, environment: Environment) -> tuple[int, str] | None:
     peak = requirement.summed_peak_bytes_per_second if requirement is not None else None
-    gap = watched.peak_log_gap_bytes if watched else None
     if peak is None and watched is not None:
         peak = watched.peak_rate_bytes_per_second
-    buffer = None
-    if gap or peak:
-        buffer = receive_buffer_pages(
-            peak_log_gap_bytes=gap, peak_rate_bytes_per_second=peak, headroom_ratio=environment.headroom_percent / 100
-        )
-    return {"hadr_buffer": buffer, "hadr_syncmode": calculator.advice() if calculator else None}
+    gap = watched.largest_current_gap_bytes if watched else None
+    captured = watched.receive_buffer_pages if watched else None
+    if not (gap or peak or captured):
+        return None
+    fullest = watched.fullest_receive_buffer_percent if watched else None
+    headroom = environment.headroom_percent / 100
+    return receive_buffer_pages(
+        largest_current_gap_bytes=gap, peak_rate_bytes_per_second=peak, headroom_ratio=headroom,
+        captured_pages=captured, fullest_percent=fullest,
+    )  # fmt: skip
+
+
+def hadr_recommendations(
+    *, session: Session, environment: Environment, requirement=None, socket_buffer_bytes: int | None = None
+) -> list[recommend.Recommendation]:
+    """HADR_TIMEOUT, HADR_PEER_WINDOW, DB2_HADR_BUF_SIZE and the socket buffers, each from the values the
+    captures show (the plan passes its socket buffer from the bandwidth-delay product)."""
+    watched = monitoring(session=session, environment=environment)
+    calculator, _ = environment_calculator(session=session, environment=environment)
+    return recommendations_from(environment=environment, watched=watched, calculator=calculator,
+                                requirement=requirement, socket_buffer_bytes=socket_buffer_bytes)  # fmt: skip
+
+
+def hadr_pairs(*, session: Session, environment: Environment) -> list[PairView]:
+    """The HADR pairs the environment's captures show (for the plan's Db2 settings)."""
+    watched = monitoring(session=session, environment=environment)
+    return watched.pairs if watched else []
+
+
+def recommendations_from(
+    *, environment: Environment, watched: Monitoring | None, calculator, requirement=None,
+    socket_buffer_bytes: int | None = None,
+) -> list[recommend.Recommendation]:  # fmt: skip
+    """The same, from a monitoring view and calculator already computed (the environment page)."""
+    views = watched.pairs if watched else []
+    mode = (calculator.advice()[0] if calculator else None) or recommend.captured_sync_mode(views)
+    return recommend.recommendations(
+        views, sync_mode=mode or environment.transport_mode.value, buffer=_buffer(watched, requirement, environment),
+        socket_buffer_bytes=socket_buffer_bytes,
+    )  # fmt: skip
 
 
 def calculator_json(calculator, inputs) -> dict:

@@ -48,6 +48,9 @@ def hadr_context(session, environment) -> dict:
             "rows": rows,
             "modes": MODES,
             "advice": calculator.advice() if calculator else None,
+            "recommendations": service.recommendations_from(
+                environment=environment, watched=monitoring, calculator=calculator
+            ),
             "calculator_figure": calculator_figure(calculator, zone),
         },
     }

@@ -22,87 +22,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
-from redolab.core.fields import FIRST_YEAR, LAST_YEAR, MAX_BYTES_PER_SECOND, MAX_DURATION_SECONDS
-from redolab.core.units import DB2_PAGE_BYTES
+from redolab.core.fields import MAX_BYTES_PER_SECOND, MAX_DURATION_SECONDS
 from redolab.redo.ingest.values import parse_number
-from redolab.redo.parsers import RedoInputError, Table, normalise
+from redolab.redo.parsers import RedoInputError, Table
+from redolab.redo.parsers.db2_columns import find_counter_columns, is_mon_get_transaction_log
+from redolab.redo.parsers.db2_common import PAGE_BYTES, Counters, check_line_lengths, db2_time
 from redolab.redo.schemas import Mapped, RedoInterval, with_extra
 
-PAGE_BYTES = DB2_PAGE_BYTES
+__all__ = ["check_line_lengths", "db2_time", "detect", "is_mon_get_transaction_log", "mon_get_transaction_log"]
 DB2_MB = 1_000_000
 
-# -- times -------------------------------------------------------------------------------------
-_TIMES = (
-    # 2026-11-20-10.00.00.123456 (CURRENT TIMESTAMP, db2pd "Date"), 2026-11-20 10:00:00, 2012-05-16 00.25.55.6
-    re.compile(
-        r"^(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})[- T](?P<h>\d{1,2})[.:](?P<mi>\d{2})[.:](?P<s>\d{2})"
-        r"(?:[.,](?P<f>\d{1,12}))?$"
-    ),
-    # 11/22/2022 21:52:45.544870 (snapshot, US), 09-01-2008 11:46:27.191344
-    re.compile(
-        r"^(?P<m>\d{1,2})[/-](?P<d>\d{1,2})[/-](?P<y>\d{4})[ T](?P<h>\d{1,2})[.:](?P<mi>\d{2})[.:](?P<s>\d{2})"
-        r"(?:[.,](?P<f>\d{1,12}))?$"
-    ),
-)
-_ZONE_SUFFIX = re.compile(r"\s+(?P<sign>[+-])(?P<hh>\d{2}):?(?P<mm>\d{2})$")
-
-
-def db2_time(text: str, where: str) -> datetime:
-    """A Db2 or shell timestamp; an explicit offset (`ls --time-style=full-iso`) is kept, a plain
-    wall-clock time is the database's, tagged UTC until it is read in the environment's zone."""
-    cleaned = text.strip()
-    zone = UTC
-    suffix = _ZONE_SUFFIX.search(cleaned)
-    if suffix:
-        offset = timedelta(hours=int(suffix["hh"]), minutes=int(suffix["mm"])) * (-1 if suffix["sign"] == "-" else 1)
-        if abs(offset) > timedelta(hours=14):  # UTC-12 to UTC+14 are the zones there are
-            raise RedoInputError(f"{where}: '{suffix.group(0).strip()}' is not a UTC offset (-12:00 to +14:00)")
-        zone = timezone(offset, suffix.group(0).strip())
-        cleaned = cleaned[: suffix.start()]
-    for pattern in _TIMES:
-        match = pattern.match(cleaned)
-        if match:
-            parts = match.groupdict()
-            if not FIRST_YEAR <= int(parts["y"]) <= LAST_YEAR:
-                raise RedoInputError(
-                    f"{where}: '{text.strip()}' is outside the years 1970 to 2100: not a time this database wrote"
-                )
-            try:
-                return datetime(
-                    int(parts["y"]), int(parts["m"]), int(parts["d"]), int(parts["h"]), int(parts["mi"]),
-                    int(parts["s"]), int((parts["f"] or "0")[:6].ljust(6, "0")), tzinfo=zone,
-                )  # fmt: skip
-            except ValueError:
-                break
-    raise RedoInputError(
-        f"{where}: '{text.strip()}' is not a time Db2 writes (YYYY-MM-DD-HH.MM.SS.ffffff, YYYY-MM-DD HH:MM:SS "
-        "or MM/DD/YYYY HH:MM:SS)"
-    )
-
-
 # -- detection ---------------------------------------------------------------------------------
-_SNAPSHOT = re.compile(r"^\s*Database Snapshot\s*$|^\s*Snapshot timestamp\s*=", re.MULTILINE)
+# [ \t], never \s, around line anchors: \s* spans newlines, and from every line start over a run of
+# blank lines that is quadratic
+_SNAPSHOT = re.compile(r"^[ \t]*Database Snapshot[ \t]*\r?$|^[ \t]*Snapshot timestamp[ \t]*=", re.MULTILINE)
 _LOGSCAN = re.compile(
-    r"^\s*\d{4}-\d{2}-\d{2}[ T-]\d{2}[:.]\d{2}[:.]\d{2}\s+[\d.]+\s*MB/s,\s*[\d.]+\s*sec,", re.MULTILINE
+    r"^[ \t]*\d{4}-\d{2}-\d{2}[ T-]\d{2}[:.]\d{2}[:.]\d{2}[ \t]+[\d.]+[ \t]*MB/s,[ \t]*[\d.]+[ \t]*sec,", re.MULTILINE
 )
-_LOG_FILE = re.compile(r"(?:^|[\s/])S\d{7}\.LOG\s*$", re.MULTILINE)
-_DB2PD_HADR = re.compile(r"HADR Information:|HADR_ROLE\s*=|HADR_STATE\s*=")
-
-
-MAX_LINE = 16 * 1024  # no line Db2 or ls writes is longer (a path is at most 4,096 bytes)
-
-
-def check_line_lengths(lines: list[str], what: str, limit: int = MAX_LINE) -> None:
-    """Refuse a line longer than the tool writes before any pattern reads it (and so before a
-    pattern's backtracking over 200 KiB of spaces can take minutes)."""
-    for number, line in enumerate(lines, 1):
-        if len(line) > limit and len(line := line.rstrip("\r\n")) > limit:
-            raise RedoInputError(
-                f"line {number} is {len(line):,} characters long; {what} writes no line over {limit:,}: is this the "
-                "whole, unedited output?"
-            )
+_LOG_FILE = re.compile(r"(?:^|[ \t/])S\d{7}\.LOG[ \t]*\r?$", re.MULTILINE)
+_DB2PD_HADR = re.compile(r"HADR Information:|HADR_ROLE[ \t]*=|HADR_STATE[ \t]*=")
 
 
 def detect(text: str) -> str | None:
@@ -125,122 +65,39 @@ def preset(format_name: str, kind: str, intervals, *, facts=None, warnings=None,
     return Table(format_name, [], iter(()), [], mapped=mapped)
 
 
-# -- cumulative counters (MON_GET_TRANSACTION_LOG, snapshots) -------------------------------------
-class Counters:
-    """Turns captures of cumulative counters, per member, into intervals between captures."""
-
-    def __init__(self, facts: list[str], what: str) -> None:
-        self.last: dict[int, tuple] = {}  # member -> (time, pages, flushes, line, write ms) of its last capture
-        self.resets: list[str] = []
-        self.facts, self.what = facts, what
-        self.captures = 0
-        self.write_time: dict[int, list[float]] = {}  # member -> [milliseconds, flushes] over the intervals kept
-
-    def add(self, line: int, member: int, at: datetime, pages: float, flushes: float | None,
-            write_ms: float | None = None):  # fmt: skip
-        """The interval since this member's previous capture, or None (the first, or across a reset)."""
-
-        self.captures += 1
-        previous = self.last.get(member)
-        self.last[member] = (at, pages, flushes, line, write_ms)
-        if previous is None:
-            return None
-        before, before_pages, before_flushes, before_line, before_ms = previous
-        seconds = (at - before).total_seconds()
-        if seconds <= 0:
-            raise RedoInputError(
-                f"line {line}: member {member}'s capture at {at:%Y-%m-%d %H:%M:%S} is not later than the one on "
-                f"line {before_line} ({before:%Y-%m-%d %H:%M:%S}); captures of one member must move forward in time"
-            )
-        if pages < before_pages or (flushes is not None and before_flushes is not None and flushes < before_flushes):
-            self.resets.append(
-                f"member {member}: the counters went down between line {before_line} and line {line} "
-                f"({before:%Y-%m-%d %H:%M:%S} to {at:%Y-%m-%d %H:%M:%S}), a database restart; that interval is left out"
-            )
-            return None
-        data = (pages - before_pages) * PAGE_BYTES
-        if data / seconds > MAX_BYTES_PER_SECOND:
-            raise RedoInputError(
-                f"line {line}: {data:,.0f} bytes in {seconds:g} s since line {before_line} is more than 1 TB/s: "
-                "is a counter or a time wrong?"
-            )
-        writes = None if flushes is None or before_flushes is None else flushes - before_flushes
-        if writes and write_ms is not None and before_ms is not None and write_ms >= before_ms:
-            total = self.write_time.setdefault(member, [0.0, 0.0])
-            total[0] += write_ms - before_ms
-            total[1] += writes
-        return RedoInterval(
-            line=line, thread=member, start=before, end=at, seconds=None, bytes=data, kind="snapshot", writes=writes
-        )
-
-    def finish(self) -> None:
-        members = sorted(self.last)
-        self.facts.append(
-            f"{self.what}: {self.captures:,} captures of member(s) {', '.join(map(str, members))}; the rate of each "
-            "interval is the change of LOG_WRITES (4 KiB pages) between two captures of one member."
-        )
-        self.facts.extend(f"Counter reset: {reset}." for reset in self.resets)
-        for member, (milliseconds, flushes) in sorted(self.write_time.items()):
-            self.facts.append(
-                f"Member {member}: {milliseconds / flushes:.3f} ms per log write on the primary's log disk "
-                f"(LOG_WRITE_TIME over NUM_LOG_WRITE_IO, {flushes:,.0f} writes)."
-            )
-        if self.captures and self.captures == len(members):
-            raise RedoInputError(
-                f"only one capture per member: a rate needs two captures of the cumulative counters ({self.what}); "
-                "capture them repeatedly, e.g. every 5 minutes, into one file"
-            )
-
-
 # -- MON_GET_TRANSACTION_LOG (a column table) -----------------------------------------------------
-MON_COUNTERS = {"LOGWRITES", "NUMLOGWRITEIO"}
-_TIME_HEADINGS = ("SNAPSHOTTIME", "SNAPSHOTTIMESTAMP", "CAPTURETIME", "CAPTURETIMESTAMP", "TS", "TIMESTAMP",
-                  "CURRENTTIMESTAMP", "SAMPLETIME", "COLLECTED", "COLLECTIONTIME", "TIME", "1")  # fmt: skip
-
-
-def is_mon_get_transaction_log(headers: list[str]) -> bool:
-
-    return "LOGWRITES" in {normalise(h) for h in headers}
-
-
 def mon_get_transaction_log(table: Table):
-    """Intervals from captures of MON_GET_TRANSACTION_LOG (any other columns are named as not read)."""
-
-    names = {normalise(h): i for i, h in enumerate(table.headers)}
-    time_at = next((names[n] for n in _TIME_HEADINGS if n in names), None)
-    if time_at is None:
-        raise RedoInputError(
-            f"MON_GET_TRANSACTION_LOG rows without a capture time (columns: {', '.join(table.headers)}): select "
-            "CURRENT TIMESTAMP AS SNAPSHOT_TIME with MEMBER, LOG_WRITES and NUM_LOG_WRITE_IO at every capture"
-        )
-    member_at, pages_at = names.get("MEMBER"), names["LOGWRITES"]
-    flushes_at, write_time_at = names.get("NUMLOGWRITEIO"), names.get("LOGWRITETIME")
-    used = {i for i in (time_at, member_at, pages_at, flushes_at, write_time_at) if i is not None}
-    ignored = [h for i, h in enumerate(table.headers) if i not in used]
-    facts: list[str] = []
-    counters = Counters(facts, "MON_GET_TRANSACTION_LOG")
+    """Intervals from captures of MON_GET_TRANSACTION_LOG: the columns by IBM's names or, under
+    aliases, by their values (db2_columns); any other column is named as not read."""
+    rows = list(table.rows)
     heading = table.headers
+    columns = find_counter_columns(heading, rows)
+    time_at, member_at, pages_at = columns.time, columns.member, columns.pages
+    flushes_at, write_time_at = columns.flushes, columns.write_time
+    used = {i for i in (time_at, member_at, pages_at, flushes_at, write_time_at) if i is not None}
+    ignored = [h for i, h in enumerate(heading) if i not in used]
+    facts: list[str] = [f"Column {text}." for text in columns.found]
+    counters = Counters(facts, "MON_GET_TRANSACTION_LOG")
+
+    def number(values: list[str], at: int | None, line: int) -> float | None:
+        if at is None or at >= len(values) or not values[at].strip():
+            return None
+        return parse_number(values[at], line=line, column=heading[at])
 
     def intervals() -> Iterator:
-        rows = []
-        for line, values in table.rows:
+        read = []
+        for line, values in rows:
             where = f"line {line}"
+            if len(values) <= max(used):
+                raise RedoInputError(f"{where}: {len(values)} value(s), fewer than the {len(heading)} columns")
             at = db2_time(values[time_at], f"{where}, {heading[time_at]}")
-            member = (
-                int(parse_number(values[member_at], line=line, column=heading[member_at]))
-                if member_at is not None
-                else 0
-            )
+            member = int(number(values, member_at, line) or 0)
             pages = parse_number(values[pages_at], line=line, column=heading[pages_at])
-            flushes = None
-            if flushes_at is not None and values[flushes_at].strip():
-                flushes = parse_number(values[flushes_at], line=line, column=heading[flushes_at])
-            write_ms = None
-            if write_time_at is not None and values[write_time_at].strip():
-                write_ms = parse_number(values[write_time_at], line=line, column=heading[write_time_at])
-            rows.append((member, at, line, pages, flushes, write_ms))
-        rows.sort(key=lambda row: (row[0], row[1], row[2]))
-        for member, at, line, pages, flushes, write_ms in rows:
+            read.append(
+                (member, at, line, pages, number(values, flushes_at, line), number(values, write_time_at, line))
+            )
+        read.sort(key=lambda row: (row[0], row[1], row[2]))
+        for member, at, line, pages, flushes, write_ms in read:
             interval = counters.add(line, member, at, pages, flushes, write_ms)
             if interval is not None:
                 yield interval, []
