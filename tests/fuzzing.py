@@ -8,7 +8,8 @@ numbers replaced by NaN, Infinity, negatives, 1e27 or integers over 2^63; dates 
 2100 or impossible; the two times of a row swapped; fields over 128 KiB; deep JSON nesting; JSON
 values of the wrong type; a tiny divisor with a huge dividend (an iperf3 window over a segment size
 of 1e-300 overflowed a float); lines duplicated, dropped, swapped or cut; bytes flipped; CRLF and
-BOMs. Result files are imported with a test date from TEST_DATES (the end of year 9999 overflowed
+BOMs; numbers re-written with a decimal comma (NLS_NUMERIC_CHARACTERS ',.' or ', ') and headings
+cut as SQL*Plus cuts them. Result files are imported with a test date from TEST_DATES (the end of year 9999 overflowed
 the calendar of an oratcptest -freq file).
 
 The rules (`Fuzzer.submit` checks them and returns the broken ones):
@@ -21,6 +22,7 @@ The rules (`Fuzzer.submit` checks them and returns the broken ones):
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import random
@@ -31,6 +33,8 @@ from pathlib import Path
 
 from sqlalchemy import BigInteger, Float, Integer, func, select
 from sqlalchemy.types import JSON
+
+from tests.redo.nls import GROUPS, cut_heading, render_comma_decimals
 
 ROOT = Path(__file__).resolve().parent
 KINDS = ("redo", "runs", "hadr")
@@ -255,12 +259,31 @@ def _json_set(document, path, value) -> None:
     _json_at(document, path[:-1])[path[-1]] = value
 
 
+def _comma_decimal(rng, data, seed):
+    """The file as a database under NLS_NUMERIC_CHARACTERS ',.' or ', ' writes it (issue 32)."""
+    try:
+        rendered = render_comma_decimals(data, rng.choice(GROUPS), semicolons=rng.random() < 0.5)
+    except (UnicodeDecodeError, csv.Error):
+        return data
+    return data if rendered is None else rendered
+
+
+def _cut_heading(rng, data, seed):
+    """The heading cut as SQL*Plus cuts one longer than its line or column (issue 32)."""
+    try:
+        return cut_heading(data, rng.uniform(0.05, 1.0))
+    except csv.Error:
+        return data
+
+
 MUTATIONS = {
+    "comma-decimal": _comma_decimal, "cut-heading": _cut_heading,
     "number": _number, "year": _year, "clock": _clock, "swap-dates": _swap_dates, "huge-field": _huge_field,
     "lines": _lines, "bytes": _bytes, "truncate": _truncate, "encoding": _encoding, "splice": _splice,
     "json": _json, "json-ratio": _json_ratio,
 }  # fmt: skip
-_WEIGHTS = {"number": 6, "year": 3, "clock": 2, "swap-dates": 3, "huge-field": 1, "lines": 3, "bytes": 2,
+_WEIGHTS = {"comma-decimal": 3, "cut-heading": 2,
+            "number": 6, "year": 3, "clock": 2, "swap-dates": 3, "huge-field": 1, "lines": 3, "bytes": 2,
             "truncate": 1, "encoding": 1, "splice": 1, "json": 0, "json-ratio": 0}  # fmt: skip
 _SEEDS = seeds()
 

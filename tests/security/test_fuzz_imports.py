@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tests.conftest import log_in, migrated_sqlite
 from tests.factories import make_environment, make_host
 from tests.fuzzing import MUTATIONS, Fuzzer, mutate, seeds
+from tests.redo.nls import cut_heading, render_comma_decimals
 
 SEEDS = seeds()
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -183,3 +184,30 @@ def test_a_heading_with_a_200_kib_run_of_spaces_is_read_once_not_for_minutes(fuz
     lines[heading] = lines[heading] + " " * (200 * 1024)
     outcome = _submit(fuzzer, "redo", path.name, "\n".join(lines).encode())
     assert outcome.accepted, outcome.message
+
+
+@pytest.mark.parametrize("group", [".", " ", None], ids=["dot-groups", "space-groups", "no-groups"])
+def test_every_redo_seed_with_decimal_commas_keeps_the_rules(fuzzer, group):
+    """Issue 32: each redo seed as a database under NLS_NUMERIC_CHARACTERS ',.' (or ', ') writes it:
+    read or refused with a 4xx, never a server error, never an absurd value stored."""
+    statuses = {}
+    for seed in (s for s in SEEDS if s.kind == "redo"):
+        rendered = render_comma_decimals(seed.data, group, semicolons=group == " ")
+        if rendered is None or rendered == seed.data:
+            continue
+        outcome = fuzzer.submit("redo", seed.name, rendered)
+        assert outcome.broken == [], (seed.name, outcome.broken)
+        statuses[seed.name] = outcome.status
+    assert len(statuses) >= 8
+    assert all(status < 500 for status in statuses.values()), statuses
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9])
+def test_every_redo_seed_with_its_heading_cut_keeps_the_rules(fuzzer, fraction):
+    """Issue 32: a heading cut as SQL*Plus cuts one longer than its line: read (a DMA 2.0.x
+    SYSMETRIC file, by its collector's column order) or refused with a 4xx, never a server error."""
+    for seed in (s for s in SEEDS if s.kind == "redo"):
+        outcome = fuzzer.submit("redo", seed.name, cut_heading(seed.data, fraction))
+        assert outcome.broken == [], (seed.name, outcome.broken)
+        if "awrhistsysmetrichist__" in seed.name and "2.0." in seed.name and "2.0.6" not in seed.name:
+            assert outcome.accepted, (seed.name, fraction, outcome.status)

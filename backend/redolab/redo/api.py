@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
-from pydantic import BaseModel, ConfigDict
+from fastapi import APIRouter, Depends, Form, Query, Request, UploadFile, status
+from pydantic import BaseModel, ConfigDict, model_validator
 from starlette.responses import JSONResponse
 
 from redolab.auth.deps import ApiOperator, current_api_user
+from redolab.core.db import MAX_ROW_ID
 from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
-from redolab.redo import imports, service, uploads
+from redolab.redo import imports, uploads
 from redolab.redo.analysis import current_analysis
+from redolab.redo.ingest.mapping import DECIMAL
 from redolab.redo.parsers import RedoInputError
 
 router = APIRouter(prefix="/api/v1/environments", tags=["redo"], dependencies=[Depends(current_api_user)])
@@ -61,10 +64,13 @@ def preview_upload(
     file: UploadFile | None = None,
     text: str | None = Form(None),
     format: str = Form("auto"),
+    decimal: str = Form("auto"),
 ) -> dict:
     """What an import of this file (or of `text`, pasted output) would store (format, mapping,
-    counts, peaks, ignored columns, an archive's members); nothing is stored. The upload_token
-    imports it later without sending it again; a refused file (422) is not kept."""
+    counts, peaks, ignored columns, an archive's members, how its numbers are written); nothing is
+    stored. `decimal`: auto (the file tells; a file that could be read either way is refused), point
+    or comma. The upload_token imports it later without sending it again; a refused file (422) is
+    not kept."""
     environment = get_environment(session=session, environment_id=environment_id)
     if file is not None and file.filename:
         source, filename = file.file, file.filename
@@ -78,10 +84,12 @@ def preview_upload(
             token, result = uploads.stage_and_preview(
                 upload_dir=settings.upload_dir, source=source, filename=filename, owner=str(user.id),
                 limits=uploads.StagingLimits.of(settings), session=session, environment=environment, fmt=format,
+                mapping={DECIMAL: decimal},
             )  # fmt: skip
     except RedoInputError as error:
         raise _unreadable(error) from None
     return {
+        "numbers": result.summary.get("numbers", {}),
         "upload_token": token,
         "format": result.format,
         "kind": result.kind,
@@ -96,6 +104,13 @@ class ImportRequest(BaseModel):
     upload_token: str
     format: str = "auto"
     mapping: dict[str, str] | None = None
+    decimal: str = "auto"  # auto (the file tells), point or comma: carried to the readers inside `mapping`
+
+    @model_validator(mode="after")
+    def _decimal_in_mapping(self) -> ImportRequest:
+        if self.decimal != "auto":
+            self.mapping = {**(self.mapping or {}), DECIMAL: self.decimal}
+        return self
 
 
 class ImportJobPublic(BaseModel):
@@ -156,11 +171,25 @@ def read_import_job(session: SessionDep, environment_id: int, job_id: int) -> Im
     return _job_public(environment.id, imports.get_import_job(session=session, environment=environment, job_id=job_id))
 
 
+class RedoImportsPublic(BaseModel):
+    data: list[RedoImportPublic]
+    count: int  # imports in all, beyond this page too
+
+
+MAX_IMPORTS_PAGE = 500  # imports per page at most
+
+
 @router.get("/{environment_id}/redo/imports")
-def list_imports(session: SessionDep, environment_id: int) -> list[RedoImportPublic]:
-    """The environment's imports."""
+def list_imports(
+    session: SessionDep,
+    environment_id: int,
+    limit: Annotated[int, Query(ge=1, le=MAX_IMPORTS_PAGE, description="Imports per page.")] = 100,
+    offset: Annotated[int, Query(ge=0, le=MAX_ROW_ID, description="Imports to skip.")] = 0,
+) -> RedoImportsPublic:
+    """The environment's imports, oldest first, a page at a time; `count` is how many there are in all."""
     environment = get_environment(session=session, environment_id=environment_id)
-    return [RedoImportPublic.model_validate(r) for r in service.list_imports(session=session, environment=environment)]
+    page, count = imports.page_of_imports(session=session, environment=environment, limit=limit, offset=offset)
+    return RedoImportsPublic(data=[RedoImportPublic.model_validate(r) for r in page], count=count)
 
 
 @router.delete("/{environment_id}/redo/imports/{import_id}", status_code=status.HTTP_204_NO_CONTENT)

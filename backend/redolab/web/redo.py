@@ -22,7 +22,7 @@ from redolab.redo import service, uploads
 from redolab.redo.analysis import current_analysis, history_charts, redo_summary
 from redolab.redo.imports import import_jobs
 from redolab.redo.ingest.aliases import FIELDS
-from redolab.redo.ingest.mapping import LOG_FILE_PAGES
+from redolab.redo.ingest.mapping import DECIMAL, LOG_FILE_PAGES
 from redolab.redo.ingest.reader import FORMATS
 from redolab.redo.parsers import RedoInputError
 
@@ -85,11 +85,13 @@ def _render_preview(request, environment, *, token, fmt, result=None, error=None
 
 
 def _preview_response(request, session, environment, token, fmt, mapping):
-    path, filename = uploads.upload_path(request.app.state.settings.upload_dir, token)
+    settings = request.app.state.settings
+    path, filename = uploads.upload_path(settings.upload_dir, token)
     try:
         result = uploads.preview(
-            session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping
-        )
+            session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping,
+            limits=uploads.reading_limits(settings),
+        )  # fmt: skip
     except RedoInputError as error:
         return _render_preview(request, environment, token=token, fmt=fmt, error=str(error), mapping=mapping)
     return _render_preview(request, environment, token=token, fmt=fmt, result=result)
@@ -99,6 +101,8 @@ def _mapping_from(form) -> dict:
     mapping = {field: str(form.get(f"map_{field}", "")) for field in FIELDS if form.get(f"map_{field}")}
     if str(form.get(LOG_FILE_PAGES) or "").strip():  # Db2's LOGFILSIZ, for a listing without sizes
         mapping[LOG_FILE_PAGES] = str(form.get(LOG_FILE_PAGES)).strip()
+    if str(form.get(DECIMAL) or "auto").strip() != "auto":  # the user's decimal character: checked by the reader
+        mapping[DECIMAL] = str(form.get(DECIMAL)).strip()
     return mapping
 
 

@@ -61,6 +61,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     ),
     # a percentile column of an hour-of-day profile (PERCENTILE_CONT(0.95) ... AS P95)
     "percentile": (
+        "REDOGENPERSECPERC95",  # the DMA collector's percentile pivot (awrhistsysmetrichist_rs), bytes/s
         "P95",
         "PERC95",
         "PCT95",

@@ -11,10 +11,14 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from redolab.redo.ingest.aliases import ALIASES, FIELDS
-from redolab.redo.ingest.values import DateColumn, parse_number
+from redolab.redo.ingest.rates import profiles as _profiles
+from redolab.redo.ingest.rates import snapshots as _snapshots
+from redolab.redo.ingest.rates import stats as _stats
+from redolab.redo.ingest.values import DECIMAL_CHOICES, POINT, DateColumn, NumberFormat, detect_numbers, parse_number
 from redolab.redo.parsers import RedoInputError, Table, db2, normalise
 from redolab.redo.schemas import Mapped, RedoInterval, with_extra
 
@@ -56,7 +60,8 @@ def guess_mapping(headers: list[str]) -> dict[str, str]:
 
 
 def detect_kind(mapping: dict[str, str], headers: list[str] | None = None) -> str:
-    if "hour" in mapping and "first_time" not in mapping and ("value" in mapping or "max_value" in mapping):
+    if "hour" in mapping and "first_time" not in mapping and any(k in mapping for k in ("value", "max_value",
+                                                                                       "percentile")):  # fmt: skip
         return "awr-profile"  # hour of day, no dates: DBA_HIST_SYSMETRIC_SUMMARY grouped by hour
     if "stat_name" in mapping and "value" in mapping:
         return "awr-stat"  # long form: one row per statistic or metric
@@ -86,10 +91,11 @@ def detect_kind(mapping: dict[str, str], headers: list[str] | None = None) -> st
 class _Row:
     """Typed access to one row's mapped values, with errors naming line and column."""
 
-    __slots__ = ("columns", "dates", "line", "size_columns", "values")
+    __slots__ = ("columns", "dates", "line", "numbers", "size_columns", "values")
 
-    def __init__(self, columns, dates, size_columns, line, values) -> None:
+    def __init__(self, columns, dates, size_columns, line, values, numbers: NumberFormat = POINT) -> None:
         self.columns, self.dates, self.size_columns, self.line, self.values = columns, dates, size_columns, line, values
+        self.numbers = numbers
 
     def text(self, target: str) -> str | None:
         found = self.columns.get(target)
@@ -100,7 +106,11 @@ class _Row:
 
     def number(self, target: str) -> float | None:
         text = self.text(target)
-        return None if text is None else parse_number(text, line=self.line, column=self.columns[target][1])
+        return (
+            None
+            if text is None
+            else parse_number(text, line=self.line, column=self.columns[target][1], numbers=self.numbers)
+        )
 
     def integer(self, target: str) -> int | None:
         number = self.number(target)
@@ -133,7 +143,16 @@ def _size_columns(mapping: dict[str, str]) -> tuple[str, float]:
     raise RedoInputError("no size column: map BYTES, MB, GB, or BLOCKS and BLOCK_SIZE")
 
 
-def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
+@dataclass
+class MappedFile(Mapped):
+    """A file's mapping and intervals, with how the file writes its numbers (for the preview)."""
+
+    numbers: NumberFormat | None = None
+
+
+def map_table(table: Table, mapping: dict[str, str] | None = None, *, decimal: str = "auto") -> Mapped:
+    """The table's intervals; `decimal` is the user's choice of decimal character ('auto': the
+    file's values tell, and a file that could be read either way is refused)."""
     if table.mapped is not None:  # a Db2 text format: its reader made the intervals
         return table.mapped
     if db2.is_mon_get_transaction_log(table.headers):  # cumulative counters: their own reading, any mapping
@@ -152,6 +171,41 @@ def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
             f"mapped column(s) {', '.join(unknown)} are not in the file (it has {', '.join(table.headers)})"
         )
     kind = detect_kind(mapping, table.headers)
+    numbers, shown = _numbers_of(table, mapping, decimal)
+    if shown.source != "default":
+        found.append(f"Numbers: {shown.describe()}.")
+    mapped = _mapped(table, mapping, kind, found, numbers)
+    return MappedFile(mapped.kind, mapped.mapping, mapped.intervals, mapped.warnings, mapped.ignored, mapped.facts,
+                      shown)  # fmt: skip
+
+
+# fields whose values are whole numbers: a '1,234' there has a group separator, never a decimal one
+_INTEGERS = frozenset(
+    ("thread", "sequence", "resetlogs", "dest_id", "inst_id", "hour", "snap_id", "blocks", "block_size", "bytes",
+     "writes")
+)  # fmt: skip
+_NUMERIC = _INTEGERS | {"mb", "gb", "seconds", "value", "max_value", "percentile"}
+NUMBER_SAMPLE_ROWS = 500
+
+
+def _numbers_of(table: Table, mapping: dict[str, str], decimal: str) -> tuple[NumberFormat, NumberFormat]:
+    """(how to read the table's numbers, what to say of the file's): from the numeric columns of its
+    first rows, or the user's choice. An AWR Miner table holds values its reader already converted."""
+    written = getattr(table, "numbers", None)
+    if written is not None:
+        return POINT, written
+    head = list(itertools.islice(table.rows, NUMBER_SAMPLE_ROWS))
+    table.rows = itertools.chain(head, table.rows)
+    index = {header: i for i, header in enumerate(table.headers)}
+    columns = [(index[c], c, t in _INTEGERS) for t, c in mapping.items() if t in _NUMERIC and c in index]
+    samples = [
+        (line, column, values[i], integer) for line, values in head for i, column, integer in columns if i < len(values)
+    ]
+    numbers = detect_numbers(samples, decimal)
+    return numbers, numbers
+
+
+def _mapped(table: Table, mapping: dict[str, str], kind: str, found: list[str], numbers: NumberFormat) -> Mapped:
     index = {h: i for i, h in enumerate(table.headers)}
     columns = {target: (index[column], column) for target, column in mapping.items()}
     dates = {t: DateColumn(mapping[t]) for t in ("first_time", "next_time") if t in mapping}
@@ -171,20 +225,27 @@ def map_table(table: Table, mapping: dict[str, str] | None = None) -> Mapped:
             "threads running at the same time cannot be summed; the requirement follows the seed's method "
             "(peak log + headroom)."
         )
-    builders = {"volume": _volumes, "awr-snapshot": _snapshots, "awr-stat": _stats, "awr-profile": _profiles}
+
+    def make_row(line, values):
+        return _Row(columns, dates, size_columns, line, values, numbers)
+
     if kind == "archived-log":  # the million-row case: raw rows, a helper object only when needed
-        intervals = _logs(table.rows, _fast_log_reader(columns, dates, size_columns),
-                          lambda line, values: _Row(columns, dates, size_columns, line, values))  # fmt: skip
-        return Mapped(kind, mapping, intervals, warnings, ignored)
+        # float() reads '1.234' as one and a quarter: with a decimal comma every row takes the careful path
+        fast = _fast_log_reader(columns, dates, size_columns) if numbers.decimal == "." else _never
+        return Mapped(kind, mapping, _logs(table.rows, fast, make_row), warnings, ignored, found)
+    builders = {"volume": _volumes, "awr-snapshot": _snapshots, "awr-stat": _stats, "awr-profile": _profiles}
     positions = [index[h] for h in ignored]
-    rows = (_Row(columns, dates, size_columns, line, values) for line, values in table.rows)
-    facts: list[str] = found
+    rows = (make_row(line, values) for line, values in table.rows)
     unit = {"mb": "MiB (an Oracle MB is 1,048,576 bytes)", "gb": "GiB (an Oracle GB is 1,073,741,824 bytes)",
             "bytes": "bytes", "blocks": "blocks x block size"}.get(size_columns[0])  # fmt: skip
     if unit and kind in ("volume", "awr-snapshot"):
-        facts.append(f"Sizes from {mapping.get(size_columns[0], mapping.get('blocks'))} in {unit}.")
-    intervals = with_extra(builders[kind](rows, mapping, warnings, facts), positions)
-    return Mapped(kind, mapping, intervals, warnings, ignored, facts)
+        found.append(f"Sizes from {mapping.get(size_columns[0], mapping.get('blocks'))} in {unit}.")
+    intervals = with_extra(builders[kind](rows, mapping, warnings, found), positions)
+    return Mapped(kind, mapping, intervals, warnings, ignored, found)
+
+
+def _never(line: int, values: list[str]) -> None:
+    return None
 
 
 def _date_column_by_content(table: Table, mapping: dict[str, str]) -> str | None:
@@ -323,98 +384,27 @@ def _duration(period: timedelta) -> str:
     return f"{seconds / 60:g} min"
 
 
-def _snapshots(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, list[str]]]:
-    for row in rows:
-        interval = RedoInterval(
-            line=row.line, thread=row.integer("thread") or 1, start=row.date("first_time"),
-            end=row.date("next_time"), seconds=row.number("seconds"), bytes=row.size(), kind="snapshot",
-            writes=row.number("writes"),
-        )  # fmt: skip
-        yield interval, row.values
-
-
-_REDO_SIZE = "REDOSIZE"
-_REDO_WRITES = "REDOWRITES"
-_REDO_PER_SEC = ("REDOGENERATEDPERSEC",)
-
-
-def _stats(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, list[str]]]:
-    """Long form: 'redo size' / 'redo writes' deltas per snapshot and instance (DBA_HIST_SYSSTAT),
-    or 'Redo Generated Per Sec' samples (DBA_HIST_SYSMETRIC_HISTORY/SUMMARY)."""
-    pending: dict[tuple, dict] = {}
-    for row in rows:
-        name = normalise(row.text("stat_name") or "")
-        if name not in (_REDO_SIZE, _REDO_WRITES) and name not in _REDO_PER_SEC:
-            continue
-        thread = row.integer("thread") or 1
-        start, end = row.date("first_time"), row.date("next_time")
-        if name in _REDO_PER_SEC:
-            average = row.number("value") or 0.0
-            duration = (end - start).total_seconds() if start and end else None
-            interval = RedoInterval(
-                line=row.line, thread=thread, start=start, end=end, seconds=duration,
-                bytes=average * (duration or 0), kind="rate", peak_bytes_per_second=row.number("max_value"),
-            )  # fmt: skip
-            yield interval, row.values
-            continue
-        key = (thread, row.text("snap_id"), start, end)
-        entry = pending.setdefault(key, {"line": row.line, "values": row.values})
-        entry["bytes" if name == _REDO_SIZE else "writes"] = row.number("value")
-    for (thread, _snap, start, end), entry in pending.items():
-        if entry.get("bytes") is None:
-            continue
-        interval = RedoInterval(
-            line=entry["line"], thread=thread, start=start, end=end, seconds=None, bytes=entry["bytes"],
-            kind="snapshot", writes=entry.get("writes"),
-        )  # fmt: skip
-        yield interval, entry["values"]
-
-
-def _profiles(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, list[str]]]:
-    """Hour-of-day profiles: 'Redo Generated Per Sec' (bytes per second) of DBA_HIST_SYSMETRIC_SUMMARY
-    grouped by hour and instance, with average, maximum and percentile columns and no dates."""
-    hours: set[tuple[int, int]] = set()
-    for row in rows:
-        if "stat_name" in mapping and normalise(row.text("stat_name") or "") not in _REDO_PER_SEC:
-            continue
-        hour = row.integer("hour")
-        if hour is None or hour != row.number("hour") or not 0 <= hour <= 23:
-            raise RedoInputError(
-                f"line {row.line}, {mapping['hour']}: '{row.text('hour') or ''}' is not an hour of the day (0 to 23)"
-            )
-        average, maximum = row.number("value"), row.number("max_value")
-        if average is None and maximum is None:
-            raise RedoInputError(f"line {row.line}: no average and no maximum redo rate on this row")
-        thread = row.integer("thread") or 1
-        hours.add((thread, hour))
-        interval = RedoInterval(
-            line=row.line, thread=thread, start=None, end=None, seconds=3600.0 if average is not None else None,
-            bytes=(average or 0.0) * 3600, kind="profile", peak_bytes_per_second=maximum, hour=hour,
-            percentile_bytes_per_second=row.number("percentile"),
-        )  # fmt: skip
-        yield interval, row.values
-    statistics = ", ".join(
-        f"{name} from {mapping[key]}" for key, name in (("value", "average"), ("max_value", "maximum"),
-                                                          ("percentile", "percentile")) if key in mapping
-    )  # fmt: skip
-    threads = sorted({thread for thread, _ in hours})
-    facts.append(
-        f"Hour-of-day profile: {len(hours):,} hours for instance(s) {', '.join(map(str, threads))}; {statistics}."
-    )
-    warnings.append(
-        "Only an hour-of-day profile is known (no dates): the peaks are the metric's maxima, but there is "
-        "no time series, so the ASYNC lag replay needs a V$ARCHIVED_LOG export."
-    )
-
-
 LOG_FILE_PAGES = "log_file_pages"  # Db2's LOGFILSIZ, for an archived log listing without sizes
 MAX_LOG_FILE_PAGES = 67_108_864  # Db2 11.5's largest LOGFILSIZ (256 GiB files)
 
 
+DECIMAL = "decimal"  # the user's choice of decimal character: an option, not a column
+
+
 def clean_mapping(mapping: dict | None) -> dict[str, str] | None:
+    """The columns chosen for each field, and the options that travel with them: LOGFILSIZ and the
+    decimal character ('point' or 'comma'; 'auto' or none: the file's values tell)."""
     if not mapping:
         return None
     cleaned = {field: column for field, column in mapping.items() if field in FIELDS and column}
+    decimal = str(mapping.get(DECIMAL) or "auto").strip().lower()
+    if decimal not in DECIMAL_CHOICES:
+        raise RedoInputError(
+            f"decimal '{decimal[:20]}' is not a decimal separator: use auto (the file tells), point (1234.5, as "
+            "NLS_NUMERIC_CHARACTERS '.,') or comma (1234,5, as NLS_NUMERIC_CHARACTERS ',.')"
+        )
+    if decimal != "auto":
+        cleaned[DECIMAL] = decimal
     pages = str(mapping.get(LOG_FILE_PAGES) or "").strip().replace(",", "")
     if pages:
         if not pages.isdigit() or not 1 <= int(pages) <= MAX_LOG_FILE_PAGES:
@@ -424,3 +414,10 @@ def clean_mapping(mapping: dict | None) -> dict[str, str] | None:
             )
         cleaned[LOG_FILE_PAGES] = pages
     return cleaned or None
+
+
+def options_of(mapping: dict[str, str] | None) -> dict[str, str] | None:
+    """The options of a cleaned mapping without its columns (the decimal character, LOGFILSIZ): what
+    an archive's members share, each mapping its own columns."""
+    options = {key: value for key, value in (mapping or {}).items() if key in (DECIMAL, LOG_FILE_PAGES)}
+    return options or None

@@ -19,7 +19,7 @@ from redolab.redo.analytics import Analysis, analyze, summary_json
 from redolab.redo.archive import Source, expand
 from redolab.redo.bounds import bounded
 from redolab.redo.dedupe import unique
-from redolab.redo.ingest.mapping import map_table
+from redolab.redo.ingest.mapping import DECIMAL, map_table, options_of
 from redolab.redo.ingest.reader import open_table
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.schemas import RedoInterval
@@ -37,6 +37,7 @@ class Reading:
     used: list[str] = field(default_factory=list)  # the files read
     skipped: list[tuple[str, str]] = field(default_factory=list)  # archive members not used, and why
     mapping: dict[str, str] = field(default_factory=dict)  # the last file's mapping, as used
+    numbers: dict[str, str] = field(default_factory=dict)  # file -> how it writes numbers (decimal, groups)
     headers: list[str] = field(default_factory=list)  # the last file's headings
 
     def add(self, items: list[str], into: list[str]) -> None:
@@ -52,12 +53,19 @@ def read_sources(
         try:
             columns = dict(mapping or {})
             pages = columns.pop("log_file_pages", None)  # Db2's LOGFILSIZ: an option, not a column
-            table, handle = open_table(source.path, fmt, log_file_pages=int(pages) if pages else None)
-            mapped = map_table(table, columns or None)
+            decimal = columns.pop(DECIMAL, None) or "auto"  # the user's decimal character: an option too
+            table, handle = open_table(
+                source.path, fmt, log_file_pages=int(pages) if pages else None, decimal=decimal, name=source.name
+            )
+            mapped = map_table(table, columns or None, decimal=decimal)
             reading.formats.append(table.format)
             reading.kinds.append(mapped.kind)
             reading.used.append(source.name)
-            reading.mapping, reading.headers = mapped.mapping, table.headers
+            chosen = {DECIMAL: decimal} if decimal != "auto" else {}
+            reading.mapping, reading.headers = {**mapped.mapping, **chosen}, table.headers
+            numbers = getattr(mapped, "numbers", None)
+            if numbers is not None:
+                reading.numbers[source.name] = numbers.describe()
             if mapped.ignored:
                 reading.ignored[source.name] = mapped.ignored
             whose = f"{source.name.rsplit('/', 1)[-1]}: " if len(sources) > 1 else ""
@@ -105,15 +113,19 @@ def _nothing_read(kind: str, mapping: dict[str, str]) -> str:
 
 # -- collection archives -------------------------------------------------------------------------
 # Google's Database Migration Assessment collector: opdb__<query>__<tag>.(log|csv)
-_DMA = re.compile(r"(?:^|/)(opdb|manual)__(?P<query>[a-z0-9_]+?)__", re.IGNORECASE)
-_DMA_REDO = ("archlogs", "awrhistsysmetrichist", "awrhistsysmetricsumm")
+_DMA = re.compile(r"(?:^|/)(opdb|opdbt|manual)__(?P<query>[a-z0-9_]+?)__", re.IGNORECASE)
+# awrhistsysmetrichist_rs (collector 1.x, opdbt__): the hourly p90/p95 of every metric pivoted into columns
+_DMA_REDO = ("archlogs", "awrhistsysmetrichist", "awrhistsysmetricsumm", "awrhistsysmetrichist_rs")
 _DMA_MAYBE = ("dbahistsysstat", "awrhistsysstat")
 _AWR_MINER = re.compile(r"(?:^|/)awr-hist-[^/]*\.out$", re.IGNORECASE)
 
 
-def prepare(path: Path, name: str, workdir: Path, *, fmt: str = "auto") -> tuple[list[Source], list[tuple[str, str]]]:
+def prepare(
+    path: Path, name: str, workdir: Path, *, fmt: str = "auto", mapping: dict | None = None
+) -> tuple[list[Source], list[tuple[str, str]]]:
     """The sources to read from an upload: the file itself, or an archive's members that carry
-    redo (and the others, each with the reason it was not used)."""
+    redo (and the others, each with the reason it was not used). `mapping`'s options (the decimal
+    character) apply when a member is tried."""
     members = expand(path, name, workdir)
     if members is None:
         return [Source(path, name)], []
@@ -124,12 +136,14 @@ def prepare(path: Path, name: str, workdir: Path, *, fmt: str = "auto") -> tuple
         query = queries[member.name]
         if query == "awrhistsysmetricsumm" and has_history:
             skipped.append((member.name, "the same metric per hour of day as the awrhistsysmetrichist file, used"))
+        elif query == "awrhistsysmetrichist_rs" and has_history:
+            skipped.append((member.name, "the hourly percentiles of the awrhistsysmetrichist file, which is used"))
         elif query in _DMA_REDO or _AWR_MINER.search(member.name):
             used.append(member)  # a redo member that cannot be read stops the import (all or nothing)
         elif query is not None and query not in _DMA_MAYBE:
             skipped.append((member.name, f"collector output '{query}', no redo history"))
         else:
-            reason = _try(member, fmt)
+            reason = _try(member, fmt, options_of(mapping))
             (skipped.append((member.name, reason)) if reason else used.append(member))
     if not used:
         listed = "; ".join(f"{n}: {why}" for n, why in skipped[:12]) or "it is empty"
@@ -146,10 +160,10 @@ def _query(member: str) -> str | None:
     return match.group("query").lower() if match else None
 
 
-def _try(member: Source, fmt: str) -> str | None:
+def _try(member: Source, fmt: str, options: dict | None = None) -> str | None:
     """None when the member reads as redo history, else why not."""
     try:
-        for _ in read_sources([member], fmt=fmt, reading=Reading()):
+        for _ in read_sources([member], fmt=fmt, mapping=options, reading=Reading()):
             pass
     except RedoInputError as error:
         return str(error).removeprefix(f"{member.name}: ")
@@ -174,10 +188,14 @@ def analyze_files(paths: list[Path], *, fmt: str = "auto", headroom_ratio: float
 
 
 def summarise(analysis: Analysis, *, fmt: str, reading: Reading) -> dict:
-    return summary_json(
+    """The analysis as JSON, with `numbers`: per file read, its decimal and group separators and
+    whether the file or the user's choice told them."""
+    summary = summary_json(
         analysis, fmt=fmt, rows_read=reading.rows_read, dropped=reading.dropped, warnings=reading.warnings,
         notes=reading.notes, ignored=reading.ignored, used=reading.used, skipped=reading.skipped,
     )  # fmt: skip
+    summary["numbers"] = dict(reading.numbers)
+    return summary
 
 
 # The old name, for callers with plain paths.

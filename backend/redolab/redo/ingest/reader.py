@@ -13,7 +13,7 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import IO
 
-from redolab.redo.parsers import RedoInputError, Table, db2
+from redolab.redo.parsers import RedoInputError, Table, db2, dma
 from redolab.redo.parsers.awr_miner import looks_like_awr_miner, read_awr_miner
 from redolab.redo.parsers.awr_report import looks_like_awr_report, read_awr_report
 from redolab.redo.parsers.delimited import DELIMITERS, field_count, is_skippable, read_delimited, split_expression
@@ -37,9 +37,18 @@ def _text_stream(source: IO[bytes]) -> io.TextIOWrapper:
     return io.TextIOWrapper(source, encoding="utf-8-sig", errors="replace", newline="")
 
 
-def read_table(source: IO[bytes], fmt: str = "auto", *, log_file_pages: int | None = None) -> Table:
+def read_table(
+    source: IO[bytes],
+    fmt: str = "auto",
+    *,
+    log_file_pages: int | None = None,
+    decimal: str = "auto",
+    name: str = "",
+) -> Table:
     """Detect (or take) the format and return the table; large delimited files stream.
-    `log_file_pages`: Db2's LOGFILSIZ, for an archived log listing without file sizes."""
+    `log_file_pages`: Db2's LOGFILSIZ, for an archived log listing without file sizes; `decimal`: the
+    user's decimal character for a reader that converts numbers itself (AWR Miner); `name`: the file's
+    name as the user knows it (a DMA collector's names its query and version)."""
     if fmt not in FORMATS:
         raise RedoInputError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
     # Non-breaking spaces arrive with output pasted from web pages and mail. float(), int() and strip()
@@ -58,7 +67,7 @@ def read_table(source: IO[bytes], fmt: str = "auto", *, log_file_pages: int | No
     if found == "db2-archive-listing":
         return db2.read_listing(list(lines), log_file_pages)
     if fmt == "awr-miner" or (fmt == "auto" and looks_like_awr_miner(joined)):
-        return read_awr_miner([line.replace("\xa0", " ") for line in lines])
+        return read_awr_miner([line.replace("\xa0", " ") for line in lines], decimal=decimal)
     if fmt == "awr-report" or (fmt == "auto" and looks_like_awr_report(joined)):
         return read_awr_report("".join(lines).replace("\xa0", " "))
     forced = _DELIMITER_OF.get(fmt)
@@ -72,7 +81,28 @@ def read_table(source: IO[bytes], fmt: str = "auto", *, log_file_pages: int | No
     if heading is None:
         raise RedoInputError(describe_unrecognised(sample))
     at, delimiter, names = heading
-    return read_delimited(lines, delimiter, skip=at, names=names)
+
+    def complete(cut: list[str], width: int) -> tuple[list[str], str] | None:
+        found = dma.complete_heading(name, cut, width)
+        why = dma.refusal(name, cut, width) if found is None else None
+        if why:
+            raise RedoInputError(f"line {at + 1}: {why}")
+        return found
+
+    if names is not None and delimiter == "," and _spaced_commas(sample[at + 1 :]):
+        # DMA 2.0.1 to 2.0.3 wrote ' , ' between fields: under NLS_NUMERIC_CHARACTERS ',.' a value's
+        # decimal comma has no space around it, so the fields are split at ' , ' alone
+        lines, delimiter = (line.replace(" , ", SPACED_COMMA) for line in lines), SPACED_COMMA
+    return read_delimited(lines, delimiter, skip=at, names=names, complete=complete)
+
+
+SPACED_COMMA = "\x1f"  # the unit separator: never in an export's text, stands for ' , ' between fields
+
+
+def _spaced_commas(rows: list[str]) -> bool:
+    """Every row of the sample has the same number, at least one, of ' , ' between its fields."""
+    counts = {line.count(" , ") for line in rows if not is_skippable(line.rstrip("\r\n"))}
+    return len(counts) == 1 and min(counts) > 0
 
 
 def locate_heading(sample: list[str], delimiter: str | None = None) -> tuple[int, str, list[str] | None] | None:
@@ -103,7 +133,8 @@ def locate_heading(sample: list[str], delimiter: str | None = None) -> tuple[int
 
 
 _ORATCPTEST = re.compile(r"oratcptest|\[Requesting a test\]|Avg\. throughput", re.IGNORECASE)
-_IPERF3 = re.compile(r'^\s*\{\s*"(start|intervals|end|error)"|"iperf_version"|"sum_received"', re.MULTILINE)
+# [ \t]* before the brace, not \s*: from every blank line, \s* ran over all the blank lines after it.
+_IPERF3 = re.compile(r'^[ \t]*\{\s*"(start|intervals|end|error)"|"iperf_version"|"sum_received"', re.MULTILINE)
 
 
 def describe_unrecognised(sample: list[str]) -> str:
@@ -132,10 +163,12 @@ def describe_unrecognised(sample: list[str]) -> str:
     )
 
 
-def open_table(path: Path, fmt: str = "auto", *, log_file_pages: int | None = None) -> tuple[Table, IO[bytes]]:
+def open_table(
+    path: Path, fmt: str = "auto", *, log_file_pages: int | None = None, decimal: str = "auto", name: str = ""
+) -> tuple[Table, IO[bytes]]:
     handle = open(path, "rb")  # noqa: SIM115  (closed by the caller after streaming)
     try:
-        return read_table(handle, fmt, log_file_pages=log_file_pages), handle
+        return read_table(handle, fmt, log_file_pages=log_file_pages, decimal=decimal, name=name), handle
     except Exception:
         handle.close()
         raise

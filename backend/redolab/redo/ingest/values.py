@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
 from redolab.redo.parsers import RedoInputError
@@ -113,11 +114,17 @@ def _explicit_zone(text: str | None):
 _NUMBER = re.compile(r"^[+]?(\d[\d,_ ]*)?(\.\d*)?([eE][+-]?\d+)?$")
 
 
-def parse_number(text: str, *, line: int, column: str) -> float:
-    """A non-negative number: thousands separators and no leading zero are fine ("1,234.5", ".70")."""
+def parse_number(text: str, *, line: int, column: str, numbers: NumberFormat | None = None) -> float:
+    """A non-negative number. With `numbers` (the file's separators) it is read by them
+    ("1.234,5" with a decimal comma); without, the separators of the English default ("1,234.5",
+    ".70")."""
+    if numbers is not None and numbers.decimal == ",":
+        return numbers.parse(text, line=line, column=column)
     try:  # the common case, plain digits, without the regex
         value = float(text)
     except ValueError:
+        if numbers is not None:
+            return numbers.parse(text, line=line, column=column)
         cleaned = text.strip()
         if not cleaned or not _NUMBER.match(cleaned) or cleaned in (".", "+"):
             raise RedoInputError(f"line {line}, {column}: '{text}' is not a number") from None
@@ -125,3 +132,166 @@ def parse_number(text: str, *, line: int, column: str) -> float:
     if value < 0 or value != value or value in (float("inf"),):
         raise RedoInputError(f"line {line}, {column}: '{text}' is not a size or count (negative or not finite)")
     return value
+
+
+# -- decimal and group separators (Oracle's NLS_NUMERIC_CHARACTERS: "decimal_character group_separator",
+# two different single-byte characters, neither a digit nor + - < >; either may be a space) ----------
+DECIMAL_CHOICES = ("auto", "point", "comma")
+_SPACES = " \u00a0\u202f"  # a space group separator; pasted output turns it into a no-break space
+CHOOSE_DECIMAL = (
+    "choose the decimal separator (point or comma) and preview again, or send decimal=point or decimal=comma"
+)
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    """How a file writes its numbers: the decimal character, the group separator (None: none
+    seen), and where that was learnt ("file", "choice", "groups": only group separators seen, or
+    "default")."""
+
+    decimal: str = "."
+    group: str | None = None
+    source: str = "default"
+
+    @property
+    def nls(self) -> str:
+        group = self.group or ("," if self.decimal == "." else ".")
+        return f"'{self.decimal}{group}'"
+
+    def describe(self) -> str:
+        """What the preview says, e.g. "decimal comma, as NLS_NUMERIC_CHARACTERS ',.' (seen in the file)"."""
+        name = "decimal comma" if self.decimal == "," else "decimal point"
+        group = {None: "", " ": ", groups of digits split by spaces"}.get(
+            self.group, f", '{self.group}' between groups of digits"
+        )
+        whence = {
+            "file": "seen in the file",
+            "choice": "as chosen",
+            "default": "no separator in the file",
+            "groups": "whole numbers only: no decimal character in the file",
+        }[self.source]
+        return f"{name}{group}, as NLS_NUMERIC_CHARACTERS {self.nls} ({whence})"
+
+    def parse(self, text: str, *, line: int, column: str) -> float:
+        cleaned = text.strip()
+        match = _SHAPE.match(cleaned)
+        kind = _shape_of(match, cleaned) if match else None
+        value = None if kind is None else _value_as(match, self.decimal)
+        if value is None:
+            written = "decimal comma" if self.decimal == "," else "decimal point"
+            raise RedoInputError(
+                f"line {line}, {column}: '{text}' is not a number written with a {written} "
+                f"(NLS_NUMERIC_CHARACTERS {self.nls}); if the file uses the other separator, {CHOOSE_DECIMAL}"
+            )
+        if value < 0 or value != value or value == float("inf"):
+            raise RedoInputError(f"line {line}, {column}: '{text}' is not a size or count (negative or not finite)")
+        return value
+
+
+POINT = NumberFormat()
+
+# digits with at most one kind of mark between them, then optionally the other mark and digits, and
+# an exponent: '1,234,567', '1.234,5', ',3', '7,8', '1 234,5', '1.5E+09'
+_SHAPE = re.compile(
+    r"^[+]?(?P<int>\d{1,3}(?:(?P<g>[.,'_ \u00a0\u202f])\d{3})(?:(?P=g)\d{3})*|\d*)"
+    r"(?:(?P<dec>[.,])(?P<frac>\d*))?(?P<exp>[eE][+-]?\d{1,3})?$",
+    re.ASCII,
+)
+
+
+def _shape_of(match: re.Match, text: str) -> str | None:
+    if not any(ch.isdigit() for ch in text):
+        return None
+    group, decimal = match["g"], match["dec"]
+    if group and decimal and group == decimal:
+        return None  # '1,234,5': a group and a decimal of the same character
+    return "number"
+
+
+def _value_as(match: re.Match, decimal: str) -> float | None:
+    """The value when `decimal` is the decimal character, else None (the marks contradict it)."""
+    group, mark, whole, fraction = match["g"], match["dec"], match["int"], match["frac"] or ""
+    if group == decimal or (mark and mark != decimal):
+        if mark or group != decimal or whole.count(group) != 1:
+            return None
+        # '1,234' read with a decimal comma: the 'group' was the decimal
+        head, tail = whole.split(group)
+        whole, mark, fraction = head, group, tail
+    digits = whole.translate(_NO_GROUPS)
+    if not digits and not fraction:
+        return None
+    return float(f"{digits or '0'}.{fraction or '0'}{match['exp'] or ''}")
+
+
+_NO_GROUPS = str.maketrans("", "", ".,'_ \u00a0\u202f")
+
+
+def detect_numbers(samples: list[tuple[int, str, str, bool]], chosen: str = "auto") -> NumberFormat:
+    """The file's separators from its numeric values (line, column, text, integer_only), or the
+    user's `chosen` one ('point', 'comma'). A file that could be either (only '1,234'-like values)
+    is refused, naming the first such value: the user chooses."""
+    if chosen == "point":
+        return NumberFormat(".", None, "choice")
+    if chosen == "comma":
+        return NumberFormat(",", None, "choice")
+    votes: dict[str, tuple[int, str, str]] = {}
+    ambiguous: tuple[int, str, str] | None = None
+    groups: set[str] = set()
+    for line, column, text, integer_only in samples:
+        cleaned = text.strip()
+        match = _SHAPE.match(cleaned)
+        if not match or not _shape_of(match, cleaned):
+            continue
+        if match["g"]:
+            groups.add(match["g"])
+        verdict = _verdict(match, integer_only)
+        if verdict == "?":
+            ambiguous = ambiguous or (line, column, text)
+        elif verdict:
+            votes.setdefault(verdict, (line, column, text))
+    return _decide(votes, ambiguous, groups)
+
+
+def _verdict(match: re.Match, integer_only: bool) -> str | None:
+    """'.' or ',' when the value shows its decimal character, '?' when it could be either, None
+    when it shows none ('1234')."""
+    group, mark, whole, fraction = match["g"], match["dec"], match["int"], match["frac"]
+    if group and mark:
+        return mark  # '1.234,5', '1,234.5'
+    if group in (".", ","):
+        if whole.startswith("0"):
+            return group  # '0,500': no group separator follows a leading zero
+        if whole.count(group) > 1:
+            return "," if group == "." else "."  # a decimal character comes once: these are groups
+        return ("," if group == "." else ".") if integer_only else "?"
+    if group:
+        return None  # '1 234': a space group says nothing of the decimal character
+    if mark and (fraction is None or len(fraction) != 3 or not whole or len(whole) > 3):
+        return mark  # ',3', '7,8', '12,34', '1234,567': no group is written that way
+    return None
+
+
+def _decide(votes: dict, ambiguous: tuple[int, str, str] | None, groups: set[str]) -> NumberFormat:
+    if len(votes) == 2:
+        (l1, c1, t1), (l2, c2, t2) = votes["."], votes[","]
+        raise RedoInputError(
+            f"numbers are written both with a decimal point (line {l1}, {c1}: '{t1}') and with a decimal "
+            f"comma (line {l2}, {c2}: '{t2}'): export the file again with one NLS_NUMERIC_CHARACTERS setting"
+        )
+    if votes:
+        decimal = next(iter(votes))
+        group = next((g for g in sorted(groups) if g != decimal), None)
+        return NumberFormat(decimal, _spaced(group), "file")
+    if ambiguous is not None:
+        line, column, text = ambiguous
+        raise RedoInputError(
+            f"line {line}, {column}: '{text}' could be a number with a group separator or with a decimal "
+            f"{'comma' if ',' in text else 'point'}, and no other value in the file tells which: {CHOOSE_DECIMAL}"
+        )
+    group = next(iter(sorted(groups)), None)
+    return NumberFormat(".", _spaced(group), "groups" if group else "default")
+
+
+def _spaced(group: str | None) -> str | None:
+    """A no-break or narrow space between groups is a space group separator."""
+    return " " if group is not None and group in _SPACES else group

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from redolab.redo.ingest.values import POINT, NumberFormat, detect_numbers
 from redolab.redo.parsers import RedoInputError, Table
 from redolab.redo.parsers.sqlplus import read_sqlplus
 
@@ -21,6 +23,14 @@ HEADERS = ["SNAP_ID", "INSTANCE_NUMBER", "BEGIN_TIME", "END_TIME", "METRIC_NAME"
 MIB = 1024 * 1024
 _SECTION = re.compile(r"^\s*~~(BEGIN|END)-([A-Z0-9-]+)~~\s*$")
 _END_TIME = re.compile(r"^(\d{2,4})/(\d{1,2})/(\d{1,2}) (\d{1,2}):(\d{2})(?::(\d{2}))?$")
+
+
+@dataclass
+class MinerTable(Table):
+    """MAIN-METRICS as rows of plain numbers, with how the capture wrote them (NLS_NUMERIC_CHARACTERS
+    of the session that spooled it: ',3' is 0.3 MiB/s under ',.')."""
+
+    numbers: NumberFormat = POINT
 
 
 def looks_like_awr_miner(text: str) -> bool:
@@ -55,7 +65,7 @@ def _time(text: str, number: int) -> datetime:
         raise RedoInputError(f"line {number}, end: '{text}' is not a valid date") from None
 
 
-def read_awr_miner(lines: list[str]) -> Table:
+def read_awr_miner(lines: list[str], *, decimal: str = "auto") -> Table:
     found = sections(lines)
     metrics = found.get("MAIN-METRICS")
     if not metrics:
@@ -85,33 +95,42 @@ def read_awr_miner(lines: list[str]) -> Table:
         f"MAIN-METRICS columns not used: {', '.join(h for h in table.headers if h.strip().lower() not in used)}",
     ]
 
+    read = [(numbers[index - 1] if 0 < index <= len(numbers) else index, values) for index, values in table.rows]
+    written = _numbers_written(read, columns, decimal)
+
     def rows() -> Iterator[tuple[int, list[str]]]:
-        for index, values in table.rows:
-            number = numbers[index - 1] if 0 < index <= len(numbers) else index
+        for number, values in read:
             end = _time(values[columns["end"]], number)
             minutes = values[columns["dur_m"]].strip()
-            try:
-                duration = float(minutes)
-            except ValueError:
-                raise RedoInputError(f"line {number}, dur_m: '{minutes}' is not a number of minutes") from None
+            duration = written.parse(minutes, line=number, column="dur_m")
             if not 0 < duration <= 7 * 24 * 60:
                 raise RedoInputError(f"line {number}, dur_m: {minutes} minutes is not a snapshot length (0 to 7 days)")
             begin = end - timedelta(minutes=duration)
-            average = _mib_per_second(values[columns["redo_mb_s"]], number, "redo_mb_s")
+            average = _mib_per_second(values[columns["redo_mb_s"]], number, written)
             yield number, [
                 values[columns["snap"]], values[columns["inst"]], begin.isoformat(sep=" "), end.isoformat(sep=" "),
                 "Redo Generated Per Sec", average,
             ]  # fmt: skip
 
-    return Table("awr-miner", HEADERS, rows(), [note for note in notes if note])
+    return MinerTable("awr-miner", HEADERS, rows(), [note for note in notes if note], numbers=written)
 
 
-def _mib_per_second(text: str, number: int, column: str) -> str:
+def _numbers_written(read: list[tuple[int, list[str]]], columns: dict[str, int], decimal: str) -> NumberFormat:
+    """How the capture writes numbers, from every MAIN-METRICS value but the time (snap and inst are
+    whole numbers), or the user's choice."""
+    integers = {"snap", "inst"}
+    positions = [(i, name, name in integers) for name, i in columns.items() if name != "end"]
+    samples = [
+        (number, name, values[i], integer)
+        for number, values in read
+        for i, name, integer in positions
+        if i < len(values)
+    ]
+    return detect_numbers(samples, decimal)
+
+
+def _mib_per_second(text: str, number: int, written: NumberFormat) -> str:
     text = text.strip()
     if not text:
         return ""
-    try:
-        value = float(text.replace(",", ""))
-    except ValueError:
-        raise RedoInputError(f"line {number}, {column}: '{text}' is not a rate in MiB/s") from None
-    return repr(value * MIB)
+    return repr(written.parse(text, line=number, column="redo_mb_s") * MIB)

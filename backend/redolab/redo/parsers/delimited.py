@@ -6,15 +6,24 @@ the heading (`PKEY||','||DBID||...`, written by collectors that concatenate thei
 from __future__ import annotations
 
 import csv
+import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 
 from redolab.redo.parsers import FOOTER, NOISE, RedoInputError, Table
 
 DELIMITERS = ",;|\t"
 
-_UNDERLINE = re.compile(r"^[\s\-|,;\t=]*-[\s\-|,;\t=]*$")
+_UNDERLINE_CHARACTERS = " \t\r\n\f\v-|,;="
+
+
+def _is_underline(line: str) -> bool:
+    """A dashed underline (with separators and blanks): a dash, and nothing else than those. Not a
+    pattern: `[..]*-[..]*$` tried every dash of a 60 KB line of dashes and spaces again (11 s)."""
+    return "-" in line and not line.strip(_UNDERLINE_CHARACTERS)
+
+
 # ||'<separator>'|| between the names of a concatenated select expression. No leading \s*: from
 # every space of a 200 KiB run of spaces it scanned the run again (minutes); names are stripped after.
 _CONCAT = re.compile(r"\|\|\s*'([^']*)'\s*\|\|\s*")
@@ -44,6 +53,10 @@ def split_expression(line: str) -> tuple[str, list[str]] | None:
     if len(delimiter) != 1 or any((s.strip() or s) != delimiter for s in separators):
         return None
     names = [_clean(name) for name in _CONCAT.split(line.strip())[::2]]
+    # a heading SQL*Plus cut short ends inside a name or a separator: 'PERC50||', 'PERC50||',', '...||'
+    names[-1] = names[-1].rstrip("|' " + delimiter)
+    if not names[-1]:
+        names.pop()
     return (delimiter, names) if len(names) >= 2 and all(names) else None
 
 
@@ -78,17 +91,24 @@ class _Records:
             raise RedoInputError(f"line {self.base + self.reader.line_num}: {problem}") from None
 
 
-def read_delimited(lines: Iterable[str], delimiter: str, *, skip: int = 0, names: list[str] | None = None) -> Table:
-    """A table from `lines`, whose heading is on line `skip` + 1 (`names` when it is an expression)."""
+def read_delimited(
+    lines: Iterable[str],
+    delimiter: str,
+    *,
+    skip: int = 0,
+    names: list[str] | None = None,
+    complete: Callable[[list[str], int], tuple[list[str], str] | None] | None = None,
+) -> Table:
+    """A table from `lines`, whose heading is on line `skip` + 1 (`names` when it is an expression).
+    `complete(names, width)`: the whole column list when the expression heading names fewer columns
+    than the first row has (SQL*Plus cut it), with a note saying whence, or None."""
     lines = iter(lines)
     passed = "line 1 before the heading was" if skip == 1 else f"lines 1 to {skip} before the heading were"
     notes = [f"{passed} passed over (titles, prompts, blank lines)"] if skip else []
     list(islice(lines, skip))
     if names is not None:
-        next(lines, None)
-        headers, header_number, base = names, skip + 1, skip + 1
-        notes.append(f"the heading on line {header_number} is a select expression, read as: {', '.join(names)}")
-        reader = _Records(lines, delimiter, base)
+        reader, headers, ahead = _expression_heading(lines, delimiter, skip, names, complete, notes)
+        base = header_number = skip + 1
     else:
         reader = _Records(lines, delimiter, skip)  # one reader: line_num follows quoted newlines too
         headers = []
@@ -98,7 +118,7 @@ def read_delimited(lines: Iterable[str], delimiter: str, *, skip: int = 0, names
                 break
         if not headers:
             raise RedoInputError("the file is empty: it has no heading line")
-        base = skip
+        base, ahead = skip, None
         header_number = base + reader.line_num
     width = len(headers)
     repeated = [h.upper() for h in headers]
@@ -106,23 +126,63 @@ def read_delimited(lines: Iterable[str], delimiter: str, *, skip: int = 0, names
     initials = {"-", " ", '"', repeated[0][:1], repeated[0][:1].lower()} - {""}
 
     def rows() -> Iterator[tuple[int, list[str]]]:
-        for fields in reader:
-            number = base + reader.line_num
+        for number, fields in itertools.chain([ahead] if ahead else [], ((base + reader.line_num, f) for f in reader)):
             if len(fields) != width:
                 line = delimiter.join(fields)
-                if is_skippable(line) or _UNDERLINE.match(line):
+                if is_skippable(line) or _is_underline(line):
                     continue  # blank line, prompt, "N rows selected.", a dashed underline
                 raise RedoInputError(
                     f"line {number}: {len(fields)} fields where the heading on line {header_number} "
-                    f"has {width}; is a value missing, or does it contain an unquoted '{delimiter}'?"
+                    f"has {width}; is a value missing, or does it contain an unquoted {_shown(delimiter)}?"
+                    + _comma_hint(delimiter)
                 )
             first = fields[0]
             if (
                 first
                 and first[0] in initials
-                and (_UNDERLINE.match(delimiter.join(fields)) or [_clean(f).upper() for f in fields] == repeated)
+                and (_is_underline(delimiter.join(fields)) or [_clean(f).upper() for f in fields] == repeated)
             ):
                 continue  # the heading's underline, or the heading repeated at a page break
             yield number, fields  # unstripped: int()/float() ignore padding; text fields strip later
 
     return Table("delimited", headers, rows(), notes)
+
+
+def _shown(delimiter: str) -> str:
+    """A delimiter as a message names it ('\\x1f' stands for the ' , ' of DMA 2.0.1 to 2.0.3)."""
+    return "' , '" if delimiter == "\x1f" else "a tab" if delimiter == "\t" else f"'{delimiter}'"
+
+
+def _comma_hint(delimiter: str) -> str:
+    if delimiter != ",":
+        return ""
+    return (
+        " Numbers written with a decimal comma (NLS_NUMERIC_CHARACTERS ',.') split a comma-separated line: "
+        "export with ';' between the fields, or with the numbers quoted"
+    )
+
+
+def _expression_heading(lines, delimiter, skip, names, complete, notes):
+    """(reader, headers, the first row read ahead) under a select-expression heading; a heading that
+    names fewer columns than that row has is completed by `complete` when it can be."""
+    next(lines, None)
+    reader = _Records(lines, delimiter, skip + 1)
+    ahead = _first_record(reader, skip + 1)
+    headers = names
+    if ahead is not None and complete is not None and len(ahead[1]) > len(names):
+        completed = complete(names, len(ahead[1]))
+        if completed is not None:
+            headers = completed[0]
+            notes.append(f"line {skip + 1}: {completed[1]}")
+    if headers is names:
+        notes.append(f"the heading on line {skip + 1} is a select expression, read as: {', '.join(names)}")
+    return reader, headers, ahead
+
+
+def _first_record(reader: _Records, base: int) -> tuple[int, list[str]] | None:
+    """The first record under an expression heading (its line number and fields), read ahead to
+    compare its width with the heading's."""
+    for fields in reader:
+        if any(field.strip() for field in fields):
+            return base + reader.line_num, fields
+    return None

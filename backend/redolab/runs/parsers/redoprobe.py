@@ -23,7 +23,7 @@ class ProbeEvent:
 def parse_line(line: str) -> ProbeEvent:
     try:
         document = json.loads(line)
-    except json.JSONDecodeError:
+    except ValueError:  # JSONDecodeError, or an integer of more than 4,300 digits
         raise ProbeOutputError(f"not a JSON event: {line[:120]!r}") from None
     if not isinstance(document, dict) or document.get("event") not in EVENTS:
         raise ProbeOutputError(f"not a redoprobe event: {line[:120]!r}")
@@ -115,6 +115,12 @@ def ack_percentiles(ack: dict) -> dict[str, float | None]:
     return out
 
 
+def _rtt(value) -> bool:
+    """A round-trip time in µs that can be one: a number above zero and at most an hour (an integer of
+    a thousand digits in a hostile file would overflow the division to seconds)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 3.6e9
+
+
 def run_metrics(lines: list[str]) -> RunMetrics:
     """Minimum TCP_INFO round-trip time over all intervals and streams, the median over intervals of
     the slowest stream's RTT, and from the end event the acknowledgement latency (sync mode: average
@@ -124,7 +130,7 @@ def run_metrics(lines: list[str]) -> RunMetrics:
         event = parse_line(line)
         if event.event == "interval":
             intervals += 1
-            rtts = [s["rtt_us"] for s in event.data.get("streams", []) if isinstance(s, dict) and s.get("rtt_us")]
+            rtts = [s["rtt_us"] for s in event.data.get("streams", []) if isinstance(s, dict) and _rtt(s.get("rtt_us"))]
             if rtts:
                 slowest.append(max(rtts))
                 low = min(rtts)
