@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from redolab.core.config import get_settings
 from redolab.planning.service import Selection, environment_plan
 from redolab.redo import service as redo_service
 from redolab.runs.models import RunStatus
@@ -42,8 +43,9 @@ def requested(session, tmp_path):
         session=session, environment=environment, path=FIXTURES / "gv_archived_log.csv",
         filename="gv_archived_log.csv", imported_by="alice",
     )  # fmt: skip
-    write_dir = tmp_path / "standby-redo"
-    write_dir.mkdir()
+    # "This machine" writes only under REDOLAB_LOCAL_WRITE_ROOT (runs.queueing)
+    write_dir = get_settings().resolved_local_write_root / f"standby-redo-{tmp_path.name}"
+    write_dir.mkdir(parents=True, exist_ok=True)
     runs = []
     for fields in RUNS.values():
         if fields.get("sync_write"):

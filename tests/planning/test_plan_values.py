@@ -31,9 +31,13 @@ SYNC_RUN = run(
 DISK = DiskFact(Disk(200 * MIB, 0.0004), "standby-1:/redo")
 
 
+LOOPBACK_RUNS = [run(20 + n, node=1 + n % 2, rate_mib=3715.56, loopback=True) for n in range(12)]
+
+
 def plans():
     """A short thread and a passing one with a SYNC run; the nominal link only; a disk test on a
-    platform that commits in NEARSYNC; one thread with AWR write sizes."""
+    platform that commits in NEARSYNC; one thread with AWR write sizes; twelve loopback runs chosen
+    on a 1 Gbit/s link with a SYNC run with a standby write."""
     measured = [run(1, node=1, rate_mib=60), run(2, node=2, rate_mib=12), run(3, node=1, conns=4, rate_mib=70)]
     one = requirement(
         [ImportSeries(1, "w.csv", [log(1, 1, 0, 600, 600, writes=1e5), log(1, 2, 600, 60, 900, writes=2e5)])],
@@ -51,6 +55,11 @@ def plans():
             facts=facts(primary_nodes=1, standby_nodes=1, time_zone="Europe/Berlin"),
             requirement=one,
             runs=[run(1, rate_mib=5), SYNC_RUN],
+        ),
+        build_plan(
+            facts=facts(transport_mode="SYNC", link_bits_per_second=1e9, link_rtt_seconds=0.025),
+            requirement=history(),
+            runs=[*LOOPBACK_RUNS, replace(SYNC_RUN, loopback=True)],
         ),
     ]
 
@@ -126,7 +135,7 @@ def check_instantiation_and_buffers(plan, html: str) -> None:
     socket = sizing.bdp.socket_buffer_bytes
     assert values["socket_buffer_bytes"] == socket == plan.settings_basis.socket_buffer_bytes
     assert dict(card.rows)[f"Socket buffers ({SOCKET_BUFFER_RULE})"].startswith(f"{socket:,} bytes")
-    assert card.headline == f"Set socket buffers to {socket:,} bytes ({SOCKET_BUFFER_RULE})"
+    assert card.headline.endswith(f"et socket buffers to {socket:,} bytes ({SOCKET_BUFFER_RULE})")
     snippets = "\n".join(s.text for s in plan.snippets)
     assert f"net.core.rmem_max = {socket}" in snippets and str(escape(snippets.splitlines()[1])) in html
 
@@ -148,15 +157,73 @@ def check_commit(plan, html: str) -> None:
         assert format_byte_rate(commit.ceiling_bytes_per_second) in card.headline
 
 
+def check_capacity(card, capacity, shown: dict, html: str) -> None:
+    """One capacity: the card's marks, its JSON and its words say the same origin and figure."""
+    assert shown["origin"] == capacity.origin and shown["label"] == capacity.label
+    assert shown["bytes_per_second"] == capacity.bytes_per_second
+    assert getattr(card, capacity.origin, True)  # card.nominal / card.loopback set when a figure rests on one
+    assert capacity.origin not in ("nominal", "loopback") or f"({card.capacity_basis})" in card.badge
+    assert card.badge in html
+
+
+def check_capacity_labels(plan, html: str) -> None:
+    """Every card names where the capacity it reads comes from, in its rows, JSON and the report."""
+    transport, values = plan.card("transport"), plan.to_json()["cards"]["transport"]["values"]
+    rows, keep_up = dict(transport.rows), transport.result
+    by_thread = {t["thread"]: t for t in values["threads"]}
+    for judged in keep_up.threads:
+        if judged.verdict is not None:
+            assert judged.stream.label in rows[judged.verdict.subject]
+            check_capacity(transport, judged.stream, by_thread[judged.need.thread]["capacity"], html)
+    if keep_up.summed is not None and keep_up.summed.verdict is not None:
+        assert keep_up.summed.stream.label in rows[keep_up.summed.verdict.subject]
+        check_capacity(transport, keep_up.summed.stream, values["summed"]["capacity"], html)
+    lag, lag_values = plan.card("lag"), plan.to_json()["cards"]["lag"]["values"]
+    for replayed, shown, (label, _) in zip(lag.result.replayed, lag_values["threads"], lag.rows, strict=True):
+        assert replayed.stream.label in label and str(escape(label)) in html
+        check_capacity(lag, replayed.stream, shown["capacity"], html)
+    buffers = plan.card("buffers")
+    if buffers.result.window_stream is not None:
+        stream = buffers.result.window_stream
+        row = dict(buffers.rows)["Window the best single stream kept in flight"]
+        assert row == f"{buffers.result.window_bytes:,} bytes ({stream.label})" and str(escape(row)) in html
+        check_capacity(buffers, stream, buffers.values["window_capacity"], html)
+    commit = plan.card("commit")
+    if commit.result.impact is not None:
+        stream = commit.result.stream
+        assert any(f"({stream.label})" in line for line in commit.working)
+        check_capacity(commit, stream, commit.values["send_capacity"], html)
+
+
 def check_plan(plan) -> None:
     html = report(plan)
     check_requirement_and_transport(plan, html)
     check_lag(plan, html)
     check_instantiation_and_buffers(plan, html)
     check_commit(plan, html)
+    check_capacity_labels(plan, html)
 
 
-@pytest.mark.parametrize("number", range(4))
+def test_a_chosen_loopback_run_is_one_capped_capacity_on_every_card():
+    plan = plans()[4]
+    link = 1e9 / 8
+    transport, lag, buffers, commit = (plan.card(k) for k in ("transport", "lag", "buffers", "commit"))
+    capacities = [t.stream for t in transport.result.threads] + [transport.result.summed.stream]
+    capacities += [t.stream for t in lag.result.replayed] + [buffers.result.window_stream, commit.result.stream]
+    assert {c.bytes_per_second for c in capacities} == {link}  # 3,715.56 MiB/s capped at the 1 Gbit/s link
+    assert {c.capped_from_bytes_per_second for c in capacities} == {3715.56 * MIB}
+    for card in (transport, lag, buffers, commit):
+        assert card.loopback and card.badge.endswith("(loopback)"), card
+        assert card.headline.startswith("Loopback, not the link: ") and "Nominal" not in card.headline
+    assert buffers.result.window_bytes == round(link * 0.025)  # not 3,715.56 MiB/s x the WAN round trip
+    assert "run #9" in dict(commit.rows)["Measured standby write"] and "loopback" in dict(commit.rows)[
+        "Measured standby write"]  # fmt: skip
+    assert not any("left out of the verdicts" in r for r in plan.risks)
+    assert any(r.startswith("Loopback runs #9, #20, #21") and "and 7 more" in r for r in plan.risks)
+    assert plan.to_json()["cards"]["transport"]["loopback"] is True
+
+
+@pytest.mark.parametrize("number", range(5))
 def test_every_card_shows_its_typed_values(number):
     check_plan(plans()[number])
 

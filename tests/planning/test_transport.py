@@ -94,3 +94,13 @@ def test_latency_not_bandwidth_dominates_sync():
         write_bytes=8192, write_seconds=0.0005, throughput_bytes_per_second=50 * MIB, rtt_seconds=0.002
     )
     assert near.modes["SYNC"] < slow.modes["SYNC"] / 5
+
+
+def test_replay_with_redo_arriving_exactly_as_fast_as_it_drains_keeps_the_backlog():
+    """A burst, then redo at exactly the drain rate (a hypothesis case of the report found a division
+    by zero there): the backlog neither grows nor drains until the rate drops."""
+    segments = [(at(0), at(60), 20 * MIB), (at(60), at(120), 10 * MIB), (at(120), at(180), 0.0)]
+    replay = replay_lag(segments, drain_bytes_per_second=10 * MIB)
+    assert replay.max_backlog_bytes == 600 * MIB
+    assert replay.lagging_seconds == 60 + 60 + 60  # the burst, the plateau, then 600 MiB at 10 MiB/s
+    assert replay.drain_seconds == 120

@@ -72,3 +72,34 @@ def test_the_evidence_fragment_needs_a_login_and_an_environment(app, browser_cli
     assert fragment.status_code == 401 and "<tr" not in fragment.text
     assert plain.status_code == 303 and plain.headers["location"].startswith("/login")
     assert browser_client.get("/environments/999999/plan/evidence", headers=HTMX).status_code == 404
+
+
+def test_a_chosen_loopback_run_is_marked_on_the_page_and_left_out_ones_are_named(browser_client, session):
+    """Loopback runs left out by default are named where they would fill a figure; ticked, every card
+    using one says 'loopback' and none carries more than the nominal link. Each kernel setting is
+    shown next to the hosts' captured values, and one every host already exceeds says "keep"."""
+    environment = make_environment(
+        session, link_bandwidth_bits_per_second=1e9, link_rtt_seconds=0.025, database_size_bytes=2 * 1024**4
+    )
+    primary = make_host(session, environment, name="here-p", role="primary", transport="local")
+    standby = make_host(session, environment, name="here-s", role="standby", transport="local")
+    rmem = {"tcp_rmem": [4096, 131072, 33554432]}
+    runs = [
+        make_measured_run(session, environment.id, primary, standby, 3715.56 * 1024 * 1024,
+                          client_settings=rmem, server_settings=rmem)
+        for _ in range(3)
+    ]  # fmt: skip
+    url = f"/environments/{environment.id}"
+    page = browser_client.get(url).text
+    assert f"no ASYNC run chosen (3 ASYNC runs (#{runs[0].id}, " in page and "exist but are left out: loopback" in page
+    assert "(keep)" in page and "# keep: net.ipv4.tcp_rmem" in page and "4096 87380 9375000" in page
+    missing = re.findall(r"<li>Missing: (.*?)</li>", page, re.S)
+    headlines = re.findall(r'<p class="headline">Missing: (.*?)</p>', page, re.S)
+    assert not set(missing) & set(headlines)  # "Missing:" never twice for one item
+    chosen = browser_client.get(f"{url}?chosen=1&run={runs[0].id}").text
+    card = re.search(r'id="plan-instantiation".*?</article>', chosen, re.S).group(0)
+    assert "(loopback)</span>" in card and "Loopback, not the link" in card and "Nominal, not measured" not in card
+    assert "capped at the nominal link" in card and "119.21 MiB/s (1,000 Mbit/s) (loopback" in card
+    buffers = re.search(r'id="plan-buffers".*?</article>', chosen, re.S).group(0)
+    assert "3,125,000 bytes (loopback run #" in buffers  # 1 Gbit/s x 25 ms, not 3,715.56 MiB/s x 25 ms
+    assert "left out of the verdicts" not in chosen and "Loopback run #" in chosen

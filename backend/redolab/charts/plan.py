@@ -10,8 +10,11 @@ from redolab.charts import LAYOUT, figure_json
 from redolab.core.units import wall_clock
 
 
-def lag_figure(series: dict[int, list[tuple[datetime, float]]], zone: str = "UTC") -> str | None:
-    """Transport lag (seconds) over time, one line per redo thread."""
+def lag_figure(
+    series: dict[int, list[tuple[datetime, float]]], zone: str = "UTC", drains: dict[int, str] | None = None
+) -> str | None:
+    """Transport lag (seconds) over time, one line per redo thread; `drains` names what each thread's
+    stream was drained at and where that capacity comes from (the lag card's words)."""
     if not any(lag for points in series.values() for _, lag in points):
         return None  # never behind: a flat line at zero says nothing the card does not
     figure = go.Figure()
@@ -20,7 +23,7 @@ def lag_figure(series: dict[int, list[tuple[datetime, float]]], zone: str = "UTC
             go.Scatter(
                 x=[wall_clock(p[0], zone) for p in points],
                 y=[p[1] for p in points],
-                name=f"thread {thread}",
+                name=f"thread {thread}" + (f" ({drains[thread]})" if drains and thread in drains else ""),
                 mode="lines",
                 hovertemplate="%{y:.2f} s behind at %{x}<extra>thread " + str(thread) + "</extra>",
             )

@@ -29,11 +29,23 @@ class CardPublic(BaseModel):
     working: list[str]
     sources: list[SourcePublic]
     missing: list[str]
+    nominal: bool = False  # a figure rests on the environment's nominal link
+    loopback: bool = False  # a figure rests on a loopback run chosen as evidence (this machine, not the link)
+    badge: str = ""  # the status with what it rests on: "pass (loopback)"
+
+
+class HostValuePublic(BaseModel):
+    host: str
+    current: str | None  # the host's captured value; None: never captured
+    action: str  # keep | raise | set
 
 
 class SettingLinePublic(BaseModel):
     line: str
     why: str
+    recommended: str | None = None  # the rule's value, before any host's own is kept
+    keep: bool = False  # every host already has it or more: nothing to apply
+    hosts: list[HostValuePublic] = []
 
 
 class SnippetPublic(BaseModel):

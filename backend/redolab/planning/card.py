@@ -31,15 +31,27 @@ class Card:
     lag_series: dict[int, list[tuple[datetime, float]]] | None = None
     nominal: bool = False  # a verdict rests on the environment's nominal link, not a measurement
     result: object | None = None  # the typed result the words and the values were written from
+    loopback: bool = False  # a figure rests on a loopback run chosen as evidence (this machine, not the link)
 
     def cite(self, source: Source) -> None:
         if source not in self.sources:
             self.sources.append(source)
 
     @property
+    def capacity_basis(self) -> str | None:
+        """What the card's capacity rests on when it is not a run over the link, in the badge's words."""
+        said = [word for word, on in (("nominal", self.nominal), ("loopback", self.loopback)) if on]
+        return " and ".join(said) if said and self.status != MISSING else None
+
+    @property
     def badge(self) -> str:
-        nominal = self.nominal and self.status != MISSING
-        return f"{self.status} (nominal)" if nominal else self.status
+        basis = self.capacity_basis
+        return f"{self.status} ({basis})" if basis else self.status
+
+    @property
+    def more_missing(self) -> list[str]:
+        """The missing items the headline does not already say (a MISSING card's headline is its first)."""
+        return self.missing[1:] if self.status == MISSING else self.missing
 
 
 def show_time(moment: datetime | None, zone: str) -> str:
@@ -68,6 +80,23 @@ def settle(card: Card, *, failed: bool, judged: bool, warned: bool = False, info
     if card.status == MISSING:
         card.headline = "Missing: " + (card.missing[0] if card.missing else "nothing to compute from")
     elif card.status == PARTIAL:
-        card.headline = f"Partly measured: {card.headline[0].lower()}{card.headline[1:]}" if card.headline else ""
-    if card.nominal and card.status != MISSING and not card.headline.startswith("Nominal"):
-        card.headline = f"Nominal, not measured: {card.headline[0].lower()}{card.headline[1:]}"
+        card.headline = f"Partly measured: {_after_prefix(card.headline)}" if card.headline else ""
+    prefix = _capacity_prefix(card)
+    if prefix and card.headline and not card.headline.startswith(prefix):
+        card.headline = f"{prefix}{_after_prefix(card.headline)}"
+
+
+def _after_prefix(headline: str) -> str:
+    """A headline continued after a prefix: its first word in lower case, unless an acronym (SYNC)."""
+    return headline if headline[1:2].isupper() else headline[0].lower() + headline[1:]
+
+
+def _capacity_prefix(card: Card) -> str:
+    """The headline's first words when a figure does not rest on a run over the link."""
+    if card.status == MISSING:
+        return ""
+    if card.nominal and card.loopback:
+        return "Nominal and loopback, not measured on the link: "
+    if card.nominal:
+        return "Nominal, not measured: "
+    return "Loopback, not the link: " if card.loopback else ""

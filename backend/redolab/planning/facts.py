@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from redolab.disktest.fit import Disk
+from redolab.planning.settings import HostKernel
 from redolab.runs.measured import MeasuredRun, Source
 
 NOMINAL_LINK = Source("environment: nominal link rate (not measured)")
@@ -39,23 +40,75 @@ class Facts:
     standby_disk: DiskFact | None = None  # the standby's fitted log disk (a disk test)
     hadr_buffer: tuple[int, str] | None = None  # DB2_HADR_BUF_SIZE pages and why, from the data
     hadr_syncmode: tuple[str, str] | None = None  # the calculator's advice
+    hadr_pairs: tuple = ()  # hadr.pairs.PairView of the db2pd captures: the values in use
+    host_kernels: tuple[HostKernel, ...] = ()  # each host's kernel settings as a run last captured them
+
+
+NOMINAL, MEASURED, LOOPBACK = "nominal", "measured", "loopback"  # where a capacity comes from
 
 
 @dataclass(frozen=True)
-class Stream:
-    """What one transport stream carries (bytes/s): a measured run, or the nominal link (no run)."""
+class Capacity:
+    """What one transport stream, or the link for all threads, carries (bytes/s) and where that comes
+    from: the nominal link (no run), a run over the link, or a loopback run chosen as evidence (this
+    machine, not the link: capped at the nominal link when it is faster). Every card reads these."""
 
     bytes_per_second: float
     source: Source
     run: MeasuredRun | None = None
+    capped_from_bytes_per_second: float | None = None  # the loopback run's own rate, above the nominal link
+
+    @property
+    def origin(self) -> str:
+        if self.run is None:
+            return NOMINAL
+        return LOOPBACK if self.run.loopback else MEASURED
 
     @property
     def nominal(self) -> bool:
         return self.run is None
 
+    @property
+    def loopback(self) -> bool:
+        return self.run is not None and self.run.loopback
+
+    @property
+    def label(self) -> str:
+        """Where the figure comes from, as every card says it."""
+        if self.run is None:
+            return "nominal link"
+        if not self.run.loopback:
+            return f"measured over the link, run #{self.run.id}"
+        capped = ", capped at the nominal link" if self.capped_from_bytes_per_second is not None else ""
+        return f"loopback run #{self.run.id}: this machine, not the link{capped}"
+
     @classmethod
-    def measured(cls, run: MeasuredRun) -> Stream:
+    def of_run(cls, run: MeasuredRun, link_bytes_per_second: float | None = None) -> Capacity:
+        """A run's throughput; a loopback run above the nominal link is capped at it (only a run over
+        the link may show the link carrying more than its nominal rate)."""
+        if run.loopback and link_bytes_per_second and run.bytes_per_second > link_bytes_per_second:
+            return cls(link_bytes_per_second, run.source, run, run.bytes_per_second)
         return cls(run.bytes_per_second, run.source, run)
+
+    def to_json(self) -> dict:
+        return {
+            "bytes_per_second": self.bytes_per_second,
+            "origin": self.origin,
+            "label": self.label,
+            "run_id": self.run.id if self.run else None,
+            "capped_from_bytes_per_second": self.capped_from_bytes_per_second,
+        }
+
+
+Stream = Capacity  # the name the cards' results use for one stream's capacity
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A run the plan does not use, and why (not chosen, a loopback run not ticked, a left-out tag)."""
+
+    run: MeasuredRun
+    why: str
 
 
 @dataclass(frozen=True)
@@ -63,6 +116,7 @@ class RoundTrip:
     seconds: float
     source: Source
     measured: bool  # no link RTT on the environment: the minimum TCP_INFO rtt of a run stands in
+    loopback: bool = False  # that run is a loopback one: this machine's round trip, not the link's
 
 
 @dataclass(frozen=True)
@@ -74,20 +128,20 @@ class Measurements:
     best_aggregate: MeasuredRun | None  # the best ASYNC run, any connection count
     link_bytes_per_second: float | None  # the environment's nominal link
     rtt: RoundTrip | None
+    excluded: tuple[Excluded, ...] = ()  # runs of the environment the plan does not use, and why
 
     @classmethod
-    def of(cls, facts: Facts, runs: list[MeasuredRun]) -> Measurements:
+    def of(cls, facts: Facts, runs: list[MeasuredRun], excluded: list[Excluded] | None = None) -> Measurements:
+        """Runs over the link come before loopback runs: a loopback run stands in only where no run
+        over the link measured the same thing."""
         single: dict[int, MeasuredRun] = {}
-        for run in runs:
-            best = single.get(run.client_node)
-            if (
-                run.mode == "async"
-                and run.conns == 1
-                and (best is None or run.bytes_per_second > best.bytes_per_second)
-            ):
-                single[run.client_node] = run
+        for node in {r.client_node for r in runs}:
+            best = _best(r for r in runs if r.client_node == node and r.mode == "async" and r.conns == 1)
+            if best is not None:
+                single[node] = best
         link = facts.link_bits_per_second / 8 if facts.link_bits_per_second else None
-        return cls(tuple(runs), single, _best(r for r in runs if r.mode == "async"), link, _round_trip(facts, runs))
+        aggregate = _best(r for r in runs if r.mode == "async")
+        return cls(tuple(runs), single, aggregate, link, _round_trip(facts, runs), tuple(excluded or ()))
 
     @property
     def async_runs(self) -> list[MeasuredRun]:
@@ -99,35 +153,58 @@ class Measurements:
 
     @property
     def best_single(self) -> MeasuredRun | None:
-        """The best single-connection ASYNC run from any primary node."""
+        """The best single-connection ASYNC run from any primary node (over the link first)."""
         return _best(self.single.values())
 
-    def stream(self, thread: int) -> Stream | None:
+    def capacity(self, run: MeasuredRun) -> Capacity:
+        """A run's throughput as every card reads it (a loopback run capped at the nominal link)."""
+        return Capacity.of_run(run, self.link_bytes_per_second)
+
+    def best_single_stream(self) -> Capacity | None:
+        run = self.best_single
+        return self.capacity(run) if run is not None else None
+
+    def stream(self, thread: int) -> Capacity | None:
         """What one transport stream from primary node `thread` carries: the best single-connection
         ASYNC run from it, else the nominal link rate (no run), else nothing."""
         run = self.single.get(thread)
         if run is not None:
-            return Stream.measured(run)
+            return self.capacity(run)
         if self.link_bytes_per_second:
-            return Stream(self.link_bytes_per_second, NOMINAL_LINK)
+            return Capacity(self.link_bytes_per_second, NOMINAL_LINK)
         return None
 
-    def aggregate(self) -> Stream | None:
+    def aggregate(self) -> Capacity | None:
         """What the link carries for all threads: the best ASYNC run, else the nominal link, else nothing."""
         if self.best_aggregate is not None:
-            return Stream.measured(self.best_aggregate)
+            return self.capacity(self.best_aggregate)
         if self.link_bytes_per_second:
-            return Stream(self.link_bytes_per_second, NOMINAL_LINK)
+            return Capacity(self.link_bytes_per_second, NOMINAL_LINK)
         return None
+
+    def excluded_runs(self, *, mode: str, conns: int | None = None, node: int | None = None, write=False):
+        """The left-out runs that would measure what a card misses (of `mode`; one connection when
+        `conns` is 1; from primary node `node`; with a standby write when `write`)."""
+        return [
+            e for e in self.excluded
+            if e.run.mode == mode and (conns is None or e.run.conns == conns)
+            and (node is None or e.run.client_node == node)
+            and (not write or (e.run.sync_write and e.run.metrics.server_write_seconds and e.run.metrics.ack_count))
+        ]  # fmt: skip
 
 
 def _best(runs) -> MeasuredRun | None:
-    return max(runs, key=lambda r: r.bytes_per_second, default=None)
+    """The fastest run over the link; a loopback run only when no run over the link qualifies."""
+    return max(runs, key=lambda r: (not r.loopback, r.bytes_per_second), default=None)
 
 
 def _round_trip(facts: Facts, runs: list[MeasuredRun]) -> RoundTrip | None:
-    """The environment's link RTT, else the minimum TCP_INFO rtt measured."""
+    """The environment's link RTT, else the minimum TCP_INFO rtt measured (over the link first: a
+    loopback run's round trip is this machine's, never the WAN's)."""
     if facts.link_rtt_seconds:
         return RoundTrip(facts.link_rtt_seconds, LINK_RTT, measured=False)
-    run = min((r for r in runs if r.metrics.rtt_min_seconds), key=lambda r: r.metrics.rtt_min_seconds, default=None)
-    return RoundTrip(run.metrics.rtt_min_seconds, run.source, measured=True) if run is not None else None
+    timed = [r for r in runs if r.metrics.rtt_min_seconds]
+    run = min(timed, key=lambda r: (r.loopback, r.metrics.rtt_min_seconds), default=None)
+    if run is None:
+        return None
+    return RoundTrip(run.metrics.rtt_min_seconds, run.source, measured=True, loopback=run.loopback)

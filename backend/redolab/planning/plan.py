@@ -15,14 +15,15 @@ from functools import partial
 
 from redolab.planning import results, writer
 from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Card, settle, show_time
-from redolab.planning.facts import DiskFact, Facts, Measurements
+from redolab.planning.commit_card import commit_card
+from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
 from redolab.planning.settings import SettingsBasis, Snippet, snippets_for
 from redolab.redo.requirement import Requirement
 from redolab.runs.measured import MeasuredRun, Source
 
 __all__ = [
-    "FAIL", "INFO", "MISSING", "PARTIAL", "PASS", "WARN", "Card", "DiskFact", "EvidenceItem", "Facts", "Plan",
-    "build_plan", "settle", "show_time",
+    "FAIL", "INFO", "MISSING", "PARTIAL", "PASS", "WARN", "Card", "DiskFact", "EvidenceItem", "Excluded", "Facts",
+    "Plan", "build_plan", "settle", "show_time",
 ]  # fmt: skip
 
 
@@ -68,6 +69,8 @@ class Plan:
                     "title": c.title,
                     "status": c.status,
                     "nominal": c.nominal,
+                    "loopback": c.loopback,
+                    "badge": c.badge,
                     "headline": c.headline,
                     "values": c.values,
                     "working": c.working,
@@ -92,8 +95,7 @@ class Plan:
             "time_zone": self.time_zone,
             "risks": self.risks,
             "settings": [
-                {"title": s.title, "target": s.target, "lines": [{"line": i.line, "why": i.why} for i in s.lines]}
-                for s in self.snippets
+                {"title": s.title, "target": s.target, "lines": [i.to_json() for i in s.lines]} for s in self.snippets
             ],
             "settings_sources": [{"label": s.label, "url": s.url} for s in self.snippet_sources],
         }
@@ -106,21 +108,24 @@ def build_plan(
     runs: list[MeasuredRun],
     evidence: list[EvidenceItem] | None = None,
     no_history: str | None = None,
+    excluded: list[Excluded] | None = None,
 ) -> Plan:
     """All cards, in the order the page shows them, then the risks they found. Loopback runs never
-    feed a verdict or a setting unless chosen by name: they are not the link. `no_history` says why
-    there is no requirement when it is not "nothing imported yet"."""
-    measured = Measurements.of(facts, runs)
+    feed a verdict or a setting unless chosen by name: they are not the link; chosen, they stand in
+    only where no run over the link measured the same thing, capped at the nominal link, and every
+    card using one says so. `excluded`: the runs left out, named where they would fill a missing
+    figure. `no_history` says why there is no requirement when it is not "nothing imported yet"."""
+    measured = Measurements.of(facts, runs, excluded)
     sizing = results.buffer_sizing(facts, measured)
     show = partial(show_time, zone=facts.time_zone)
     keep_up = results.keep_up(facts, requirement, measured) if requirement else None
     lag = results.lag_exposure(requirement, measured) if requirement else None
     written = [
-        writer.transport_card(keep_up, no_history=no_history, show=show),
-        writer.instantiation_card(results.copy_time(facts, measured)),
-        writer.buffers_card(sizing),
-        writer.lag_card(lag, no_history=no_history, show=show),
-        writer.commit_card(results.sync_commit(facts, requirement, measured)),
+        writer.transport_card(keep_up, measured, no_history=no_history, show=show),
+        writer.instantiation_card(results.copy_time(facts, measured), measured),
+        writer.buffers_card(sizing, measured),
+        writer.lag_card(lag, measured, no_history=no_history, show=show),
+        commit_card(results.sync_commit(facts, requirement, measured), measured),
     ]
     risks = [risk for _, found in written for risk in found] + writer.general_risks(measured, requirement)
     basis = results.settings_basis(facts, requirement, measured, sizing.bdp)

@@ -1,25 +1,37 @@
-"""The plan report for change approval: title, environment, date, author, redolab version, hosts, the
-evidence used with its dates and every verdict with its formula. The same HTML is printed, saved as
-PDF by headless Chromium (already the UI tests' browser) and given as JSON."""
+"""The plan report for change approval. Page 1 is the answer: one line per question with its badge
+and its figure (planning.answer); then the environment, the evidence used, every verdict with its
+formula, the settings, and the evidence not used as one compact table. Every printed page carries
+the document id, the redolab version, the author, the date and its page number (CSS page-margin
+boxes, which headless Chromium's --print-to-pdf draws). The same HTML is printed, saved as PDF by
+headless Chromium (already the UI tests' browser) and given as JSON."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
+
+from markupsafe import Markup
 
 from redolab import __version__
 from redolab.core import units
 from redolab.core.config import get_settings
 from redolab.core.templating import templates
+from redolab.planning.answer import Answer, answers
 from redolab.planning.card import show_time
-from redolab.planning.plan import Plan
-from redolab.planning.service import Selection, environment_plan
+from redolab.planning.facts import Facts
+from redolab.planning.plan import EvidenceItem, Plan
+from redolab.planning.service import Selection, environment_facts, environment_plan
 
 PDF_TIMEOUT_SECONDS = 90
 MAX_PRINTING = 2  # Chromium processes at once: a burst of PDF requests must not take the server down
@@ -28,6 +40,54 @@ _printing = threading.BoundedSemaphore(MAX_PRINTING)
 
 class ReportError(Exception):
     """The PDF could not be made; the message says what to install or set."""
+
+
+PAPER_SIZES = {"a4": "A4", "letter": "Letter"}
+# Territories whose locales print on Letter (glibc's LC_PAPER copies en_US there); A4 everywhere else.
+LETTER_TERRITORIES = frozenset({"US", "CA", "MX", "PR", "PH", "BO", "CL", "CO", "CR", "GT", "NI", "PA", "SV", "VE"})
+
+
+def server_territory(environ=os.environ) -> str | None:
+    """The territory of the locale that sets the paper size (LC_ALL, then LC_PAPER, then LANG):
+    "en_US.UTF-8" -> "US"; "C.UTF-8" or nothing -> None."""
+    name = next((environ[key] for key in ("LC_ALL", "LC_PAPER", "LANG") if environ.get(key)), "")
+    found = re.match(r"[A-Za-z]{2,3}_([A-Za-z]{2})(?:[.@]|$)", name)
+    return found.group(1).upper() if found else None
+
+
+def report_paper(configured: str | None = None, environ=os.environ) -> str:
+    """The paper the PDF is printed on: REDOLAB_REPORT_PAPER (A4 or Letter, any case), else Letter
+    where the server's locale prints on Letter (US, Canada, ...) and A4 elsewhere."""
+    if configured is None:
+        # the setting is read like REDOLAB_CHROMIUM: the variable first, then Settings (and .env)
+        configured = environ.get("REDOLAB_REPORT_PAPER") or getattr(get_settings(), "report_paper", None)
+    if configured:
+        paper = PAPER_SIZES.get(str(configured).strip().lower())
+        if paper is None:
+            raise ReportError(f"REDOLAB_REPORT_PAPER is {str(configured)[:40]!r}: set A4 or Letter")
+        return paper
+    return "Letter" if server_territory(environ) in LETTER_TERRITORIES else "A4"
+
+
+def document_id(facts: Facts, evidence: list[EvidenceItem]) -> str:
+    """A short hash of what the plan is computed from: the environment's facts and the evidence used
+    (kind, id, name, period). The same inputs give the same id; the date and the author do not enter it."""
+    inputs = {
+        "facts": dataclasses.asdict(facts),
+        "evidence": sorted((e.kind, e.id, e.label, e.when) for e in evidence if e.chosen),
+    }
+    digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
+    return "-".join(digest[i : i + 4] for i in range(0, 12, 4))
+
+
+_CSS_PLAIN = re.compile(r"[A-Za-z0-9 .,:_()/+#@-]")
+
+
+def css_string(text: object) -> Markup:
+    """`text` as a quoted CSS string for the page-margin boxes: every character but plain ones as a
+    CSS escape, so no name can end the string or the style element."""
+    escaped = "".join(c if _CSS_PLAIN.fullmatch(c) else f"\\{ord(c):06x} " for c in str(text))
+    return Markup(f'"{escaped}"')  # noqa: S704  (every character outside _CSS_PLAIN is escaped above)
 
 
 @dataclass
@@ -44,10 +104,42 @@ class Report:
     facts: list[tuple[str, str]]
     plan: Plan
     selection: Selection
+    document_id: str = ""
+    paper: str = "A4"
 
     @property
     def generated(self) -> str:
         return f"{self.generated_at:%Y-%m-%d %H:%M} UTC"
+
+    @property
+    def page_style(self) -> Markup:
+        """The printed page: its paper, and the margin boxes every page carries (names as CSS strings)."""
+        box = "font: 7.5pt 'DejaVu Sans', Arial, sans-serif; color: #4a5462;"
+        signed = f"redolab {self.version} · {self.author} · {self.generated}"
+        return Markup(  # noqa: S704  (user text enters only through css_string)
+            f"@page {{ size: {report_paper(self.paper)}; margin: 16mm 14mm 15mm;\n"
+            f"  @top-left {{ content: {css_string(self.title)}; {box} }}\n"
+            f"  @top-right {{ content: {css_string('Document ' + (self.document_id or '-'))}; {box} }}\n"
+            f"  @bottom-left {{ content: {css_string(signed)}; {box} }}\n"
+            f'  @bottom-right {{ content: "Page " counter(page) " of " counter(pages); {box} }}\n}}'
+        )
+
+    @property
+    def answers(self) -> list[Answer]:
+        return answers(self.plan, partial(show_time, zone=self.time_zone))
+
+    @property
+    def used_evidence(self) -> list[EvidenceItem]:
+        return [item for item in self.plan.evidence if item.chosen]
+
+    @property
+    def unused_evidence(self) -> list[tuple[str, list[EvidenceItem]]]:
+        """The evidence not used, grouped by why (one reason, said once, for many runs)."""
+        groups: dict[str, list[EvidenceItem]] = {}
+        for item in self.plan.evidence:
+            if not item.chosen:
+                groups.setdefault(item.note, []).append(item)
+        return list(groups.items())
 
     def to_json(self) -> dict:
         return {
@@ -56,6 +148,9 @@ class Report:
             "generated_at": self.generated_at.isoformat(),
             "author": self.author,
             "redolab_version": self.version,
+            "document_id": self.document_id,
+            "paper": self.paper,
+            "answers": [dataclasses.asdict(answer) for answer in self.answers],
             "time_zone": self.time_zone,
             "hosts": self.hosts,
             "facts": [{"name": k, "value": v} for k, v in self.facts],
@@ -101,6 +196,8 @@ def plan_report(*, session, environment, selection: Selection, author: str) -> R
         facts=facts,
         plan=plan,
         selection=selection,
+        document_id=document_id(environment_facts(environment), plan.evidence),
+        paper=report_paper(),
     )
 
 

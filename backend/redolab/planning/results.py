@@ -10,17 +10,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from redolab.hadr.calculator import DEFAULT_FLUSH_BYTES
-from redolab.planning.facts import NOMINAL_BANDWIDTH, DiskFact, Facts, Measurements, RoundTrip, Stream
+from redolab.planning.commit import AWR, FLUSH, MESSAGE, SyncCommit, sync_commit
+from redolab.planning.facts import (
+    LOOPBACK,
+    MEASURED,
+    NOMINAL,
+    NOMINAL_BANDWIDTH,
+    Capacity,
+    Facts,
+    Measurements,
+    RoundTrip,
+    Stream,
+)
 from redolab.planning.instantiation import InstantiationEstimate, instantiation_estimate
 from redolab.planning.network import BandwidthDelay, bandwidth_delay, tcp_window_bytes
 from redolab.planning.settings import STANDARD_MTU_BYTES, SettingsBasis
-from redolab.planning.transport import MODEL_MODE, CommitImpact, LagReplay, Verdict, commit_impact, replay_lag
+from redolab.planning.transport import LagReplay, Verdict, replay_lag
 from redolab.redo.requirement import Requirement, ThreadNeed
 from redolab.runs.measured import MeasuredRun, Source
-from redolab.runs.parsers.redoprobe import RunMetrics
+
+__all__ = [
+    "AWR", "BEHIND", "FLUSH", "KEEPS_UP", "MESSAGE", "SHORT", "BufferSizing", "CopyTime", "KeepUp", "LagExposure",
+    "StreamVerdict", "SyncCommit", "ThreadReplay", "ThreadVerdict", "buffer_sizing", "copy_time", "keep_up",
+    "lag_exposure", "settings_basis", "sync_commit",
+]  # fmt: skip
 
 SUMMED_SUBJECT = "All threads together over the link"
+BOUND_SUBJECT = "Upper bound: every thread peaking at once"
 
 
 def thread_subject(thread: int) -> str:
@@ -64,10 +80,27 @@ class KeepUp:
     headroom_percent: float
     threads: tuple[ThreadVerdict, ...]
     summed: StreamVerdict | None  # None with one thread: its own verdict is the link's
+    bound: Verdict | None = None  # every thread peaking at once (their overlap unknown), with headroom
 
     @property
     def judged(self) -> list[ThreadVerdict | StreamVerdict]:
         return [*self.threads, *([self.summed] if self.summed else [])]
+
+    @property
+    def undecided(self) -> bool:
+        """All threads together pass at the known peak, but the upper bound (every thread peaking at
+        once, with headroom) is above what the link carries: the history cannot say which holds."""
+        summed = self.summed.verdict if self.summed else None
+        return bool(summed and summed.passed and self.bound and not self.bound.passed)
+
+    @property
+    def untimed_threads(self) -> list[int]:
+        """Threads without times: when they peak together with the others is unknown."""
+        return sorted(t.thread for t in self.requirement.threads.values() if not t.replay)
+
+    @property
+    def loopback(self) -> bool:
+        return any(j.stream is not None and j.stream.loopback for j in self.judged)
 
     @property
     def verdicts(self) -> list[Verdict]:
@@ -91,10 +124,14 @@ class KeepUp:
         if summed is not None and summed.verdict is not None:
             run = summed.stream.run
             values["summed"] = {"run_id": run.id if run else None, "nominal": summed.stream.nominal,
-                                "how": self.requirement.summed_how, **verdict_json(summed.verdict)}  # fmt: skip
+                                "capacity": summed.stream.to_json(), "how": self.requirement.summed_how,
+                                **verdict_json(summed.verdict)}  # fmt: skip
+        if self.bound is not None:
+            values["upper_bound"] = {**verdict_json(self.bound), "undecided": self.undecided}
         values["threads"] = [
             {"thread": t.need.thread, "run_id": t.stream.run.id if t.stream.run else None,
-             "nominal": t.stream.nominal, "basis": t.need.basis.to_json(), **verdict_json(t.verdict)}
+             "nominal": t.stream.nominal, "capacity": t.stream.to_json(), "basis": t.need.basis.to_json(),
+             **verdict_json(t.verdict)}
             for t in self.threads
             if t.verdict is not None
         ]  # fmt: skip
@@ -112,14 +149,17 @@ def keep_up(facts: Facts, requirement: Requirement, measured: Measurements) -> K
         if stream is not None:
             verdict = Verdict(thread_subject(need.thread), need.required_bytes_per_second, stream.bytes_per_second)
         threads.append(ThreadVerdict(need, stream, verdict))
-    summed = None
+    summed, bound = None, None
     if len(requirement.threads) > 1:
         stream = measured.aggregate()
         verdict = None
         if stream is not None:
             verdict = Verdict(SUMMED_SUBJECT, requirement.summed_required_bytes_per_second, stream.bytes_per_second)
+            upper = requirement.upper_bound_required_bytes_per_second
+            if upper is not None and upper > requirement.summed_required_bytes_per_second:
+                bound = Verdict(BOUND_SUBJECT, upper, stream.bytes_per_second)
         summed = StreamVerdict(stream, verdict)
-    return KeepUp(requirement, facts.headroom_percent, tuple(threads), summed)
+    return KeepUp(requirement, facts.headroom_percent, tuple(threads), summed, bound)
 
 
 # -- the instantiation card -------------------------------------------------------------------------
@@ -141,6 +181,14 @@ class CopyTime:
     @property
     def nominal(self) -> bool:
         return self.estimate is not None and self.slowest is None
+
+    @property
+    def loopback(self) -> bool:
+        return self.estimate is not None and self.slowest is not None and self.slowest.loopback
+
+    @property
+    def origin(self) -> str:
+        return NOMINAL if self.slowest is None else LOOPBACK if self.slowest.loopback else MEASURED
 
     @property
     def no_throughput(self) -> bool:
@@ -166,15 +214,17 @@ class CopyTime:
             "total_hours": estimate.total_hours,
             "goal_seconds": self.goal_seconds,
             "nominal": self.nominal,
+            "capacity_origin": self.origin,
+            "run_id": self.slowest.id if self.slowest else None,
         }
 
 
 def copy_time(facts: Facts, measured: Measurements) -> CopyTime:
     pairs = max(1, min(facts.primary_nodes, facts.standby_nodes))
     per_pair: dict[tuple[int, int], MeasuredRun] = {}
-    for run in measured.async_runs:
-        key = (run.client_node, run.server_node)
-        if key not in per_pair or run.bytes_per_second > per_pair[key].bytes_per_second:
+    for run in measured.async_runs:  # per pair its fastest run, over the link first
+        key, best = (run.client_node, run.server_node), per_pair.get((run.client_node, run.server_node))
+        if best is None or (not run.loopback, run.bytes_per_second) > (not best.loopback, best.bytes_per_second):
             per_pair[key] = run
     slowest = min(per_pair.values(), key=lambda r: r.bytes_per_second, default=None)
     link, capped_from, throughput = facts.link_bits_per_second, None, None
@@ -208,40 +258,55 @@ class BufferSizing:
     bandwidth_measured: bool  # no nominal link rate: the best aggregate run stands in
     rtt: RoundTrip | None
     bdp: BandwidthDelay | None  # None: no bandwidth or no RTT
-    window_run: MeasuredRun | None = None
+    window_stream: Capacity | None = None  # the best single stream, as the transport card reads it
     window_bytes: int | None = None
+    bandwidth: Capacity | None = None  # the aggregate standing in for the bandwidth (no nominal link)
+
+    @property
+    def window_run(self) -> MeasuredRun | None:
+        return self.window_stream.run if self.window_stream else None
+
+    @property
+    def loopback(self) -> bool:
+        return any(c is not None and c.loopback for c in (self.window_stream, self.bandwidth)) or bool(
+            self.rtt and self.rtt.loopback
+        )
 
     def to_json(self) -> dict:
         if self.bdp is None:
             return {}
         values = {
             "bandwidth_bits_per_second": self.bdp.bandwidth_bits_per_second,
+            "bandwidth_origin": self.bandwidth.origin if self.bandwidth else NOMINAL,
             "rtt_seconds": self.bdp.rtt_seconds,
             "bdp_bytes": self.bdp.bdp_bytes,
             "socket_buffer_bytes": self.bdp.socket_buffer_bytes,
         }
         if self.window_bytes is not None:
             values["measured_window_bytes"] = self.window_bytes
+            values["window_capacity"] = self.window_stream.to_json()
         return values
 
 
 def buffer_sizing(facts: Facts, measured: Measurements) -> BufferSizing:
-    bandwidth, aggregate, rtt = facts.link_bits_per_second, measured.best_aggregate, measured.rtt
+    """The BDP from the nominal link (else the aggregate capacity) and the RTT; the window of the best
+    single stream's capacity (a loopback run capped at the link: never its own rate x the WAN RTT)."""
+    bandwidth, aggregate, rtt = facts.link_bits_per_second, measured.aggregate(), measured.rtt
     if bandwidth:
         sizing = BufferSizing(bandwidth, NOMINAL_BANDWIDTH, False, rtt, None)
     elif aggregate:
         bandwidth = aggregate.bytes_per_second * 8
-        sizing = BufferSizing(bandwidth, aggregate.source, True, rtt, None)
+        sizing = BufferSizing(bandwidth, aggregate.source, True, rtt, None, bandwidth=aggregate)
     else:
         sizing = BufferSizing(None, None, False, rtt, None)
     if not bandwidth or rtt is None:
         return sizing
     sizing = replace(sizing, bdp=bandwidth_delay(bandwidth_bits_per_second=bandwidth, rtt_seconds=rtt.seconds))
-    stream = measured.best_single
+    stream = measured.best_single_stream()
     if stream is None:
         return sizing
     window = tcp_window_bytes(send_bytes_per_second=stream.bytes_per_second, rtt_seconds=rtt.seconds)
-    return replace(sizing, window_run=stream, window_bytes=window)
+    return replace(sizing, window_stream=stream, window_bytes=window)
 
 
 def settings_basis(
@@ -261,6 +326,8 @@ def settings_basis(
         avg_redo_write_bytes=requirement.avg_redo_write_bytes if requirement else None,
         hadr_buffer=facts.hadr_buffer,
         hadr_syncmode=facts.hadr_syncmode,
+        hadr_pairs=facts.hadr_pairs,
+        hosts=facts.host_kernels,
     )
 
 
@@ -291,6 +358,7 @@ class ThreadReplay:
             "state": self.state,
             "run_id": stream.run.id if stream.run else None,
             "nominal": stream.nominal,
+            "capacity": stream.to_json(),
             "drain_bytes_per_second": stream.bytes_per_second,
             "required_bytes_per_second": self.need.required_bytes_per_second,
             "max_lag_seconds": replay.max_lag_seconds,
@@ -329,6 +397,10 @@ class LagExposure:
         return any(t.stream.nominal for t in self.replayed)
 
     @property
+    def loopback(self) -> bool:
+        return any(t.stream.loopback for t in self.replayed)
+
+    @property
     def series(self) -> dict[int, list]:
         return {t.need.thread: t.replay.series for t in self.replayed}
 
@@ -346,104 +418,3 @@ def lag_exposure(requirement: Requirement, measured: Measurements) -> LagExposur
             replay = replay_lag(need.replay, drain_bytes_per_second=stream.bytes_per_second)
         threads.append(ThreadReplay(need, stream, replay))
     return LagExposure(tuple(threads))
-
-
-# -- the SYNC commit card ---------------------------------------------------------------------------
-AWR, MESSAGE, FLUSH = "awr", "message", "flush"  # where the average redo write size comes from
-
-
-@dataclass(frozen=True)
-class SyncCommit:
-    """What a standby adds to each commit under each transport mode (IBM hadrCalculator), from the
-    standby write time (a SYNC run with O_DSYNC writes, else a disk test), the send time of the best
-    single stream and the RTT."""
-
-    rtt: RoundTrip | None
-    stream: MeasuredRun | None
-    write_run: MeasuredRun | None
-    disk: DiskFact | None
-    mode: str  # the model mode the environment's transport behaves as
-    peak_bytes_per_second: float | None  # all threads' peak redo rate
-    write_bytes: float | None = None
-    write_size_from: str = AWR
-    write_seconds: float | None = None
-    impact: CommitImpact | None = None  # None: a measurement is missing
-
-    @property
-    def metrics(self) -> RunMetrics:
-        return self.write_run.metrics if self.write_run is not None else RunMetrics(None, 0, None, None)
-
-    @property
-    def added_seconds(self) -> float:
-        return self.impact.added_seconds(self.mode)
-
-    @property
-    def ceiling_bytes_per_second(self) -> float:
-        return self.impact.ceiling_bytes_per_second(self.mode)
-
-    @property
-    def queues(self) -> bool:
-        """Commits queue at peak: one log writer's ceiling in this mode is below the redo peak."""
-        peak = self.peak_bytes_per_second
-        return bool(peak and self.ceiling_bytes_per_second < peak and self.mode != "ASYNC")
-
-    def to_json(self) -> dict:
-        impact, metrics = self.impact, self.metrics
-        if impact is None:
-            return {}
-        modes = {
-            name: {
-                "commit_seconds": seconds,
-                "added_seconds": impact.added_seconds(name),
-                "ceiling_bytes_per_second": impact.ceiling_bytes_per_second(name),
-            }
-            for name, seconds in impact.modes.items()
-        }
-        return {
-            "write_bytes": self.write_bytes,
-            "write_seconds": self.write_seconds,
-            "send_seconds": impact.send_seconds,
-            "rtt_seconds": self.rtt.seconds,
-            "modes": modes,
-            "environment_mode": self.mode,
-            "ack_p50_seconds": metrics.ack_p50_seconds,
-            "ack_p95_seconds": metrics.ack_p95_seconds,
-            "ack_p99_seconds": metrics.ack_p99_seconds,
-        }
-
-
-def sync_commit(facts: Facts, requirement: Requirement | None, measured: Measurements) -> SyncCommit:
-    written = [
-        r
-        for r in measured.runs
-        if r.mode == "sync" and r.sync_write and r.metrics.server_write_seconds and r.metrics.ack_count
-    ]
-    write_run = max(written, key=lambda r: r.created_at, default=None)
-    result = SyncCommit(
-        rtt=measured.rtt,
-        stream=measured.best_single,
-        write_run=write_run,
-        disk=facts.standby_disk,
-        mode=MODEL_MODE.get(facts.transport_mode, "ASYNC"),
-        peak_bytes_per_second=requirement.summed_peak_bytes_per_second if requirement else None,
-    )
-    if (write_run is None and result.disk is None) or result.stream is None or result.rtt is None:
-        return result
-    write_bytes, size_from = requirement.avg_redo_write_bytes if requirement else None, AWR
-    if write_bytes is None and write_run is not None:
-        write_bytes, size_from = write_run.message_bytes, MESSAGE
-    elif write_bytes is None:
-        write_bytes, size_from = DEFAULT_FLUSH_BYTES, FLUSH
-    if write_run is not None:
-        write_seconds = write_run.metrics.server_write_seconds / write_run.metrics.ack_count
-    else:
-        write_seconds = result.disk.disk.write_seconds(write_bytes)
-    impact = commit_impact(
-        write_bytes=write_bytes,
-        write_seconds=write_seconds,
-        throughput_bytes_per_second=result.stream.bytes_per_second,
-        rtt_seconds=result.rtt.seconds,
-    )
-    return replace(
-        result, write_bytes=write_bytes, write_size_from=size_from, write_seconds=write_seconds, impact=impact
-    )

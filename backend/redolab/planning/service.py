@@ -4,19 +4,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from redolab.disktest.service import latest_disk
 from redolab.environments.models import Environment, HostRole
-from redolab.hadr.service import hadr_settings
+from redolab.hadr.service import hadr_pairs, hadr_settings
 from redolab.planning.card import show_time
-from redolab.planning.facts import DiskFact, Facts
+from redolab.planning.facts import DiskFact, Excluded, Facts
 from redolab.planning.plan import EvidenceItem, Plan, build_plan
+from redolab.planning.settings import HostKernel
 from redolab.redo import service as redo_service
 from redolab.redo.analysis import environment_requirement
 from redolab.redo.models import RedoImport
 from redolab.runs import service as run_service
 from redolab.runs.measured import MeasuredRun
+from redolab.runs.models import Run
+
+CAPTURES_LOOKED_AT = 5  # a host's latest runs searched for its captured settings
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,12 @@ class Selection:
             return False, f"left out: tagged {', '.join(excluded)}"
         if self.runs is not None:
             if run.id in self.runs:
-                return True, "chosen" + (" (loopback: this machine, not the link)" if run.loopback else "")
+                if run.loopback:
+                    return True, (
+                        "chosen (loopback: this machine, not the link): it stands in only where no run over the link "
+                        "measured the same, capped at the nominal link, and the cards using it say 'loopback'"
+                    )
+                return True, "chosen"
             return False, "not chosen"
         if run.loopback:
             return False, "not the link: both ends on this machine (loopback); tick it to use it anyway"
@@ -81,6 +91,33 @@ def environment_facts(environment: Environment) -> Facts:
     )
 
 
+def host_kernels(*, session: Session, environment: Environment) -> tuple[HostKernel, ...]:
+    """Each host's kernel settings as its latest run captured them; a kernel-maximum sweep's runs are
+    passed over (they set tcp_rmem/tcp_wmem for the test, not the host's own values)."""
+    found = []
+    for host in sorted(environment.hosts, key=lambda h: (h.role.value != "primary", h.node_number, h.name)):
+        rows = session.execute(
+            select(Run.id, Run.created_at, Run.client_host_id, Run.client_settings, Run.server_settings)
+            .where(
+                Run.environment_id == environment.id,
+                Run.kernel_max_bytes.is_(None),
+                or_(Run.client_host_id == host.id, Run.server_host_id == host.id),
+            )
+            .order_by(Run.id.desc())
+            .limit(CAPTURES_LOOKED_AT)
+        ).all()
+        label = f"{host.name} ({host.role.value} {host.node_number})"
+        captured, where = {}, "no run has captured its settings yet"
+        for row in rows:
+            settings = row.client_settings if row.client_host_id == host.id else row.server_settings
+            if settings:
+                captured = settings
+                where = f"run #{row.id}, {show_time(row.created_at, environment.time_zone or 'UTC')}"
+                break
+        found.append(HostKernel(label, captured, where))
+    return tuple(found)
+
+
 def _standby_disk(environment: Environment) -> DiskFact | None:
     """The most recently measured standby log disk (a disk test), for the SYNC commit card."""
     disk, where = latest_disk(environment, HostRole.standby)
@@ -101,7 +138,7 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
     chosen_imports = [i for i in imports if selection.imports is None or i.id in selection.imports]
     req = environment_requirement(session=session, environment=environment, imports=chosen_imports)
     runs = run_service.measured_runs(session=session, environment=environment)
-    chosen_runs, evidence = [], []
+    chosen_runs, evidence, excluded = [], [], []
     for record in sorted(imports, key=lambda i: i.id):
         chosen = record in chosen_imports
         if not chosen:
@@ -120,6 +157,8 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
         used, why = selection.run_choice(run)
         if used:
             chosen_runs.append(run)
+        else:
+            excluded.append(Excluded(run, why))
         what = f"{run.mode.upper()}, {run.conns} conn{'s' if run.conns > 1 else ''}, {run.origin}"
         if run.label:
             what += f", {run.label}"
@@ -133,7 +172,10 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
         no_history = "no redo import is chosen: tick one in the evidence list (or use the default evidence)"
     elif chosen_imports and req is None:
         no_history = "the chosen imports hold no redo rate (see how each was read on the imports list)"
-    facts = environment_facts(environment)
+    facts = replace(environment_facts(environment), host_kernels=host_kernels(session=session, environment=environment))
     if environment.platform.value == "hadr":
-        facts = replace(facts, **hadr_settings(session=session, environment=environment, requirement=req))
-    return build_plan(facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history)
+        facts = replace(facts, **hadr_settings(session=session, environment=environment, requirement=req),
+                        hadr_pairs=tuple(hadr_pairs(session=session, environment=environment)))  # fmt: skip
+    return build_plan(
+        facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history, excluded=excluded
+    )

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from redolab.core.units import format_bytes
+from redolab.hadr import recommend
 from redolab.planning.network import SOCKET_BUFFER_RULE, packets_in_flight
 
 DEFAULT_QUEUE_PACKETS = 1000  # Linux's default netdev_max_backlog; txqueuelen defaults to 1000 today
@@ -24,9 +25,40 @@ STANDARD_MTU_BYTES = 1500
 
 
 @dataclass(frozen=True)
+class HostValue:
+    """One host's captured value of a setting and what the recommendation does to it."""
+
+    host: str
+    current: str | None  # as the host had it ("4096 131072 33554432"); None: never captured
+    action: str  # keep | raise | set (not captured: the recommendation as it is)
+
+
+@dataclass(frozen=True)
 class SettingLine:
     line: str
     why: str
+    recommended: str | None = None  # the value the rule gives, before any host's own is kept
+    hosts: tuple[HostValue, ...] = ()  # each host's captured value next to it
+    keep: bool = False  # every host already has the recommendation or more: nothing to apply
+
+    def to_json(self) -> dict:
+        return {
+            "line": self.line,
+            "why": self.why,
+            "recommended": self.recommended,
+            "keep": self.keep,
+            "hosts": [{"host": h.host, "current": h.current, "action": h.action} for h in self.hosts],
+        }
+
+
+@dataclass(frozen=True)
+class HostKernel:
+    """One host's kernel settings as a run captured them (remote.hostinfo keys: tcp_rmem and tcp_wmem
+    as [min, default, max] bytes, rmem_max, wmem_max, netdev_max_backlog, txqueuelen)."""
+
+    host: str  # its name and role, as the card says it
+    captured: dict
+    where: str  # which run captured them, and when
 
 
 @dataclass(frozen=True)
@@ -37,7 +69,8 @@ class Snippet:
 
     @property
     def text(self) -> str:
-        """The lines as they are pasted, each preceded by its reason as a comment."""
+        """The lines as they are pasted, each preceded by its reason as a comment; a line every host
+        already meets is a comment too ("keep")."""
         return "\n".join(f"# {item.why}\n{item.line}" for item in self.lines)
 
 
@@ -53,6 +86,8 @@ class SettingsBasis:
     avg_redo_write_bytes: float | None = None
     hadr_buffer: tuple[int, str] | None = None  # DB2_HADR_BUF_SIZE pages and why
     hadr_syncmode: tuple[str, str] | None = None  # HADR_SYNCMODE and why
+    hadr_pairs: tuple = ()  # hadr.pairs.PairView: the values the db2pd captures show, the starting point
+    hosts: tuple[HostKernel, ...] = ()  # each host's captured kernel settings: never lowered
 
     @property
     def queue_packets(self) -> int:
@@ -87,42 +122,47 @@ def snippets_for(basis: SettingsBasis) -> list[Snippet]:
 
 def _kernel(basis: SettingsBasis) -> Snippet:
     buffer, size = basis.socket_buffer_bytes, format_bytes(basis.socket_buffer_bytes)
+    hosts = basis.hosts
     return Snippet(
         "Kernel (primary and standby)",
         "/etc/sysctl.d/90-redolab.conf",
         (
-            SettingLine(
-                f"net.core.rmem_max = {buffer}", f"lets a socket be granted the {size} receive buffer asked for"
+            against_hosts(
+                "net.core.rmem_max", "rmem_max", [buffer], f"lets a socket be granted the {size} receive buffer "
+                "asked for", hosts,
             ),
-            SettingLine(f"net.core.wmem_max = {buffer}", f"lets a socket be granted the {size} send buffer asked for"),
-            SettingLine(
-                f"net.ipv4.tcp_rmem = 4096 87380 {buffer}",
-                f"autotuning may grow the receive window to {SOCKET_BUFFER_RULE}",
+            against_hosts(
+                "net.core.wmem_max", "wmem_max", [buffer], f"lets a socket be granted the {size} send buffer asked "
+                "for", hosts,
             ),
-            SettingLine(
-                f"net.ipv4.tcp_wmem = 4096 16384 {buffer}",
-                f"autotuning may grow the send buffer to {SOCKET_BUFFER_RULE}",
+            against_hosts(
+                "net.ipv4.tcp_rmem", "tcp_rmem", [4096, 87380, buffer],
+                f"autotuning may grow the receive window to {SOCKET_BUFFER_RULE}", hosts,
             ),
-            SettingLine(
-                f"net.core.netdev_max_backlog = {2 * basis.queue_packets}",
-                "receive queue: twice the transmit queue, so bursts of a full window are not dropped",
+            against_hosts(
+                "net.ipv4.tcp_wmem", "tcp_wmem", [4096, 16384, buffer],
+                f"autotuning may grow the send buffer to {SOCKET_BUFFER_RULE}", hosts,
+            ),
+            against_hosts(
+                "net.core.netdev_max_backlog", "netdev_max_backlog", [2 * basis.queue_packets],
+                "receive queue: twice the transmit queue, so bursts of a full window are not dropped", hosts,
             ),
         ),
-    )
+    )  # fmt: skip
 
 
 def _transmit_queue(basis: SettingsBasis) -> Snippet:
-    return Snippet(
-        "Transmit queue (primary and standby)",
-        "shell, as root (persist it in the interface configuration)",
-        (
-            SettingLine(
-                f"ip link set dev {basis.device} txqueuelen {basis.queue_packets}",
-                f"one BDP is {math.ceil(basis.bdp_bytes / basis.mtu_bytes):,} packets of {basis.mtu_bytes} bytes; "
-                "a short queue drops them and TCP backs off",
-            ),
-        ),
+    packets = math.ceil(basis.bdp_bytes / basis.mtu_bytes)
+    line = against_hosts(
+        f"ip link set dev {basis.device} txqueuelen",
+        "txqueuelen",
+        [basis.queue_packets],
+        f"one BDP is {packets:,} packets of {basis.mtu_bytes} bytes; a short queue drops them and TCP backs off",
+        basis.hosts,
+        separator=" ",
     )
+    return Snippet("Transmit queue (primary and standby)", "shell, as root (persist it in the interface configuration)",
+                   (line,))  # fmt: skip
 
 
 def _oracle_net(basis: SettingsBasis) -> Snippet:
@@ -139,28 +179,24 @@ def _oracle_net(basis: SettingsBasis) -> Snippet:
 
 
 def _hadr(basis: SettingsBasis) -> list[Snippet]:
-    buffer = basis.socket_buffer_bytes
+    """The Db2 settings from the values in use (db2pd -hadr captures), never below them without saying
+    why (hadr.recommend); the socket buffers from the bandwidth-delay rule."""
+    views = list(basis.hadr_pairs)
+    mode = basis.hadr_syncmode[0] if basis.hadr_syncmode else recommend.captured_sync_mode(views)
+    found = {r.setting: r for r in recommend.recommendations(
+        views, sync_mode=mode, buffer=basis.hadr_buffer, socket_buffer_bytes=basis.socket_buffer_bytes)}  # fmt: skip
+
+    def line(setting: str) -> SettingLine:
+        item = found[setting]
+        why = item.why + (f" (in use: {item.captured})" if item.captured else "")
+        return SettingLine(item.line, why + (f"; {SOCKET_BUFFER_RULE}" if setting.startswith("DB2_HADR_SO") else ""))
+
     registry = Snippet(
         "Db2 HADR registry (primary and standby)",
         "db2set, then restart the instance",
-        (
-            SettingLine(f"db2set DB2_HADR_SOSNDBUF={buffer}", f"HADR socket send buffer: {SOCKET_BUFFER_RULE}"),
-            SettingLine(f"db2set DB2_HADR_SORCVBUF={buffer}", f"HADR socket receive buffer: {SOCKET_BUFFER_RULE}"),
-            _hadr_buffer(basis.hadr_buffer),
-        ),
+        (line("DB2_HADR_SOSNDBUF"), line("DB2_HADR_SORCVBUF"), _hadr_buffer(basis.hadr_buffer)),
     )
-    database = [
-        SettingLine(
-            "db2 update db cfg for <DBNAME> using HADR_TIMEOUT 120",
-            "seconds without a heartbeat before the pair is disconnected: long enough for a WAN hiccup, the "
-            "same on both databases (SQL1768N reason 7 when they differ)",
-        ),
-        SettingLine(
-            "db2 update db cfg for <DBNAME> using HADR_PEER_WINDOW 120",
-            "SYNC and NEARSYNC only: how long the primary keeps committing as if in peer state after the "
-            "standby is lost (protection against data loss for that long, at the cost of commits waiting)",
-        ),
-    ]
+    database = [line("HADR_TIMEOUT"), line("HADR_PEER_WINDOW")]
     if basis.hadr_syncmode is not None:
         mode, why = basis.hadr_syncmode
         database.insert(0, SettingLine(f"db2 update db cfg for <DBNAME> using HADR_SYNCMODE {mode}", why))
@@ -193,3 +229,54 @@ def _jumbo(basis: SettingsBasis) -> Snippet:
             ),
         ),
     )
+
+
+def _captured(value, fields: int) -> list[int] | None:
+    """A captured value as its fields (an integer, or tcp_rmem's three), None when not read."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list) or len(value) != fields or not all(isinstance(v, int) for v in value):
+        return None
+    return value
+
+
+def against_hosts(
+    name: str, key: str, recommended: list[int], why: str, hosts: tuple[HostKernel, ...], *, separator: str = " = "
+) -> SettingLine:
+    """One setting's recommended value next to each host's captured one. The line never lowers a host:
+    each field (tcp_rmem's min, default and max alike) is the highest of the recommendation and every
+    host's current value, as one file serves both hosts. A host whose value is already at or above the
+    recommendation in every field keeps it; when every host does, the line says "keep" and sets nothing."""
+    shown = " ".join(map(str, recommended))
+    target, currents = list(recommended), []
+    for host in hosts:
+        current = _captured(host.captured.get(key), len(recommended))
+        currents.append((host, current))
+        if current is not None:
+            target = [max(t, c) for t, c in zip(target, current, strict=True)]
+    values = tuple(
+        HostValue(host.host, None, "set")
+        if current is None
+        else HostValue(host.host, " ".join(map(str, current)), "keep" if current == target else "raise")
+        for host, current in currents
+    )
+    keeps = bool(currents) and all(
+        c is not None and all(v >= r for v, r in zip(c, recommended, strict=True)) for _, c in currents
+    )
+    said = [f"recommended {shown}" if hosts else "no host's current value captured yet (a run captures them)"] + [
+        f"{v.host}: {v.current} ({'keep' if keeps or v.action == 'keep' else 'raised'}; {host.where})"
+        if v.current is not None
+        else f"{v.host}: not captured ({host.where})"
+        for v, (host, _) in zip(values, currents, strict=True)
+    ]
+    if keeps:
+        return SettingLine(
+            f"# keep: {name}{separator}(every host's own value, at or above {shown})",
+            f"{why}; {'; '.join(said)}",
+            shown,
+            tuple(HostValue(v.host, v.current, "keep") for v in values),
+            keep=True,
+        )
+    value = " ".join(map(str, target))
+    raised = " (never below a host's own value)" if target != recommended else ""
+    return SettingLine(f"{name}{separator}{value}", f"{why}{raised}; {'; '.join(said)}", shown, values)

@@ -101,6 +101,10 @@ def replay_lag(
             return
         if backlog <= 0:
             return
+        if rate >= drain_bytes_per_second:  # redo arrives as fast as it drains: the backlog stays
+            result.lagging_seconds += seconds
+            points.add(end, backlog / drain_bytes_per_second)
+            return
         empty_after = backlog / (drain_bytes_per_second - rate)
         if empty_after <= seconds:
             backlog = 0.0

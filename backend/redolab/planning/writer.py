@@ -10,30 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from redolab.core.units import (
-    format_byte_rate,
-    format_byte_rate_in_mbit,
-    format_bytes,
-    format_duration,
-    format_mbit,
-)
+from redolab.core.units import format_byte_rate, format_bytes, format_duration, format_mbit
 from redolab.planning.card import Card, settle
-from redolab.planning.facts import NOMINAL_LINK, Measurements, RoundTrip
+from redolab.planning.commit_card import cite_rtt
+from redolab.planning.facts import NOMINAL_LINK, Measurements
 from redolab.planning.network import SOCKET_BUFFER_RULE
 from redolab.planning.results import (
     BEHIND,
-    FLUSH,
     KEEPS_UP,
-    MESSAGE,
     SHORT,
     BufferSizing,
     CopyTime,
     KeepUp,
     LagExposure,
-    SyncCommit,
     ThreadReplay,
 )
-from redolab.planning.transport import Verdict
+from redolab.planning.wording import capacity_text, left_out, rate, verdict_text, with_left_out
 from redolab.redo.requirement import Requirement
 from redolab.runs.measured import Source
 
@@ -45,30 +37,8 @@ NO_TIMED_HISTORY = "no redo history with log times yet: upload a V$ARCHIVED_LOG 
 SETTINGS_SOURCES = (Source(f"the socket-buffer card ({SOCKET_BUFFER_RULE})"),)
 
 
-def rate(bytes_per_second: float) -> str:
-    """A rate as a redo volume per second and as a link rate."""
-    return f"{format_byte_rate(bytes_per_second)} ({format_byte_rate_in_mbit(bytes_per_second)})"
-
-
-def verdict_text(verdict: Verdict, nominal: bool) -> str:
-    word = "pass" if verdict.passed else "SHORT"
-    return (
-        f"{word}: needs {rate(verdict.required_bytes_per_second)}, "
-        f"{'nominal link' if nominal else 'measured'} {rate(verdict.available_bytes_per_second)}, margin "
-        f"{format_byte_rate(verdict.margin_bytes_per_second)} ({verdict.margin_percent:+.1f} %)"
-    )
-
-
-def _cite_rtt(card: Card, rtt: RoundTrip | None) -> None:
-    if rtt is None:
-        return
-    card.cite(rtt.source)
-    if rtt.measured:
-        card.working.append("no link RTT on the environment: the minimum TCP_INFO rtt measured is used")
-
-
 # -- transport -------------------------------------------------------------------------------------
-def transport_card(result: KeepUp | None, *, no_history: str | None, show: Show) -> Written:
+def transport_card(result: KeepUp | None, measured: Measurements, *, no_history: str | None, show: Show) -> Written:
     card = Card("transport", "Redo transport", result=result)
     if result is None:
         card.missing.append(no_history or NO_HISTORY)
@@ -79,28 +49,35 @@ def transport_card(result: KeepUp | None, *, no_history: str | None, show: Show)
         need, stream = judged.need, judged.stream
         if stream is None:
             card.missing.append(
-                f"no single-connection ASYNC run from primary node {need.thread} and no nominal link rate: "
-                f"run one (1 connection) to measure what thread {need.thread}'s redo stream gets"
+                with_left_out(
+                    f"no single-connection ASYNC run from primary node {need.thread} and no nominal link rate: "
+                    f"run one (1 connection) to measure what thread {need.thread}'s redo stream gets",
+                    measured.excluded_runs(mode="async", conns=1, node=need.thread),
+                    f"single-connection ASYNC (primary node {need.thread})",
+                )
             )
             continue
         card.cite(stream.source)
-        card.rows.append((judged.verdict.subject, verdict_text(judged.verdict, stream.nominal)))
+        card.rows.append((judged.verdict.subject, verdict_text(judged.verdict, stream)))
         card.working.append(
             f"thread {need.thread}: peak {format_byte_rate(need.peak_bytes_per_second)}"
             f"{' at ' + show(need.peak_at) if need.peak_at else ''} ({need.basis.describe(show)}) "
             f"x (1 + {headroom:g} %) = {format_byte_rate(need.required_bytes_per_second)}"
         )
     if result.summed is not None:
-        _write_summed(card, result, show)
+        _write_summed(card, result, measured, show)
     for label in sorted({s for t in req.threads.values() for s in t.basis.imports}):
         card.cite(Source(label))
-    card.nominal = result.nominal
+    card.nominal, card.loopback = result.nominal, result.loopback
+    _write_capacity_notes(card, measured, nominal=result.nominal)
     card.values = result.to_json()
     card.working.append(
         f"required = peak redo rate x (1 + {headroom:g} %); available = the best receiver-confirmed "
         "throughput measured (seed 000: one ASYNC stream carries one instance's redo)"
     )
     card.headline = _transport_headline(result)
+    if result.undecided:
+        card.headline += "; undecided if every thread peaked at once"
     settle(card, failed=bool(result.failed), judged=bool(result.verdicts))
     risks = [
         f"{v.subject} carries {format_byte_rate(v.available_bytes_per_second)} but must carry "
@@ -127,39 +104,98 @@ def _transport_headline(result: KeepUp) -> str:
     )
 
 
-def _write_summed(card: Card, result: KeepUp, show: Show) -> None:
+def _write_summed(card: Card, result: KeepUp, measured: Measurements, show: Show) -> None:
     req, summed = result.requirement, result.summed
     if summed.verdict is None:
-        card.missing.append("no ASYNC run and no nominal link rate for all threads together")
+        card.missing.append(
+            with_left_out(
+                "no ASYNC run and no nominal link rate for all threads together",
+                measured.excluded_runs(mode="async"),
+                "ASYNC",
+            )
+        )
     else:
         card.cite(summed.stream.source)
-        card.rows.append((summed.verdict.subject, verdict_text(summed.verdict, summed.stream.nominal)))
+        card.rows.append((summed.verdict.subject, verdict_text(summed.verdict, summed.stream)))
     card.working.append(
         f"all threads: {format_byte_rate(req.summed_peak_bytes_per_second)} ({req.summed_basis(show)}) x "
         f"(1 + {result.headroom_percent:g} %) = {format_byte_rate(req.summed_required_bytes_per_second)}"
     )
+    bound = result.bound
+    if bound is None:
+        return
+    card.working.append(
+        f"if every thread peaked at once: {format_byte_rate(req.upper_bound_bytes_per_second)} x "
+        f"(1 + {result.headroom_percent:g} %) = {format_byte_rate(bound.required_bytes_per_second)}"
+    )
+    if not result.undecided:
+        card.rows.append((bound.subject, verdict_text(bound, summed.stream)))
+        return
+    card.rows.append(
+        (
+            bound.subject,
+            f"undecided: needs up to {rate(bound.required_bytes_per_second)}, {capacity_text(summed.stream)}",
+        )
+    )
+    card.missing.append(_what_decides(result))
+
+
+def _what_decides(result: KeepUp) -> str:
+    """What would settle a verdict only the upper bound (threads peaking together) fails."""
+    untimed = result.untimed_threads
+    history = (
+        f"times for thread(s) {', '.join(map(str, untimed))} (V$ARCHIVED_LOG with FIRST_TIME and NEXT_TIME, per thread)"
+        if untimed
+        else "every thread's times over the same period (the imports' periods do not overlap)"
+    )
+    stream = result.summed.stream
+    run = (
+        "an ASYNC run over the link with more connections showing it carries more"
+        if not stream.nominal
+        else "an ASYNC run over the link (a connection sweep) showing what it really carries"
+    )
+    return (
+        f"whether the threads peak together: if they did, all threads would need up to "
+        f"{format_byte_rate(result.bound.required_bytes_per_second)}, above the "
+        f"{format_byte_rate(stream.bytes_per_second)} the link carries ({stream.label}). A history with "
+        f"{history} would decide it, or {run}"
+    )
+
+
+def _write_capacity_notes(card: Card, measured: Measurements, *, nominal: bool) -> None:
+    """Say when the nominal link stands in although left-out runs measured it."""
+    if not nominal:
+        return
+    found = left_out(measured.excluded_runs(mode="async"), "ASYNC")
+    if found:
+        card.working.append(f"the nominal link stands in for a measurement: {found}")
 
 
 # -- instantiation ---------------------------------------------------------------------------------
-def instantiation_card(result: CopyTime) -> Written:
+def instantiation_card(result: CopyTime, measured: Measurements) -> Written:
     card = Card("instantiation", "Instantiation estimate", result=result)
     if result.database_bytes is None:
         card.missing.append("no database size: set it on the environment (Edit)")
     if result.no_throughput:
         card.missing.append(
-            "no ASYNC run yet and no nominal link rate: run a connection sweep (or a multi-connection run) "
-            "from a primary node"
+            with_left_out(
+                "no ASYNC run chosen and no nominal link rate: run a connection sweep (or a multi-connection "
+                "run) from a primary node",
+                measured.excluded_runs(mode="async"),
+                "ASYNC",
+            )
         )
     if card.missing:
         settle(card, failed=False, judged=False)
         return card, []
     estimate, pairs = result.estimate, result.node_pairs
     throughput = estimate.throughput_per_pair_bytes_per_second
-    _write_throughput_basis(card, result)
-    card.nominal = result.nominal
+    _write_throughput_basis(card, result, measured)
+    card.nominal, card.loopback = result.nominal, result.loopback
+    basis = " (nominal)" if card.nominal else " (loopback, capped at the link)" if card.loopback else ""
     card.rows += [
         ("Database size", format_bytes(estimate.database_bytes)),
-        ("Throughput per node pair", rate(throughput) + (" (nominal)" if card.nominal else "")),
+        ("Throughput per node pair", rate(throughput) + basis),
         ("Node pairs", f"{pairs}"),
         ("Copy", format_duration(estimate.copy_seconds)),
         (f"With {estimate.overhead_percent:g} % apply overhead", format_duration(estimate.total_seconds)),
@@ -185,17 +221,25 @@ def instantiation_card(result: CopyTime) -> Written:
     return card, risks
 
 
-def _write_throughput_basis(card: Card, result: CopyTime) -> None:
+def _write_throughput_basis(card: Card, result: CopyTime, measured: Measurements) -> None:
     """Which throughput stands for each node pair, and why."""
     pairs, link = result.node_pairs, result.link_bits_per_second
     if result.slowest is None:
         card.cite(NOMINAL_LINK)
+        found = left_out(measured.excluded_runs(mode="async"), "ASYNC")
         card.working.append(
-            f"no ASYNC run yet: the {format_mbit(link)} nominal link shared by {pairs} node pair(s) stands in "
-            "for measured throughput (an upper bound: run a connection sweep)"
+            f"no ASYNC run chosen{' (' + found + ')' if found else ''}: the {format_mbit(link)} nominal link "
+            f"shared by {pairs} node pair(s) stands in for measured throughput (an upper bound: run a "
+            "connection sweep)"
         )
         return
     card.cite(result.slowest.source)
+    if result.slowest.loopback:
+        card.working.append(
+            f"run #{result.slowest.id} is a loopback run (this machine, not the link), chosen as evidence: it "
+            "stands in for a node pair's throughput"
+            + (", capped at the nominal link" if link else "; no nominal link rate to cap it")
+        )
     if result.measured_pairs < pairs:
         card.working.append(
             f"{result.measured_pairs} of {pairs} node pairs measured; the others are assumed to match the slowest "
@@ -214,17 +258,32 @@ def _write_throughput_basis(card: Card, result: CopyTime) -> None:
 
 
 # -- socket buffers --------------------------------------------------------------------------------
-def buffers_card(result: BufferSizing) -> Written:
+def buffers_card(result: BufferSizing, measured: Measurements) -> Written:
     card = Card("buffers", "Socket buffers (bandwidth-delay product)", result=result)
     if result.bandwidth_source is not None:
         card.cite(result.bandwidth_source)
     if result.bandwidth_measured:
-        card.working.append("no nominal link rate: the best measured aggregate is used as the bandwidth")
-    _cite_rtt(card, result.rtt)
+        card.loopback = result.bandwidth.loopback
+        card.working.append(
+            f"no nominal link rate: the best aggregate ({result.bandwidth.label}) is used as the bandwidth"
+        )
+    cite_rtt(card, result.rtt)
     if not result.bandwidth_bits_per_second:
-        card.missing.append("no link rate: set the nominal link rate on the environment or run an experiment")
+        card.missing.append(
+            with_left_out(
+                "no link rate: set the nominal link rate on the environment or run an experiment",
+                measured.excluded_runs(mode="async"),
+                "ASYNC",
+            )
+        )
     if result.rtt is None:
-        card.missing.append("no round-trip time: set the link RTT on the environment or run an experiment")
+        card.missing.append(
+            with_left_out(
+                "no round-trip time: set the link RTT on the environment or run an experiment",
+                [e for e in measured.excluded if e.run.metrics.rtt_min_seconds],
+                "timed",
+            )
+        )
     if card.missing:
         settle(card, failed=False, judged=False)
         return card, []
@@ -243,13 +302,17 @@ def buffers_card(result: BufferSizing) -> Written:
     card.working.append(
         f"BDP = {bandwidth} / 8 x {rtt} = {bdp.bdp_bytes:,} bytes; buffers = {SOCKET_BUFFER_RULE} (seed 003)"
     )
-    if result.window_run is not None:
-        card.rows.append(("Window the best single stream kept in flight", f"{result.window_bytes:,} bytes"))
+    if result.window_stream is not None:
+        stream = result.window_stream
+        card.rows.append(
+            ("Window the best single stream kept in flight", f"{result.window_bytes:,} bytes ({stream.label})")
+        )
         card.working.append(
-            f"window = {format_byte_rate(result.window_run.bytes_per_second)} x {rtt} "
+            f"window = {format_byte_rate(stream.bytes_per_second)} ({stream.label}) x {rtt} "
             f"= {result.window_bytes:,} bytes (seed 001)"
         )
-        card.cite(result.window_run.source)
+        card.cite(stream.source)
+        card.loopback = card.loopback or stream.loopback
     card.values = result.to_json()
     settle(card, failed=False, judged=True, info=True)
     return card, []
@@ -264,16 +327,16 @@ LAG_MODEL = (
 )
 
 
-def lag_card(result: LagExposure | None, *, no_history: str | None, show: Show) -> Written:
+def lag_card(result: LagExposure | None, measured: Measurements, *, no_history: str | None, show: Show) -> Written:
     card = Card("lag", "ASYNC lag replay", result=result)
     if result is None:
         card.missing.append(no_history or NO_TIMED_HISTORY)
         settle(card, failed=False, judged=False)
         return card, []
     for thread in result.threads:
-        _write_replay(card, thread, show)
+        _write_replay(card, thread, measured, show)
     card.lag_series = result.series
-    card.nominal = result.nominal
+    card.nominal, card.loopback = result.nominal, result.loopback
     card.values = result.to_json()
     card.working.append(LAG_MODEL)
     worst, short, risks = result.worst, result.in_state(SHORT), []
@@ -298,7 +361,7 @@ def lag_card(result: LagExposure | None, *, no_history: str | None, show: Show) 
     return card, risks
 
 
-def _write_replay(card: Card, thread: ThreadReplay, show: Show) -> None:
+def _write_replay(card: Card, thread: ThreadReplay, measured: Measurements, show: Show) -> None:
     need, stream, replay = thread.need, thread.stream, thread.replay
     if not need.replay:
         card.missing.append(
@@ -308,15 +371,19 @@ def _write_replay(card: Card, thread: ThreadReplay, show: Show) -> None:
         return
     if stream is None:
         card.missing.append(
-            f"no single-connection ASYNC run from primary node {need.thread} and no nominal link rate: "
-            f"thread {need.thread} not replayed"
+            with_left_out(
+                f"no single-connection ASYNC run from primary node {need.thread} and no nominal link rate: "
+                f"thread {need.thread} not replayed",
+                measured.excluded_runs(mode="async", conns=1, node=need.thread),
+                f"single-connection ASYNC (primary node {need.thread})",
+            )
         )
         return
     card.cite(stream.source)
     for label in need.replay_basis.imports:
         card.cite(Source(label))
     drain, required = format_byte_rate(stream.bytes_per_second), format_byte_rate(need.required_bytes_per_second)
-    label = f"Thread {need.thread} (drained at {drain}{', nominal' if stream.nominal else ''})"
+    label = f"Thread {need.thread} (drained at {drain}, {stream.label})"
     if thread.state == KEEPS_UP:
         said = f"never behind: the stream carries the {required} requirement, above every log"
     elif thread.state == BEHIND:
@@ -338,132 +405,17 @@ def _write_replay(card: Card, thread: ThreadReplay, show: Show) -> None:
     card.working.append(f"thread {need.thread} replayed from {need.replay_basis.describe(show)}")
 
 
-# -- SYNC commit impact ----------------------------------------------------------------------------
-def commit_card(result: SyncCommit) -> Written:
-    card = Card("commit", "SYNC commit impact", result=result)
-    _cite_rtt(card, result.rtt)
-    if result.write_run is None and result.disk is None:
-        card.missing.append(
-            "no standby write measurement: run a SYNC experiment with a standby write directory and "
-            "synchronous write (O_DSYNC), or a disk test on the standby"
-        )
-    if result.stream is None:
-        card.missing.append("no single-connection ASYNC run yet: it gives the send time")
-    if result.rtt is None:
-        card.missing.append("no round-trip time: set the link RTT or run an experiment")
-    if card.missing:
-        settle(card, failed=False, judged=False)
-        return card, []
-    if result.write_run is not None:
-        card.cite(result.write_run.source)
-    card.cite(result.stream.source)
-    _write_commit_rows(card, result)
-    card.working += _commit_working(result)
-    card.values = result.to_json()
-    impact, mode, risks = result.impact, result.mode, []
-    if mode == "ASYNC":
-        card.headline = (
-            f"ASYNC adds nothing to commits; SYNC would add about {format_duration(impact.added_seconds('SYNC'))}"
-        )
-    else:
-        card.headline = f"{mode} adds about {format_duration(result.added_seconds)} to each commit"
-    if result.queues:
-        ceiling = format_byte_rate(result.ceiling_bytes_per_second)
-        card.headline += f"; commits queue at peak (ceiling {ceiling})"
-        risks.append(
-            f"In {mode} one log writer tops out near {ceiling}, below the redo peak of "
-            f"{format_byte_rate(result.peak_bytes_per_second)}: commits will queue at peak."
-        )
-    settle(card, failed=result.queues, judged=True, info=True)
-    return card, risks
-
-
-def _write_commit_rows(card: Card, result: SyncCommit) -> None:
-    impact, write_run, metrics = result.impact, result.write_run, result.metrics
-    for name, seconds in impact.modes.items():
-        marker = " (this environment)" if name == result.mode else ""
-        card.rows.append(
-            (
-                f"{name}{marker}",
-                f"{format_duration(seconds)} per redo write, "
-                f"+{format_duration(impact.added_seconds(name))} per commit, "
-                f"ceiling {format_byte_rate(impact.ceiling_bytes_per_second(name))}",
-            )
-        )
-    if metrics.ack_avg_seconds:
-        percentiles = ", ".join(
-            f"{name} {format_duration(value)}"
-            for name, value in (
-                ("p50", metrics.ack_p50_seconds),
-                ("p95", metrics.ack_p95_seconds),
-                ("p99", metrics.ack_p99_seconds),
-            )
-            if value is not None
-        )
-        card.rows.append(
-            (
-                "Measured SYNC acknowledgement",
-                f"avg {format_duration(metrics.ack_avg_seconds)}{'; ' + percentiles if percentiles else ''} per "
-                f"{format_bytes(write_run.message_bytes)} message, run #{write_run.id}",
-            )
-        )
-    if write_run is not None:
-        card.rows.append(
-            ("Measured standby write", f"{format_duration(result.write_seconds)} per message, run #{write_run.id}")
-        )
-    else:
-        said = (
-            f"{format_duration(result.write_seconds)} per {format_bytes(result.write_bytes)} write, {result.disk.label}"
-        )
-        card.rows.append(("Standby write (disk test)", said))
-
-
-def _commit_working(result: SyncCommit) -> list[str]:
-    write_bytes, write_seconds, write_run = result.write_bytes, result.write_seconds, result.write_run
-    working = []
-    if result.write_size_from == MESSAGE:
-        working.append(
-            f"no AWR 'redo size' and 'redo writes' in the history: the probe message size "
-            f"({format_bytes(write_bytes)}) stands in for the average redo write"
-        )
-    elif result.write_size_from == FLUSH:
-        working.append(
-            f"no AWR 'redo size' and 'redo writes' in the history: {format_bytes(write_bytes)} (a 16-page flush) "
-            "stands in for the average redo write"
-        )
-    if write_run is not None:
-        write_said = (
-            f"write = {format_duration(write_seconds)} per {format_bytes(write_run.message_bytes)} write on the "
-            f"standby (run #{write_run.id})"
-        )
-    else:
-        disk = result.disk
-        write_said = (
-            f"write = {format_bytes(write_bytes)} / {format_byte_rate(disk.disk.rate_bytes_per_second)} + "
-            f"{format_duration(disk.disk.overhead_seconds, 6)} = {format_duration(write_seconds)} on the standby "
-            f"(disk test on {disk.label})"
-        )
-    return [
-        *working,
-        f"{write_said}; send = {format_bytes(write_bytes)} / {format_byte_rate(result.stream.bytes_per_second)} "
-        f"= {format_duration(result.impact.send_seconds)}; RTT {format_duration(result.rtt.seconds)}",
-        "SYNC ~ 2 x write + send + RTT; NEARSYNC ~ max(write, send + RTT); ASYNC ~ max(write, send) "
-        "(IBM hadrCalculator). Data Guard SYNC AFFIRM behaves as SYNC, FASTSYNC as NEARSYNC.",
-        f"ceiling = the redo one log writer can ship per second when each {format_bytes(write_bytes)} write "
-        "waits for the mode's time before the next: write size / time per write. A redo peak above the "
-        "ceiling makes commits queue.",
-        "Seed 002: in SYNC the round-trip time, not the bandwidth, sets the commit time; a faster link "
-        "does not help a distant standby.",
-    ]
-
-
 # -- the plan's own risks --------------------------------------------------------------------------
 def general_risks(measured: Measurements, requirement: Requirement | None) -> list[str]:
     risks = []
-    if measured.runs and len(measured.loopback) == len(measured.runs):
+    loopback = sorted(r.id for r in measured.loopback)
+    if loopback:
+        ids = ", ".join(f"#{i}" for i in loopback[:6]) + (f" and {len(loopback) - 6} more" if len(loopback) > 6 else "")
         risks.append(
-            "Every run chosen so far measured this machine's loopback, not the link to the standby: "
-            "they are left out of the verdicts; run between the real primary and standby hosts."
+            f"Loopback run{'s' if len(loopback) > 1 else ''} {ids} measured this machine, not the link to the "
+            "standby: chosen as evidence, they stand in for the link only where no run over the link measured "
+            "the same thing, capped at the nominal link, and every card using one is marked 'loopback'; run "
+            "between the real primary and standby hosts."
         )
     if requirement:
         risks.extend(requirement.warnings)

@@ -170,6 +170,8 @@ class SummedFigures:
     p99_bytes_per_second: float | None
     how: str | None  # how the peak was found, in words
     peak_windows: tuple[Window, ...]
+    percentile_basis: str | None = None  # what p95 and p99 are of (timed series only), or why there are none
+    upper_bound_required_bytes_per_second: float | None = None  # every thread peaking at once, with headroom
 
     def to_json(self) -> dict:
         return {
@@ -177,6 +179,8 @@ class SummedFigures:
             "peak_at": _iso(self.peak_at),
             "p95_bytes_per_second": self.p95_bytes_per_second,
             "p99_bytes_per_second": self.p99_bytes_per_second,
+            "percentile_basis": self.percentile_basis,
+            "upper_bound_required_bytes_per_second": self.upper_bound_required_bytes_per_second,
             "how": self.how,
             "peak_windows": [w.to_json() for w in self.peak_windows],
         }
@@ -188,7 +192,8 @@ class SummedFigures:
             for w in data.get("peak_windows") or []
         )
         return cls(data["peak_bytes_per_second"], _time(data.get("peak_at")), data.get("p95_bytes_per_second"),
-                   data.get("p99_bytes_per_second"), data.get("how"), windows)  # fmt: skip
+                   data.get("p99_bytes_per_second"), data.get("how"), windows, data.get("percentile_basis"),
+                   data.get("upper_bound_required_bytes_per_second"))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -248,6 +253,8 @@ class RedoSummary:
             requirement.summed_percentile(99),
             requirement.summed_how,
             tuple(requirement.windows),
+            requirement.percentile_basis,
+            requirement.upper_bound_required_bytes_per_second,
         )
         history = {k: v for k, v in analysis.items() if k not in _TYPED}
         return cls(requirement, threads, summed, requirement.summed_required_bytes_per_second, history)

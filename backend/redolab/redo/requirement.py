@@ -23,7 +23,7 @@ from redolab.core.units import format_duration
 from redolab.redo.analytics import Analysis, analyze, summed_pieces, time_weighted_percentile
 from redolab.redo.dedupe import unique
 from redolab.redo.schemas import RedoInterval
-from redolab.redo.windows import Segment, Window, peak_windows
+from redolab.redo.windows import Segment, Window, coverage, intersect, peak_windows
 
 # kind of row -> (rank, statistic); lower rank is finer
 STATISTICS = {
@@ -121,14 +121,34 @@ class Requirement:
     used: dict[int, list[str]]  # import id -> what it is used for
     unused: dict[int, str]  # import id -> why it is not used
     analysis: Analysis  # the finest rows of every thread together (charts, heat map)
+    untimed_peak: int | None = None  # the thread whose peak without times the summed peak is
 
     @property
     def summed_required_bytes_per_second(self) -> float:
         return self.summed_peak_bytes_per_second * (1 + self.headroom_ratio)
 
+    @property
+    def upper_bound_required_bytes_per_second(self) -> float | None:
+        """The sum of the thread peaks (their overlap unknown) x (1 + headroom)."""
+        bound = self.upper_bound_bytes_per_second
+        return bound * (1 + self.headroom_ratio) if bound is not None else None
+
     def summed_percentile(self, percent: float) -> float | None:
-        """Time-weighted percentile of the summed series (where the threads overlap)."""
+        """Time-weighted percentile of the summed series where every thread has times: from timed
+        series only (a log without times has no place in time, so it is in no percentile)."""
         return time_weighted_percentile((piece for span in self.spans for piece in span.segments), percent)
+
+    @property
+    def percentile_basis(self) -> str:
+        """What the summed percentiles are of, or why there are none, in words."""
+        untimed = sorted(t for t, n in self.threads.items() if not n.replay)
+        if not self.spans:
+            why = f"thread(s) {', '.join(map(str, untimed))} have no times" if untimed else "no overlap in time"
+            return f"no percentiles: {why}"
+        said = "time-weighted over the timed series only, where every thread has data"
+        if self.untimed_peak is not None:
+            said += f"; the peak is thread {self.untimed_peak}'s highest single rate without times, in no percentile"
+        return said
 
     def summed_basis(self, show) -> str:
         """How the summed peak was found, with the stretches it was computed over."""
@@ -158,6 +178,9 @@ class Requirement:
                 "required_bytes_per_second": self.summed_required_bytes_per_second,
                 "how": self.summed_how,
                 "upper_bound_bytes_per_second": self.upper_bound_bytes_per_second,
+                "upper_bound_required_bytes_per_second": self.upper_bound_required_bytes_per_second,
+                "peak_without_times_thread": self.untimed_peak,
+                "percentile_basis": self.percentile_basis,
                 "spans": [{"start": s.start.isoformat(), "end": s.end.isoformat()} for s in self.spans],
             },
             "peak_windows": [w.to_json() for w in self.windows],
@@ -178,6 +201,17 @@ def _statistic(kind: str, intervals: list[RedoInterval], source: str = "") -> st
     if source in DB2_STATISTICS:
         return DB2_STATISTICS[source]
     name = STATISTICS.get(kind, (2, kind))[1]
+    if (
+        kind == "profile"
+        and intervals
+        and all(
+            i.peak_bytes_per_second is None
+            and i.percentile_bytes_per_second is not None
+            and i.rate == i.percentile_bytes_per_second
+            for i in intervals
+        )
+    ):
+        return "hour-of-day profile p95 (a percentile, not a peak: no maximum exported)"
     if kind == "rate" and any(i.peak_bytes_per_second for i in intervals):
         return "SYSMETRIC maximum"
     if kind == "period":
@@ -206,30 +240,6 @@ def _basis(statistic: str, labels: list[str], rows: list[RedoInterval]) -> Basis
         max(ends) if ends else None,
         _typical([r.duration for r in rows[:: max(1, len(rows) // 10_000)]]),
     )
-
-
-def _spans(segments: list[Segment], tolerance: float) -> list[tuple[datetime, datetime]]:
-    """Merge a thread's pieces into stretches of data; a gap wider than `tolerance` seconds splits."""
-    spans: list[list[datetime]] = []
-    for start, end, _ in sorted(segments):
-        if spans and (start - spans[-1][1]).total_seconds() <= tolerance:
-            spans[-1][1] = max(spans[-1][1], end)
-        else:
-            spans.append([start, end])
-    return [(s, e) for s, e in spans]
-
-
-def _intersect(a: list[tuple[datetime, datetime]], b: list[tuple[datetime, datetime]]):
-    out, i, j = [], 0, 0
-    while i < len(a) and j < len(b):
-        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if start < end:
-            out.append((start, end))
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return out
 
 
 def _sum_within(series: dict[int, list[Segment]], start: datetime, end: datetime) -> list[Segment]:
@@ -283,6 +293,7 @@ class SummedPeak:
     spans: list[Span]
     upper_bound_bytes_per_second: float | None  # the sum of the thread peaks when their overlap is unknown
     interval_seconds: float | None  # the timed threads' usual sampling interval
+    untimed_peak: int | None = None  # the thread whose peak without times the summed peak is
 
 
 def _parts_by_rank(imports: list[ImportSeries]) -> dict[int, list[_Part]]:
@@ -359,10 +370,10 @@ def _overlap(timed: dict[int, list[Segment]], thread_count: int) -> tuple[list[S
     """The summed series over the stretches where every timed thread has data, and the usual interval."""
     interval = _typical([(e - s).total_seconds() for segs in timed.values() for s, e, _ in segs])
     tolerance = max(MIN_GAP_SECONDS, 2 * (interval or 0))
-    coverage = [_spans(segments, tolerance) for segments in timed.values()]
-    overlap = coverage[0] if coverage else []
-    for other in coverage[1:]:
-        overlap = _intersect(overlap, other)
+    covered = [coverage(segments, tolerance) for segments in timed.values()]
+    overlap = covered[0] if covered else []
+    for other in covered[1:]:
+        overlap = intersect(overlap, other)
     if thread_count > 1 and len(timed) < 2:
         overlap = []  # one thread's times say nothing about when the others peak
     spans = [Span(s, e, _sum_within(timed, s, e)) for s, e in overlap]
@@ -391,9 +402,10 @@ def _summed(threads: dict[int, ThreadNeed], analyses: dict[int, Analysis]) -> Su
             upper_bound = summed + sum(t.peak_bytes_per_second for k, t in threads.items() if k not in timed)
             how += f"; thread(s) {', '.join(str(t) for t in sorted(set(threads) - set(timed)))} have no times"
         if largest.peak_bytes_per_second > summed:
+            untimed = " without times" if largest.peak_at is None else ""
             how += (
-                f"; raised to thread {largest.thread}'s own peak ({largest.basis.statistic}), which the summed "
-                "series does not reach"
+                f"; raised to thread {largest.thread}'s own peak ({largest.basis.statistic}{untimed}), which the "
+                "summed series does not reach"
             )
             summed, at = largest.peak_bytes_per_second, largest.peak_at
     profile = next((a for a in analyses.values() if a.profile), None)
@@ -402,7 +414,8 @@ def _summed(threads: dict[int, ThreadNeed], analyses: dict[int, Analysis]) -> Su
         if peak and peak[0] > summed:
             summed, at = peak[0], None
             how = "hour-of-day profiles: the instances' hourly maxima added per hour (an upper bound)"
-    return SummedPeak(summed, at, how, spans, upper_bound, interval)
+    untimed = largest.thread if summed == largest.peak_bytes_per_second and largest.peak_at is None else None
+    return SummedPeak(summed, at, how, spans, upper_bound, interval, untimed)
 
 
 def _unknown_overlap(threads: dict[int, ThreadNeed], timed: dict, largest: ThreadNeed) -> str:
@@ -415,8 +428,8 @@ def _unknown_overlap(threads: dict[int, ThreadNeed], timed: dict, largest: Threa
     )
     return (
         f"{why}, so when the threads peak together is unknown: the largest single thread's peak "
-        f"(thread {largest.thread}) is used (seed 000); if they peaked together the link would need up to "
-        "the sum of their peaks"
+        f"(thread {largest.thread}, {largest.basis.statistic}{' without times' if largest.peak_at is None else ''}) "
+        "is used (seed 000); if they peaked together the link would need up to the sum of their peaks"
     )
 
 
@@ -476,4 +489,5 @@ def requirement(imports: list[ImportSeries], *, headroom_ratio: float) -> Requir
         used=used,
         unused=_unused(imports, used, threads),
         analysis=combined,
+        untimed_peak=summed.untimed_peak,
     )

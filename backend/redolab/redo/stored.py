@@ -28,8 +28,9 @@ from redolab.redo.models import RedoImport, StoredAnalysis
 from redolab.redo.requirement import Requirement
 
 # Bump when Requirement, Analysis or the chart data change shape or module (pickles name their
-# classes' modules: 2 since the requirement moved from planning/ to redo/): stored ones are recomputed.
-FORMAT = 2
+# classes' modules: 2 since the requirement moved from planning/ to redo/; 3: the requirement names a
+# summed peak without times and the percentiles' basis): stored ones are recomputed.
+FORMAT = 3
 HISTOGRAM_BINS = 40
 WEEK_HOURS = 7 * 24
 

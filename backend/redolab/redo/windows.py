@@ -117,3 +117,28 @@ def peak_windows(series: list[list[Segment]], interval: float | None) -> list[Wi
         rate, start = max(found, key=lambda w: w[0])
         windows.append(Window(minutes, rate, start))
     return windows
+
+
+def coverage(segments: list[Segment], tolerance: float) -> list[tuple[datetime, datetime]]:
+    """Merge a thread's pieces into stretches of data; a gap wider than `tolerance` seconds splits."""
+    spans: list[list[datetime]] = []
+    for start, end, _ in sorted(segments):
+        if spans and (start - spans[-1][1]).total_seconds() <= tolerance:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return [(s, e) for s, e in spans]
+
+
+def intersect(a: list[tuple[datetime, datetime]], b: list[tuple[datetime, datetime]]):
+    """The stretches both lists of sorted stretches cover."""
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if start < end:
+            out.append((start, end))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out

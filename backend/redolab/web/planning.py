@@ -11,6 +11,7 @@ from redolab.charts.plan import lag_figure
 from redolab.core.deps import SessionDep
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
+from redolab.core.units import format_byte_rate
 from redolab.environments.service import get_environment
 from redolab.planning.report import ReportError, plan_report, render_pdf, report_html
 from redolab.planning.service import Selection, environment_plan
@@ -54,7 +55,15 @@ def plan_context(session, environment, selection: Selection | None = None, *, sh
         **_evidence_context(plan, selection),
         "evidence_open": show_evidence,
         "evidence_inline": show_evidence or bool(selection.query) or len(plan.evidence) <= EVIDENCE_INLINE,
-        "lag_figure": lag_figure(lag.lag_series, plan.time_zone) if lag.lag_series else None,
+        "lag_figure": lag_figure(lag.lag_series, plan.time_zone, _drains(lag)) if lag.lag_series else None,
+    }
+
+
+def _drains(lag) -> dict[int, str]:
+    """Each replayed thread's drain rate and its capacity's origin, as the lag card says them."""
+    return {
+        t.need.thread: f"drained at {format_byte_rate(t.stream.bytes_per_second)}, {t.stream.label}"
+        for t in lag.result.replayed
     }
 
 

@@ -1,0 +1,176 @@
+"""The report's first page: one line per question a change board asks, with the card's badge and its
+number, read from the card's typed result (planning.results); nothing is computed here but words.
+
+A verdict resting on the environment's nominal link says which run would make it a measured one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from redolab.core.units import format_byte_rate, format_bytes, format_duration
+from redolab.planning.card import MISSING, PARTIAL, PASS, WARN, Card
+from redolab.planning.plan import Plan
+from redolab.planning.results import SHORT, BufferSizing, CopyTime, KeepUp, LagExposure, SyncCommit
+
+Show = Callable[[datetime | None], str]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One question's line: the card's badge, its figure with the unit (or what is missing), and what
+    would turn a nominal verdict into a measured one."""
+
+    key: str  # the card it reads ("risks": the plan's risk list)
+    question: str
+    status: str
+    badge: str
+    number: str
+    to_measure: str = ""
+
+
+QUESTIONS = {
+    "transport": "Does the link keep up with the redo?",
+    "lag": "ASYNC lag and data at risk",
+    "commit": "SYNC commit cost",
+    "instantiation": "Instantiation time against the goal",
+    "buffers": "Settings to apply",
+    "risks": "Open risks",
+}
+
+
+def answers(plan: Plan, show: Show) -> list[Answer]:
+    """The six answers in the order a change board reads them."""
+    return [
+        _from_card(plan.card("transport"), _keep_up),
+        _from_card(plan.card("lag"), lambda result: _lag(result, show)),
+        _from_card(plan.card("commit"), _commit),
+        _from_card(plan.card("instantiation"), _copy_time),
+        _from_card(plan.card("buffers"), lambda result: _settings(result, plan)),
+        _risks(plan),
+    ]
+
+
+def _from_card(card: Card, words: Callable[[object], tuple[str, str]]) -> Answer:
+    """A card's badge with its figure; a card with nothing to judge names what it is missing."""
+    question = QUESTIONS[card.key]
+    if card.status == MISSING or card.result is None:
+        missing = card.missing[0] if card.missing else "nothing to compute from"
+        return Answer(card.key, question, card.status, card.badge, f"no figure yet: {missing}")
+    number, to_measure = words(card.result)
+    if card.status == PARTIAL and card.missing:
+        number += f"; still missing: {card.missing[0]}"
+    if card.loopback and not card.nominal:  # a run on this machine stands in for the link
+        to_measure = "a run between the primary and the standby over the link replaces the loopback run"
+    return Answer(
+        card.key, question, card.status, card.badge, number, to_measure if card.nominal or card.loopback else ""
+    )
+
+
+def _streams_to_run(threads: list[int]) -> str:
+    if not threads:
+        return ""
+    nodes = ", ".join(str(t) for t in threads)
+    return (
+        f"a single-connection ASYNC run from primary node{'s' if len(threads) > 1 else ''} {nodes} to the "
+        "standby replaces the nominal link rate with a measured one"
+    )
+
+
+def _keep_up(result: KeepUp) -> tuple[str, str]:
+    tightest = result.tightest
+    if tightest is None:
+        return "no stream to judge against", ""
+    subject = tightest.subject.split(":")[0]
+    failed = len(result.failed)
+    needs, carries = tightest.required_bytes_per_second, tightest.available_bytes_per_second
+    number = (
+        f"{subject}: margin {tightest.margin_percent:+.1f} % (needs {format_byte_rate(needs)}, "
+        f"carries {format_byte_rate(carries)})"
+    )
+    if failed > 1:
+        number += f"; {failed} of {len(result.verdicts)} verdicts short"
+    nominal = [t.need.thread for t in result.threads if t.stream is not None and t.stream.nominal]
+    to_measure = _streams_to_run(nominal)
+    summed = result.summed
+    if summed is not None and summed.stream is not None and summed.stream.nominal:
+        to_measure += ("; " if to_measure else "") + "an ASYNC run over the link (any connection count) measures all "
+        to_measure += "threads together"
+    return number, to_measure
+
+
+def _lag(result: LagExposure, show: Show) -> tuple[str, str]:
+    worst, short = result.worst, result.in_state(SHORT)
+    if worst is not None:
+        replay = worst.replay
+        number = (
+            f"up to {format_duration(replay.max_lag_seconds)} of redo at risk ({format_bytes(replay.max_backlog_bytes)}"
+            f" queued) on thread {worst.need.thread} at {show(replay.max_at)}"
+        )
+        if not replay.drained:
+            number += "; still behind when the history ends"
+    elif short:
+        threads = ", ".join(str(t.need.thread) for t in short)
+        number = f"0 s at the averages replayed; thread{'s' if len(short) > 1 else ''} {threads} short: bursts queue"
+    else:
+        number = "0 s: never behind, every replayed thread's stream carries its requirement"
+    nominal = [t.need.thread for t in result.replayed if t.stream.nominal]
+    return number, _streams_to_run(nominal)
+
+
+def _commit(result: SyncCommit) -> tuple[str, str]:
+    if result.impact is None:
+        return "no figure yet", ""
+    sync = format_duration(result.impact.added_seconds("SYNC"))
+    if result.mode == "ASYNC":
+        number = f"ASYNC adds 0 s per commit; SYNC would add {sync}"
+    else:
+        number = (
+            f"{result.mode} adds {format_duration(result.added_seconds)} per commit, "
+            f"ceiling {format_byte_rate(result.ceiling_bytes_per_second)}"
+        )
+    if result.queues:
+        number += f"; commits queue at the {format_byte_rate(result.peak_bytes_per_second)} peak"
+    return number, ""
+
+
+def _copy_time(result: CopyTime) -> tuple[str, str]:
+    if result.estimate is None:
+        return "no figure yet", ""
+    total, goal = format_duration(result.estimate.total_seconds), result.goal_seconds
+    if goal is None:
+        number = f"about {total} (no goal set)"
+    else:
+        number = f"about {total} against the {format_duration(goal)} goal ({'over' if result.over else 'within'})"
+    to_measure = ""
+    if result.nominal:
+        to_measure = (
+            "an ASYNC run from each primary node, best a connection sweep, replaces the nominal link shared by "
+            f"{result.node_pairs} node pair{'s' if result.node_pairs > 1 else ''}"
+        )
+    return number, to_measure
+
+
+def _settings(result: BufferSizing, plan: Plan) -> tuple[str, str]:
+    if result.bdp is None:
+        return "no figure yet", ""
+    socket = result.bdp.socket_buffer_bytes
+    count = sum(len(snippet.lines) for snippet in plan.snippets)
+    files = len(plan.snippets)
+    return (
+        f"socket buffers {socket:,} bytes ({format_bytes(socket)}); {count} setting{'s' if count != 1 else ''} "
+        f"in {files} place{'s' if files != 1 else ''}",
+        "",
+    )
+
+
+def _risks(plan: Plan) -> Answer:
+    """WARN with the count when the plan found risks; none found is a PASS only when something was judged."""
+    count = len(plan.risks)
+    if count:
+        return Answer("risks", QUESTIONS["risks"], WARN, WARN, f"{count} open risk{'s' if count != 1 else ''}")
+    if all(card.status == MISSING for card in plan.cards):
+        return Answer("risks", QUESTIONS["risks"], MISSING, MISSING, "none found yet: nothing could be judged so far")
+    return Answer("risks", QUESTIONS["risks"], PASS, PASS, "none found in the data so far")
