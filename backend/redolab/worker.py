@@ -156,7 +156,13 @@ class Worker:
             session.execute(update(Job).where(Job.id == job_id).values(heartbeat_at=utcnow()))
             session.commit()
 
+    def _job_gone(self, job_id: int) -> bool:
+        with self.sessions() as session:
+            return session.get(Job, job_id) is None
+
     async def run_job(self, job: Job) -> None:
+        """Run a claimed job and mark how it ended. A job deleted meanwhile with its environment
+        (a run's or import's rows go with it) ends quietly: its probes are stopped, nothing is marked."""
         last = [0.0]
         loop = asyncio.get_running_loop()
 
@@ -165,6 +171,24 @@ class Worker:
                 last[0] = loop.time()
                 self._heartbeat(job.id)
 
+        try:
+            status = await self._execute(job, heartbeat)
+        except Exception:
+            if not self._job_gone(job.id):
+                raise
+            status = None
+        with self.sessions() as session:
+            row = session.get(Job, job.id)
+            if row is None or status is None:
+                (log.info if status else log.warning)(
+                    "job %s (%s) ended: it was deleted with its environment while it ran", job.id, job.kind
+                )
+                return
+            row.status = _JOB_STATUS.get(status, JobStatus.failed)
+            row.finished_at = utcnow()
+            session.commit()
+
+    async def _execute(self, job: Job, heartbeat) -> RunStatus:
         if job.kind == "import":  # blocking database work: in a thread, off this loop
             done = await asyncio.to_thread(execute_import, self.sessions, job.id, heartbeat)
             status = RunStatus.succeeded if done else RunStatus.failed
@@ -184,11 +208,7 @@ class Worker:
                 shutting_down=self.stopping.is_set,
             )
             status, _ = await execution.execute()
-        with self.sessions() as session:
-            row = session.get(Job, job.id)
-            row.status = _JOB_STATUS.get(status, JobStatus.failed)
-            row.finished_at = utcnow()
-            session.commit()
+        return status
 
     async def run_once(self) -> bool:
         """Run at most one job; True when one ran."""

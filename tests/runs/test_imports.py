@@ -117,6 +117,24 @@ def test_oratcptest_errors_name_the_test_and_line():
     assert "unknown format 'csv'" in _error("x", "csv")
 
 
+def test_oratcptest_trimmed_of_its_payload_line_takes_the_given_message_size():
+    """Output pasted without its "Message payload" line: refused beside the form's Message size
+    field, then read with the size given there (and the run says where its size came from); a
+    missing date is the Date field's error, not the file's."""
+    full = text_of("oratcptest_async.txt")
+    trimmed = "".join(line for line in full.splitlines(True) if "Message payload" not in line)
+    with pytest.raises(ResultFileError) as caught:
+        read_results(trimmed, test_date=DAY)
+    assert caught.value.field == "message_bytes" and "no 'Message payload = …' line" in str(caught.value)
+    [run] = read_results(trimmed, test_date=DAY, message_bytes=512 * 1024)
+    assert run.message_bytes == 524_288 and "524,288 bytes per message, as given on import" in run.notes
+    [as_printed] = read_results(full, test_date=DAY, message_bytes=512 * 1024)  # the file's own line wins
+    assert as_printed.message_bytes == 1024 * 1024 and "as given on import" not in as_printed.notes
+    with pytest.raises(ResultFileError) as undated:
+        read_results(full)
+    assert undated.value.field == "test_date"
+
+
 # -- iperf3 -J ----------------------------------------------------------------------------------
 def iperf3_document() -> dict:
     """A real iperf3 3.12 -J capture: two streams for 1 s over loopback, intervals of 0.5 s."""

@@ -2,7 +2,11 @@
 
 import json
 
-from redolab.runs.models import RunStatus
+from sqlalchemy import func, select
+
+from redolab.runs import service as run_service
+from redolab.runs.models import Run, RunStatus
+from redolab.runs.schemas import RunCreate
 from tests.execution import execute_next, reload, request_run
 from tests.factories import make_environment, make_host
 
@@ -113,3 +117,20 @@ def test_empty_label_is_fine(browser_client, session):
               "duration_seconds": "10 s", "interval_seconds": "1 s"},
     )  # fmt: skip
     assert response.status_code == 303, response.text
+
+
+def test_the_run_form_at_the_queue_cap_says_which_cap(browser_client, session):
+    """The form answers a full queue as the API does (429 naming the cap), in the page's error box."""
+    environment, primary, standby = local_env(session)
+    run_in = RunCreate(client_host_id=primary.id, server_host_id=standby.id, duration_seconds=60, interval_seconds=5)
+    for _ in range(20):  # the default REDOLAB_MAX_QUEUED_PER_USER
+        run_service.create_run(session=session, environment=environment, run_in=run_in, requested_by="alice")
+    refused = browser_client.post(
+        f"/environments/{environment.id}/runs",
+        data={"client_host_id": primary.id, "server_host_id": standby.id, "duration_seconds": "60 s",
+              "interval_seconds": "5 s", "label": ""},
+        headers=HTMX,
+    )  # fmt: skip
+    assert refused.status_code == 429, refused.text
+    assert "REDOLAB_MAX_QUEUED_PER_USER=20" in refused.text and "20 runs and sweeps queued" in refused.text
+    assert session.scalar(select(func.count()).select_from(Run)) == 20

@@ -114,16 +114,24 @@ def runs_figure(names: list[str], rates: list[float | None]) -> str:
 
 def over_time_figure(times: list, rates: list[float | None], *, name: str) -> str:
     """Throughput of each scheduled occurrence against its time (UTC): how the link varies over the day."""
-    figure = go.Figure(
-        go.Scatter(
-            x=[t.isoformat() for t, r in zip(times, rates, strict=True) if r is not None],
-            y=[r / MIB for r in rates if r is not None],
-            name=name,
-            mode="lines+markers",
-            customdata=[byte_rate_to_mbit(r) for r in rates if r is not None],
-            hovertemplate="%{y:.1f} MiB/s (%{customdata:.0f} Mbit/s) at %{x} UTC<extra></extra>",
+    return series_over_time_figure([(name, times, rates)])
+
+
+def series_over_time_figure(series: list[tuple[str, list, list[float | None]]]) -> str:
+    """Throughput against time (UTC), one line per series (name, times, rates): runs that measure
+    different things (ASYNC streaming, SYNC round trips) are never joined by one line."""
+    figure = go.Figure()
+    for name, times, rates in series:
+        figure.add_trace(
+            go.Scatter(
+                x=[t.isoformat() for t, r in zip(times, rates, strict=True) if r is not None],
+                y=[r / MIB for r in rates if r is not None],
+                name=name,
+                mode="lines+markers",
+                customdata=[byte_rate_to_mbit(r) for r in rates if r is not None],
+                hovertemplate="%{y:.1f} MiB/s (%{customdata:.0f} Mbit/s) at %{x} UTC<extra></extra>",
+            )
         )
-    )
     figure.update_layout(**LAYOUT, xaxis_title="time (UTC)", yaxis_title="throughput (MiB/s)")
     figure.update_yaxes(rangemode="tozero")
     return figure_json(figure)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
@@ -40,6 +40,11 @@ class Job(Base):
     # The hosts the job occupies: two jobs sharing one never run at the same time.
     client_host_id: Mapped[int | None] = mapped_column(Integer)
     server_host_id: Mapped[int | None] = mapped_column(Integer)
+    # Who queued it (a schedule's occurrence: the schedule's owner), for the per-user cap and an
+    # admin's bulk cancel; and the seconds it is planned to hold its hosts (test time plus set-up),
+    # from which the queue's estimated start is summed. None on jobs from before (or not counted).
+    requested_by: Mapped[str | None] = mapped_column(String(64), index=True)
+    planned_seconds: Mapped[float | None] = mapped_column(Float)
     status: Mapped[JobStatus] = mapped_column(enum_column(JobStatus), default=JobStatus.queued, index=True)
     worker_id: Mapped[str | None] = mapped_column(String(100))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Query, Request, UploadFile, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from redolab.auth.deps import ApiOperator, current_api_user
-from redolab.core.deps import SessionDep
+from redolab.core.db import MAX_ROW_ID
+from redolab.core.deps import SessionDep, SettingsDep
 from redolab.environments.service import get_environment
+from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
 from redolab.runs import service
+from redolab.runs.models import Run
+from redolab.runs.queueing import place_of
 from redolab.runs.schemas import ResultImport, RunCreate, RunEventPublic, RunPublic, RunsPublic
 
 router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(current_api_user)])
@@ -18,13 +24,31 @@ router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(curren
 
 @router.post("/environments/{environment_id}/runs", status_code=status.HTTP_201_CREATED)
 def create_run(
-    request: Request, session: SessionDep, user: ApiOperator, environment_id: int, run_in: RunCreate
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: ApiOperator,
+    environment_id: int,
+    run_in: RunCreate,
 ) -> RunPublic:
-    """Queue a probe run from a client host to a server host (operator role)."""
+    """Queue a probe run from a client host to a server host (operator role). 429 when the user or
+    the host pair has the most runs and sweeps queued that the server allows."""
     environment = get_environment(session=session, environment_id=environment_id)
-    run = service.create_run(session=session, environment=environment, run_in=run_in, requested_by=user.username)
+    run = service.create_run(
+        session=session, environment=environment, run_in=run_in, requested_by=user.username,
+        caps=QueueCaps.of(settings), settings=settings,
+    )  # fmt: skip
     wake_local_worker(request.app)
-    return RunPublic.model_validate(run)
+    return run_public(session, run)
+
+
+def run_public(session, run: Run) -> RunPublic:
+    """A run as the API shows it, with its place in the queue while it waits."""
+    public = RunPublic.model_validate(run)
+    place = place_of(session, run_id=run.id) if run.status.value == "queued" else None
+    if place is not None:
+        public.queue_position, public.estimated_start_at = place.jobs_ahead, place.estimated_start_at
+    return public
 
 
 @router.post("/environments/{environment_id}/runs/import", status_code=status.HTTP_201_CREATED)
@@ -58,18 +82,28 @@ def import_runs(
     return RunsPublic(data=[RunPublic.model_validate(run) for run in runs], count=len(runs))
 
 
+MAX_PAGE = 500  # runs per page at most
+
+
 @router.get("/environments/{environment_id}/runs")
-def list_runs(session: SessionDep, environment_id: int) -> RunsPublic:
-    """The environment's runs, newest first."""
+def list_runs(
+    session: SessionDep,
+    environment_id: int,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Runs per page.")] = 100,
+    offset: Annotated[int, Query(ge=0, le=MAX_ROW_ID, description="Runs to skip.")] = 0,
+) -> RunsPublic:
+    """The environment's runs, newest first, a page at a time; `count` is how many there are in all."""
     environment = get_environment(session=session, environment_id=environment_id)
-    runs = [RunPublic.model_validate(run) for run in service.list_runs(session=session, environment=environment)]
-    return RunsPublic(data=runs, count=len(runs))
+    runs = service.list_runs(session=session, environment=environment, limit=limit, offset=offset)
+    data = [RunPublic.model_validate(run) for run in runs]
+    return RunsPublic(data=data, count=service.count_runs(session=session, environment=environment))
 
 
 @router.get("/runs/{run_id}")
 def read_run(session: SessionDep, run_id: int) -> RunPublic:
-    """One run with its summary, captured settings and exact commands."""
-    return RunPublic.model_validate(service.get_run(session=session, run_id=run_id))
+    """One run with its summary, captured settings and exact commands; while it waits, its place in
+    the queue (`queue_position`: jobs ahead of it on its hosts) and `estimated_start_at`."""
+    return run_public(session, service.get_run(session=session, run_id=run_id))
 
 
 @router.get("/runs/{run_id}/events")
@@ -89,4 +123,4 @@ def delete_run(session: SessionDep, user: ApiOperator, run_id: int) -> None:
 def cancel_run(session: SessionDep, user: ApiOperator, run_id: int) -> RunPublic:
     """Cancel a queued or running run (operator role)."""
     run = service.cancel_run(session=session, run=service.get_run(session=session, run_id=run_id))
-    return RunPublic.model_validate(run)
+    return run_public(session, run)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from redolab.core.db import utcnow
@@ -52,6 +53,13 @@ class RunCancelled(Exception):
     """Ends a run as cancelled (the user asked during its set-up); the message is what the user reads."""
 
 
+class RunGone(Exception):
+    """The run's row is gone (its environment was deleted meanwhile): stop the probes, write nothing."""
+
+
+RUN_GONE = "deleted while it ran (its environment was deleted); its probes were stopped"
+
+
 @dataclass
 class RunExecution:
     sessions: sessionmaker
@@ -68,6 +76,7 @@ class RunExecution:
     phases: list[tuple[str, float]] = field(default_factory=list)
     duration_seconds: float = 0.0
     unreadable: str | None = None  # the first probe output redolab could not read: the run fails
+    gone: bool = False  # the run's row was deleted meanwhile (with its environment)
 
     def _mark(self, phase: str) -> None:
         """Note when a phase ended; logged once per run, to see where set-up time goes."""
@@ -77,6 +86,8 @@ class RunExecution:
     def _update(self, **values) -> None:
         with self.sessions() as session:
             run = session.get(Run, self.run_id)
+            if run is None:
+                raise RunGone
             for key, value in values.items():
                 setattr(run, key, value)
             session.commit()
@@ -84,8 +95,10 @@ class RunExecution:
     def _record(self, role: str, event: ProbeEvent) -> None:
         self.seq += 1
         with self.sessions() as session:
-            session.add(RunEvent(run_id=self.run_id, seq=self.seq, role=role, event=event.event, line=event.line))
             run = session.get(Run, self.run_id)
+            if run is None:
+                raise RunGone
+            session.add(RunEvent(run_id=self.run_id, seq=self.seq, role=role, event=event.event, line=event.line))
             if role == "client" and event.event == "start":
                 run.probe_version = event.data.get("version") or run.probe_version  # what the binary says it is
                 run.sndbuf_granted_bytes = event.data.get("sndbuf_granted_bytes")
@@ -96,11 +109,22 @@ class RunExecution:
                 run.bytes_received = event.data.get("bytes_received")
                 run.bytes_per_second = event.data.get("bytes_per_second")
                 run.retransmits = event.data.get("retransmits")
-            session.commit()
+            try:
+                session.commit()
+            except IntegrityError:  # the run was deleted between the read and the write
+                raise RunGone from None
 
     def _cancel_requested(self) -> bool:
+        """A cancel was recorded; also when the run is gone (noted in `gone`)."""
         with self.sessions() as session:
-            return bool(session.scalar(select(Run.cancel_requested).where(Run.id == self.run_id)))
+            row = session.execute(select(Run.cancel_requested).where(Run.id == self.run_id)).first()
+        self.gone = self.gone or row is None
+        return row is None or bool(row[0])
+
+    def _is_gone(self) -> bool:
+        with self.sessions() as session:
+            self.gone = self.gone or session.get(Run, self.run_id) is None
+        return self.gone
 
     def _begin(self) -> bool:
         with self.sessions() as session:
@@ -111,10 +135,12 @@ class RunExecution:
         with self.sessions() as session:
             end_not_begun(session=session, model=Run, item_id=self.run_id)
             run = session.get(Run, self.run_id)
-            return run.status, run.failure_reason
+            return (run.status, run.failure_reason) if run is not None else (RunStatus.cancelled, RUN_GONE)
 
     def _load(self, session: Session) -> tuple[Run, Host, Host]:
         run = session.get(Run, self.run_id)
+        if run is None:
+            raise RunGone
         if run.client_host is None or run.server_host is None:
             raise RunFailed("a host of this run was deleted before it started")
         # touch the relationships used after the session closes
@@ -132,8 +158,11 @@ class RunExecution:
             self._finish(RunStatus.cancelled, str(cancel))
         except (RunFailed, TransportError) as error:  # expected failures: their message is for the user
             self._finish(RunStatus.failed, str(error))
+        except RunGone:
+            self.gone = True
         except Exception as error:  # a bug must still end the run and clean up
-            log.exception("run %s crashed", self.run_id)
+            if not self._is_gone():  # a deleted run fails any write: that is no bug
+                log.exception("run %s crashed", self.run_id)
             self._finish(RunStatus.failed, f"internal error in redolab: {type(error).__name__}: {error}")
         finally:
             leftovers = await self._clean_up()
@@ -144,9 +173,18 @@ class RunExecution:
                 with contextlib.suppress(Exception):
                     await transport.close()
         status, reason = self.outcome or (RunStatus.failed, "the run ended without an outcome")
-        self._update(status=status, failure_reason=reason, finished_at=utcnow())
-        with self.sessions() as session:  # what the plan and the lists read, so no page reads the intervals
-            store_summary(session=session, run=session.get(Run, self.run_id))
+        try:
+            if self.gone:
+                raise RunGone
+            self._update(status=status, failure_reason=reason, finished_at=utcnow())
+            with self.sessions() as session:  # what the plan and the lists read, so no page reads the intervals
+                run = session.get(Run, self.run_id)
+                if run is None:
+                    raise RunGone
+                store_summary(session=session, run=run)
+        except (RunGone, IntegrityError):  # deleted meanwhile: its probes are stopped, nothing to write
+            log.warning("run %s: %s", self.run_id, RUN_GONE)
+            return RunStatus.cancelled, RUN_GONE
         if self.phases:
             base = self.phases[0][1]
             log.info(
@@ -200,12 +238,14 @@ class RunExecution:
         if self.shutting_down():
             return "shutdown"
         if self._cancel_requested() or self.parent_cancelled():
-            return "user"
+            return "gone" if self.gone else "user"
         return None
 
     def _check_stop(self) -> None:
         """During set-up: a cancel ends the run as cancelled, a shutdown as failed."""
         stop = self._stop_requested()
+        if stop == "gone":
+            raise RunGone
         if stop == "user":
             raise RunCancelled("cancelled by the user before the test began")
         if stop == "shutdown":
@@ -317,6 +357,10 @@ class RunExecution:
             self.unreadable = self.unreadable or str(error)
             await started.process.drain()
             return
+        except RunGone:  # the client is stopped by _watch_client; its output is read and dropped
+            self.gone = True
+            await started.process.drain()
+            return
         except TransportError as error:  # the connection dropped: the transport's words say which
             mine["lost"] = str(error)
             return
@@ -362,6 +406,7 @@ class RunExecution:
             if stopped_by is None:
                 stopped_by = (
                     self._stop_requested()
+                    or ("gone" if self.gone else None)
                     or ("unreadable" if self.unreadable else None)
                     or ("overran" if now > overrun_at else None)
                 )

@@ -26,6 +26,7 @@ from redolab.core.fields import (
     TextBlock,
     at_most,
     blank_to_none,
+    field_label,
     folded,
     positive,
 )
@@ -119,14 +120,16 @@ Label = Annotated[str, BeforeValidator(_stripped), Field(max_length=200), OneLin
 Notes = Annotated[str, BeforeValidator(_stripped), Field(max_length=10_000), TextBlock]
 
 
-def size_list(value):
-    """Sizes as a list or comma-separated text with units ("64K, 256K, 1M")."""
+def size_list(value, info: ValidationInfo):
+    """Sizes as a list or comma-separated text with units ("64K, 256K, 1M"); text without a unit
+    ("65536") is refused naming the field, a number in a JSON list is bytes."""
     sizes = []
     for item in _split_list(value):
         try:
             size = parse_size(item) if isinstance(item, str) else int(item)
         except (UnitError, ValueError, OverflowError, TypeError) as error:
-            raise PydanticCustomError("unit", "{error}", {"error": str(error)}) from None
+            label = field_label(info.field_name)
+            raise PydanticCustomError("unit", "{label}: {error}", {"label": label, "error": str(error)}) from None
         if not 0 <= size <= MAX_SIZE_BYTES:
             raise PydanticCustomError(
                 "out_of_bounds", "'{item}' is not a size from 0 to 1 EiB.", {"item": str(item)[:40]}
@@ -255,11 +258,14 @@ class RunPublic(HostPairPublic):
     rcvbuf_granted_bytes: int | None
     source: RunSource
     source_name: str | None
+    # A queued run: the queued jobs ahead of it on its hosts, and when it should start (UTC).
+    queue_position: int | None = None
+    estimated_start_at: datetime | None = None
 
 
 class RunsPublic(BaseModel):
     data: list[RunPublic]
-    count: int
+    count: int  # runs in all (the page holds at most `limit` of them)
 
 
 class ResultImport(HostPairCreate):
@@ -271,6 +277,8 @@ class ResultImport(HostPairCreate):
     format: Literal["auto", "oratcptest", "iperf3"] = "auto"
     # oratcptest prints clock times only: the day they belong to (taken as UTC). Default: today.
     test_date: date | None = None
+    # the message size of oratcptest output trimmed of its "Message payload" line (ignored otherwise)
+    message_bytes: Annotated[SizeBytes, AfterValidator(positive), at_most(256 * MIB, "256 MiB")] = None
     label: Label = ""
     notes: Notes = ""
     tags: Tags = []

@@ -10,16 +10,19 @@ from dataclasses import asdict
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
+from redolab.core.config import Settings
 from redolab.core.db import get_or_404, utcnow
 from redolab.core.errors import FieldError
 from redolab.core.units import format_bytes
 from redolab.environments.models import Environment, Host, HostRole, HostTransport
+from redolab.jobs.admission import RUN_SETUP_SECONDS, QueueCaps
 from redolab.jobs.models import Job, JobStatus
 from redolab.runs.measured import MeasuredRun
 from redolab.runs.models import Run, RunEvent, RunSource, RunStatus, RunSummary, new_mark
 from redolab.runs.parsers import read_results
 from redolab.runs.parsers.redoprobe import ProbeOutputError, RunMetrics, run_metrics
 from redolab.runs.parsers.results import ImportedRun, ResultFileError
+from redolab.runs.queueing import admit, check_local_write_dir, owner_of, place_of
 from redolab.runs.schemas import ResultImport, RunCreate
 
 
@@ -30,10 +33,22 @@ def host_in(environment: Environment, host_id: int, field: str) -> Host:
     raise FieldError(field, f"Host {host_id} is not a host of environment '{environment.name}'.")
 
 
-def create_run(*, session: Session, environment: Environment, run_in: RunCreate, requested_by: str) -> Run:
-    """Store the run and queue its job; the worker picks it up when both hosts are free."""
+def create_run(
+    *,
+    session: Session,
+    environment: Environment,
+    run_in: RunCreate,
+    requested_by: str,
+    caps: QueueCaps | None = None,
+    settings: Settings | None = None,
+) -> Run:
+    """Store the run and queue its job; the worker picks it up when both hosts are free. Refused
+    before anything is written: a write_dir on "This machine" outside its root or without room
+    (422), its owner or host pair at the queue cap (429; checked under the queue lock)."""
     client = host_in(environment, run_in.client_host_id, "client_host_id")
     server = host_in(environment, run_in.server_host_id, "server_host_id")
+    check_local_write_dir(server=server, write_dir=run_in.write_dir, conns=run_in.conns, settings=settings)
+    admit(session, requested_by=requested_by, client=client, server=server, caps=caps)
     run = Run(
         environment_id=environment.id,
         client_host_name=client.name,
@@ -43,7 +58,15 @@ def create_run(*, session: Session, environment: Environment, run_in: RunCreate,
     )
     session.add(run)
     session.flush()
-    session.add(Job(run_id=run.id, client_host_id=client.id, server_host_id=server.id))
+    session.add(
+        Job(
+            run_id=run.id,
+            client_host_id=client.id,
+            server_host_id=server.id,
+            requested_by=owner_of(requested_by),
+            planned_seconds=run.duration_seconds + RUN_SETUP_SECONDS,
+        )
+    )
     session.commit()
     return run
 
@@ -71,9 +94,10 @@ def _read_result_file(name: str, data: bytes, import_in: ResultImport) -> list[I
         line = data[: error.start].count(b"\n") + 1
         raise FieldError("files", f"{name}: line {line}: not UTF-8 text (is this a result file?)", 422) from None
     try:
-        return read_results(text, import_in.format, test_date=import_in.test_date)
-    except ResultFileError as error:
-        raise FieldError("files", f"{name}: {error}", 422) from None
+        given = {"test_date": import_in.test_date, "message_bytes": import_in.message_bytes}
+        return read_results(text, import_in.format, **given)
+    except ResultFileError as error:  # beside the field that would fix it (the date, the message size), else Files
+        raise FieldError(error.field or "files", f"{name}: {error}", 422) from None
 
 
 def read_result_uploads(uploads: list) -> list[tuple[str, bytes]]:
@@ -154,9 +178,14 @@ def delete_imported_run(*, session: Session, run: Run) -> None:
     session.commit()
 
 
-def list_runs(*, session: Session, environment: Environment, limit: int = 200) -> list[Run]:
-    query = select(Run).where(Run.environment_id == environment.id).order_by(Run.id.desc()).limit(limit)
-    return list(session.scalars(query))
+def list_runs(*, session: Session, environment: Environment, limit: int = 200, offset: int = 0) -> list[Run]:
+    """The environment's runs, newest first, a page at a time."""
+    query = select(Run).where(Run.environment_id == environment.id).order_by(Run.id.desc())
+    return list(session.scalars(query.limit(limit).offset(offset)))
+
+
+def count_runs(*, session: Session, environment: Environment) -> int:
+    return session.scalar(select(func.count(Run.id)).where(Run.environment_id == environment.id)) or 0
 
 
 def get_run(*, session: Session, run_id: int) -> Run:
@@ -246,12 +275,9 @@ def cancel_run(*, session: Session, run: Run) -> Run:
 
 
 def queue_position(*, session: Session, run: Run) -> int | None:
-    """How many queued jobs are ahead of this run (None when it is not queued)."""
-    if run.status is not RunStatus.queued:
-        return None
-    job_id = session.scalar(select(Job.id).where(Job.run_id == run.id))
-    ahead = session.scalars(select(Job.id).where(Job.status == JobStatus.queued, Job.id < job_id))
-    return len(list(ahead))
+    """How many queued jobs are ahead of this run on its hosts (None when it is not queued)."""
+    place = place_of(session, run_id=run.id) if run.status is RunStatus.queued else None
+    return place.jobs_ahead if place else None
 
 
 MAX_RUNS = 500  # the newest succeeded runs are enough to find the best of each kind

@@ -14,15 +14,19 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
 from pydantic_core import PydanticCustomError
-from sqlalchemy import or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from redolab.core.config import Settings
 from redolab.core.db import get_or_404, utcnow
 from redolab.core.fields import DurationSeconds, at_most, positive
-from redolab.environments.models import Environment
+from redolab.core.limits import LimitReached
+from redolab.environments.models import Environment, Host
+from redolab.jobs.admission import QueueCaps, current_caps, hold_queue_lock
 from redolab.jobs.models import Job, JobStatus
 from redolab.runs import service as run_service
 from redolab.runs.models import Run, RunStatus
+from redolab.runs.queueing import check_local_write_dir
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps import service as sweep_service
 from redolab.sweeps.models import Schedule, ScheduleStatus, Sweep
@@ -60,16 +64,38 @@ class Repeat(BaseModel):
 
 
 def create_schedule(
-    *, session: Session, environment: Environment, item: RunCreate | SweepCreate, repeat: Repeat, requested_by: str
+    *,
+    session: Session,
+    environment: Environment,
+    item: RunCreate | SweepCreate,
+    repeat: Repeat,
+    requested_by: str,
+    caps: QueueCaps | None = None,
+    settings: Settings | None = None,
 ) -> Schedule:
-    """Queue the first occurrence now (which checks the hosts and permissions) and keep the rest."""
-    what = "sweep" if isinstance(item, SweepCreate) else "run"
+    """Check the item as each occurrence will be (hosts, permissions, a sweep's planned time, the
+    write directory) and the owner's cap of active schedules (429), then queue the first occurrence
+    now, unless its hosts are busy (it is skipped and says so), and keep the rest."""
+    caps = caps or current_caps()
+    client, server = _check_item(environment, item, caps, settings)
+    hold_queue_lock(session)  # two schedules made at once at the cap: one is refused
+    active = session.scalar(
+        select(func.count(Schedule.id)).where(
+            Schedule.status == ScheduleStatus.active, Schedule.requested_by == requested_by
+        )
+    )
+    if active >= caps.active_schedules_per_user:
+        raise LimitReached(
+            f"You have {active} active schedules, the most one user may have (REDOLAB_MAX_ACTIVE_SCHEDULES_PER_USER="
+            f"{caps.active_schedules_per_user}): stop one on its page first.",
+            status_code=429,
+        )
     schedule = Schedule(
         environment_id=environment.id,
-        what=what,
+        what="sweep" if isinstance(item, SweepCreate) else "run",
         template=item.model_dump(mode="json"),
-        client_host_name="",
-        server_host_name="",
+        client_host_name=client.name,
+        server_host_name=server.name,
         every_seconds=repeat.every_seconds,
         until=repeat.until,
         next_at=utcnow() + timedelta(seconds=repeat.every_seconds),
@@ -78,27 +104,56 @@ def create_schedule(
     )
     session.add(schedule)
     session.flush()
-    first = _occurrence(session, environment, schedule)
-    schedule.client_host_name, schedule.server_host_name = first.client_host_name, first.server_host_name
+    busy = _busy_with(session, [client.id, server.id])
+    if busy:
+        schedule.skipped = [{"at": utcnow().isoformat(), "reason": f"skipped: the hosts were busy with {busy}"}]
+    else:
+        _occurrence(session, environment, schedule, caps=caps, settings=settings)
     if schedule.next_at > schedule.until:
         schedule.status = ScheduleStatus.finished
     session.commit()
     return schedule
 
 
-def _occurrence(session: Session, environment: Environment, schedule: Schedule) -> Run | Sweep:
+def _check_item(
+    environment: Environment, item: RunCreate | SweepCreate, caps: QueueCaps, settings: Settings | None
+) -> tuple[Host, Host]:
+    if isinstance(item, SweepCreate):
+        return sweep_service.check_sweep(environment=environment, sweep_in=item, caps=caps, settings=settings)
+    client = run_service.host_in(environment, item.client_host_id, "client_host_id")
+    server = run_service.host_in(environment, item.server_host_id, "server_host_id")
+    check_local_write_dir(server=server, write_dir=item.write_dir, conns=item.conns, settings=settings)
+    return client, server
+
+
+def _occurrence(session: Session, environment: Environment, schedule: Schedule, **limits) -> Run | Sweep:
+    """Queue one occurrence (`limits`: the caps and settings, else this process's)."""
     by = f"{schedule.requested_by} (schedule #{schedule.id})"[:64]
     if schedule.what == "sweep":
+        sweep_in = SweepCreate(**schedule.template)
         item = sweep_service.create_sweep(
-            session=session, environment=environment, sweep_in=SweepCreate(**schedule.template), requested_by=by
+            session=session, environment=environment, sweep_in=sweep_in, requested_by=by, **limits
         )
     else:
+        run_in = RunCreate(**schedule.template)
         item = run_service.create_run(
-            session=session, environment=environment, run_in=RunCreate(**schedule.template), requested_by=by
+            session=session, environment=environment, run_in=run_in, requested_by=by, **limits
         )
     item.schedule_id = schedule.id
     session.commit()
     return item
+
+
+def _own_earlier(session: Session, schedule: Schedule) -> str | None:
+    """An earlier occurrence of this schedule whose job is still queued or running: "run #12"."""
+    model, key = (Sweep, Job.sweep_id) if schedule.what == "sweep" else (Run, Job.run_id)
+    earlier = session.scalar(
+        select(model.id)
+        .join(Job, key == model.id)
+        .where(model.schedule_id == schedule.id, Job.status.in_((JobStatus.queued, JobStatus.running)))
+        .limit(1)
+    )
+    return None if earlier is None else f"{schedule.what} #{earlier}"
 
 
 def _busy_with(session: Session, host_ids: list[int]) -> str | None:
@@ -152,19 +207,7 @@ def fire_due(sessions: sessionmaker, now: datetime | None = None) -> int:
                 skips.append(
                     {"at": due_at.isoformat(), "reason": f"{missed} occurrence(s) missed while redolab was not running"}
                 )
-            environment = session.get(Environment, schedule.environment_id)
-            template = schedule.template
-            busy = _busy_with(session, [template["client_host_id"], template["server_host_id"]])
-            if busy:
-                skips.append({"at": now.isoformat(), "reason": f"skipped: the hosts were busy with {busy}"})
-            else:
-                try:
-                    _occurrence(session, environment, schedule)
-                    started += 1
-                except Exception as error:  # a host deleted, permission withdrawn: say so, stop
-                    session.rollback()
-                    skips.append({"at": now.isoformat(), "reason": f"could not start: {error}; the schedule stopped"})
-                    schedule.status = ScheduleStatus.stopped
+            started += _fire(session, schedule, now, skips)
             schedule.skipped = skips[-MAX_SKIPS_KEPT:]
             if following > schedule.until and schedule.status is ScheduleStatus.active:
                 schedule.status = ScheduleStatus.finished
@@ -172,13 +215,42 @@ def fire_due(sessions: sessionmaker, now: datetime | None = None) -> int:
     return started
 
 
+def _fire(session: Session, schedule: Schedule, now: datetime, skips: list[dict]) -> int:
+    """Queue one due occurrence, or note why not: an earlier one of its own still queued or
+    running, the hosts busy, its owner or host pair at the queue cap (each skipped, not a failure);
+    a host deleted or a permission withdrawn (the schedule stops). 1 when one was queued."""
+    template = schedule.template
+    busy = _own_earlier(session, schedule) or _busy_with(
+        session, [template["client_host_id"], template["server_host_id"]]
+    )
+    if busy:
+        skips.append({"at": now.isoformat(), "reason": f"skipped: the hosts were busy with {busy}"})
+        return 0
+    try:
+        _occurrence(session, session.get(Environment, schedule.environment_id), schedule)
+        return 1
+    except LimitReached as error:  # the queue is full: this occurrence waits for none
+        session.rollback()
+        skips.append({"at": now.isoformat(), "reason": f"skipped: {error.message}"})
+    except Exception as error:  # a host deleted, permission withdrawn: say so, stop
+        session.rollback()
+        skips.append({"at": now.isoformat(), "reason": f"could not start: {error}; the schedule stopped"})
+        schedule.status = ScheduleStatus.stopped
+    return 0
+
+
 def get_schedule(*, session: Session, schedule_id: int) -> Schedule:
     return get_or_404(session, Schedule, schedule_id, what="Schedule")
 
 
-def list_schedules(*, session: Session, environment: Environment) -> list[Schedule]:
+def list_schedules(*, session: Session, environment: Environment, limit: int = 100, offset: int = 0) -> list[Schedule]:
+    """The environment's schedules, newest first, a page at a time."""
     query = select(Schedule).where(Schedule.environment_id == environment.id).order_by(Schedule.id.desc())
-    return list(session.scalars(query))
+    return list(session.scalars(query.limit(limit).offset(offset)))
+
+
+def count_schedules(*, session: Session, environment: Environment) -> int:
+    return session.scalar(select(func.count(Schedule.id)).where(Schedule.environment_id == environment.id)) or 0
 
 
 def stop_schedule(*, session: Session, schedule: Schedule) -> Schedule:

@@ -45,7 +45,7 @@ class SweepCreate(RunCreate):
     interval_seconds: IntervalSeconds = Field(default=2.0, validate_default=True)
     # Connection sweeps
     conns_start: Annotated[int, Field(ge=1, le=MAX_CONNS)] = 1
-    conns_step: Annotated[int | None, BeforeValidator(blank_to_none), Field(ge=1, le=MAX_CONNS)] = None
+    conns_step: Annotated[Annotated[int, Field(ge=1, le=MAX_CONNS)] | None, BeforeValidator(blank_to_none)] = None
     conns_max: Annotated[int, Field(ge=1, le=MAX_CONNS)] = 16
     threshold_percent: Annotated[float, Field(ge=0, le=100)] = 5.0
     patience: Annotated[int, Field(ge=1, le=20)] = 3
@@ -129,8 +129,38 @@ class SweepPublic(HostPairPublic):
     best_conns: int | None
     kernel_original: dict | None
     kernel_restored: bool | None
+    # A queued sweep: the queued jobs ahead of it on its hosts, and when it should start (UTC).
+    queue_position: int | None = None
+    estimated_start_at: datetime | None = None
 
 
 class SweepsPublic(BaseModel):
     data: list[SweepPublic]
-    count: int
+    count: int  # sweeps in all (the page holds at most `limit` of them)
+
+
+class SchedulePublic(BaseModel):
+    """A schedule: what it repeats (`template`: the run's or sweep's fields), how often (seconds),
+    until when (UTC), and the occurrences it skipped, with why."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    environment_id: int
+    what: str
+    template: dict
+    client_host_name: str
+    server_host_name: str
+    every_seconds: float
+    until: datetime
+    next_at: datetime
+    status: str
+    label: str
+    skipped: list[dict]
+    requested_by: str
+    created_at: datetime
+
+
+class SchedulesPublic(BaseModel):
+    data: list[SchedulePublic]
+    count: int  # schedules in all (the page holds at most `limit` of them)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from redolab.core.config import Settings
 from redolab.core.db import get_or_404
 from redolab.core.errors import FieldError
-from redolab.environments.models import Environment
+from redolab.environments.models import Environment, Host
+from redolab.jobs.admission import RUN_SETUP_SECONDS, QueueCaps, check_sweep_time, current_caps
 from redolab.jobs.models import Job
 from redolab.remote.kernel import manual_kernel_commands
 from redolab.runs.exports import run_documents
 from redolab.runs.models import Run, RunStatus
+from redolab.runs.queueing import admit, check_local_write_dir, owner_of
 from redolab.runs.service import host_in, request_cancel
 from redolab.sweeps.grid import PointValue, find_plateau, point_value, seed_table
 from redolab.sweeps.models import Sweep, SweepKind
@@ -32,15 +35,47 @@ class KernelChangesNotAllowed(FieldError):
         )
 
 
-def create_sweep(*, session: Session, environment: Environment, sweep_in: SweepCreate, requested_by: str) -> Sweep:
-    """Store the sweep and queue its job: the worker runs its grid between the two hosts, one
-    run after the other, with nothing else on those hosts in between."""
+def planned_seconds(sweep_in: SweepCreate) -> float:
+    """How long the sweep may hold its hosts: every grid point (a connection sweep may stop earlier)
+    x repetitions x (duration + a run's set-up), in seconds."""
+    points = len(sweep_in.grid_values()) * (1 if sweep_in.kind is SweepKind.connections else len(sweep_in.conns_values))
+    return points * sweep_in.repetitions * (sweep_in.duration_seconds + RUN_SETUP_SECONDS)
+
+
+def check_sweep(
+    *, environment: Environment, sweep_in: SweepCreate, caps: QueueCaps, settings: Settings | None = None
+) -> tuple[Host, Host]:
+    """The sweep's hosts, once what it asks for is allowed: kernel changes where an admin allowed
+    them, its planned time within the cap and its write_dir on "This machine" (422 each)."""
     client = host_in(environment, sweep_in.client_host_id, "client_host_id")
     server = host_in(environment, sweep_in.server_host_id, "server_host_id")
     if sweep_in.kind is SweepKind.kernel_max:
         refused = [host.name for host in dict.fromkeys((client, server)) if not host.allow_kernel_changes]
         if refused:
             raise KernelChangesNotAllowed(refused, manual_kernel_commands(sweep_in.sizes))
+    too_long = check_sweep_time(planned_seconds(sweep_in), caps)
+    if too_long:
+        raise FieldError("repetitions", too_long, 422)
+    most_conns = max(sweep_in.grid_values()) if sweep_in.kind is SweepKind.connections else max(sweep_in.conns_values)
+    check_local_write_dir(server=server, write_dir=sweep_in.write_dir, conns=most_conns, settings=settings)
+    return client, server
+
+
+def create_sweep(
+    *,
+    session: Session,
+    environment: Environment,
+    sweep_in: SweepCreate,
+    requested_by: str,
+    caps: QueueCaps | None = None,
+    settings: Settings | None = None,
+) -> Sweep:
+    """Store the sweep and queue its job: the worker runs its grid between the two hosts, one
+    run after the other, with nothing else on those hosts in between. Refused before anything is
+    written (check_sweep; the queue caps of its owner and host pair, 429)."""
+    caps = caps or current_caps()
+    client, server = check_sweep(environment=environment, sweep_in=sweep_in, caps=caps, settings=settings)
+    admit(session, requested_by=requested_by, client=client, server=server, caps=caps)
     sweep = Sweep(
         environment_id=environment.id,
         client_host_id=client.id,
@@ -61,14 +96,24 @@ def create_sweep(*, session: Session, environment: Environment, sweep_in: SweepC
     )
     session.add(sweep)
     session.flush()
-    session.add(Job(kind="sweep", sweep_id=sweep.id, client_host_id=client.id, server_host_id=server.id))
+    session.add(
+        Job(
+            kind="sweep", sweep_id=sweep.id, client_host_id=client.id, server_host_id=server.id,
+            requested_by=owner_of(requested_by), planned_seconds=planned_seconds(sweep_in),
+        )
+    )  # fmt: skip
     session.commit()
     return sweep
 
 
-def list_sweeps(*, session: Session, environment: Environment, limit: int = 100) -> list[Sweep]:
-    query = select(Sweep).where(Sweep.environment_id == environment.id).order_by(Sweep.id.desc()).limit(limit)
-    return list(session.scalars(query))
+def list_sweeps(*, session: Session, environment: Environment, limit: int = 100, offset: int = 0) -> list[Sweep]:
+    """The environment's sweeps, newest first, a page at a time."""
+    query = select(Sweep).where(Sweep.environment_id == environment.id).order_by(Sweep.id.desc())
+    return list(session.scalars(query.limit(limit).offset(offset)))
+
+
+def count_sweeps(*, session: Session, environment: Environment) -> int:
+    return session.scalar(select(func.count(Sweep.id)).where(Sweep.environment_id == environment.id)) or 0
 
 
 def get_sweep(*, session: Session, sweep_id: int) -> Sweep:

@@ -81,13 +81,20 @@ class SweepExecution:
     def _update(self, **values) -> None:
         with self.sessions() as session:
             sweep = session.get(Sweep, self.sweep_id)
+            if sweep is None:  # deleted with its environment meanwhile: nothing to write
+                return
             for key, value in values.items():
                 setattr(sweep, key, value)
             session.commit()
 
     def _cancel_requested(self) -> bool:
         with self.sessions() as session:
-            return bool(session.scalar(select(Sweep.cancel_requested).where(Sweep.id == self.sweep_id)))
+            row = session.execute(select(Sweep.cancel_requested).where(Sweep.id == self.sweep_id)).first()
+        return row is None or bool(row[0])  # gone (its environment deleted): stop as for a cancel
+
+    def _gone(self) -> bool:
+        with self.sessions() as session:
+            return session.get(Sweep, self.sweep_id) is None
 
     def _begin(self) -> bool:
         with self.sessions() as session:
@@ -97,7 +104,8 @@ class SweepExecution:
         """The sweep did not begin (cancelled first): it ran nothing and touched no host."""
         with self.sessions() as session:
             end_not_begun(session=session, model=Sweep, item_id=self.sweep_id)
-            return session.get(Sweep, self.sweep_id).status
+            sweep = session.get(Sweep, self.sweep_id)
+            return sweep.status if sweep is not None else RunStatus.cancelled
 
     def _stopped(self) -> tuple[RunStatus, str] | None:
         """Checked before anything that starts a run or changes a host: a cancel or a shutdown."""
@@ -115,7 +123,8 @@ class SweepExecution:
         except (SweepFailed, TransportError) as error:
             status, reason = RunStatus.failed, str(error)
         except Exception as error:  # a bug must still end the sweep and restore the kernel values
-            log.exception("sweep %s crashed", self.sweep_id)
+            if not self._gone():  # a deleted sweep fails any write: that is no bug
+                log.exception("sweep %s crashed", self.sweep_id)
             status, reason = RunStatus.failed, f"internal error in redolab: {type(error).__name__}: {error}"
         finally:
             restore_problem = await self._restore()
@@ -125,6 +134,11 @@ class SweepExecution:
         if restore_problem:
             status = RunStatus.failed if status is RunStatus.succeeded else status
             reason = f"{reason} {restore_problem}" if reason else restore_problem
+        if self._gone():
+            log.warning(
+                "sweep %s: deleted while it ran (its environment was deleted); its runs were stopped", self.sweep_id
+            )
+            return RunStatus.cancelled
         self._update(status=status, failure_reason=reason, finished_at=utcnow())
         log.info("sweep %s %s", self.sweep_id, status.value)
         return status
@@ -215,6 +229,8 @@ class SweepExecution:
     def _plateau_reached(self) -> bool:
         with self.sessions() as session:
             sweep = session.get(Sweep, self.sweep_id)
+            if sweep is None:  # deleted meanwhile: nothing more to run
+                return True
             plateau = service.connection_plateau(sweep, service.sweep_points(sweep))
             sweep.best_conns = plateau.best
             session.commit()

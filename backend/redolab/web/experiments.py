@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from redolab.core.config import Settings
 from redolab.core.errors import FieldError
 from redolab.core.forms import field_errors
+from redolab.jobs.admission import QueueCaps
 from redolab.runs import service as run_service
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps import service as sweep_service
@@ -116,9 +118,12 @@ def form_fields(values: dict) -> dict:
     return {k: v for k, v in values.items() if (v != "" or k == "label") and not k.startswith("repeat_")}
 
 
-def create_or_schedule(session, environment, item: RunCreate | SweepCreate, values: dict, username: str) -> str:
+def create_or_schedule(
+    session, environment, item: RunCreate | SweepCreate, values: dict, username: str, settings: Settings
+) -> str:
     """Queue the run or sweep, or, with "Repeat every" filled in, a schedule of them (its first
-    occurrence now); returns the page to go to."""
+    occurrence now), within the caps of `settings`; returns the page to go to."""
+    limits = {"caps": QueueCaps.of(settings), "settings": settings}
     if values.get("repeat_every") or values.get("repeat_until"):
         try:
             repeat = Repeat.model_validate(
@@ -128,13 +133,13 @@ def create_or_schedule(session, environment, item: RunCreate | SweepCreate, valu
             field, message = next(iter(field_errors(error).items()))
             raise FieldError("repeat_until" if field == "until" else "repeat_every", message, 422) from None
         schedule = create_schedule(
-            session=session, environment=environment, item=item, repeat=repeat, requested_by=username
+            session=session, environment=environment, item=item, repeat=repeat, requested_by=username, **limits
         )
         return f"/schedules/{schedule.id}"
     if isinstance(item, SweepCreate):
         sweep = sweep_service.create_sweep(
-            session=session, environment=environment, sweep_in=item, requested_by=username
+            session=session, environment=environment, sweep_in=item, requested_by=username, **limits
         )
         return f"/sweeps/{sweep.id}"
-    run = run_service.create_run(session=session, environment=environment, run_in=item, requested_by=username)
+    run = run_service.create_run(session=session, environment=environment, run_in=item, requested_by=username, **limits)
     return f"/runs/{run.id}"

@@ -22,6 +22,7 @@ from redolab.jobs.queue import wake_local_worker
 from redolab.runs import service as run_service
 from redolab.runs.models import Run, RunSource
 from redolab.runs.parsers.redoprobe import ack_percentiles, interval_series
+from redolab.runs.queueing import place_of
 from redolab.runs.schemas import ResultImport, RunCreate
 from redolab.web.experiments import create_or_schedule, form_fields
 from redolab.web.workspace import experiments_form_error
@@ -39,7 +40,7 @@ def create_run(
     values["sync_write"] = "sync_write" in values
     with form_errors(session) as errors:
         run_in = RunCreate.model_validate(form_fields(values))
-        created = create_or_schedule(session, environment, run_in, values, user.username)
+        created = create_or_schedule(session, environment, run_in, values, user.username, request.app.state.settings)
     if not errors:
         wake_local_worker(request.app)
         return redirect(request, created)
@@ -141,7 +142,7 @@ def _run_context(session, run: Run) -> dict:
         **_recorded(session, run),
         "elapsed_seconds": elapsed,
         "progress_percent": min(100, 100 * (elapsed or 0) / run.duration_seconds) if run.duration_seconds else 0,
-        "queue_position": run_service.queue_position(session=session, run=run),
+        "queue": place_of(session, run_id=run.id) if run.status.value == "queued" else None,
         "settings_keys": sorted(set(run.client_settings or {}) | set(run.server_settings or {})),
         "source_text": run.source_text if run.source is RunSource.oratcptest else None,
     }

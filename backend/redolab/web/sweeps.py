@@ -6,10 +6,17 @@ import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
+from pydantic import ValidationError
 from starlette.responses import Response
 
-from redolab.auth.deps import OperatorUser, current_html_user
-from redolab.charts.sweeps import buffer_figure, connections_figure, over_time_figure, runs_figure
+from redolab.auth.deps import AdminUser, OperatorUser, current_html_user
+from redolab.charts.sweeps import (
+    buffer_figure,
+    connections_figure,
+    over_time_figure,
+    runs_figure,
+    series_over_time_figure,
+)
 from redolab.core.deps import FormDep, SessionDep
 from redolab.core.errors import FieldError
 from redolab.core.forms import form_data, form_errors
@@ -21,9 +28,11 @@ from redolab.redo.analysis import default_requirement
 from redolab.runs import service as run_service
 from redolab.runs.exports import run_documents, runs_csv, sync_numbers
 from redolab.runs.models import RunStatus
+from redolab.runs.queueing import place_of
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps import clusters, compare, schedules
 from redolab.sweeps import service as sweep_service
+from redolab.sweeps.bulk import BulkCancel, bulk_cancel
 from redolab.sweeps.models import Sweep, SweepKind
 from redolab.sweeps.schemas import SweepCreate
 from redolab.sweeps.sweeper import describe_point, restore_commands
@@ -53,7 +62,9 @@ def create_sweep(
     with form_errors(session) as errors:
         sweep_in = SweepCreate.model_validate(form_fields(values))
         try:
-            created = create_or_schedule(session, environment, sweep_in, values, user.username)
+            created = create_or_schedule(
+                session, environment, sweep_in, values, user.username, request.app.state.settings
+            )
         except sweep_service.KernelChangesNotAllowed as error:  # the form shows the commands to run instead
             kernel_commands = "\n".join(error.commands)
             raise FieldError("kind", error.message.split(" Run these")[0], 422) from None
@@ -100,6 +111,7 @@ def _sweep_context(session, sweep: Sweep, *, live: bool = False) -> dict:
         "seed_rows": sweep_service.seed_rows(sweep),
         "restore_commands": restore,
         "describe": describe_point,
+        "queue": place_of(session, sweep_id=sweep.id) if sweep.status is RunStatus.queued else None,
     }
 
 
@@ -199,12 +211,15 @@ def show_compare(
         figures.append(("Runs", runs_figure(names, rates)))
         timed = sorted((r for r in runs if r.started_at is not None), key=lambda r: r.started_at)
         if len({r.started_at for r in timed}) > 1:  # e.g. an imported day of oratcptest -freq tests
+            by_mode = {}
+            for r in timed:  # ASYNC and SYNC runs measure different things: a line each
+                by_mode.setdefault(f"{r.mode.value.upper()} runs", []).append(r)
             figures.append(
-                ("Runs over time", over_time_figure(
-                    [r.started_at for r in timed],
-                    [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in timed],
-                    name="runs",
-                ))
+                ("Runs over time", series_over_time_figure([
+                    (name, [r.started_at for r in group],
+                     [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in group])
+                    for name, group in by_mode.items()
+                ]))
             )  # fmt: skip
     items = [(compare.sweep_name(s), f"/sweeps/{s.id}", compare.sweep_settings(s)) for s in sweeps]
     items += [(f"run #{r.id} {r.label}".strip(), f"/runs/{r.id}", compare.run_settings(r)) for r in runs]
@@ -303,3 +318,22 @@ def cancel_cluster(request: Request, session: SessionDep, user: OperatorUser, cl
     for run in cluster.runs:
         run_service.cancel_run(session=session, run=run)
     return redirect(request, f"/clusters/{cluster.id}")
+
+
+@router.post("/admin/cancel")
+def cancel_in_bulk(session: SessionDep, user: AdminUser, form: FormDep) -> Response:
+    """The users page's bulk cancel (admin role): one user's, one environment's or one host pair's
+    queued and running runs and sweeps; answers what was done, as text for the page."""
+    values = {key: value.strip() for key, value in form_data(form).items() if value.strip()}
+    try:
+        selector = BulkCancel.model_validate(values)
+    except ValidationError as error:
+        message = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'form'}: {e['msg']}" for e in error.errors())
+        return Response(message, status_code=status.HTTP_422_UNPROCESSABLE_ENTITY, media_type="text/plain")
+    done = bulk_cancel(session=session, selector=selector)
+    return Response(  # counts only: nothing the user typed
+        f"Cancelled {done.runs_cancelled} queued run(s) and {done.sweeps_cancelled} queued sweep(s); asked "
+        f"{done.runs_stopping} running run(s) and {done.sweeps_stopping} running sweep(s) to stop; stopped "
+        f"{done.schedules_stopped} schedule(s).",
+        media_type="text/plain",
+    )

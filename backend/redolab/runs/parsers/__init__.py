@@ -26,8 +26,11 @@ def detect_format(text: str) -> RunSource:
     )
 
 
-def read_results(text: str, fmt: str = "auto", *, test_date: date | None = None) -> list[ImportedRun]:
-    """Every test in one file. `test_date` dates oratcptest's clock-only times (UTC)."""
+def read_results(
+    text: str, fmt: str = "auto", *, test_date: date | None = None, message_bytes: int | None = None
+) -> list[ImportedRun]:
+    """Every test in one file. `test_date` dates oratcptest's clock-only times (UTC); `message_bytes`
+    stands for an oratcptest "Message payload" line the output was trimmed of."""
     if fmt not in FORMATS:
         raise ResultFileError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
     text = text.replace("\xa0", " ").replace("\r\n", "\n")
@@ -37,6 +40,7 @@ def read_results(text: str, fmt: str = "auto", *, test_date: date | None = None)
     if test_date is None:
         raise ResultFileError(
             "oratcptest prints clock times only, no date: give the day the tests ran (the form's Date field, "
-            "`--date YYYY-MM-DD` on the command line, `test_date` in the API)"
+            "`--date YYYY-MM-DD` on the command line, `test_date` in the API)",
+            field="test_date",
         )
-    return [check_bounds(run) for run in read_oratcptest(text, test_date=test_date)]
+    return [check_bounds(run) for run in read_oratcptest(text, test_date=test_date, message_bytes=message_bytes)]

@@ -84,15 +84,17 @@ def _command_start(text: str, position: int) -> int:
     return position
 
 
-def read_oratcptest(text: str, *, test_date: date) -> list[ImportedRun]:
+def read_oratcptest(text: str, *, test_date: date, message_bytes: int | None = None) -> list[ImportedRun]:
     """oratcptest client output: one test, or several (each from "[Requesting a test]"), each
     perhaps repeated (-freq). Lines may also arrive joined into one (pasted from a web page): the
     fields are found by their names. `test_date` is the day of the first test (UTC), within the
-    years the bounds allow, so that a repetition days later is still a date."""
+    years the bounds allow, so that a repetition days later is still a date. `message_bytes` is the
+    message size given on the form, used only by a test without its "Message payload" line."""
     if not fields.FIRST_YEAR <= test_date.year <= fields.LAST_YEAR:
         raise ResultFileError(
             f"the test date {test_date.isoformat()} is outside the years {fields.FIRST_YEAR} to {fields.LAST_YEAR}: "
-            "give the day the tests ran"
+            "give the day the tests ran",
+            field="test_date",
         )
     starts = [_command_start(text, m.start()) for m in _REQUEST.finditer(text)] or [0]
     starts[0] = 0  # whatever precedes the first test belongs to it
@@ -106,7 +108,7 @@ def read_oratcptest(text: str, *, test_date: date) -> list[ImportedRun]:
     runs = []
     for number, start in enumerate(starts, 1):
         end = starts[number] if number < len(starts) else len(text)
-        runs += _oratcptest_test(text, start, end, number, len(starts), test_date, line_at)
+        runs += _oratcptest_test(text, start, end, number, len(starts), (test_date, message_bytes), line_at)
     if len(runs) > MAX_TESTS_PER_FILE:
         raise ResultFileError(f"{len(runs)} tests in one file: at most {MAX_TESTS_PER_FILE}")
     return runs
@@ -123,6 +125,7 @@ class _Test:
     first_line: int
     line_at: Callable[[int], int]
     test_date: date
+    message_bytes: int | None = None  # given on the form for output trimmed of its "Message payload" line
 
     def at(self, position: int) -> int:
         """The file's line of a position in the test's block."""
@@ -158,7 +161,7 @@ class _StartClock:
 
 
 def _oratcptest_test(
-    text: str, start: int, end: int, number: int, count: int, test_date: date, line_at: Callable[[int], int]
+    text: str, start: int, end: int, number: int, count: int, given: tuple, line_at: Callable[[int], int]
 ) -> list[ImportedRun]:
     """One requested test: its header, then one result or, with -freq, one per repetition (each
     from "The server is ready" to its "Avg. throughput")."""
@@ -179,7 +182,7 @@ def _oratcptest_test(
             first_line,
         )
     header_end = (_READY.search(block) or _SAMPLE.search(block) or averages[0]).start()
-    test = _Test(text, start, block, header_end, first_line, line_at, test_date)
+    test = _Test(text, start, block, header_end, first_line, line_at, *given)
     header = _read_header(test, name)
     clock = _StartClock()
     return [_repetition(test, header, averages, index, clock) for index in range(len(averages))]
@@ -189,7 +192,14 @@ def _read_header(test: _Test, name: str) -> _Header:
     """The test's settings from its header lines (before the first measurement)."""
     header = test.block[: test.header_end]
     found = {key: pattern.search(header) for key, pattern in _HEADER.items()}
-    for key, label in (("payload", "Message payload"), ("conns", "Number of connections"), ("mode", "Transport mode")):
+    if found["payload"] is None and test.message_bytes is None:
+        raise ResultFileError(
+            f"{name} has no 'Message payload = …' line before its first measurement (the output was trimmed?): "
+            "give the message size the test used (oratcptest's -length, e.g. 1 MiB) in Message size",
+            test.first_line,
+            field="message_bytes",
+        )
+    for key, label in (("conns", "Number of connections"), ("mode", "Transport mode")):
         if found[key] is None:
             raise ResultFileError(f"{name} has no '{label} = …' line before its first measurement", test.first_line)
 
@@ -201,9 +211,14 @@ def _read_header(test: _Test, name: str) -> _Header:
     conns = int(found["conns"][1])
     if not 1 <= conns <= 1024:
         raise ResultFileError(f"Number of connections {conns} is outside 1-1024", test.at(found["conns"].start()))
-    payload = _size(found["payload"][1], test.text, test.start + found["payload"].start(), "Message payload")
-    if payload <= 0:
-        raise ResultFileError("Message payload is 0 bytes", test.at(found["payload"].start()))
+    notes = []
+    if found["payload"] is None:
+        payload = test.message_bytes
+        notes.append(f"The output has no 'Message payload' line: {payload:,} bytes per message, as given on import.")
+    else:
+        payload = _size(found["payload"][1], test.text, test.start + found["payload"].start(), "Message payload")
+        if payload <= 0:
+            raise ResultFileError("Message payload is 0 bytes", test.at(found["payload"].start()))
     sockbuf = None
     if found["sockbuf"] and not found["sockbuf"][1].startswith("("):
         raw = found["sockbuf"][1]
@@ -217,7 +232,6 @@ def _read_header(test: _Test, name: str) -> _Header:
     delay_us = 0
     if found["delay"] and found["delay"][1].upper() != "NO":
         delay_us = round((_duration(found["delay"], "Delay between messages", test.at) or 0) * 1e6)
-    notes = []
     if found["disk"] and found["disk"][1].upper() == "YES":
         notes.append("The oratcptest server wrote what it received to disk (Disk write = YES).")
     mode = ProbeMode.sync if mode_text == "SYNC" else ProbeMode.async_

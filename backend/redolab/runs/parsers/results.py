@@ -14,8 +14,9 @@ MAX_TESTS_PER_FILE = 200
 class ResultFileError(ValueError):
     """A file is not readable oratcptest or iperf3 output; the message names the line."""
 
-    def __init__(self, message: str, line: int | None = None) -> None:
+    def __init__(self, message: str, line: int | None = None, *, field: str | None = None) -> None:
         self.line = line
+        self.field = field  # the import form's field that would fix it (test_date, message_bytes), if any
         super().__init__(f"line {line}: {message}" if line else message)
 
 

@@ -1,0 +1,68 @@
+"""An environment deleted under a running run or sweep on "This machine" (issue 33, item 6), against a
+real `redolab serve` with its worker: the run's rows go with the environment, the worker stops its
+probes at once, writes nothing more, and its log says so in one line, without a traceback."""
+
+from __future__ import annotations
+
+import time
+
+import httpx2 as httpx
+import pytest
+
+from tests.conftest import migrated
+from tests.jobs.test_fair_queues_served import STARTUP_SECONDS, populate, run_body, token
+from tests.services import leftover_probes, start_redolab
+
+PROBE_STOPPED_SECONDS = 15  # TERM, then KILL after 5 s: well within this
+
+
+@pytest.fixture
+def serving(tmp_path):
+    url = migrated(f"sqlite:///{tmp_path / 'redolab.db'}")
+    lab = populate(url)
+    server = start_redolab(tmp_path, timeout=STARTUP_SECONDS, REDOLAB_DATABASE_URL=url)
+    lab.url = server.url
+    yield lab, server
+    server.stop()
+
+
+def _wait_until(check, seconds: float, what: str, server) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"{what}:\n" + "".join(server.output[-40:])
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("what", ["runs", "sweeps"])
+def test_deleting_the_environment_under_a_running_item_ends_it_quietly(serving, what):
+    lab, server = serving
+    with httpx.Client(base_url=lab.url, timeout=60) as client:
+        root = token(client, "root")
+        body = run_body(lab.pairs[0], duration_seconds=60, interval_seconds=0.5)
+        if what == "sweeps":
+            body |= {"conns_max": 2}
+        created = client.post(f"/api/v1/environments/{lab.environment_id}/{what}", json=body, headers=root)
+        assert created.status_code == 201, created.text
+        item = f"/api/v1/{what}/{created.json()['id']}"
+
+        def measuring() -> bool:  # the probes are up and intervals arrive
+            return bool(leftover_probes()) and _status(client, item, root) == "running"
+
+        _wait_until(measuring, 60, "the run never started", server)
+        time.sleep(1.5)  # a few intervals stored
+        deleted = client.delete(f"/api/v1/environments/{lab.environment_id}", headers=root)
+        assert deleted.status_code == 204, deleted.text
+        _wait_until(lambda: not leftover_probes(), PROBE_STOPPED_SECONDS, "a probe outlived its run", server)
+        _wait_until(lambda: "deleted while it ran" in "".join(server.output), 10, "nothing logged", server)
+        assert client.get(item, headers=root).status_code == 404
+        assert client.get("/healthz").status_code == 200
+    log = "".join(server.output)
+    assert "Traceback" not in log and "crashed" not in log and "exception" not in log.lower(), log[-4000:]
+
+
+def _status(client, item: str, headers) -> str | None:
+    answer = client.get(item, headers=headers)
+    if answer.status_code != 200:
+        return None
+    body = answer.json()
+    return (body.get("sweep") or body)["status"]
