@@ -6,6 +6,7 @@ then creates an environment, adds a primary and a standby host, edits one and de
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -158,6 +159,29 @@ def test_first_user_environment_and_hosts(server, page):
     expect(page.locator("#environments")).to_contain_text("SALES prod")
     expect(page.locator("#environments")).to_contain_text("2 TiB")
     page.screenshot(path=str(server_screenshot_dir() / "environments.png"))
+
+
+AXE = Path(__file__).resolve().parent.parent / "frontend" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_BLOCKING = ("serious", "critical")
+
+
+def axe_violations(page) -> list[str]:
+    """axe-core (from the npm registry, installed by `npm ci` with the front-end assets) run on the
+    page as it is: the serious and critical violations, each as 'rule: target (impact)'. Evaluated
+    through the DevTools protocol, so the page's Content-Security-Policy stays as production sends it."""
+    if not AXE.exists():
+        services.missing("axe-core", "run `make assets` (npm ci in frontend/) to install it")
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text())
+    found = page.evaluate(
+        """async () => (await axe.run(document, {resultTypes: ['violations'],
+                                          rules: {'target-size': {enabled: true}}})).violations
+            .filter(v => ['serious', 'critical'].includes(v.impact))
+            .map(v => v.id + ': ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ')
+                      + ' (' + v.impact + ', ' + v.nodes.length + ' node(s)): '
+                      + (v.nodes[0].any[0] || v.nodes[0].all[0] || {message: ''}).message)"""
+    )
+    return found
 
 
 def server_screenshot_dir():
@@ -334,8 +358,8 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_pa
     expect(page.locator("#redo-numbers")).to_be_visible(timeout=15_000)
     env_url = page.url.split("#")[0]
 
-    write_dir = tmp_path / "standby-redo"
-    write_dir.mkdir()
+    write_dir = tmp_path / "probe-writes" / "standby-redo"  # under REDOLAB_LOCAL_WRITE_ROOT's default
+    write_dir.mkdir(parents=True)
     # the ASYNC stream is paced to 6 Mbit/s (0.72 MiB/s), below thread 1's 1 MiB/s log: it falls behind
     for mode, label in (("async", "paced stream"), ("sync", "sync write")):
         page.goto(env_url)
@@ -426,28 +450,51 @@ def test_connection_sweep_on_this_machine_marks_the_plateau(server, page):
     assert marks_on_screen(page, ".compare-chart") >= 4
 
 
-def test_import_oratcptest_and_iperf3_results(server, page):
-    """Results a team already has, uploaded from the Experiments section: a bad file is refused
-    with its line, then two good files give three runs marked as imported, each with its chart."""
+def test_import_oratcptest_and_iperf3_results(server, page, tmp_path):
+    """Results a team already has, uploaded from the Experiments section: an error shows beside the
+    field that would fix it (the date, the message size of output trimmed of its "Message payload"
+    line) and the chosen files stay chosen; a bad file is refused with its line, then two good files
+    give three runs marked as imported, each with its chart."""
     from playwright.sync_api import expect
 
     data = Path(__file__).parent / "runs" / "data"
+    trimmed = tmp_path / "oratcptest_trimmed.txt"
+    trimmed.write_text(
+        "".join(line for line in (data / "oratcptest_async.txt").read_text().splitlines(True)
+                if "Message payload" not in line)
+    )  # fmt: skip
     create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "imports")
     page.click("text=Create environment")
     add_this_machine_hosts(page)
     page.click("#import-results summary")
+    page.set_input_files("#i-files", [str(trimmed)])
+    page.click("#import-button")
+    expect(page.locator("#e-i-test_date")).to_contain_text("give the day the tests ran")
+    assert page.eval_on_selector("#i-files", "input => input.files.length") == 1  # still chosen
+    page.fill("#i-test_date", "2026-03-03")
+    page.click("#import-button")
+    expect(page.locator("#e-i-message_bytes")).to_contain_text("no 'Message payload = …' line")
+    assert page.eval_on_selector("#i-files", "input => input.files.length") == 1
+    page.fill("#i-message_bytes", "1 MiB")
+    page.click("#import-button")
+    expect(page.locator("#run-source")).to_contain_text("Imported from oratcptest output")
+    expect(page.locator("main")).to_contain_text("1,048,576 bytes per message, as given on import")
+    page.go_back()
+    page.reload()
+    page.click("#import-results summary")
+    page.fill("#i-message_bytes", "")
     page.fill("#i-test_date", "2026-03-04")
     page.set_input_files("#i-files", [str(data / "oratcptest_async.txt"), str(data / "oratcptest_server.txt")])
     page.click("#import-button")
     expect(page.locator("#e-i-files")).to_contain_text("oratcptest_server.txt: this is oratcptest server output")
-    expect(page.locator("#runs-table")).to_have_count(0)  # nothing was imported
+    expect(page.locator("#runs-table tbody tr")).to_have_count(1)  # nothing more was imported
     page.set_input_files("#i-files", [str(data / "oratcptest_two_tests.txt"), str(data / "iperf3_two_streams.json")])
     page.fill("#i-tags", "before")
     page.click("#import-button")
     expect(page.locator("#import-notice")).to_have_text("Imported 3 runs: they are in the list below.")
-    expect(page.locator("#runs-table tbody tr")).to_have_count(3)
+    expect(page.locator("#runs-table tbody tr")).to_have_count(4)
     expect(page.locator("#runs-table")).to_contain_text("imported: iperf3")
     expect(page.locator("#runs-table")).to_contain_text("2026-03-04 09:05 UTC")
     page.locator("#runs-table tbody tr").nth(1).locator("a").first.click()
@@ -697,8 +744,8 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, p
     expect(page.locator("#hadr-flags")).to_contain_text("slow replay on the standby")
     drawn(page, "#hadr-monitoring-chart")
 
-    write_dir = tmp_path / "standby-log"
-    write_dir.mkdir()
+    write_dir = tmp_path / "probe-writes" / "standby-log"  # under REDOLAB_LOCAL_WRITE_ROOT's default
+    write_dir.mkdir(parents=True)
     open_panel(page, "run-panel")
     expect(page.locator("#r-message_bytes")).to_have_value("16 pages")  # simhadr's default flush
     page.select_option("#r-mode", "sync")
@@ -719,6 +766,12 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, p
     expect(page.locator("#hadr-calculator thead")).to_contain_text("SUPERASYNC")
     drawn(page, "#hadr-calculator-chart")
     page.screenshot(path=str(server_screenshot_dir() / "db2-hadr.png"), full_page=True)
+    found = {1440: axe_violations(page)}
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(env_url)
+    drawn(page, "#hadr-calculator-chart")
+    found[390] = axe_violations(page)
+    assert found == {1440: [], 390: []}
 
 
 WIDTHS = {"desktop": (1440, 900), "phone": (390, 844)}
@@ -733,6 +786,13 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
 
     data = Path(__file__).parent / "runs" / "data"
     fixtures = Path(__file__).parent / "fixtures" / "redo"
+    setup_violations = {}
+    for width in (1440, 390):
+        page.set_viewport_size({"width": width, "height": 844})
+        page.goto(server.setup_url)
+        setup_violations[width] = axe_violations(page)
+    assert setup_violations == {1440: [], 390: []}
+    page.set_viewport_size({"width": 1440, "height": 900})
     create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "layout with a rather long environment name for narrow screens")
@@ -785,26 +845,58 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
         "account": "/account",
         "users": "/users",
         "audit": "/audit",
+        "report": env_url.removeprefix(server.url) + "/plan/report",
+        "not-found": "/environments/999999",
     }
     shots = server_screenshot_dir() / "layout"
     shots.mkdir(exist_ok=True)
-    for width_name, (width, height) in WIDTHS.items():
+    violations: dict[str, list[str]] = {}
+    too_wide: dict[str, tuple] = {}
+    metrics: dict[str, dict] = {}
+    for width, height in WIDTHS.values():
         page.set_viewport_size({"width": width, "height": height})
         for name, path in pages.items():
             page.goto(server.url + path)
-            expect(page.locator("main h1").first).to_be_visible()
+            expect(page.locator("h1").first).to_be_visible()
             overflow = page.evaluate(
                 "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
             )
             wide = page.evaluate(
-                """() => [...document.querySelectorAll('main *')]
+                """() => [...document.querySelectorAll(document.querySelector('main') ? 'main *' : 'body *')]
                     .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1
-                                 && !e.closest('table.list, pre, .plot'))
-                    .slice(0, 3).map(e => e.tagName + '#' + e.id + '.' + e.className)"""
+                                 && !e.closest('table.list, pre, .plot, nav.sections'))
+                    .slice(0, 3)
+                    .map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + e.textContent.trim().slice(0, 40))"""
             )
-            assert overflow <= 0 and wide == [], (width_name, name, overflow, wide)
-            expect(page.locator(".topbar").get_by_role("button", name="Log out", exact=True)).to_be_in_viewport()
+            if overflow > 0 or wide:
+                too_wide[f"{name} at {width} px"] = (overflow, wide)
+            if name != "report":  # the report is a document: no navigation
+                expect(page.locator(".topbar").get_by_role("button", name="Log out", exact=True)).to_be_in_viewport()
             page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
+            page.screenshot(path=str(shots / f"{name}-{width}-first-screen.png"))  # what a person sees first
+            violations[f"{name} at {width} px"] = axe_violations(page)
+            metrics[f"{name} at {width} px"] = page.evaluate(
+                """() => ({height: document.documentElement.scrollHeight,
+                          sticky: [...document.querySelectorAll('body *')]
+                            .filter(e => ['sticky', 'fixed'].includes(getComputedStyle(e).position))
+                            .map(e => e.tagName + '.' + e.className + ' '
+                                      + Math.round(e.getBoundingClientRect().height))})"""
+            )
+
+    serious = {where: found for where, found in violations.items() if found}
+    (shots / "axe.json").write_text(
+        json.dumps({"too_wide": too_wide, "serious": serious, "metrics": metrics}, indent=1)
+    )
+    assert (too_wide, serious) == ({}, {})
+
+    # On a phone the nine fact cards fold into one summary line, and the section bar is one row.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(env_url)
+    expect(page.locator("#facts")).to_be_hidden()
+    expect(page.locator("#facts-fold > summary")).to_contain_text("Oracle Data Guard · ASYNC")
+    assert page.locator("nav.sections").bounding_box()["height"] < 48
+    page.click("#facts-fold > summary")
+    expect(page.locator("#facts")).to_be_visible()
 
     # The runs list is the first thing the Experiments link shows, before any form (they are folded).
     page.set_viewport_size({"width": 1440, "height": 900})
@@ -826,3 +918,4 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
         page.set_viewport_size({"width": width, "height": 844})
         assert page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
         page.screenshot(path=str(shots / f"login-{width}.png"), full_page=True)
+        assert axe_violations(page) == [], f"login at {width} px"

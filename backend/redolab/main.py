@@ -28,7 +28,7 @@ from redolab.core.config import Settings, get_settings
 from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError, NotFound
-from redolab.core.limits import LimitReached
+from redolab.core.limits import LimitReached, SlotsFullMiddleware
 from redolab.core.middleware import (
     SMALL_BODY_BYTES,
     BodyLimitMiddleware,
@@ -69,6 +69,7 @@ SESSION_COOKIE = "redolab_session"
 PUBLIC_PATHS = frozenset({"/login", "/setup", "/healthz", "/api/v1/auth/token"})
 _HADR_UPLOAD = re.compile(r"/environments/\d+/hadr/captures$")
 _REDO_UPLOAD = re.compile(r"/redo/(preview|imports)")
+_REDO_PREVIEW = re.compile(r"^(/api/v1)?/environments/\d+/redo/preview$")
 _RESULT_UPLOAD = re.compile(r"/runs/import")
 # Query parameters that name rows by id (tests/security/test_id_bounds.py finds every integer one).
 ID_QUERY_PARAMETERS = frozenset({"edit", "import", "run", "sweep"})
@@ -290,6 +291,8 @@ def _add_middleware(app: FastAPI, settings: Settings, secret_key: str) -> None:
         floor_bytes=settings.upload_free_space_floor_bytes,
         make_room=lambda needed: make_room(settings.upload_dir, needed, StagingLimits.of(settings)),
     )
+    # previews while every slot is held: 503 before the body is read (the route takes the slot)
+    app.add_middleware(SlotsFullMiddleware, applies=_REDO_PREVIEW.search, slots=app.state.preview_slots)
     app.add_middleware(BodyLimitMiddleware, limit_for=body_limit(settings))
     app.add_middleware(LoginThrottleMiddleware)
     app.add_middleware(IdBoundsMiddleware, query_ids=ID_QUERY_PARAMETERS)

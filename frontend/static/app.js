@@ -115,6 +115,33 @@
   });
   document.addEventListener("htmx:afterSettle", function (event) { drawPlots(event.detail.elt.parentNode || document); });
 
+  // A region that scrolls sideways (a wide table on a phone) must be reachable by keyboard: give it
+  // a tab stop and a name when it overflows, and take them away when it no longer does.
+  function scrollersReachable(root) {
+    root.querySelectorAll("table, .table-scroll, .compact, pre").forEach(function (element) {
+      const scrolls = element.scrollWidth > element.clientWidth + 1 &&
+        ["auto", "scroll"].includes(getComputedStyle(element).overflowX);
+      if (scrolls && !element.hasAttribute("tabindex")) {
+        element.setAttribute("tabindex", "0");
+        element.dataset.scrollStop = "1";
+        if (!element.hasAttribute("aria-label") && !element.hasAttribute("aria-labelledby")) {
+          element.setAttribute("aria-label", "scrolls sideways");
+        }
+      } else if (!scrolls && element.dataset.scrollStop) {
+        element.removeAttribute("tabindex");
+        delete element.dataset.scrollStop;
+      }
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    scrollersReachable(document);
+    // On a phone the environment's facts fold into their one-line summary (a tap unfolds them).
+    const facts = document.getElementById("facts-fold");
+    if (facts && window.matchMedia("(max-width: 760px)").matches) facts.removeAttribute("open");
+  });
+  document.addEventListener("htmx:afterSettle", function () { scrollersReachable(document); });
+  window.addEventListener("resize", function () { scrollersReachable(document); });
+
   // Plan: copy a settings snippet, print the page as the plan report.
   document.addEventListener("click", function (event) {
     const copy = event.target.closest("[data-copy]");

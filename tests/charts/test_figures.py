@@ -41,6 +41,12 @@ def test_tcp_info_and_latency_figures_carry_their_units():
     tcp = json.loads(tcp_info_figure(SERIES))
     assert [values(trace["y"]) for trace in tcp["data"]] == [[250, 300], [40, 60], [0, 3]]
     assert tcp["layout"]["yaxis"]["title"]["text"] == "RTT (µs)"
+    # counts are never negative: no axis from -1 to 1 when nothing was retransmitted, one tick per count
+    quiet = json.loads(tcp_info_figure({**SERIES, "retransmits": [0, 0]}))
+    assert [quiet["layout"][axis]["rangemode"] for axis in ("yaxis", "yaxis2", "yaxis3")] == ["nonnegative"] * 3
+    assert quiet["layout"]["yaxis3"]["dtick"] == 1 and quiet["layout"]["yaxis3"]["tickformat"] == ","
+    busy = json.loads(tcp_info_figure({**SERIES, "retransmits": [1815, 20_000]}))
+    assert "dtick" not in busy["layout"]["yaxis3"]
     histogram = json.loads(latency_histogram_figure([{"from_us": 128, "to_us": 255, "count": 9}]))
     assert histogram["data"][0]["x"] == ["128–255 µs"] and histogram["data"][0]["y"] == [9]
 
@@ -62,3 +68,17 @@ def test_buffer_sizes_are_labelled_in_binary_units_on_a_log_axis():
     figure = json.loads(buffer_figure(series, axis_title="socket buffer"))
     assert figure["layout"]["xaxis"]["type"] == "log"
     assert figure["layout"]["xaxis"]["ticktext"] == ["256 KiB", "4 MiB"]
+
+
+def test_runs_over_time_are_a_line_per_mode_never_joined():
+    from datetime import UTC, datetime
+
+    from redolab.charts.sweeps import series_over_time_figure
+
+    at = [datetime(2026, 3, 4, h, tzinfo=UTC) for h in (9, 10, 11)]
+    figure = json.loads(
+        series_over_time_figure([("ASYNC runs", at[:2], [100 * MIB, None]), ("SYNC runs", at[2:], [20 * MIB])])
+    )
+    assert [trace["name"] for trace in figure["data"]] == ["ASYNC runs", "SYNC runs"]
+    assert [values(trace["y"]) for trace in figure["data"]] == [[100], [20]]  # a failed run is no point
+    assert figure["data"][1]["x"] == ["2026-03-04T11:00:00+00:00"]

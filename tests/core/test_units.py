@@ -1,4 +1,8 @@
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from redolab.core import units
 from redolab.core.units import UnitError
@@ -13,7 +17,6 @@ from redolab.core.units import UnitError
         ("1.5 GiB", 1536 * 1024**2),
         ("1,024 MB", 1024**3),
         (".5 KiB", 512),
-        ("512", 512),
         ("4096 bytes", 4096),
         (123, 123),
     ],
@@ -46,7 +49,10 @@ def test_parse_size_refuses(text, fragment):
         ("100 Mbit/s", 100e6),
         ("100 MiB/s", 100 * 1024**2 * 8),
         ("100 MB/s", 100 * 1024**2 * 8),  # bytes, binary
-        ("1e9", 1e9),
+        ("1e9 bit/s", 1e9),
+        ("1 GBit/s", 1e9),
+        ("1 GBps", 1024**3 * 8),  # a capital B is a byte, as in parse_byte_rate
+        (1e9, 1e9),
     ],
 )
 def test_parse_bit_rate(text, bits):
@@ -85,6 +91,75 @@ def test_parse_duration_needs_a_unit_in_text():
     with pytest.raises(UnitError, match=r"has no unit: write e\.g\. 25 ms"):
         units.parse_duration("25")
     assert units.parse_duration(25) == 25.0
+
+
+@pytest.mark.parametrize(
+    ("parse", "examples"),
+    [
+        (units.parse_size, "20 GiB, 20 TiB or 20 MiB"),
+        (units.parse_bit_rate, "20 Gbit/s, 20 Mbit/s or 20 MiB/s"),
+        (units.parse_byte_rate, "20 MiB/s, 20 GiB/s or 20 Mbit/s"),
+        (units.parse_duration, "20 ms, 20 s or 20 h"),
+    ],
+)
+def test_text_without_a_unit_is_refused_in_every_quantity(parse, examples):
+    """Issue 32.6: "20" typed as a database size was 20 bytes; now every quantity's text needs a
+    unit, as RTT's did, and the message says what would work. A number (JSON) stays base units."""
+    for text in ("20", " 20 ", "2e1", "20.0"):
+        with pytest.raises(UnitError, match=r"has no unit: write e\.g\. "):
+            parse(text)
+    with pytest.raises(UnitError, match=re.escape(examples)):
+        parse("20")
+    assert parse(20) == 20
+
+
+@given(st.floats(min_value=1e-6, max_value=1e12, allow_nan=False), st.sampled_from(["", " ", "  "]))
+@settings(max_examples=200, deadline=None)
+def test_no_number_text_without_a_unit_is_ever_read(number, space):
+    text = f"{space}{number!r}{space}"
+    for parse in (units.parse_size, units.parse_bit_rate, units.parse_byte_rate, units.parse_duration):
+        with pytest.raises(UnitError, match="has no unit"):
+            parse(text)
+
+
+def test_zero_needs_no_unit():
+    """0 is 0 in every unit: `redolab lab up --rate 0` (no rate limit) still reads."""
+    for parse in (units.parse_size, units.parse_bit_rate, units.parse_byte_rate, units.parse_duration):
+        assert parse("0") == 0 and parse(" 0.0 ") == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "said"),
+    [
+        ("1 GB/s", "bit_rate", "1 GB/s read as 8,589.93 Mbit/s (1 GiB/s, binary GB as Oracle tools mean it; "
+         "a decimal 1 GB/s would be 8,000 Mbit/s)"),
+        ("1 GiB/s", "bit_rate", "1 GiB/s read as 8,589.93 Mbit/s (bytes x 8)"),
+        ("20 GB", "size", "20 GB read as 20 GiB (21,474,836,480 bytes)"),
+        ("500G", "size", "500G read as 500 GiB (536,870,912,000 bytes)"),
+        ("300 MB/s", "byte_rate", "300 MB/s read as 300 MiB/s"),
+        ("25 m", "duration", "25 m read as 25 min"),
+    ],
+)  # fmt: skip
+def test_a_unit_that_reads_two_ways_is_echoed_with_how_it_was_read(text, kind, said):
+    assert units.reading(text, kind).startswith(said)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("10 Gbit/s", "bit_rate"), ("1 Gbps", "bit_rate"), ("20 GiB", "size"), ("4096 bytes", "size"),
+     ("300 MiB/s", "byte_rate"), ("25 ms", "duration"), ("nonsense", "size"), (20, "size")],
+)  # fmt: skip
+def test_a_unit_that_says_it_all_is_not_echoed(text, kind):
+    assert units.reading(text, kind) is None
+
+
+@given(st.floats(min_value=0.001, max_value=1e6, allow_nan=False), st.sampled_from(["K", "M", "G", "T"]))
+@settings(max_examples=200, deadline=None)
+def test_the_echo_states_the_value_that_was_stored(number, prefix):
+    """The echoed bits per second are the parsed ones: what is said is what is stored."""
+    text = f"{number:g} {prefix}B/s"
+    said = units.reading(text, "bit_rate")
+    assert said is not None and units.format_mbit(units.parse_bit_rate(text), 2) in said
 
 
 def test_negative_refused():

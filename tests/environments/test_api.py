@@ -75,7 +75,7 @@ def test_hadr_modes_are_checked(api_client):
         json={"name": "db2", "platform": "hadr", "transport_mode": "FASTSYNC"},
     )
     assert response.status_code == 422
-    assert "FASTSYNC is not a Db2 HADR mode" in response.text
+    assert "FASTSYNC is not a transport mode of Db2 HADR" in response.text
     ok = api_client.post(
         "/api/v1/environments",
         json={"name": "db2", "platform": "hadr", "transport_mode": "NEARSYNC"},

@@ -1,14 +1,24 @@
 """Names people compare (issue 33): environment and host names are compared after NFKC and case
 folding with invisible characters left out, names of only filler or invisible characters are
-refused; run tags are stored folded. The environments list API is paged."""
+refused; run tags are stored folded. Look-alike names sent at once meet a unique index on the stored
+key of the folded name (answered 409 as the check answers). The environments list API is paged."""
 
 from __future__ import annotations
+
+import contextlib
+import threading
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sqlalchemy import func, select, text
 
+from redolab.core.db import make_engine, make_sessionmaker
+from redolab.core.errors import FieldError
 from redolab.core.fields import name_key
+from redolab.core.migrate import upgrade
+from redolab.environments.models import Environment, Host, same_or_new_key, stored_name_key
+from redolab.environments.schemas import EnvironmentCreate, HostCreate
 from tests.conftest import migrated_sqlite
 from tests.factories import make_environment
 from tests.web.test_runs import local_env
@@ -113,3 +123,143 @@ def test_name_key_is_stable_and_ignores_invisible_characters(name):
 def test_name_key_ignores_case_and_width(name):
     fullwidth = "".join(chr(ord(ch) + 0xFEE0) for ch in name)  # U+FF01..U+FF5E mirror ASCII ! to ~
     assert name_key(name.swapcase()) == name_key(fullwidth) == name_key(name) == name.casefold()
+
+
+# -- look-alike names sent at once: the unique index on the stored key decides ---------------------
+
+
+def _race(engine, monkeypatch, check_name: str, attempt) -> list[object]:
+    """Run `attempt(session, index)` in two threads whose name checks both pass before either
+    commits (a barrier after `check_name`), as two simultaneous requests can; their outcomes."""
+    from redolab.environments import service
+
+    barrier, original = threading.Barrier(2, timeout=30), getattr(service, check_name)
+
+    def checked_then_wait(*args, **kwargs):
+        original(*args, **kwargs)
+        barrier.wait()
+
+    monkeypatch.setattr(service, check_name, checked_then_wait)
+    sessions, outcomes = make_sessionmaker(engine), [None, None]
+
+    def run(index: int) -> None:
+        with sessions() as session:
+            try:
+                outcomes[index] = attempt(session, index)
+            except FieldError as error:
+                outcomes[index] = error
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return outcomes
+
+
+def test_two_simultaneous_creates_of_look_alike_names_make_one_environment(engine, session, monkeypatch):
+    from redolab.environments import service
+
+    names = ["Prod", FULLWIDTH_PROD]
+
+    def attempt(s, i):
+        return service.create_environment(session=s, env_in=EnvironmentCreate(**{**ENV, "name": names[i]})).id
+
+    outcomes = _race(engine, monkeypatch, "_check_name_free", attempt)
+    refused = [o for o in outcomes if isinstance(o, FieldError)]
+    created = [o for o in outcomes if isinstance(o, int)]
+    assert len(created) == 1 and len(refused) == 1, outcomes
+    assert refused[0].status_code == 409 and refused[0].field == "name"
+    winner = session.get(Environment, created[0]).name
+    assert f"An environment named '{winner}' already exists" in refused[0].message  # as the check says it
+    assert session.scalar(select(func.count()).select_from(Environment)) == 1
+
+
+def test_two_simultaneous_look_alike_hosts_make_one_host(engine, session, monkeypatch):
+    from redolab.environments import service
+
+    environment_id = make_environment(session).id
+    names = ["db1", "\uff24\uff22\uff11"]  # DB1 in fullwidth letters
+
+    def attempt(s, i):
+        environment = service.get_environment(session=s, environment_id=environment_id)
+        host_in = HostCreate(**{**HOST, "name": names[i], "node_number": 1 + i})  # two free slots
+        return service.create_host(session=s, environment=environment, host_in=host_in).id
+
+    outcomes = _race(engine, monkeypatch, "_check_host_name_free", attempt)
+    refused = [o for o in outcomes if isinstance(o, FieldError)]
+    assert len(refused) == 1 and refused[0].status_code == 409 and refused[0].field == "name", outcomes
+    assert "already has a host named" in refused[0].message
+    assert session.scalar(select(func.count()).select_from(Host)) == 1
+
+
+def test_simultaneous_api_creates_of_look_alike_names_answer_201_and_409(app, api_client, monkeypatch):
+    """Through the API, 8 look-alikes of one name at once (their checks held until all have passed)."""
+    from redolab.environments import service
+
+    look_alikes = ["Prod", "PROD", "prod", FULLWIDTH_PROD, f"Prod{HANGUL_FILLER}", "Prod\ufe0f", "pROD", " Prod"]
+    barrier, original = threading.Barrier(len(look_alikes), timeout=30), service._check_name_free
+
+    def checked_then_wait(*args, **kwargs):
+        original(*args, **kwargs)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()
+
+    monkeypatch.setattr(service, "_check_name_free", checked_then_wait)
+    answers: list = []
+    threads = [
+        threading.Thread(target=lambda n=name: answers.append(api_client.post("/api/v1/environments",
+                                                                              json={**ENV, "name": n})))
+        for name in look_alikes
+    ]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(a.status_code for a in answers) == [201] + [409] * (len(look_alikes) - 1)
+    assert all(a.json()["detail"][0]["loc"] == ["body", "name"] for a in answers if a.status_code == 409)
+    assert api_client.get("/api/v1/environments").json()["count"] == 1
+
+
+def test_editing_other_fields_of_an_environment_keeps_its_key(api_client, session):
+    created = api_client.post("/api/v1/environments", json=ENV).json()
+    key = session.get(Environment, created["id"]).name_key
+    assert key == stored_name_key("PROD") == stored_name_key(FULLWIDTH_PROD)
+    assert api_client.patch(f"/api/v1/environments/{created['id']}", json={"description": "x"}).status_code == 200
+    renamed = api_client.patch(f"/api/v1/environments/{created['id']}", json={"name": "Test"})
+    assert renamed.status_code == 200
+    session.expire_all()
+    assert session.get(Environment, created["id"]).name_key == stored_name_key("test")
+
+
+def test_the_migration_keeps_look_alikes_created_before_with_a_suffixed_key(tmp_path):
+    """Rows that clash already (made before the check) survive the upgrade, the oldest with the plain
+    key, the others with '-<id>'; one environment's hosts are keyed apart from another's."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'before.db'}")
+    upgrade(engine, "75f36cb7490d")
+    stamp = "2026-01-01 00:00:00"
+    with engine.begin() as connection:
+        for row_id, name in ((1, "Prod"), (2, FULLWIDTH_PROD), (3, "Test"), (4, "prod")):
+            connection.execute(
+                text("INSERT INTO environments (id, name, description, platform, primary_rac_nodes, "
+                     "standby_rac_nodes, transport_mode, headroom_percent, apply_overhead_percent, time_zone, "
+                     "notes, created_at, updated_at) VALUES (:id, :name, '', 'dataguard', 1, 1, 'async', 30, 30, "
+                     "'UTC', '', :at, :at)"),
+                {"id": row_id, "name": name, "at": stamp},
+            )  # fmt: skip
+        for host_id, environment_id, node, name in ((1, 1, 1, "db1"), (2, 1, 2, "DB1"), (3, 3, 1, "db1")):
+            connection.execute(
+                text("INSERT INTO hosts (id, environment_id, role, node_number, name, ssh_address, ssh_port, "
+                     "ssh_user, transport, allow_kernel_changes, created_at, updated_at) VALUES (:id, :env, "
+                     "'primary', :node, :name, '10.0.0.1', 22, 'oracle', 'ssh', 0, :at, :at)"),
+                {"id": host_id, "env": environment_id, "node": node, "name": name, "at": stamp},
+            )  # fmt: skip
+    upgrade(engine, "d8f1e2a30033")
+    with engine.connect() as connection:
+        environments = dict(connection.execute(text("SELECT id, name_key FROM environments")).all())
+        hosts = dict(connection.execute(text("SELECT id, name_key FROM hosts")).all())
+    prod, test = stored_name_key("prod"), stored_name_key("test")
+    assert environments == {1: prod, 2: f"{prod}-2", 3: test, 4: f"{prod}-4"}
+    assert hosts == {1: stored_name_key("db1"), 2: f"{stored_name_key('db1')}-2", 3: stored_name_key("db1")}
+    assert same_or_new_key(f"{prod}-2", FULLWIDTH_PROD) == f"{prod}-2"  # editing it keeps its suffix
+    engine.dispose()

@@ -110,7 +110,7 @@ def test_api_preview_then_import(api_client, session):
     body = preview.json()
     assert body["kind"] == "archived-log" and body["mapping"]["thread"] == "THREAD#"
     assert body["analysis"]["dropped"]["listed once per archive destination"] == 1
-    assert api_client.get(f"{base}/imports").json() == []  # a preview stores nothing
+    assert api_client.get(f"{base}/imports").json() == {"data": [], "count": 0}  # a preview stores nothing
     imported = api_client.post(f"{base}/imports", json={"upload_token": body["upload_token"]})
     assert imported.status_code == 201 and imported.json()["rows_kept"] == 3
     analytics = api_client.get(f"{base}/analytics").json()

@@ -66,7 +66,7 @@ def test_a_large_import_is_a_job_with_progress_shown_with_its_analysis(
     assert job["status"] == "queued" and job["estimated_rows"] == 70_001  # lines, with the heading
     staged = session.get(RedoImport, job["import_id"])
     assert staged.status == "importing"
-    assert api_client.get(f"/api/v1/environments/{environment.id}/redo/imports").json() == []  # out of sight
+    assert api_client.get(f"/api/v1/environments/{environment.id}/redo/imports").json()["data"] == []  # out of sight
 
     thread = execute_in_background(engine, "no credential is read")  # a real worker claims and runs it
     page_progress = set()
@@ -80,7 +80,7 @@ def test_a_large_import_is_a_job_with_progress_shown_with_its_analysis(
     assert state["status"] == "done"
     assert state["progress_rows"] == 70_000 and state["error"] is None
     assert len(page_progress) >= 2  # the live block counted up while the rows went in
-    listed = api_client.get(f"/api/v1/environments/{environment.id}/redo/imports").json()
+    listed = api_client.get(f"/api/v1/environments/{environment.id}/redo/imports").json()["data"]
     assert [(i["id"], i["rows_read"]) for i in listed] == [(job["import_id"], 70_000)]
     stored = session.get(StoredAnalysis, environment.id)
     assert stored is not None and stored.summary["rows_read"] == 70_000  # visible together with its analysis

@@ -245,9 +245,9 @@ def test_the_floor_is_kept_where_the_file_is_stored_too(tmp_path):
 # -- uploads read a few at a time ----------------------------------------------------------------
 
 
-def test_previews_beyond_the_cap_are_answered_503_with_retry_after(settings, engine, session, user, monkeypatch):
-    """Two previews per process, one per user: while two are held, a third user's is refused at once
-    (503, Retry-After), as is a second one of a user whose first is being read; /healthz answers."""
+def _while_two_previews_are_held(settings, session, user, monkeypatch, total: int, probe):
+    """Hold the previews of the user and bob (their child processes not yet started), run
+    `probe(preview)` meanwhile (preview(name, filename) sends one more), and return what it returned."""
     environment = make_environment(session)
     for name in ("bob", "carol"):
         make_user(session, name)
@@ -261,7 +261,7 @@ def test_previews_beyond_the_cap_are_answered_503_with_retry_after(settings, eng
 
     monkeypatch.setattr(uploads, "_preview", held)
     content = (FIXTURES / "gv_archived_log.csv").read_bytes()
-    app = _app(settings, max_concurrent_previews=2, max_previews_per_user=1)
+    app = _app(settings, max_concurrent_previews=total, max_previews_per_user=1)
     answers: dict[str, object] = {}
     # One client (one event loop, as in a server process) for every user: each request names its user.
     with TestClient(app, follow_redirects=False) as client:
@@ -285,7 +285,7 @@ def test_previews_beyond_the_cap_are_answered_503_with_retry_after(settings, eng
             thread.start()
             assert reading.acquire(timeout=30)  # its preview is being read (holding a slot)
         try:
-            busy, again = preview("carol", "carol.csv"), preview("bob", "bob2.csv")
+            probed = probe(preview)
             started = time.monotonic()
             health = client.get("/healthz")
             assert health.status_code == 200 and time.monotonic() - started < 5
@@ -293,10 +293,50 @@ def test_previews_beyond_the_cap_are_answered_503_with_retry_after(settings, eng
             release.set()
             for thread in threads:
                 thread.join(timeout=30)
-        assert busy.status_code == 503 and busy.headers["Retry-After"] == "5"
-        assert "REDOLAB_MAX_CONCURRENT_PREVIEWS" in busy.json()["detail"]
-        assert again.status_code == 503 and "REDOLAB_MAX_PREVIEWS_PER_USER" in again.json()["detail"]
         assert [answers[name].status_code for name in (user.username, "bob")] == [200, 200]
         assert len(_stages(settings)) == 2  # the refused ones stored nothing
         assert app.state.preview_slots.in_use == 0
         assert preview("carol", "carol.csv").status_code == 200
+    return probed
+
+
+def test_previews_beyond_the_cap_are_answered_503_with_retry_after(settings, session, user, monkeypatch):
+    """Two previews per process: while two are held, a third user's is refused at once (503,
+    Retry-After), before its body is read, as is a second one of a user whose first is being read;
+    /healthz answers."""
+    busy, again = _while_two_previews_are_held(
+        settings,
+        session,
+        user,
+        monkeypatch,
+        2,
+        lambda preview: (preview("carol", "carol.csv"), preview("bob", "b.csv")),
+    )
+    for refused in (busy, again):
+        assert refused.status_code == 503 and refused.headers["Retry-After"] == "5"
+        assert "REDOLAB_MAX_CONCURRENT_PREVIEWS" in refused.json()["detail"]
+
+
+def test_a_second_preview_of_one_user_is_answered_503_naming_the_per_user_cap(settings, session, user, monkeypatch):
+    """Three slots, two held: bob's second preview finds a free slot but not a free share of his."""
+    again = _while_two_previews_are_held(settings, session, user, monkeypatch, 3, lambda p: p("bob", "bob2.csv"))
+    assert again.status_code == 503 and again.headers["Retry-After"] == "5"
+    assert "REDOLAB_MAX_PREVIEWS_PER_USER" in again.json()["detail"]
+
+
+def test_a_full_pool_refuses_before_the_body_is_read(settings, session, user):
+    """The hint in front of the route: every slot held, a preview is answered 503 without reading a
+    byte of its body (a client retrying a 256 MiB upload costs nothing); a free slot lets it through."""
+    environment = make_environment(session)
+    app = _app(settings, max_concurrent_previews=1)
+    with _api_client(app, user.username) as client, app.state.preview_slots.taken("someone else"):
+        url = f"/api/v1/environments/{environment.id}/redo/preview"
+        refused = client.post(url, content=b"x" * 1024, headers={"Content-Type": "multipart/form-data; boundary=b"})
+        assert refused.status_code == 503 and refused.headers["Retry-After"] == "5"
+        assert "REDOLAB_MAX_CONCURRENT_PREVIEWS" in refused.json()["detail"]
+        page = client.post(f"/environments/{environment.id}/redo/preview", content=b"")
+        assert page.status_code == 503 and "REDOLAB_MAX_CONCURRENT_PREVIEWS" in page.text
+    with _api_client(app, user.username) as client:
+        content = (FIXTURES / "gv_archived_log.csv").read_bytes()
+        answered = client.post(url, files={"file": ("gv.csv", BytesIO(content), "text/csv")})
+        assert answered.status_code == 200, answered.text

@@ -28,10 +28,11 @@ def test_admin_adds_user_and_changes_role(browser_client, session):
     added = browser_client.post(
         "/users", data={"username": "olga", "password": "plum kettle orbit", "role": "viewer"}, headers=HTMX
     )
-    assert added.status_code == 200 and "olga" in added.text
+    assert added.status_code == 200 and "Added olga as viewer." in added.text
     olga = session.scalars(select(User).where(User.username == "olga")).one()
     assert olga.role is Role.viewer
-    browser_client.post(f"/users/{olga.id}/role", data={"role": "operator"}, headers=HTMX)
+    changed = browser_client.post(f"/users/{olga.id}/role", data={"role": "operator"}, headers=HTMX)
+    assert 'id="users-saved"' in changed.text and "Saved: olga is now operator." in changed.text  # said, not silent
     session.refresh(olga)
     assert olga.role is Role.operator
     short = browser_client.post("/users", data={"username": "p", "password": "short", "role": "viewer"}, headers=HTMX)

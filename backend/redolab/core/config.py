@@ -7,7 +7,7 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from redolab.core.units import MIB
@@ -56,6 +56,23 @@ class Settings(BaseSettings):
     # process and per user; beyond them the answer is 503 with Retry-After, never a wait for a page thread.
     max_concurrent_previews: int = Field(default=2, ge=1, le=64)
     max_previews_per_user: int = Field(default=1, ge=1, le=64)
+    # Reading an upload for its preview (unpacking, parsing) runs in a child process under these bounds:
+    # CPU seconds (the kernel stops it), address space in bytes (an allocation beyond fails), and wall-clock
+    # seconds (waiting on a disk, say). With the defaults, four worst-case previews stay under 8 GiB. Import
+    # jobs read their files under the same CPU bound.
+    preview_cpu_seconds: int = Field(default=60, ge=1, le=24 * 3600)
+    preview_memory_bytes: int = Field(default=2 * GIB, ge=256 * MIB)
+    preview_wall_seconds: int = Field(default=300, ge=10, le=24 * 3600)
+    # Fair queues (issue 33): queued runs and sweeps per user and per host pair, a user's active
+    # schedules, and a sweep's planned time (points x repetitions x (duration + set-up)), each
+    # refused before anything is written. "This machine" writes a run's write_dir only under
+    # local_write_root (default: <data_dir>/probe-writes), and only when connections x the probe's
+    # wrap size fit its free space.
+    max_queued_per_user: int = Field(default=20, ge=1, le=100_000)
+    max_queued_per_host_pair: int = Field(default=20, ge=1, le=100_000)
+    max_active_schedules_per_user: int = Field(default=10, ge=1, le=10_000)
+    max_sweep_seconds: int = Field(default=24 * 3600, ge=60, le=366 * 86400)
+    local_write_root: Path | None = None
     login_workers: int = Field(default=2, ge=1, le=32)  # threads that check passwords (argon2: ~64 MiB each)
     # threads per web process answering pages and API calls (requests beyond them wait their turn)
     web_threads: int = Field(default=4, ge=1, le=64)
@@ -67,11 +84,27 @@ class Settings(BaseSettings):
     auto_migrate: bool = True
     worker_enabled: bool = True
     chromium: str | None = None  # prints the plan report as PDF; default: chromium on the PATH
+    # the plan report's paper: A4 or Letter; empty: Letter where the server's locale prints on Letter, else A4
+    report_paper: str | None = None
+
+    @field_validator("report_paper")
+    @classmethod
+    def _known_paper(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if value.strip().lower() not in ("a4", "letter"):
+            raise ValueError(f"REDOLAB_REPORT_PAPER is {value[:40]!r}: set A4 or Letter")
+        return value.strip()
 
     @property
     def upload_dir(self) -> Path:
         """Uploaded history files between preview and import."""
         return self.data_dir / "uploads"
+
+    @property
+    def resolved_local_write_root(self) -> Path:
+        """Where runs on "This machine" may write (their write_dir must be inside)."""
+        return (self.local_write_root or self.data_dir / "probe-writes").resolve()
 
     @property
     def resolved_database_url(self) -> str:

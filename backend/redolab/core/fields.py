@@ -1,7 +1,8 @@
 """Pydantic field types shared by the API and the HTML forms.
 
-Numbers are taken in base units (bytes, seconds, bit/s); text is parsed by core.units, so the
-same schema accepts 2199023255552 from a script and "2 TiB" from a form.
+Numbers are taken in base units (bytes, seconds, bit/s); text is parsed by core.units and must
+carry its unit, so the same schema accepts 2199023255552 from a script and "2 TiB" from a form but
+refuses "20" (20 what?). A unit that reads two ways is echoed back (UnitEcho.unit_readings).
 """
 
 from __future__ import annotations
@@ -12,7 +13,17 @@ import unicodedata
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    ValidationInfo,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from redolab.core import units, validators
@@ -35,8 +46,23 @@ MAX_NUMBERED = 4096  # RAC threads and instances, Db2 members, archive destinati
 FIRST_YEAR, LAST_YEAR = 1970, 2100  # times any database or tool wrote
 
 
-def _unit_parser(parse: Callable[[Any], Any], maximum: float, shown: str) -> Callable[[Any], Any]:
-    def parse_or_none(value: Any) -> Any:
+def field_label(name: str | None) -> str:
+    """A field's name as a person reads it: database_size_bytes -> "Database size"."""
+    if not name:
+        return "This quantity"
+    if name.endswith("_bytes") and "size" not in name:
+        name = name.removesuffix("_bytes") + "_size"  # message_bytes -> "Message size"
+    for suffix in ("_bits_per_second", "_bytes_per_second", "_per_second", "_bytes", "_seconds"):
+        name = name.removesuffix(suffix)
+    words = name.replace("_", " ").replace("rtt", "RTT").replace("sockbuf", "socket buffer").replace("fq ", "FQ ")
+    return words[:1].upper() + words[1:]
+
+
+def _unit_parser(parse: Callable[[Any], Any], maximum: float, shown: str, kind: str) -> Callable[[Any, Any], Any]:
+    """Text must carry its unit ("20" in a size field is refused, naming the field and what would work);
+    a number (JSON) is in base units. `kind` names the quantity for `units.reading`."""
+
+    def parse_or_none(value: Any, info: ValidationInfo) -> Any:
         value = blank_to_none(value)
         if value is None or isinstance(value, bool):
             return value
@@ -45,15 +71,60 @@ def _unit_parser(parse: Callable[[Any], Any], maximum: float, shown: str) -> Cal
         try:
             parsed = parse(value)
         except (units.UnitError, OverflowError, ValueError) as error:
-            message = str(error) if isinstance(error, units.UnitError) else f"'{str(value)[:40]}' is not a quantity."
-            raise PydanticCustomError("unit", message) from None
+            problem = str(error) if isinstance(error, units.UnitError) else f"'{str(value)[:40]}' is not a quantity."
+            raise PydanticCustomError(
+                "unit", "{label}: {problem}", {"label": field_label(info.field_name), "problem": problem}
+            ) from None
         if not math.isfinite(parsed) or parsed < 0:
             raise PydanticCustomError("out_of_bounds", "Give a finite amount of zero or more.")
         if parsed > maximum:
             raise PydanticCustomError("out_of_bounds", "Must be at most {shown}.", {"shown": shown})
         return parsed
 
+    parse_or_none.unit_kind = kind  # type: ignore[attr-defined]  (read by UnitEcho)
     return parse_or_none
+
+
+def _unit_kind(field: FieldInfo) -> str | None:
+    for item in field.metadata:
+        kind = getattr(getattr(item, "func", None), "unit_kind", None)
+        if kind:
+            return kind
+    return None
+
+
+def unit_readings_of(schema: type[BaseModel], data: Any) -> dict[str, str]:
+    """field -> how its text was read, for each quantity of `schema` whose unit reads two ways in
+    `data` (the submitted values); the fields that do not parse are left to the validation."""
+    if not isinstance(data, dict):
+        return {}
+    readings = {}
+    for name, field in schema.model_fields.items():
+        kind, text = _unit_kind(field), data.get(name)
+        said = units.reading(text, kind) if kind and isinstance(text, str) else None
+        if said:
+            readings[name] = f"{field_label(name)}: {said}"
+    return readings
+
+
+class UnitEcho(BaseModel):
+    """A schema that says how it read each quantity typed with a unit that reads two ways ("1 GB/s"
+    for a link: 8,589.93 Mbit/s, binary GB): `unit_readings`, field -> sentence, for the API answer
+    and the form's message."""
+
+    _unit_readings: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _echo_units(cls, data: Any, handler: Callable[[Any], Any]) -> Any:
+        model = handler(data)
+        if isinstance(model, UnitEcho):
+            model._unit_readings = unit_readings_of(type(model), data)
+        return model
+
+    @property
+    def unit_readings(self) -> dict[str, str]:
+        return dict(self._unit_readings)
 
 
 def _checked(check: Callable[[str], str]) -> Callable[[Any], Any]:
@@ -189,13 +260,15 @@ def _zones() -> frozenset[str]:
 TimeZoneName = Annotated[str, BeforeValidator(time_zone)]
 
 # Optional quantities: blank text is "not given" (None), like a JSON null.
-SizeBytes = Annotated[int | None, BeforeValidator(_unit_parser(units.parse_size, MAX_SIZE_BYTES, "1 EiB"))]
+SizeBytes = Annotated[int | None, BeforeValidator(_unit_parser(units.parse_size, MAX_SIZE_BYTES, "1 EiB", "size"))]
 BitRate = Annotated[
     int | None,
-    BeforeValidator(_unit_parser(lambda v: round(units.parse_bit_rate(v)), MAX_BIT_RATE, "8 Tbit/s (1 TB/s)")),
+    BeforeValidator(
+        _unit_parser(lambda v: round(units.parse_bit_rate(v)), MAX_BIT_RATE, "8 Tbit/s (1 TB/s)", "bit_rate")
+    ),
 ]
 DurationSeconds = Annotated[
-    float | None, BeforeValidator(_unit_parser(units.parse_duration, MAX_DURATION_SECONDS, "10 years"))
+    float | None, BeforeValidator(_unit_parser(units.parse_duration, MAX_DURATION_SECONDS, "10 years", "duration"))
 ]
 HostAddress = Annotated[str, StringConstraints(max_length=255), AfterValidator(_checked(validators.check_host_address))]
 PosixUser = Annotated[str, AfterValidator(_checked(validators.check_posix_user))]

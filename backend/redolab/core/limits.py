@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from redolab.core.middleware import refuse
 
 
 class LimitReached(Exception):
@@ -45,6 +50,18 @@ class Slots:
         with self._lock:
             return self._held.total()
 
+    def full(self) -> LimitReached | None:
+        """The refusal a new holder would get now because every slot is held (None: one is free)."""
+        with self._lock:
+            return self._full() if self._held.total() >= self.total else None
+
+    def _full(self) -> LimitReached:
+        return LimitReached(
+            f"The server is reading {self.total} {self.noun}s already, the most it reads at once "
+            f"({self.settings[0]}): try again in a few seconds.",
+            retry_after=self.retry_after,
+        )
+
     @contextmanager
     def taken(self, user: Hashable) -> Iterator[None]:
         """Hold a slot for `user` while the block runs; LimitReached (503) when none is free."""
@@ -57,11 +74,7 @@ class Slots:
                     retry_after=self.retry_after,
                 )
             if self._held.total() >= self.total:
-                raise LimitReached(
-                    f"The server is reading {self.total} {self.noun}s already, the most it reads at once "
-                    f"({self.settings[0]}): try again in a few seconds.",
-                    retry_after=self.retry_after,
-                )
+                raise self._full()
             self._held[user] += 1
         try:
             yield
@@ -70,3 +83,21 @@ class Slots:
                 self._held[user] -= 1
                 if self._held[user] <= 0:
                     del self._held[user]
+
+
+class SlotsFullMiddleware:
+    """Refuse a request for `slots` (a POST whose path `applies`) before its body is read while every
+    slot is held: a client that sends a 256 MiB upload again after each 503 would otherwise have the
+    body parsed (in the event loop and the page threads) only to hear 503. The route takes the slot
+    itself (this check is a hint: a slot freed meanwhile is still taken there first come, first served)."""
+
+    def __init__(self, app: ASGIApp, *, applies: Callable[[str], bool], slots: Slots) -> None:
+        self.app, self.applies, self.slots = app, applies, slots
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and self.applies(scope["path"]):
+            full = self.slots.full()
+            if full is not None:
+                await refuse(scope, send, HTTPException(full.status_code, full.message, headers=full.headers))
+                return
+        await self.app(scope, receive, send)

@@ -4,6 +4,11 @@ Storage is in bytes, seconds, bytes per second and bits per second (link rates).
 Data volumes and redo rates are shown in binary units (KiB, MiB, GiB, TiB), because Oracle tools
 mean 1024 x 1024 bytes by "MB": the parser therefore reads "MB" as MiB. Link rates are decimal bits
 (kbit/s, Mbit/s, Gbit/s). 1 MiB/s = 8.388608 Mbit/s.
+
+Text needs its unit: "20" is refused in every quantity (20 bytes? 20 GiB?), a number passed as a
+number is base units (JSON). A unit that reads two ways under this convention ("20 GB" is 20 GiB,
+"1 GB/s" for a link is 8,589.93 Mbit/s, "25 m" is minutes) is accepted and `reading` says how it was
+read, for the form and the API answer to echo. A capital B is a byte everywhere ("GBps" is GB/s).
 """
 
 from __future__ import annotations
@@ -49,6 +54,11 @@ _NUMBER = r"(?P<num>[0-9][0-9,_]*(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9
 _QUANTITY = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[^\s0-9.,][^\s]*)?\s*$")
 
 
+# A bit is a small b ("Mbps", "Mb/s") or written out ("Mbit/s", "MBit/s"); a capital B is a byte
+# ("MBps", "MB/s"), as in parse_byte_rate: "1 GBps" is never read as 1 Gbit/s.
+_BITS = re.compile(r"([kKmMgGtT]?)(?:[bB]its?(?:/s)?|bps|b/s)")
+
+
 class UnitError(ValueError):
     """The text is not a quantity of the expected kind; the message says what would be."""
 
@@ -69,11 +79,14 @@ def parse_size(text: str | int) -> int:
     """Parse a data size such as "2 TiB", "500G" or "1.5 GB" into bytes.
 
     K, M, G, T, P are 1024-based whether or not an "i" is written (Oracle's MB is MiB).
-    A bare number is bytes. "32 pages" is 32 Db2 log pages of 4 KiB (simhadr's -flushSize).
+    A number given as a number is bytes; text needs a unit, so that "20" typed into a database size
+    is not silently read as 20 bytes. "32 pages" is 32 Db2 log pages of 4 KiB (simhadr's -flushSize).
     """
     if isinstance(text, int):
         return _non_negative(text, text, "a size")
     number, unit = _split(text, "a size", "500 GiB or 2 TiB")
+    if not unit and number != 0:  # zero is zero in every unit ("--rate 0": none)
+        raise UnitError(_no_unit(text, number, ("GiB", "TiB", "MiB")))
     if unit.lower() in ("page", "pages", "pg"):
         return _non_negative(round(number * DB2_PAGE_BYTES), text, "a size")
     match = re.fullmatch(r"([kmgtpeKMGTPE]?)(iB|B|bytes?)?", unit)
@@ -88,16 +101,19 @@ def parse_size(text: str | int) -> int:
 def parse_bit_rate(text: str | float) -> float:
     """Parse a link rate such as "10 Gbit/s", "1Gbps" or "100 MiB/s" into bits per second.
 
-    Bit units are decimal (1 Mbit/s = 10^6 bit/s); byte units are binary and converted.
-    A bare number is bits per second.
+    Bit units are decimal (1 Mbit/s = 10^6 bit/s); byte units are binary and converted ("1 GB/s" is
+    1 GiB/s, 8,589.93 Mbit/s: `reading` says so). A number given as a number is bits per second;
+    text needs a unit.
     """
     if isinstance(text, int | float):
         return float(_non_negative(text, text, "a rate"))
     number, unit = _split(text, "a rate", "10 Gbit/s or 100 MiB/s")
+    if not unit and number != 0:  # zero is zero in every unit ("--rate 0": none)
+        raise UnitError(_no_unit(text, number, ("Gbit/s", "Mbit/s", "MiB/s")))
     if not unit:
-        return float(_non_negative(number, text, "a rate"))
-    bits = re.fullmatch(r"(?i)([kmgt]?)(?:bit/s|bits/s|bps|b/s|bit)", unit)
-    if bits and not re.fullmatch(r"[kKmMgGtT]?B/s", unit):
+        return 0.0
+    bits = _BITS.fullmatch(unit)
+    if bits:
         return float(_non_negative(number * _DECIMAL_PREFIX[bits[1].lower()], text, "a rate"))
     return parse_byte_rate(text) * 8
 
@@ -107,13 +123,15 @@ def parse_byte_rate(text: str | float) -> float:
     if isinstance(text, int | float):
         return float(_non_negative(text, text, "a rate"))
     number, unit = _split(text, "a rate", "300 MiB/s or 1 Gbit/s")
+    if not unit and number != 0:  # zero is zero in every unit ("--rate 0": none)
+        raise UnitError(_no_unit(text, number, ("MiB/s", "GiB/s", "Mbit/s")))
     if not unit:
-        return float(_non_negative(number, text, "a rate"))
+        return 0.0
     byte_unit = re.fullmatch(r"([kKmMgGtT]?)(?:i?B/s|iB/sec|B/sec|Bps)", unit)
     if byte_unit:
         prefix = byte_unit[1].lower()
         return float(_non_negative(number * 1024 ** _BINARY_PREFIX[prefix], text, "a rate"))
-    bits = re.fullmatch(r"(?i)([kmgt]?)(?:bit/s|bits/s|bps|b/s)", unit)
+    bits = _BITS.fullmatch(unit)
     if bits:
         return float(_non_negative(number * _DECIMAL_PREFIX[bits[1].lower()] / 8, text, "a rate"))
     raise UnitError(f"'{text}' has an unknown rate unit '{unit}': use MiB/s, GiB/s, Mbit/s or Gbit/s")
@@ -128,8 +146,10 @@ def parse_duration(text: str | float) -> float:
     if isinstance(text, int | float):
         return float(_non_negative(text, text, "a duration"))
     number, unit = _split(text, "a duration", "25 ms or 48 h")
+    if not unit and number != 0:  # zero is zero in every unit ("--rate 0": none)
+        raise UnitError(_no_unit(text, number, ("ms", "s", "h")))
     if not unit:
-        raise UnitError(f"'{text}' has no unit: write e.g. {number:g} ms, {number:g} s or {number:g} h")
+        return 0.0
     factor = _DURATION_UNITS.get(unit) or _DURATION_UNITS.get(unit.lower())
     if factor is None:
         raise UnitError(f"'{text}' has an unknown time unit '{unit}': use us, ms, s, min, h or d")
@@ -144,6 +164,12 @@ def parse_percent(text: str | float) -> float:
     if unit not in ("", "%"):
         raise UnitError(f"'{text}' is not a percentage: write e.g. {number:g} %")
     return float(_non_negative(number, text, "a percentage")) / 100
+
+
+def _no_unit(text, number: float, examples: tuple[str, ...]) -> str:
+    typed = str(text).strip()[:40] if len(str(text).strip()) <= 40 else f"{number:g}"
+    shown = [f"{typed} {unit}" for unit in examples]
+    return f"'{text}' has no unit: write e.g. {', '.join(shown[:-1])} or {shown[-1]}"
 
 
 def _non_negative(value, text, kind):
@@ -271,3 +297,41 @@ def wall_clock(moment, zone: str):
     from zoneinfo import ZoneInfo
 
     return moment.astimezone(ZoneInfo(zone)).replace(tzinfo=None)
+
+
+def reading(text: str, kind: str) -> str | None:
+    """How text with a unit that can be read two ways was read, to echo it back; None when the unit
+    says it all. `kind`: "size", "bit_rate" (a link, in bits), "byte_rate" or "duration".
+
+    One convention everywhere (DESIGN.md, Units): K, M, G, T without an "i" are binary, as Oracle
+    tools mean them, so "1 GB/s" is 1 GiB/s; a link's byte rate is converted to bits (x 8)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        number, unit = _split(text, kind, "")
+    except UnitError:
+        return None
+    binary = re.fullmatch(r"([kKmMgGtTpPeE])(?:B|bytes?)?(/s|ps|/sec)?", unit) if unit[:1] != "B" else None
+    given = text.strip()
+    if kind == "duration" and unit == "m":
+        return f"{given} read as {_trim(number, 6)} min (m is minutes, not metres nor ms)"
+    if kind == "size" and binary and not binary[2]:
+        name = f"{binary[1].upper()}iB"
+        return f"{given} read as {_trim(number, 6)} {name} ({parse_size(text):,} bytes): {_BINARY_NOTE}"
+    if kind == "byte_rate" and binary and binary[2]:
+        return f"{given} read as {_trim(number, 6)} {binary[1].upper()}iB/s: {_BINARY_NOTE}"
+    if kind == "bit_rate" and not _BITS.fullmatch(unit):
+        bits = parse_bit_rate(text)
+        base = f"{given} read as {format_mbit(bits, 2)}"
+        if binary and binary[2]:
+            decimal = number * _DECIMAL_PREFIX.get(binary[1].lower(), 1e15) * 8
+            return (
+                f"{base} ({_trim(number, 6)} {binary[1].upper()}iB/s, binary {binary[1].upper()}B as Oracle tools "
+                f"mean it; a decimal {given} would be {format_mbit(decimal, 2)}): a link is rated in bits, "
+                "write e.g. 10 Gbit/s"
+            )
+        return f"{base} (bytes x 8): a link is rated in bits, write e.g. 10 Gbit/s"
+    return None
+
+
+_BINARY_NOTE = "K, M, G, T without an i are read as binary (KiB, MiB, GiB, TiB), as Oracle tools mean them"

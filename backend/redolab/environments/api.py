@@ -56,7 +56,7 @@ def create_environment(session: SessionDep, user: ApiOperator, env_in: Environme
     units ("2 TiB", "10 Gbit/s", "25 ms").
     """
     environment = service.create_environment(session=session, env_in=env_in)
-    return EnvironmentPublic.model_validate(environment)
+    return EnvironmentPublic.model_validate(environment).model_copy(update={"unit_readings": env_in.unit_readings})
 
 
 @router.get("/{environment_id}")
@@ -76,7 +76,7 @@ def update_environment(
         service.update_environment(session=session, environment=environment, env_in=env_in)
     except ValidationError as error:
         raise _as_request_error(error) from None
-    return EnvironmentPublic.model_validate(environment)
+    return EnvironmentPublic.model_validate(environment).model_copy(update={"unit_readings": env_in.unit_readings})
 
 
 @router.delete("/{environment_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from enum import StrEnum
 
@@ -11,15 +12,34 @@ from sqlalchemy import (
     Boolean,
     Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
     UniqueConstraint,
     false,
 )
-from sqlalchemy.orm import Mapped, declared_attr, mapped_column, relationship
+from sqlalchemy.orm import Mapped, declared_attr, mapped_column, relationship, validates
 
 from redolab.core.db import Base, TimestampMixin, UTCDateTime, enum_column
+from redolab.core.fields import name_key
+
+NAME_KEY_LENGTH = 90  # a SHA-256 in hex, and the suffix a migration gave rows that clashed before
+
+
+def stored_name_key(name: str) -> str:
+    """What the unique index on names holds: the SHA-256 (hex) of the name as people compare it
+    (core.fields.name_key: NFKC, case folded, invisible characters left out). A digest, because a
+    folded name can be 18 times longer than the name (NFKC expands some ligatures) and an index
+    entry has a size limit; two simultaneous creates of look-alike names meet at this index."""
+    return hashlib.sha256(name_key(name).encode()).hexdigest()
+
+
+def same_or_new_key(current: str | None, name: str) -> str:
+    """The key to store for `name`: the current one when the name reads the same (a row that clashed
+    before the index keeps the suffix its migration gave it), else the new name's."""
+    key = stored_name_key(name)
+    return current if current is not None and current.split("-", 1)[0] == key else key
 
 
 class Platform(StrEnum):
@@ -80,6 +100,8 @@ class Environment(TimestampMixin, Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(100), unique=True)
+    # set with the name (see _keyed); a unique index. Nullable in the schema only: see its migration
+    name_key: Mapped[str | None] = mapped_column(String(NAME_KEY_LENGTH), index=True, unique=True)
     description: Mapped[str] = mapped_column(String(500), default="")
     platform: Mapped[Platform] = mapped_column(enum_column(Platform))
     database_size_bytes: Mapped[int | None] = mapped_column(BigInteger)
@@ -102,6 +124,11 @@ class Environment(TimestampMixin, Base):
         order_by="(Host.role, Host.node_number)",
     )
     credentials: Mapped[list[Credential]] = relationship(cascade="all, delete-orphan", order_by="Credential.name")
+
+    @validates("name")
+    def _keyed(self, _field: str, name: str) -> str:
+        self.name_key = same_or_new_key(self.name_key, name)
+        return name
 
 
 class HostTransport(StrEnum):
@@ -150,6 +177,7 @@ class Host(TimestampMixin, Base):
     __tablename__ = "hosts"
     __table_args__ = (
         UniqueConstraint("environment_id", "role", "node_number"),
+        Index("ix_hosts_environment_id_name_key", "environment_id", "name_key", unique=True),
         {"info": {"contents": (0, "host", False)}},
     )  # contents: what deleting its environment says
 
@@ -158,6 +186,7 @@ class Host(TimestampMixin, Base):
     role: Mapped[HostRole] = mapped_column(enum_column(HostRole))
     node_number: Mapped[int] = mapped_column(Integer, default=1)
     name: Mapped[str] = mapped_column(String(100))
+    name_key: Mapped[str | None] = mapped_column(String(NAME_KEY_LENGTH))  # set with the name; unique per environment
     ssh_address: Mapped[str] = mapped_column(String(255))
     ssh_port: Mapped[int] = mapped_column(Integer, default=22)
     ssh_user: Mapped[str] = mapped_column(String(32))
@@ -181,6 +210,11 @@ class Host(TimestampMixin, Base):
 
     environment: Mapped[Environment] = relationship(back_populates="hosts")
     credential: Mapped[Credential | None] = relationship()
+
+    @validates("name")
+    def _keyed(self, _field: str, name: str) -> str:
+        self.name_key = same_or_new_key(self.name_key, name)
+        return name
 
     @property
     def probe_address(self) -> str:

@@ -30,6 +30,7 @@ from redolab.core.fields import (
     SizeBytes,
     TextBlock,
     TimeZoneName,
+    UnitEcho,
     VisibleName,
     at_most,
     blank_to_none,
@@ -58,8 +59,9 @@ _PROTECTION_NEEDS = {
 }
 
 
-class EnvironmentFields(BaseModel):
-    """Every settable field of an environment, all optional (PATCH)."""
+class EnvironmentFields(UnitEcho):
+    """Every settable field of an environment, all optional (PATCH). Quantities typed as text need a
+    unit; one that reads two ways ("1 GB/s" for the link) is echoed in `unit_readings`."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -124,7 +126,7 @@ class EnvironmentCreate(EnvironmentFields):
         if value not in allowed:
             raise PydanticCustomError(
                 "platform_mismatch",
-                "{mode} is not a {platform} mode: choose {allowed}.",
+                "{mode} is not a transport mode of {platform}: choose {allowed}.",
                 {
                     "mode": value.value,
                     "platform": platform.label,
@@ -165,6 +167,9 @@ class EnvironmentPublic(BaseModel):
     notes: str
     created_at: datetime
     updated_at: datetime
+    # How a quantity typed with a unit that reads two ways was read ("1 GB/s" for the link), in the
+    # answer to a create or update; empty otherwise.
+    unit_readings: dict[str, str] = {}
 
 
 class EnvironmentsPublic(BaseModel):
@@ -242,9 +247,9 @@ class HostsPublic(BaseModel):
     count: int
 
 
-class HostPairCreate(BaseModel):
+class HostPairCreate(UnitEcho):
     """The two hosts of the environment a run, sweep or imported result is between: the client
-    sends, the server receives."""
+    sends, the server receives. (UnitEcho: the runs' and sweeps' quantities say how they were read.)"""
 
     client_host_id: RowId
     server_host_id: RowId

@@ -12,7 +12,7 @@ from redolab.auth.models import Role
 from redolab.core.db import Base, get_or_404
 from redolab.core.errors import FieldError
 from redolab.core.fields import name_key
-from redolab.environments.models import Credential, Environment, Host
+from redolab.environments.models import Credential, Environment, Host, same_or_new_key, stored_name_key
 from redolab.environments.schemas import (
     EnvironmentCreate,
     EnvironmentUpdate,
@@ -45,19 +45,26 @@ _LOOK_ALIKE = " (names that differ only in case, width or invisible characters a
 
 
 def _check_name_free(session: Session, name: str, environment_id: int | None) -> None:
-    """Names are compared by name_key: 'PROD', 'prod' and PROD in fullwidth letters are one name."""
-    key = name_key(name)
-    for taken_id, taken in session.execute(select(Environment.id, Environment.name)):
-        if taken_id != environment_id and name_key(taken) == key:
-            alike = "" if taken == name else _LOOK_ALIKE
-            raise FieldError("name", f"An environment named '{taken}' already exists{alike}.")
+    """Names are compared by name_key: 'PROD', 'prod' and PROD in fullwidth letters are one name
+    (the stored key of each environment's name, under a unique index)."""
+    taken = session.execute(
+        select(Environment.id, Environment.name).where(
+            Environment.name_key == stored_name_key(name), Environment.id != (environment_id or 0)
+        )
+    ).first()
+    if taken is not None:
+        alike = "" if taken.name == name else _LOOK_ALIKE
+        raise FieldError("name", f"An environment named '{taken.name}' already exists{alike}.")
 
 
-def _commit(session: Session, field: str, message: str) -> None:
+def _commit(session: Session, field: str, message: str, recheck=lambda: None) -> None:
+    """Commit; a unique index that refuses it (a simultaneous request took the name or the slot)
+    is answered as the check before would have answered: `recheck` runs after the rollback."""
     try:
         session.commit()
     except IntegrityError:
         session.rollback()
+        recheck()
         raise FieldError(field, message) from None
 
 
@@ -65,7 +72,8 @@ def create_environment(*, session: Session, env_in: EnvironmentCreate) -> Enviro
     _check_name_free(session, env_in.name, None)
     environment = Environment(**env_in.model_dump())
     session.add(environment)
-    _commit(session, "name", f"An environment named '{env_in.name}' already exists.")
+    _commit(session, "name", f"An environment named '{env_in.name}' already exists.",
+            lambda: _check_name_free(session, env_in.name, None))  # fmt: skip
     return environment
 
 
@@ -81,10 +89,13 @@ def merged_environment(environment: Environment, env_in: EnvironmentUpdate) -> E
 
 def update_environment(*, session: Session, environment: Environment, env_in: EnvironmentUpdate) -> Environment:
     merged = merged_environment(environment, env_in)
-    _check_name_free(session, merged.name, environment.id)
+    renamed = same_or_new_key(environment.name_key, merged.name) != environment.name_key
+    if renamed:
+        _check_name_free(session, merged.name, environment.id)
     for field, value in merged.model_dump().items():
         setattr(environment, field, value)
-    _commit(session, "name", f"An environment named '{merged.name}' already exists.")
+    _commit(session, "name", f"An environment named '{merged.name}' already exists.",
+            lambda: _check_name_free(session, merged.name, environment.id))  # fmt: skip
     return environment
 
 
@@ -176,13 +187,20 @@ def _check_host_name_free(environment: Environment, name: str, host_id: int | No
         raise FieldError("name", f"This environment already has a host named '{taken}'{alike}: pick another name.")
 
 
+def _recheck_host(session: Session, environment: Environment, host: HostCreate, host_id: int | None) -> None:
+    """After a refused commit (everything expired by the rollback): which rule a simultaneous request
+    broke, the name or the slot."""
+    _check_host_name_free(environment, host.name, host_id)
+    _check_slot_free(session, environment, host, host_id)
+
+
 def create_host(*, session: Session, environment: Environment, host_in: HostCreate) -> Host:
     _check_slot_free(session, environment, host_in, None)
     _check_host_name_free(environment, host_in.name, None)
     _check_credential(session, environment, host_in.credential_id)
     host = Host(environment_id=environment.id, **host_in.model_dump())
     session.add(host)
-    _commit(session, "node_number", _slot_message(host_in))
+    _commit(session, "node_number", _slot_message(host_in), lambda: _recheck_host(session, environment, host_in, None))
     session.refresh(environment)
     return host
 
@@ -191,13 +209,15 @@ def update_host(*, session: Session, host: Host, host_in: HostUpdate) -> Host:
     current = {field: getattr(host, field) for field in HostCreate.model_fields}
     merged = HostCreate.model_validate({**current, **host_in.model_dump(exclude_unset=True)})
     _check_slot_free(session, host.environment, merged, host.id)
-    _check_host_name_free(host.environment, merged.name, host.id)
+    if same_or_new_key(host.name_key, merged.name) != host.name_key:  # renamed, as people read it
+        _check_host_name_free(host.environment, merged.name, host.id)
     _check_credential(session, host.environment, merged.credential_id)
     if (merged.ssh_address, merged.ssh_port) != (host.ssh_address, host.ssh_port):
         host.host_key = host.host_key_fingerprint = None  # a new address needs its key verified
     for field, value in merged.model_dump().items():
         setattr(host, field, value)
-    _commit(session, "node_number", _slot_message(merged))
+    environment = host.environment
+    _commit(session, "node_number", _slot_message(merged), lambda: _recheck_host(session, environment, merged, host.id))
     return host
 
 

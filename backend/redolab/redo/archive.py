@@ -21,7 +21,9 @@ from redolab.redo.parsers import RedoInputError
 
 MAX_MEMBERS = 500
 MAX_MEMBER_BYTES = 256 * 1024 * 1024
-MAX_TOTAL_BYTES = 1024 * 1024 * 1024
+# Unpacked in all: past REDOLAB_PREVIEW_CPU_SECONDS (60 s) a preview stops after on the order of
+# 100 MiB of text anyway; 512 MiB bounds what a doomed upload unpacks onto the data disk (4 at once: 2 GiB).
+MAX_TOTAL_BYTES = 512 * 1024 * 1024
 MAX_RATIO = 200  # uncompressed / compressed, past a small floor: text compresses 5-20x, bombs 1000x
 RATIO_FLOOR_BYTES = 16 * 1024 * 1024
 _BLOCK = 1 << 20

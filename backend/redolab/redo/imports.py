@@ -5,20 +5,23 @@ imported in the request; large ones are jobs (the job table, run by a worker) wi
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from redolab.core.config import get_settings
 from redolab.core.db import get_or_404, utcnow
 from redolab.core.errors import FieldError
+from redolab.core.isolate import ChildLimits
 from redolab.environments.models import Environment
 from redolab.jobs.models import Job, JobStatus
 from redolab.redo import service as redo_service
 from redolab.redo import uploads
 from redolab.redo.analysis import refresh_analysis
-from redolab.redo.models import RedoImport
+from redolab.redo.models import ImportStatus, RedoImport
 from redolab.redo.parsers import RedoInputError
 
 log = logging.getLogger("redolab.imports")
@@ -78,29 +81,31 @@ def queue_import(
     return job
 
 
-def execute_import(sessions: sessionmaker, job_id: int, heartbeat=lambda: None) -> bool:
+def execute_import(
+    sessions: sessionmaker, job_id: int, heartbeat=lambda: None, limits: ChildLimits | None = None
+) -> bool:
     """A worker's part (in a thread: blocking database work stays off any event loop): write the
     staged import's rows, reporting progress, then show it with its analysis. A bad line fails the job
-    with the line named, and removes what was staged. True when the import is visible."""
+    with the line named, and removes what was staged; so does reading past the CPU bound of `limits`
+    (default: REDOLAB_PREVIEW_CPU_SECONDS), counted on this thread at each batch. True when the import
+    is visible."""
+    limits = limits or uploads.reading_limits(get_settings())
     with sessions() as session:
         job = session.get(Job, job_id)
+        if job is None:  # deleted with its environment before it started
+            return False
         record = session.get(RedoImport, job.import_id) if job.import_id else None
         if record is None:
             _fail(session, job, "the staged import was removed before it was read; nothing was imported")
             return False
         path = Path(job.source_path or "")
-
-        def progress(rows: int) -> None:
-            job.progress_rows = rows
-            session.commit()  # a row in `jobs`: the live block reads it
-            heartbeat()
-
+        progress = _progress(session, job, heartbeat, limits)
         try:
             if not path.is_file():
                 raise RedoInputError(f"the upload {job.label} is gone (removed after hours unused): upload it again")
             redo_service.fill_import(
                 session=session, record=record, path=path, fmt=(job.options or {}).get("format", "auto"),
-                progress=progress, before_visible=_with_analysis(record.environment_id),
+                progress=progress, before_visible=_with_analysis(record.environment_id), limits=limits,
             )  # fmt: skip
         except (RedoInputError, FieldError) as error:
             message = error.message if isinstance(error, FieldError) else uploads.refusal(error)
@@ -108,6 +113,11 @@ def execute_import(sessions: sessionmaker, job_id: int, heartbeat=lambda: None) 
             uploads.mark_queued(path, queued=False)
             return False
         except Exception as error:  # a bug: the staged rows are gone (fill_import), the job says so
+            session.rollback()
+            if session.get(Job, job_id) is None:  # its environment was deleted meanwhile: no bug
+                log.warning("import job %s: deleted with its environment while it ran", job_id)
+                uploads.mark_queued(path, queued=False)
+                return False
             log.exception("import job %s crashed", job_id)
             _fail(session, job, f"internal error in redolab: {type(error).__name__}: {error}; nothing was imported")
             uploads.mark_queued(path, queued=False)
@@ -116,6 +126,27 @@ def execute_import(sessions: sessionmaker, job_id: int, heartbeat=lambda: None) 
         session.commit()
     uploads.discard_upload(path.parent, path.stem)
     return True
+
+
+def _progress(session: Session, job: Job, heartbeat, limits: ChildLimits):
+    """The callback fill_import calls after each batch: the rows so far into `jobs` (the live block
+    reads them), a heartbeat, and the CPU bound: the CPU this thread spent on the import (reading a
+    file read here, writing the rows) past `limits.cpu_seconds` stops it (RedoInputError)."""
+    started = time.thread_time()
+
+    def progress(rows: int) -> None:
+        spent = time.thread_time() - started
+        if spent > limits.cpu_seconds:
+            raise RedoInputError(
+                f"the import used more than {limits.cpu_seconds} s of CPU (REDOLAB_PREVIEW_CPU_SECONDS), the most "
+                f"one import may use on this server, after {rows:,} rows. Split the file into smaller ones (a "
+                "month or an instance each) and import them one by one, or ask the administrator to raise the limit"
+            )
+        job.progress_rows = rows
+        session.commit()
+        heartbeat()
+
+    return progress
 
 
 def _fail(session: Session, job: Job, error: str) -> None:
@@ -158,6 +189,15 @@ def import_jobs(*, session: Session, environment: Environment) -> list[Job]:
         .order_by(Job.id.desc())
     )
     return list(session.scalars(query))
+
+
+def page_of_imports(*, session: Session, environment: Environment, limit: int, offset: int) -> tuple[list, int]:
+    """The environment's visible imports, oldest first: `limit` of them from `offset`, and how many
+    there are in all."""
+    visible = (RedoImport.environment_id == environment.id, RedoImport.status == ImportStatus.ready)
+    page = select(RedoImport).where(*visible).order_by(RedoImport.id).limit(limit).offset(offset)
+    count = session.scalar(select(func.count()).select_from(RedoImport).where(*visible)) or 0
+    return list(session.scalars(page)), count
 
 
 def delete_import(*, session: Session, environment: Environment, import_id: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import marshal
 import pickle
+import signal
 import tempfile
 from collections import Counter
 from collections.abc import Callable
@@ -16,11 +17,12 @@ from sqlalchemy.orm import Session
 
 from redolab.core.db import get_or_404
 from redolab.core.errors import FieldError
+from redolab.core.isolate import ChildLimits, limit_this_process
 from redolab.core.security import file_sha256
 from redolab.environments.models import Environment
 from redolab.redo.analytics import Analysis, analyze, summary_json
 from redolab.redo.dedupe import unique
-from redolab.redo.ingest.mapping import clean_mapping
+from redolab.redo.ingest.mapping import clean_mapping, options_of
 from redolab.redo.ingest.pipeline import Reading, in_zone, prepare, read_sources, reading_kind
 from redolab.redo.models import ImportStatus, RedoImport, RedoRow
 from redolab.redo.parsers import RedoInputError
@@ -79,16 +81,22 @@ def fill_import(
     fmt: str = "auto",
     progress: Progress | None = None,
     before_visible: Callable[[Session, RedoImport], None] | None = None,
+    limits: ChildLimits | None = None,
 ) -> RedoImport:
     """Write the staged import's rows, batch by batch, then make it visible: `before_visible` runs in
     that last transaction (the stored analysis is written with it). On a bad line the staged rows and
     the record are removed and the RedoInputError goes on."""
     statement = _insert_statement(session.connection())
-    batches = _parse_elsewhere if path.stat().st_size >= PIPELINE_MIN_BYTES else _parse_here
+    elsewhere = path.stat().st_size >= PIPELINE_MIN_BYTES
     mapping = record.mapping or None
     written = 0
+    zone = record.time_zone or "UTC"
     try:
-        for batch in batches(path, record.filename, fmt, mapping, record.id, record.time_zone or "UTC"):
+        if elsewhere:  # the child process reads under `limits` (RLIMIT_CPU, RLIMIT_AS)
+            batches = _parse_elsewhere(path, record.filename, fmt, mapping, record.id, zone, limits=limits)
+        else:
+            batches = _parse_here(path, record.filename, fmt, mapping, record.id, zone)
+        for batch in batches:
             if isinstance(batch, dict):
                 totals = batch
                 continue
@@ -174,9 +182,9 @@ def _parse_here(path: Path, filename: str, fmt: str, mapping: dict | None, impor
     kept, threads, first, last = 0, set(), None, None
     batch: list[tuple] = []
     with tempfile.TemporaryDirectory(prefix="redolab-import-") as workdir:
-        sources, reading.skipped = prepare(path, filename, Path(workdir), fmt=fmt)
+        sources, reading.skipped = prepare(path, filename, Path(workdir), fmt=fmt, mapping=mapping)
         single = sources[0].path == path
-        intervals = read_sources(sources, fmt=fmt, mapping=mapping if single else None, reading=reading)
+        intervals = read_sources(sources, fmt=fmt, mapping=mapping if single else options_of(mapping), reading=reading)
         for interval in in_zone(intervals, zone):
             row = _row(import_id, interval)
             batch.append(row)
@@ -212,10 +220,15 @@ def _read_notes(reading: Reading) -> list[str]:
     return [*reading.notes, *ignored]
 
 
-def _parse_in_child(path: str, filename: str, fmt: str, mapping: dict | None, import_id: int, zone: str, pipe) -> None:
+def _parse_in_child(
+    path: str, filename: str, fmt: str, mapping: dict | None, import_id: int, zone: str, pipe, limits=None
+) -> None:
     """The second process: parse and send batches (marshal: row tuples of plain numbers and strings,
-    cheaper than pickle for a million rows), then the totals; a RedoInputError is sent as its message."""
+    cheaper than pickle for a million rows), then the totals; a RedoInputError is sent as its message.
+    Under `limits` (ChildLimits) the kernel stops it past its CPU seconds; memory past its bound fails."""
     try:
+        if limits is not None:
+            limit_this_process(limits)
         for item in _parse_here(Path(path), filename, fmt, mapping, import_id, zone):
             if isinstance(item, list):
                 pipe.send_bytes(b"B" + marshal.dumps(item))
@@ -223,20 +236,27 @@ def _parse_in_child(path: str, filename: str, fmt: str, mapping: dict | None, im
                 pipe.send_bytes(b"T" + pickle.dumps(item))
     except RedoInputError as error:
         pipe.send_bytes(b"E" + str(error).encode())
+    except MemoryError:
+        memory = getattr(limits, "memory_bytes", 0) >> 20
+        pipe.send_bytes(
+            b"E" + f"reading the file needed more than {memory} MiB (REDOLAB_PREVIEW_MEMORY_BYTES)".encode()
+        )
     except Exception as error:  # never leave the parent waiting
         pipe.send_bytes(b"E" + f"internal error while reading the file: {type(error).__name__}: {error}".encode())
     finally:
         pipe.close()
 
 
-def _parse_elsewhere(path: Path, filename: str, fmt: str, mapping: dict | None, import_id: int, zone: str = "UTC"):
+def _parse_elsewhere(
+    path: Path, filename: str, fmt: str, mapping: dict | None, import_id: int, zone: str = "UTC", *, limits=None
+):
     """Like _parse_here, with the parsing in a spawned process (no inherited threads or connections)."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(
-        target=_parse_in_child, args=(str(path), filename, fmt, mapping, import_id, zone, sender), daemon=True
+        target=_parse_in_child, args=(str(path), filename, fmt, mapping, import_id, zone, sender, limits), daemon=True
     )
     child.start()
     sender.close()
@@ -245,6 +265,12 @@ def _parse_elsewhere(path: Path, filename: str, fmt: str, mapping: dict | None, 
             try:
                 message = receiver.recv_bytes()
             except EOFError:
+                child.join(timeout=10)
+                if limits is not None and child.exitcode in (-signal.SIGXCPU, -signal.SIGKILL):
+                    raise RedoInputError(
+                        f"reading the file used more than {limits.cpu_seconds} s of CPU (REDOLAB_PREVIEW_CPU_SECONDS), "
+                        "the most one import may use: split it into smaller files and import them one by one"
+                    ) from None
                 raise RedoInputError(
                     "the process reading the file stopped unexpectedly; nothing was imported"
                 ) from None

@@ -8,11 +8,14 @@ the disk: each upload counts and reserves its bytes under a lock every process s
 of it is written, so uploads arriving together cannot pass a cap together. When space is short,
 previews unused for a while are removed first, oldest first; an upload whose preview is refused is
 removed at once.
+
+The preview is read in a child process under CPU, memory and wall-clock bounds (core/isolate.py,
+redo/previews.py): the request's thread only waits, then looks the file up among the imports.
 """
 
 from __future__ import annotations
 
-import codecs
+import dataclasses
 import errno
 import fcntl
 import io
@@ -22,10 +25,9 @@ import secrets
 import shutil
 import tempfile
 import time
-import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import select
@@ -33,21 +35,16 @@ from sqlalchemy.orm import Session
 
 from redolab.core.config import Settings
 from redolab.core.errors import FieldError
+from redolab.core.isolate import ChildLimitReached, ChildLimits, run_limited
 from redolab.core.limits import LimitReached, Slots
-from redolab.core.security import file_sha256
 from redolab.core.units import format_bytes, format_duration
 from redolab.environments.models import Environment
-from redolab.redo.analytics import Analysis, analyze
-from redolab.redo.archive import Source
-from redolab.redo.ingest.mapping import clean_mapping
-from redolab.redo.ingest.pipeline import Reading, in_zone, prepare, read_sources, reading_kind, summarise
 from redolab.redo.models import RedoImport
 from redolab.redo.parsers import RedoInputError
-from redolab.redo.schemas import RedoInterval
+from redolab.redo.previews import Preview, over_limit, printable, read_preview, refusal
 
 log = logging.getLogger("redolab.uploads")
 
-SAMPLE_ROWS = 8
 PASTED_NAME = "pasted text"  # the name a paste-box upload goes by in previews, errors and the import list
 EXPIRED = "This upload has expired or was already imported: upload the file again."
 SIDECARS = (".name", ".owner", ".queued")
@@ -64,14 +61,34 @@ def preview_slots(settings: Settings) -> Slots:
     )
 
 
+def reading_limits(settings: Settings) -> ChildLimits:
+    """The bounds on the process that reads one upload (REDOLAB_PREVIEW_*)."""
+    return ChildLimits(
+        cpu_seconds=settings.preview_cpu_seconds,
+        memory_bytes=settings.preview_memory_bytes,
+        wall_seconds=settings.preview_wall_seconds,
+    )
+
+
+def _default_reading_limits() -> ChildLimits:
+    fields = Settings.model_fields
+    return ChildLimits(
+        cpu_seconds=fields["preview_cpu_seconds"].default,
+        memory_bytes=fields["preview_memory_bytes"].default,
+        wall_seconds=fields["preview_wall_seconds"].default,
+    )
+
+
 @dataclass(frozen=True)
 class StagingLimits:
-    """The caps on staged uploads, in bytes; previews unused `early_prune_seconds` may go early."""
+    """The caps on staged uploads, in bytes; previews unused `early_prune_seconds` may go early.
+    `reading`: the bounds on the child process that reads one for its preview."""
 
     per_user_bytes: int
     total_bytes: int
     free_space_floor_bytes: int
     early_prune_seconds: float
+    reading: ChildLimits = field(default_factory=_default_reading_limits)
 
     @classmethod
     def of(cls, settings: Settings) -> StagingLimits:
@@ -80,6 +97,7 @@ class StagingLimits:
             total_bytes=settings.upload_quota_total_bytes,
             free_space_floor_bytes=settings.upload_free_space_floor_bytes,
             early_prune_seconds=settings.upload_early_prune_seconds,
+            reading=reading_limits(settings),
         )
 
 
@@ -111,13 +129,6 @@ def prune_uploads(upload_dir: Path, max_age_seconds: float, limits: StagingLimit
         discard_upload(upload_dir, old.stem)
         removed += 1
     return removed
-
-
-def printable(text: str) -> str:
-    """`text` with every character that is not printable (control, format, unassigned, a byte
-    that was not text) shown as '?', a line break or tab as a space: what a message may quote of a
-    user's file or its name."""
-    return "".join(ch if ch.isprintable() else " " if ch.isspace() else "?" for ch in text)
 
 
 def store_upload(
@@ -323,20 +334,7 @@ def _disk_full(name: str, size: int, error: OSError) -> Exception:
     )
 
 
-# -- preview ------------------------------------------------------------------------------------
-@dataclass
-class Preview:
-    filename: str
-    format: str
-    kind: str
-    headers: list[str]  # for the mapping form; empty for an archive (its members map themselves)
-    mapping: dict[str, str]
-    sample: list[RedoInterval]
-    summary: dict
-    analysis: Analysis
-    duplicate_of: RedoImport | None
-
-
+# -- preview: read in a child process (redo/previews.py), the duplicate looked up here --------------
 def preview(
     *,
     session: Session,
@@ -345,13 +343,16 @@ def preview(
     filename: str,
     fmt: str = "auto",
     mapping: dict | None = None,
+    limits: ChildLimits | None = None,
 ) -> Preview:
-    """Read the whole upload as the import would (same checks), without storing anything. A refusal
-    (RedoInputError) names the file and quotes nothing of it that is not printable text."""
+    """Read the whole upload as the import would (same checks), without storing anything, in a child
+    process under `limits` (default: the settings' defaults). A refusal (RedoInputError) names the
+    file and quotes nothing of it that is not printable text; so does a limit that stopped the read."""
     try:
         return _preview(
-            session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping
-        )
+            session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping,
+            limits=limits or _default_reading_limits(),
+        )  # fmt: skip
     except FileNotFoundError:  # pruned or imported by another request meanwhile
         raise FieldError("upload_token", EXPIRED, 422) from None
     except RedoInputError as error:
@@ -376,7 +377,7 @@ def stage_and_preview(
     path, name = upload_path(upload_dir, token)
     try:
         return token, preview(session=session, environment=environment, path=path, filename=name, fmt=fmt,
-                              mapping=mapping)  # fmt: skip
+                              mapping=mapping, limits=limits.reading)  # fmt: skip
     except BaseException:
         discard_upload(upload_dir, token)
         raise
@@ -387,76 +388,18 @@ def pasted(text: str) -> tuple[io.BytesIO, str]:
     return io.BytesIO(text.encode()), PASTED_NAME
 
 
-def refusal(error: Exception) -> str:
-    """The message of a refused upload as it may be shown: one that would quote bytes which were
-    never text says so instead of quoting them; any other unprintable character is shown as '?'."""
-    message = str(error)
-    if _quotes_binary(message):
-        name = message.split(": ", 1)[0]  # the readers begin their messages with the file's name
-        return f"{printable(name)}: it holds binary data where text was expected. {_EXPORT_AS_TEXT}"
-    return printable(message)
-
-
-def _quotes_binary(message: str) -> bool:
-    return "\ufffd" in message or any(unicodedata.category(ch) == "Cc" and not ch.isspace() for ch in message)
-
-
-_EXPORT_AS_TEXT = (
-    "Export the query's rows as CSV or text (a SQL*Plus spool), or upload the collection archive (.zip, "
-    ".tar.gz) as it is"
-)
-_SNIFF_BYTES = 8192
-
-
-def _refuse_binary(source: Source) -> None:
-    """Refuse a file that is binary data (a spreadsheet, a database file, random bytes) as such,
-    before a reader quotes its first line back: NUL or other control bytes, or bytes that are not
-    UTF-8, in more than a tenth of its first 8 KiB. UTF-16 text is left to the readers."""
-    with open(source.path, "rb") as handle:
-        sample = handle.read(_SNIFF_BYTES)
-    half = len(sample) // 2
-    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or (
-        half >= 8 and max(sample[0::2].count(0), sample[1::2].count(0)) > half * 0.75
-    ):
-        return
-    text = sample.decode("utf-8", errors="replace")
-    odd = sum(ch == "\ufffd" or (unicodedata.category(ch) == "Cc" and ch not in "\t\n\r\f\v") for ch in text)
-    if odd * 10 > len(text):
-        raise RedoInputError(f"{source.name}: this is not a text export (it holds binary data). {_EXPORT_AS_TEXT}")
-
-
-def _preview(*, session, environment, path, filename, fmt, mapping) -> Preview:
-    reading = Reading()
-    sample: list[RedoInterval] = []
-
-    def sampled(intervals):
-        for interval in intervals:
-            if len(sample) < SAMPLE_ROWS:
-                sample.append(interval)
-            yield interval
-
-    with tempfile.TemporaryDirectory(prefix="redolab-preview-") as workdir:
-        sources, skipped = prepare(path, filename, Path(workdir), fmt=fmt)
-        reading.skipped = [
-            (name, "binary data, not text" if _quotes_binary(why) else printable(why)) for name, why in skipped
-        ]
-        for source in sources:
-            _refuse_binary(source)
-        single = sources[0].path == path
-        analysis = analyze(
-            sampled(
-                in_zone(
-                    read_sources(sources, fmt=fmt, mapping=clean_mapping(mapping) if single else None, reading=reading),
-                    environment.time_zone,
-                )
-            ),
-            headroom_ratio=environment.headroom_percent / 100,
-            keep_points=False,
-        )
-        mapping, headers = (reading.mapping, reading.headers) if single else ({}, [])
-    fmt_label = ", ".join(sorted(set(reading.formats)))
-    summary = summarise(analysis, fmt=fmt_label, reading=reading)
+def _preview(*, session, environment, path, filename, fmt, mapping, limits: ChildLimits) -> Preview:
+    """The child reads (an archive unpacked in a directory under the uploads, removed here even when
+    a limit killed the child); the parent only waits, then looks the file up among the imports."""
+    with tempfile.TemporaryDirectory(prefix=".preview-", dir=path.parent) as workdir:
+        try:
+            result = run_limited(
+                read_preview, str(path), filename, fmt, mapping, environment.time_zone,
+                environment.headroom_percent, workdir, limits=limits, preload=(read_preview.__module__,),
+            )  # fmt: skip
+        except ChildLimitReached as stopped:
+            raise over_limit(filename, stopped) from None
     duplicate = session.scalar(
-        select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == file_sha256(path))
+        select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == result.sha256)
     )
-    return Preview(filename, fmt_label, reading_kind(reading), headers, mapping, sample, summary, analysis, duplicate)
+    return dataclasses.replace(result, duplicate_of=duplicate)

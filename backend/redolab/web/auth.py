@@ -238,7 +238,7 @@ def create_user_view(
         return _users_page(request, session, 422, values=values, errors={"role": "Choose viewer, operator or admin."})
     except FieldError as error:
         return _users_page(request, session, 422, values=values, errors={error.field: error.message})
-    return _users_page(request, session)
+    return _users_page(request, session, saved=f"Added {username.strip()} as {role}.")
 
 
 @router.post("/users/{user_id}/role")
@@ -253,7 +253,7 @@ def change_role(
         service.set_role(session=session, user=target, role=Role(role), by=admin)
     except FieldError as error:
         return _users_page(request, session, error.status_code, errors={"user": error.message})
-    return _users_page(request, session)
+    return _users_page(request, session, saved=f"Saved: {target.username} is now {role}.")
 
 
 @router.post("/users/{user_id}/disable")
@@ -264,7 +264,7 @@ def disable_user(request: Request, session: SessionDep, admin: AdminUser, user_i
         service.set_disabled(session=session, user=target, disabled=True, by=admin)
     except FieldError as error:
         return _users_page(request, session, error.status_code, errors={"user": error.message})
-    return _users_page(request, session)
+    return _users_page(request, session, saved=f"{target.username} is disabled: their sessions and tokens ended.")
 
 
 @router.post("/users/{user_id}/enable")
@@ -275,7 +275,7 @@ def enable_user(request: Request, session: SessionDep, admin: AdminUser, user_id
         service.set_disabled(session=session, user=target, disabled=False, by=admin)
     except FieldError as error:
         return _users_page(request, session, error.status_code, errors={"user": error.message})
-    return _users_page(request, session)
+    return _users_page(request, session, saved=f"{target.username} may log in again (with new tokens).")
 
 
 @router.post("/users/{user_id}/sessions/end")

@@ -11,6 +11,7 @@ from redolab.auth.deps import AdminUser, OperatorUser, current_html_user
 from redolab.core import units
 from redolab.core.deps import FormDep, SessionDep
 from redolab.core.errors import FieldError
+from redolab.core.fields import unit_readings_of
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
@@ -89,11 +90,13 @@ def _host_form_values(host: Host) -> dict[str, str]:
     }
 
 
-def _environment_form(request, *, environment, values, errors, status_code=200) -> Response:
+def _environment_form(request, *, environment, values, errors, status_code=200, saved=None) -> Response:
     context = {
         "environment": environment,
         "values": values,
         "errors": errors,
+        "readings": unit_readings_of(EnvironmentCreate, values),  # how "1 GB/s" or "20 GB" was read
+        "saved": saved,  # saved with such a reading: the form says so instead of leaving at once
         "platform_options": [(platform.value, platform.label) for platform in Platform],
         "protection_options": [("", "— (Db2 HADR)")] + [(mode.value, mode.label) for mode in ProtectionMode],
         "transport_options": [(mode.value, mode.value) for mode in TransportMode],
@@ -129,7 +132,10 @@ def create_environment(request: Request, session: SessionDep, user: OperatorUser
     """Create an environment from the form."""
     values = form_data(form)
     with form_errors() as errors:
-        environment = service.create_environment(session=session, env_in=EnvironmentCreate.model_validate(values))
+        env_in = EnvironmentCreate.model_validate(values)
+        environment = service.create_environment(session=session, env_in=env_in)
+    if not errors and env_in.unit_readings:
+        return _environment_form(request, environment=environment, values=values, errors={}, saved=environment)
     if not errors:
         return redirect(request, f"/environments/{environment.id}")
     return _environment_form(request, environment=None, values=values, errors=errors, status_code=UNPROCESSABLE)
@@ -151,11 +157,10 @@ def update_environment(
     environment = load_environment(session, environment_id)
     values = form_data(form)
     with form_errors() as errors:
-        service.update_environment(
-            session=session,
-            environment=environment,
-            env_in=EnvironmentUpdate.model_validate(values),
-        )
+        env_in = EnvironmentUpdate.model_validate(values)
+        service.update_environment(session=session, environment=environment, env_in=env_in)
+    if not errors and env_in.unit_readings:
+        return _environment_form(request, environment=environment, values=values, errors={}, saved=environment)
     if not errors:
         return redirect(request, f"/environments/{environment.id}")
     session.rollback()
@@ -307,7 +312,7 @@ async def accept_host_key(request: Request, session: SessionDep, user: AdminUser
         message = error.message if isinstance(error, FieldError) else str(error)
         return _panel(request, host, error=message, environment=environment)
     session.refresh(environment)
-    response = _hosts_section(request, environment)
+    response = _hosts_section(request, environment, changed=True)  # the first steps tick "verify keys"
     response.headers["HX-Retarget"] = "#hosts"
     response.headers["HX-Reswap"] = "outerHTML"
     return response
