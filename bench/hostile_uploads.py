@@ -18,7 +18,6 @@ import argparse
 import gzip
 import io
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -32,6 +31,7 @@ sys.path.insert(0, str(ROOT / "backend"))
 sys.path.insert(0, str(ROOT))
 
 import httpx2 as httpx  # noqa: E402  (the maintained httpx fork starlette uses)
+from bench.load import start_server  # noqa: E402
 
 PASSWORD = "hostile bench password 1"  # a throwaway user in a throwaway database
 AWR_HEAD = "WORKLOAD REPOSITORY report\nBegin Snap:   100 01-Jan-24 10:00:00\nEnd Snap:   101 01-Jan-24 11:00:00\n"
@@ -97,27 +97,6 @@ def seed(database_url: str) -> tuple[int, int, int]:
         ids = environment.id, hosts[0].id, hosts[1].id
     engine.dispose()
     return ids
-
-
-def start_server(database_url: str, data_dir: Path) -> tuple[subprocess.Popen, str]:
-    from tests.services import REDOLAB, free_port, redolab_env
-
-    port = free_port()
-    env = redolab_env(data_dir, REDOLAB_DATABASE_URL=database_url, REDOLAB_WORKER_ENABLED="false")
-    process = subprocess.Popen(
-        [str(REDOLAB), "serve", "--port", str(port)], env=env, cwd=data_dir,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/healthz", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("redolab serve did not start")
 
 
 def log_in(url: str) -> httpx.Client:

@@ -184,13 +184,16 @@ def endpoints(ids: dict) -> list[tuple[str, str]]:
     ]
 
 
-def start_server(database_url: str, data_dir: Path, workers: int, threads: int) -> tuple[subprocess.Popen, str]:
+def start_server(
+    database_url: str, data_dir: Path, workers: int = 1, threads: int | None = None
+) -> tuple[subprocess.Popen, str]:
+    """`redolab serve` without its worker on a free port (threads: REDOLAB_WEB_THREADS, None for the
+    default), once /healthz answers: (the process, its URL). Shared by the benches that need a server."""
     from tests.services import REDOLAB, free_port, redolab_env
 
     port = free_port()
-    env = redolab_env(
-        data_dir, REDOLAB_DATABASE_URL=database_url, REDOLAB_WORKER_ENABLED="false", REDOLAB_WEB_THREADS=str(threads)
-    )
+    extra = {"REDOLAB_WEB_THREADS": str(threads)} if threads is not None else {}
+    env = redolab_env(data_dir, REDOLAB_DATABASE_URL=database_url, REDOLAB_WORKER_ENABLED="false", **extra)
     process = subprocess.Popen(
         [str(REDOLAB), "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=data_dir,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Request, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
 from redolab.auth.deps import ApiAdmin, ApiOperator, current_api_user
-from redolab.core.db import MAX_ROW_ID
-from redolab.core.deps import SessionDep
+from redolab.core.deps import PageDep, SessionDep
 from redolab.environments import credentials, service, trust
 from redolab.environments.credentials import CredentialCreate, CredentialPublic
 from redolab.environments.schemas import (
@@ -33,17 +30,13 @@ def _as_request_error(error: ValidationError) -> RequestValidationError:
     return RequestValidationError([{**item, "loc": ("body", *item["loc"])} for item in error.errors(include_url=False)])
 
 
-MAX_PAGE = 500  # environments per page at most
-
-
 @router.get("")
 def list_environments(
     session: SessionDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Environments per page.")] = 100,
-    offset: Annotated[int, Query(ge=0, le=MAX_ROW_ID, description="Environments to skip.")] = 0,
+    page: PageDep,
 ) -> EnvironmentsPublic:
     """Environments by name, a page at a time; `count` is how many there are in all."""
-    environments = service.list_environments(session=session, limit=limit, offset=offset)
+    environments = service.list_environments(session=session, limit=page.limit, offset=page.offset)
     data = [EnvironmentPublic.model_validate(environment) for environment in environments]
     return EnvironmentsPublic(data=data, count=service.count_environments(session=session))
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Form, Query, Request, UploadFile, status
+from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
 from pydantic import BaseModel, ConfigDict, model_validator
 from starlette.responses import JSONResponse
 
 from redolab.auth.deps import ApiOperator, current_api_user
-from redolab.core.db import MAX_ROW_ID
-from redolab.core.deps import SessionDep
+from redolab.core.deps import PageDep, SessionDep
 from redolab.core.errors import FieldError
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
@@ -176,19 +174,17 @@ class RedoImportsPublic(BaseModel):
     count: int  # imports in all, beyond this page too
 
 
-MAX_IMPORTS_PAGE = 500  # imports per page at most
-
-
 @router.get("/{environment_id}/redo/imports")
 def list_imports(
     session: SessionDep,
     environment_id: int,
-    limit: Annotated[int, Query(ge=1, le=MAX_IMPORTS_PAGE, description="Imports per page.")] = 100,
-    offset: Annotated[int, Query(ge=0, le=MAX_ROW_ID, description="Imports to skip.")] = 0,
+    page: PageDep,
 ) -> RedoImportsPublic:
     """The environment's imports, oldest first, a page at a time; `count` is how many there are in all."""
     environment = get_environment(session=session, environment_id=environment_id)
-    page, count = imports.page_of_imports(session=session, environment=environment, limit=limit, offset=offset)
+    page, count = imports.page_of_imports(
+        session=session, environment=environment, limit=page.limit, offset=page.offset
+    )
     return RedoImportsPublic(data=[RedoImportPublic.model_validate(r) for r in page], count=count)
 
 

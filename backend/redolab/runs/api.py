@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Form, Query, Request, UploadFile, status
+from fastapi import APIRouter, Depends, Form, Request, UploadFile, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from redolab.auth.deps import ApiOperator, current_api_user
-from redolab.core.db import MAX_ROW_ID
-from redolab.core.deps import SessionDep, SettingsDep
+from redolab.core.deps import PageDep, SessionDep, SettingsDep
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
@@ -82,19 +79,15 @@ def import_runs(
     return RunsPublic(data=[RunPublic.model_validate(run) for run in runs], count=len(runs))
 
 
-MAX_PAGE = 500  # runs per page at most
-
-
 @router.get("/environments/{environment_id}/runs")
 def list_runs(
     session: SessionDep,
     environment_id: int,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Runs per page.")] = 100,
-    offset: Annotated[int, Query(ge=0, le=MAX_ROW_ID, description="Runs to skip.")] = 0,
+    page: PageDep,
 ) -> RunsPublic:
     """The environment's runs, newest first, a page at a time; `count` is how many there are in all."""
     environment = get_environment(session=session, environment_id=environment_id)
-    runs = service.list_runs(session=session, environment=environment, limit=limit, offset=offset)
+    runs = service.list_runs(session=session, environment=environment, limit=page.limit, offset=page.offset)
     data = [RunPublic.model_validate(run) for run in runs]
     return RunsPublic(data=data, count=service.count_runs(session=session, environment=environment))
 

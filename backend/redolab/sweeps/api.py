@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Query, Request, status
+from fastapi import APIRouter, Depends, Request, status
 
 from redolab.auth.deps import ApiAdmin, ApiOperator, current_api_user
-from redolab.core.db import MAX_ROW_ID
-from redolab.core.deps import SessionDep, SettingsDep
+from redolab.core.deps import PageDep, SessionDep, SettingsDep
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
@@ -52,19 +49,15 @@ def sweep_public(session, sweep: Sweep) -> SweepPublic:
     return public
 
 
-MAX_PAGE = 500  # sweeps per page at most
-
-
 @router.get("/environments/{environment_id}/sweeps")
 def list_sweeps(
     session: SessionDep,
     environment_id: int,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Sweeps per page.")] = 100,
-    offset: Annotated[int, Query(ge=0, le=MAX_ROW_ID, description="Sweeps to skip.")] = 0,
+    page: PageDep,
 ) -> SweepsPublic:
     """The environment's sweeps, newest first, a page at a time; `count` is how many there are in all."""
     environment = get_environment(session=session, environment_id=environment_id)
-    sweeps = service.list_sweeps(session=session, environment=environment, limit=limit, offset=offset)
+    sweeps = service.list_sweeps(session=session, environment=environment, limit=page.limit, offset=page.offset)
     data = [SweepPublic.model_validate(sweep) for sweep in sweeps]
     return SweepsPublic(data=data, count=service.count_sweeps(session=session, environment=environment))
 
@@ -73,12 +66,11 @@ def list_sweeps(
 def list_schedules(
     session: SessionDep,
     environment_id: int,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Schedules per page.")] = 100,
-    offset: Annotated[int, Query(ge=0, le=MAX_ROW_ID, description="Schedules to skip.")] = 0,
+    page: PageDep,
 ) -> SchedulesPublic:
     """The environment's schedules, newest first, a page at a time; `count` is how many there are in all."""
     environment = get_environment(session=session, environment_id=environment_id)
-    found = schedules.list_schedules(session=session, environment=environment, limit=limit, offset=offset)
+    found = schedules.list_schedules(session=session, environment=environment, limit=page.limit, offset=page.offset)
     data = [SchedulePublic.model_validate(schedule) for schedule in found]
     return SchedulesPublic(data=data, count=schedules.count_schedules(session=session, environment=environment))
 
