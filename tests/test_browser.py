@@ -6,6 +6,7 @@ then creates an environment, adds a primary and a standby host, edits one and de
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -78,9 +79,12 @@ def create_first_user(page, server) -> None:
 
 def open_panel(page, panel: str) -> None:
     """Unfold a folded form (a <details> panel) as a user does: click its summary if it is closed."""
+    from playwright.sync_api import expect
+
     details = page.locator(f"#{panel}")
     if details.get_attribute("open") is None:
         details.locator("> summary").click()
+    expect(details).to_have_attribute("open", "")
 
 
 def add_this_machine_hosts(page) -> None:
@@ -94,6 +98,12 @@ def add_this_machine_hosts(page) -> None:
         page.select_option("#f-transport", "local")
         page.click("text=Add host")
         expect(page.locator("#hosts-table")).to_contain_text(name)
+    # Adding a host refreshes the sections that list hosts (experiments, first steps): let them settle
+    # before a test opens a panel in them, or the refresh folds it again.
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    with contextlib.suppress(PlaywrightTimeout):  # a page that polls is never idle: its refresh came by now
+        page.wait_for_load_state("networkidle", timeout=5_000)
 
 
 def test_first_user_environment_and_hosts(server, page):

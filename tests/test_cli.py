@@ -200,7 +200,7 @@ def test_run_command_names_bad_options(tmp_path):
     engine.dispose()
     result = run(tmp_path, "run", "--env", "e", "--client", "p", "--server", "p", "--message-size", "1 Mb")
     assert result.returncode == 1
-    assert "message_bytes: '1 Mb' looks like bits" in result.stderr
+    assert "message_bytes: Message size: '1 Mb' looks like bits" in result.stderr  # the option and the field
 
 
 def test_import_results_command(tmp_path):
