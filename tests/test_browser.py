@@ -907,6 +907,16 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     assert page.locator("nav.sections").bounding_box()["height"] < 48
     page.click("#facts-fold > summary")
     expect(page.locator("#facts")).to_be_visible()
+    # Each run is a card: its throughput is on screen without scrolling sideways.
+    rates = page.locator('#runs-table td[data-label="Throughput"]')
+    expect(rates.first).to_be_visible()
+    measured = 0
+    for rate in rates.all():
+        rate.scroll_into_view_if_needed()
+        box = rate.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+        measured += "MiB/s" in rate.inner_text()
+    assert measured >= 3  # the three imported runs
 
     # The runs list is the first thing the Experiments link shows, before any form (they are folded).
     page.set_viewport_size({"width": 1440, "height": 900})

@@ -133,7 +133,24 @@
       }
     });
   }
+  // On a phone a list table reads as cards: each cell carries its column's heading as a label, so
+  // the number that matters in a row (a run's throughput, a preview's rate) is never off-screen.
+  function labelCells(root) {
+    root.querySelectorAll("table.list").forEach(function (table) {
+      const headings = Array.from(table.querySelectorAll("thead th")).map(function (th) { return th.textContent.trim(); });
+      if (!headings.length) return;
+      table.classList.add("labelled");
+      table.querySelectorAll("tbody tr").forEach(function (row) {
+        Array.from(row.children).forEach(function (cell, index) {
+          if (!cell.hasAttribute("data-label") && headings[index]) cell.setAttribute("data-label", headings[index]);
+        });
+      });
+    });
+  }
+  document.addEventListener("htmx:afterSettle", function () { labelCells(document); });
+
   document.addEventListener("DOMContentLoaded", function () {
+    labelCells(document);
     scrollersReachable(document);
     // On a phone the environment's facts fold into their one-line summary (a tap unfolds them).
     const facts = document.getElementById("facts-fold");
