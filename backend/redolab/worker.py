@@ -23,6 +23,7 @@ from redolab.core.db import utcnow
 from redolab.disktest.models import DiskTest
 from redolab.disktest.service import DiskExecution
 from redolab.jobs.models import Job, JobStatus
+from redolab.redo import preview_jobs
 from redolab.redo.imports import discard_orphan, execute_import
 from redolab.redo.models import ImportStatus, RedoImport
 from redolab.redo.service import discard_staged
@@ -88,13 +89,7 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
             job.status = JobStatus.failed
             job.finished_at = utcnow()
             runs = []
-            if job.kind == "import":
-                discard_orphan(session, job)
-            if job.disk_test_id is not None:
-                test = session.get(DiskTest, job.disk_test_id)
-                if test is not None and test.status in ("queued", "running"):
-                    test.status, test.finished_at = "failed", utcnow()
-                    test.error = f"the worker running it ({job.worker_id}) stopped; the sizes measured so far are kept"
+            _discard_orphaned_work(session, job)
             if job.run_id is not None:
                 runs.append(session.get(Run, job.run_id))
             if job.sweep_id is not None:
@@ -135,6 +130,19 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
         ).all():
             discard_staged(session=session, import_id=import_id)
         return len(orphans)
+
+
+def _discard_orphaned_work(session, job: Job) -> None:
+    """What an orphaned import, preview or disk test leaves: removed or failed, the job says why."""
+    if job.kind == "import":
+        discard_orphan(session, job)
+    if job.kind == preview_jobs.KIND:
+        preview_jobs.discard_orphan(job)
+    if job.disk_test_id is not None:
+        test = session.get(DiskTest, job.disk_test_id)
+        if test is not None and test.status in ("queued", "running"):
+            test.status, test.finished_at = "failed", utcnow()
+            test.error = f"the worker running it ({job.worker_id}) stopped; the sizes measured so far are kept"
 
 
 class Worker:
@@ -191,6 +199,9 @@ class Worker:
     async def _execute(self, job: Job, heartbeat) -> RunStatus:
         if job.kind == "import":  # blocking database work: in a thread, off this loop
             done = await asyncio.to_thread(execute_import, self.sessions, job.id, heartbeat)
+            status = RunStatus.succeeded if done else RunStatus.failed
+        elif job.kind == preview_jobs.KIND:  # waits on the preview's child process: in a thread too
+            done = await asyncio.to_thread(preview_jobs.execute_preview, self.sessions, job.id, heartbeat)
             status = RunStatus.succeeded if done else RunStatus.failed
         elif job.kind == "disk":
             succeeded = await DiskExecution(self.sessions, self.secret_key, job.disk_test_id, heartbeat).execute()

@@ -63,6 +63,7 @@ class Settings(BaseSettings):
     preview_cpu_seconds: int = Field(default=60, ge=1, le=24 * 3600)
     preview_memory_bytes: int = Field(default=2 * GIB, ge=256 * MIB)
     preview_wall_seconds: int = Field(default=300, ge=10, le=24 * 3600)
+    preview_job_bytes: int = Field(default=64 * MIB, ge=0)  # uploads above this: previewed by a worker (a job)
     # Fair queues (issue 33): queued runs and sweeps per user and per host pair, a user's active
     # schedules, and a sweep's planned time (points x repetitions x (duration + set-up)), each
     # refused before anything is written. "This machine" writes a run's write_dir only under

@@ -12,8 +12,9 @@ from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.core.deps import PageDep, SessionDep
 from redolab.core.errors import FieldError
 from redolab.environments.service import get_environment
+from redolab.jobs.models import Job, JobStatus
 from redolab.jobs.queue import wake_local_worker
-from redolab.redo import imports, uploads
+from redolab.redo import imports, preview_jobs, uploads
 from redolab.redo.analysis import current_analysis
 from redolab.redo.ingest.mapping import DECIMAL
 from redolab.redo.parsers import RedoInputError
@@ -49,7 +50,8 @@ def _unreadable(error: RedoInputError) -> FieldError:
 @router.post(
     "/{environment_id}/redo/preview",
     responses={
-        429: {"description": "Your previews not yet imported would pass the per-user cap."},
+        202: {"description": "A large upload: previewed by a worker; poll GET .../redo/previews/{job_id}."},
+        429: {"description": "Your staged uploads would pass the per-user cap, or a large preview of yours waits."},
         503: {"description": "Uploads are being read up to the cap already: try again after Retry-After."},
         507: {"description": "The caps of staged uploads in all, or the data disk's free-space floor."},
     },
@@ -68,7 +70,8 @@ def preview_upload(
     counts, peaks, ignored columns, an archive's members, how its numbers are written); nothing is
     stored. `decimal`: auto (the file tells; a file that could be read either way is refused), point
     or comma. The upload_token imports it later without sending it again; a refused file (422) is
-    not kept."""
+    not kept. An upload above REDOLAB_PREVIEW_JOB_BYTES is read by a worker: the answer is 202 with
+    `job_id` and `status_url`, which answers this same preview once done."""
     environment = get_environment(session=session, environment_id=environment_id)
     if file is not None and file.filename:
         source, filename = file.file, file.filename
@@ -79,13 +82,45 @@ def preview_upload(
     settings = request.app.state.settings
     try:
         with request.app.state.preview_slots.taken(user.id):
-            token, result = uploads.stage_and_preview(
+            token, result = preview_jobs.stage_and_preview(
                 upload_dir=settings.upload_dir, source=source, filename=filename, owner=str(user.id),
-                limits=uploads.StagingLimits.of(settings), session=session, environment=environment, fmt=format,
+                requested_by=user.username, limits=uploads.StagingLimits.of(settings),
+                job_bytes=settings.preview_job_bytes, session=session, environment=environment, fmt=format,
                 mapping={DECIMAL: decimal},
             )  # fmt: skip
     except RedoInputError as error:
         raise _unreadable(error) from None
+    if isinstance(result, Job):
+        wake_local_worker(request.app)
+        return JSONResponse(_preview_job_public(environment.id, result), status_code=202)
+    return _preview_public(token, result)
+
+
+def _preview_job_public(environment_id: int, job: Job) -> dict:
+    return {
+        "job_id": job.id,
+        "status": job.status.value,
+        "label": job.label,
+        "error": job.error,
+        "status_url": f"/api/v1/environments/{environment_id}/redo/previews/{job.id}",
+    }
+
+
+@router.get("/{environment_id}/redo/previews/{job_id}")
+def read_preview_job(session: SessionDep, environment_id: int, job_id: int) -> dict:
+    """A large upload's preview job: `status` queued or running; done, with the preview (as `POST
+    .../redo/preview` answers it, its `upload_token` to import); or failed, with why in `error` (the
+    upload is then removed: send it again)."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    job = preview_jobs.get_preview_job(session=session, environment=environment, job_id=job_id)
+    answer = _preview_job_public(environment.id, job)
+    if job.status == JobStatus.done:
+        result = preview_jobs.preview_of(session=session, environment=environment, job=job)
+        answer |= _preview_public(preview_jobs.token_of(job), result)
+    return answer
+
+
+def _preview_public(token: str, result) -> dict:
     return {
         "numbers": result.summary.get("numbers", {}),
         "upload_token": token,

@@ -47,7 +47,7 @@ log = logging.getLogger("redolab.uploads")
 
 PASTED_NAME = "pasted text"  # the name a paste-box upload goes by in previews, errors and the import list
 EXPIRED = "This upload has expired or was already imported: upload the file again."
-SIDECARS = (".name", ".owner", ".queued")
+SIDECARS = (".name", ".owner", ".queued", ".preview")  # .preview: a preview job's result
 _LOCK_FILE = ".staging.lock"
 
 
@@ -359,46 +359,35 @@ def preview(
         raise RedoInputError(refusal(error)) from None
 
 
-def stage_and_preview(
-    *,
-    upload_dir: Path,
-    source,
-    filename: str,
-    owner: str,
-    limits: StagingLimits,
-    session: Session,
-    environment: Environment,
-    fmt: str = "auto",
-    mapping: dict | None = None,
-) -> tuple[str, Preview]:
-    """Stage an upload within the caps and preview it: (its token, the preview). An upload whose
-    preview is refused is removed at once (the user sends it again, e.g. with another format)."""
-    token = store_upload(upload_dir, source, filename, owner=owner, limits=limits)
-    path, name = upload_path(upload_dir, token)
-    try:
-        return token, preview(session=session, environment=environment, path=path, filename=name, fmt=fmt,
-                              mapping=mapping, limits=limits.reading)  # fmt: skip
-    except BaseException:
-        discard_upload(upload_dir, token)
-        raise
-
-
 def pasted(text: str) -> tuple[io.BytesIO, str]:
     """Text pasted into the paste box (or sent as `text`) as an upload's (source, file name)."""
     return io.BytesIO(text.encode()), PASTED_NAME
 
 
 def _preview(*, session, environment, path, filename, fmt, mapping, limits: ChildLimits) -> Preview:
-    """The child reads (an archive unpacked in a directory under the uploads, removed here even when
-    a limit killed the child); the parent only waits, then looks the file up among the imports."""
+    """The child reads; the parent only waits, then looks the file up among the imports."""
+    result = read_isolated(
+        environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping, limits=limits
+    )
+    return with_duplicate(session, environment, result)
+
+
+def read_isolated(*, environment, path: Path, filename: str, fmt: str, mapping, limits: ChildLimits) -> Preview:
+    """Read the upload in a child process under `limits` (an archive unpacked in a directory under the
+    uploads, removed here even when a limit killed the child): a Preview without `duplicate_of`. A
+    limit that stopped the child is a refusal (RedoInputError) naming the file and the limit."""
     with tempfile.TemporaryDirectory(prefix=".preview-", dir=path.parent) as workdir:
         try:
-            result = run_limited(
+            return run_limited(
                 read_preview, str(path), filename, fmt, mapping, environment.time_zone,
                 environment.headroom_percent, workdir, limits=limits, preload=(read_preview.__module__,),
             )  # fmt: skip
         except ChildLimitReached as stopped:
             raise over_limit(filename, stopped) from None
+
+
+def with_duplicate(session: Session, environment: Environment, result: Preview) -> Preview:
+    """`result` with the import of the same file (by its sha256) in `environment`, if there is one."""
     duplicate = session.scalar(
         select(RedoImport).where(RedoImport.environment_id == environment.id, RedoImport.sha256 == result.sha256)
     )

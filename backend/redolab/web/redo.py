@@ -15,13 +15,13 @@ from redolab.core.errors import FieldError
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
 from redolab.environments.service import get_environment
-from redolab.jobs.models import JobStatus
+from redolab.jobs.models import Job, JobStatus
 from redolab.jobs.queue import wake_local_worker
 from redolab.redo import imports as redo_imports
-from redolab.redo import service, uploads
+from redolab.redo import preview_jobs, service, uploads
 from redolab.redo.analysis import current_analysis, history_charts, redo_summary
 from redolab.redo.imports import import_jobs
-from redolab.redo.ingest.aliases import FIELDS
+from redolab.redo.ingest.aliases import FIELDS, LABELS
 from redolab.redo.ingest.mapping import DECIMAL, LOG_FILE_PAGES
 from redolab.redo.ingest.reader import FORMATS
 from redolab.redo.parsers import RedoInputError
@@ -70,23 +70,46 @@ def history_context(session, environment) -> dict:
 
 def _render_preview(request, environment, *, token, fmt, result=None, error=None, mapping=None, status_code=None):
     """The preview fragment: what would be imported (`result`), or why it cannot be (`error`, 422)."""
-    context = {
+    context = _preview_context(environment, token=token, fmt=fmt, result=result, error=error, mapping=mapping)
+    return render(request, "redo/_preview.html", context, status_code=status_code or (422 if error else 200))
+
+
+def _preview_context(environment, *, token, fmt, result=None, error=None, mapping=None) -> dict:
+    return {
         "environment": environment,
         "token": token,
         "fmt": fmt,
         "preview": result,
         "error": error,
         "fields": FIELDS,
+        "field_labels": LABELS,
         "formats": FORMATS,
         "headers": result.headers if result else None,
         "mapping": result.mapping if result else (mapping or {}),
     }
-    return render(request, "redo/_preview.html", context, status_code=status_code or (422 if error else 200))
 
 
-def _preview_response(request, session, environment, token, fmt, mapping):
+def _render_preview_job(request, session, environment, job, status_code=200):
+    """A preview job's block: polled while it waits or runs; once done, the preview panel itself."""
+    context = {"environment": environment, "job": job}
+    if job.status == JobStatus.done:
+        token, fmt = preview_jobs.token_of(job), (job.options or {}).get("format", "auto")
+        try:
+            result = preview_jobs.preview_of(session=session, environment=environment, job=job)
+        except FieldError as error:
+            return _render_preview(request, environment, token="", fmt=fmt, error=error.message, status_code=200)
+        context |= _preview_context(environment, token=token, fmt=fmt, result=result)
+    return render(request, "redo/_preview_job.html", context, status_code=status_code)
+
+
+def _preview_response(request, session, user, environment, token, fmt, mapping):
     settings = request.app.state.settings
     path, filename = uploads.upload_path(settings.upload_dir, token)
+    if preview_jobs.is_large(path, settings.preview_job_bytes):  # read again by a worker, as the first time
+        job = preview_jobs.queue_preview(session=session, environment=environment, path=path, filename=filename,
+                                         fmt=fmt, mapping=mapping, requested_by=user.username, new=False)  # fmt: skip
+        wake_local_worker(request.app)
+        return _render_preview_job(request, session, environment, job, status_code=202)
     try:
         result = uploads.preview(
             session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping,
@@ -129,16 +152,29 @@ def preview_upload(
     settings = request.app.state.settings
     with request.app.state.preview_slots.taken(user.id):
         if source is None:
-            return _preview_response(request, session, environment, token, fmt, mapping)
+            return _preview_response(request, session, user, environment, token, fmt, mapping)
         try:
-            token, result = uploads.stage_and_preview(
+            token, result = preview_jobs.stage_and_preview(
                 upload_dir=settings.upload_dir, source=source, filename=filename, owner=str(user.id),
-                limits=uploads.StagingLimits.of(settings), session=session, environment=environment, fmt=fmt,
+                requested_by=user.username, limits=uploads.StagingLimits.of(settings),
+                job_bytes=settings.preview_job_bytes, session=session, environment=environment, fmt=fmt,
                 mapping=mapping,
             )  # fmt: skip
         except RedoInputError as error:
             return _render_preview(request, environment, token="", fmt=fmt, error=str(error), mapping=mapping)
+    if isinstance(result, Job):  # a large upload: a worker reads it, the page polls its block
+        wake_local_worker(request.app)
+        return _render_preview_job(request, session, environment, result, status_code=202)
     return _render_preview(request, environment, token=token, fmt=fmt, result=result)
+
+
+@router.get("/environments/{environment_id}/redo/previews/{job_id}/live")
+def show_preview_job(request: Request, session: SessionDep, environment_id: int, job_id: int) -> Response:
+    """A preview job's block: waiting or reading while it runs; the preview panel once it is done (the
+    user imports from there); a failed one says why, without a trigger, so polling stops."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    job = preview_jobs.get_preview_job(session=session, environment=environment, job_id=job_id)
+    return _render_preview_job(request, session, environment, job)
 
 
 @router.post("/environments/{environment_id}/redo/imports")
