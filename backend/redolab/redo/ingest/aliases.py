@@ -80,3 +80,29 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 FIELDS = tuple(ALIASES)
+
+# Each field in the words of the exports' own documentation (V$ARCHIVED_LOG, DBA_HIST_SYSSTAT,
+# DBA_HIST_SYSMETRIC_SUMMARY, Db2 log listings): what the mapping form shows; the field's name is
+# only a hint beside it. Sizes name their unit (an Oracle MB is 1,048,576 bytes).
+LABELS: dict[str, str] = {
+    "thread": "Thread (redo thread or instance)",
+    "sequence": "Log sequence number",
+    "resetlogs": "Resetlogs id (incarnation)",
+    "dest_id": "Archive destination",
+    "inst_id": "Instance that listed the row (GV$ views)",
+    "first_time": "Log start time",
+    "next_time": "Log end time",
+    "hour": "Hour of day (0–23)",
+    "bytes": "Size in bytes",
+    "mb": "Size in MiB (Oracle MB)",
+    "gb": "Size in GiB (Oracle GB)",
+    "blocks": "Size in redo blocks",
+    "block_size": "Redo block size (bytes)",
+    "seconds": "Duration (seconds)",
+    "writes": "Redo writes (count)",
+    "stat_name": "Statistic or metric name",
+    "value": "Value (delta or average rate)",
+    "max_value": "Maximum rate",
+    "percentile": "Percentile rate (p90, p95, p99)",
+    "snap_id": "AWR snapshot id",
+}
