@@ -39,6 +39,8 @@ CSV_HEAD = (
     "THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE\n1,10,2024-01-01 10:00:00,2024-01-01 10:10:00,1,512\n"
 )
 ORATCPTEST_HEAD = "[Requesting a test]\n\tMessage payload        = 1 Mbyte\n(10:00:00) The server is ready.\n"
+# a whole oratcptest test: a huge number in its last lines is read only after every other line
+ORATCPTEST_ASYNC = (ROOT / "tests" / "runs" / "data" / "oratcptest_async.txt").read_text()
 
 
 def _zip(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
@@ -50,7 +52,8 @@ def _zip(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes
 
 
 def hostile(size: int) -> list[tuple[str, str, str, bytes]]:
-    """(kind, route, file name, bytes): each kind the live review and tests/security/test_linear_readers.py use."""
+    """(kind, route, file name, bytes): each kind the live review and tests/security/test_linear_readers.py use,
+    and the oratcptest field of fuzz seed 3201 (input 2920) that answered 500."""
     blank_awr = (AWR_HEAD + "\n" * size).encode()
     return [
         ("AWR text of blank lines", "redo", "awr.txt", blank_awr),
@@ -72,6 +75,8 @@ def hostile(size: int) -> list[tuple[str, str, str, bytes]]:
         ("oratcptest, newlines", "runs", "o.txt", (ORATCPTEST_HEAD + "\n" * size + "x\n").encode()),
         ("oratcptest, clocks", "runs", "o.txt", (ORATCPTEST_HEAD + "(10:00:00) " * (size // 11)).encode()),
         ("iperf3 JSON, spaces", "runs", "i.json", ("{" + " " * size + "}").encode()),
+        ("oratcptest, a number of 133,038 digits", "runs", "o.txt", ORATCPTEST_ASYNC.replace(
+            "Socket send buffer = 4194304", "Socket send buffer =" + "9" * 133_038 + " 4194304").encode()),
     ]  # fmt: skip
 
 

@@ -334,7 +334,7 @@ def _bound(column: str) -> tuple[float, float] | None:
         return 0.0, MAX_BYTES
     if name.endswith("_us"):  # rtt_us, rttvar_us, delay_us
         return 0.0, MAX_SECONDS * 1e6
-    if name == "retransmits":
+    if name in ("retransmits", "wait_count", "heartbeats_missed", "heartbeats_expected"):  # counts since start
         return 0.0, MAX_COUNT
     if "epoch" in name:
         return FIRST_EPOCH, LAST_EPOCH

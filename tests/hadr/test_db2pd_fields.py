@@ -15,6 +15,7 @@ from redolab.charts.hadr import monitoring_figure
 from redolab.core.errors import FieldError
 from redolab.hadr import db2pd, recommend, service
 from redolab.hadr.calculator import receive_buffer_pages
+from redolab.hadr.models import HadrSample
 from redolab.hadr.pairs import MIN_WAIT_COUNT, pair_views
 from redolab.redo.parsers import RedoInputError
 from tests.factories import make_environment
@@ -273,3 +274,69 @@ def test_a_mutated_capture_reads_or_is_refused_with_a_message(cut, junk):
     for view in pair_views([(sample.at, sample) for sample in parsed.samples]):
         assert view.largest_current_gap is None or view.largest_current_gap[0] >= 0
         assert all(w.seconds_per_write is None or w.seconds_per_write >= 0 for w in view.waits)
+
+
+# -- the HADR waits within the import bounds (fuzz seed 3201, input 2106 stored 2147483648 s) ---------
+TEN_YEARS = 10 * 365 * 86400  # the import bounds' longest duration, 315,360,000 s
+WAITS = {
+    "LOG_HADR_WAIT_CUR(seconds)": ("wait_current", "wait_current_seconds"),
+    "LOG_HADR_WAIT_RECENT_AVG(seconds)": ("wait_recent_avg", "wait_recent_avg_seconds"),
+    "LOG_HADR_WAIT_ACCUMULATED(seconds)": ("wait_accumulated", "wait_accumulated_seconds"),
+}
+
+
+def _line_of(text: str, key: str) -> int:
+    return next(number for number, line in enumerate(text.splitlines(), 1) if line.strip().startswith(key + " "))
+
+
+@pytest.mark.parametrize("key", list(WAITS))
+@pytest.mark.parametrize("value", ["2147483648", "315360000.000001", "999999999999.999999999"])
+def test_a_wait_beyond_the_bounds_is_refused_naming_its_line_and_field(key, value):
+    text = render([[Side("PRIMARY", T0, **{WAITS[key][0]: value})]])
+    with pytest.raises(RedoInputError) as refused:
+        db2pd.parse(text.splitlines())
+    assert str(refused.value) == (
+        f"line {_line_of(text, key)}, {key}: {value} s is over 315,360,000 s (10 years), the most a HADR wait can be"
+    )
+
+
+@pytest.mark.parametrize("key", list(WAITS))
+@pytest.mark.parametrize("value", ["0", "0.000598", "315360000", "315360000.000000"])
+def test_a_wait_within_the_bounds_is_read_as_written(key, value):
+    (sample,) = db2pd.parse(render([[Side("PRIMARY", T0, **{WAITS[key][0]: value})]]).splitlines()).samples
+    assert getattr(sample, WAITS[key][1]) == float(value)
+
+
+def test_a_wait_beyond_the_bounds_answers_with_the_file_and_stores_nothing(session, tmp_path):
+    environment = make_environment(session, platform="hadr", transport_mode="NEARSYNC")
+    bad = tmp_path / "bad.txt"
+    bad.write_text(
+        BOTH_SIDES.read_text().replace(
+            "LOG_HADR_WAIT_CUR(seconds) = 0.000", "LOG_HADR_WAIT_CUR(seconds) = 2147483648", 1
+        )
+    )
+    line = _line_of(bad.read_text(), "LOG_HADR_WAIT_CUR(seconds)")
+    with pytest.raises(
+        FieldError, match=rf"^bad\.txt: line {line}, LOG_HADR_WAIT_CUR\(seconds\): 2147483648 s is over"
+    ):
+        service.import_captures(session=session, environment=environment, path=bad, filename="bad.txt", imported_by="a")
+    assert session.query(HadrSample).count() == 0
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    key=st.sampled_from(list(WAITS)),
+    whole=st.integers(0, 10**12),
+    fraction=st.sampled_from(["", ".0", ".000598", ".999999999"]),
+)
+def test_every_wait_read_is_within_the_bounds(key, whole, fraction):
+    """Property: a wait db2pd could print is read exactly when within 0 to 10 years, and otherwise
+    refused naming its line and field; no stored wait is ever beyond the import bounds."""
+    value = f"{whole}{fraction}"
+    text = render([[Side("PRIMARY", T0, **{WAITS[key][0]: value})]])
+    try:
+        (sample,) = db2pd.parse(text.splitlines()).samples
+    except RedoInputError as error:
+        assert float(value) > TEN_YEARS and str(error).startswith(f"line {_line_of(text, key)}, {key}: ")
+        return
+    assert float(value) <= TEN_YEARS and getattr(sample, WAITS[key][1]) == float(value)

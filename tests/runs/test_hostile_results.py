@@ -6,10 +6,13 @@ with a 422 naming the file and the field, and nothing is stored; the near cases 
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from redolab.runs.models import Run
 from redolab.runs.parsers import read_results
@@ -93,3 +96,79 @@ def test_more_repetitions_than_a_file_may_hold_are_refused_before_they_are_dated
     text = FREQ[: FREQ.index("(22:30:00)")] + block * 201
     with pytest.raises(ResultFileError, match=r"the test has 201 repetitions: at most 200"):
         read_results(text, "oratcptest", test_date=date(2026, 3, 4))
+
+
+# -- numbers longer than any oratcptest writes (fuzz seed 3201, input 2920: a 500) ------------------
+ASYNC = (DATA / "oratcptest_async.txt").read_text()  # one test as oratcptest 2.x prints it
+PASTED = (DATA / "oratcptest_pasted.txt").read_text()  # the same fields joined into one line
+DIGITS = "9" * 133_038  # over the 4,300 digits int() converts, as the fuzzer's field was
+
+
+@pytest.mark.parametrize(
+    ("line", "value", "field"),
+    [
+        (3, "1 Mbyte", "Message payload"),
+        (6, "1", "Number of connections"),
+        (10, "20 seconds", "Statistics interval"),
+        (11, "2 minutes", "Test duration"),
+        (18, "71.322 Mbytes", "throughput"),
+        (25, "4194304", "socket send buffer"),  # the granted buffer after "Test finished": the 500
+        (26, "73.209 Mbytes", "Avg. throughput"),
+    ],
+)
+def test_a_number_longer_than_oratcptest_writes_is_refused_naming_its_line(line, value, field):
+    lines = ASYNC.splitlines()
+    assert value in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(value, DIGITS + value, 1)
+    with pytest.raises(ResultFileError) as refused:
+        read_results("\n".join(lines), "oratcptest", test_date=date(2026, 3, 4))
+    message = str(refused.value)
+    assert message.startswith(f"line {line}: {field}: '999999999999…' is {len(DIGITS) + len(value):,} characters")
+    assert message.endswith("not a number oratcptest writes (at most 40 characters)") and len(message) < 200
+
+
+def test_a_socket_send_buffer_in_the_header_longer_than_a_number_is_refused():
+    text = ASYNC.replace("Socket send buffer     = (system default)", f"Socket send buffer     = 4{'0' * 60}")
+    with pytest.raises(ResultFileError, match=r"^line 7: Socket send buffer: '400000000000…' is 61 characters"):
+        read_results(text, "oratcptest", test_date=date(2026, 3, 4))
+
+
+def test_the_longest_real_numbers_still_import():
+    """A 64-bit byte count (20 digits) is refused by the bounds, naming the field, not by its length;
+    a 19-digit buffer within 1 EiB imports."""
+    text = ASYNC.replace("Socket send buffer     = (system default)", "Socket send buffer     = 1152921504606846976")
+    (run,) = read_results(text, "oratcptest", test_date=date(2026, 3, 4))
+    assert run.sockbuf_bytes == 2**60
+    too_big = ASYNC.replace("Socket send buffer = 4194304", "Socket send buffer = 18446744073709551615")
+    with pytest.raises(ResultFileError, match=r"sndbuf_granted_bytes is 36893488147419103230, outside 0 to 1 EiB"):
+        read_results(too_big, "oratcptest", test_date=date(2026, 3, 4))
+
+
+def test_a_huge_field_answers_422_naming_the_file_and_line_and_stores_nothing(api_client, session):
+    text = ASYNC.replace("Socket send buffer = 4194304", f"Socket send buffer ={DIGITS} 4194304")
+    answer = _import(api_client, session, "async.txt", text)
+    assert answer.status_code == 422, answer.text[:300]
+    message = answer.json()["detail"][0]["msg"]
+    assert message.startswith("async.txt: line 25: socket send buffer: '999999999999…' is 133,038 characters")
+    assert session.query(Run).count() == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    layout=st.sampled_from([ASYNC, PASTED, FREQ]),
+    where=st.integers(0, 10_000),
+    filler=st.sampled_from(["9", "0", "1.", " ", "A", '"', "-", "\n"]),
+    length=st.sampled_from([41, 4_301, 140_000]),
+)
+def test_a_huge_field_anywhere_is_read_or_refused_with_a_line(layout, where, filler, length):
+    """Property: a field of 41 characters to 137 KiB put anywhere in oratcptest output is read within the
+    bounds or refused with a ResultFileError (a 422), never another exception."""
+    numbers = [match.start() for match in re.finditer(r"\d", layout)]
+    at = numbers[where % len(numbers)]
+    text = layout[:at] + filler * (length // len(filler)) + layout[at:]
+    try:
+        runs = read_results(text, "oratcptest", test_date=date(2026, 3, 4))
+    except ResultFileError as error:
+        assert len(str(error)) < 400
+        return
+    assert all(0 < run.bytes_per_second <= 10**12 and run.message_bytes <= 2**60 for run in runs)

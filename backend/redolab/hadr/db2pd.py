@@ -114,6 +114,9 @@ def _upper(text: str | None) -> str | None:
 _MAX_POSITION = 2**63 - 1  # log positions (LSN, byte offsets): a 64-bit column
 _MAX_BYTES = fields.MAX_SIZE_BYTES  # a log gap
 _MAX_COUNT = 2**31 - 1  # counts, pages, standby numbers
+# A HADR wait (the one under way, the recent average, the total since activation) is a duration: at
+# most the import bounds' 10 years, as every stored duration is.
+_MAX_WAIT_SECONDS = fields.MAX_DURATION_SECONDS
 
 
 def _int(text: str, where: str, what: str, maximum: int = _MAX_COUNT) -> int:
@@ -135,7 +138,12 @@ def _seconds(text: str, where: str) -> float | None:
         return None
     if not _SECONDS.match(cleaned):
         raise RedoInputError(f"{where}: '{cleaned[:40]}' is not a number of seconds (db2pd writes 0.000598)")
-    return float(cleaned)
+    value = float(cleaned)
+    if value > _MAX_WAIT_SECONDS:
+        raise RedoInputError(
+            f"{where}: {cleaned} s is over {_MAX_WAIT_SECONDS:,} s (10 years), the most a HADR wait can be"
+        )
+    return value
 
 
 def _count(text: str, where: str, what: str, maximum: int = _MAX_COUNT) -> int | None:

@@ -53,11 +53,35 @@ _REQUEST = re.compile(r"(?i)\[\s*Requesting a test\s*\]")
 _SERVER_ONLY = re.compile(r"(?i)The test terminated\.\s*The socket receive buffer was")
 
 
+# The longest number oratcptest writes (a 64-bit byte count, or a rate with three decimals and its
+# unit) is about 30 characters; a longer one is a mangled file, refused before converting it (an
+# integer of over 4,300 digits is a ValueError, and the message would echo it whole).
+_MAX_NUMBER_CHARS = 40
+
+
 def _line_of(text: str, position: int) -> int:
     return text.count("\n", 0, position) + 1
 
 
+def _short(value: str, what: str, line: int) -> str:
+    """The value, refused if longer than any number oratcptest writes (naming the line)."""
+    if len(value) > _MAX_NUMBER_CHARS:
+        raise ResultFileError(
+            f"{what}: '{value[:12]}…' is {len(value):,} characters long, not a number oratcptest writes "
+            f"(at most {_MAX_NUMBER_CHARS} characters)",
+            line,
+        )
+    return value
+
+
+def _whole(value: str, what: str, line: int) -> int:
+    """A whole number written without a unit (a count, a socket buffer in bytes)."""
+    return int(_short(value, what, line))
+
+
 def _size(value: str, text: str, position: int, what: str) -> int:
+    if len(value) > _MAX_NUMBER_CHARS:  # the line counted only then: this runs for every interval line
+        _short(value, what, _line_of(text, position))
     try:
         return parse_size(value)
     except UnitError as error:
@@ -208,7 +232,7 @@ def _read_header(test: _Test, name: str) -> _Header:
         raise ResultFileError(
             f"Transport mode '{found['mode'][1]}' is neither ASYNC nor SYNC", test.at(found["mode"].start())
         )
-    conns = int(found["conns"][1])
+    conns = _whole(found["conns"][1], "Number of connections", test.at(found["conns"].start()))
     if not 1 <= conns <= 1024:
         raise ResultFileError(f"Number of connections {conns} is outside 1-1024", test.at(found["conns"].start()))
     notes = []
@@ -223,7 +247,7 @@ def _read_header(test: _Test, name: str) -> _Header:
     if found["sockbuf"] and not found["sockbuf"][1].startswith("("):
         raw = found["sockbuf"][1]
         sockbuf = (
-            int(raw)
+            _whole(raw, "Socket send buffer", test.at(found["sockbuf"].start()))
             if raw.isdigit()
             else _size(raw, test.text, test.start + found["sockbuf"].start(), "Socket send buffer")
         )
@@ -242,6 +266,7 @@ def _duration(found: re.Match | None, label: str, at: Callable[[int], int]) -> f
     """A header's duration in seconds; None when the header has no such line."""
     if found is None:
         return None
+    _short(found[1], label, at(found.start()))
     try:
         return parse_duration(found[1])
     except UnitError as error:
@@ -308,7 +333,11 @@ def _granted_sndbuf(test: _Test, segment_from: int, segment_to: int) -> int | No
         return None
     raw = granted_match[1]
     where = test.start + granted_match.start()
-    reported = int(raw) if raw.isdigit() else _size(raw, test.text, where, "socket buffer")
+    reported = (
+        _whole(raw, "socket send buffer", test.at(granted_match.start()))
+        if raw.isdigit()
+        else (_size(raw, test.text, where, "socket buffer"))
+    )
     return 2 * reported  # oratcptest prints half of what the kernel allocated (seed 000)
 
 
