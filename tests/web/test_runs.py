@@ -134,3 +134,22 @@ def test_the_run_form_at_the_queue_cap_says_which_cap(browser_client, session):
     assert refused.status_code == 429, refused.text
     assert "REDOLAB_MAX_QUEUED_PER_USER=20" in refused.text and "20 runs and sweeps queued" in refused.text
     assert session.scalar(select(func.count()).select_from(Run)) == 20
+
+
+def test_the_run_page_says_once_how_an_ambiguous_unit_was_read(browser_client, session):
+    """'1 GB/s' for a pacing rate (bits on a link) reads two ways: the page the form leads to says how
+    it was read, once; a rate typed in bits says nothing."""
+    environment, primary, standby = local_env(session)
+    form = {"client_host_id": primary.id, "server_host_id": standby.id, "message_bytes": "1 MiB",
+            "duration_seconds": "10 s", "interval_seconds": "1 s", "conns": "1", "mode": "async"}  # fmt: skip
+    created = browser_client.post(
+        f"/environments/{environment.id}/runs", data={**form, "rate_bits_per_second": "1 GB/s"}, headers=HTMX
+    )
+    run_url = created.headers["HX-Redirect"]
+    first = browser_client.get(run_url)
+    assert 'id="unit-readings"' in first.text and "1 GB/s read as 8,589.93 Mbit/s" in first.text
+    assert 'id="unit-readings"' not in browser_client.get(run_url).text  # said once
+    plain = browser_client.post(
+        f"/environments/{environment.id}/runs", data={**form, "rate_bits_per_second": "500 Mbit/s"}, headers=HTMX
+    )
+    assert 'id="unit-readings"' not in browser_client.get(plain.headers["HX-Redirect"]).text

@@ -46,6 +46,16 @@ def is_htmx(request: Request) -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
+UNIT_READINGS = "unit_readings"  # session key: how a submitted form's ambiguous units were read
+
+
+def remember_unit_readings(request: Request, lines: list[str], url: str) -> None:
+    """Say on the page at `url` (the one a form redirects to) how its ambiguous units were read, e.g.
+    "Rate: 1 GB/s read as 8,589.93 Mbit/s ..."; nothing is kept when every unit read one way."""
+    if lines and "session" in request.scope:
+        request.scope["session"][UNIT_READINGS] = {"url": url, "lines": [line[:300] for line in lines[:10]]}
+
+
 def render(
     request: Request,
     template: str,
@@ -56,5 +66,9 @@ def render(
 ) -> Response:
     """Render a whole page, or only `block` when htmx asked for a fragment."""
     context = {"user": getattr(request.state, "user", None), **(context or {})}
+    said = request.scope.get("session", {}).get(UNIT_READINGS)
+    if said and said.get("url") == request.url.path:  # shown once, on the page the form led to
+        context.setdefault("unit_readings", said.get("lines", []))
+        request.scope["session"].pop(UNIT_READINGS, None)
     block_name = block if block and is_htmx(request) else None
     return templates.TemplateResponse(request, template, context, status_code=status_code, block_name=block_name)

@@ -15,7 +15,7 @@ from redolab.core.db import utcnow
 from redolab.core.deps import FormDep, SessionDep
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
-from redolab.core.templating import render
+from redolab.core.templating import remember_unit_readings, render
 from redolab.core.units import format_bit_rate
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
@@ -43,6 +43,7 @@ def create_run(
         created = create_or_schedule(session, environment, run_in, values, user.username, request.app.state.settings)
     if not errors:
         wake_local_worker(request.app)
+        remember_unit_readings(request, list(run_in.unit_readings.values()), created)
         return redirect(request, created)
     return experiments_form_error(request, session, environment, values=values, errors=errors)
 

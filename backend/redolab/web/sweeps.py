@@ -21,7 +21,7 @@ from redolab.core.deps import FormDep, SessionDep
 from redolab.core.errors import FieldError
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
-from redolab.core.templating import render
+from redolab.core.templating import remember_unit_readings, render
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
 from redolab.redo.analysis import default_requirement
@@ -70,6 +70,7 @@ def create_sweep(
             raise FieldError("kind", error.message.split(" Run these")[0], 422) from None
     if not errors:
         wake_local_worker(request.app)
+        remember_unit_readings(request, list(sweep_in.unit_readings.values()), created)
         return redirect(request, created)
     if kernel_commands:
         errors["kernel_commands"] = kernel_commands
