@@ -96,7 +96,7 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
                 sweep = session.get(Sweep, job.sweep_id)
                 runs.extend(sweep.runs)
                 if not sweep.status.finished:
-                    sweep.status = RunStatus.failed
+                    sweep.status = RunStatus.cancelled if sweep.cancel_requested else RunStatus.failed
                     sweep.finished_at = utcnow()
                     sweep.failure_reason = (
                         f"the worker running it ({job.worker_id}) stopped, e.g. redolab was restarted "
@@ -108,13 +108,7 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
             for run in runs:
                 if run is not None and not run.status.finished:
                     finished.append(run)
-                    run.status = RunStatus.failed
-                    run.finished_at = utcnow()
-                    run.failure_reason = (
-                        f"the worker running it ({job.worker_id}) stopped, e.g. redolab was restarted "
-                        "mid-run; the measurements received so far are kept, and the probes ended by "
-                        "their own --max-duration and --idle-timeout caps"
-                    )
+                    _end_orphaned_run(run, job.worker_id)
         session.commit()
         for run in finished:
             store_summary(session=session, run=run)
@@ -130,6 +124,19 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
         ).all():
             discard_staged(session=session, import_id=import_id)
         return len(orphans)
+
+
+def _end_orphaned_run(run: Run, worker_id: str) -> None:
+    """A run whose worker stopped: cancelled when the user had asked for it (a cancel is never turned
+    into a failure by a worker that died before it could act), else failed; either way the
+    measurements received so far are kept and the probes end by their own caps."""
+    run.status = RunStatus.cancelled if run.cancel_requested else RunStatus.failed
+    run.finished_at = utcnow()
+    run.failure_reason = (
+        ("cancelled; " if run.cancel_requested else "")
+        + f"the worker running it ({worker_id}) stopped, e.g. redolab was restarted mid-run; the measurements "
+        "received so far are kept, and the probes ended by their own --max-duration and --idle-timeout caps"
+    )
 
 
 def _discard_orphaned_work(session, job: Job) -> None:

@@ -164,6 +164,38 @@ def test_redolab_restarted_mid_run(session, engine, secret_key, ssh_env, databas
     # the probes were not killed by anyone: they end by themselves (client duration, server --once)
 
 
+def test_worker_killed_during_a_cancel_ends_the_run_cancelled(
+    session, engine, secret_key, ssh_env, database_url, tmp_path
+):
+    """kill -9 of the worker right after the user pressed Cancel, before it could stop the probes: on
+    start-up the run ends cancelled (not failed: a cancel is never turned into a failure), with the
+    measurements so far kept, and no probe is left behind once its own caps run out."""
+    environment, primary, standby = ssh_env
+    run = request_run(session, environment, primary, standby, duration_seconds=4, interval_seconds=0.5)
+    worker = subprocess.Popen(
+        [str(REDOLAB), "worker"],
+        env=redolab_env(tmp_path, REDOLAB_DATABASE_URL=database_url, REDOLAB_SECRET_KEY=secret_key),
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_intervals(session, run, 1)
+        service.cancel_run(session=session, run=reload(session, run))
+        worker.send_signal(signal.SIGKILL)
+    finally:
+        worker.kill()
+        worker.wait()
+    orphans = fail_orphans(make_sessionmaker(engine), older_than_seconds=None)
+    run = reload(session, run)
+    assert run.status is RunStatus.cancelled
+    if orphans:  # killed before it acted (almost always: the kill follows the commit at once)
+        assert orphans == 1 and run.failure_reason.startswith("cancelled; the worker running it")
+    assert _kept_intervals(session, run) >= 1
+    deadline = time.monotonic() + 20  # the client's --max-duration and the server's idle timeout
+    while services.leftover_probes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert services.leftover_probes() == []
+
+
 def test_two_runs_never_share_a_host(session, engine, secret_key, ssh_env):
     from redolab.worker import claim_next
 
