@@ -64,6 +64,8 @@ def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | 
     if hidden:
         title += f"; {len(hidden)} older stretch{'es' if len(hidden) > 1 else ''} not drawn"
     figure.update_layout(**_LAYOUT)
+    # the legend at the bottom of the figure, below the axis title wherever the (slanted) tick labels put it
+    figure.update_layout(legend={"yref": "container", "y": 0, "yanchor": "bottom"}, margin={"b": 90})
     figure.update_xaxes(title_text=title if panels.count == 1 else None)
     if panels.count > 1:
         figure.update_layout(title={"text": title, "y": 0.98, "font": {"size": 12}})

@@ -171,6 +171,8 @@ def map_table(table: Table, mapping: dict[str, str] | None = None, *, decimal: s
             f"mapped column(s) {', '.join(unknown)} are not in the file (it has {', '.join(table.headers)})"
         )
     kind = detect_kind(mapping, table.headers)
+    if guessed and kind == "archived-log":  # V$ARCHIVED_LOG's NAME is the log's file name, not a statistic
+        mapping.pop("stat_name", None)
     numbers, shown = _numbers_of(table, mapping, decimal)
     if shown.source != "default":
         found.append(f"Numbers: {shown.describe()}.")
