@@ -17,10 +17,18 @@ target_metadata = Base.metadata
 
 
 def _configure(connection) -> None:
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        # A batch migration recreates a table (copy, DROP, rename). With foreign keys on, that DROP
+        # deletes every row referencing the table (ON DELETE CASCADE: a run's events and summary)
+        # and fails on the others; SQLite's own procedure for altering a table turns them off
+        # first. Outside a transaction only (pysqlite opens one at the first write): the first
+        # statement here. Turned on again by the next connection (core.db), see migrate.upgrade.
+        connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
-        render_as_batch=connection.dialect.name == "sqlite",
+        render_as_batch=sqlite,
         compare_type=True,
     )
     with context.begin_transaction():

@@ -155,3 +155,21 @@ def execute_captured(engine, secret_key: str, client: Path, server: Path) -> boo
         return execute_next(engine, secret_key)
     finally:
         LocalTransport.start = original
+
+
+def work_until(engine, secret_key: str, finished, timeout: float = 40, what: str = "the work") -> None:
+    """Run a real Worker in a thread until `finished()` is true (looked at every 0.2 s)."""
+    import time
+
+    worker = Worker(make_sessionmaker(engine), secret_key=secret_key)
+    thread = worker.start_thread()
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if finished():
+                return
+            time.sleep(0.2)
+    finally:
+        worker.stopping.set()
+        thread.join(20)
+    raise AssertionError(f"{what} did not finish")

@@ -1,7 +1,8 @@
 """The folders are the layers. Folder order is import order, lowest first:
 
-    core, redoprobe -> auth, remote -> environments -> jobs -> redo, runs -> disktest, sweeps, charts,
-    lab -> hadr -> planning -> web -> the top (worker, main, cli, models: the entry points)
+    core, redoprobe -> auth, remote -> environments -> jobs -> redo, runs, collect -> disktest, sweeps,
+    charts, lab, rehearsals -> hadr -> planning -> web -> the top (worker, main, cli, models: the
+    entry points). Rehearsals sit beside sweeps: they queue runs together over node pairs.
 
 A module imports only what sits at or below its folder; folders of one level may import each other
 only without a cycle between packages. Pages (web/) and the JSON API call services; services use

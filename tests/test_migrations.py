@@ -22,3 +22,15 @@ def test_autogenerate_finds_no_drift(database_url):
         diff = compare_metadata(context, Base.metadata)
     engine.dispose()
     assert diff == []
+
+
+def test_sqlite_keeps_foreign_keys_on_after_an_upgrade(tmp_path):
+    """Migrations turn SQLite's foreign keys off (a recreated table's DROP would cascade); no pooled
+    connection may keep that after the upgrade."""
+    from redolab.core.migrate import upgrade
+
+    engine = make_engine(f"sqlite:///{tmp_path}/fk.db")
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    engine.dispose()

@@ -48,6 +48,7 @@ from redolab.hadr.service import MAX_CAPTURE_BYTES
 from redolab.planning import api as planning_api
 from redolab.redo import api as redo_api
 from redolab.redo.uploads import StagingLimits, make_room, preview_slots, prune_uploads
+from redolab.rehearsals import api as rehearsals_api
 from redolab.runs import api as runs_api
 from redolab.runs.service import MAX_RESULT_IMPORT_BYTES
 from redolab.sweeps import api as sweeps_api
@@ -56,6 +57,7 @@ from redolab.web import environments as environment_pages
 from redolab.web import hadr as hadr_pages
 from redolab.web import planning as planning_pages
 from redolab.web import redo as redo_pages
+from redolab.web import rehearsals as rehearsal_pages
 from redolab.web import runs as run_pages
 from redolab.web import sweeps as sweep_pages
 from redolab.web import workspace
@@ -310,8 +312,10 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(workspace.router, include_in_schema=False)  # after /environments/new
     app.include_router(environments_api.router)
     app.include_router(runs_api.router)
+    app.include_router(rehearsals_api.router)
     app.include_router(sweeps_api.router)
     app.include_router(run_pages.router, include_in_schema=False)
+    app.include_router(rehearsal_pages.router, include_in_schema=False)
     app.include_router(sweep_pages.router, include_in_schema=False)
     app.include_router(redo_pages.router, include_in_schema=False)
     app.include_router(redo_api.router)

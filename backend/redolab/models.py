@@ -7,6 +7,7 @@ from redolab.environments.models import Credential, Environment, Host
 from redolab.hadr.models import HadrImport, HadrSample
 from redolab.jobs.models import Job
 from redolab.redo.models import RedoImport, RedoRow, StoredAnalysis
+from redolab.rehearsals.models import Rehearsal
 from redolab.runs.models import Run, RunEvent, RunSummary
 from redolab.sweeps.models import Cluster, Schedule, Sweep
 
@@ -23,6 +24,7 @@ __all__ = [
     "Job",
     "RedoImport",
     "RedoRow",
+    "Rehearsal",
     "Run",
     "RunEvent",
     "RunSummary",

@@ -102,10 +102,80 @@
     if (typeof Plotly === "undefined") return;
     (root || document).querySelectorAll(".plot[data-figure]").forEach(function (element) {
       const figure = JSON.parse(element.dataset.figure);
-      Plotly.react(element, figure.data, figure.layout, { responsive: true, displaylogo: false });
+      Plotly.react(element, figure.data, figure.layout, { responsive: true, displaylogo: false })
+        .then(function () { if (element.id === "redo-rate-chart") offerRehearsal(element); });
       element.dataset.drawn = String(figure.data.reduce(function (n, trace) { return n + pointCount(trace.x); }, 0));
     });
   }
+  // History chart: a period selected by dragging across it (plotly zooms the x axis) can be rehearsed.
+  // The chart's times are the database's clock as drawn (naive, never converted by the browser), so
+  // the FROM and TO put in the Rehearsal form stay on that clock.
+  function wallClock(value) {
+    if (typeof value === "number") return new Date(value).toISOString().slice(0, 19).replace("T", " ");
+    return String(value).replace("T", " ").slice(0, 19);
+  }
+  function selectedPeriod(update) {
+    let from = null, to = null;
+    Object.keys(update).forEach(function (key) {
+      const match = key.match(/^xaxis\d*\.range(?:\[([01])\])?$/);
+      if (!match) return;
+      if (match[1] === undefined) { from = update[key][0]; to = update[key][1]; }
+      else if (match[1] === "0") from = update[key];
+      else to = update[key];
+    });
+    return from !== null && to !== null ? [wallClock(from), wallClock(to)] : null;
+  }
+  function rehearseButton(chart) {
+    let box = document.getElementById("rehearse-window");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "rehearse-window";
+      box.className = "rehearse-window";
+      box.hidden = true;
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "secondary";
+      button.id = "rehearse-window-button";
+      box.appendChild(button);
+      chart.after(box);
+    }
+    return box;
+  }
+  function offerRehearsal(chart) {
+    if (chart.dataset.rehearse || !document.getElementById("rehearsal-form") || typeof chart.on !== "function") return;
+    chart.dataset.rehearse = "on";
+    const zone = (document.getElementById("env-time-zone") || { textContent: "" }).textContent.trim();
+    chart.on("plotly_relayout", function (update) {
+      const box = rehearseButton(chart);
+      const period = selectedPeriod(update || {});
+      box.hidden = !period;
+      if (!period) return;
+      const button = box.querySelector("button");
+      button.dataset.from = period[0];
+      button.dataset.to = period[1];
+      button.textContent = "Rehearse this window (" + period[0] + " to " + period[1] + (zone ? " " + zone : "") + ")";
+    });
+  }
+  document.addEventListener("click", function (event) {
+    const button = event.target.closest("#rehearse-window-button");
+    const form = document.getElementById("rehearsal-form");
+    if (!button || !form) return;
+    form.querySelector("[name=window]").value = "period";
+    form.querySelector("[name=window_from]").value = button.dataset.from;
+    form.querySelector("[name=window_to]").value = button.dataset.to;
+    form.dataset.typed = "true";  // kept when its section refreshes (see hx-preserve above)
+    const panel = document.getElementById("rehearsal-panel");
+    if (panel) panel.open = true;
+    form.scrollIntoView({ behavior: "smooth", block: "start" });
+    form.querySelector("[name=window_from]").focus({ preventScroll: true });
+  });
+
+  // Typing a period's end chooses "a period" as the window to replay.
+  document.addEventListener("input", function (event) {
+    const typed = event.target.closest && event.target.closest("#rehearsal-form [name=window_from], #rehearsal-form [name=window_to]");
+    if (typed) typed.form.querySelector("[name=window]").value = "period";
+  });
+
   // plotly.js (4.8 MB) loads async, so htmx and the forms work before it arrives: draw when either
   // the page is ready or plotly.js has loaded, whichever is last.
   document.addEventListener("DOMContentLoaded", function () {

@@ -1,11 +1,8 @@
 """Cluster runs: node n -> node n at the same time on "This machine" hosts, the sum, reverse."""
 
-import time
-
-from redolab.core.db import make_sessionmaker
 from redolab.runs.models import RunStatus
 from redolab.sweeps.models import Cluster
-from redolab.worker import Worker
+from tests.execution import work_until
 from tests.factories import make_environment, make_host
 
 HTMX = {"HX-Request": "true"}
@@ -21,20 +18,13 @@ def two_node_env(session):
 
 
 def run_worker_until(engine, secret_key, session, cluster_id, timeout=40):
-    worker = Worker(make_sessionmaker(engine), secret_key=secret_key)
-    thread = worker.start_thread()
-    try:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            session.expire_all()
-            cluster = session.get(Cluster, cluster_id)
-            if cluster.runs and all(run.status.finished for run in cluster.runs):
-                return cluster
-            time.sleep(0.2)
-    finally:
-        worker.stopping.set()
-        thread.join(20)
-    raise AssertionError("the cluster run did not finish")
+    def finished() -> bool:
+        session.expire_all()
+        cluster = session.get(Cluster, cluster_id)
+        return bool(cluster.runs) and all(run.status.finished for run in cluster.runs)
+
+    work_until(engine, secret_key, finished, timeout, what="the cluster run")
+    return session.get(Cluster, cluster_id)
 
 
 def test_cluster_run_pairs_nodes_sums_and_reverses(browser_client, session, engine, secret_key):

@@ -36,7 +36,7 @@ def run_experiment(
 
     with environment_named(env) as (session, environment):
         hosts = hosts_named(environment, env, client, server)
-        with _invalid_input_fails(lambda error: f"{error.field}: {error.message}"):
+        with invalid_input_fails(lambda error: f"{error.field}: {error.message}"):
             run_in = RunCreate(
                 client_host_id=hosts[client].id, server_host_id=hosts[server].id, mode=mode, conns=conns,
                 message_bytes=message_size, sockbuf_bytes=sockbuf, duration_seconds=duration,
@@ -55,7 +55,7 @@ def run_experiment(
 
 
 @contextmanager
-def _invalid_input_fails(field_error_message):
+def invalid_input_fails(field_error_message):
     """A validation error fails the command naming each field; a FieldError with `field_error_message(error)`."""
     from pydantic import ValidationError
 
@@ -115,7 +115,7 @@ def import_results(
         for path in files:
             if not path.is_file():
                 fail(f"{path}: no such file; nothing was imported")
-        with _invalid_input_fails(lambda error: f"{error.message}; nothing was imported"):
+        with invalid_input_fails(lambda error: f"{error.message}; nothing was imported"):
             import_in = ResultImport(
                 client_host_id=hosts[client].id, server_host_id=hosts[server].id, format=fmt,
                 test_date=test_date, label=label, tags=tags,

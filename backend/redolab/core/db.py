@@ -39,7 +39,7 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
         if value is not None and value.tzinfo is None:
             raise ValueError("naive datetime given to a UTC column")
-        return value
+        return value.astimezone(UTC) if value is not None else value  # SQLite keeps the wall clock only
 
     def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
         if value is not None and value.tzinfo is None:

@@ -26,3 +26,5 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
+    if engine.dialect.name == "sqlite":  # the migration turned foreign keys off on its connection:
+        engine.dispose()  # no pooled connection keeps that; new ones turn them on (core.db)

@@ -110,6 +110,7 @@ class Environment(TimestampMixin, Base):
     protection_mode: Mapped[ProtectionMode | None] = mapped_column(enum_column(ProtectionMode))
     transport_mode: Mapped[TransportMode] = mapped_column(enum_column(TransportMode))
     instantiation_goal_seconds: Mapped[float | None] = mapped_column(Float)
+    rpo_goal_seconds: Mapped[float | None] = mapped_column(Float)  # the data loss the business accepts
     headroom_percent: Mapped[float] = mapped_column(Float, default=30.0)
     apply_overhead_percent: Mapped[float] = mapped_column(Float, default=30.0)
     link_bandwidth_bits_per_second: Mapped[int | None] = mapped_column(BigInteger)

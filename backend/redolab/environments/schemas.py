@@ -74,6 +74,8 @@ class EnvironmentFields(UnitEcho):
     protection_mode: Annotated[ProtectionMode | None, BeforeValidator(blank_to_none)] = None
     transport_mode: TransportMode | None = None
     instantiation_goal_seconds: Annotated[DurationSeconds, AfterValidator(positive)] = None
+    # the RPO goal: the data loss (transport lag) the business accepts, e.g. 30 s
+    rpo_goal_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(86400, "24 h")] = None
     headroom_percent: Percent | None = None
     apply_overhead_percent: Percent | None = None
     link_bandwidth_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
@@ -159,6 +161,7 @@ class EnvironmentPublic(BaseModel):
     protection_mode: ProtectionMode | None
     transport_mode: TransportMode
     instantiation_goal_seconds: float | None
+    rpo_goal_seconds: float | None
     headroom_percent: float
     apply_overhead_percent: float
     link_bandwidth_bits_per_second: int | None

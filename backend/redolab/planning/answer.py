@@ -13,6 +13,7 @@ from datetime import datetime
 from redolab.core.units import format_byte_rate, format_bytes, format_duration
 from redolab.planning.card import MISSING, PARTIAL, PASS, WARN, Card
 from redolab.planning.plan import Plan
+from redolab.planning.rehearsal_card import RehearsalOutcome
 from redolab.planning.results import SHORT, BufferSizing, CopyTime, KeepUp, LagExposure, SyncCommit
 
 Show = Callable[[datetime | None], str]
@@ -34,6 +35,7 @@ class Answer:
 QUESTIONS = {
     "transport": "Does the link keep up with the redo?",
     "lag": "ASYNC lag and data at risk",
+    "rehearsal": "The worst window replayed: lag against the RPO goal",
     "commit": "SYNC commit cost",
     "instantiation": "Instantiation time against the goal",
     "buffers": "Settings to apply",
@@ -42,10 +44,11 @@ QUESTIONS = {
 
 
 def answers(plan: Plan, show: Show) -> list[Answer]:
-    """The six answers in the order a change board reads them."""
+    """The answers in the order a change board reads them."""
     return [
         _from_card(plan.card("transport"), _keep_up),
         _from_card(plan.card("lag"), lambda result: _lag(result, show)),
+        _from_card(plan.card("rehearsal"), _rehearsal),
         _from_card(plan.card("commit"), _commit),
         _from_card(plan.card("instantiation"), _copy_time),
         _from_card(plan.card("buffers"), lambda result: _settings(result, plan)),
@@ -118,6 +121,19 @@ def _lag(result: LagExposure, show: Show) -> tuple[str, str]:
         number = "0 s: never behind, every replayed thread's stream carries its requirement"
     nominal = [t.need.thread for t in result.replayed if t.stream.nominal]
     return number, _streams_to_run(nominal)
+
+
+def _rehearsal(result: RehearsalOutcome) -> tuple[str, str]:
+    measured, goal = result.measured, result.rpo_goal_seconds
+    number = (
+        f"largest lag {format_duration(measured['max_lag_seconds'])}, {format_bytes(measured['max_backlog_bytes'])} "
+        f"at risk, measured over {result.fact.window_label}"
+    )
+    if goal is not None:
+        number += f" ({'within' if result.within_goal else 'over'} the {format_duration(goal)} RPO goal)"
+    if result.prediction is not None:
+        number += f"; the model predicted {format_duration(result.prediction.max_lag_seconds)}"
+    return number, ""
 
 
 def _commit(result: SyncCommit) -> tuple[str, str]:

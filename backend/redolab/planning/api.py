@@ -84,10 +84,13 @@ def read_plan(
     import_: Annotated[list[int], Query(alias="import", description="Use this import (repeat).")] = [],  # noqa: B006
     run: Annotated[list[int], Query(description="Use this run (repeat); a loopback run only when named.")] = [],  # noqa: B006
     exclude_tag: Annotated[list[str], Query(description="Leave out runs with this tag (repeat).")] = [],  # noqa: B006
+    rehearsal: Annotated[
+        list[int], Query(description="Use this rehearsal (repeat); a loopback or time-compressed one only when named.")
+    ] = [],  # noqa: B006
 ) -> dict:
     """Verdicts, instantiation estimate, lag replay, commit impact, risks and settings, with sources. By
     default every import and every run over the link; loopback runs are shown as evidence, not used."""
     environment = get_environment(session=session, environment_id=environment_id)
     tags = [folded(tag) for tag in exclude_tag]  # as run tags are stored
-    selection = Selection.parse(chosen=chosen, imports=import_, runs=run, exclude_tags=tags)
+    selection = Selection.parse(chosen=chosen, imports=import_, runs=run, exclude_tags=tags, rehearsals=rehearsal)
     return environment_plan(session=session, environment=environment, selection=selection).to_json()

@@ -42,6 +42,7 @@ class Facts:
     hadr_syncmode: tuple[str, str] | None = None  # the calculator's advice
     hadr_pairs: tuple = ()  # hadr.pairs.PairView of the db2pd captures: the values in use
     host_kernels: tuple[HostKernel, ...] = ()  # each host's kernel settings as a run last captured them
+    rpo_goal_seconds: float | None = None  # the data loss the business accepts (the Rehearsal card)
 
 
 NOMINAL, MEASURED, LOOPBACK = "nominal", "measured", "loopback"  # where a capacity comes from

@@ -17,6 +17,7 @@ from redolab.planning import results, writer
 from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Card, settle, show_time
 from redolab.planning.commit_card import commit_card
 from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
+from redolab.planning.rehearsal_card import RehearsalFact, outcome, rehearsal_card
 from redolab.planning.settings import SettingsBasis, Snippet, snippets_for
 from redolab.redo.requirement import Requirement
 from redolab.runs.measured import MeasuredRun, Source
@@ -109,6 +110,8 @@ def build_plan(
     evidence: list[EvidenceItem] | None = None,
     no_history: str | None = None,
     excluded: list[Excluded] | None = None,
+    rehearsals: list[RehearsalFact] | None = None,
+    rehearsals_left_out: list[tuple[RehearsalFact, str]] | None = None,
 ) -> Plan:
     """All cards, in the order the page shows them, then the risks they found. Loopback runs never
     feed a verdict or a setting unless chosen by name: they are not the link; chosen, they stand in
@@ -126,9 +129,22 @@ def build_plan(
         writer.buffers_card(sizing, measured),
         writer.lag_card(lag, measured, no_history=no_history, show=show),
         commit_card(results.sync_commit(facts, requirement, measured), measured),
+        _rehearsal(facts, requirement, measured, rehearsals or [], rehearsals_left_out or [], no_history),
     ]
     risks = [risk for _, found in written for risk in found] + writer.general_risks(measured, requirement)
     basis = results.settings_basis(facts, requirement, measured, sizing.bdp)
     snippets, sources = (snippets_for(basis), list(writer.SETTINGS_SOURCES)) if basis else ([], [])
     cards = [card for card, _ in written]
     return Plan(cards, risks, snippets, sources, requirement, list(evidence or []), facts.time_zone, basis)
+
+
+def _rehearsal(facts: Facts, requirement, measured: Measurements, chosen, left_out, no_history):
+    """The newest chosen rehearsal against the RPO goal, beside the model for the same window."""
+    result = None
+    if chosen:
+        newest = max(chosen, key=lambda f: f.id)
+        result = outcome(newest, requirement=requirement, measured=measured, rpo_goal_seconds=facts.rpo_goal_seconds)
+    return rehearsal_card(
+        result, requirement=requirement, left_out=left_out, rpo_goal_seconds=facts.rpo_goal_seconds,
+        no_history=no_history, zone=facts.time_zone,
+    )  # fmt: skip

@@ -31,6 +31,7 @@ from redolab.planning.answer import Answer, answers
 from redolab.planning.card import show_time
 from redolab.planning.facts import Facts
 from redolab.planning.plan import EvidenceItem, Plan
+from redolab.planning.rehearsal_svg import lag_svg
 from redolab.planning.service import Selection, environment_facts, environment_plan
 
 PDF_TIMEOUT_SECONDS = 90
@@ -123,6 +124,17 @@ class Report:
             f"  @bottom-left {{ content: {css_string(signed)}; {box} }}\n"
             f'  @bottom-right {{ content: "Page " counter(page) " of " counter(pages); {box} }}\n}}'
         )
+
+    @property
+    def rehearsal_svg(self) -> Markup:
+        """The Rehearsal card's lag chart (measured, the model's, the RPO goal), drawn without script."""
+        result = self.plan.card("rehearsal").result
+        if result is None or not result.measured.get("series"):
+            return Markup("")
+        series = result.measured["series"]
+        measured = list(zip(series["end_seconds"], series["lag_seconds"], strict=True))
+        predicted = list(result.prediction.lag_series) if result.prediction else None
+        return lag_svg(measured, predicted, result.rpo_goal_seconds)
 
     @property
     def answers(self) -> list[Answer]:

@@ -8,15 +8,17 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from redolab.disktest.service import latest_disk
-from redolab.environments.models import Environment, HostRole
+from redolab.environments.models import Environment, HostRole, HostTransport
 from redolab.hadr.service import hadr_pairs, hadr_settings
 from redolab.planning.card import show_time
-from redolab.planning.facts import DiskFact, Excluded, Facts
+from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
 from redolab.planning.plan import EvidenceItem, Plan, build_plan
+from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, outcome
 from redolab.planning.settings import HostKernel
 from redolab.redo import service as redo_service
 from redolab.redo.analysis import environment_requirement
 from redolab.redo.models import RedoImport
+from redolab.rehearsals import service as rehearsal_service
 from redolab.runs import service as run_service
 from redolab.runs.measured import MeasuredRun
 from redolab.runs.models import Run
@@ -32,15 +34,27 @@ class Selection:
     imports: frozenset[int] | None = None
     runs: frozenset[int] | None = None
     exclude_tags: frozenset[str] = field(default_factory=frozenset)
+    rehearsals: frozenset[int] | None = None
 
     @classmethod
-    def parse(cls, *, chosen: bool, imports, runs, exclude_tags=()) -> Selection:
+    def parse(cls, *, chosen: bool, imports, runs, exclude_tags=(), rehearsals=()) -> Selection:
         """From a form or a query: when `chosen` the lists are complete (nothing ticked: nothing used)."""
         return cls(
             frozenset(imports) if chosen or imports else None,
             frozenset(runs) if chosen or runs else None,
             frozenset(t for t in exclude_tags if t),
+            frozenset(rehearsals) if chosen or rehearsals else None,
         )
+
+    def rehearsal_choice(self, fact: RehearsalFact) -> tuple[bool, str]:
+        """(used, why) for one rehearsal: over the link and at recorded speed by default."""
+        if self.rehearsals is not None:
+            return (True, "chosen") if fact.id in self.rehearsals else (False, "not chosen")
+        if fact.loopback:
+            return False, "not the link: both ends on this machine (loopback); tick it to use it anyway"
+        if fact.compressed:
+            return False, f"time compressed {fact.speedup:g}x, a quick look; tick it to use it anyway"
+        return True, "used"
 
     def run_choice(self, run: MeasuredRun) -> tuple[bool, str]:
         """(used, why) for one run."""
@@ -64,10 +78,11 @@ class Selection:
     def query(self) -> str:
         """The selection as the page's and the API's query string."""
         parts = []
-        if self.imports is not None or self.runs is not None:
+        if self.imports is not None or self.runs is not None or self.rehearsals is not None:
             parts.append("chosen=1")
             parts += [f"import={i}" for i in sorted(self.imports or ())]
             parts += [f"run={i}" for i in sorted(self.runs or ())]
+            parts += [f"rehearsal={i}" for i in sorted(self.rehearsals or ())]
         parts += [f"exclude_tag={t}" for t in sorted(self.exclude_tags)]
         return "&".join(parts)
 
@@ -81,6 +96,7 @@ def environment_facts(environment: Environment) -> Facts:
         primary_nodes=environment.primary_rac_nodes,
         standby_nodes=environment.standby_rac_nodes,
         instantiation_goal_seconds=environment.instantiation_goal_seconds,
+        rpo_goal_seconds=environment.rpo_goal_seconds,
         headroom_percent=environment.headroom_percent,
         apply_overhead_percent=environment.apply_overhead_percent,
         link_bits_per_second=environment.link_bandwidth_bits_per_second,
@@ -176,6 +192,63 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
     if environment.platform.value == "hadr":
         facts = replace(facts, **hadr_settings(session=session, environment=environment, requirement=req),
                         hadr_pairs=tuple(hadr_pairs(session=session, environment=environment)))  # fmt: skip
+    rehearsals = rehearsal_facts(session=session, environment=environment)
+    chosen_rehearsals, left_out = [], []
+    for fact in rehearsals:
+        used, why = selection.rehearsal_choice(fact)
+        (chosen_rehearsals.append(fact) if used else left_out.append((fact, why)))
+        what = f"{fact.window_label}, {fact.status}" + (f", x{fact.scale:g} volumes" if fact.scale != 1 else "")
+        evidence.append(
+            EvidenceItem("rehearsal", fact.id, f"rehearsal #{fact.id} ({what})", show_time(fact.when, zone), used, why)
+        )
     return build_plan(
-        facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history, excluded=excluded
-    )
+        facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history, excluded=excluded,
+        rehearsals=chosen_rehearsals, rehearsals_left_out=left_out,
+    )  # fmt: skip
+
+
+def rehearsal_facts(*, session: Session, environment: Environment) -> list[RehearsalFact]:
+    """The environment's finished rehearsals, newest first, with what they measured."""
+    rehearsals = rehearsal_service.list_rehearsals(session=session, environment=environment, limit=20)
+    return [
+        rehearsal_fact(session=session, rehearsal=rehearsal)
+        for rehearsal in rehearsals
+        if rehearsal_service.status(rehearsal).finished
+    ]
+
+
+def rehearsal_outcome(*, session: Session, environment: Environment, rehearsal) -> RehearsalOutcome:
+    """One rehearsal (running or not) beside the model's prediction for its window, at the plan's
+    single-stream rate from the default evidence: what its page draws."""
+    selection = Selection()
+    facts = environment_facts(environment)
+    runs = [run for run in run_service.measured_runs(session=session, environment=environment)
+            if selection.run_choice(run)[0]]  # fmt: skip
+    requirement = environment_requirement(
+        session=session, environment=environment,
+        imports=redo_service.list_imports(session=session, environment=environment),
+    )  # fmt: skip
+    return outcome(
+        rehearsal_fact(session=session, rehearsal=rehearsal), requirement=requirement,
+        measured=Measurements.of(facts, runs, []), rpo_goal_seconds=environment.rpo_goal_seconds,
+    )  # fmt: skip
+
+
+def rehearsal_fact(*, session: Session, rehearsal) -> RehearsalFact:
+    """A rehearsal as the plan reads it: loopback when every run had both ends on this machine."""
+    state = rehearsal_service.status(rehearsal)
+    runs = rehearsal.runs
+    loopback = all(
+        run.client_host is not None and run.server_host is not None
+        and run.client_host.transport is HostTransport.local and run.server_host.transport is HostTransport.local
+        for run in runs
+    )  # fmt: skip
+    return RehearsalFact(
+        id=rehearsal.id, when=rehearsal.created_at, window_kind=rehearsal.window_kind,
+        window_start=rehearsal.window_start, window_end=rehearsal.window_end, window_label=rehearsal.window_label,
+        granularity_seconds=rehearsal.granularity_seconds, granularity=rehearsal.granularity,
+        threads=tuple(rehearsal.threads), scale=rehearsal.scale, speedup=rehearsal.speedup,
+        mode=rehearsal.mode.value, loopback=bool(runs) and loopback, status=state.value,
+        failure=rehearsal_service.failure(rehearsal),
+        result=rehearsal_service.current_result(session=session, rehearsal=rehearsal),
+    )  # fmt: skip

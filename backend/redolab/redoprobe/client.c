@@ -9,29 +9,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "jsonl.h"
 #include "net.h"
 #include "probe.h"
+#include "replay.h"
+#include "schedule.h"
 #include "stream.h"
 #include "tcpinfo.h"
 #include "wire.h"
-
-struct client_test {
-    const struct client_options *options;
-    struct stream *streams;
-    atomic_int stop;
-    atomic_int *finished;    /* reverse: stream i saw the server's EOF */
-    struct payload payload;
-    double start;
-    double per_stream_bytes_per_second; /* pacing; 0: unpaced */
-    int streaming; /* ASYNC, unpaced, no delay: the next message follows at once (MSG_MORE) */
-    int control;   /* the control connection; -1 before it opens */
-    double last;   /* end of the last interval reported */
-};
-
-/* Reads of this size on the receiving side: with 256 KiB reads one stream of 1 MiB messages moved
- * 0.71 of iperf3's (which reads its message size) on loopback; with 1 MiB, 0.95-1.0. */
-#define RECEIVE_BYTES (1024 * 1024)
 
 #define report_error(o, code, ...) emit_error((o)->json, "client", code, __VA_ARGS__)
 
@@ -116,7 +102,8 @@ static int handshake(const struct client_options *o, int control, struct ack *ac
     struct hello hello = {
         .protocol = PROBE_PROTOCOL,
         .mode = (uint8_t)o->mode,
-        .flags = (uint8_t)((o->reverse ? HELLO_REVERSE : 0) | (o->zerocopy ? HELLO_ZEROCOPY : 0)),
+        .flags = (uint8_t)((o->reverse ? HELLO_REVERSE : 0) | (o->zerocopy ? HELLO_ZEROCOPY : 0) |
+                           (o->schedule ? HELLO_SCHEDULE : 0)),
         .conns = (uint16_t)o->conns,
         .message_bytes = (uint32_t)o->message_bytes,
         .sockbuf_bytes = o->sockbuf_bytes,
@@ -154,8 +141,8 @@ static int handshake(const struct client_options *o, int control, struct ack *ac
         return -1;
     }
     if (ack->status != ACK_OK) {
-        report_error(o, PE_PARAMS_REFUSED, "the server at %s:%d refused the test parameters", o->host,
-                     o->port);
+        report_error(o, PE_PARAMS_REFUSED, "the server at %s:%d refused the test parameters%s", o->host,
+                     o->port, o->schedule ? " (a --schedule replay needs a server of this redoprobe version)" : "");
         return -1;
     }
     return 0;
@@ -217,6 +204,10 @@ static void emit_start(struct client_test *t, int port)
         printf("granted send buffer %llu bytes, receive buffer %llu bytes%s%s\n",
                (unsigned long long)sndbuf, (unsigned long long)rcvbuf, o->reverse ? "; reverse: the server sends" : "",
                o->zerocopy ? "; zerocopy" : "");
+        if (t->replay)
+            printf("replaying %s: %llu bytes over %.1f s (scale %g, speedup %g)\n", o->schedule,
+                   (unsigned long long)t->schedule->total_bytes, t->schedule->last_offset_seconds / o->speedup,
+                   o->scale, o->speedup);
         fflush(stdout);
         return;
     }
@@ -260,6 +251,8 @@ static void emit_start(struct client_test *t, int port)
         json_key_null(&j, "cport");
     json_key_bool(&j, "zerocopy", o->zerocopy);
     json_key_bool(&j, "reverse", o->reverse);
+    if (t->replay)
+        replay_start_json(t->replay, &j, o->schedule);
     json_kernel_settings(&j);
     json_event_emit(&j);
 }
@@ -274,8 +267,14 @@ static void emit_interval(struct client_test *t, double from, double to)
     json_array_begin(&j, "streams");
     uint64_t bytes = 0;
     struct samples all = {0};
+    if (t->replay)
+        replay_snapshot(t->replay, t->streams, to);
     for (int i = 0; i < o->conns; i++) {
-        bytes += stream_interval_json(&t->streams[i], &j, 1);
+        json_object_begin(&j, NULL);
+        bytes += stream_interval_fields(&t->streams[i], &j, 1);
+        if (t->replay)
+            replay_stream_json(t->replay, i, &j);
+        json_object_end(&j);
         if (o->mode == MODE_SYNC) {
             struct stream *s = &t->streams[i];
             pthread_mutex_lock(&s->lock);
@@ -301,14 +300,20 @@ static void emit_interval(struct client_test *t, double from, double to)
         }
         json_object_end(&j);
     }
+    if (t->replay)
+        replay_interval_json(t->replay, &j);
     if (o->json) {
         json_event_emit(&j);
     } else {
         json_free(&j);
+        if (t->replay) /* what the link carried: the server's count */
+            rate = seconds > 0 ? (double)replay_received_bytes(t->replay) / seconds : 0;
         printf("[%7.2f-%7.2f s] %12.2f MiB/s %10.2f Mbit/s", from, to, rate / 1048576.0, rate * 8 / 1e6);
         if (o->mode == MODE_SYNC && all.len)
             printf("  ack p50 %llu us p99 %llu us", (unsigned long long)samples_percentile(&all, 50),
                    (unsigned long long)samples_percentile(&all, 99));
+        if (t->replay)
+            replay_interval_text(t->replay);
         printf("\n");
         fflush(stdout);
     }
@@ -339,6 +344,8 @@ static void emit_end(struct client_test *t, double seconds, uint64_t sent, const
             printf("ack latency: %llu messages, min %llu us, avg %llu us, max %llu us\n",
                    (unsigned long long)latency.count, (unsigned long long)latency.min_us,
                    (unsigned long long)(latency.sum_us / latency.count), (unsigned long long)latency.max_us);
+        if (t->replay)
+            replay_end_text(t->replay);
         return;
     }
     struct json j;
@@ -368,6 +375,8 @@ static void emit_end(struct client_test *t, double seconds, uint64_t sent, const
         hist_json(&j, "histogram", &latency);
         json_object_end(&j);
     }
+    if (t->replay)
+        replay_end_json(t->replay, &j);
     json_event_emit(&j);
 }
 
@@ -409,6 +418,8 @@ static int finish(struct client_test *t, int control, uint64_t *sent, struct res
     if (o->reverse)
         return finish_reverse(t, control, sent, r);
     atomic_store(&t->stop, 1);
+    if (t->replay)
+        replay_wake_all(t->replay); /* senders waiting for a release stop at once */
     *sent = 0;
     for (int i = 0; i < o->conns; i++) {
         if (t->streams[i].running)
@@ -417,6 +428,7 @@ static int finish(struct client_test *t, int control, uint64_t *sent, struct res
         *sent += atomic_load(&t->streams[i].bytes);
         shutdown(t->streams[i].fd, SHUT_WR);
     }
+    replay_stop_progress(t);
     uint8_t end[END_BYTES];
     encode_end(*sent, end);
     uint8_t reply[RESULT_BYTES];
@@ -480,7 +492,8 @@ static void start_threads(struct client_test *t)
 {
     const struct client_options *o = t->options;
     for (int i = 0; i < o->conns; i++) {
-        if (pthread_create(&t->streams[i].thread, NULL, o->reverse ? receiver : sender, &t->streams[i]) != 0) {
+        void *(*work)(void *) = o->reverse ? receiver : t->replay ? replay_sender : sender;
+        if (pthread_create(&t->streams[i].thread, NULL, work, &t->streams[i]) != 0) {
             report_error(o, PE_THREAD, "cannot start thread %d: %s", i, strerror(errno));
             atomic_store(&t->stop, 1);
             break;
@@ -516,6 +529,37 @@ static void client_loop(struct client_test *t)
     }
 }
 
+/* --schedule: start the senders and the reader of the server's counts, then report intervals on
+ * an exact grid (k x interval, so a slot released on a boundary is always the next interval's)
+ * until every scheduled byte is received, the cap (--duration), a failed stream or a signal. */
+static void replay_loop(struct client_test *t)
+{
+    const struct client_options *o = t->options;
+    emit_start(t, o->port);
+    t->start = now_seconds();
+    replay_begin(t->replay, t->start);
+    start_threads(t);
+    if (replay_start_progress(t) < 0) {
+        report_error(o, PE_THREAD, "cannot start the thread that reads the server's counts: %s", strerror(errno));
+        atomic_store(&t->stop, 1);
+    }
+    double cap = t->start + o->duration_seconds;
+    t->last = t->start;
+    t->reported_seconds = 0;
+    for (long k = 1; !atomic_load(&t->stop) && !atomic_load(&probe_stop_requested); k++) {
+        double end = (double)k * o->interval_seconds;
+        if (t->start + end > cap) {
+            replay_wait(t->replay, cap);
+            break;
+        }
+        if (replay_wait(t->replay, t->start + end))
+            break;
+        emit_interval(t, t->reported_seconds, end);
+        t->reported_seconds = end;
+        t->last = t->start + end;
+    }
+}
+
 /* The last partial interval, the server's count and the end event; 0, or -1 after the error
  * event when a stream or the control connection failed. */
 static int client_report(struct client_test *t)
@@ -530,7 +574,9 @@ static int client_report(struct client_test *t)
     memset(&result, 0, sizeof result);
     if (!failed) {
         double stopped = now_seconds();
-        if (stopped - t->last > 0.05 && !interrupted)
+        if (t->replay && stopped - t->start > t->reported_seconds) /* the rest: every byte in some interval */
+            emit_interval(t, t->reported_seconds, stopped - t->start);
+        else if (!t->replay && stopped - t->last > 0.05 && !interrupted)
             emit_interval(t, t->last - t->start, stopped - t->start);
     }
     if (finish(t, t->control, &sent, &result) < 0 || failed) {
@@ -551,6 +597,7 @@ static void client_teardown(struct client_test *t)
 {
     const struct client_options *o = t->options;
     atomic_store(&t->stop, 1);
+    replay_stop_progress(t); /* and wakes the senders */
     for (int i = 0; t->streams && i < o->conns; i++) {
         if (t->streams[i].running)
             pthread_join(t->streams[i].thread, NULL);
@@ -564,14 +611,69 @@ static void client_teardown(struct client_test *t)
         close(t->control);
 }
 
-int run_client(const struct client_options *o)
+/* --schedule: read the file before any connection; the connection count and the default cap
+ * (schedule length / speedup x 2 + 60 s) come from it. 0, or -1 after the error event. */
+static int load_schedule(const struct client_options *o, struct schedule *s, struct client_options *effective)
+{
+    char problem[600];
+    *effective = *o;
+    effective->scale = o->scale > 0 ? o->scale : 1;
+    effective->speedup = o->speedup > 0 ? o->speedup : 1;
+    if (schedule_load(o->schedule, effective->scale, s, problem, sizeof problem) < 0) {
+        report_error(o, PE_SCHEDULE, "%s", problem);
+        return -1;
+    }
+    s->speedup = effective->speedup;
+    if (o->conns_given && o->conns != s->conns) {
+        report_error(o, PE_SCHEDULE, "--conns %d but the schedule %s has %d connection(s) (highest connection "
+                     "number + 1): leave --conns out or make them agree", o->conns, o->schedule, s->conns);
+        schedule_free(s);
+        return -1;
+    }
+    effective->conns = s->conns;
+    if (o->cport && o->cport + s->conns - 1 > 65535) {
+        report_error(o, PE_SCHEDULE, "--cport %d: the schedule's %d connections would use ports past 65535",
+                     o->cport, s->conns);
+        schedule_free(s);
+        return -1;
+    }
+    if (!o->duration_given)
+        effective->duration_seconds = s->last_offset_seconds / effective->speedup * 2 + 60;
+    return 0;
+}
+
+static int run_test(const struct client_options *o, const struct schedule *schedule)
 {
     struct client_test t;
     int status = 1;
+    struct replay *replay = schedule ? replay_new(schedule, o->mode == MODE_SYNC, o->interval_seconds) : NULL;
+    if (schedule && replay == NULL) {
+        report_error(o, PE_OUT_OF_MEMORY, "out of memory for the replay of %d connections", o->conns);
+        return 1;
+    }
     if (client_setup(&t, o) == 0) {
-        client_loop(&t);
+        t.schedule = schedule;
+        t.replay = replay;
+        if (replay)
+            replay_loop(&t);
+        else
+            client_loop(&t);
         status = client_report(&t) == 0 ? 0 : 1;
     }
     client_teardown(&t);
+    replay_free(replay);
+    return status;
+}
+
+int run_client(const struct client_options *o)
+{
+    if (o->schedule == NULL)
+        return run_test(o, NULL);
+    struct schedule schedule;
+    struct client_options effective;
+    if (load_schedule(o, &schedule, &effective) < 0)
+        return 1;
+    int status = run_test(&effective, &schedule);
+    schedule_free(&schedule);
     return status;
 }

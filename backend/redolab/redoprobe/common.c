@@ -40,6 +40,7 @@ const char *probe_strerror(enum probe_error error)
     case PE_FILE_EXISTS: return "the file exists";
     case PE_FILE_CREATE: return "cannot create the file";
     case PE_FILE_WRITE: return "a write failed";
+    case PE_SCHEDULE: return "the schedule cannot be replayed";
     case PE_COUNT: break;
     }
     return "unknown error";
@@ -71,6 +72,7 @@ const char *probe_error_name(enum probe_error error)
     case PE_FILE_EXISTS: return "file_exists";
     case PE_FILE_CREATE: return "file_create";
     case PE_FILE_WRITE: return "file_write";
+    case PE_SCHEDULE: return "schedule";
     case PE_COUNT: break;
     }
     return "unknown";
@@ -187,6 +189,12 @@ const char *client_options_problem(const struct client_options *o)
         return "--reverse measures one direction's throughput: it works with --mode async only";
     if (o->reverse && (o->rate_bits_per_second > 0 || o->delay_us > 0))
         return "--reverse: the server sends as fast as it can; --rate and --delay pace the client's sending only";
+    if (o->schedule && o->reverse)
+        return "--schedule replays what the client sends: it does not work with --reverse";
+    if (o->schedule && (o->rate_bits_per_second > 0 || o->delay_us > 0))
+        return "--schedule paces the sending itself: it does not work with --rate or --delay";
+    if (!o->schedule && (o->scale > 0 || o->speedup > 0))
+        return "--scale and --speedup apply to a --schedule replay: give --schedule FILE";
     if (o->cport && o->cport + o->conns - 1 > 65535)
         return "--cport: the data connections use --cport, --cport+1, ... which must stay within 65535";
     return NULL;

@@ -36,6 +36,7 @@ enum probe_error {
     PE_FILE_EXISTS,       /* disk: the file exists and is not overwritten */
     PE_FILE_CREATE,       /* disk, --write-dir: the file could not be created */
     PE_FILE_WRITE,        /* disk: a write or fdatasync failed */
+    PE_SCHEDULE,          /* client: the --schedule file cannot be read or breaks a limit */
     PE_COUNT              /* not an error: the number of codes */
 };
 
@@ -63,6 +64,11 @@ struct client_options {
     double fq_rate_bits_per_second; /* SO_MAX_PACING_RATE per connection (0: none) */
     int zerocopy;                /* send with sendfile() from a memfd: no copy from user space */
     int reverse;                 /* the server sends and the client receives */
+    int conns_given;             /* --conns was given (a schedule sets the count otherwise) */
+    int duration_given;          /* --duration was given (a schedule's default cap otherwise) */
+    const char *schedule;        /* --schedule FILE or "-": replay a recorded redo profile (NULL: none) */
+    double scale;                /* --scale: multiplies the schedule's bytes (0: not given, 1) */
+    double speedup;              /* --speedup: divides the schedule's offsets (0: not given, 1) */
 };
 
 /* Checks of client options that depend on each other; NULL when they fit, else the message. */

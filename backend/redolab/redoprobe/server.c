@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -115,6 +117,63 @@ static void *receiver(void *arg)
     return NULL;
 }
 
+/* Whether the count of what arrived is due: SYNC as soon as the receive queue is empty (the
+ * message's last byte is in), ASYNC at most every PROGRESS_SECONDS. */
+static int progress_due(int fd, int sync, double last_sent)
+{
+    if (!sync)
+        return now_seconds() - last_sent >= PROGRESS_SECONDS;
+    int queued = 0;
+    return ioctl(fd, FIONREAD, &queued) < 0 || queued == 0;
+}
+
+/* --schedule (HELLO_SCHEDULE): receive, and send back the cumulative count (wire.h) so the client
+ * knows what arrived when; once more at EOF. */
+static void *progress_receiver(void *arg)
+{
+    struct stream *s = arg;
+    struct server_test *t = s->test;
+    int sync = t->hello.mode == MODE_SYNC;
+    uint8_t *buf = page_aligned(RECV_BUFFER_BYTES);
+    uint64_t received = 0, reported = 0;
+    double last_sent = 0;
+    int failure = buf == NULL ? ENOMEM : 0, eof = 0;
+    while (!failure && !eof && !atomic_load(&t->stop)) {
+        double wait = 0.1; /* sees a stop within 100 ms */
+        if (received != reported && !sync) { /* a count is owed: wake when it is due, to the microsecond */
+            double left = last_sent + PROGRESS_SECONDS - now_seconds();
+            wait = left > 0 ? left : 0;
+        }
+        struct timespec timeout = {.tv_sec = (time_t)wait, .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
+        struct pollfd p = {.fd = s->fd, .events = POLLIN};
+        if (ppoll(&p, 1, &timeout, NULL) > 0) {
+            ssize_t k = recv(s->fd, buf, RECV_BUFFER_BYTES, MSG_DONTWAIT);
+            if (k == 0)
+                eof = 1;
+            else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                failure = errno;
+            if (k > 0) {
+                received += (uint64_t)k;
+                atomic_fetch_add_explicit(&s->bytes, (uint64_t)k, memory_order_relaxed);
+                if (s->write_fd >= 0 && write_received(s, t->options, buf, (size_t)k) < 0)
+                    failure = errno;
+            }
+        }
+        if (!failure && (eof || (received != reported && progress_due(s->fd, sync, last_sent)))) {
+            uint8_t count[PROGRESS_BYTES];
+            put_u64(count, received);
+            if (send_all(s->fd, count, sizeof count, &t->stop, 0) < 0 && !eof)
+                failure = errno == ECANCELED ? 0 : errno;
+            reported = received;
+            last_sent = now_seconds();
+        }
+    }
+    s->error = failure;
+    free(buf);
+    atomic_store(&t->finished[s->id], 1);
+    return NULL;
+}
+
 /* 1 readable, 0 at the deadline (0: none), -1 error, -2 stopped: a SIGTERM wakes it at once. */
 static int wait_readable(int fd, double deadline)
 {
@@ -134,7 +193,8 @@ static int hello_is_valid(const struct hello *h)
 {
     return h->conns >= 1 && h->conns <= 1024 && h->message_bytes >= 1 &&
            h->message_bytes <= 256u * 1024 * 1024 && h->mode <= MODE_SYNC &&
-           (h->flags & ~(HELLO_REVERSE | HELLO_ZEROCOPY)) == 0 && !((h->flags & HELLO_REVERSE) && h->mode == MODE_SYNC);
+           (h->flags & ~(HELLO_REVERSE | HELLO_ZEROCOPY | HELLO_SCHEDULE)) == 0 &&
+           !((h->flags & HELLO_REVERSE) && (h->mode == MODE_SYNC || (h->flags & HELLO_SCHEDULE)));
 }
 
 static int reversed(const struct server_test *t)
@@ -369,6 +429,8 @@ static enum outcome run_test(struct server_test *t, int control)
                     shutdown(t->streams[i].fd, SHUT_WR);
                 return DONE;
             }
+            if (t->hello.flags & HELLO_SCHEDULE) /* the client has our counts: stop now, even at its cap */
+                return DONE;
             if (wait_receivers(t, cap) < 0)
                 return atomic_load(&probe_stop_requested) ? INTERRUPTED : CAPPED;
             return DONE;
@@ -495,7 +557,10 @@ static int serve_one(int listener, struct server_test *t)
     if (prepare_test(listener, t, cookie) == 0) {
         t->start = now_seconds();
         for (int i = 0; i < t->hello.conns; i++) {
-            if (pthread_create(&t->streams[i].thread, NULL, reversed(t) ? sender : receiver, &t->streams[i]) == 0)
+            void *(*work)(void *) = reversed(t) ? sender : receiver;
+            if (!reversed(t) && (t->hello.flags & HELLO_SCHEDULE))
+                work = progress_receiver;
+            if (pthread_create(&t->streams[i].thread, NULL, work, &t->streams[i]) == 0)
                 t->streams[i].running = 1;
         }
         enum outcome outcome = run_test(t, control);

@@ -123,10 +123,17 @@ void stream_free(struct stream *s)
 
 uint64_t stream_interval_json(struct stream *s, struct json *j, int with_tcp_info)
 {
+    json_object_begin(j, NULL);
+    uint64_t delta = stream_interval_fields(s, j, with_tcp_info);
+    json_object_end(j);
+    return delta;
+}
+
+uint64_t stream_interval_fields(struct stream *s, struct json *j, int with_tcp_info)
+{
     uint64_t total = atomic_load(&s->bytes);
     uint64_t delta = total - s->bytes_reported;
     s->bytes_reported = total;
-    json_object_begin(j, NULL);
     json_key_u64(j, "id", (uint64_t)s->id);
     json_key_u64(j, "bytes", delta);
     struct tcp_sample sample;
@@ -138,6 +145,5 @@ uint64_t stream_interval_json(struct stream *s, struct json *j, int with_tcp_inf
         json_key_u64(j, "pmtu", sample.pmtu);
         s->retrans_reported = sample.total_retrans;
     }
-    json_object_end(j);
     return delta;
 }

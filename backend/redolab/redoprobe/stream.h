@@ -56,5 +56,7 @@ void stream_init(struct stream *s, int id, int fd);
 void stream_free(struct stream *s);
 /* Appends one interval's streams[] entry and updates the reported counters; returns bytes. */
 uint64_t stream_interval_json(struct stream *s, struct json *j, int with_tcp_info);
+/* The same keys into an object the caller opened (and closes, after keys of its own). */
+uint64_t stream_interval_fields(struct stream *s, struct json *j, int with_tcp_info);
 
 #endif

@@ -46,6 +46,25 @@ int main(void)
     o.conns = 2;
     CHECK(client_options_problem(&o) != NULL && strstr(client_options_problem(&o), "65535"));
 
+    /* --schedule paces by itself and replays the client's sending */
+    o = base();
+    o.schedule = "redo.txt";
+    CHECK(client_options_problem(&o) == NULL);
+    o.scale = 2;
+    o.speedup = 60;
+    CHECK(client_options_problem(&o) == NULL);
+    o.rate_bits_per_second = 1e9;
+    CHECK(client_options_problem(&o) != NULL && strstr(client_options_problem(&o), "--rate or --delay"));
+    o.rate_bits_per_second = 0;
+    o.delay_us = 10;
+    CHECK(client_options_problem(&o) != NULL && strstr(client_options_problem(&o), "--rate or --delay"));
+    o.delay_us = 0;
+    o.reverse = 1;
+    CHECK(client_options_problem(&o) != NULL && strstr(client_options_problem(&o), "--reverse"));
+    o = base();
+    o.speedup = 2; /* without a schedule */
+    CHECK(client_options_problem(&o) != NULL && strstr(client_options_problem(&o), "--schedule FILE"));
+
     double rate;
     CHECK(parse_rate("1G", &rate) == 0 && rate == 1e9); /* --fq-rate takes bit rates */
     return T_DONE("t_options");

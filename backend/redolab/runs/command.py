@@ -28,6 +28,10 @@ class ProbeParameters:
     fq_rate_bits_per_second: int | None = None
     zerocopy: bool = False
     reverse: bool = False
+    # a rehearsal: the schedule file on the client host, the volume scale and the time compression
+    schedule_path: str | None = None
+    scale: float = 1.0
+    speedup: float = 1.0
 
 
 def _number(value: float) -> str:
@@ -69,4 +73,10 @@ def client_argv(probe: str, p: ProbeParameters, *, server_address: str, port: in
         argv.append("--zerocopy")
     if p.reverse:
         argv.append("--reverse")
+    if p.schedule_path:
+        argv += ["--schedule", p.schedule_path]
+        if p.scale != 1:
+            argv += ["--scale", _number(p.scale)]
+        if p.speedup != 1:
+            argv += ["--speedup", _number(p.speedup)]
     return argv

@@ -95,6 +95,12 @@ class Run(HostPair, Lifecycle, Base):
     kernel_max_bytes: Mapped[int | None] = mapped_column(BigInteger)
     schedule_id: Mapped[int | None] = mapped_column(ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
     cluster_id: Mapped[int | None] = mapped_column(ForeignKey("clusters.id", ondelete="SET NULL"), index=True)
+    # A rehearsal's run replays its part of the rehearsal's schedule (`redoprobe client --schedule`):
+    # its connections' slots renumbered from 0, the volume scale and the time compression.
+    rehearsal_id: Mapped[int | None] = mapped_column(ForeignKey("rehearsals.id", ondelete="CASCADE"), index=True)
+    replay_schedule: Mapped[str | None] = mapped_column(Text, deferred=True)
+    replay_scale: Mapped[float | None] = mapped_column(Float)
+    replay_speedup: Mapped[float | None] = mapped_column(Float)
 
     # Imported results: the tool, the uploaded file's name and the text this run was read from.
     source: Mapped[RunSource] = mapped_column(

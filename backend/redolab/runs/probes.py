@@ -5,12 +5,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 from redolab.environments.connect import connect_host
 from redolab.environments.models import Host
 from redolab.remote.transport import RemoteProcess, Transport, TransportError
+
+
+def schedule_path(probe_path: str, run_id: int) -> str:
+    """Where a rehearsal run's schedule goes on the client host: beside the probe, named for the run."""
+    return f"{PurePosixPath(probe_path).parent}/schedule-run{run_id}.txt"
+
+
+async def upload_schedule(transport: Transport, remote: str, text: str) -> None:
+    """Copy a rehearsal's schedule to the client host (through a local temporary file)."""
+    with tempfile.TemporaryDirectory(prefix="redolab-schedule-") as directory:
+        local = Path(directory) / "schedule.txt"
+        local.write_text(text, encoding="ascii")
+        await transport.upload(local, remote)
+
+
+async def remove_file(transport: Transport, remote: str) -> str | None:
+    """Remove a file the run put on a host; what went wrong, for the user, or None."""
+    try:
+        result = await transport.run(["rm", "-f", remote], timeout=10)
+    except TransportError as error:
+        return f"could not remove {remote} ({error})."
+    return None if result.exit_status == 0 else f"could not remove {remote}."
 
 
 @dataclass

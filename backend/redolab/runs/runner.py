@@ -10,7 +10,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from sqlalchemy import select
@@ -26,7 +26,7 @@ from redolab.remote.transport import OutputLineTooLong, Transport, TransportErro
 from redolab.runs.command import PID_PREFIX, SERVER_GRACE_SECONDS, ProbeParameters, client_argv, server_argv
 from redolab.runs.models import Run, RunEvent, RunStatus
 from redolab.runs.parsers.redoprobe import ProbeEvent, ProbeOutputError, parse_line
-from redolab.runs.probes import Started, end_probe, signal_probe
+from redolab.runs.probes import Started, end_probe, remove_file, schedule_path, signal_probe, upload_schedule
 from redolab.runs.service import begin_unless_cancelled, end_not_begun, store_summary
 
 log = logging.getLogger("redolab.runner")
@@ -77,6 +77,7 @@ class RunExecution:
     duration_seconds: float = 0.0
     unreadable: str | None = None  # the first probe output redolab could not read: the run fails
     gone: bool = False  # the run's row was deleted meanwhile (with its environment)
+    uploaded: list[tuple[Transport, str]] = field(default_factory=list)  # files to remove at the end
 
     def _mark(self, phase: str) -> None:
         """Note when a phase ended; logged once per run, to see where set-up time goes."""
@@ -204,12 +205,18 @@ class RunExecution:
         with self.sessions() as session:
             run, client_host, server_host = self._load(session)
             parameters = _probe_parameters(run)
+            schedule = run.replay_schedule
         self.duration_seconds = parameters.duration_seconds
         client_t, server_t = await self._watched(self._connect(client_host, server_host))
         client_probe, server_probe = await self._watched(
             self._deploy_and_capture(client_host, client_t, server_host, server_t)
         )
         self._check_stop()
+        if schedule is not None:  # a rehearsal: its schedule goes beside the client's probe
+            path = schedule_path(client_probe.path, self.run_id)
+            self.uploaded.append((client_t, path))
+            await self._watched(upload_schedule(client_t, path, schedule))
+            parameters = replace(parameters, schedule_path=path)
 
         server_cmd = server_argv(server_probe.path, parameters)
         self._update(server_command=shell_join(server_cmd))
@@ -468,6 +475,7 @@ class RunExecution:
         finally:
             for drain in drains:
                 drain.cancel()
+        problems += [await remove_file(transport, path) for transport, path in self.uploaded]
         return " ".join(problem for problem in problems if problem)
 
 
@@ -479,4 +487,5 @@ def _probe_parameters(run: Run) -> ProbeParameters:
         rate_bits_per_second=run.rate_bits_per_second, write_dir=run.write_dir,
         sync_write=run.sync_write, congestion=run.congestion,
         fq_rate_bits_per_second=run.fq_rate_bits_per_second, zerocopy=run.zerocopy, reverse=run.reverse,
+        scale=run.replay_scale or 1.0, speedup=run.replay_speedup or 1.0,
     )  # fmt: skip

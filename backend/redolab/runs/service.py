@@ -41,10 +41,15 @@ def create_run(
     requested_by: str,
     caps: QueueCaps | None = None,
     settings: Settings | None = None,
+    replay: dict | None = None,
+    commit: bool = True,
 ) -> Run:
     """Store the run and queue its job; the worker picks it up when both hosts are free. Refused
     before anything is written: a write_dir on "This machine" outside its root or without room
-    (422), its owner or host pair at the queue cap (429; checked under the queue lock)."""
+    (422), its owner or host pair at the queue cap (429; checked under the queue lock).
+    `replay`: a rehearsal's columns (rehearsal_id, replay_schedule, ..., and its duration cap), set
+    before the job can be claimed; `commit=False` leaves the commit to the caller (runs that must
+    be queued together)."""
     client = host_in(environment, run_in.client_host_id, "client_host_id")
     server = host_in(environment, run_in.server_host_id, "server_host_id")
     check_local_write_dir(server=server, write_dir=run_in.write_dir, conns=run_in.conns, settings=settings)
@@ -54,7 +59,7 @@ def create_run(
         client_host_name=client.name,
         server_host_name=server.name,
         requested_by=requested_by,
-        **run_in.model_dump(),
+        **{**run_in.model_dump(), **(replay or {})},
     )
     session.add(run)
     session.flush()
@@ -67,7 +72,8 @@ def create_run(
             planned_seconds=run.duration_seconds + RUN_SETUP_SECONDS,
         )
     )
-    session.commit()
+    if commit:
+        session.commit()
     return run
 
 
@@ -345,7 +351,12 @@ _SUMMARISED = tuple(getattr(RunSummary, name) for name in (*_METRIC_FIELDS, "mtu
 
 
 def _measured(environment: Environment) -> tuple:
-    return (Run.environment_id == environment.id, Run.status == RunStatus.succeeded, Run.bytes_per_second > 0)
+    """Succeeded runs that measured what the link carries: a rehearsal's runs are paced by their
+    schedule (their throughput is the redo replayed, not the link's capacity), so they are not."""
+    return (
+        Run.environment_id == environment.id, Run.status == RunStatus.succeeded, Run.bytes_per_second > 0,
+        Run.rehearsal_id.is_(None),
+    )  # fmt: skip
 
 
 # The measured runs of the environments viewed last, in this process, each with the stamp it was

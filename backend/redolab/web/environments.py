@@ -65,6 +65,7 @@ def _environment_form_values(environment: Environment) -> dict[str, str]:
         "protection_mode": environment.protection_mode.value if environment.protection_mode else "",
         "transport_mode": environment.transport_mode.value,
         "instantiation_goal_seconds": units.duration_for_input(environment.instantiation_goal_seconds),
+        "rpo_goal_seconds": units.duration_for_input(environment.rpo_goal_seconds),
         "headroom_percent": f"{environment.headroom_percent:g}",
         "apply_overhead_percent": f"{environment.apply_overhead_percent:g}",
         "link_bandwidth_bits_per_second": units.bit_rate_for_input(environment.link_bandwidth_bits_per_second),

@@ -27,17 +27,22 @@ def selection_from(request: Request) -> Selection:
         imports=params.getlist("import"),
         runs=params.getlist("run"),
         exclude_tags=params.getlist("exclude_tag"),
+        rehearsals=params.getlist("rehearsal"),
     )
 
 
-def parse_selection(*, chosen: bool, imports, runs, exclude_tags) -> Selection:
+def parse_selection(*, chosen: bool, imports, runs, exclude_tags, rehearsals=()) -> Selection:
     """Ids that are not whole numbers are left out (they name no import or run)."""
 
     def ids(values) -> list[int]:
         return [int(v) for v in values if str(v).strip().isdigit() and len(str(v).strip()) < 12]
 
     return Selection.parse(
-        chosen=chosen, imports=ids(imports), runs=ids(runs), exclude_tags=[t.strip()[:50] for t in exclude_tags]
+        chosen=chosen,
+        imports=ids(imports),
+        runs=ids(runs),
+        exclude_tags=[t.strip()[:50] for t in exclude_tags],
+        rehearsals=ids(rehearsals),
     )
 
 

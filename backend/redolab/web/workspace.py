@@ -21,6 +21,7 @@ from redolab.web.experiments import experiments_context
 from redolab.web.hadr import hadr_context
 from redolab.web.planning import plan_context, selection_from
 from redolab.web.redo import history_context
+from redolab.web.rehearsals import rehearsals_context
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -73,6 +74,7 @@ def environment_page(request: Request, session, environment, *, status_code: int
         **experiments_context(session, environment, **forms),
         **credentials_context(),
         **history_context(session, environment),
+        **rehearsals_context(session, environment),
         **hadr_context(session, environment),
         **plan_context(
             session, environment, selection_from(request), show_evidence=request.query_params.get("evidence") == "1"

@@ -1,0 +1,107 @@
+"""The rehearsal figure (pure: the probe's interval events and the model's prediction in, plotly
+figure JSON out): what the replay generated against what the standby received, the backlog, and the
+transport lag beside the lag the model predicted for the same window."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from redolab.charts import LAYOUT, figure_json
+from redolab.core.downsample import RUN_POINTS, keep_indices
+from redolab.core.units import MIB
+
+INTERVAL_KEYS = ("bytes_generated", "bytes_sent", "bytes_received", "backlog_bytes", "lag_seconds")
+PREDICTED = {"dash": "dash", "width": 2, "color": "#d62728"}
+
+
+class PredictedRehearsal(Protocol):
+    """What the figure reads of the model's prediction (planning.rehearsal_model.RehearsalPrediction)."""
+
+    lag_series: Sequence[tuple[float, float]]  # (offset seconds, lag seconds)
+    backlog_series: Sequence[tuple[float, float]]  # (offset seconds, bytes)
+
+
+def _number(value) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else np.nan
+
+
+def rehearsal_series(intervals: list[dict]) -> dict[str, np.ndarray]:
+    """The interval events' data (each with `end_seconds`, the offset of the interval's end) as
+    arrays in time order: cumulative bytes (generated, sent, received), backlog and lag at each end.
+    A missing value is NaN (a gap in the line) and adds nothing to a cumulative sum."""
+    ordered = sorted(intervals, key=lambda d: _number(d.get("end_seconds")))
+    ordered = [d for d in ordered if np.isfinite(_number(d.get("end_seconds")))]
+    series = {"end_seconds": np.array([_number(d["end_seconds"]) for d in ordered])}
+    for key in INTERVAL_KEYS:
+        series[key] = np.array([_number(d.get(key)) for d in ordered])
+    for key in ("bytes_generated", "bytes_sent", "bytes_received"):
+        series[f"cumulative_{key}"] = np.cumsum(np.nan_to_num(series[key], nan=0.0))
+    return series
+
+
+def _thinned(x: np.ndarray, y: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
+    """At most RUN_POINTS points, the peaks of y kept; the other arrays taken at the same points."""
+    indices = keep_indices(x, y.tolist(), RUN_POINTS)
+    return tuple(a[indices] for a in (x, y, *others))
+
+
+def _points(series: Sequence[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    if not series:
+        return np.array([]), np.array([])
+    x, y = (np.array(column, dtype=float) for column in zip(*series, strict=True))
+    return _thinned(x, y)[:2]
+
+
+def rehearsal_figure(intervals: list[dict], predicted: PredictedRehearsal | None = None) -> str:
+    """Three panels over the time from the start of the replay (s): cumulative MiB generated, sent
+    and received; the backlog (MiB); the transport lag (s), each with the model's line when given."""
+    s = rehearsal_series(intervals)
+    x, lag, backlog, generated, sent, received = _thinned(
+        s["end_seconds"], s["lag_seconds"], s["backlog_bytes"], s["cumulative_bytes_generated"],
+        s["cumulative_bytes_sent"], s["cumulative_bytes_received"],
+    )  # fmt: skip
+    figure = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07)
+    for y, name, width in ((generated, "generated", 3), (sent, "sent", 1), (received, "received", 2)):
+        figure.add_trace(
+            go.Scatter(x=x, y=y / MIB, name=f"{name} (MiB)", mode="lines", line={"width": width},
+                       hovertemplate="%{y:,.1f} MiB at %{x:.1f} s<extra>%{fullData.name}</extra>"),
+            row=1, col=1,
+        )  # fmt: skip
+    figure.add_trace(
+        go.Scatter(x=x, y=backlog / MIB, name="backlog, measured (MiB)", mode="lines",
+                   hovertemplate="%{y:,.2f} MiB at %{x:.1f} s<extra>measured</extra>"),
+        row=2, col=1,
+    )  # fmt: skip
+    figure.add_trace(
+        go.Scatter(x=x, y=lag, name="lag, measured (s)", mode="lines",
+                   hovertemplate="%{y:.2f} s at %{x:.1f} s<extra>measured</extra>"),
+        row=3, col=1,
+    )  # fmt: skip
+    if predicted is not None:
+        _add_prediction(figure, predicted)
+    figure.update_yaxes(title_text="cumulative (MiB)", rangemode="nonnegative", tickformat=",", row=1, col=1)
+    figure.update_yaxes(title_text="backlog (MiB)", rangemode="nonnegative", row=2, col=1)
+    figure.update_yaxes(title_text="transport lag (s)", rangemode="nonnegative", row=3, col=1)
+    figure.update_xaxes(title_text="time from the start of the replay (s)", row=3, col=1)
+    figure.update_layout(**{**LAYOUT, "height": 640})
+    return figure_json(figure)
+
+
+def _add_prediction(figure: go.Figure, predicted: PredictedRehearsal) -> None:
+    bx, by = _points(predicted.backlog_series)
+    figure.add_trace(
+        go.Scatter(x=bx, y=by / MIB, name="backlog, model (MiB)", mode="lines", line=PREDICTED,
+                   hovertemplate="%{y:,.2f} MiB at %{x:.1f} s<extra>model</extra>"),
+        row=2, col=1,
+    )  # fmt: skip
+    lx, ly = _points(predicted.lag_series)
+    figure.add_trace(
+        go.Scatter(x=lx, y=ly, name="lag, model (s)", mode="lines", line=PREDICTED,
+                   hovertemplate="%{y:.2f} s at %{x:.1f} s<extra>model</extra>"),
+        row=3, col=1,
+    )  # fmt: skip

@@ -1,0 +1,252 @@
+"""The Rehearsal card: the worst window of the environment's own redo replayed through the link,
+its measured transport lag, drain time and redo at risk against the RPO goal, beside the model's
+prediction for the same window (planning.rehearsal_model), with the disagreement explained.
+
+A rehearsal is evidence like a run: over the link by default; a loopback one (both ends on this
+machine) or a time-compressed one (a quick look: K times the redo rate) is used only when chosen,
+and the card then says so. With none yet, the card says which window would be replayed and how
+long it takes. Units: seconds, bytes, bytes per second."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from redolab.core.units import format_byte_rate, format_bytes, format_duration
+from redolab.planning.card import Card, settle
+from redolab.planning.facts import Measurements
+from redolab.planning.rehearsal_model import LagComparison, RehearsalPrediction, compare, predict_rehearsal
+from redolab.redo.requirement import Requirement
+from redolab.rehearsals.window import RehearsalRefused, Window, choose_window
+from redolab.runs.measured import Source
+
+Show = object  # show(datetime) -> str, the database's clock
+
+
+@dataclass(frozen=True)
+class RehearsalFact:
+    """One finished rehearsal as the plan reads it (its measured result from rehearsals.results)."""
+
+    id: int
+    when: datetime
+    window_kind: str
+    window_start: datetime
+    window_end: datetime
+    window_label: str
+    granularity_seconds: float | None
+    granularity: str
+    threads: tuple[int, ...]
+    scale: float
+    speedup: float
+    mode: str
+    loopback: bool
+    status: str
+    failure: str | None
+    result: dict | None
+
+    @property
+    def compressed(self) -> bool:
+        return self.speedup > 1
+
+    @property
+    def source(self) -> Source:
+        return Source(f"rehearsal #{self.id}", f"/rehearsals/{self.id}")
+
+    def window(self) -> Window:
+        return Window(
+            self.window_start, self.window_end, self.window_kind, self.window_label, self.granularity_seconds,
+            self.granularity, "", self.threads, 0.0,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RehearsalOutcome:
+    """The card's typed result: the rehearsal read, the model beside it, and the goal."""
+
+    fact: RehearsalFact
+    rpo_goal_seconds: float | None
+    prediction: RehearsalPrediction | None
+    drain: object | None  # the Capacity the prediction drained at
+    comparison: LagComparison | None
+    no_prediction: str | None  # why there is none
+
+    @property
+    def measured(self) -> dict:
+        return self.fact.result or {}
+
+    @property
+    def within_goal(self) -> bool | None:
+        if self.rpo_goal_seconds is None:
+            return None
+        return bool(self.measured.get("drained")) and self.measured["max_lag_seconds"] <= self.rpo_goal_seconds
+
+    def to_json(self) -> dict:
+        m, p = self.measured, self.prediction
+        return {
+            "rehearsal_id": self.fact.id,
+            "window": {
+                "label": self.fact.window_label,
+                "start": self.fact.window_start.isoformat(),
+                "end": self.fact.window_end.isoformat(),
+                "granularity": self.fact.granularity,
+            },
+            "scale": self.fact.scale,
+            "speedup": self.fact.speedup,
+            "compressed": self.fact.compressed,
+            "loopback": self.fact.loopback,
+            "rpo_goal_seconds": self.rpo_goal_seconds,
+            "within_goal": self.within_goal,
+            "measured": {k: m.get(k) for k in ("max_lag_seconds", "max_backlog_bytes", "drain_seconds", "drained")},
+            "predicted": None
+            if p is None
+            else {
+                "max_lag_seconds": p.max_lag_seconds,
+                "max_backlog_bytes": p.max_backlog_bytes,
+                "drain_seconds": p.drain_seconds,
+                "drain_bytes_per_second": p.drain_bytes_per_second,
+            },
+            "disagreement_ratio": self.comparison.disagreement_ratio if self.comparison else None,
+            "explanation": self.comparison.explanation if self.comparison else None,
+        }
+
+
+def outcome(
+    fact: RehearsalFact, *, requirement: Requirement | None, measured: Measurements, rpo_goal_seconds: float | None
+) -> RehearsalOutcome:
+    """The rehearsal's result beside the model's prediction for the same window, drained at the
+    slowest of its threads' single-stream capacities (the plan's own)."""
+    prediction = drain = comparison = None
+    why = None
+    streams = [measured.stream(t) for t in fact.threads]
+    if requirement is None or any(t not in requirement.threads or not requirement.threads[t].replay
+                                  for t in fact.threads):  # fmt: skip
+        why = "the redo history it replayed is no longer chosen in the plan's evidence"
+    elif any(s is None for s in streams):
+        why = "no single-connection ASYNC run and no nominal link rate to drain the model at"
+    else:
+        drain = min(streams, key=lambda s: s.bytes_per_second)
+        prediction = predict_rehearsal(
+            requirement, fact.window(), drain_bytes_per_second=drain.bytes_per_second, scale=fact.scale,
+            speedup=fact.speedup,
+        )  # fmt: skip
+        if fact.result:
+            comparison = compare(
+                fact.result["max_lag_seconds"],
+                prediction.max_lag_seconds,
+                drain_bytes_per_second=drain.bytes_per_second,
+            )
+    return RehearsalOutcome(fact, rpo_goal_seconds, prediction, drain, comparison, why)
+
+
+def rehearsal_card(
+    result: RehearsalOutcome | None,
+    *,
+    requirement: Requirement | None,
+    left_out: list[tuple[RehearsalFact, str]],
+    rpo_goal_seconds: float | None,
+    no_history: str | None,
+    zone: str,
+) -> tuple[Card, list[str]]:
+    card = Card("rehearsal", "Rehearsal: the worst window replayed", result=result)
+    if result is None:
+        card.missing.append(_none_yet(requirement, left_out, no_history, zone))
+        settle(card, failed=False, judged=False)
+        return card, []
+    fact, m = result.fact, result.measured
+    card.cite(fact.source)
+    if not m:
+        card.missing.append(
+            f"rehearsal #{fact.id} {fact.status} before any interval arrived"
+            + (f" ({fact.failure})" if fact.failure else "")
+            + ": start it again"
+        )
+        settle(card, failed=False, judged=False)
+        return card, []
+    card.loopback = fact.loopback
+    card.values = result.to_json()
+    _rows(card, result)
+    risks = []
+    if fact.compressed:
+        card.missing.append(
+            f"time compressed {fact.speedup:g}x (a quick look at {fact.speedup:g} times the redo rate): "
+            "rehearse at speedup 1 for a verdict"
+        )
+    if rpo_goal_seconds is None:
+        card.missing.append("an RPO goal on the environment (the data loss the business accepts, e.g. 30 s)")
+    lag, at_risk = format_duration(m["max_lag_seconds"]), format_bytes(m["max_backlog_bytes"])
+    failed = result.within_goal is False and not fact.compressed
+    if result.within_goal is None:
+        card.headline = f"Largest transport lag {lag}, {at_risk} of redo at risk over {fact.window_label}"
+    elif result.within_goal:
+        card.headline = f"Within the {format_duration(rpo_goal_seconds)} RPO goal: largest lag {lag}, {at_risk} at risk"
+    else:
+        said = f"largest lag {lag}" if m.get("drained") else "the backlog had not drained when the replay stopped"
+        card.headline = f"Over the {format_duration(rpo_goal_seconds)} RPO goal: {said}, {at_risk} at risk"
+        if failed:
+            risks.append(
+                f"Rehearsal #{fact.id} replayed {fact.window_label} through the link: the transport lag reached "
+                f"{lag}, over the {format_duration(rpo_goal_seconds)} RPO goal; a primary lost then loses that "
+                "much redo."
+            )
+    settle(card, failed=failed, judged=True, info=rpo_goal_seconds is None)
+    return card, risks
+
+
+def _rows(card: Card, result: RehearsalOutcome) -> None:
+    fact, m, p = result.fact, result.measured, result.prediction
+    scale = f", volumes x {fact.scale:g}" if fact.scale != 1 else ""
+    card.rows.append(("Window replayed", f"{fact.window_label} ({len(fact.threads)} thread(s){scale})"))
+    card.rows.append(("Granularity", fact.granularity or "–"))
+    worst = max(m.get("threads") or [], key=lambda t: t.get("max_lag_seconds") or 0, default=None)
+    thread = f" (thread {worst['thread']})" if worst and len(fact.threads) > 1 else ""
+    card.rows.append(("Largest transport lag, measured", f"{format_duration(m['max_lag_seconds'])}{thread}"))
+    card.rows.append(("Largest redo at risk (backlog)", format_bytes(m["max_backlog_bytes"])))
+    drained = m.get("drain_seconds")
+    card.rows.append((
+        "Drain time after the last scheduled byte",
+        format_duration(drained) if m.get("drained") and drained is not None
+        else ("no backlog to drain" if m.get("drained") else "not drained when the replay stopped"),
+    ))  # fmt: skip
+    goal = result.rpo_goal_seconds
+    card.rows.append(("RPO goal", format_duration(goal) if goal is not None else "not set"))
+    if p is None:
+        card.rows.append(("Model's prediction, same window", f"none: {result.no_prediction}"))
+    else:
+        card.rows.append((
+            "Model's prediction, same window",
+            f"largest lag {format_duration(p.max_lag_seconds)}, {format_bytes(p.max_backlog_bytes)} queued, "
+            f"each stream drained at {format_byte_rate(p.drain_bytes_per_second)} ({result.drain.label})",
+        ))  # fmt: skip
+        card.cite(result.drain.source)
+    if result.comparison is not None:
+        c = result.comparison
+        card.rows.append((
+            "Measured against the model",
+            "within 20 %" if c.agrees else f"{c.disagreement_ratio:+.0%}",
+        ))  # fmt: skip
+        if c.explanation:
+            card.working.append(c.explanation)
+    card.working.append(
+        "redoprobe replayed the window's redo slot by slot per thread, never sending a byte before its "
+        "recorded time; the lag is the age of the oldest byte generated and not yet received by the "
+        "standby host (as V$DATAGUARD_STATS' transport lag), the receiver's count being the truth."
+    )
+
+
+def _none_yet(
+    requirement: Requirement | None, left_out: list[tuple[RehearsalFact, str]], no_history: str | None, zone: str
+) -> str:
+    if left_out:
+        fact, why = left_out[0]
+        return f"rehearsal #{fact.id} is not used ({why})"
+    if requirement is None:
+        return no_history or "no redo history yet: a rehearsal replays the history's worst hour"
+    try:
+        window = choose_window(requirement, "worst-60m", zone=zone)
+    except RehearsalRefused as refused:
+        return f"no rehearsal possible: {refused}"
+    return (
+        f"no rehearsal yet: Rehearse would replay {window.label} ({len(window.threads)} thread(s), "
+        f"{format_byte_rate(window.bytes_per_second)} on average) through the link; it takes "
+        f"{format_duration(window.seconds)} plus the time to drain"
+    )

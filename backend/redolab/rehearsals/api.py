@@ -1,0 +1,81 @@
+"""JSON API: rehearsals (request, list, read with the measured result, schedule text, cancel)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request, status
+from fastapi.responses import PlainTextResponse
+
+from redolab.auth.deps import ApiOperator, current_api_user
+from redolab.core.deps import SessionDep, SettingsDep
+from redolab.environments.service import get_environment
+from redolab.jobs.admission import QueueCaps
+from redolab.jobs.queue import wake_local_worker
+from redolab.rehearsals import service
+from redolab.rehearsals.models import Rehearsal
+from redolab.rehearsals.schemas import RehearsalCreate, RehearsalPublic
+
+router = APIRouter(prefix="/api/v1", tags=["rehearsals"], dependencies=[Depends(current_api_user)])
+
+
+def rehearsal_public(session, rehearsal: Rehearsal) -> RehearsalPublic:
+    return RehearsalPublic(
+        id=rehearsal.id, environment_id=rehearsal.environment_id,
+        status=service.status(rehearsal), failure_reason=service.failure(rehearsal),
+        window_kind=rehearsal.window_kind, window_start=rehearsal.window_start, window_end=rehearsal.window_end,
+        window_label=rehearsal.window_label, granularity_seconds=rehearsal.granularity_seconds,
+        granularity=rehearsal.granularity, imports=rehearsal.imports, threads=rehearsal.threads,
+        mode=rehearsal.mode, message_bytes=rehearsal.message_bytes, scale=rehearsal.scale,
+        speedup=rehearsal.speedup, compressed=rehearsal.speedup > 1, slot_seconds=rehearsal.slot_seconds,
+        schedule_sha256=rehearsal.schedule_sha256, schedule_bytes=rehearsal.schedule_bytes,
+        schedule_seconds=rehearsal.schedule_seconds, run_ids=[run.id for run in rehearsal.runs],
+        result=service.current_result(session=session, rehearsal=rehearsal), label=rehearsal.label,
+        requested_by=rehearsal.requested_by, created_at=rehearsal.created_at,
+        status_url=f"/api/v1/rehearsals/{rehearsal.id}", schedule_url=f"/api/v1/rehearsals/{rehearsal.id}/schedule",
+    )  # fmt: skip
+
+
+@router.post("/environments/{environment_id}/rehearsals", status_code=status.HTTP_201_CREATED)
+def create_rehearsal(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: ApiOperator,
+    environment_id: int,
+    body: RehearsalCreate,
+) -> RehearsalPublic:
+    """Replay a window of the environment's redo history through its hosts' link (operator role);
+    poll `status_url` until `status` is succeeded, failed or cancelled."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    rehearsal = service.create_rehearsal(
+        session=session, environment=environment, request=service.request_of(body), requested_by=user.username,
+        caps=QueueCaps.of(settings), settings=settings,
+    )  # fmt: skip
+    wake_local_worker(request.app)
+    return rehearsal_public(session, rehearsal)
+
+
+@router.get("/environments/{environment_id}/rehearsals")
+def list_rehearsals(session: SessionDep, environment_id: int) -> list[RehearsalPublic]:
+    environment = get_environment(session=session, environment_id=environment_id)
+    return [rehearsal_public(session, r) for r in service.list_rehearsals(session=session, environment=environment)]
+
+
+@router.get("/rehearsals/{rehearsal_id}")
+def read_rehearsal(session: SessionDep, rehearsal_id: int) -> RehearsalPublic:
+    return rehearsal_public(session, service.get_rehearsal(session=session, rehearsal_id=rehearsal_id))
+
+
+@router.get("/rehearsals/{rehearsal_id}/schedule", response_class=PlainTextResponse)
+def read_schedule(session: SessionDep, rehearsal_id: int) -> PlainTextResponse:
+    """The schedule as redoprobe replayed it (`CONNECTION OFFSET_SECONDS BYTES` per slot)."""
+    rehearsal = service.get_rehearsal(session=session, rehearsal_id=rehearsal_id)
+    return PlainTextResponse(rehearsal.schedule_text, headers={"X-Schedule-SHA256": rehearsal.schedule_sha256})
+
+
+@router.post("/rehearsals/{rehearsal_id}/cancel")
+def cancel_rehearsal(session: SessionDep, user: ApiOperator, rehearsal_id: int) -> RehearsalPublic:
+    """Cancel every run of the rehearsal still queued or running; their probes are stopped."""
+    rehearsal = service.get_rehearsal(session=session, rehearsal_id=rehearsal_id)
+    service.cancel_rehearsal(session=session, rehearsal=rehearsal)
+    session.refresh(rehearsal)
+    return rehearsal_public(session, rehearsal)

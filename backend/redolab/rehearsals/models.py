@@ -1,0 +1,47 @@
+"""Rehearsals: a window of the environment's own redo replayed through the real link. A rehearsal
+owns one run per host pair (one pair: one run with a connection per thread; node pairs: thread n
+from primary node n to standby node n, all at once); its schedule and window are kept to trust and
+repeat it, and its measured result is stored once every run has ended."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
+from redolab.runs.models import ProbeMode, Run
+
+
+class Rehearsal(Base):
+    __tablename__ = "rehearsals"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    # What was replayed: "worst-60m", "worst-15m", ... or "period" (dates given or dragged on the chart)
+    window_kind: Mapped[str] = mapped_column(String(20))
+    window_start: Mapped[datetime] = mapped_column(UTCDateTime())
+    window_end: Mapped[datetime] = mapped_column(UTCDateTime())
+    window_label: Mapped[str] = mapped_column(String(300), default="")
+    granularity_seconds: Mapped[float | None] = mapped_column(Float)
+    granularity: Mapped[str] = mapped_column(Text, default="")  # in words: what the replay cannot show
+    imports: Mapped[list[str]] = mapped_column(JSON, default=list)  # the imports the series came from
+    threads: Mapped[list[int]] = mapped_column(JSON, default=list)  # connection i carries threads[i]
+    mode: Mapped[ProbeMode] = mapped_column(enum_column(ProbeMode), default=ProbeMode.async_)
+    message_bytes: Mapped[int] = mapped_column(BigInteger)
+    scale: Mapped[float] = mapped_column(Float, default=1.0)
+    speedup: Mapped[float] = mapped_column(Float, default=1.0)
+    slot_seconds: Mapped[float] = mapped_column(Float)
+    schedule_sha256: Mapped[str] = mapped_column(String(64))
+    schedule_bytes: Mapped[int] = mapped_column(BigInteger)
+    schedule_seconds: Mapped[float] = mapped_column(Float)
+    schedule_lines: Mapped[int] = mapped_column(Integer, default=0)
+    schedule_text: Mapped[str] = mapped_column(Text, deferred=True)
+    label: Mapped[str] = mapped_column(String(200), default="")
+    requested_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The measured outcome, written once when every run has ended (see rehearsals.results)
+    result: Mapped[dict | None] = mapped_column(JSON)
+
+    runs: Mapped[list[Run]] = relationship(order_by="Run.id", foreign_keys="Run.rehearsal_id", viewonly=True)

@@ -1,0 +1,63 @@
+"""Rehearsal request and response shapes (JSON API, form and CLI share the request)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from redolab.core.fields import SizeBytes, at_most, positive
+from redolab.runs.models import ProbeMode, RunStatus
+from redolab.runs.schemas import Label
+
+MIB = 1024 * 1024
+
+
+class RehearsalCreate(BaseModel):
+    """What to replay: `worst-60m` (default), `worst-15m`, `worst-5m`, `worst-1m`, or a period
+    `FROM..TO` (ISO times, in the database's time zone unless they carry one); the volume scale
+    (1.3 = the plan's headroom) and a time compression for a quick look."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    window: Annotated[str, Field(max_length=200)] = "worst-60m"
+    scale: Annotated[float, Field(gt=0, le=1000)] = 1.0
+    speedup: Annotated[float, Field(ge=1, le=3600)] = 1.0
+    mode: ProbeMode = ProbeMode.async_
+    message_bytes: Annotated[SizeBytes, AfterValidator(positive), at_most(256 * MIB, "256 MiB")] = None
+    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB")] = None
+    client_host_id: int | None = None
+    server_host_id: int | None = None
+    label: Label = ""
+
+
+class RehearsalPublic(BaseModel):
+    id: int
+    environment_id: int
+    status: RunStatus
+    failure_reason: str | None
+    window_kind: str
+    window_start: datetime
+    window_end: datetime
+    window_label: str
+    granularity_seconds: float | None
+    granularity: str
+    imports: list[str]
+    threads: list[int]
+    mode: ProbeMode
+    message_bytes: int
+    scale: float
+    speedup: float
+    compressed: bool
+    slot_seconds: float
+    schedule_sha256: str
+    schedule_bytes: int
+    schedule_seconds: float
+    run_ids: list[int]
+    result: dict | None
+    label: str
+    requested_by: str
+    created_at: datetime
+    status_url: str
+    schedule_url: str

@@ -1,0 +1,235 @@
+"""Rehearsals: choose the window, build its schedule, queue its runs together, read what they
+measured. Refused before anything is written: no timed history or a window without data (422), a
+schedule over the probe's limits (422), a host of the rehearsal busy (409: its threads must replay
+at the same moment), the owner or a host pair at the queue cap (429)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from redolab.core.config import Settings
+from redolab.core.db import get_or_404
+from redolab.core.errors import FieldError
+from redolab.environments.models import Environment, Host
+from redolab.jobs.admission import QueueCaps
+from redolab.jobs.models import Job, JobStatus
+from redolab.redo.analysis import default_requirement
+from redolab.rehearsals.models import Rehearsal
+from redolab.rehearsals.results import RunReplay, measured
+from redolab.rehearsals.schedule import Schedule, build_schedule, render
+from redolab.rehearsals.schemas import RehearsalCreate
+from redolab.rehearsals.window import RehearsalRefused, choose_window, parse_window_spec
+from redolab.runs import service as runs
+from redolab.runs.models import ProbeMode, Run, RunStatus
+from redolab.runs.schemas import RunCreate
+from redolab.sweeps.clusters import node_pairs
+
+DEFAULT_MESSAGE_BYTES = 1024 * 1024  # ASYNC: as oratcptest; SYNC: the history's average redo write
+DRAIN_CAP_FACTOR, DRAIN_CAP_SECONDS = 2.0, 60.0  # a replay may take twice its schedule, plus a minute
+
+
+@dataclass(frozen=True)
+class RehearsalRequest:
+    window: str = "worst-60m"
+    scale: float = 1.0
+    speedup: float = 1.0
+    mode: ProbeMode = ProbeMode.async_
+    message_bytes: int | None = None
+    sockbuf_bytes: int | None = None
+    client_host_id: int | None = None  # one pair for every thread; none: node pairs, else node 1
+    server_host_id: int | None = None
+    label: str = ""
+
+
+Carrier = tuple[Host, Host, list[int]]  # client, server, the threads its connections carry
+
+
+def request_of(body: RehearsalCreate) -> RehearsalRequest:
+    """The request from its validated form, JSON body or CLI options."""
+    return RehearsalRequest(**body.model_dump())
+
+
+def _pairs(environment: Environment, request: RehearsalRequest, threads: list[int]) -> list[Carrier]:
+    """(client, server, threads it carries): a given pair carries every thread; with node pairs for
+    every thread, thread n goes from primary node n to standby node n; else node 1's pair."""
+    if request.client_host_id is not None or request.server_host_id is not None:
+        if request.client_host_id is None or request.server_host_id is None:
+            raise FieldError("client_host_id", "Give both hosts of the pair (client and server), or neither.", 422)
+        client = runs.host_in(environment, request.client_host_id, "client_host_id")
+        server = runs.host_in(environment, request.server_host_id, "server_host_id")
+        return [(client, server, threads)]
+    pairs = {client.node_number: (client, server) for client, server in node_pairs(environment)}
+    if not pairs:
+        raise FieldError(
+            "client_host_id",
+            "A rehearsal needs a primary and a standby host with the same node number: add them first.",
+            422,
+        )
+    if len(threads) > 1 and len(pairs) > 1:
+        missing = [t for t in threads if t not in pairs]
+        if missing:
+            raise FieldError(
+                "client_host_id",
+                f"Thread {missing[0]} has no node pair (primary node {missing[0]} and standby node {missing[0]}); "
+                "add them, or choose one host pair to carry every thread.",
+                422,
+            )
+        return [(*pairs[t], [t]) for t in threads]
+    first = pairs[min(pairs)]
+    return [(*first, threads)]
+
+
+def _busy(session: Session, hosts: list[Host]) -> None:
+    """409 when a host of the rehearsal already has a run queued or running: its threads must start
+    together, so it does not wait in the queue behind other work."""
+    ids = {host.id for host in hosts}
+    job = session.scalars(
+        select(Job).where(
+            Job.status.in_((JobStatus.queued, JobStatus.running)),
+            (Job.client_host_id.in_(ids)) | (Job.server_host_id.in_(ids)),
+        )
+    ).first()
+    if job is not None:
+        host = next(h for h in hosts if h.id in (job.client_host_id, job.server_host_id))
+        what = f"run #{job.run_id}" if job.run_id else f"sweep #{job.sweep_id}" if job.sweep_id else f"job #{job.id}"
+        raise FieldError(
+            "client_host_id",
+            f"Host '{host.name}' is busy with {what} ({job.status.value}); a rehearsal's threads replay at the "
+            "same moment, so its hosts must be free. Start it when that ends, or cancel it.",
+            409,
+        )
+
+
+def _message_bytes(request: RehearsalRequest, requirement) -> int:
+    if request.message_bytes:
+        return request.message_bytes
+    if request.mode is ProbeMode.sync and requirement.avg_redo_write_bytes:
+        return max(512, round(requirement.avg_redo_write_bytes))
+    return DEFAULT_MESSAGE_BYTES
+
+
+def create_rehearsal(
+    *,
+    session: Session,
+    environment: Environment,
+    request: RehearsalRequest,
+    requested_by: str,
+    caps: QueueCaps | None = None,
+    settings: Settings | None = None,
+) -> Rehearsal:
+    requirement = default_requirement(session=session, environment=environment)
+    if requirement is None:
+        raise FieldError("window", "No redo history yet: import archived-log or AWR history first.", 422)
+    zone = environment.time_zone or "UTC"
+    try:
+        window = choose_window(requirement, parse_window_spec(request.window, zone=zone), zone=zone)
+        schedule = build_schedule(requirement, window, scale=request.scale, speedup=request.speedup)
+    except RehearsalRefused as refused:
+        raise FieldError("window", str(refused), 422) from None
+    imports = sorted({label for t in window.threads for label in _imports_of(requirement, t)})
+    pairs = _pairs(environment, request, list(schedule.threads))
+    _busy(session, [host for client, server, _ in pairs for host in (client, server)])
+    message_bytes = _message_bytes(request, requirement)
+    rehearsal = Rehearsal(
+        environment_id=environment.id, window_kind=window.kind, window_start=window.start, window_end=window.end,
+        window_label=window.label, granularity_seconds=window.granularity_seconds, granularity=window.granularity,
+        imports=imports, threads=list(schedule.threads), mode=request.mode,
+        message_bytes=message_bytes, scale=request.scale, speedup=request.speedup,
+        slot_seconds=schedule.slot_seconds, schedule_sha256=schedule.sha256, schedule_bytes=schedule.total_bytes,
+        schedule_seconds=schedule.seconds, schedule_lines=schedule.line_count, schedule_text=schedule.text,
+        label=request.label, requested_by=requested_by,
+    )  # fmt: skip
+    session.add(rehearsal)
+    session.flush()
+    cap = schedule.seconds / request.speedup * DRAIN_CAP_FACTOR + DRAIN_CAP_SECONDS
+    for client, server, threads in pairs:
+        run_in = RunCreate(
+            client_host_id=client.id, server_host_id=server.id, mode=request.mode, conns=len(threads),
+            message_bytes=message_bytes, sockbuf_bytes=request.sockbuf_bytes, interval_seconds=1.0,
+            label=request.label or f"rehearsal #{rehearsal.id}",
+        )  # fmt: skip
+        replay = {
+            "rehearsal_id": rehearsal.id, "replay_schedule": part_of(schedule, threads),
+            "replay_scale": request.scale, "replay_speedup": request.speedup, "duration_seconds": cap,
+        }  # fmt: skip
+        runs.create_run(
+            session=session, environment=environment, run_in=run_in, requested_by=requested_by, caps=caps,
+            settings=settings, replay=replay, commit=False,
+        )  # fmt: skip
+    session.commit()
+    return rehearsal
+
+
+def part_of(schedule: Schedule, threads: list[int]) -> str:
+    """The schedule text of some threads, their connections renumbered from 0 in that order."""
+    if list(threads) == list(schedule.threads):
+        return schedule.text
+    header = [f"# {schedule.label}: thread{'s' if len(threads) > 1 else ''} {', '.join(map(str, threads))}"]
+    position = {thread: i for i, thread in enumerate(schedule.threads)}
+    return render(header, tuple(schedule.connections[position[t]] for t in threads), schedule.slot_seconds)
+
+
+def _imports_of(requirement, thread: int) -> tuple[str, ...]:
+    basis = requirement.threads[thread].replay_basis
+    return basis.imports if basis else ()
+
+
+def get_rehearsal(*, session: Session, rehearsal_id: int) -> Rehearsal:
+    return get_or_404(session, Rehearsal, rehearsal_id, what="Rehearsal")
+
+
+def list_rehearsals(*, session: Session, environment: Environment, limit: int = 50) -> list[Rehearsal]:
+    query = select(Rehearsal).where(Rehearsal.environment_id == environment.id).order_by(Rehearsal.id.desc())
+    return list(session.scalars(query.limit(limit)))
+
+
+def status(rehearsal: Rehearsal) -> RunStatus:
+    """Queued or running while a run is; then failed or cancelled if any run did, else succeeded."""
+    states = [run.status for run in rehearsal.runs]
+    if not states:
+        return RunStatus.failed
+    for state in (RunStatus.running, RunStatus.queued, RunStatus.failed, RunStatus.cancelled):
+        if state in states:
+            return state
+    return RunStatus.succeeded
+
+
+def failure(rehearsal: Rehearsal) -> str | None:
+    reasons = [f"run #{run.id}: {run.failure_reason}" for run in rehearsal.runs if run.failure_reason]
+    return "; ".join(reasons) or None
+
+
+def replays(*, session: Session, rehearsal: Rehearsal) -> list[RunReplay]:
+    """Each run's threads and client lines; the threads follow the runs' order (see _pairs)."""
+    result, offset = [], 0
+    threads = list(rehearsal.threads)
+    for run in rehearsal.runs:
+        carried = threads[offset : offset + run.conns]
+        offset += run.conns
+        result.append(RunReplay(run.id, carried, runs.run_lines(session=session, run=run, role="client")))
+    return result
+
+
+def current_result(*, session: Session, rehearsal: Rehearsal) -> dict | None:
+    """The measured figures: stored once every run has ended, computed from the events before."""
+    if rehearsal.result is not None:
+        return rehearsal.result
+    result = measured(replays(session=session, rehearsal=rehearsal))
+    if result is not None and all(run.status.finished for run in rehearsal.runs):
+        rehearsal.result = result
+        session.commit()
+    return result
+
+
+def cancel_rehearsal(*, session: Session, rehearsal: Rehearsal) -> Rehearsal:
+    for run in rehearsal.runs:
+        if not run.status.finished:
+            runs.cancel_run(session=session, run=run)
+    return rehearsal
+
+
+def runs_of(rehearsal: Rehearsal) -> list[Run]:
+    return list(rehearsal.runs)

@@ -1,0 +1,74 @@
+"""The rehearsal figure: cumulative bytes, backlog and lag from the probe's interval events, the
+model's lag on the same axes, units on every axis, SVG traces only (the CSP forbids WebGL)."""
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from redolab.charts.rehearsals import rehearsal_figure, rehearsal_series
+from redolab.core.downsample import RUN_POINTS
+from redolab.core.units import MIB
+from redolab.planning.rehearsal_model import predict_rehearsal
+from redolab.rehearsals.window import choose_window
+from tests.figures import values
+from tests.rehearsals.history import T0, requirement_of, row
+
+
+def interval(end, generated, sent, received, backlog, lag):
+    return {
+        "start_seconds": end - 1, "end_seconds": end, "bytes_generated": generated, "bytes_sent": sent,
+        "bytes_received": received, "backlog_bytes": backlog, "lag_seconds": lag,
+    }  # fmt: skip
+
+
+INTERVALS = [
+    interval(2.0, 2 * MIB, MIB, MIB, 3 * MIB, 1.5),  # out of order on purpose: drawn in time order
+    interval(1.0, 2 * MIB, MIB, MIB, MIB, 0.5),
+    interval(3.0, 0, 2 * MIB, 2 * MIB, MIB, 0.5),
+]
+
+
+def prediction():
+    req = requirement_of([row(1, 60 * i, 60, 120 if i < 5 else 30) for i in range(15)])
+    return predict_rehearsal(req, choose_window(req, (T0, T0 + timedelta(minutes=15))), drain_bytes_per_second=MIB)
+
+
+def test_three_panels_with_units_and_the_model_on_the_measured_axes():
+    figure = json.loads(rehearsal_figure(INTERVALS, prediction()))
+    traces = {trace["name"]: trace for trace in figure["data"]}
+    assert {t["type"] for t in figure["data"]} == {"scatter"}
+    assert "scattergl" not in json.dumps(figure["data"])  # (the theme lists defaults for every type)
+    assert values(traces["generated (MiB)"]["y"]) == [2, 4, 4]  # cumulative
+    assert values(traces["received (MiB)"]["y"]) == [1, 2, 4]
+    assert values(traces["generated (MiB)"]["x"]) == [1, 2, 3]
+    assert values(traces["backlog, measured (MiB)"]["y"]) == [1, 3, 1]
+    assert values(traces["lag, measured (s)"]["y"]) == [0.5, 1.5, 0.5]
+    assert traces["lag, model (s)"]["yaxis"] == traces["lag, measured (s)"]["yaxis"] == "y3"
+    assert traces["backlog, model (MiB)"]["yaxis"] == traces["backlog, measured (MiB)"]["yaxis"] == "y2"
+    assert max(values(traces["lag, model (s)"]["y"])) == pytest.approx(300)
+    assert max(values(traces["backlog, model (MiB)"]["y"])) == pytest.approx(300)
+    layout = figure["layout"]
+    titles = [layout[axis]["title"]["text"] for axis in ("yaxis", "yaxis2", "yaxis3")]
+    assert titles == ["cumulative (MiB)", "backlog (MiB)", "transport lag (s)"]
+    assert layout["xaxis3"]["title"]["text"] == "time from the start of the replay (s)"
+
+
+def test_without_a_model_only_the_measurement_is_drawn_and_a_missing_value_is_a_gap():
+    gap = [*INTERVALS, {"end_seconds": 4.0, "bytes_generated": MIB}]
+    figure = json.loads(rehearsal_figure(gap))
+    names = [trace["name"] for trace in figure["data"]]
+    assert names == ["generated (MiB)", "sent (MiB)", "received (MiB)", "backlog, measured (MiB)", "lag, measured (s)"]
+    lag = values(figure["data"][-1]["y"])
+    assert lag[:3] == [0.5, 1.5, 0.5] and lag[3] != lag[3]  # NaN: not a zero
+    assert values(figure["data"][0]["y"])[-1] == 5  # the cumulative sum goes on
+    series = rehearsal_series([{"end_seconds": None, "lag_seconds": 3}, *INTERVALS])
+    assert series["end_seconds"].tolist() == [1, 2, 3]  # an interval without an end is not drawn
+
+
+def test_an_hour_of_one_second_intervals_is_thinned_keeping_the_worst_lag():
+    hour = [interval(float(s), MIB, MIB, MIB, 0, 100.0 if s == 1234 else 0.25) for s in range(1, 3601)]
+    figure = json.loads(rehearsal_figure(hour))
+    lag = figure["data"][-1]
+    assert len(values(lag["x"])) <= RUN_POINTS + 2 and max(values(lag["y"])) == 100.0
+    assert values(figure["data"][0]["y"])[-1] == 3600  # the cumulative total survives the thinning

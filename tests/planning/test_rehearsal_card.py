@@ -1,0 +1,115 @@
+"""The Rehearsal card: the measured lag of the worst window against the RPO goal, beside the model's
+prediction for the same window; the answer on the report's first page; what it says with none yet."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from redolab.planning.answer import answers
+from redolab.planning.card import FAIL, MISSING, PARTIAL, PASS, show_time
+from redolab.planning.plan import build_plan
+from redolab.planning.rehearsal_card import RehearsalFact
+from redolab.redo.requirement import ImportSeries, requirement
+from tests.planning.test_plan import facts
+from tests.planning.test_requirement import MIB, T0, row
+
+
+def history():
+    """One thread: 10-minute logs of 60 MiB for 3 hours, 600 MiB each from the second hour on (the worst)."""
+    rows = [row(1, 600 * n, 600, 600 if 6 <= n < 12 else 60) for n in range(18)]
+    return requirement([ImportSeries(1, "arch.csv", rows)], headroom_ratio=0.3)
+
+
+def fact(*, max_lag=4.0, drained=True, speedup=1.0, loopback=False, result=True) -> RehearsalFact:
+    measured = {
+        "max_lag_seconds": max_lag, "max_backlog_bytes": 40 * MIB, "drain_seconds": 3.0 if drained else None,
+        "drained": drained, "threads": [{"thread": 1, "max_lag_seconds": max_lag}],
+        "series": {"end_seconds": [1.0, 2.0, 3.0], "lag_seconds": [0.0, max_lag, 0.0]},
+    }  # fmt: skip
+    return RehearsalFact(
+        id=7, when=T0 + timedelta(days=30), window_kind="worst", window_start=T0 + timedelta(hours=1),
+        window_end=T0 + timedelta(hours=2), window_label="worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC",
+        granularity_seconds=600, granularity="per log (~10 min each)", threads=(1,), scale=1.0, speedup=speedup,
+        mode="async", loopback=loopback, status="succeeded", failure=None, result=measured if result else None,
+    )  # fmt: skip
+
+
+def plan_with(rehearsal: RehearsalFact | None, *, goal: float | None = 30.0, link_bits: float = 10e9, left_out=()):
+    return build_plan(
+        facts=facts(rpo_goal_seconds=goal, link_bits_per_second=link_bits),
+        requirement=history(),
+        runs=[],
+        rehearsals=[rehearsal] if rehearsal else [],
+        rehearsals_left_out=list(left_out),
+    )
+
+
+def test_within_the_goal_passes_with_the_model_beside_it():
+    card = plan_with(fact(max_lag=4.0)).card("rehearsal")
+    assert card.status == PASS and card.headline.startswith("Within the 30 s RPO goal")
+    rows = dict(card.rows)
+    assert rows["Largest transport lag, measured"] == "4 s" or rows["Largest transport lag, measured"].startswith("4")
+    assert "MiB" in rows["Largest redo at risk (backlog)"]
+    # a 10 Gbit/s nominal link drains 1 MiB/s of redo at once: the model predicts no lag, the
+    # measurement found 4 s: a disagreement, explained
+    assert card.values["predicted"]["max_lag_seconds"] == 0
+    assert card.values["disagreement_ratio"] > 0.2 and "The link lagged more than the model" in " ".join(card.working)
+    assert {s.label for s in card.sources} >= {"rehearsal #7"}
+
+
+def test_over_the_goal_fails_and_is_a_risk():
+    plan = plan_with(fact(max_lag=45.0))
+    card = plan.card("rehearsal")
+    assert card.status == FAIL and card.headline.startswith("Over the 30 s RPO goal")
+    assert any("over the 30 s RPO goal" in risk for risk in plan.risks)
+    undrained = plan_with(fact(max_lag=10.0, drained=False)).card("rehearsal")
+    assert undrained.status == FAIL and "not drained" in undrained.headline
+
+
+def test_the_model_predicts_the_same_window_at_the_plans_stream_rate():
+    # a 2 MiB/s link: 600 MiB per 10 minutes (1 MiB/s) keeps up, so no lag; at 0.5 MiB/s it queues
+    fast = plan_with(fact(), link_bits=2 * MIB * 8).card("rehearsal")
+    assert fast.values["predicted"]["max_lag_seconds"] == 0
+    slow = plan_with(fact(max_lag=1800.0), link_bits=0.5 * MIB * 8, goal=None).card("rehearsal")
+    predicted = slow.values["predicted"]["max_lag_seconds"]
+    # an hour at 1 MiB/s drained at 0.5 MiB/s: 1,800 MiB queued, 3,600 s behind at the end
+    assert abs(predicted - 3600) < 1
+    assert slow.values["disagreement_ratio"] < -0.2 and "lagged less than the model" in " ".join(slow.working)
+
+
+def test_without_a_goal_or_at_compressed_time_it_is_not_a_verdict():
+    no_goal = plan_with(fact(), goal=None).card("rehearsal")
+    assert no_goal.status == PARTIAL and "an RPO goal" in no_goal.missing[0]
+    quick = plan_with(fact(max_lag=45.0, speedup=60)).card("rehearsal")
+    assert quick.status == PARTIAL and quick.status != FAIL and "time compressed 60x" in quick.missing[0]
+    looped = plan_with(fact(loopback=True)).card("rehearsal")
+    assert looped.loopback and looped.headline.startswith("Loopback, not the link")
+
+
+def test_none_yet_says_which_window_would_be_replayed_and_how_long():
+    card = plan_with(None).card("rehearsal")
+    assert card.status == MISSING
+    assert "worst 60 minutes" in card.headline and "it takes 60 min plus the time to drain" in card.headline
+    left = plan_with(None, left_out=[(fact(loopback=True), "not the link")]).card("rehearsal")
+    assert left.status == MISSING and "rehearsal #7 is not used (not the link)" in left.headline
+    failed = plan_with(fact(result=False)).card("rehearsal")
+    assert failed.status == MISSING and "before any interval arrived" in failed.headline
+
+
+def test_the_report_first_page_answers_the_rehearsal_question():
+    plan = plan_with(fact(max_lag=4.0))
+    answer = next(a for a in answers(plan, lambda m: show_time(m, "UTC")) if a.key == "rehearsal")
+    assert answer.status == PASS and "largest lag 4" in answer.number and "within the 30 s RPO goal" in answer.number
+
+
+def test_the_printed_report_draws_the_lag_without_script():
+    from redolab.planning.rehearsal_svg import MAX_POINTS, lag_svg
+
+    measured = [(float(t), float(t % 50)) for t in range(2000)]
+    svg = str(lag_svg(measured, [(0.0, 0.0), (2000.0, 10.0)], 30.0))
+    assert svg.startswith("<svg") and "<script" not in svg
+    drawn = svg.split('stroke="#1f5fa8"')[0].rsplit('<polyline points="', 1)[1].split('"')[0].split()
+    assert len(drawn) == MAX_POINTS  # thinned, keeping each stretch's peak
+    assert 'stroke-dasharray="6,4"' in svg and 'stroke-dasharray="2,3"' in svg  # the model and the goal
+    assert "49 s" in svg  # the axis reaches the largest lag
+    assert str(lag_svg([], None, None)) == ""

@@ -1,0 +1,248 @@
+"""Rehearsals end to end on "This machine" hosts: a generated per-log history imported through the
+API, the worst window replayed by real redoprobe processes through the worker, the measured lag
+read back; refusals (no timed history, a bad period, a busy host, a viewer) write nothing; Cancel
+leaves no probe; a rehearsal's paced runs never count as the link's capacity."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from redolab.auth.models import Role
+from redolab.core.db import make_sessionmaker
+from redolab.rehearsals.models import Rehearsal
+from redolab.runs import service as run_service
+from redolab.runs.models import Run, RunStatus
+from redolab.runs.schemas import RunCreate
+from redolab.worker import Worker
+from tests.execution import work_until
+from tests.factories import PASSWORD, make_environment, make_host, make_user
+from tests.services import leftover_probes
+
+MIB = 1024 * 1024
+T0 = datetime(2025, 3, 4, 12, 0, tzinfo=UTC)
+
+
+def archived_log_csv(threads: int = 1, *, burst_mib: int = 600) -> str:
+    """V$ARCHIVED_LOG-shaped rows: 10-minute logs of 60 MiB for 3 hours per thread, and one hour of
+    6 logs of `burst_mib` MiB at 13:00 to 14:00 (the worst hour)."""
+    lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
+    for thread in range(1, threads + 1):
+        for n in range(18):
+            start = T0 + timedelta(minutes=10 * n)
+            size = burst_mib if 6 <= n < 12 else 60
+            end = start + timedelta(minutes=10)
+            lines.append(f"{thread},{100 + n},{start:%Y-%m-%d %H:%M:%S},{end:%Y-%m-%d %H:%M:%S},{size * 2048},512")
+    return "\n".join(lines) + "\n"
+
+
+def import_history(api_client, environment, text: str, name: str = "arch.csv") -> None:
+    preview = api_client.post(
+        f"/api/v1/environments/{environment.id}/redo/preview", files={"file": (name, text.encode(), "text/csv")}
+    )
+    assert preview.status_code == 200, preview.text
+    done = api_client.post(
+        f"/api/v1/environments/{environment.id}/redo/imports", json={"upload_token": preview.json()["upload_token"]}
+    )
+    assert done.status_code == 201, done.text
+
+
+def local_env(session, nodes: int = 1, **fields):
+    environment = make_environment(session, primary_rac_nodes=nodes, standby_rac_nodes=nodes, **fields)
+    for role in ("primary", "standby"):
+        for node in range(1, nodes + 1):
+            make_host(session, environment, name=f"{role[0]}{node}", transport="local", role=role, node_number=node)
+    session.refresh(environment)
+    return environment
+
+
+def run_until_done(engine, secret_key, session, rehearsal_id: int, timeout: float = 60) -> Rehearsal:
+    def finished() -> bool:
+        session.expire_all()
+        runs = session.get(Rehearsal, rehearsal_id).runs
+        return bool(runs) and all(run.status.finished for run in runs)
+
+    work_until(engine, secret_key, finished, timeout, what="the rehearsal")
+    return session.get(Rehearsal, rehearsal_id)
+
+
+def count(session, model) -> int:
+    return session.scalar(select(func.count()).select_from(model))
+
+
+def test_worst_hour_replayed_through_the_probe_and_read_back(api_client, browser_client, session, engine, secret_key):
+    environment = local_env(session, link_bandwidth_bits_per_second=10**9)
+    import_history(api_client, environment, archived_log_csv())
+    created = api_client.post(
+        f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m", "speedup": 360}
+    )
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert body["window_start"].startswith("2025-03-04T13:00") and body["window_end"].startswith("2025-03-04T14:00")
+    assert body["threads"] == [1] and body["compressed"] is True and body["status"] == "queued"
+    assert body["schedule_bytes"] == 6 * 600 * MIB  # every byte of the worst hour, none from outside it
+    schedule = api_client.get(body["schedule_url"])
+    assert schedule.status_code == 200 and schedule.headers["x-schedule-sha256"] == body["schedule_sha256"]
+    slots = [line.split() for line in schedule.text.splitlines() if line and not line.startswith("#")]
+    assert sum(int(b) for _, _, b in slots) == body["schedule_bytes"]
+
+    rehearsal = run_until_done(engine, secret_key, session, body["id"])
+    (run,) = rehearsal.runs
+    assert run.status is RunStatus.succeeded, run.failure_reason
+    assert "--schedule" in run.client_command and "--speedup 360" in run.client_command
+    read = api_client.get(body["status_url"]).json()
+    result = read["result"]
+    assert read["status"] == "succeeded" and result["drained"] is True
+    assert result["bytes_generated"] == body["schedule_bytes"] == result["bytes_received"]
+    assert 0 <= result["max_lag_seconds"] < 2  # ~10 MiB/s replayed on loopback: never far behind
+    assert len(result["series"]["end_seconds"]) >= 8  # 10 s of replay at 1 s intervals
+    session.expire_all()
+    assert session.get(Rehearsal, body["id"]).result == result  # stored once the runs ended
+    assert leftover_probes() == []
+    # its page: the measured figures beside the model's for the same window: 360x compressed, the
+    # hour's 1 MiB/s is 360 MiB/s, above the nominal 1 Gbit/s link (119 MiB/s), so the model queues
+    # (3,600 MiB in 10 s, drained at 119 MiB/s: ~20 s behind) where loopback did not: -100 %
+    page = browser_client.get(f"/rehearsals/{body['id']}").text
+    model = page.split('id="summary-model">')[1].split("</dd>")[0]
+    assert "20.2 s largest lag" in model and "nominal link" in model and "measured -100 %" in model
+    plan = browser_client.get(f"/environments/{environment.id}/plan/report?chosen=1&rehearsal={body['id']}")
+    assert plan.status_code == 200 and "<polyline" in plan.text.split('id="report-rehearsal"')[1]
+    # the replay's throughput is the redo, not the link: never a capacity for the plan
+    assert run_service.read_measured_runs(session=session, environment=environment) == []
+
+
+def test_two_threads_over_two_node_pairs_each_carry_their_own(api_client, session, engine, secret_key):
+    environment = local_env(session, nodes=2)
+    import_history(api_client, environment, archived_log_csv(threads=2, burst_mib=300))
+    created = api_client.post(
+        f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m", "speedup": 600}
+    )
+    assert created.status_code == 201, created.text
+    rehearsal = run_until_done(engine, secret_key, session, created.json()["id"])
+    pairs = [(run.client_host_name, run.server_host_name, run.conns) for run in rehearsal.runs]
+    assert pairs == [("p1", "s1", 1), ("p2", "s2", 1)]
+    assert all(run.status is RunStatus.succeeded for run in rehearsal.runs), [r.failure_reason for r in rehearsal.runs]
+    starts = sorted(run.started_at for run in rehearsal.runs)
+    assert (starts[1] - starts[0]).total_seconds() < 1.5  # replayed together
+    result = api_client.get(f"/api/v1/rehearsals/{rehearsal.id}").json()["result"]
+    assert [t["thread"] for t in result["threads"]] == [1, 2]
+    assert all(t["max_lag_seconds"] is not None for t in result["threads"])
+    assert result["max_lag_seconds"] == pytest.approx(max(t["max_lag_seconds"] for t in result["threads"]))
+    assert result["bytes_generated"] == 2 * 6 * 300 * MIB
+
+
+def test_refusals_name_what_and_write_nothing(api_client, app, session, engine):
+    environment = local_env(session)
+    url = f"/api/v1/environments/{environment.id}/rehearsals"
+    nothing = api_client.post(url, json={})
+    assert nothing.status_code == 422 and "No redo history" in nothing.text
+    import_history(api_client, environment, archived_log_csv())
+    for window, words in (
+        ("2025-03-05 00:00..2025-03-05 01:00", "no"),  # a period with no data in it
+        ("13:00..12:00", "window"),
+        ("2025-03-04 12:00..2025-03-06 12:00", "24 h"),
+        ("worst-7m", "worst-60m"),
+    ):
+        refused = api_client.post(url, json={"window": window})
+        assert refused.status_code == 422, (window, refused.text)
+        assert words in refused.text, (window, refused.text)
+    too_fast = api_client.post(url, json={"scale": 2000})
+    assert too_fast.status_code == 422 and "scale" in too_fast.text
+    # a busy host: its threads must start together, so the rehearsal does not queue behind a run
+    primary, standby = sorted(environment.hosts, key=lambda h: h.role.value)
+    run = run_service.create_run(
+        session=session, environment=environment, requested_by="alice",
+        run_in=RunCreate(client_host_id=primary.id, server_host_id=standby.id, duration_seconds=2, interval_seconds=1),
+    )  # fmt: skip
+    busy = api_client.post(url, json={})
+    assert busy.status_code == 409 and "busy with run #" + str(run.id) in busy.text and primary.name in busy.text
+    assert count(session, Rehearsal) == 0 and count(session, Run) == 1  # nothing written by a refusal
+
+
+def test_schedules_over_the_probes_limits_are_refused(api_client, session):
+    """A slot above 1 TB/s after scale, more than 1,024 threads: 422 naming the limit."""
+    fast = local_env(session)
+    lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
+    for n in range(7):  # 10-minute logs of 480 TiB: 0.8 TB/s, inside the import's bounds
+        start, end = T0 + timedelta(minutes=10 * n), T0 + timedelta(minutes=10 * (n + 1))
+        lines.append(f"1,{n + 1},{start:%Y-%m-%d %H:%M:%S},{end:%Y-%m-%d %H:%M:%S},{480 * 2**40 // 512},512")
+    import_history(api_client, fast, "\n".join(lines) + "\n")
+    over = api_client.post(f"/api/v1/environments/{fast.id}/rehearsals", json={"scale": 2})
+    assert over.status_code == 422 and "1 TB/s" in over.text, over.text
+    assert api_client.post(f"/api/v1/environments/{fast.id}/rehearsals", json={}).status_code != 422
+
+    many = local_env(session)
+    lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
+    for thread in range(1, 1026):
+        for n in range(7):
+            start, end = T0 + timedelta(minutes=10 * n), T0 + timedelta(minutes=10 * (n + 1))
+            lines.append(f"{thread},{n + 1},{start:%Y-%m-%d %H:%M:%S},{end:%Y-%m-%d %H:%M:%S},2048,512")
+    import_history(api_client, many, "\n".join(lines) + "\n")
+    refused = api_client.post(f"/api/v1/environments/{many.id}/rehearsals", json={})
+    assert refused.status_code == 422 and "1,024" in refused.text, refused.text
+
+
+def test_a_viewer_cannot_start_one(app, session):
+    from fastapi.testclient import TestClient
+
+    environment = local_env(session)
+    make_user(session, "vera", role=Role.viewer)
+    with TestClient(app, follow_redirects=False) as client:
+        token = client.post("/api/v1/auth/token", data={"username": "vera", "password": PASSWORD})
+        assert token.status_code == 200, token.text
+        client.headers["Authorization"] = f"Bearer {token.json()['access_token']}"
+        refused = client.post(f"/api/v1/environments/{environment.id}/rehearsals", json={})
+    assert refused.status_code == 403
+    assert count(session, Rehearsal) == 0
+
+
+def test_cancel_stops_the_replay_and_leaves_no_probe(api_client, session, engine, secret_key):
+    environment = local_env(session)
+    import_history(api_client, environment, archived_log_csv())
+    created = api_client.post(f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m"})
+    assert created.status_code == 201, created.text
+    rehearsal_id = created.json()["id"]
+    worker = Worker(make_sessionmaker(engine), secret_key=secret_key)
+    thread = worker.start_thread()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            read = api_client.get(f"/api/v1/rehearsals/{rehearsal_id}").json()
+            if read["result"] and read["result"]["series"]["end_seconds"]:
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("no interval arrived")
+        cancelled = api_client.post(f"/api/v1/rehearsals/{rehearsal_id}/cancel")
+        assert cancelled.status_code == 200
+        deadline = time.monotonic() + 20
+        while api_client.get(f"/api/v1/rehearsals/{rehearsal_id}").json()["status"] not in ("cancelled", "failed"):
+            assert time.monotonic() < deadline, "the rehearsal did not stop"
+            time.sleep(0.2)
+    finally:
+        worker.stopping.set()
+        thread.join(20)
+    read = api_client.get(f"/api/v1/rehearsals/{rehearsal_id}").json()
+    assert read["status"] == "cancelled"
+    assert read["result"]["series"]["end_seconds"]  # the intervals so far are kept
+    assert leftover_probes() == []
+
+
+def test_a_sync_rehearsal_sends_commit_sized_writes_and_reports_the_slip(api_client, session, engine, secret_key):
+    environment = local_env(session)
+    import_history(api_client, environment, archived_log_csv(burst_mib=60))
+    created = api_client.post(
+        f"/api/v1/environments/{environment.id}/rehearsals",
+        json={"window": "worst-60m", "speedup": 360, "mode": "sync", "message_bytes": "64 KiB"},
+    )
+    assert created.status_code == 201, created.text
+    rehearsal = run_until_done(engine, secret_key, session, created.json()["id"])
+    (run,) = rehearsal.runs
+    assert run.status is RunStatus.succeeded, run.failure_reason
+    assert "--mode sync" in run.client_command and "--message-size 65536" in run.client_command
+    result = api_client.get(f"/api/v1/rehearsals/{rehearsal.id}").json()["result"]
+    assert result["max_slip_seconds"] is not None and 0 <= result["max_slip_seconds"] < 1
+    assert result["bytes_received"] == created.json()["schedule_bytes"]

@@ -1,0 +1,252 @@
+"""Rehearsal pages over HTTP: the form on the environment page (errors beside their fields, roles),
+the rehearsal page (what is replayed, live block, the measured figures), cancel, schedule download."""
+
+import hashlib
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from redolab.auth.models import Role
+from redolab.core.db import utcnow
+from redolab.redo import service as redo_service
+from redolab.rehearsals.models import Rehearsal
+from redolab.runs.models import RunEvent, RunStatus
+from tests.conftest import log_in
+from tests.factories import make_environment, make_host, make_user
+
+HTMX = {"HX-Request": "true"}
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
+# gv_archived_log.csv: thread 1 from 08:00 to 08:20, thread 2 from 08:05 to 08:15 (15 Jan 2022, UTC)
+PERIOD = {"window": "period", "window_from": "2022-01-15 08:05", "window_to": "2022-01-15 08:15"}
+
+
+def environment_with_history(session, history: str | None = "gv_archived_log.csv", **fields):
+    """'This machine' as primary and standby (node 1), and a per-log history with times."""
+    environment = make_environment(session, **fields)
+    make_host(session, environment, name="p", transport="local", role="primary")
+    make_host(session, environment, name="s", transport="local", role="standby")
+    if history:
+        redo_service.import_file(
+            session=session, environment=environment, path=FIXTURES / history, filename=history, imported_by="alice"
+        )
+    session.refresh(environment)
+    return environment
+
+
+def start(client, environment, **fields):
+    form = {"scale": "1", "speedup": "1", "mode": "async", "message_bytes": "", "label": "", **fields}
+    return client.post(f"/environments/{environment.id}/rehearsals", data=form, headers=HTMX)
+
+
+def started(client, session, environment, **fields) -> Rehearsal:
+    response = start(client, environment, **{**PERIOD, **fields})
+    assert response.status_code == 200 and "HX-Redirect" in response.headers, response.text
+    rehearsal_id = int(response.headers["HX-Redirect"].rsplit("/", 1)[1])
+    session.expire_all()
+    return session.get(Rehearsal, rehearsal_id)
+
+
+def replayed(session, rehearsal: Rehearsal, status=RunStatus.succeeded, intervals: int = 3, reason=None) -> None:
+    """The rehearsal's run as the worker leaves it: the client's replay intervals stored (a backlog
+    that builds and drains), its end event unless it failed, and its final status."""
+    run = rehearsal.runs[0]
+    lines = [{"event": "start", "data": {"conns": run.conns}}]
+    for i in range(intervals):
+        backlog = [4, 8, 0][i % 3] * 1024 * 1024
+        lines.append({"event": "interval", "data": {
+            "start_seconds": float(i), "end_seconds": float(i + 1), "bytes_generated": 10 * 1024 * 1024,
+            "bytes_sent": 10 * 1024 * 1024, "bytes_received": 10 * 1024 * 1024 - backlog,
+            "backlog_bytes": backlog, "lag_seconds": [0.5, 1.25, 0.0][i % 3]}})  # fmt: skip
+    if status is RunStatus.succeeded:
+        streams = [{"id": c, "max_lag_seconds": 1.25 - c * 0.5, "max_backlog_bytes": (8 - c * 4) * 1024 * 1024}
+                   for c in range(run.conns)]  # fmt: skip
+        lines.append({"event": "end", "data": {
+            "max_lag_seconds": 1.25, "drain_seconds": 1.5, "drained": True,
+            "bytes_received": intervals * 10 * 1024 * 1024, "streams": streams}})  # fmt: skip
+    for seq, line in enumerate(lines):
+        session.add(RunEvent(run_id=run.id, seq=seq, role="client", event=line["event"], line=json.dumps(line)))
+    run.status, run.failure_reason = status, reason
+    run.started_at, run.finished_at = utcnow() - timedelta(seconds=intervals), utcnow()
+    session.commit()
+
+
+def test_the_form_is_on_the_environment_page(browser_client, session):
+    environment = environment_with_history(session)
+    page = browser_client.get(f"/environments/{environment.id}")
+    assert page.status_code == 200
+    shown_on_page = (
+        'id="rehearsals"', 'href="#rehearsals"', 'id="rehearsal-form"', 'id="no-rehearsals"',
+        'value="worst-60m" selected', 'id="rh-window_from"', 'id="rh-speedup"', "Period from (UTC)",
+    )  # fmt: skip
+    for shown in shown_on_page:
+        assert shown in page.text, shown
+    assert "drag across the History chart" in page.text
+
+
+def test_no_history_no_form_and_the_empty_state_says_why(browser_client, session):
+    environment = environment_with_history(session, history=None)
+    page = browser_client.get(f"/environments/{environment.id}")
+    assert 'id="rehearsal-form"' not in page.text
+    assert "a rehearsal replays the redo history: import it first" in page.text
+
+
+def test_a_window_without_timed_data_is_refused_beside_its_field(browser_client, session):
+    """The fixture's threads overlap for 10 minutes: no worst hour; a period outside the data has no
+    redo; an hour-of-day profile has no times at all. Each refusal is beside the field it concerns."""
+    environment = environment_with_history(session)
+    worst = start(browser_client, environment, window="worst-60m")
+    assert worst.status_code == 422
+    assert 'id="e-rh-window"' in worst.text and "no stretch of 60 minutes" in worst.text
+    assert "<html" not in worst.text and 'id="rehearsals"' in worst.text  # the section, swapped in place
+    outside = start(browser_client, environment, window="period", window_from="2022-01-16 08:00",
+                    window_to="2022-01-16 09:00")  # fmt: skip
+    assert outside.status_code == 422
+    assert 'id="e-rh-window_from"' in outside.text and "no redo with times from" in outside.text
+    assert 'value="2022-01-16 08:00"' in outside.text  # what was typed is kept
+    profile = environment_with_history(session, history="sysmetric_hourly_profile.csv")
+    untimed = start(browser_client, profile, window="worst-15m")
+    assert untimed.status_code == 422 and 'id="e-rh-window"' in untimed.text
+    assert "nothing to replay" in untimed.text
+    assert session.query(Rehearsal).count() == 0
+
+
+def test_a_bad_period_is_refused_beside_from_or_to(browser_client, session):
+    environment = environment_with_history(session)
+    unreadable = start(browser_client, environment, window="period", window_from="yesterday",
+                       window_to="2022-01-15 08:15")  # fmt: skip
+    assert unreadable.status_code == 422
+    assert 'id="e-rh-window_from"' in unreadable.text and "is not an ISO time" in unreadable.text
+    backwards = start(browser_client, environment, window="period", window_from="2022-01-15 08:15",
+                      window_to="2022-01-15 08:05")  # fmt: skip
+    assert backwards.status_code == 422
+    assert 'id="e-rh-window_to"' in backwards.text and "is not after the start" in backwards.text
+    half = start(browser_client, environment, window="period", window_from="2022-01-15 08:05", window_to="")
+    assert half.status_code == 422 and "Give the end of the period." in half.text
+    speed = start(browser_client, environment, **PERIOD, speedup="0.5")
+    assert speed.status_code == 422 and 'id="e-rh-speedup"' in speed.text and "Must be at least 1" in speed.text
+    assert session.query(Rehearsal).count() == 0
+
+
+def test_a_plain_form_post_comes_back_as_a_page_with_its_errors(browser_client, session):
+    environment = environment_with_history(session)
+    response = browser_client.post(f"/environments/{environment.id}/rehearsals", data={"window": "worst-60m"})
+    assert response.status_code == 422 and "<html" in response.text and 'id="e-rh-window"' in response.text
+
+
+def test_the_section_refreshes_itself_as_a_fragment(browser_client, session):
+    """Hosts added or removed refresh the section (hx-trigger hosts-changed): htmx gets the fragment,
+    a plain request goes to the section on the whole page."""
+    environment = environment_with_history(session)
+    fragment = browser_client.get(f"/environments/{environment.id}/rehearsals", headers=HTMX)
+    assert fragment.status_code == 200 and "<html" not in fragment.text and 'id="rehearsal-form"' in fragment.text
+    plain = browser_client.get(f"/environments/{environment.id}/rehearsals")
+    assert plain.status_code == 303 and plain.headers["location"] == f"/environments/{environment.id}#rehearsals"
+
+
+def test_a_viewer_sees_no_form_and_cannot_start_one(anonymous, session):
+    environment = environment_with_history(session)
+    make_user(session, "vic", role=Role.viewer)
+    log_in(anonymous, "vic")
+    page = anonymous.get(f"/environments/{environment.id}")
+    assert 'id="rehearsal-form"' not in page.text
+    assert "an operator or an admin starts rehearsals; you are a viewer" in page.text
+    refused = anonymous.post(f"/environments/{environment.id}/rehearsals", data=PERIOD)
+    assert refused.status_code == 403 and "needs the operator role" in refused.text
+    assert session.query(Rehearsal).count() == 0
+
+
+def test_the_page_says_what_is_replayed(browser_client, session):
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment, speedup="10", label="batch hour")
+    page = browser_client.get(f"/rehearsals/{rehearsal.id}")
+    assert page.status_code == 200
+    for shown in (
+        f"Rehearsal #{rehearsal.id}: batch hour",
+        "2022-01-15 08:05 to 08:15 UTC",  # the window, on the database's clock
+        "spread evenly",  # the granularity statement
+        "not in the replay",
+        'id="replayed-threads">1, 2<',
+        "Time compressed 10×: a quick look, not evidence",
+        rehearsal.schedule_sha256,
+        f'href="/runs/{rehearsal.runs[0].id}"',
+        f'href="/rehearsals/{rehearsal.id}/schedule.txt"',
+        'hx-trigger="every 250ms"',  # queued: the live block polls
+    ):
+        assert shown in page.text, shown
+    listed = browser_client.get(f"/environments/{environment.id}")
+    assert f'href="/rehearsals/{rehearsal.id}"' in listed.text and "queued" in listed.text
+
+
+def test_a_period_is_read_on_the_databases_clock(browser_client, session):
+    """The History chart shows the database's clock; the period typed or dragged from it is read on
+    that clock, and the page says the window on it."""
+    environment = environment_with_history(session, time_zone="Europe/Paris")
+    rehearsal = started(browser_client, session, environment)
+    assert rehearsal.window_start.isoformat().startswith("2022-01-15T07:05")  # 08:05 in Paris, stored in UTC
+    page = browser_client.get(f"/rehearsals/{rehearsal.id}")
+    assert "2022-01-15 08:05 to 08:15 Europe/Paris" in page.text
+
+
+def test_real_time_is_not_called_compressed(browser_client, session):
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment)
+    page = browser_client.get(f"/rehearsals/{rehearsal.id}")
+    assert "1× (real time)" in page.text and "a quick look, not evidence" not in page.text
+
+
+def test_the_live_block_stops_polling_when_finished(browser_client, session):
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment)
+    live = browser_client.get(f"/rehearsals/{rehearsal.id}/live", headers=HTMX)
+    assert live.status_code == 200 and 'id="rehearsal-live"' in live.text and "<html" not in live.text
+    assert 'hx-trigger="every' in live.text
+    replayed(session, rehearsal)
+    finished = browser_client.get(f"/rehearsals/{rehearsal.id}/live", headers=HTMX)
+    assert finished.status_code == 200 and "<html" not in finished.text
+    assert 'hx-trigger="every' not in finished.text  # the final block carries no trigger: polling stops
+    for shown in ('id="rehearsal-summary"', 'id="rehearsal-chart"', 'id="summary-max-lag">1.25 s',
+                  'id="summary-max-backlog">8 MiB', 'id="summary-drain">1.5 s', 'id="summary-threads"'):  # fmt: skip
+        assert shown in finished.text, shown
+    assert 'id="summary-slip"' not in finished.text  # ASYNC: no slip
+    page = browser_client.get(f"/rehearsals/{rehearsal.id}")
+    assert "succeeded" in page.text and 'hx-trigger="every' not in page.text
+    listed = browser_client.get(f"/environments/{environment.id}")
+    assert "1.25 s" in listed.text and "8 MiB" in listed.text
+
+
+def test_a_failed_rehearsal_says_why_and_keeps_its_intervals(browser_client, session):
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment)
+    replayed(session, rehearsal, status=RunStatus.failed, intervals=2, reason="the standby went away")
+    page = browser_client.get(f"/rehearsals/{rehearsal.id}")
+    assert 'id="failure-reason"' in page.text and "the standby went away" in page.text
+    assert 'id="kept-intervals"' in page.text and "the 2 intervals measured until then are kept" in page.text
+    assert 'id="rehearsal-chart"' in page.text and 'id="summary-drain">not drained' in page.text
+
+
+def test_cancel_from_the_page(browser_client, session):
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment)
+    response = browser_client.post(f"/rehearsals/{rehearsal.id}/cancel", headers=HTMX)
+    assert response.headers["HX-Redirect"] == f"/rehearsals/{rehearsal.id}"
+    session.expire_all()
+    assert [run.status for run in session.get(Rehearsal, rehearsal.id).runs] == [RunStatus.cancelled]
+
+
+def test_the_schedule_downloads_as_replayed(browser_client, session):
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment)
+    download = browser_client.get(f"/rehearsals/{rehearsal.id}/schedule.txt")
+    assert download.status_code == 200
+    assert download.headers["content-disposition"] == (
+        f'attachment; filename="redolab-rehearsal-{rehearsal.id}-schedule.txt"'
+    )
+    assert download.headers["content-type"].startswith("text/plain")
+    assert hashlib.sha256(download.content).hexdigest() == rehearsal.schedule_sha256
+    assert download.headers["x-schedule-sha256"] == rehearsal.schedule_sha256
+    assert download.text.startswith("# redolab rehearsal schedule: CONNECTION OFFSET_SECONDS BYTES")
+
+
+def test_an_unknown_rehearsal_is_404(browser_client):
+    assert browser_client.get("/rehearsals/9999").status_code == 404
+    assert browser_client.get("/rehearsals/9999/schedule.txt").status_code == 404
