@@ -24,6 +24,7 @@ from redolab.auth import api as auth_api
 from redolab.auth.audit import AuditMiddleware
 from redolab.auth.deps import LoginRequired, current_api_user, current_html_user
 from redolab.auth.guard import DatabaseCounts, LoginGuard, LoginThrottleMiddleware
+from redolab.collect import api as collect_api
 from redolab.core.config import Settings, get_settings
 from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.deps import SessionDep
@@ -53,6 +54,7 @@ from redolab.runs import api as runs_api
 from redolab.runs.service import MAX_RESULT_IMPORT_BYTES
 from redolab.sweeps import api as sweeps_api
 from redolab.web import auth as auth_pages
+from redolab.web import collect as collect_pages
 from redolab.web import environments as environment_pages
 from redolab.web import hadr as hadr_pages
 from redolab.web import planning as planning_pages
@@ -311,6 +313,8 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(environment_pages.router, include_in_schema=False)
     app.include_router(workspace.router, include_in_schema=False)  # after /environments/new
     app.include_router(environments_api.router)
+    app.include_router(collect_api.router)
+    app.include_router(collect_pages.router, include_in_schema=False)
     app.include_router(runs_api.router)
     app.include_router(rehearsals_api.router)
     app.include_router(sweeps_api.router)

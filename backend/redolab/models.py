@@ -1,6 +1,7 @@
 """Every ORM model, imported in one place for Alembic and create_app."""
 
 from redolab.auth.models import ApiToken, User
+from redolab.collect.models import Collection
 from redolab.core.db import Base
 from redolab.disktest.models import DiskTest
 from redolab.environments.models import Credential, Environment, Host
@@ -15,6 +16,7 @@ __all__ = [
     "ApiToken",
     "Base",
     "Cluster",
+    "Collection",
     "Credential",
     "DiskTest",
     "Environment",

@@ -19,6 +19,9 @@ from datetime import timedelta
 from sqlalchemy import and_, exists, or_, select, text, update
 from sqlalchemy.orm import aliased, sessionmaker
 
+from redolab.collect.execution import CollectionExecution
+from redolab.collect.service import KIND as COLLECT_KIND
+from redolab.collect.service import fail_orphaned_collection, fire_due_collections
 from redolab.core.db import utcnow
 from redolab.disktest.models import DiskTest
 from redolab.disktest.service import DiskExecution
@@ -145,6 +148,8 @@ def _discard_orphaned_work(session, job: Job) -> None:
         discard_orphan(session, job)
     if job.kind == preview_jobs.KIND:
         preview_jobs.discard_orphan(job)
+    if job.kind == COLLECT_KIND:
+        fail_orphaned_collection(session, job)
     if job.disk_test_id is not None:
         test = session.get(DiskTest, job.disk_test_id)
         if test is not None and test.status in ("queued", "running"):
@@ -213,6 +218,12 @@ class Worker:
         elif job.kind == "disk":
             succeeded = await DiskExecution(self.sessions, self.secret_key, job.disk_test_id, heartbeat).execute()
             status = RunStatus.succeeded if succeeded else RunStatus.failed
+        elif job.kind == COLLECT_KIND:
+            collection_id = int((job.options or {}).get("collection_id", 0))
+            outcome = await CollectionExecution(
+                self.sessions, self.secret_key, collection_id, heartbeat=heartbeat, shutting_down=self.stopping.is_set
+            ).execute()
+            status = {"succeeded": RunStatus.succeeded, "cancelled": RunStatus.cancelled}.get(outcome, RunStatus.failed)
         elif job.kind == "sweep":
             status = await SweepExecution(
                 self.sessions, self.secret_key, job.sweep_id, heartbeat=heartbeat, shutting_down=self.stopping.is_set
@@ -250,6 +261,7 @@ class Worker:
                 last_schedule = loop.time()
                 try:
                     fire_due(self.sessions)
+                    fire_due_collections(self.sessions)
                 except Exception:  # a schedule must never stop the worker
                     log.exception("firing schedules failed")
             job = claim_next(self.sessions, self.worker_id)

@@ -4,7 +4,9 @@ host), the strict reading of a session's text, the scenario and data the test ch
 
 Environment (set by the test):
 - STANDIN_SCENARIO: ok (default) | wrong_password | no_privilege | no_awr | instance_down | hang |
-  garbage | old_version | comma_decimals
+  garbage | old_version | comma_decimals | missing_view (ORA-00942 on DBA_DATA_FILES) | killed (exit 137,
+  nothing printed after the first step)
+- STANDIN_PASSWORD: the password a `USER[@ALIAS]` logon must read as the first line of standard input
 - STANDIN_DATA: a JSON file of what the database holds (keys as in DEFAULT_DATA); absent keys take the defaults
 - STANDIN_LOG: a file to which every invocation appends one JSON line (tool, argv, sha256 of its input,
   the scripts recognised)
@@ -25,7 +27,7 @@ from pathlib import Path
 
 UNKNOWN_EXIT = 99
 SCENARIOS = ("ok", "wrong_password", "no_privilege", "no_awr", "instance_down", "hang", "garbage", "old_version",
-             "comma_decimals")  # fmt: skip
+             "comma_decimals", "missing_view", "killed")  # fmt: skip
 HEADER = "-- redolab-script: "
 DEFINE = re.compile(r"^DEFINE ([a-z][a-z0-9_]{0,29}) = (\d{1,10})$")
 VARIABLE = re.compile(r"&([a-z][a-z0-9_]*)", re.IGNORECASE)
@@ -72,9 +74,23 @@ def log(tool: str, argv: list[str], received: str, scripts: list[str]) -> None:
     if not target:
         return
     entry = {"tool": tool, "argv": argv, "sha256": sha256(received), "scripts": scripts,
-             "scripts_sha256": [sha256(shipped()[name]) for name in scripts]}  # fmt: skip
+             "scripts_sha256": [sha256(shipped()[name]) for name in scripts], "ps": command_lines()}  # fmt: skip
     with open(target, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(entry) + "\n")
+
+
+def command_lines() -> list[str]:
+    """What `ps` shows of this process and its parents (up to the session's sshd): each command line."""
+    lines, pid = [], os.getpid()
+    for _ in range(8):
+        try:
+            lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        if pid <= 1:
+            break
+    return lines
 
 
 def split_session(text: str, known: dict[str, str]) -> tuple[list[tuple[str, dict[str, int]]], bool]:

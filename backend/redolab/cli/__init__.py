@@ -10,7 +10,7 @@ from __future__ import annotations
 import typer
 
 from redolab import __version__
-from redolab.cli import experiments, rehearse, serve
+from redolab.cli import collect, experiments, rehearse, serve
 from redolab.cli.db import db_app
 from redolab.cli.lab import lab_app
 from redolab.cli.plan import plan_app
@@ -23,6 +23,7 @@ app.command()(serve.worker)
 app.command("run")(experiments.run_experiment)
 app.command("import-results")(experiments.import_results)
 app.command("rehearse")(rehearse.rehearse)
+app.command("collect")(collect.collect)
 app.add_typer(redo_app, name="redo")
 app.add_typer(lab_app, name="lab")
 app.add_typer(plan_app, name="plan")

@@ -166,7 +166,7 @@ def _markers(lines: list[str]) -> list[str]:
     current, found = "connect", []
     for line in lines:
         if line.startswith(STEP_PROMPT):
-            current = line[len(STEP_PROMPT) :].strip()
+            current = line[len(STEP_PROMPT) :].strip() or "session"  # a cut marker names no step
         found.append(current)
     return found
 

@@ -11,6 +11,7 @@ from redolab.core.deps import PageDep, SessionDep
 from redolab.environments import credentials, service, trust
 from redolab.environments.credentials import CredentialCreate, CredentialPublic
 from redolab.environments.schemas import (
+    DatabaseAccessUpdate,
     EnvironmentCreate,
     EnvironmentPublic,
     EnvironmentsPublic,
@@ -118,6 +119,20 @@ def update_host(
         service.update_host(session=session, host=host, host_in=host_in)
     except ValidationError as error:
         raise _as_request_error(error) from None
+    return HostPublic.model_validate(host)
+
+
+@router.put("/{environment_id}/hosts/{host_id}/database-access")
+def set_database_access(
+    request: Request, session: SessionDep, user: ApiAdmin, environment_id: int, host_id: int,
+    access_in: DatabaseAccessUpdate,
+) -> HostPublic:  # fmt: skip
+    """How collections reach the primary's database (admin role, like credentials); the password is
+    stored encrypted and never returned."""
+    host = _host(session, environment_id, host_id)
+    service.set_database_access(
+        session=session, host=host, access_in=access_in, secret_key=request.app.state.secret_key
+    )
     return HostPublic.model_validate(host)
 
 

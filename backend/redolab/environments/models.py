@@ -118,6 +118,12 @@ class Environment(TimestampMixin, Base):
     # The database's time zone (IANA name): imported times are read in it, stored in UTC, shown in it.
     time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
     notes: Mapped[str] = mapped_column(Text, default="")
+    # The user's word that the database is licensed for Oracle's Diagnostics Pack: only then does a
+    # collection read AWR (DBA_HIST_*), which the licence covers.
+    diagnostics_pack_licensed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Collections on a schedule: every this many seconds (None: off), the next one due then.
+    collect_every_seconds: Mapped[int | None] = mapped_column(Integer)
+    collect_next_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     hosts: Mapped[list[Host]] = relationship(
         back_populates="environment",
@@ -208,6 +214,20 @@ class Host(TimestampMixin, Base):
     disk_path: Mapped[str | None] = mapped_column(String(255))
     disk_measured_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     disk_points: Mapped[list | None] = mapped_column(JSON)  # [{write_bytes, seconds_per_write, writes}]
+    # How a collection reaches the database on this (primary) host; db_kind None: not set up.
+    # Oracle: SQL*Plus from ORACLE_HOME (None: looked up for ORACLE_SID in the host's /etc/oratab),
+    # `/ as sysdba` (or `/@connect` with a wallet, or db_user with the password on standard input).
+    # Db2: the instance's sqllib (db2profile) and the database name. db_os_user: run through
+    # `sudo -n -u` that user. The password is encrypted like SSH keys and never returned.
+    db_kind: Mapped[str | None] = mapped_column(String(10))
+    db_os_user: Mapped[str | None] = mapped_column(String(32))
+    oracle_home: Mapped[str | None] = mapped_column(String(255))
+    oracle_sid: Mapped[str | None] = mapped_column(String(64))
+    db_connect: Mapped[str | None] = mapped_column(String(255))
+    db_user: Mapped[str | None] = mapped_column(String(128))
+    db_encrypted_password: Mapped[str | None] = mapped_column(Text)
+    db2_sqllib: Mapped[str | None] = mapped_column(String(255))
+    db2_database: Mapped[str | None] = mapped_column(String(8))
 
     environment: Mapped[Environment] = relationship(back_populates="hosts")
     credential: Mapped[Credential | None] = relationship()
@@ -216,6 +236,10 @@ class Host(TimestampMixin, Base):
     def _keyed(self, _field: str, name: str) -> str:
         self.name_key = same_or_new_key(self.name_key, name)
         return name
+
+    @property
+    def has_db_password(self) -> bool:
+        return self.db_encrypted_password is not None
 
     @property
     def probe_address(self) -> str:

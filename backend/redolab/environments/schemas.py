@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -11,6 +12,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SecretStr,
     StringConstraints,
     ValidationInfo,
     field_validator,
@@ -51,6 +53,8 @@ Description = Annotated[str, StringConstraints(max_length=500), TextBlock]
 NotesText = Annotated[str, StringConstraints(max_length=10_000), TextBlock]
 Nodes = Annotated[int, Field(ge=1, le=64)]
 Percent = Annotated[float, Field(ge=0, le=1000)]
+CollectEvery = Annotated[int | None, Field(ge=3600, le=31 * 86400)]
+DAILY_SECONDS = 86400  # the collection schedule's default interval
 
 # Oracle: Maximum Protection needs SYNC; Maximum Availability needs SYNC or FASTSYNC.
 _PROTECTION_NEEDS = {
@@ -82,6 +86,10 @@ class EnvironmentFields(UnitEcho):
     link_rtt_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(10, "10 s")] = None
     time_zone: TimeZoneName | None = None  # the database's clock: imported times are read in it
     notes: NotesText | None = None
+    # AWR (DBA_HIST_*) is read by a collection only when the database is licensed for the Diagnostics Pack
+    diagnostics_pack_licensed: bool | None = None
+    # collections on a schedule: every this many seconds (1 h to 31 days); null turns the schedule off
+    collect_every_seconds: CollectEvery = None
 
 
 class EnvironmentUpdate(EnvironmentFields):
@@ -104,6 +112,7 @@ class EnvironmentCreate(EnvironmentFields):
     apply_overhead_percent: Percent = 30.0
     time_zone: TimeZoneName = "UTC"
     notes: NotesText = ""
+    diagnostics_pack_licensed: bool = False
 
     @field_validator("protection_mode")
     @classmethod
@@ -168,6 +177,8 @@ class EnvironmentPublic(BaseModel):
     link_rtt_seconds: float | None
     time_zone: str
     notes: str
+    diagnostics_pack_licensed: bool = False
+    collect_every_seconds: int | None = None
     created_at: datetime
     updated_at: datetime
     # How a quantity typed with a unit that reads two ways was read ("1 GB/s" for the link), in the
@@ -241,6 +252,15 @@ class HostPublic(BaseModel):
     credential_id: int | None
     host_key_fingerprint: str | None
     allow_kernel_changes: bool
+    db_kind: str | None = None
+    db_os_user: str | None = None
+    oracle_home: str | None = None
+    oracle_sid: str | None = None
+    db_connect: str | None = None
+    db_user: str | None = None
+    has_db_password: bool = False
+    db2_sqllib: str | None = None
+    db2_database: str | None = None
     created_at: datetime
     updated_at: datetime
 
@@ -265,3 +285,84 @@ class HostPairPublic(BaseModel):
     server_host_id: int | None
     client_host_name: str
     server_host_name: str
+
+
+# -- a primary host's database access (collections) ----------------------------------------------
+_HOME = re.compile(r"/[A-Za-z0-9._+/-]{0,254}")
+_SID = re.compile(r"[A-Za-z][A-Za-z0-9_$#]{0,63}")
+_CONNECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")  # a tnsnames/wallet alias
+_DB_USER = re.compile(r"[A-Za-z][A-Za-z0-9_$#]{0,127}")
+_DB2_NAME = re.compile(r"[A-Za-z@#$][A-Za-z0-9@#$]{0,7}")
+
+
+def _pattern(pattern: re.Pattern, what: str):
+    def check(value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not pattern.fullmatch(value) or "/../" in value + "/" or "/./" in value + "/":
+            raise PydanticCustomError("database_access", "{what}", {"what": what})
+        return value
+
+    return AfterValidator(check)
+
+
+OracleHome = Annotated[
+    str | None,
+    BeforeValidator(blank_to_none),
+    _pattern(
+        _HOME, "An absolute path of letters, digits and . _ + - / (e.g. /u01/app/oracle/product/19.0.0/dbhome_1)."
+    ),
+]
+OracleSid = Annotated[
+    str | None,
+    BeforeValidator(blank_to_none),
+    _pattern(_SID, "An ORACLE_SID: a letter, then letters, digits, _, $ or # (at most 64)."),
+]
+ConnectAlias = Annotated[
+    str | None,
+    BeforeValidator(blank_to_none),
+    _pattern(_CONNECT, "A net service name (tnsnames or wallet alias): letters, digits, _ . and -."),
+]
+DbUser = Annotated[
+    str | None,
+    BeforeValidator(blank_to_none),
+    _pattern(_DB_USER, "A database user name: a letter, then letters, digits, _, $ or #."),
+]
+Db2Name = Annotated[
+    str | None,
+    BeforeValidator(blank_to_none),
+    _pattern(_DB2_NAME, "A Db2 database name: 1 to 8 letters, digits, @, # or $, not starting with a digit."),
+]
+OsUser = Annotated[PosixUser | None, BeforeValidator(blank_to_none)]
+
+
+class DatabaseAccessUpdate(BaseModel):
+    """How a collection reaches the database on a primary host. Oracle: ORACLE_SID, and ORACLE_HOME or
+    none (read from the host's /etc/oratab); `/ as sysdba`, or `/@db_connect` (a wallet), or db_user
+    with a password (sent on standard input, stored encrypted, never returned). Db2: the instance's
+    sqllib directory and the database name. os_user: run through `sudo -n -u` that user."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    db_kind: Literal["oracle", "db2"] | None = None  # None: no collection from this host
+    db_os_user: OsUser = None
+    oracle_home: OracleHome = None
+    oracle_sid: OracleSid = None
+    db_connect: ConnectAlias = None
+    db_user: DbUser = None
+    password: SecretStr | None = None  # None: keep the stored one (clear_password to remove it)
+    clear_password: bool = False
+    db2_sqllib: OracleHome = None
+    db2_database: Db2Name = None
+
+    @model_validator(mode="after")
+    def _complete(self):
+        if self.db_kind == "oracle" and not self.oracle_sid and not self.db_connect:
+            raise PydanticCustomError("database_access", "Give ORACLE_SID (or a connect string for a wallet).")
+        if self.db_kind == "db2" and (not self.db2_sqllib or not self.db2_database):
+            raise PydanticCustomError("database_access", "Give the instance's sqllib directory and the database name.")
+        if self.password is not None and len(self.password.get_secret_value()) > 1024:
+            raise PydanticCustomError("database_access", "The password is longer than 1,024 characters.")
+        if self.password is not None and any(c in self.password.get_secret_value() for c in "\r\n\0"):
+            raise PydanticCustomError("database_access", "A password is one line.")
+        return self

@@ -12,8 +12,10 @@ from redolab.auth.models import Role
 from redolab.core.db import Base, get_or_404
 from redolab.core.errors import FieldError
 from redolab.core.fields import name_key
-from redolab.environments.models import Credential, Environment, Host, same_or_new_key, stored_name_key
+from redolab.core.security import encrypt_secret
+from redolab.environments.models import Credential, Environment, Host, HostRole, same_or_new_key, stored_name_key
 from redolab.environments.schemas import (
+    DatabaseAccessUpdate,
     EnvironmentCreate,
     EnvironmentUpdate,
     HostCreate,
@@ -224,3 +226,19 @@ def update_host(*, session: Session, host: Host, host_in: HostUpdate) -> Host:
 def delete_host(*, session: Session, host: Host) -> None:
     session.delete(host)
     session.commit()
+
+
+def set_database_access(*, session: Session, host: Host, access_in: DatabaseAccessUpdate, secret_key: str) -> Host:
+    """Replace how collections reach the database on `host` (a primary). The password is encrypted
+    like an SSH key; without a new one the stored one is kept (clear_password removes it)."""
+    if access_in.db_kind is not None and host.role is not HostRole.primary:
+        raise FieldError("db_kind", "Collections read the primary's database: set this on a primary host.", 422)
+    for field in ("db_kind", "db_os_user", "oracle_home", "oracle_sid", "db_connect", "db_user", "db2_sqllib",
+                  "db2_database"):  # fmt: skip
+        setattr(host, field, getattr(access_in, field))
+    if access_in.clear_password or access_in.db_kind is None:
+        host.db_encrypted_password = None
+    elif access_in.password is not None:
+        host.db_encrypted_password = encrypt_secret(access_in.password.get_secret_value(), secret_key=secret_key)
+    session.commit()
+    return host

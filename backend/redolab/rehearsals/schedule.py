@@ -122,7 +122,8 @@ def _check_arguments(window: Window, scale: float, speedup: float) -> None:
         raise RehearsalRefused(f"speedup: {speedup:g} is outside [{low:g}, {high:g}]; 1 replays in real time")
     if len(window.threads) > MAX_THREADS:
         raise RehearsalRefused(
-            f"threads: {len(window.threads):,} threads, over the {MAX_THREADS:,} connections a rehearsal opens (one per thread)"
+            f"threads: {len(window.threads):,} threads, over the {MAX_THREADS:,} connections a rehearsal opens "
+            "(one per thread)"
         )
     if not window.threads:
         raise RehearsalRefused("threads: the window has no thread to replay")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 from collections.abc import AsyncIterator, Sequence
@@ -50,25 +51,36 @@ class LocalTransport:
     def connected(self) -> bool:
         return True
 
-    async def run(self, argv: Sequence[str], *, timeout: float = 60) -> Completed:
+    async def run(self, argv: Sequence[str], *, timeout: float = 60, input: str | None = None) -> Completed:
         process = await asyncio.create_subprocess_exec(
-            *map(str, argv), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+            *map(str, argv),
+            stdin=None if input is None else asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         try:
-            out, err = await asyncio.wait_for(process.communicate(), timeout)
+            data = None if input is None else input.encode()
+            out, err = await asyncio.wait_for(process.communicate(data), timeout)
         except TimeoutError:
             process.kill()
             await process.wait()
             raise TransportError(f"{self.name}: '{argv[0]}' did not finish within {timeout:.0f} s") from None
         return Completed(process.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace"))
 
-    async def start(self, argv: Sequence[str]) -> LocalProcess:
+    async def start(self, argv: Sequence[str], *, input: str | None = None) -> LocalProcess:
         process = await asyncio.create_subprocess_exec(
             *map(str, argv),
+            stdin=None if input is None else asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # a Ctrl-C to redolab does not hit the probe first
         )
+        if input is not None:
+            assert process.stdin is not None
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # it may exit before reading it all
+                process.stdin.write(input.encode())
+                await process.stdin.drain()
+            process.stdin.close()
         return LocalProcess(process, where=f"{command_name(argv)} on {self.name}")
 
     async def upload(self, local: Path, remote: str) -> None:

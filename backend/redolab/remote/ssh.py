@@ -145,9 +145,9 @@ class SshTransport:
             raise TransportError(f"SSH to {target.name} failed: {error.reason}") from None
         return cls(target, connection)
 
-    async def run(self, argv: Sequence[str], *, timeout: float = 60) -> Completed:
+    async def run(self, argv: Sequence[str], *, timeout: float = 60, input: str | None = None) -> Completed:
         try:
-            result = await self._connection.run(shell_join(argv), check=False, timeout=timeout)
+            result = await self._connection.run(shell_join(argv), check=False, timeout=timeout, input=input)
         except asyncssh.TimeoutError:
             raise TransportError(f"{self.name}: '{argv[0]}' did not finish within {timeout:.0f} s") from None
         except (asyncssh.Error, OSError) as error:
@@ -158,10 +158,13 @@ class SshTransport:
             str(result.stderr or ""),
         )
 
-    async def start(self, argv: Sequence[str]) -> SshProcess:
+    async def start(self, argv: Sequence[str], *, input: str | None = None) -> SshProcess:
         try:
             # bytes, read in chunks: a line is as long as the probe writes it (read_lines)
             process = await self._connection.create_process(shell_join(argv), encoding=None)
+            if input is not None:  # the whole text, then end of file (a script's reader waits for it)
+                process.stdin.write(input.encode())
+                process.stdin.write_eof()
         except (asyncssh.Error, OSError) as error:
             raise TransportError(f"the SSH connection to {self.name} failed: {error}") from None
         return SshProcess(process, host=self.name, where=f"{command_name(argv)} on {self.name}")

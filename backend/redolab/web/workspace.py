@@ -16,6 +16,7 @@ from redolab.planning.card import MISSING
 from redolab.planning.service import environment_plan
 from redolab.redo import service as redo_service
 from redolab.runs import service as run_service
+from redolab.web.collect import collect_context
 from redolab.web.environments import credentials_context, hosts_context, load_environment
 from redolab.web.experiments import experiments_context
 from redolab.web.hadr import hadr_context
@@ -74,6 +75,7 @@ def environment_page(request: Request, session, environment, *, status_code: int
         **experiments_context(session, environment, **forms),
         **credentials_context(),
         **history_context(session, environment),
+        **collect_context(session, environment),
         **rehearsals_context(session, environment),
         **hadr_context(session, environment),
         **plan_context(

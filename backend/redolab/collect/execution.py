@@ -1,0 +1,407 @@
+"""Running one collection on its host: connect, run the shipped scripts (each under a time limit and an
+output cap, watched for a cancel), read their output, then import, all or nothing, and record the
+evidence. Any failure ends the Collection row as failed, naming the host, the step and what to do, and
+stores nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from redolab.collect import output, scripts
+from redolab.collect.commands import (
+    ORATAB,
+    DatabaseAccess,
+    db2_argv,
+    db2pd_argv,
+    oratab_home,
+    sqlplus_argv,
+    sqlplus_input,
+    sqlplus_version_argv,
+    validate,
+)
+from redolab.collect.errors import CollectionError
+from redolab.collect.models import Collection, CollectionStatus
+from redolab.collect.rows import Db2LogCapture
+from redolab.collect.service import json_safe, last_log_end, oracle_facts, watermarks
+from redolab.collect.steps import STEP_SECONDS, Cancelled, run_step
+from redolab.core.db import utcnow
+from redolab.core.errors import FieldError
+from redolab.core.security import decrypt_secret
+from redolab.environments.connect import connect_host
+from redolab.environments.models import Environment, Host
+from redolab.redo.imports import delete_import, import_now
+from redolab.remote.transport import Transport, TransportError
+
+log = logging.getLogger("redolab.collect")
+
+ORACLE_STEPS = ("oracle_database", "oracle_instances", "oracle_size", "oracle_redo_logs", "oracle_archive_dests",
+                "oracle_archived_log")  # fmt: skip
+AWR_DAYS = 8
+SHUTDOWN_MESSAGE = "redolab was stopped during the collection; nothing was stored"
+
+
+def _access(host: Host, secret_key: str) -> DatabaseAccess:
+    password = decrypt_secret(host.db_encrypted_password, secret_key=secret_key) if host.db_encrypted_password else None
+    return DatabaseAccess(
+        kind=host.db_kind or "", host_name=host.name, os_user=host.db_os_user, oracle_home=host.oracle_home,
+        oracle_sid=host.oracle_sid, connect=host.db_connect, user=host.db_user, password=password,
+        db2_sqllib=host.db2_sqllib, db2_database=host.db2_database,
+    )  # fmt: skip
+
+
+class CollectionExecution:
+    """Run one collection on its host: connect, run the scripts, read them, import, record."""
+
+    def __init__(self, sessions: sessionmaker, secret_key: str, collection_id: int, *,
+                 heartbeat: Callable[[], None] = lambda: None, shutting_down: Callable[[], bool] = lambda: False,
+                 step_seconds: float = STEP_SECONDS) -> None:  # fmt: skip
+        self.sessions, self.secret_key, self.collection_id = sessions, secret_key, collection_id
+        self.heartbeat, self.shutting_down, self.step_seconds = heartbeat, shutting_down, step_seconds
+        self.scripts_run: list[dict] = []
+        self.row_counts: dict[str, int] = {}
+        self.notes: list[str] = []
+        self.step = "connect"
+
+    def _stop(self) -> bool:
+        if self.shutting_down():
+            return True
+        with self.sessions() as session:
+            row = session.execute(
+                select(Collection.cancel_requested).where(Collection.id == self.collection_id)
+            ).first()
+        return row is None or bool(row[0])
+
+    def _begin(self) -> bool:
+        with self.sessions() as session:
+            begun = session.execute(
+                update(Collection)
+                .where(
+                    Collection.id == self.collection_id,
+                    Collection.status == CollectionStatus.queued,
+                    Collection.cancel_requested.is_(False),
+                )
+                .values(status=CollectionStatus.running, started_at=utcnow())
+            )
+            session.commit()
+            return begun.rowcount == 1
+
+    async def execute(self) -> str:
+        """Run it; returns the Collection's final status (succeeded, failed or cancelled)."""
+        if not self._begin():
+            with self.sessions() as session:
+                row = session.get(Collection, self.collection_id)
+                if row is not None and not row.status.finished:
+                    row.status, row.finished_at = CollectionStatus.cancelled, utcnow()
+                    session.commit()
+                return row.status.value if row is not None else "cancelled"
+        transport: Transport | None = None
+        try:
+            with self.sessions() as session:
+                collection = session.get(Collection, self.collection_id)
+                host = session.get(Host, collection.host_id) if collection.host_id else None
+                if host is None or not host.db_kind:
+                    raise CollectionError("environment", "connect", "the host was removed, or its database access "
+                                          "was cleared", "Set up the host's database access again.")  # fmt: skip
+                _ = host.credential
+                access = _access(host, self.secret_key)
+                environment = session.get(Environment, collection.environment_id)
+                licensed = environment.diagnostics_pack_licensed
+                resetlogs, marks = watermarks(session, environment.id)
+                since = last_log_end(session, environment.id)
+                session.expunge(host)
+            validate(access)  # before anything runs
+            transport = await self._watched(connect_host(host, secret_key=self.secret_key))
+            if access.kind == "oracle":
+                result = await self._oracle(transport, access, licensed=licensed, resetlogs=resetlogs, marks=marks)
+            else:
+                result = await self._db2(transport, access)
+            await self._store(result, since)
+            return CollectionStatus.succeeded.value
+        except Cancelled:
+            return self._end(CollectionStatus.cancelled, CollectionError(
+                "cancelled", self.step, "cancelled by the user; the command under way was stopped and nothing was "
+                "stored", ""))  # fmt: skip
+        except CollectionError as error:
+            return self._end(CollectionStatus.failed, error)
+        except TransportError as error:
+            return self._end(CollectionStatus.failed, CollectionError(
+                "ssh", self.step, str(error), "Check the host's SSH settings (Test connection on the environment "
+                "page)."))  # fmt: skip
+        except ValueError as error:  # a setting that does not validate, a password that no longer decrypts
+            return self._end(CollectionStatus.failed, CollectionError(
+                "environment", self.step, str(error), "Correct the host's database access settings."))  # fmt: skip
+        except Exception as error:  # a bug must still end the collection
+            log.exception("collection %s crashed", self.collection_id)
+            return self._end(
+                CollectionStatus.failed,
+                CollectionError(
+                    "internal", self.step, f"internal error in redolab: {type(error).__name__}: {error}", ""
+                ),
+            )
+        finally:
+            if transport is not None:
+                try:
+                    await transport.close()
+                except Exception:  # closing must never hide the outcome
+                    log.debug("closing the transport failed", exc_info=True)
+
+    async def _watched(self, awaitable):
+        task = asyncio.ensure_future(awaitable)
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=0.25)
+                self.heartbeat()
+                if not task.done() and self._stop():
+                    raise Cancelled
+            return task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+
+    def _end(self, status: CollectionStatus, error: CollectionError) -> str:
+        if self.shutting_down() and status is CollectionStatus.cancelled:
+            status, error = CollectionStatus.failed, CollectionError("shutdown", self.step, SHUTDOWN_MESSAGE, "")
+        with self.sessions() as session:
+            row = session.get(Collection, self.collection_id)
+            if row is None:
+                return status.value
+            row.status, row.finished_at = status, utcnow()
+            row.failure_kind, row.failure_step = error.kind[:20], (error.step or "")[:40]
+            where = f"{row.host_name}, step {error.step}"
+            row.failure_message = f"{where}: {error.message}"[:4000]
+            row.failure_hint = error.hint or None
+            row.scripts, row.row_counts, row.notes = self.scripts_run, self.row_counts, self.notes
+            session.commit()
+        return status.value
+
+    async def _run(self, transport: Transport, argv: list[str], step: str, input: str | None = None):
+        self.step = step
+        return await run_step(transport, argv, step=step, input=input, timeout=self.step_seconds,
+                              should_stop=self._stop, heartbeat=self.heartbeat)  # fmt: skip
+
+    def _evidence(self, name: str, defines: dict | None = None) -> None:
+        """A script as sent: its sha256 and every DEFINE value it got (the neutral defaults included)."""
+        given = defines or {}
+        values = {v.name: given.get(v.name, v.default) for v in scripts.VARIABLES.get(name, ())}
+        self.scripts_run.append({"name": name, "sha256": scripts.SCRIPTS[name].sha256, "defines": values})
+
+    # -- Oracle -----------------------------------------------------------------------------------
+    async def _oracle_home(self, transport: Transport, access: DatabaseAccess) -> str:
+        if access.oracle_home:
+            return access.oracle_home
+        if not access.oracle_sid:
+            raise CollectionError("environment", "oratab", "no ORACLE_HOME and no ORACLE_SID to look it up",
+                                  "Set ORACLE_HOME or ORACLE_SID in the host's database access.")  # fmt: skip
+        said = await self._run(transport, ["cat", ORATAB], "oratab")
+        home = oratab_home(said.stdout, access.oracle_sid) if said.exit_code == 0 else None
+        if home is None:
+            raise CollectionError("environment", "oratab", f"{ORATAB} has no line for {access.oracle_sid}"
+                                  + (f" ({said.stderr.strip()[:200]})" if said.stderr.strip() else ""),
+                                  "Type ORACLE_HOME in the host's database access.")  # fmt: skip
+        return home
+
+    async def _sqlplus(self, transport, access, home, steps, *, csv_markup: bool, expected: tuple[str, ...]):
+        session_text = scripts.oracle_session(steps, csv_markup=csv_markup)
+        said = await self._run(transport, sqlplus_argv(access, home), "session",
+                               input=sqlplus_input(access, session_text))  # fmt: skip
+        return output.read_sqlplus(said.stdout, stderr=said.stderr, exit_code=said.exit_code, expected=expected,
+                                   timeout=self.step_seconds, was_stopped=said.was_stopped)  # fmt: skip
+
+    async def _oracle(self, transport, access, *, licensed: bool, resetlogs: int, marks: dict[int, int]) -> dict:
+        home = await self._oracle_home(transport, access)
+        said = await self._run(transport, sqlplus_version_argv(access, home), "version")
+        if said.was_stopped:
+            raise CollectionError("timeout", "version", "sqlplus -V did not finish", "Look at the host.")
+        if said.exit_code == 127 or (said.exit_code != 0 and "not found" in said.stderr + said.stdout):
+            raise output.not_installed("sqlplus", "version", (said.stderr or said.stdout).strip()[-300:])
+        if said.exit_code != 0:
+            told = (said.stderr or said.stdout).strip()[-300:] or "nothing"
+            if "sudo" in said.stderr:
+                raise CollectionError("environment", "version", f"sudo refused: {told}",
+                                      f"Let {access.host_name}'s SSH user run commands as {access.os_user} without a "
+                                      "password (sudoers NOPASSWD), or clear 'Run as'.")  # fmt: skip
+            raise CollectionError("exit", "version", f"sqlplus -V exited with {said.exit_code} and said {told}",
+                                  "Run it by hand on the host as the collection's user.")  # fmt: skip
+        csv_markup = output.csv_markup_supported(said.stdout)
+        release = output.sqlplus_release(said.stdout)
+        variables = scripts.archived_log_variables(marks, resetlogs_id=resetlogs)
+        steps = [(name, variables if name == "oracle_archived_log" else {}) for name in ORACLE_STEPS]
+        expected = tuple(step for name in ORACLE_STEPS for step in scripts.ORACLE_STEPS[name])
+        try:
+            collected = await self._sqlplus(transport, access, home, steps, csv_markup=csv_markup, expected=expected)
+        except CollectionError as error:
+            if error.kind != "old_version" or not csv_markup:
+                raise
+            csv_markup = False
+            self.notes.append("SQL*Plus has no SET MARKUP CSV (before 12.2): collected with '|' columns.")
+            collected = await self._sqlplus(transport, access, home, steps, csv_markup=False, expected=expected)
+        self._evidence(scripts.ORACLE_SESSIONS[0] if csv_markup else scripts.ORACLE_SESSIONS[1])
+        for name, values in steps:
+            self._evidence(name, values)
+        found = dict(collected.steps)
+        if licensed:
+            awr = [("oracle_awr", {"awr_days": AWR_DAYS})]
+            try:
+                got = await self._sqlplus(transport, access, home, awr, csv_markup=csv_markup,
+                                          expected=scripts.ORACLE_STEPS["oracle_awr"])  # fmt: skip
+                found.update(got.steps)
+                self._evidence("oracle_awr", {"awr_days": AWR_DAYS})
+            except CollectionError as error:
+                if error.kind != "no_awr":
+                    raise
+                self.notes.append(f"No AWR: {error.message}. {error.hint}")
+        else:
+            self.notes.append("AWR not read: the environment is not marked as licensed for the Diagnostics Pack.")
+        self.row_counts = {step: len(rows) for step, rows in found.items()}
+        version = found["database"][0].version if found.get("database") else None
+        if release and not version:
+            version = ".".join(map(str, release))
+        return {"kind": "oracle", "steps": found, "version": version}
+
+    # -- Db2 --------------------------------------------------------------------------------------
+    async def _db2(self, transport, access) -> dict:
+        found: dict[str, list] = {}
+        for name in scripts.DB2_SCRIPTS:
+            said = await self._run(transport, db2_argv(access), name, input=scripts.db2_script(name))
+            found[name] = output.read_db2(name, said.stdout, stderr=said.stderr, exit_code=said.exit_code,
+                                          timeout=self.step_seconds, was_stopped=said.was_stopped)  # fmt: skip
+            self._evidence(name)
+        said = await self._run(transport, db2pd_argv(access), "hadr")
+        hadr = output.read_db2pd(said.stdout, stderr=said.stderr, exit_code=said.exit_code,
+                                 timeout=self.step_seconds, was_stopped=said.was_stopped)  # fmt: skip
+        self.row_counts = {step: len(rows) for step, rows in found.items()}
+        return {"kind": "db2", "steps": found, "hadr": hadr, "version": None}
+
+    # -- storing ----------------------------------------------------------------------------------
+    async def _store(self, result: dict, since: datetime | None) -> None:
+        self.step = "import"
+        steps = result["steps"]
+        with self.sessions() as session:
+            collection = session.get(Collection, self.collection_id)
+            environment = session.get(Environment, collection.environment_id)
+            if result["kind"] == "oracle":
+                facts = oracle_facts(steps)
+                rows, fmt, mapping, name = steps.get("archived_log") or [], "csv", None, "archived_log"
+                text = output.to_import_csv(rows) if rows else ""
+            else:
+                facts = db2_facts(steps, result.get("hadr") or "")
+                config = {row.name: row.value for row in steps["db2_config"]}
+                listing = output.db2_history_listing(steps["db2_archived_logs"])
+                fmt, name, text = "db2-archive-listing", "db2_archived_logs", listing
+                mapping = {"log_file_pages": int(config["logfilsiz"])} if (config.get("logfilsiz") or "").isdigit() \
+                    else None  # fmt: skip
+            import_id = None
+            if result["kind"] == "db2":
+                captures = _capture_pair(session, environment.id, steps.get("db2_transaction_log") or [])
+                if captures:  # the deltas since the previous collection's capture: a rate per member
+                    capture_text = output.to_import_csv(captures)
+                    facts["capture_import_id"] = await asyncio.to_thread(
+                        self._import, environment.id, collection, capture_text, "csv", None, "db2_transaction_log"
+                    )
+                else:
+                    self.notes.append(
+                        "One MON_GET_TRANSACTION_LOG capture: the rate needs the next collection's "
+                        "capture as well (a schedule makes them); it is imported then."
+                    )
+            if text:
+                try:
+                    import_id = await asyncio.to_thread(
+                        self._import, environment.id, collection, text, fmt, mapping, name
+                    )
+                except BaseException:  # all or nothing: the captures' import goes too
+                    if facts.get("capture_import_id"):
+                        await asyncio.to_thread(self._discard, environment.id, facts["capture_import_id"])
+                    raise
+            else:
+                when = f"{since:%Y-%m-%d %H:%M} UTC" if since else "the last collection"
+                self.notes.append(f"No new logs since {when}: nothing was imported.")
+            collection = session.get(Collection, self.collection_id)
+            if collection is None:
+                return
+            collection.status, collection.finished_at = CollectionStatus.succeeded, utcnow()
+            collection.facts = json_safe(facts)
+            collection.database_version = (result.get("version") or "")[:64] or None
+            collection.scripts, collection.row_counts, collection.notes = self.scripts_run, self.row_counts, self.notes
+            collection.import_id = import_id
+            session.commit()
+
+    def _discard(self, environment_id: int, import_id: int) -> None:
+        with self.sessions() as session:
+            environment = session.get(Environment, environment_id)
+            delete_import(session=session, environment=environment, import_id=import_id)
+
+    def _import(
+        self, environment_id: int, collection: Collection, text: str, fmt: str, mapping, name: str
+    ) -> int | None:
+        with self.sessions() as session, tempfile.TemporaryDirectory(prefix="redolab-collect-") as workdir:
+            environment = session.get(Environment, environment_id)
+            path = Path(workdir) / f"collection-{collection.id}-{name}.{'csv' if fmt == 'csv' else 'txt'}"
+            path.write_text(text, encoding="utf-8")
+            try:
+                record = import_now(session=session, environment=environment, path=path, filename=path.name,
+                                    fmt=fmt, mapping=mapping, imported_by=collection.requested_by)  # fmt: skip
+            except FieldError as error:
+                if "already imported" in error.message:  # the same rows as an earlier import: nothing new
+                    self.notes.append(f"No new logs: {error.message}")
+                    return None
+                raise CollectionError(
+                    "import",
+                    "import",
+                    error.message,
+                    "The rows were read but the import refused them: nothing was stored.",
+                ) from None
+            except Exception as error:  # a RedoInputError names the line
+                raise CollectionError(
+                    "import",
+                    "import",
+                    str(error),
+                    "The rows were read but the import refused them: nothing was stored.",
+                ) from None
+            record.notes = [*(record.notes or []), f"Collected by redolab (collection #{collection.id}) on "
+                            f"{collection.host_name}: " + ", ".join(f"{s['name']} {s['sha256'][:12]}"
+                                                                    for s in self.scripts_run)]  # fmt: skip
+            session.commit()
+            return record.id
+
+
+def _capture_pair(session: Session, environment_id: int, current: list) -> list:
+    """The previous Db2 collection's captures and these, when every member has two distinct times."""
+    earlier = session.scalars(
+        select(Collection).where(Collection.environment_id == environment_id, Collection.database_kind == "db2",
+                                 Collection.status == CollectionStatus.succeeded).order_by(Collection.id.desc())
+    ).first()  # fmt: skip
+    previous = []
+    for row in ((earlier.facts or {}).get("log_captures") or []) if earlier is not None else []:
+        try:
+            previous.append(Db2LogCapture(datetime.fromisoformat(row["snapshot_time"]), int(row["member"]),
+                                          int(row["log_writes"]), int(row["num_log_write_io"]),
+                                          int(row["log_write_time"])))  # fmt: skip
+        except (KeyError, TypeError, ValueError):
+            return []
+    pairs = {(row.snapshot_time, row.member): row for row in [*previous, *current]}
+    members = {row.member for row in current}
+    if not members or any(len({t for t, m in pairs if m == member}) < 2 for member in members):
+        return []
+    return sorted(pairs.values(), key=lambda row: (row.snapshot_time, row.member))
+
+
+def db2_facts(steps: dict[str, list], hadr: str) -> dict:
+    config = {row.name: row.value for row in steps.get("db2_config", [])}
+    captures = [asdict(row) for row in steps.get("db2_transaction_log", [])]
+    return {
+        "config": config,
+        "log_captures": captures,
+        "hadr": hadr[:20000],
+        "archived_logs": len(steps.get("db2_archived_logs", [])),
+        "offered": {"transport_mode": config["hadr_syncmode"].upper()} if config.get("hadr_syncmode") else {},
+    }

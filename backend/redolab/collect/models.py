@@ -1,0 +1,55 @@
+"""A collection: one run of the shipped scripts on a primary host, what it read, and the import it made."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, false
+from sqlalchemy.orm import Mapped, mapped_column
+
+from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
+
+
+class CollectionStatus(StrEnum):
+    queued = "queued"
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+    cancelled = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in (CollectionStatus.succeeded, CollectionStatus.failed, CollectionStatus.cancelled)
+
+
+class Collection(Base):
+    __tablename__ = "collections"
+    __table_args__ = ({"info": {"contents": (6, "collection", False)}},)  # what deleting its environment says
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
+    host_name: Mapped[str] = mapped_column(String(100))  # as at request time
+    database_kind: Mapped[str] = mapped_column(String(10))  # oracle or db2
+    status: Mapped[CollectionStatus] = mapped_column(enum_column(CollectionStatus), default=CollectionStatus.queued)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    scheduled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    requested_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # A failure: collect.errors.KINDS, the step, what the tool said, what to do.
+    failure_kind: Mapped[str | None] = mapped_column(String(20))
+    failure_step: Mapped[str | None] = mapped_column(String(40))
+    failure_message: Mapped[str | None] = mapped_column(Text)
+    failure_hint: Mapped[str | None] = mapped_column(Text)
+    # The evidence: the database's version, each script sent [{name, sha256, defines}], rows per step.
+    database_version: Mapped[str | None] = mapped_column(String(64))
+    scripts: Mapped[list] = mapped_column(JSON, default=list)
+    row_counts: Mapped[dict] = mapped_column(JSON, default=dict)
+    notes: Mapped[list] = mapped_column(JSON, default=list)  # "no AWR: ...", "no new logs since ..."
+    facts: Mapped[dict | None] = mapped_column(JSON)  # what the database says of itself (collect.facts)
+    facts_applied: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    import_id: Mapped[int | None] = mapped_column(ForeignKey("redo_imports.id", ondelete="SET NULL"))
+    job_id: Mapped[int | None] = mapped_column(Integer)

@@ -1,0 +1,45 @@
+"""API schemas of collections."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from redolab.collect.models import CollectionStatus
+
+
+class CollectionPublic(BaseModel):
+    """A collection: how it went, its evidence and the facts it read (never a password)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    environment_id: int
+    host_id: int | None
+    host_name: str
+    database_kind: str
+    status: CollectionStatus
+    cancel_requested: bool
+    scheduled: bool
+    requested_by: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    failure_kind: str | None
+    failure_step: str | None
+    failure_message: str | None
+    failure_hint: str | None
+    database_version: str | None
+    scripts: list
+    row_counts: dict
+    notes: list
+    facts: dict | None
+    facts_applied: bool
+    import_id: int | None
+
+
+class FactsApply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    fields: list[str] | None = None  # None: every offered fact that differs

@@ -1,0 +1,278 @@
+"""Collections: queue one (a job of kind "collect"), cancel it, run it (CollectionExecution), read what
+it found, apply the facts it read, and the environment's collection schedule.
+
+Nothing is stored on a failure: every step runs and is read before the import, which is all or nothing
+(redo.imports.import_now); the Collection row records the failure (host, step, what to do)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from redolab.collect import scripts
+from redolab.collect.models import Collection, CollectionStatus
+from redolab.core.db import get_or_404, utcnow
+from redolab.core.errors import FieldError
+from redolab.core.limits import LimitReached
+from redolab.environments.models import TRANSPORT_MODES, Environment, Host, HostRole
+from redolab.environments.schemas import DAILY_SECONDS, EnvironmentUpdate
+from redolab.environments.service import update_environment
+from redolab.jobs.admission import check_queue_caps, current_caps, hold_queue_lock
+from redolab.jobs.models import Job, JobStatus
+from redolab.redo.models import ImportStatus, RedoImport, RedoRow
+
+log = logging.getLogger("redolab.collect")
+
+KIND = "collect"
+
+
+# -- requests ---------------------------------------------------------------------------------------
+def collection_host(environment: Environment) -> Host:
+    """The primary host whose database is collected from (the first primary with database access)."""
+    for host in environment.hosts:
+        if host.role is HostRole.primary and host.db_kind:
+            return host
+    raise FieldError("host", "No primary host of this environment has database access set up: an admin sets it "
+                     "under the host's 'Collect from the database' settings.", 422)  # fmt: skip
+
+
+def queue_collection(*, session: Session, environment: Environment, requested_by: str,
+                     scheduled: bool = False) -> Collection:  # fmt: skip
+    """A queued collection and its job (the worker runs it)."""
+    host = collection_host(environment)
+    hold_queue_lock(session)  # the checks below and the rows written are one step (jobs.admission)
+    busy = session.scalar(
+        select(Collection.id).where(
+            Collection.environment_id == environment.id,
+            Collection.status.in_((CollectionStatus.queued, CollectionStatus.running)),
+        )
+    )
+    if busy is not None:
+        session.rollback()
+        raise FieldError("collection", f"Collection #{busy} of this environment has not ended yet: wait for it, or "
+                         "cancel it.", 409)  # fmt: skip
+    try:
+        check_queue_caps(session, owner=requested_by, client_host_id=host.id, server_host_id=host.id,
+                         pair_name=host.name, caps=current_caps())  # fmt: skip
+    except LimitReached:
+        session.rollback()
+        raise
+    collection = Collection(
+        environment_id=environment.id, host_id=host.id, host_name=host.name, database_kind=host.db_kind,
+        requested_by=requested_by, scheduled=scheduled, scripts=[], row_counts={}, notes=[],
+    )  # fmt: skip
+    session.add(collection)
+    session.flush()
+    job = Job(
+        kind=KIND, environment_id=environment.id, label=f"collection #{collection.id} on {host.name}",
+        options={"collection_id": collection.id}, client_host_id=host.id, server_host_id=host.id,
+        requested_by=requested_by,
+    )  # fmt: skip
+    session.add(job)
+    session.flush()
+    collection.job_id = job.id
+    session.commit()
+    return collection
+
+
+def get_collection(*, session: Session, collection_id: int) -> Collection:
+    return get_or_404(session, Collection, collection_id, what="Collection")
+
+
+def list_collections(*, session: Session, environment: Environment, limit: int = 10) -> list[Collection]:
+    query = select(Collection).where(Collection.environment_id == environment.id)
+    return list(session.scalars(query.order_by(Collection.id.desc()).limit(limit)))
+
+
+def cancel_collection(*, session: Session, collection: Collection) -> Collection:
+    """A queued collection ends as cancelled at once (one conditional update: a worker's claim and this
+    cannot both win); a running one is asked to stop (its command is stopped within a second)."""
+    ended = session.execute(
+        update(Collection)
+        .where(Collection.id == collection.id, Collection.status == CollectionStatus.queued)
+        .values(
+            status=CollectionStatus.cancelled,
+            cancel_requested=True,
+            finished_at=utcnow(),
+            failure_message="cancelled before it started; nothing was run",
+        )
+        .execution_options(synchronize_session=False)
+    )
+    if ended.rowcount == 1 and collection.job_id is not None:
+        session.execute(update(Job).where(Job.id == collection.job_id, Job.status == JobStatus.queued)
+                        .values(status=JobStatus.cancelled, finished_at=utcnow()))  # fmt: skip
+    elif ended.rowcount == 0:
+        session.execute(update(Collection).where(Collection.id == collection.id, Collection.status ==
+                                                 CollectionStatus.running).values(cancel_requested=True))  # fmt: skip
+    session.commit()
+    session.refresh(collection)
+    return collection
+
+
+# -- the watermark --------------------------------------------------------------------------------
+def watermarks(session: Session, environment_id: int) -> tuple[int, dict[int, int]]:
+    """(resetlogs id, thread -> last sequence) of the newest incarnation in the stored imports."""
+    ready = select(RedoImport.id).where(RedoImport.environment_id == environment_id,
+                                        RedoImport.status == ImportStatus.ready)  # fmt: skip
+    base = select(RedoRow).where(RedoRow.import_id.in_(ready), RedoRow.sequence.is_not(None))
+    resetlogs = session.scalar(select(func.max(RedoRow.resetlogs)).where(
+        RedoRow.import_id.in_(ready), RedoRow.sequence.is_not(None), RedoRow.resetlogs.is_not(None)))  # fmt: skip
+    if resetlogs is None or resetlogs > scripts.MAX_SEQUENCE:
+        return 0, {}
+    rows = session.execute(
+        select(RedoRow.thread, func.max(RedoRow.sequence))
+        .where(RedoRow.import_id.in_(ready), RedoRow.sequence.is_not(None), RedoRow.resetlogs == resetlogs)
+        .group_by(RedoRow.thread)
+    ).all()
+    del base
+    found = {int(t): int(s) for t, s in rows if 1 <= t <= scripts.MAX_THREAD and 0 <= s <= scripts.MAX_SEQUENCE}
+    return int(resetlogs), dict(sorted(found.items())[-scripts.THREAD_SLOTS :])
+
+
+def last_log_end(session: Session, environment_id: int) -> datetime | None:
+    ready = select(RedoImport.id).where(RedoImport.environment_id == environment_id,
+                                        RedoImport.status == ImportStatus.ready)  # fmt: skip
+    seconds = session.scalar(select(func.max(RedoRow.end_epoch_seconds)).where(RedoRow.import_id.in_(ready)))
+    return datetime.fromtimestamp(seconds, UTC) if seconds is not None else None
+
+
+# -- facts ----------------------------------------------------------------------------------------
+def _zone_of_offset(offset: str | None) -> str | None:
+    """An IANA zone for a whole-hour UTC offset ("+01:00" -> Etc/GMT-1: POSIX signs are inverted)."""
+    if not offset or len(offset) != 6 or offset[3] != ":" or offset[4:] != "00":
+        return None
+    try:
+        hours = int(offset[:3])
+    except ValueError:
+        return None
+    return "UTC" if hours == 0 else f"Etc/GMT{-hours:+d}"
+
+
+def oracle_facts(steps: dict[str, list]) -> dict:
+    database, size = steps["database"][0], steps["size"][0]
+    dests = steps["archive_dests"]
+    facts = {
+        "database": asdict(database), "instances": [asdict(i) for i in steps["instances"]],
+        "size": asdict(size), "redo_logs": [asdict(r) for r in steps["redo_logs"]],
+        "archive_dests": [asdict(d) for d in dests],
+    }  # fmt: skip
+    offered: dict = {"database_size_bytes": size.controlfile_datafile_bytes,
+                     "primary_rac_nodes": max(1, len(steps["instances"]))}  # fmt: skip
+    standby = [d for d in dests if (d.target or "").upper() == "STANDBY" and d.status == "VALID"]
+    modes = {"SYNCHRONOUS": "SYNC", "ASYNCHRONOUS": "ASYNC", "PARALLELSYNC": "SYNC"}
+    if standby and (standby[0].transmit_mode or "").upper() in modes:
+        mode = modes[standby[0].transmit_mode.upper()]
+        offered["transport_mode"] = "FASTSYNC" if mode == "SYNC" and standby[0].affirm == "NO" else mode
+    zone = _zone_of_offset(database.host_utc_offset)
+    if zone:
+        offered["time_zone"] = zone
+    facts["offered"] = offered
+    if steps.get("awr_sysmetric"):  # the largest 'Redo Generated Per Sec' sample per instance (bytes/s)
+        peaks: dict[str, float] = {}
+        for row in steps["awr_sysmetric"]:
+            key = str(row.instance_number)
+            peaks[key] = max(peaks.get(key, 0.0), row.maxval)
+        facts["awr_peak_bytes_per_second"] = peaks
+    return facts
+
+
+def json_safe(value):
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def offered_changes(environment: Environment, collection: Collection) -> dict[str, tuple]:
+    """field -> (current, read) for every offered fact that differs from the environment's value. A
+    time zone differs when its offset now differs (Europe/Paris and Etc/GMT-1 agree in winter)."""
+    changes = {}
+    for field, read in ((collection.facts or {}).get("offered") or {}).items():
+        current = getattr(environment, field, None)
+        current = current.value if hasattr(current, "value") else current
+        if field == "time_zone":
+            now = datetime.now(UTC)
+            try:
+                if now.astimezone(ZoneInfo(current)).utcoffset() == now.astimezone(ZoneInfo(read)).utcoffset():
+                    continue
+            except (KeyError, ValueError):
+                pass
+        if field == "transport_mode" and read not in {mode.value for mode in TRANSPORT_MODES[environment.platform]}:
+            continue  # not a mode of this platform (a Data Guard setting read for a Db2 environment)
+        if current != read:
+            changes[field] = (current, read)
+    return changes
+
+
+def apply_facts(*, session: Session, collection: Collection, fields: list[str] | None = None) -> Environment:
+    """Write the facts the collection read (all offered ones, or `fields`) into its environment,
+    validated as an edit of the environment is."""
+    environment = session.get(Environment, collection.environment_id)
+    if collection.status is not CollectionStatus.succeeded or not collection.facts:
+        raise FieldError("collection", "Only a collection that succeeded has facts to apply.", 409)
+    changes = offered_changes(environment, collection)
+    chosen = {f: read for f, (_, read) in changes.items() if fields is None or f in fields}
+    if chosen:
+        update_environment(session=session, environment=environment, env_in=EnvironmentUpdate(**chosen))
+    collection.facts_applied = True
+    session.commit()
+    return environment
+
+
+# -- schedule -------------------------------------------------------------------------------------
+def fire_due_collections(sessions: sessionmaker, now: datetime | None = None) -> int:
+    """Queue a collection for every environment whose collection schedule is due (one worker fires an
+    occurrence: a conditional update of its next time); skipped while one is still queued or running."""
+    now = now or utcnow()
+    started = 0
+    with sessions() as session:
+        due = session.scalars(select(Environment).where(
+            Environment.collect_every_seconds.is_not(None),
+            (Environment.collect_next_at.is_(None)) | (Environment.collect_next_at <= now))).all()  # fmt: skip
+        for environment in due:
+            following = now + timedelta(seconds=environment.collect_every_seconds or DAILY_SECONDS)
+            claimed = session.execute(
+                update(Environment)
+                .where(
+                    Environment.id == environment.id,
+                    Environment.collect_next_at.is_(environment.collect_next_at)
+                    if environment.collect_next_at is None
+                    else Environment.collect_next_at == environment.collect_next_at,
+                )
+                .values(collect_next_at=following)
+                .execution_options(synchronize_session=False)
+            )
+            session.commit()
+            if claimed.rowcount != 1:
+                continue
+            busy = session.scalar(select(func.count(Collection.id)).where(
+                Collection.environment_id == environment.id,
+                Collection.status.in_((CollectionStatus.queued, CollectionStatus.running))))  # fmt: skip
+            if busy:
+                continue
+            try:
+                queue_collection(session=session, environment=environment, requested_by="schedule", scheduled=True)
+                started += 1
+            except FieldError:  # no host set up: nothing to collect from
+                session.rollback()
+    return started
+
+
+def fail_orphaned_collection(session: Session, job: Job) -> None:
+    """A collection whose worker stopped: failed (nothing was stored: its import had not begun, or was
+    discarded with the staged rows)."""
+    collection_id = (job.options or {}).get("collection_id")
+    collection = session.get(Collection, collection_id) if collection_id else None
+    if collection is not None and not collection.status.finished:
+        collection.status, collection.finished_at = CollectionStatus.failed, utcnow()
+        collection.failure_kind, collection.failure_step = "shutdown", "worker"
+        collection.failure_message = f"{collection.host_name}: the worker running it ({job.worker_id}) stopped"
+        collection.failure_hint = "Collect again."
