@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
 import threading
 import time
 
@@ -156,7 +157,7 @@ def test_sqlplus_not_found(session, engine, secret_key, oracle_env, database, tm
 
 def test_hang_is_stopped(session, engine, secret_key, oracle_env, database):
     environment, _ = oracle_env
-    database.scenario, database.hang_seconds = "hang", 4
+    database.scenario, database.hang_seconds = "hang", 60
     database.write()
     collection = service.queue_collection(session=session, environment=environment, requested_by="alice")
     execution = CollectionExecution(make_sessionmaker(engine), secret_key, collection.id, step_seconds=1.5)
@@ -167,6 +168,16 @@ def test_hang_is_stopped(session, engine, secret_key, oracle_env, database):
     collection = session.get(Collection, collection.id)
     assert collection.failure_kind == "timeout" and "did not finish" in collection.failure_message
     assert stored(session) == (0, 0)
+    # and the host ended the hung sqlplus by itself (the SSH channel's close signals nothing)
+    deadline = time.monotonic() + 10
+    while hung_standins() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert hung_standins() == []
+
+
+def hung_standins() -> list[str]:
+    out = subprocess.run(["pgrep", "-a", "-f", "standins/sqlplus"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if line.strip()]
 
 
 def test_cancel_midway(session, engine, secret_key, oracle_env, database):

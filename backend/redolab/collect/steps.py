@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -14,6 +15,10 @@ from redolab.remote.transport import OutputLineTooLong, RemoteProcess, Transport
 WATCH_SECONDS = 0.25
 STEP_SECONDS = 300.0  # one SQL*Plus session or CLP call; a hang is stopped after this
 OUTPUT_CAP_BYTES = 64 * 1024 * 1024  # all the output of one command (a year of 32 threads' logs is ~20 MiB)
+# The host ends the command itself (coreutils timeout: TERM, then KILL 5 s later) this long after
+# redolab stops waiting: closing an SSH channel does not signal the command (OpenSSH ignores signal
+# requests), and a sqlplus blocked inside the database would outlive the collection.
+HOST_GRACE_SECONDS = 1
 
 
 class Cancelled(Exception):
@@ -82,8 +87,11 @@ async def run_step(
     timeout: float = STEP_SECONDS, cap_bytes: int = OUTPUT_CAP_BYTES,
     should_stop: Callable[[], bool] = lambda: False, heartbeat: Callable[[], None] = lambda: None,
 ) -> StepOutput:  # fmt: skip
-    """Run `argv` with `input` on its standard input; its output decoded (errors replaced)."""
-    reader = _Reader(await transport.start(argv, input=input), cap_bytes)
+    """Run `argv` with `input` on its standard input; its output decoded (errors replaced). The host
+    ends the command by itself shortly after the time limit (see HOST_GRACE_SECONDS)."""
+    limit = str(math.ceil(timeout) + HOST_GRACE_SECONDS)
+    bounded = ["timeout", "--kill-after=5", limit, *argv]
+    reader = _Reader(await transport.start(bounded, input=input), cap_bytes)
     deadline = asyncio.get_running_loop().time() + timeout
     try:
         ended = await _watch(reader, deadline=deadline, should_stop=should_stop, heartbeat=heartbeat)
