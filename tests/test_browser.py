@@ -87,6 +87,22 @@ def open_panel(page, panel: str) -> None:
     expect(details).to_have_attribute("open", "")
 
 
+def open_details(page, summary: str, inside: str, attempts: int = 3) -> None:
+    """Open a folded panel until `inside` shows: a section refreshed by htmx after the click (hosts
+    added a moment ago refresh every section that lists them) comes back folded."""
+    from playwright.sync_api import expect
+
+    for attempt in range(attempts):
+        if not page.locator(inside).is_visible():
+            page.click(summary)
+        try:
+            expect(page.locator(inside)).to_be_visible(timeout=3_000)
+            return
+        except AssertionError:
+            if attempt == attempts - 1:
+                raise
+
+
 def add_this_machine_hosts(page) -> None:
     """A primary and a standby that are both "This machine" (the probe runs here, no SSH)."""
     from playwright.sync_api import expect
@@ -103,7 +119,7 @@ def add_this_machine_hosts(page) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     with contextlib.suppress(PlaywrightTimeout):  # a page that polls is never idle: its refresh came by now
-        page.wait_for_load_state("networkidle", timeout=5_000)
+        page.wait_for_load_state("networkidle", timeout=15_000)
 
 
 def test_first_user_environment_and_hosts(server, page):
@@ -478,7 +494,7 @@ def test_import_oratcptest_and_iperf3_results(server, page, tmp_path):
     page.fill("#f-name", "imports")
     page.click("text=Create environment")
     add_this_machine_hosts(page)
-    page.click("#import-results summary")
+    open_details(page, "#import-results summary", "#import-button")
     page.set_input_files("#i-files", [str(trimmed)])
     page.click("#import-button")
     expect(page.locator("#e-i-test_date")).to_contain_text("give the day the tests ran")
