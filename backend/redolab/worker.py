@@ -30,6 +30,7 @@ from redolab.redo import preview_jobs
 from redolab.redo.imports import discard_orphan, execute_import
 from redolab.redo.models import ImportStatus, RedoImport
 from redolab.redo.service import discard_staged
+from redolab.rehearsals.service import record_result
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.runner import RunExecution
 from redolab.runs.service import store_summary
@@ -115,6 +116,7 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
         session.commit()
         for run in finished:
             store_summary(session=session, run=run)
+            _record_rehearsal(session, run.rehearsal_id)
         # an import staged in a request whose process stopped (large ones are jobs, handled above)
         cutoff = utcnow() - timedelta(seconds=STAGED_IMPORT_SECONDS)
         queued = select(Job.import_id).where(Job.import_id.is_not(None), Job.status.in_(ACTIVE))
@@ -127,6 +129,17 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
         ).all():
             discard_staged(session=session, import_id=import_id)
         return len(orphans)
+
+
+def _record_rehearsal(session, rehearsal_id: int | None) -> None:
+    """A run of a rehearsal ended: its result is stored once the last one has (never fails the run)."""
+    if rehearsal_id is None:
+        return
+    try:
+        record_result(session=session, rehearsal_id=rehearsal_id)
+    except Exception:
+        log.exception("storing rehearsal %s's result failed; it is computed from the events instead", rehearsal_id)
+        session.rollback()
 
 
 def _end_orphaned_run(run: Run, worker_id: str) -> None:
@@ -237,6 +250,9 @@ class Worker:
                 shutting_down=self.stopping.is_set,
             )
             status, _ = await execution.execute()
+            with self.sessions() as session:
+                run = session.get(Run, job.run_id)
+                _record_rehearsal(session, run.rehearsal_id if run is not None else None)
         return status
 
     async def run_once(self) -> bool:

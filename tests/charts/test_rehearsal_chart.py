@@ -1,5 +1,6 @@
-"""The rehearsal figure: cumulative bytes, backlog and lag from the probe's interval events, the
-model's lag on the same axes, units on every axis, SVG traces only (the CSP forbids WebGL)."""
+"""The rehearsal figure: cumulative bytes, backlog and lag from the rehearsal's measured series (as
+rehearsals.results.measured stores it), the model's lag on the same axes, units on every axis, SVG
+traces only (the CSP forbids WebGL)."""
 
 import json
 from datetime import timedelta
@@ -15,18 +16,19 @@ from tests.figures import values
 from tests.rehearsals.history import T0, requirement_of, row
 
 
-def interval(end, generated, sent, received, backlog, lag):
-    return {
-        "start_seconds": end - 1, "end_seconds": end, "bytes_generated": generated, "bytes_sent": sent,
-        "bytes_received": received, "backlog_bytes": backlog, "lag_seconds": lag,
-    }  # fmt: skip
+def series_of(points) -> dict:
+    """The stored shape: one list per key over the interval ends, bytes cumulative."""
+    keys = ("end_seconds", "generated_bytes", "sent_bytes", "received_bytes", "backlog_bytes", "lag_seconds")
+    return {key: [point[i] for point in points] for i, key in enumerate(keys)}
 
 
-INTERVALS = [
-    interval(2.0, 2 * MIB, MIB, MIB, 3 * MIB, 1.5),  # out of order on purpose: drawn in time order
-    interval(1.0, 2 * MIB, MIB, MIB, MIB, 0.5),
-    interval(3.0, 0, 2 * MIB, 2 * MIB, MIB, 0.5),
+# (end, cumulative generated, sent, received, backlog, lag)
+POINTS = [
+    (2.0, 4 * MIB, 2 * MIB, 2 * MIB, 3 * MIB, 1.5),  # out of order on purpose: drawn in time order
+    (1.0, 2 * MIB, MIB, MIB, MIB, 0.5),
+    (3.0, 4 * MIB, 4 * MIB, 4 * MIB, MIB, 0.5),
 ]
+SERIES = series_of(POINTS)
 
 
 def prediction():
@@ -35,7 +37,7 @@ def prediction():
 
 
 def test_three_panels_with_units_and_the_model_on_the_measured_axes():
-    figure = json.loads(rehearsal_figure(INTERVALS, prediction()))
+    figure = json.loads(rehearsal_figure(SERIES, prediction()))
     traces = {trace["name"]: trace for trace in figure["data"]}
     assert {t["type"] for t in figure["data"]} == {"scatter"}
     assert "scattergl" not in json.dumps(figure["data"])  # (the theme lists defaults for every type)
@@ -55,19 +57,28 @@ def test_three_panels_with_units_and_the_model_on_the_measured_axes():
 
 
 def test_without_a_model_only_the_measurement_is_drawn_and_a_missing_value_is_a_gap():
-    gap = [*INTERVALS, {"end_seconds": 4.0, "bytes_generated": MIB}]
+    gap = series_of([*POINTS, (4.0, 5 * MIB, None, None, None, None)])
     figure = json.loads(rehearsal_figure(gap))
     names = [trace["name"] for trace in figure["data"]]
     assert names == ["generated (MiB)", "sent (MiB)", "received (MiB)", "backlog, measured (MiB)", "lag, measured (s)"]
     lag = values(figure["data"][-1]["y"])
     assert lag[:3] == [0.5, 1.5, 0.5] and lag[3] != lag[3]  # NaN: not a zero
-    assert values(figure["data"][0]["y"])[-1] == 5  # the cumulative sum goes on
-    series = rehearsal_series([{"end_seconds": None, "lag_seconds": 3}, *INTERVALS])
-    assert series["end_seconds"].tolist() == [1, 2, 3]  # an interval without an end is not drawn
+    assert values(figure["data"][0]["y"])[-1] == 5
+    series = rehearsal_series({**SERIES, "end_seconds": [None, 1.0, 3.0]})
+    assert series["end_seconds"].tolist() == [1, 3]  # a point without an end is not drawn
+    assert series["lag_seconds"].tolist() == [0.5, 0.5]  # and the others stay with their own end
+
+
+def test_a_result_without_bytes_sent_draws_the_rest():
+    older = {key: values for key, values in SERIES.items() if key != "sent_bytes"}
+    figure = json.loads(rehearsal_figure(older))
+    traces = {trace["name"]: values(trace["y"]) for trace in figure["data"]}
+    assert traces["received (MiB)"] == [1, 2, 4]
+    assert all(v != v for v in traces["sent (MiB)"])
 
 
 def test_an_hour_of_one_second_intervals_is_thinned_keeping_the_worst_lag():
-    hour = [interval(float(s), MIB, MIB, MIB, 0, 100.0 if s == 1234 else 0.25) for s in range(1, 3601)]
+    hour = series_of([(float(s), s * MIB, s * MIB, s * MIB, 0, 100.0 if s == 1234 else 0.25) for s in range(1, 3601)])
     figure = json.loads(rehearsal_figure(hour))
     lag = figure["data"][-1]
     assert len(values(lag["x"])) <= RUN_POINTS + 2 and max(values(lag["y"])) == 100.0

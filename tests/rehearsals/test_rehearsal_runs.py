@@ -5,7 +5,9 @@ leaves no probe; a rehearsal's paced runs never count as the link's capacity."""
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -93,14 +95,15 @@ def test_worst_hour_replayed_through_the_probe_and_read_back(api_client, browser
     (run,) = rehearsal.runs
     assert run.status is RunStatus.succeeded, run.failure_reason
     assert "--schedule" in run.client_command and "--speedup 360" in run.client_command
+    stored = session.get(Rehearsal, body["id"]).result  # by the worker as the last run ended, before any read
+    assert stored is not None and stored["drained"] is True
     read = api_client.get(body["status_url"]).json()
     result = read["result"]
     assert read["status"] == "succeeded" and result["drained"] is True
     assert result["bytes_generated"] == body["schedule_bytes"] == result["bytes_received"]
     assert 0 <= result["max_lag_seconds"] < 2  # ~10 MiB/s replayed on loopback: never far behind
     assert len(result["series"]["end_seconds"]) >= 8  # 10 s of replay at 1 s intervals
-    session.expire_all()
-    assert session.get(Rehearsal, body["id"]).result == result  # stored once the runs ended
+    assert stored == result  # the read returns what was stored
     assert leftover_probes() == []
     # its page: the measured figures beside the model's for the same window: 360x compressed, the
     # hour's 1 MiB/s is 360 MiB/s, above the nominal 1 Gbit/s link (119 MiB/s), so the model queues
@@ -160,6 +163,24 @@ def test_refusals_name_what_and_write_nothing(api_client, app, session, engine):
     busy = api_client.post(url, json={})
     assert busy.status_code == 409 and "busy with run #" + str(run.id) in busy.text and primary.name in busy.text
     assert count(session, Rehearsal) == 0 and count(session, Run) == 1  # nothing written by a refusal
+
+
+def test_simultaneous_rehearsals_on_the_same_hosts_queue_exactly_one(api_client, session):
+    """The busy-host check and the rows it admits are one step under the queue lock: four requests
+    released together on the same hosts queue one rehearsal, and the other three are told it is busy."""
+    environment = local_env(session)
+    import_history(api_client, environment, archived_log_csv())
+    url = f"/api/v1/environments/{environment.id}/rehearsals"
+    barrier = threading.Barrier(4)
+
+    def post(_):
+        barrier.wait(timeout=30)
+        return api_client.post(url, json={"speedup": 360}).status_code
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = sorted(pool.map(post, range(4)))
+    assert answers == [201, 409, 409, 409]
+    assert count(session, Rehearsal) == 1 and count(session, Run) == 1
 
 
 def test_schedules_over_the_probes_limits_are_refused(api_client, session):

@@ -10,6 +10,7 @@ from redolab.auth.models import Role
 from redolab.core.db import utcnow
 from redolab.redo import service as redo_service
 from redolab.rehearsals.models import Rehearsal
+from redolab.rehearsals.service import record_result
 from redolab.runs.models import RunEvent, RunStatus
 from tests.conftest import log_in
 from tests.factories import make_environment, make_host, make_user
@@ -68,6 +69,7 @@ def replayed(session, rehearsal: Rehearsal, status=RunStatus.succeeded, interval
     run.status, run.failure_reason = status, reason
     run.started_at, run.finished_at = utcnow() - timedelta(seconds=intervals), utcnow()
     session.commit()
+    record_result(session=session, rehearsal_id=rehearsal.id)  # as the worker does when the run ends
 
 
 def test_the_form_is_on_the_environment_page(browser_client, session):

@@ -1,6 +1,7 @@
-"""The rehearsal figure (pure: the probe's interval events and the model's prediction in, plotly
-figure JSON out): what the replay generated against what the standby received, the backlog, and the
-transport lag beside the lag the model predicted for the same window."""
+"""The rehearsal figure (pure: the rehearsal's measured series, as rehearsals.results.measured keeps
+it, and the model's prediction in, plotly figure JSON out): what the replay generated against what
+the standby received, the backlog, and the transport lag beside the lag the model predicted for the
+same window."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from redolab.charts import LAYOUT, figure_json
 from redolab.core.downsample import RUN_POINTS, keep_indices
 from redolab.core.units import MIB
 
-INTERVAL_KEYS = ("bytes_generated", "bytes_sent", "bytes_received", "backlog_bytes", "lag_seconds")
+# the measured series' keys: cumulative bytes, then the backlog and lag at each interval's end
+CUMULATIVE_KEYS = ("generated_bytes", "sent_bytes", "received_bytes")
+SERIES_KEYS = (*CUMULATIVE_KEYS, "backlog_bytes", "lag_seconds")
 PREDICTED = {"dash": "dash", "width": 2, "color": "#d62728"}
 
 
@@ -30,18 +33,17 @@ def _number(value) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else np.nan
 
 
-def rehearsal_series(intervals: list[dict]) -> dict[str, np.ndarray]:
-    """The interval events' data (each with `end_seconds`, the offset of the interval's end) as
-    arrays in time order: cumulative bytes (generated, sent, received), backlog and lag at each end.
-    A missing value is NaN (a gap in the line) and adds nothing to a cumulative sum."""
-    ordered = sorted(intervals, key=lambda d: _number(d.get("end_seconds")))
-    ordered = [d for d in ordered if np.isfinite(_number(d.get("end_seconds")))]
-    series = {"end_seconds": np.array([_number(d["end_seconds"]) for d in ordered])}
-    for key in INTERVAL_KEYS:
-        series[key] = np.array([_number(d.get(key)) for d in ordered])
-    for key in ("bytes_generated", "bytes_sent", "bytes_received"):
-        series[f"cumulative_{key}"] = np.cumsum(np.nan_to_num(series[key], nan=0.0))
-    return series
+def rehearsal_series(series: dict) -> dict[str, np.ndarray]:
+    """The measured series (lists over `end_seconds`, the offset of each interval's end) as arrays in
+    time order; a missing or non-numeric value is NaN (a gap in the line), a point without an end is
+    not drawn, and a series the result does not carry (bytes sent) is all NaN."""
+    ends = [_number(end) for end in series.get("end_seconds") or []]
+    order = sorted((i for i, end in enumerate(ends) if np.isfinite(end)), key=ends.__getitem__)
+    arrays = {"end_seconds": np.array([ends[i] for i in order], dtype=float)}
+    for key in SERIES_KEYS:
+        values = list(series.get(key) or [])
+        arrays[key] = np.array([_number(values[i]) if i < len(values) else np.nan for i in order], dtype=float)
+    return arrays
 
 
 def _thinned(x: np.ndarray, y: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -57,13 +59,13 @@ def _points(series: Sequence[tuple[float, float]]) -> tuple[np.ndarray, np.ndarr
     return _thinned(x, y)[:2]
 
 
-def rehearsal_figure(intervals: list[dict], predicted: PredictedRehearsal | None = None) -> str:
+def rehearsal_figure(series: dict, predicted: PredictedRehearsal | None = None) -> str:
     """Three panels over the time from the start of the replay (s): cumulative MiB generated, sent
     and received; the backlog (MiB); the transport lag (s), each with the model's line when given."""
-    s = rehearsal_series(intervals)
+    s = rehearsal_series(series)
     x, lag, backlog, generated, sent, received = _thinned(
-        s["end_seconds"], s["lag_seconds"], s["backlog_bytes"], s["cumulative_bytes_generated"],
-        s["cumulative_bytes_sent"], s["cumulative_bytes_received"],
+        s["end_seconds"], s["lag_seconds"], s["backlog_bytes"], s["generated_bytes"], s["sent_bytes"],
+        s["received_bytes"],
     )  # fmt: skip
     figure = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07)
     for y, name, width in ((generated, "generated", 3), (sent, "sent", 1), (received, "received", 2)):

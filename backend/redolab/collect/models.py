@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
 from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
+from redolab.jobs.models import WorkStatus
 
-
-class CollectionStatus(StrEnum):
-    queued = "queued"
-    running = "running"
-    succeeded = "succeeded"
-    failed = "failed"
-    cancelled = "cancelled"
-
-    @property
-    def finished(self) -> bool:
-        return self in (CollectionStatus.succeeded, CollectionStatus.failed, CollectionStatus.cancelled)
+CollectionStatus = WorkStatus  # as a run's: queued, running, succeeded, failed, cancelled
 
 
 class Collection(Base):

@@ -19,6 +19,20 @@ class JobStatus(StrEnum):
     cancelled = "cancelled"  # before a worker claimed it (a conditional update: queued -> cancelled), or while it ran
 
 
+class WorkStatus(StrEnum):
+    """Where a piece of work the worker runs stands: a run (runs.RunStatus), a sweep, a collection."""
+
+    queued = "queued"
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+    cancelled = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in (WorkStatus.succeeded, WorkStatus.failed, WorkStatus.cancelled)
+
+
 class Job(Base):
     __tablename__ = "jobs"
 

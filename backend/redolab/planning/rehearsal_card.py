@@ -20,8 +20,6 @@ from redolab.redo.requirement import Requirement
 from redolab.rehearsals.window import RehearsalRefused, Window, choose_window
 from redolab.runs.measured import Source
 
-Show = object  # show(datetime) -> str, the database's clock
-
 
 @dataclass(frozen=True)
 class RehearsalFact:

@@ -24,6 +24,7 @@ from redolab.rehearsals.schemas import RehearsalCreate
 from redolab.rehearsals.window import RehearsalRefused, choose_window, parse_window_spec
 from redolab.runs import service as runs
 from redolab.runs.models import ProbeMode, Run, RunStatus
+from redolab.runs.queueing import admit
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps.clusters import node_pairs
 
@@ -103,6 +104,19 @@ def _busy(session: Session, hosts: list[Host]) -> None:
         )
 
 
+def _admit(session: Session, pairs: list[Carrier], *, requested_by: str, caps: QueueCaps | None) -> None:
+    """Under the queue lock (held until the caller's commit or rollback): every host free (409) and each
+    pair within its owner's and its own queue cap (429). One step with the rows written after it, so two
+    rehearsals asked for at once cannot both find the same hosts free."""
+    try:
+        for client, server, _ in pairs:
+            admit(session, requested_by=requested_by, client=client, server=server, caps=caps)
+        _busy(session, [host for client, server, _ in pairs for host in (client, server)])
+    except Exception:
+        session.rollback()
+        raise
+
+
 def _message_bytes(request: RehearsalRequest, requirement) -> int:
     if request.message_bytes:
         return request.message_bytes
@@ -126,12 +140,15 @@ def create_rehearsal(
     zone = environment.time_zone or "UTC"
     try:
         window = choose_window(requirement, parse_window_spec(request.window, zone=zone), zone=zone)
+        # the caps and busy hosts before the schedule is built (up to 2,000,000 lines): a refusal costs nothing
+        _admit(session, _pairs(environment, request, list(window.threads)), requested_by=requested_by, caps=caps)
+        session.rollback()  # releases the queue lock while the schedule is built
         schedule = build_schedule(requirement, window, scale=request.scale, speedup=request.speedup)
     except RehearsalRefused as refused:
         raise FieldError("window", str(refused), 422) from None
     imports = sorted({label for t in window.threads for label in _imports_of(requirement, t)})
     pairs = _pairs(environment, request, list(schedule.threads))
-    _busy(session, [host for client, server, _ in pairs for host in (client, server)])
+    _admit(session, pairs, requested_by=requested_by, caps=caps)  # again, now under the lock until the commit
     message_bytes = _message_bytes(request, requirement)
     rehearsal = Rehearsal(
         environment_id=environment.id, window_kind=window.kind, window_start=window.start, window_end=window.end,
@@ -214,20 +231,33 @@ def replays(*, session: Session, rehearsal: Rehearsal) -> list[RunReplay]:
 
 
 def current_result(*, session: Session, rehearsal: Rehearsal) -> dict | None:
-    """The measured figures: stored once every run has ended, computed from the events before."""
+    """The measured figures: as stored once every run ended, else computed from the events so far
+    (a page or an API read never writes)."""
     if rehearsal.result is not None:
         return rehearsal.result
+    return measured(replays(session=session, rehearsal=rehearsal))
+
+
+def record_result(*, session: Session, rehearsal_id: int | None) -> None:
+    """Store a rehearsal's measured figures once its last run has ended (the worker calls this as each
+    run ends, and a cancel as it ends queued runs). Two runs ending together both write the same figures."""
+    rehearsal = session.get(Rehearsal, rehearsal_id) if rehearsal_id is not None else None
+    if rehearsal is None or rehearsal.result is not None:
+        return
+    session.expire_all()  # the runs as they are now, not as this session last read them
+    if not rehearsal.runs or not all(run.status.finished for run in rehearsal.runs):
+        return
     result = measured(replays(session=session, rehearsal=rehearsal))
-    if result is not None and all(run.status.finished for run in rehearsal.runs):
+    if result is not None:
         rehearsal.result = result
         session.commit()
-    return result
 
 
 def cancel_rehearsal(*, session: Session, rehearsal: Rehearsal) -> Rehearsal:
     for run in rehearsal.runs:
         if not run.status.finished:
             runs.cancel_run(session=session, run=run)
+    record_result(session=session, rehearsal_id=rehearsal.id)  # when every run was still queued
     return rehearsal
 
 

@@ -11,18 +11,9 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
 from redolab.environments.models import HostPair
+from redolab.jobs.models import WorkStatus
 
-
-class RunStatus(StrEnum):
-    queued = "queued"
-    running = "running"
-    succeeded = "succeeded"
-    failed = "failed"
-    cancelled = "cancelled"
-
-    @property
-    def finished(self) -> bool:
-        return self in (RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled)
+RunStatus = WorkStatus  # queued, running, succeeded, failed, cancelled
 
 
 class ProbeMode(StrEnum):

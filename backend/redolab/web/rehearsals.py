@@ -150,18 +150,6 @@ def _progress(rehearsal: Rehearsal, interval_count: int) -> dict:
             "interval_count": interval_count}  # fmt: skip
 
 
-def _intervals(series: dict) -> list[dict]:
-    """The result's series summed over the runs (cumulative bytes) as the per-interval data the
-    figure reads; bytes sent only when the series carries them."""
-    cumulative = {"bytes_generated": "generated_bytes", "bytes_sent": "sent_bytes", "bytes_received": "received_bytes"}
-    steps = {key: [0.0, *series[name]] for key, name in cumulative.items() if name in series}
-    return [
-        {"end_seconds": end, "backlog_bytes": series["backlog_bytes"][i], "lag_seconds": series["lag_seconds"][i],
-         **{key: values[i + 1] - values[i] for key, values in steps.items()}}
-        for i, end in enumerate(series["end_seconds"])
-    ]  # fmt: skip
-
-
 def _rehearsal_context(session, rehearsal: Rehearsal) -> dict:
     result = service.current_result(session=session, rehearsal=rehearsal)
     environment = get_environment(session=session, environment_id=rehearsal.environment_id)
@@ -176,7 +164,7 @@ def _rehearsal_context(session, rehearsal: Rehearsal) -> dict:
         "failure_reason": service.failure(rehearsal),
         "result": result,
         "predicted": predicted,
-        "figure": rehearsal_figure(_intervals(series), predicted) if result else None,
+        "figure": rehearsal_figure(series, predicted) if result else None,
         **_progress(rehearsal, len(series["end_seconds"])),
     }
 
