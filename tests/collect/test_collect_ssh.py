@@ -182,7 +182,7 @@ def hung_standins() -> list[str]:
 
 def test_cancel_midway(session, engine, secret_key, oracle_env, database):
     environment, _ = oracle_env
-    database.scenario, database.hang_seconds = "hang", 5
+    database.scenario, database.hang_seconds = "hang", 60
     database.write()
     collection = service.queue_collection(session=session, environment=environment, requested_by="alice")
     thread = threading.Thread(target=execute_next, args=(engine, secret_key))
@@ -201,6 +201,12 @@ def test_cancel_midway(session, engine, secret_key, oracle_env, database):
     collection = session.get(Collection, collection.id)
     assert collection.status is CollectionStatus.cancelled
     assert stored(session) == (0, 0)
+    # the hung sqlplus ended on the host with the cancel, not at its 300 s step limit
+    deadline = time.monotonic() + 2
+    while hung_standins() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert hung_standins() == []
+    assert time.monotonic() - cancelled_at < 4
 
 
 def test_cancel_before_start(session, engine, secret_key, oracle_env, database, api_client):

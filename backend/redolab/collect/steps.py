@@ -1,5 +1,5 @@
 """One command of a collection on the host: its standard input sent, its output read up to a cap, stopped
-at its time limit or at a cancel (checked every WATCH_SECONDS), decoded with errors replaced."""
+on the host at its time limit or at a cancel (checked every WATCH_SECONDS), decoded with errors replaced."""
 
 from __future__ import annotations
 
@@ -19,6 +19,10 @@ OUTPUT_CAP_BYTES = 64 * 1024 * 1024  # all the output of one command (a year of 
 # redolab stops waiting: closing an SSH channel does not signal the command (OpenSSH ignores signal
 # requests), and a sqlplus blocked inside the database would outlive the collection.
 HOST_GRACE_SECONDS = 1
+# A cancel (or the time limit, or the output cap) ends it at once: the shell prints its PID first and
+# becomes `timeout`, which passes a TERM on to the command and its process group (KILL 5 s later).
+PID_SHELL = 'echo "redolab-pid $$"; exec "$@"'
+PID_PREFIX = "redolab-pid "
 
 
 class Cancelled(Exception):
@@ -40,19 +44,27 @@ class _Reader:
         self.process, self.cap_bytes = process, cap_bytes
         self.lines: list[str] = []
         self.size, self.too_much = 0, False
+        self.pid: int | None = None  # of `timeout` on the host, from PID_SHELL's first line
         self.task = asyncio.ensure_future(self._read())
 
     async def _read(self) -> None:
         async for line in self.process.lines():
+            if self.pid is None and not self.lines and line.startswith(PID_PREFIX):
+                pid = line[len(PID_PREFIX) :].strip()
+                self.pid = int(pid) if pid.isdigit() and 1 < int(pid) < 2**22 else None
+                continue
             self.size += len(line) + 1
             if self.size > self.cap_bytes:
                 self.too_much = True
                 return
             self.lines.append(line)
 
-    async def stop(self) -> None:
-        """Stop the command and the reading; the local process is reaped (a closed SSH channel is not
-        waited for: its command may still be blocked on the host, see the report of issue 36)."""
+    async def stop(self, transport: Transport) -> None:
+        """Stop the command on the host (TERM to its `timeout` by PID, over another channel) and the
+        reading; the local process is reaped. Without a PID the host ends it at its time limit."""
+        if self.pid is not None:
+            with contextlib.suppress(Exception):  # gone already, or the connection dropped: timeout still ends it
+                await transport.run(["kill", "-TERM", str(self.pid)], timeout=5)
         self.process.terminate()
         self.task.cancel()
         with contextlib.suppress(BaseException):
@@ -90,7 +102,7 @@ async def run_step(
     """Run `argv` with `input` on its standard input; its output decoded (errors replaced). The host
     ends the command by itself shortly after the time limit (see HOST_GRACE_SECONDS)."""
     limit = str(math.ceil(timeout) + HOST_GRACE_SECONDS)
-    bounded = ["timeout", "--kill-after=5", limit, *argv]
+    bounded = ["sh", "-c", PID_SHELL, "redolab-collect", "timeout", "--kill-after=5", limit, *argv]
     reader = _Reader(await transport.start(bounded, input=input), cap_bytes)
     deadline = asyncio.get_running_loop().time() + timeout
     try:
@@ -98,7 +110,7 @@ async def run_step(
         error = reader.task.exception() if reader.task.done() and not reader.task.cancelled() else None
     finally:
         if not reader.task.done() or reader.too_much:
-            await reader.stop()
+            await reader.stop(transport)
     if isinstance(error, OutputLineTooLong):
         raise CollectionError("garbage", step, str(error), "The output is not what the tool prints.")
     if error is not None:
@@ -113,6 +125,6 @@ async def run_step(
     try:
         exit_code = await asyncio.wait_for(reader.process.wait(), 10)
     except TimeoutError:
-        reader.process.terminate()
+        await reader.stop(transport)
         exit_code = -1
     return StepOutput("\n".join(reader.lines), await reader.process.stderr_text(), exit_code, False)
