@@ -234,7 +234,12 @@ class Worker:
         elif job.kind == COLLECT_KIND:
             collection_id = int((job.options or {}).get("collection_id", 0))
             outcome = await CollectionExecution(
-                self.sessions, self.secret_key, collection_id, heartbeat=heartbeat, shutting_down=self.stopping.is_set
+                self.sessions,
+                self.secret_key,
+                collection_id,
+                heartbeat=heartbeat,
+                shutting_down=self.stopping.is_set,
+                upload_dir=(job.options or {}).get("upload_dir"),
             ).execute()
             status = {"succeeded": RunStatus.succeeded, "cancelled": RunStatus.cancelled}.get(outcome, RunStatus.failed)
         elif job.kind == "sweep":

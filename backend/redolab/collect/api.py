@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Request, status
 
 from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.collect import service
-from redolab.collect.schemas import CollectionPublic, FactsApply
+from redolab.collect.schemas import CollectionCreate, CollectionPublic, FactsApply
 from redolab.core.deps import SessionDep
 from redolab.environments import service as environments
 from redolab.jobs.queue import wake_local_worker
@@ -16,11 +16,14 @@ router = APIRouter(prefix="/api/v1", tags=["collections"], dependencies=[Depends
 
 @router.post("/environments/{environment_id}/collections", status_code=status.HTTP_201_CREATED)
 def create_collection(
-    request: Request, session: SessionDep, user: ApiOperator, environment_id: int
+    request: Request, session: SessionDep, user: ApiOperator, environment_id: int, body: CollectionCreate | None = None
 ) -> CollectionPublic:
-    """Queue a collection from the primary host's database (the shipped read-only scripts)."""
+    """Queue a collection from the primary host's database (the shipped read-only scripts). With `review`
+    the rows are kept as your uploads: `staged[].upload_token` goes to .../redo/preview and .../redo/imports."""
     environment = environments.get_environment(session=session, environment_id=environment_id)
-    collection = service.queue_collection(session=session, environment=environment, requested_by=user.username)
+    collection = service.queue_collection(session=session, environment=environment, requested_by=user.username,
+                                          review_upload_dir=request.app.state.settings.upload_dir
+                                          if body and body.review else None)  # fmt: skip
     wake_local_worker(request.app)
     return CollectionPublic.model_validate(collection)
 

@@ -6,16 +6,18 @@ stores nothing."""
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from redolab.auth.models import User
 from redolab.collect import output, scripts
 from redolab.collect.commands import (
     ORATAB,
@@ -31,14 +33,17 @@ from redolab.collect.commands import (
 from redolab.collect.errors import CollectionError
 from redolab.collect.models import Collection, CollectionStatus
 from redolab.collect.rows import Db2LogCapture
-from redolab.collect.service import json_safe, last_log_end, oracle_facts, watermarks
+from redolab.collect.service import json_safe, last_log_end, new_awr_rows, oracle_facts, watermarks
 from redolab.collect.steps import STEP_SECONDS, Cancelled, run_step
+from redolab.core.config import get_settings
 from redolab.core.db import utcnow
 from redolab.core.errors import FieldError
+from redolab.core.limits import LimitReached
 from redolab.core.security import decrypt_secret
 from redolab.environments.connect import connect_host
 from redolab.environments.models import Environment, Host
 from redolab.redo.imports import delete_import, import_now
+from redolab.redo.uploads import StagingLimits, discard_upload, store_upload
 from redolab.remote.transport import Transport, TransportError
 
 log = logging.getLogger("redolab.collect")
@@ -46,6 +51,7 @@ log = logging.getLogger("redolab.collect")
 ORACLE_STEPS = ("oracle_database", "oracle_instances", "oracle_size", "oracle_redo_logs", "oracle_archive_dests",
                 "oracle_archived_log")  # fmt: skip
 AWR_DAYS = 8
+REFUSED = "The rows were read but the import refused them: nothing was stored."
 SHUTDOWN_MESSAGE = "redolab was stopped during the collection; nothing was stored"
 
 
@@ -63,8 +69,9 @@ class CollectionExecution:
 
     def __init__(self, sessions: sessionmaker, secret_key: str, collection_id: int, *,
                  heartbeat: Callable[[], None] = lambda: None, shutting_down: Callable[[], bool] = lambda: False,
-                 step_seconds: float = STEP_SECONDS) -> None:  # fmt: skip
+                 step_seconds: float = STEP_SECONDS, upload_dir: str | None = None) -> None:  # fmt: skip
         self.sessions, self.secret_key, self.collection_id = sessions, secret_key, collection_id
+        self.upload_dir = Path(upload_dir) if upload_dir else get_settings().upload_dir  # a review's uploads
         self.heartbeat, self.shutting_down, self.step_seconds = heartbeat, shutting_down, step_seconds
         self.scripts_run: list[dict] = []
         self.row_counts: dict[str, int] = {}
@@ -283,95 +290,155 @@ class CollectionExecution:
         return {"kind": "db2", "steps": found, "hadr": hadr, "version": None}
 
     # -- storing ----------------------------------------------------------------------------------
+    def _pieces(self, session: Session, environment: Environment, result: dict) -> tuple[dict, list[Piece]]:
+        """The facts read and the imports the collection makes, in order (each a file the import reads)."""
+        steps = result["steps"]
+        if result["kind"] == "oracle":
+            facts = oracle_facts(steps)
+            pieces = [Piece("archived_log", output.to_import_csv(rows), "csv", None, len(rows))
+                      for rows in [steps.get("archived_log") or []] if rows]  # fmt: skip
+            metrics = steps.get("awr_sysmetric") or []
+            fresh = new_awr_rows(session, environment, metrics)
+            if len(fresh) < len(metrics):
+                self.notes.append(f"{len(metrics) - len(fresh):,} AWR snapshots were imported before: not again.")
+            if fresh:
+                pieces.append(Piece("awr_sysmetric", output.to_import_csv(fresh), "csv", None, len(fresh)))
+            return facts, pieces
+        facts = db2_facts(steps, result.get("hadr") or "")
+        config = {row.name: row.value for row in steps["db2_config"]}
+        pieces = []
+        captures = _capture_pair(session, environment.id, steps.get("db2_transaction_log") or [])
+        if captures:  # the deltas since the previous collection's capture: a rate per member
+            pieces.append(Piece("db2_transaction_log", output.to_import_csv(captures), "csv", None, len(captures)))
+        else:
+            self.notes.append("One MON_GET_TRANSACTION_LOG capture: the rate needs the next collection's capture as "
+                              "well (a schedule makes them); it is imported then.")  # fmt: skip
+        listing = steps["db2_archived_logs"]
+        if listing:
+            pages = config.get("logfilsiz") or ""
+            mapping = {"log_file_pages": int(pages)} if pages.isdigit() else None
+            pieces.append(Piece("db2_archived_logs", output.db2_history_listing(listing), "db2-archive-listing",
+                                mapping, len(listing)))  # fmt: skip
+        return facts, pieces
+
     async def _store(self, result: dict, since: datetime | None) -> None:
         self.step = "import"
-        steps = result["steps"]
         with self.sessions() as session:
             collection = session.get(Collection, self.collection_id)
             environment = session.get(Environment, collection.environment_id)
-            if result["kind"] == "oracle":
-                facts = oracle_facts(steps)
-                rows, fmt, mapping, name = steps.get("archived_log") or [], "csv", None, "archived_log"
-                text = output.to_import_csv(rows) if rows else ""
-            else:
-                facts = db2_facts(steps, result.get("hadr") or "")
-                config = {row.name: row.value for row in steps["db2_config"]}
-                listing = output.db2_history_listing(steps["db2_archived_logs"])
-                fmt, name, text = "db2-archive-listing", "db2_archived_logs", listing
-                mapping = {"log_file_pages": int(config["logfilsiz"])} if (config.get("logfilsiz") or "").isdigit() \
-                    else None  # fmt: skip
-            import_id = None
-            if result["kind"] == "db2":
-                captures = _capture_pair(session, environment.id, steps.get("db2_transaction_log") or [])
-                if captures:  # the deltas since the previous collection's capture: a rate per member
-                    capture_text = output.to_import_csv(captures)
-                    facts["capture_import_id"] = await asyncio.to_thread(
-                        self._import, environment.id, collection, capture_text, "csv", None, "db2_transaction_log"
-                    )
-                else:
-                    self.notes.append(
-                        "One MON_GET_TRANSACTION_LOG capture: the rate needs the next collection's "
-                        "capture as well (a schedule makes them); it is imported then."
-                    )
-            if text:
-                try:
-                    import_id = await asyncio.to_thread(
-                        self._import, environment.id, collection, text, fmt, mapping, name
-                    )
-                except BaseException:  # all or nothing: the captures' import goes too
-                    if facts.get("capture_import_id"):
-                        await asyncio.to_thread(self._discard, environment.id, facts["capture_import_id"])
-                    raise
-            else:
-                when = f"{since:%Y-%m-%d %H:%M} UTC" if since else "the last collection"
-                self.notes.append(f"No new logs since {when}: nothing was imported.")
+            facts, pieces = self._pieces(session, environment, result)
+            review, requested_by = collection.review, collection.requested_by
+        if review:
+            self.step = "preview"
+            staged = await asyncio.to_thread(self._stage_all, pieces, requested_by)
+            imported: dict[str, int] = {}
+        else:
+            staged, imported = [], await self._import_all(collection, pieces)
+        if not pieces or (not review and not imported):
+            when = f"{since:%Y-%m-%d %H:%M} UTC" if since else "the last collection"
+            self.notes.append(f"No new logs since {when}: nothing was imported.")
+        with self.sessions() as session:
             collection = session.get(Collection, self.collection_id)
             if collection is None:
+                for piece in staged:
+                    discard_upload(self.upload_dir, piece["token"])
                 return
+            main = next((name for name in ("archived_log", "db2_archived_logs") if name in imported), None)
+            facts |= {f"{name}_import_id": import_id for name, import_id in imported.items() if name != main}
+            if "db2_transaction_log" in imported:  # the name earlier collections kept it under
+                facts["capture_import_id"] = imported["db2_transaction_log"]
             collection.status, collection.finished_at = CollectionStatus.succeeded, utcnow()
             collection.facts = json_safe(facts)
             collection.database_version = (result.get("version") or "")[:64] or None
             collection.scripts, collection.row_counts, collection.notes = self.scripts_run, self.row_counts, self.notes
-            collection.import_id = import_id
+            collection.import_id = imported.get(main) if main else next(iter(imported.values()), None)
+            collection.staged = staged or None
             session.commit()
+
+    async def _import_all(self, collection: Collection, pieces: list[Piece]) -> dict[str, int]:
+        """Every piece imported, or none: a refusal removes the imports made before it."""
+        imported: dict[str, int] = {}
+        try:
+            for piece in pieces:
+                import_id = await asyncio.to_thread(self._import, collection, piece)
+                if import_id is not None:
+                    imported[piece.name] = import_id
+        except BaseException:
+            for import_id in imported.values():
+                await asyncio.to_thread(self._discard, collection.environment_id, import_id)
+            raise
+        return imported
+
+    def _stage_all(self, pieces: list[Piece], requested_by: str) -> list[dict]:
+        """Every piece kept as an upload of its requester's, for the same preview and import as a file
+        (under the same staging caps); all or none."""
+        settings, upload_dir = get_settings(), self.upload_dir
+        owner = self._owner(requested_by)
+        staged: list[dict] = []
+        try:
+            for piece in pieces:
+                name = piece.filename(self.collection_id)
+                token = store_upload(upload_dir, io.BytesIO(piece.text.encode()), name, owner=owner,
+                                     limits=StagingLimits.of(settings))  # fmt: skip
+                staged.append({"name": piece.name, "token": token, "filename": name,
+                               "format": piece.fmt, "mapping": piece.mapping, "rows": piece.rows})  # fmt: skip
+        except LimitReached as error:
+            for done in staged:
+                discard_upload(upload_dir, done["token"])
+            raise CollectionError("preview", "preview", str(error), "Import or discard your other previews, or "
+                                  "collect without a preview.") from None  # fmt: skip
+        except BaseException:
+            for done in staged:
+                discard_upload(upload_dir, done["token"])
+            raise
+        return staged
+
+    def _owner(self, requested_by: str) -> str:
+        """Staged uploads count against a user's cap by user id (as uploads from the page do)."""
+        with self.sessions() as session:
+            user_id = session.scalar(select(User.id).where(User.username == requested_by))
+        return str(user_id) if user_id is not None else requested_by
 
     def _discard(self, environment_id: int, import_id: int) -> None:
         with self.sessions() as session:
             environment = session.get(Environment, environment_id)
             delete_import(session=session, environment=environment, import_id=import_id)
 
-    def _import(
-        self, environment_id: int, collection: Collection, text: str, fmt: str, mapping, name: str
-    ) -> int | None:
+    def _import(self, collection: Collection, piece: Piece) -> int | None:
         with self.sessions() as session, tempfile.TemporaryDirectory(prefix="redolab-collect-") as workdir:
-            environment = session.get(Environment, environment_id)
-            path = Path(workdir) / f"collection-{collection.id}-{name}.{'csv' if fmt == 'csv' else 'txt'}"
-            path.write_text(text, encoding="utf-8")
+            environment = session.get(Environment, collection.environment_id)
+            path = Path(workdir) / piece.filename(collection.id)
+            path.write_text(piece.text, encoding="utf-8")
             try:
                 record = import_now(session=session, environment=environment, path=path, filename=path.name,
-                                    fmt=fmt, mapping=mapping, imported_by=collection.requested_by)  # fmt: skip
+                                    fmt=piece.fmt, mapping=piece.mapping,
+                                    imported_by=collection.requested_by)  # fmt: skip
             except FieldError as error:
                 if "already imported" in error.message:  # the same rows as an earlier import: nothing new
-                    self.notes.append(f"No new logs: {error.message}")
+                    self.notes.append(f"No new rows in {piece.name}: {error.message}")
                     return None
-                raise CollectionError(
-                    "import",
-                    "import",
-                    error.message,
-                    "The rows were read but the import refused them: nothing was stored.",
-                ) from None
+                raise CollectionError("import", "import", f"{piece.name}: {error.message}", REFUSED) from None
             except Exception as error:  # a RedoInputError names the line
-                raise CollectionError(
-                    "import",
-                    "import",
-                    str(error),
-                    "The rows were read but the import refused them: nothing was stored.",
-                ) from None
+                raise CollectionError("import", "import", f"{piece.name}: {error}", REFUSED) from None
             record.notes = [*(record.notes or []), f"Collected by redolab (collection #{collection.id}) on "
                             f"{collection.host_name}: " + ", ".join(f"{s['name']} {s['sha256'][:12]}"
                                                                     for s in self.scripts_run)]  # fmt: skip
             session.commit()
             return record.id
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One import a collection makes: its rows as the file an upload of the same query would be."""
+
+    name: str  # the step: archived_log, awr_sysmetric, db2_transaction_log, db2_archived_logs
+    text: str
+    fmt: str
+    mapping: dict | None
+    rows: int
+
+    def filename(self, collection_id: int) -> str:
+        return f"collection-{collection_id}-{self.name}.{'csv' if self.fmt == 'csv' else 'txt'}"
 
 
 def _capture_pair(session: Session, environment_id: int, current: list) -> list:

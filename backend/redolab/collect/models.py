@@ -42,4 +42,8 @@ class Collection(Base):
     facts: Mapped[dict | None] = mapped_column(JSON)  # what the database says of itself (collect.facts)
     facts_applied: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     import_id: Mapped[int | None] = mapped_column(ForeignKey("redo_imports.id", ondelete="SET NULL"))
+    # Preview first: the rows are kept as uploads of the requester's (redo.uploads), one per import it
+    # would make ({name, token, filename, format, mapping, rows}), previewed and imported as a file is
+    review: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    staged: Mapped[list | None] = mapped_column(JSON)
     job_id: Mapped[int | None] = mapped_column(Integer)

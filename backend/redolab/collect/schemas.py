@@ -37,6 +37,14 @@ class CollectionPublic(BaseModel):
     facts: dict | None
     facts_applied: bool
     import_id: int | None
+    review: bool
+    staged: list | None  # with review: each import's upload_token, for POST .../redo/preview and .../redo/imports
+
+
+class CollectionCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    review: bool = False  # keep the rows as uploads to preview and import, instead of importing them
 
 
 class FactsApply(BaseModel):

@@ -7,8 +7,9 @@ Nothing is stored on a failure: every step runs and is read before the import, w
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select, update
@@ -25,6 +26,7 @@ from redolab.environments.service import update_environment
 from redolab.jobs.admission import check_queue_caps, current_caps, hold_queue_lock
 from redolab.jobs.models import Job, JobStatus
 from redolab.redo.models import ImportStatus, RedoImport, RedoRow
+from redolab.redo.uploads import upload_path
 
 log = logging.getLogger("redolab.collect")
 
@@ -42,8 +44,9 @@ def collection_host(environment: Environment) -> Host:
 
 
 def queue_collection(*, session: Session, environment: Environment, requested_by: str,
-                     scheduled: bool = False) -> Collection:  # fmt: skip
-    """A queued collection and its job (the worker runs it)."""
+                     scheduled: bool = False, review_upload_dir: Path | None = None) -> Collection:  # fmt: skip
+    """A queued collection and its job (the worker runs it). `review_upload_dir`: its rows are kept there
+    as uploads of the requester's, to preview and import as a file is, instead of being imported at once."""
     host = collection_host(environment)
     hold_queue_lock(session)  # the checks below and the rows written are one step (jobs.admission)
     busy = session.scalar(
@@ -64,13 +67,16 @@ def queue_collection(*, session: Session, environment: Environment, requested_by
         raise
     collection = Collection(
         environment_id=environment.id, host_id=host.id, host_name=host.name, database_kind=host.db_kind,
-        requested_by=requested_by, scheduled=scheduled, scripts=[], row_counts={}, notes=[],
+        requested_by=requested_by, scheduled=scheduled, review=review_upload_dir is not None, scripts=[],
+        row_counts={}, notes=[],
     )  # fmt: skip
     session.add(collection)
     session.flush()
+    review = review_upload_dir is not None
     job = Job(
         kind=KIND, environment_id=environment.id, label=f"collection #{collection.id} on {host.name}",
-        options={"collection_id": collection.id}, client_host_id=host.id, server_host_id=host.id,
+        options={"collection_id": collection.id} | ({"upload_dir": str(review_upload_dir)} if review else {}),
+        client_host_id=host.id, server_host_id=host.id,
         requested_by=requested_by,
     )  # fmt: skip
     session.add(job)
@@ -114,6 +120,40 @@ def cancel_collection(*, session: Session, collection: Collection) -> Collection
     return collection
 
 
+@dataclass(frozen=True)
+class StagedPiece:
+    """One import a reviewed collection would make, and where it stands: waiting for its preview and
+    import, imported (as import #N: the import of the file it was kept as), or gone (discarded, or pruned
+    as previews are)."""
+
+    name: str
+    token: str
+    filename: str
+    format: str
+    log_file_pages: int | None
+    rows: int
+    state: str  # waiting, imported, gone
+    import_id: int | None = None
+
+
+def staged_pieces(*, session: Session, collection: Collection, upload_dir: Path) -> list[StagedPiece]:
+    pieces = []
+    for piece in collection.staged or []:
+        try:
+            upload_path(upload_dir, str(piece.get("token") or ""))
+            state, import_id = "waiting", None
+        except FieldError:
+            import_id = session.scalar(select(RedoImport.id).where(
+                RedoImport.environment_id == collection.environment_id,
+                RedoImport.filename == piece.get("filename"), RedoImport.status == ImportStatus.ready))  # fmt: skip
+            state = "imported" if import_id is not None else "gone"
+        pages = (piece.get("mapping") or {}).get("log_file_pages")
+        pieces.append(StagedPiece(str(piece.get("name")), str(piece.get("token")), str(piece.get("filename")),
+                                  str(piece.get("format") or "auto"), int(pages) if pages else None,
+                                  int(piece.get("rows") or 0), state, import_id))  # fmt: skip
+    return pieces
+
+
 # -- the watermark --------------------------------------------------------------------------------
 def watermarks(session: Session, environment_id: int) -> tuple[int, dict[int, int]]:
     """(resetlogs id, thread -> last sequence) of the newest incarnation in the stored imports."""
@@ -139,6 +179,23 @@ def last_log_end(session: Session, environment_id: int) -> datetime | None:
                                         RedoImport.status == ImportStatus.ready)  # fmt: skip
     seconds = session.scalar(select(func.max(RedoRow.end_epoch_seconds)).where(RedoRow.import_id.in_(ready)))
     return datetime.fromtimestamp(seconds, UTC) if seconds is not None else None
+
+
+def new_awr_rows(session: Session, environment: Environment, metrics: list) -> list:
+    """The AWR SYSMETRIC snapshots not imported before: a snapshot that ends at or before the last stored
+    AWR row of its instance is the same measurement (AWR keeps 8 days; a daily collection reads most again).
+    Times are the host's clock, read in the environment's time zone as the import reads them."""
+    if not metrics:
+        return []
+    ready = select(RedoImport.id).where(RedoImport.environment_id == environment.id,
+                                        RedoImport.status == ImportStatus.ready)  # fmt: skip
+    last = dict(session.execute(
+        select(RedoRow.thread, func.max(RedoRow.end_epoch_seconds))
+        .where(RedoRow.import_id.in_(ready), RedoRow.kind == "rate").group_by(RedoRow.thread)).all())  # fmt: skip
+    zone = ZoneInfo(environment.time_zone or "UTC")
+    return [row for row in metrics
+            if last.get(row.instance_number) is None
+            or row.end_time.replace(tzinfo=zone).timestamp() > last[row.instance_number]]  # fmt: skip
 
 
 # -- facts ----------------------------------------------------------------------------------------

@@ -38,15 +38,18 @@ def shown_scripts(kind: str | None, licensed: bool) -> list[scripts.ShippedScrip
     return [scripts.SCRIPTS[name] for name in names]
 
 
-def collect_context(session, environment, *, values=None, errors=None) -> dict:
+def collect_context(session, environment, upload_dir, *, values=None, errors=None) -> dict:
     primaries = [host for host in environment.hosts if host.role is HostRole.primary]
     host = next((h for h in primaries if h.db_kind), primaries[0] if primaries else None)
     collections = service.list_collections(session=session, environment=environment)
+    staged = {c.id: service.staged_pieces(session=session, collection=c, upload_dir=upload_dir)
+              for c in collections if c.staged}  # fmt: skip
     latest = next((c for c in collections if c.status is CollectionStatus.succeeded and c.facts), None)
     current = {field: getattr(host, field) or "" for field in ACCESS_FIELDS} if host else {}
     return {
         "collect_host": host,
         "collections": collections,
+        "staged": staged,
         "collect_active": any(not c.status.finished for c in collections),
         "facts_collection": latest,
         "fact_changes": service.offered_changes(environment, latest) if latest else {},
@@ -62,7 +65,10 @@ def collect_context(session, environment, *, values=None, errors=None) -> dict:
 def _section(request, session, environment, *, status_code=200, **form) -> Response:
     if not is_htmx(request):
         return redirect(request, f"/environments/{environment.id}#collect")
-    context = {"environment": environment, **collect_context(session, environment, **form)}
+    context = {
+        "environment": environment,
+        **collect_context(session, environment, request.app.state.settings.upload_dir, **form),
+    }
     return render(request, "environments/detail.html", context, block="collect", status_code=status_code)
 
 
@@ -73,11 +79,15 @@ def show_collect(request: Request, session: SessionDep, environment_id: int) -> 
 
 
 @router.post("/environments/{environment_id}/collect")
-def start_collection(request: Request, session: SessionDep, user: OperatorUser, environment_id: int) -> Response:
-    """Collect now (operator role)."""
+def start_collection(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
+    """Collect now (operator role); with "Preview before importing" the rows wait for a preview."""
     environment = get_environment(session=session, environment_id=environment_id)
     with form_errors(session) as errors:
-        service.queue_collection(session=session, environment=environment, requested_by=user.username)
+        review = request.app.state.settings.upload_dir if form.get("review") == "on" else None
+        service.queue_collection(session=session, environment=environment, requested_by=user.username,
+                                 review_upload_dir=review)  # fmt: skip
         wake_local_worker(request.app)
     status = 422 if errors else 200
     return _section(request, session, environment, status_code=status, errors={"__all__": " ".join(errors.values())}

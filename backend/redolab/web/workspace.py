@@ -75,7 +75,7 @@ def environment_page(request: Request, session, environment, *, status_code: int
         **experiments_context(session, environment, **forms),
         **credentials_context(),
         **history_context(session, environment),
-        **collect_context(session, environment),
+        **collect_context(session, environment, request.app.state.settings.upload_dir),
         **rehearsals_context(session, environment),
         **hadr_context(session, environment),
         **plan_context(
