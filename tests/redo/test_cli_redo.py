@@ -4,6 +4,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.services import REDOLAB, redolab_env
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
@@ -47,6 +49,9 @@ def test_analyze_json_has_the_promised_keys(tmp_path):
     assert {"thread", "peak_bytes_per_second", "peak_at", "required_bytes_per_second"} <= set(summary["threads"][0])
     assert {"peak_bytes_per_second", "peak_at", "p95_bytes_per_second"} <= set(summary["summed"])
     assert summary["required_mbit_per_second"] == summary["required_bytes_per_second"] * 8 / 1e6
+    # one number, one source: the preview's Peak tile reads this peak, and required is it plus headroom
+    assert summary["required_bytes_per_second"] == pytest.approx(summary["peak_bytes_per_second"] * 1.4)
+    assert summary["peak_bytes_per_second"] >= max(t["peak_bytes_per_second"] for t in summary["threads"])
 
 
 def test_analyze_text_for_the_seed(tmp_path):

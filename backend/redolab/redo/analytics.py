@@ -211,6 +211,7 @@ def summary_json(
         "threads": _threads_json(analysis),
         "summed": _summed_json(analysis),
         "headroom_ratio": analysis.headroom_ratio,
+        "peak_bytes_per_second": analysis.peak_for_requirement,  # the peak `required` adds headroom to
         "required_bytes_per_second": required,
         "required_mbit_per_second": byte_rate_to_mbit(required) if required is not None else None,
         "avg_redo_write_bytes": analysis.avg_redo_write_bytes,
