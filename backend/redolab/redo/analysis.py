@@ -115,10 +115,11 @@ def current_analysis(*, session: Session, environment: Environment, imports=None
 # summary_json's keys in its order, with "requirement" last: the typed figures are written back in place
 _LAYOUT = (
     "format", "rows_read", "unique_logs", "dropped", "threads", "summed", "headroom_ratio",
-    "required_bytes_per_second", "required_mbit_per_second", "avg_redo_write_bytes", "profile", "warnings",
+    "peak_bytes_per_second", "required_bytes_per_second", "required_mbit_per_second", "avg_redo_write_bytes", "profile", "warnings",
     "notes", "ignored_columns", "files_used", "files_skipped", "requirement",
 )  # fmt: skip
-_TYPED = frozenset({"threads", "summed", "required_bytes_per_second", "required_mbit_per_second", "requirement"})
+_TYPED = frozenset({"threads", "summed", "peak_bytes_per_second", "required_bytes_per_second",
+                    "required_mbit_per_second", "requirement"})  # fmt: skip
 
 
 def _time(value: str | None) -> datetime | None:
@@ -229,6 +230,8 @@ class RedoSummary:
         typed = {
             "threads": [t.to_json() for t in self.threads],
             "summed": self.summed.to_json() if self.summed else None,
+            # the peak `required` adds headroom to: the requirement's summed peak
+            "peak_bytes_per_second": self.summed.peak_bytes_per_second if self.summed else None,
             "required_bytes_per_second": self.required_bytes_per_second,
             "required_mbit_per_second": self.required_mbit_per_second,
             "requirement": self.requirement.to_json(),
