@@ -14,6 +14,18 @@ Then, with the same redoprobe the runs use:
 
     python3 -m uv run python bench/rehearsal_lab.py [--speedup 20] [--limit-mbit 200] [--keep DIR] (as root)
 
+Every probe run (plain and replay, both cases) uses the same TCP congestion control, --congestion
+(default cubic, the Linux default of the hosts Data Guard runs on). This machine's kernel defaults
+to bbr and the lab's namespaces inherit it; BBR v1 on an application-limited stream never leaves
+STARTUP (pacing gain 2.89), drops its window to 4 packets for 200 ms every 10 s (PROBE_RTT) and
+then sends the backlog at about 2.9 x the bottleneck rate, so a one-BDP queue overflows: every
+retransmit of such a run is a tail drop of the lab's bottleneck, the sender's own burst. Give
+--congestion bbr to see that, --congestion default for whatever the namespaces have.
+
+After every run it prints the path's own counters beside TCP's retransmits: the delay line's
+bottleneck tail drops, random losses, ring-full drops and late deliveries (more than 1 ms after
+due; the largest), and the TUN devices' drops, so a loss is either the WAN's or the lab's.
+
 Besides the targets it prints, for case 1, what the stream carried while a backlog waited (the
 drain the replay actually had) and the model at that throughput: when the two captions disagree,
 the link did not give the replay what the plain run measured, and the lag follows the link.
@@ -73,8 +85,33 @@ def history():
     return requirement([ImportSeries(1, "generated.csv", rows, "archived-log")], headroom_ratio=0.3)
 
 
-def probe(lab, client_args: list[str], port: int, keep: Path | None = None, name: str = "") -> list[dict]:
+def path_counters(lab, stats: Path) -> dict:
+    """The delay line's counters (both directions summed; the largest lateness) and the TUN drops."""
+    counters = json.loads(stats.read_text())
+    directions = counters["directions"].values()
+    out = {key: sum(d[key] for d in directions) for key in ("queue_drops", "lost", "ring_full_drops", "late_packets")}
+    out["max_late_us"] = max(d["max_late_us"] for d in directions)
+    out["tun_drops"] = 0
+    for host in lab.hosts:
+        link = subprocess.run(in_ns(host.namespace, "ip", "-s", "-j", "link", "show", "wan0"), capture_output=True,
+                              text=True, check=True)  # fmt: skip
+        stats64 = json.loads(link.stdout)[0]["stats64"]
+        out["tun_drops"] += stats64["tx"]["dropped"] + stats64["rx"]["dropped"]
+    return out
+
+
+def describe_path(before: dict, after: dict, retransmits: int) -> str:
+    """One line: TCP's retransmits beside the lab's own counters over one run."""
+    d = {key: after[key] - before[key] for key in before if key != "max_late_us"}
+    return (f"retransmits {retransmits}; delay line: {d['queue_drops']} bottleneck tail drops, {d['lost']} random "
+            f"losses, {d['ring_full_drops']} ring-full drops, {d['late_packets']} deliveries > 1 ms late (largest "
+            f"{after['max_late_us'] / 1000:.1f} ms since up); TUN drops {d['tun_drops']}")  # fmt: skip
+
+
+def probe(lab, client_args: list[str], port: int, keep: Path | None = None, name: str = "",
+          stats: Path | None = None) -> list[dict]:  # fmt: skip
     primary, standby = lab.hosts[0], lab.hosts[1]
+    before = path_counters(lab, stats) if stats else None
     server = [str(REDOPROBE), "server", "--once", "--json", "--bind", standby.data_address, "--port", str(port)]
     server_process = subprocess.Popen(in_ns(standby.namespace, *server), stdout=subprocess.DEVNULL)
     time.sleep(0.5)
@@ -88,6 +125,9 @@ def probe(lab, client_args: list[str], port: int, keep: Path | None = None, name
         (keep / f"{name}.jsonl").write_text(out.stdout)
     if not any(e["event"] == "end" for e in events):
         raise SystemExit(f"redoprobe failed: {out.stderr.strip() or out.stdout[-500:]}")
+    if stats:
+        time.sleep(1.1)  # the delay line writes its counters once a second
+        print(f"  {name}: {describe_path(before, path_counters(lab, stats), end_of(events)['retransmits'])}")
     return events
 
 
@@ -119,6 +159,11 @@ def main() -> int:
     parser.add_argument("--speedup", type=float, default=20.0, help="time compression of the replay (default 20)")
     parser.add_argument("--limit-mbit", type=float, default=200.0, help="case 1's rate limit, Mbit/s (default 200)")
     parser.add_argument("--high-mbit", type=float, default=500.0, help="case 2's rate limit, Mbit/s (default 500)")
+    parser.add_argument(
+        "--congestion",
+        default="cubic",
+        help="TCP congestion control of every probe run (default cubic; 'default': the namespaces' own)",
+    )
     parser.add_argument("--keep", type=Path, help="store every run's events (JSON lines) in this directory")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -143,22 +188,23 @@ def main() -> int:
     lab = control.up(paths, plan_lab(shape))
     schedule_file = workdir / "schedule.txt"
     schedule_file.write_text(schedule.text)
-    replay = ["--schedule", str(schedule_file), "--speedup", f"{args.speedup:g}"]
+    congestion = [] if args.congestion == "default" else ["--congestion", args.congestion]
+    replay = ["--schedule", str(schedule_file), "--speedup", f"{args.speedup:g}", *congestion]
     print(f"# {window.label}; {schedule.line_count:,} slots of 0.1 s, {schedule.total_bytes / MIB:,.0f} MiB; "
           f"replayed {args.speedup:g}x compressed ({schedule.seconds / args.speedup:.0f} s); RTT 20 ms; "
-          f"{MESSAGE_BYTES // 1024} KiB messages")  # fmt: skip
+          f"{MESSAGE_BYTES // 1024} KiB messages; congestion control {args.congestion}")  # fmt: skip
     try:
         for host in lab.hosts:
             subprocess.run(in_ns(host.namespace, "sysctl", "-q", "-w", "net.ipv4.tcp_rmem=4096 131072 33554432",
                                  "net.ipv4.tcp_wmem=4096 16384 33554432"), check=True)  # fmt: skip
         # as a plan run: long enough to leave slow start behind
-        plain = end_of(probe(lab, ["--duration", "30"], 5311, args.keep, "case1-plain"))
+        plain = end_of(probe(lab, ["--duration", "30", *congestion], 5311, args.keep, "case1-plain", paths.stats))
         capacity = plain["bytes_received"] / plain["seconds"]
         burst = max(r for _, _, r in requirement.threads[1].replay) * args.speedup
         print(f"case 1: limit {args.limit_mbit:g} Mbit/s; one stream measured {capacity / MIB:.1f} MiB/s "
               f"({plain['retransmits']} retransmits in {plain['seconds']:.0f} s); the burst replays at "
               f"{burst / MIB:.1f} MiB/s")  # fmt: skip
-        replayed = probe(lab, replay, 5312, args.keep, "case1-replay")
+        replayed = probe(lab, replay, 5312, args.keep, "case1-replay", paths.stats)
         measured = end_of(replayed)
         predicted = predict_rehearsal(requirement, window, drain_bytes_per_second=capacity, speedup=args.speedup)
         comparison = compare(measured["max_lag_seconds"], predicted.max_lag_seconds, drain_bytes_per_second=capacity)
@@ -175,9 +221,9 @@ def main() -> int:
               f"{measured['max_lag_seconds'] / own.max_lag_seconds:.3f} (a diagnosis, not the target)")  # fmt: skip
 
         control.change(paths, wan(args.high_mbit))
-        high = end_of(probe(lab, ["--duration", "10"], 5313, args.keep, "case2-plain"))
+        high = end_of(probe(lab, ["--duration", "10", *congestion], 5313, args.keep, "case2-plain", paths.stats))
         high_rate = high["bytes_received"] / high["seconds"]
-        replayed = probe(lab, replay, 5314, args.keep, "case2-replay")
+        replayed = probe(lab, replay, 5314, args.keep, "case2-replay", paths.stats)
         measured = end_of(replayed)
         # one message time: a message leaves once its bytes are generated, so at the slowest replayed
         # rate its first byte waits for the rest; on the link it takes message / rate

@@ -14,7 +14,11 @@
  * does when it also shapes. Packets between two hosts on the same side are delivered at once.
  *
  * SIGHUP re-reads --params FILE ("rtt_us jitter_us loss_ppm rate_bps queue_bytes", one line), so
- * `redolab lab set` changes a running lab. Counters go to --stats FILE once a second.
+ * `redolab lab set` changes a running lab. Counters go to --stats FILE once a second: per direction
+ * the packets forwarded, random losses, tail drops of the bottleneck queue (queue_drops: the only
+ * drops a sender under the rate never causes), ring-full drops, and how late the line itself
+ * delivered (late_packets: more than 1 ms after due; max_late_us), so a run can tell the WAN's
+ * drops and delay from the delay line's own.
  * SIGTERM or SIGINT ends it; the TUN devices disappear with it.
  *
  *   redolab-delayline --params FILE --stats FILE --dev NAME:P:10.77.0.11 --dev NAME:S:10.77.0.21
@@ -42,6 +46,7 @@
 #define MAX_PACKET 65536
 #define RING_BYTES (128u << 20) /* per direction: 1 Gbit/s x 10 ms is 1.2 MiB, so ample */
 #define READ_BATCH 64
+#define LATE_NS 1000000ULL /* a delivery this much after its due time counts as late */
 
 struct device {
     char name[IFNAMSIZ];
@@ -67,6 +72,7 @@ struct link {
     uint64_t link_free_ns; /* when the bottleneck finishes sending what it holds */
     uint64_t last_due_ns;
     uint64_t forwarded, bytes, lost, queue_drops, full_drops;
+    uint64_t late_packets, max_late_ns; /* written more than LATE_NS after due: the line's own error */
 };
 
 static struct device devices[MAX_DEVICES];
@@ -141,10 +147,11 @@ static void write_stats(void)
         struct link *l = &links[d];
         fprintf(file,
                 "%s\"%s\":{\"packets\":%llu,\"bytes\":%llu,\"lost\":%llu,\"queue_drops\":%llu,"
-                "\"ring_full_drops\":%llu,\"held_bytes\":%llu}",
+                "\"ring_full_drops\":%llu,\"held_bytes\":%llu,\"late_packets\":%llu,\"max_late_us\":%llu}",
                 d ? "," : "", d ? "standby_to_primary" : "primary_to_standby", (unsigned long long)l->forwarded,
                 (unsigned long long)l->bytes, (unsigned long long)l->lost, (unsigned long long)l->queue_drops,
-                (unsigned long long)l->full_drops, (unsigned long long)l->used);
+                (unsigned long long)l->full_drops, (unsigned long long)l->used, (unsigned long long)l->late_packets,
+                (unsigned long long)(l->max_late_ns / 1000));
     }
     fprintf(file, "}}\n");
     fclose(file);
@@ -289,6 +296,11 @@ static uint64_t deliver(struct link *l, uint64_t now)
         }
         if (record->due_ns > now)
             return record->due_ns;
+        uint64_t late = now - record->due_ns;
+        if (late > l->max_late_ns)
+            l->max_late_ns = late;
+        if (late > LATE_NS)
+            l->late_packets++;
         if (write(devices[record->device].fd, record + 1, record->length) < 0)
             write_errors++;
         size_t size = (sizeof(struct record) + record->length + 7) & ~(size_t)7;
