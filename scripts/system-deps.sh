@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the real components the test suite starts: PostgreSQL, Chromium, OpenSSH server,
 # docker-compose (to validate docker-compose.yml), musl-tools (the static redoprobe build),
-# iproute2 and iputils-ping (the lab), poppler-utils (pdftotext, the plan report test). Debian
+# iproute2 and iputils-ping (the lab), poppler-utils (pdftotext, the plan report test), prometheus
+# (a real server scrapes /metrics). Debian
 # packages; needs root (CI is root).
 set -euo pipefail
 
@@ -16,6 +17,7 @@ command -v ip >/dev/null || need+=(iproute2)          # the lab: namespaces, vet
 command -v ping >/dev/null || need+=(iputils-ping)    # the lab's RTT checks
 command -v iperf3 >/dev/null || need+=(iperf3)          # imports of real iperf3 -J output; the probe benchmark
 command -v pdftotext >/dev/null || need+=(poppler-utils)  # the plan report test reads the PDF's text
+command -v prometheus >/dev/null || need+=(prometheus)  # scrapes /metrics in the metrics test
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

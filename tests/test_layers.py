@@ -1,7 +1,7 @@
 """The folders are the layers. Folder order is import order, lowest first:
 
     core, redoprobe -> auth, remote -> environments -> jobs -> redo, runs, collect -> disktest, sweeps,
-    charts, lab, rehearsals -> hadr -> planning -> web -> the top (worker, main, cli, models: the
+    charts, lab, rehearsals -> hadr -> planning -> watches -> web -> the top (worker, main, cli, models: the
     entry points). Rehearsals sit beside sweeps: they queue runs together over node pairs.
 
 A module imports only what sits at or below its folder; folders of one level may import each other
@@ -30,6 +30,7 @@ LEVELS = (
     ("disktest", "sweeps", "charts", "lab", "rehearsals"),
     ("hadr",),
     ("planning",),
+    ("watches",),
     ("web",),
 )
 LEVEL = {folder: rank for rank, folders in enumerate(LEVELS) for folder in folders}

@@ -53,15 +53,19 @@ from redolab.rehearsals import api as rehearsals_api
 from redolab.runs import api as runs_api
 from redolab.runs.service import MAX_RESULT_IMPORT_BYTES
 from redolab.sweeps import api as sweeps_api
+from redolab.watches import api as watches_api
+from redolab.watches import receivers_api
 from redolab.web import auth as auth_pages
 from redolab.web import collect as collect_pages
 from redolab.web import environments as environment_pages
 from redolab.web import hadr as hadr_pages
+from redolab.web import metrics as metrics_page
 from redolab.web import planning as planning_pages
 from redolab.web import redo as redo_pages
 from redolab.web import rehearsals as rehearsal_pages
 from redolab.web import runs as run_pages
 from redolab.web import sweeps as sweep_pages
+from redolab.web import watches as watch_pages
 from redolab.web import workspace
 from redolab.worker import Worker, fail_orphans
 
@@ -320,6 +324,9 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(sweeps_api.router)
     app.include_router(run_pages.router, include_in_schema=False)
     app.include_router(rehearsal_pages.router, include_in_schema=False)
+    app.include_router(watches_api.router)
+    app.include_router(receivers_api.router)
+    app.include_router(watch_pages.router, include_in_schema=False)
     app.include_router(sweep_pages.router, include_in_schema=False)
     app.include_router(redo_pages.router, include_in_schema=False)
     app.include_router(redo_api.router)
@@ -327,3 +334,4 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(hadr_pages.router, include_in_schema=False)
     app.include_router(hadr_api.router)
     app.include_router(planning_pages.router, include_in_schema=False)
+    app.include_router(metrics_page.router, include_in_schema=False)  # its own bearer token, no login

@@ -11,6 +11,7 @@ from redolab.redo.models import RedoImport, RedoRow, StoredAnalysis
 from redolab.rehearsals.models import Rehearsal
 from redolab.runs.models import Run, RunEvent, RunSummary
 from redolab.sweeps.models import Cluster, Schedule, Sweep
+from redolab.watches.models import Notification, NotificationReceiver, Watch, WatchCheck
 
 __all__ = [
     "ApiToken",
@@ -24,6 +25,8 @@ __all__ = [
     "HadrSample",
     "Host",
     "Job",
+    "Notification",
+    "NotificationReceiver",
     "RedoImport",
     "RedoRow",
     "Rehearsal",
@@ -34,4 +37,6 @@ __all__ = [
     "StoredAnalysis",
     "Sweep",
     "User",
+    "Watch",
+    "WatchCheck",
 ]

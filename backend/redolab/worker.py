@@ -22,6 +22,7 @@ from sqlalchemy.orm import aliased, sessionmaker
 from redolab.collect.execution import CollectionExecution
 from redolab.collect.service import KIND as COLLECT_KIND
 from redolab.collect.service import fail_orphaned_collection, fire_due_collections
+from redolab.core.config import get_settings
 from redolab.core.db import utcnow
 from redolab.disktest.models import DiskTest
 from redolab.disktest.service import DiskExecution
@@ -37,6 +38,8 @@ from redolab.runs.service import store_summary
 from redolab.sweeps.models import Sweep
 from redolab.sweeps.schedules import fire_due
 from redolab.sweeps.sweeper import SweepExecution
+from redolab.watches.notify import deliver_due
+from redolab.watches.service import fire_due_watches, judge_run
 
 log = logging.getLogger("redolab.worker")
 
@@ -116,7 +119,7 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
         session.commit()
         for run in finished:
             store_summary(session=session, run=run)
-            _record_rehearsal(session, run.rehearsal_id)
+            _after_run(session, run)
         # an import staged in a request whose process stopped (large ones are jobs, handled above)
         cutoff = utcnow() - timedelta(seconds=STAGED_IMPORT_SECONDS)
         queued = select(Job.import_id).where(Job.import_id.is_not(None), Job.status.in_(ACTIVE))
@@ -131,15 +134,16 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
         return len(orphans)
 
 
-def _record_rehearsal(session, rehearsal_id: int | None) -> None:
-    """A run of a rehearsal ended: its result is stored once the last one has (never fails the run)."""
-    if rehearsal_id is None:
-        return
-    try:
-        record_result(session=session, rehearsal_id=rehearsal_id)
-    except Exception:
-        log.exception("storing rehearsal %s's result failed; it is computed from the events instead", rehearsal_id)
-        session.rollback()
+def _after_run(session, run: Run) -> None:
+    """A run ended: a rehearsal's result is stored once its last run has, a watch's check is judged once
+    its last run has (neither may fail the run)."""
+    for what, step in (("rehearsal", lambda: record_result(session=session, rehearsal_id=run.rehearsal_id)),
+                       ("watch check", lambda: judge_run(session=session, run_id=run.id))):  # fmt: skip
+        try:
+            step()
+        except Exception:
+            log.exception("after run %s: the %s step failed", run.id, what)
+            session.rollback()
 
 
 def _end_orphaned_run(run: Run, worker_id: str) -> None:
@@ -257,7 +261,8 @@ class Worker:
             status, _ = await execution.execute()
             with self.sessions() as session:
                 run = session.get(Run, job.run_id)
-                _record_rehearsal(session, run.rehearsal_id if run is not None else None)
+                if run is not None:
+                    _after_run(session, run)
         return status
 
     async def run_once(self) -> bool:
@@ -274,6 +279,7 @@ class Worker:
         self._loop, self._wake = loop, asyncio.Event()
         # Jobs run concurrently when their hosts differ; each claim checks the hosts are free.
         running: set[asyncio.Task] = set()
+        delivering: asyncio.Task | None = None
         while not self.stopping.is_set():
             if loop.time() - last_reap > STALE_SECONDS / 3:
                 fail_orphans(self.sessions)
@@ -283,8 +289,11 @@ class Worker:
                 try:
                     fire_due(self.sessions)
                     fire_due_collections(self.sessions)
+                    fire_due_watches(self.sessions)
                 except Exception:  # a schedule must never stop the worker
                     log.exception("firing schedules failed")
+                if delivering is None or delivering.done():  # in a thread: a dead receiver never delays runs
+                    delivering = asyncio.create_task(asyncio.to_thread(self._deliver))
             job = claim_next(self.sessions, self.worker_id)
             if job is not None:
                 task = asyncio.create_task(self.run_job(job))
@@ -296,6 +305,15 @@ class Worker:
             self._wake.clear()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
+        if delivering is not None:
+            await asyncio.gather(delivering, return_exceptions=True)
+
+    def _deliver(self) -> None:
+        """Send the notifications that are due (a thread of their own; never raises)."""
+        try:
+            deliver_due(self.sessions, settings=get_settings(), secret_key=self.secret_key, worker_id=self.worker_id)
+        except Exception:
+            log.exception("delivering notifications failed")
 
     def start_thread(self) -> threading.Thread:
         """Run in a daemon thread with its own event loop (the in-process worker of serve)."""

@@ -87,6 +87,20 @@ class Settings(BaseSettings):
     chromium: str | None = None  # prints the plan report as PDF; default: chromium on the PATH
     # the plan report's paper: A4 or Letter; empty: Letter where the server's locale prints on Letter, else A4
     report_paper: str | None = None
+    # Link watches (issue 37). /metrics answers only with `Authorization: Bearer <metrics_token>`; empty:
+    # /metrics is off (404). public_url: how links in notifications reach redolab (behind its proxy).
+    metrics_token: SecretStr | None = None
+    public_url: str = "http://127.0.0.1:8000"
+    # Notification mail: the SMTP server (STARTTLS when smtp_starttls), its login, the sender address
+    smtp_host: str | None = None
+    smtp_port: int = Field(default=587, ge=1, le=65535)
+    smtp_starttls: bool = True
+    smtp_user: str | None = None
+    smtp_password: SecretStr | None = None
+    smtp_from: str = "redolab@localhost"
+    # Webhook receivers admins may add: URL prefixes (e.g. https://hooks.slack.com/); empty: any http(s) URL
+    webhook_allow: list[str] = []
+    notification_timeout_seconds: float = Field(default=5.0, ge=0.5, le=60)  # one delivery attempt
 
     @field_validator("report_paper")
     @classmethod

@@ -267,6 +267,9 @@ BitRate = Annotated[
         _unit_parser(lambda v: round(units.parse_bit_rate(v)), MAX_BIT_RATE, "8 Tbit/s (1 TB/s)", "bit_rate")
     ),
 ]
+ByteRate = Annotated[  # a redo or data rate: "40 MiB/s", "300 Mbit/s", or bytes per second in JSON
+    float | None, BeforeValidator(_unit_parser(units.parse_byte_rate, 1e12, "1 TB/s", "byte_rate"))
+]
 DurationSeconds = Annotated[
     float | None, BeforeValidator(_unit_parser(units.parse_duration, MAX_DURATION_SECONDS, "10 years", "duration"))
 ]

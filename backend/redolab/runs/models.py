@@ -89,6 +89,8 @@ class Run(HostPair, Lifecycle, Base):
     # A rehearsal's run replays its part of the rehearsal's schedule (`redoprobe client --schedule`):
     # its connections' slots renumbered from 0, the volume scale and the time compression.
     rehearsal_id: Mapped[int | None] = mapped_column(ForeignKey("rehearsals.id", ondelete="CASCADE"), index=True)
+    # A watch's check (watches.WatchCheck) this run measures for; the run is kept if the watch goes
+    watch_check_id: Mapped[int | None] = mapped_column(ForeignKey("watch_checks.id", ondelete="SET NULL"), index=True)
     replay_schedule: Mapped[str | None] = mapped_column(Text, deferred=True)
     replay_scale: Mapped[float | None] = mapped_column(Float)
     replay_speedup: Mapped[float | None] = mapped_column(Float)

@@ -22,8 +22,11 @@ PROBE_WRITE_WRAP_BYTES = 512 * MIB
 
 
 def owner_of(requested_by: str) -> str:
-    """The user a request counts against: a schedule's occurrence ("ann (schedule #3)") is ann's."""
-    return requested_by.split(" (schedule #", 1)[0]
+    """The user a request counts against: a schedule's occurrence ("ann (schedule #3)") and a watch's
+    check ("ann (watch #4)") are ann's."""
+    for marker in (" (schedule #", " (watch #"):
+        requested_by = requested_by.split(marker, 1)[0]
+    return requested_by
 
 
 def admit(session: Session, *, requested_by: str, client: Host, server: Host, caps: QueueCaps | None = None) -> None:

@@ -104,7 +104,7 @@ def create_schedule(
     )
     session.add(schedule)
     session.flush()
-    busy = _busy_with(session, [client.id, server.id])
+    busy = busy_with(session, [client.id, server.id])
     if busy:
         schedule.skipped = [{"at": utcnow().isoformat(), "reason": f"skipped: the hosts were busy with {busy}"}]
     else:
@@ -156,7 +156,7 @@ def _own_earlier(session: Session, schedule: Schedule) -> str | None:
     return None if earlier is None else f"{schedule.what} #{earlier}"
 
 
-def _busy_with(session: Session, host_ids: list[int]) -> str | None:
+def busy_with(session: Session, host_ids: list[int]) -> str | None:
     """What holds either host: "run #12" or "sweep #3" (None: both free)."""
     job = session.scalar(
         select(Job)
@@ -220,7 +220,7 @@ def _fire(session: Session, schedule: Schedule, now: datetime, skips: list[dict]
     running, the hosts busy, its owner or host pair at the queue cap (each skipped, not a failure);
     a host deleted or a permission withdrawn (the schedule stops). 1 when one was queued."""
     template = schedule.template
-    busy = _own_earlier(session, schedule) or _busy_with(
+    busy = _own_earlier(session, schedule) or busy_with(
         session, [template["client_host_id"], template["server_host_id"]]
     )
     if busy:

@@ -23,6 +23,7 @@ from redolab.web.hadr import hadr_context
 from redolab.web.planning import plan_context, selection_from
 from redolab.web.redo import history_context
 from redolab.web.rehearsals import rehearsals_context
+from redolab.web.watches import watches_context
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -77,6 +78,7 @@ def environment_page(request: Request, session, environment, *, status_code: int
         **history_context(session, environment),
         **collect_context(session, environment, request.app.state.settings.upload_dir),
         **rehearsals_context(session, environment),
+        **watches_context(session, environment),
         **hadr_context(session, environment),
         **plan_context(
             session, environment, selection_from(request), show_evidence=request.query_params.get("evidence") == "1"

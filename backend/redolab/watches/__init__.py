@@ -1,0 +1,1 @@
+"""Link watches: the requirement as a live objective (issue 37)."""

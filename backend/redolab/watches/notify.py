@@ -1,0 +1,414 @@
+"""Notifications of a watch's state changes: delivery with retries (the payload, the rows and their
+renderings are in watches.messages).
+
+Exactly once. A state change is numbered (Watch.transitions); queue_notifications writes one row per
+(watch, transition, receiver) in the caller's transaction (the unique constraint makes a second one
+impossible), and deliver_due claims each row by a conditional update (pending -> sending) before it
+sends, so two workers never send one row twice. A row is retried with backoff (30 s, 2 min, 10 min,
+30 min, 2 h) and given up after 6 attempts; only the receiver's status is kept ("HTTP 200", "SMTP 250").
+A receiver that does not answer costs at most REDOLAB_NOTIFICATION_TIMEOUT_SECONDS per attempt, never a
+run's time: delivery runs beside the worker's loop.
+
+Webhook request (kind "webhook"): POST of the payload below as JSON (UTF-8), with the headers
+
+    Content-Type: application/json
+    X-Redolab-Event: redolab.watch.state_changed     (redolab.receiver.test for a test message)
+    X-Redolab-Notification: <id>                     the same on every retry of one notification
+    X-Redolab-Timestamp: <Unix time of this attempt, seconds>
+    X-Redolab-Signature: sha256=<hex>                HMAC-SHA256 of the exact request body, keyed by the
+                                                     receiver's signing secret (its UTF-8 bytes)
+
+Check it over the raw body before parsing it, in constant time:
+    hmac.compare_digest(header, "sha256=" + hmac.new(secret.encode(), body, "sha256").hexdigest())
+Redirects are not followed (a 3xx answer is a failed attempt); any 2xx is delivered. Slack and Teams
+receivers get the same facts in their own formats (Slack: text + blocks; Teams: an Adaptive Card
+message), unsigned: their URL is their secret. Mail goes through REDOLAB_SMTP_HOST (STARTTLS when
+REDOLAB_SMTP_STARTTLS, verified against the system's CAs or SSL_CERT_FILE; login when REDOLAB_SMTP_USER).
+
+Payload (event "redolab.watch.state_changed"):
+
+    {"event": "redolab.watch.state_changed",
+     "environment": {"id": 2, "name": "prod"},
+     "watch": {"id": 3, "name": "nightly", "path": "p1 -> s1"},
+     "transition": 4,                        the watch's change number: (watch.id, transition) is unique
+     "from_state": "ok", "to_state": "failing",   unknown | ok | at_risk | failing
+     "state_label": "FAILING",               NOT YET KNOWN | OK | AT RISK | FAILING
+     "measured_bytes_per_second": 41943040.0,      the check's receiver-counted rate (null: no check)
+     "required_bytes_per_second": 50000000.0,      what the path must carry (null: no requirement)
+     "required_basis": "thread 1's peak + headroom (the busiest thread)",
+     "measured": "40 MiB/s (335.5 Mbit/s)", "required": "47.68 MiB/s (400 Mbit/s)",
+     "headroom_ratio": -0.161,               measured / required - 1 (null without both)
+     "silenced_until": null,                 ISO UTC while the watch is silenced
+     "at": "2026-11-26T10:15:00+00:00",      the change, ISO 8601 UTC
+     "links": {"watch": "<public_url>/watches/3", "run": "<public_url>/runs/17" (null: no run),
+               "plan": "<public_url>/environments/2#plan"}}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import logging
+import smtplib
+import socket
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from typing import Any
+
+from sqlalchemy import case, select, update
+from sqlalchemy.orm import sessionmaker
+
+from redolab import __version__
+from redolab.core.config import Settings
+from redolab.core.db import utcnow
+from redolab.core.security import decrypt_secret
+from redolab.core.units import format_duration
+from redolab.watches.messages import (  # the message itself; here: sending it
+    EVENT,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    email_message,
+    render,
+    sample_payload,
+    signature,
+)
+from redolab.watches.models import Notification, NotificationReceiver
+
+log = logging.getLogger("redolab.notify")
+
+BACKOFF_SECONDS = (30, 120, 600, 1800, 7200)  # after attempt 1, 2, ...; attempt 6 failing gives up
+MAX_ATTEMPTS = 6
+STALE_SENDING = timedelta(minutes=10)  # a claim older than this was left by a worker that died
+_RESULT_LENGTH = 300  # Notification.last_result
+
+
+@dataclass(frozen=True)
+class Delivery:
+    delivered: bool
+    result: str  # the receiver's status only: "HTTP 200", "SMTP 250", "timed out after 5 s"
+    final: bool = False  # no point retrying (the receiver was removed)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None  # urllib then raises HTTPError with the 3xx status
+
+
+def _tracking(http_class, opened: list):
+    """http_class whose connections are kept in `opened`, so a deadline can shut their sockets."""
+
+    def connection(*args, **kwargs):
+        made = http_class(*args, **kwargs)
+        opened.append(made)
+        return made
+
+    return connection
+
+
+class _TrackedHTTP(urllib.request.HTTPHandler):
+    def __init__(self, opened: list) -> None:
+        super().__init__()
+        self.opened = opened
+
+    def do_open(self, http_class, req, **kwargs):
+        return super().do_open(_tracking(http_class, self.opened), req, **kwargs)
+
+
+class _TrackedHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, opened: list) -> None:
+        super().__init__()
+        self.opened = opened
+
+    def do_open(self, http_class, req, **kwargs):
+        return super().do_open(_tracking(http_class, self.opened), req, **kwargs)
+
+
+def _shut(opened: list) -> None:
+    for thing in opened:
+        sock = thing if isinstance(thing, socket.socket) else getattr(thing, "sock", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+def _within(timeout: float, send: Callable[[list], Delivery]) -> Delivery:
+    """Run `send` with a hard deadline: socket timeouts bound each wait, and a receiver that trickles
+    its answer has its sockets shut when the deadline passes (the attempt is then a failure)."""
+    opened: list = []
+    outcome: list[Delivery] = []
+
+    def run() -> None:
+        try:
+            outcome.append(send(opened))
+        except Exception as error:  # a bad receiver is a failed attempt, never a crash
+            outcome.append(Delivery(False, _error_text(error, timeout)))
+
+    thread = threading.Thread(target=run, name="redolab-notify-send", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        _shut(opened)
+        return Delivery(False, f"timed out after {format_duration(timeout)}")
+    return outcome[0]
+
+
+def _error_text(error: BaseException, timeout: float) -> str:
+    """What went wrong, without anything the receiver sent (no response text, no URL)."""
+    if isinstance(error, urllib.error.HTTPError):
+        if 300 <= error.code < 400:
+            return f"redirect not followed (HTTP {error.code})"
+        return f"HTTP {error.code}"
+    if isinstance(error, urllib.error.URLError):
+        error = error.reason if isinstance(error.reason, BaseException) else error
+    if isinstance(error, smtplib.SMTPNotSupportedError):
+        return "the SMTP server offers no STARTTLS (REDOLAB_SMTP_STARTTLS is on)"
+    if isinstance(error, smtplib.SMTPRecipientsRefused):
+        codes = sorted({code for code, _ in error.recipients.values()})
+        return f"SMTP {', '.join(map(str, codes))}: recipient refused"
+    if isinstance(error, smtplib.SMTPAuthenticationError):
+        return f"SMTP {error.smtp_code}: login refused (REDOLAB_SMTP_USER, REDOLAB_SMTP_PASSWORD)"
+    if isinstance(error, smtplib.SMTPResponseException):
+        return f"SMTP {error.smtp_code}"
+    if isinstance(error, TimeoutError):
+        return f"timed out after {format_duration(timeout)}"
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return f"TLS certificate not trusted: {error.verify_message}"[:_RESULT_LENGTH]
+    if isinstance(error, OSError | http.client.HTTPException | smtplib.SMTPException):
+        return f"{type(error).__name__}: {error.strerror if isinstance(error, OSError) and error.strerror else error}"[
+            :_RESULT_LENGTH
+        ]
+    return f"not sent: {type(error).__name__}"
+
+
+def _post(url: str, content_type: str, body: bytes, headers: dict[str, str], timeout: float) -> Delivery:
+    def send(opened: list) -> Delivery:
+        opener = urllib.request.build_opener(_TrackedHTTP(opened), _TrackedHTTPS(opened), _NoRedirect())
+        # http(s) only: ReceiverCreate refuses every other scheme
+        request = urllib.request.Request(  # noqa: S310
+            url, data=body, method="POST", headers={"Content-Type": content_type, **headers}
+        )
+        try:
+            with opener.open(request, timeout=timeout) as response:  # the body is never read: status only
+                status = response.status
+        except urllib.error.HTTPError as error:  # 3xx (not followed), 4xx, 5xx: its status is the result
+            error.close()
+            raise
+        if 200 <= status < 300:
+            return Delivery(True, f"HTTP {status}")
+        return Delivery(False, f"HTTP {status}")
+
+    return _within(timeout, send)
+
+
+def _tls_context() -> ssl.SSLContext:
+    """Verified TLS for STARTTLS: the system's CAs, or SSL_CERT_FILE / SSL_CERT_DIR for a private CA."""
+    return ssl.create_default_context()
+
+
+class _TrackedSMTP(smtplib.SMTP):
+    """smtplib.SMTP whose socket is kept in `opened` from the moment it connects (before the banner)."""
+
+    def __init__(self, opened: list, *args, **kwargs) -> None:
+        self.opened = opened
+        super().__init__(*args, **kwargs)
+
+    def _get_socket(self, host, port, timeout):
+        sock = super()._get_socket(host, port, timeout)
+        self.opened.append(sock)
+        return sock
+
+
+def _mail(message: EmailMessage, settings: Settings, timeout: float) -> Delivery:
+    if not settings.smtp_host:
+        return Delivery(False, "no mail server: set REDOLAB_SMTP_HOST")
+
+    def send(opened: list) -> Delivery:
+        smtp = _TrackedSMTP(opened, settings.smtp_host, settings.smtp_port, timeout=timeout)
+        try:
+            if settings.smtp_starttls:
+                smtp.starttls(context=_tls_context())
+            if settings.smtp_user:
+                password = settings.smtp_password.get_secret_value() if settings.smtp_password else ""
+                smtp.login(settings.smtp_user, password)
+            smtp.send_message(message)
+            return Delivery(True, "SMTP 250")
+        finally:
+            try:
+                smtp.quit()
+            except (smtplib.SMTPException, OSError):
+                smtp.close()
+
+    return _within(timeout, send)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What a send needs of a receiver, read before any network wait (no session is held meanwhile)."""
+
+    receiver_id: int
+    name: str
+    kind: str
+    url: str | None
+    email_to: str | None
+    encrypted_secret: str | None
+
+    @classmethod
+    def of(cls, receiver: NotificationReceiver) -> _Target:
+        return cls(receiver.id, receiver.name, receiver.kind, receiver.url, receiver.email_to,
+                   receiver.encrypted_secret)  # fmt: skip
+
+
+def _send(target: _Target, payload: dict[str, Any], *, notification_id: int | None, settings: Settings,
+          secret_key: str) -> Delivery:  # fmt: skip
+    timeout = settings.notification_timeout_seconds
+    if target.kind == "email":
+        if not target.email_to:
+            return Delivery(False, "the receiver has no address", final=True)
+        return _mail(email_message(payload, settings, target.email_to), settings, timeout)
+    if target.kind not in ("webhook", "slack", "teams") or not (target.url or "").startswith(("http://", "https://")):
+        return Delivery(False, f"a {target.kind} receiver without an http(s) URL cannot be sent to", final=True)
+    content_type, body = render(target.kind, payload)
+    headers = {"User-Agent": f"redolab/{__version__}", "X-Redolab-Event": str(payload.get("event", EVENT))}
+    if notification_id is not None:
+        headers["X-Redolab-Notification"] = str(notification_id)
+    if target.kind == "webhook" and target.encrypted_secret:
+        try:
+            secret = decrypt_secret(target.encrypted_secret, secret_key=secret_key)
+        except ValueError:
+            return Delivery(False, "the signing secret cannot be decrypted: REDOLAB_SECRET_KEY changed")
+        headers[TIMESTAMP_HEADER] = str(int(time.time()))
+        headers[SIGNATURE_HEADER] = signature(secret, body)
+    return _post(target.url, content_type, body, headers, timeout)
+
+
+def send_test(*, receiver: NotificationReceiver, settings: Settings, secret_key: str) -> Delivery:
+    """Send a test message to `receiver` at once (nothing is queued); at most the timeout long."""
+    return _send(_Target.of(receiver), sample_payload(receiver=receiver, settings=settings), notification_id=None,
+                 settings=settings, secret_key=secret_key)  # fmt: skip
+
+
+# -------------------------------------------------------------------------------------------- deliver
+
+
+def backoff(attempts: int) -> timedelta:
+    """The wait after the `attempts`-th failed attempt (1: 30 s, 2: 2 min, 3: 10 min, 4: 30 min, 5: 2 h)."""
+    return timedelta(seconds=BACKOFF_SECONDS[min(max(attempts, 1), len(BACKOFF_SECONDS)) - 1])
+
+
+def _release_stale(sessions: sessionmaker, now: datetime) -> int:
+    """Rows a dead worker left in "sending" go back to pending (counted as an attempt, so a receiver
+    that kills its sender is given up like any other)."""
+    with sessions() as session:
+        result = session.execute(
+            update(Notification)
+            .where(Notification.status == "sending", Notification.next_attempt_at < now - STALE_SENDING)
+            .values(
+                status=case((Notification.attempts + 1 >= MAX_ATTEMPTS, "failed"), else_="pending"),
+                attempts=Notification.attempts + 1,
+                claimed_by=None,
+                next_attempt_at=now,
+                last_result="interrupted while sending (its worker stopped)",
+            )
+            .execution_options(synchronize_session=False)
+        )
+        session.commit()
+        return result.rowcount or 0
+
+
+def _claim(sessions: sessionmaker, notification_id: int, worker_id: str, now: datetime) -> bool:
+    """pending -> sending by one conditional update: of two workers, one gets the row. The claim's time
+    is kept in next_attempt_at (a claim older than STALE_SENDING is released)."""
+    with sessions() as session:
+        result = session.execute(
+            update(Notification)
+            .where(
+                Notification.id == notification_id,
+                Notification.status == "pending",
+                Notification.next_attempt_at <= now,
+            )
+            .values(status="sending", claimed_by=worker_id[:100], next_attempt_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        session.commit()
+        return result.rowcount == 1
+
+
+def _load(sessions: sessionmaker, notification_id: int) -> tuple[int, dict[str, Any], _Target | None]:
+    with sessions() as session:
+        notification = session.get(Notification, notification_id)
+        if notification is None:  # its watch was deleted meanwhile
+            return 0, {}, None
+        receiver = session.get(NotificationReceiver, notification.receiver_id) if notification.receiver_id else None
+        return notification.attempts, dict(notification.payload), _Target.of(receiver) if receiver else None
+
+
+def _record(sessions: sessionmaker, notification_id: int, worker_id: str, attempts: int, delivery: Delivery,
+            now: datetime) -> str:  # fmt: skip
+    attempts += 1
+    if delivery.delivered:
+        values = {"status": "delivered", "delivered_at": now}
+    elif delivery.final or attempts >= MAX_ATTEMPTS:
+        values = {"status": "failed"}
+    else:
+        values = {"status": "pending", "next_attempt_at": now + backoff(attempts)}
+    with sessions() as session:
+        session.execute(
+            update(Notification)
+            .where(
+                Notification.id == notification_id,
+                Notification.status == "sending",
+                Notification.claimed_by == worker_id[:100],
+            )
+            .values(attempts=attempts, last_result=delivery.result[:_RESULT_LENGTH], claimed_by=None, **values)
+            .execution_options(synchronize_session=False)
+        )
+        session.commit()
+    return values["status"]
+
+
+def deliver_due(sessions: sessionmaker, *, settings: Settings, secret_key: str, worker_id: str,
+                now: datetime | None = None, limit: int = 20) -> int:  # fmt: skip
+    """Send up to `limit` due notifications (pending, next_attempt_at <= now), each claimed first so no
+    other worker sends it too; returns how many were attempted. Never raises for a bad receiver; each
+    attempt takes at most REDOLAB_NOTIFICATION_TIMEOUT_SECONDS, so a call at most `limit` times that."""
+    now = now or utcnow()
+    try:
+        if released := _release_stale(sessions, now):
+            log.warning("%d notification(s) were left sending by a stopped worker: retried", released)
+        with sessions() as session:
+            due = list(session.scalars(
+                select(Notification.id)
+                .where(Notification.status == "pending", Notification.next_attempt_at <= now)
+                .order_by(Notification.next_attempt_at, Notification.id)
+                .limit(limit)
+            ))  # fmt: skip
+    except Exception:  # a database that went away: the worker's loop tries again later
+        log.exception("notifications: could not read the due ones")
+        return 0
+    attempted = 0
+    for notification_id in due:
+        try:
+            if not _claim(sessions, notification_id, worker_id, now):
+                continue  # another worker took it
+            attempted += 1
+            attempts, payload, target = _load(sessions, notification_id)
+            if target is None:
+                delivery = Delivery(False, "the receiver was removed", final=True)
+            else:
+                delivery = _send(target, payload, notification_id=notification_id, settings=settings,
+                                 secret_key=secret_key)  # fmt: skip
+            status = _record(sessions, notification_id, worker_id, attempts, delivery, now)
+            log.info("notification %d to receiver %s: %s (%s)", notification_id,
+                     target.name if target else "(removed)", delivery.result, status)  # fmt: skip
+        except Exception:  # one row's trouble never stops the others, nor the worker
+            log.exception("notification %d: not sent", notification_id)
+    return attempted

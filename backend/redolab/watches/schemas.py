@@ -1,0 +1,116 @@
+"""API and form schemas of watches. Rates, sizes and durations: numbers in base units or text with units."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from redolab.core.fields import ByteRate, DurationSeconds, RowId, SizeBytes, at_most, one_line, positive
+from redolab.core.units import MIB
+from redolab.watches.models import CheckStatus, Verdict, WatchState
+
+MIN_EVERY_SECONDS = 60
+
+
+class WatchCreate(BaseModel):
+    """A watch on one host pair (client sends, server receives) or on every node pair at once."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, Field(min_length=1, max_length=100), AfterValidator(one_line)]
+    client_host_id: RowId | None = None
+    server_host_id: RowId | None = None
+    all_node_pairs: bool = False
+    every_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(86400, "1 day")] = 900.0
+    duration_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(300, "5 min")] = 10.0
+    conns: Annotated[int, Field(ge=1, le=64)] = 1
+    message_bytes: Annotated[SizeBytes, AfterValidator(positive), at_most(256 * MIB, "256 MiB")] = MIB
+    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB")] = None
+    threshold_bytes_per_second: Annotated[ByteRate, AfterValidator(positive)] = None
+    margin_ratio: Annotated[float, Field(ge=0, le=10)] = 0.10
+    agree_m: Annotated[int, Field(ge=1, le=20)] = 2
+    of_n: Annotated[int, Field(ge=1, le=20)] = 3
+    receiver_ids: Annotated[list[RowId], Field(max_length=50)] = []
+
+    @model_validator(mode="after")
+    def _consistent(self) -> WatchCreate:
+        if self.every_seconds is not None and self.every_seconds < MIN_EVERY_SECONDS:
+            raise PydanticCustomError("too_often", "Check at most once a minute (every 1 min or more).")
+        if self.duration_seconds is not None and self.every_seconds is not None and \
+                self.duration_seconds + 30 > self.every_seconds:  # fmt: skip
+            raise PydanticCustomError("overlap", "Each check's run must end well before the next one: make the "
+                                      "duration at least 30 s shorter than the interval.")  # fmt: skip
+        if self.agree_m > self.of_n:
+            raise PydanticCustomError("m_of_n", "M cannot be more than N (e.g. 2 of the last 3).")
+        if not self.all_node_pairs and (self.client_host_id is None or self.server_host_id is None):
+            raise PydanticCustomError("path", "Choose the client and the server host, or every node pair.")
+        return self
+
+
+class WatchSilence(BaseModel):
+    """No notifications until `until` (UTC); checks and states go on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    until: datetime
+    reason: Annotated[str, Field(max_length=300), AfterValidator(one_line)] = ""
+
+    @model_validator(mode="after")
+    def _future(self) -> WatchSilence:
+        until = self.until.replace(tzinfo=UTC) if self.until.tzinfo is None else self.until.astimezone(UTC)
+        if until <= datetime.now(UTC):
+            raise PydanticCustomError("past", "A silence ends in the future (times are UTC).")
+        if (until - datetime.now(UTC)).days > 31:
+            raise PydanticCustomError("far", "A silence lasts at most 31 days.")
+        self.until = until
+        return self
+
+
+class WatchPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    environment_id: int
+    name: str
+    client_host_id: int | None
+    server_host_id: int | None
+    all_node_pairs: bool
+    path_label: str
+    every_seconds: float
+    duration_seconds: float
+    conns: int
+    message_bytes: int
+    sockbuf_bytes: int | None
+    threshold_bytes_per_second: float | None
+    margin_ratio: float
+    agree_m: int
+    of_n: int
+    receiver_ids: list[int]
+    state: WatchState
+    state_since: datetime
+    transitions: int
+    active: bool
+    next_at: datetime
+    silenced_until: datetime | None
+    silence_reason: str
+    requested_by: str
+    created_at: datetime
+
+
+class CheckPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    watch_id: int
+    at: datetime
+    status: CheckStatus
+    run_ids: list[int]
+    verdict: Verdict | None
+    measured_bytes_per_second: float | None
+    required_bytes_per_second: float | None
+    required_basis: str
+    sync_p99_seconds: float | None
+    reason: str

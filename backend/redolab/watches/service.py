@@ -1,0 +1,301 @@
+"""Watches: make, change, silence and stop them; fire each check when due (short runs on the path,
+queued like any run; a busy host skips the check, which is no failure); judge a check when its runs
+end, against the environment's requirement as stored now; and change the watch's state when M of the
+last N checks agree, as one conditional update that also writes the notifications, so two workers
+judging at once still notify once."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from redolab.core.config import Settings, get_settings
+from redolab.core.db import get_or_404, utcnow
+from redolab.core.errors import FieldError
+from redolab.core.limits import LimitReached
+from redolab.environments.models import Environment, Host
+from redolab.jobs.admission import QueueCaps, current_caps, hold_queue_lock
+from redolab.redo.analysis import redo_summary
+from redolab.runs import service as run_service
+from redolab.runs.models import ProbeMode, Run, RunStatus, RunSummary
+from redolab.runs.schemas import RunCreate
+from redolab.sweeps.clusters import node_pairs
+from redolab.sweeps.models import Schedule, ScheduleStatus
+from redolab.sweeps.schedules import busy_with
+from redolab.watches.judge import Required, next_state, required_for, verdict_of
+from redolab.watches.messages import queue_notifications
+from redolab.watches.models import (
+    CheckStatus,
+    NotificationReceiver,
+    Verdict,
+    Watch,
+    WatchCheck,
+    WatchState,
+)
+from redolab.watches.schemas import WatchCreate, WatchSilence
+
+log = logging.getLogger("redolab.watches")
+
+CHECKS_SHOWN = 500  # the watch page's chart: the last checks
+
+
+# -- making and changing --------------------------------------------------------------------------
+def _pairs(environment: Environment, watch: Watch | WatchCreate) -> list[tuple[Host, Host]]:
+    if watch.all_node_pairs:
+        pairs = node_pairs(environment)
+        if not pairs:
+            raise FieldError("all_node_pairs", "Every node pair needs primary and standby hosts with the same node "
+                             "numbers: add them first.", 422)  # fmt: skip
+        return pairs
+    if watch.client_host_id is None or watch.server_host_id is None:
+        raise FieldError("client_host_id", "The watch's hosts were removed: choose the hosts again.", 422)
+    client = run_service.host_in(environment, watch.client_host_id, "client_host_id")
+    server = run_service.host_in(environment, watch.server_host_id, "server_host_id")
+    if client.id == server.id:
+        raise FieldError("server_host_id", "The client and the server must be two hosts.", 422)
+    return [(client, server)]
+
+
+def _path_label(pairs: list[tuple[Host, Host]], all_node_pairs: bool) -> str:
+    if all_node_pairs:
+        return f"all node pairs ({len(pairs)})"
+    client, server = pairs[0]
+    return f"{client.name} -> {server.name}"[:210]
+
+
+def _receivers(session: Session, ids: list[int]) -> list[int]:
+    found = set(session.scalars(select(NotificationReceiver.id).where(NotificationReceiver.id.in_(ids))))
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise FieldError("receiver_ids", f"Receiver #{missing[0]} does not exist: an admin adds receivers.", 422)
+    return list(dict.fromkeys(ids))
+
+
+def _active_count(session: Session, owner: str) -> int:
+    """Active watches and schedules of a user: both fire runs by themselves, under one cap."""
+    watches = session.scalar(select(func.count(Watch.id)).where(Watch.active.is_(True), Watch.requested_by == owner))
+    schedules = session.scalar(select(func.count(Schedule.id)).where(
+        Schedule.status == ScheduleStatus.active, Schedule.requested_by == owner))  # fmt: skip
+    return (watches or 0) + (schedules or 0)
+
+
+def create_watch(*, session: Session, environment: Environment, watch_in: WatchCreate, requested_by: str,
+                 caps: QueueCaps | None = None) -> Watch:  # fmt: skip
+    """Check the path and the receivers, and the owner's cap of active schedules and watches (429, under
+    the queue lock so two made at once at the cap cannot both pass); the first check is due at once."""
+    caps = caps or current_caps()
+    pairs = _pairs(environment, watch_in)
+    receivers = _receivers(session, watch_in.receiver_ids)
+    hold_queue_lock(session)
+    active = _active_count(session, requested_by)
+    if active >= caps.active_schedules_per_user:
+        session.rollback()
+        raise LimitReached(
+            f"You have {active} active schedules and watches, the most one user may have "
+            f"(REDOLAB_MAX_ACTIVE_SCHEDULES_PER_USER={caps.active_schedules_per_user}): stop one first.",
+            status_code=429,
+        )
+    watch = Watch(
+        environment_id=environment.id, path_label=_path_label(pairs, watch_in.all_node_pairs),
+        receiver_ids=receivers, requested_by=requested_by, next_at=utcnow(),
+        **watch_in.model_dump(exclude={"receiver_ids"}),
+    )  # fmt: skip
+    session.add(watch)
+    session.commit()
+    return watch
+
+
+def get_watch(*, session: Session, watch_id: int) -> Watch:
+    return get_or_404(session, Watch, watch_id, what="Watch")
+
+
+def list_watches(*, session: Session, environment: Environment) -> list[Watch]:
+    return list(session.scalars(select(Watch).where(Watch.environment_id == environment.id).order_by(Watch.id)))
+
+
+def list_checks(*, session: Session, watch: Watch, limit: int = CHECKS_SHOWN) -> list[WatchCheck]:
+    """The last `limit` checks, oldest first."""
+    newest = session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch.id)
+                             .order_by(WatchCheck.id.desc()).limit(limit)).all()  # fmt: skip
+    return list(reversed(newest))
+
+
+def silence_watch(*, session: Session, watch: Watch, silence: WatchSilence | None) -> Watch:
+    """Maintenance: no notifications until the silence ends (None ends it now); checks and states go on."""
+    watch.silenced_until = silence.until if silence else None
+    watch.silence_reason = silence.reason if silence else ""
+    session.commit()
+    return watch
+
+
+def set_active(*, session: Session, watch: Watch, active: bool, caps: QueueCaps | None = None) -> Watch:
+    """Stop a watch (its runs under way finish), or start it again (the cap applies again)."""
+    if active and not watch.active:
+        caps = caps or current_caps()
+        hold_queue_lock(session)
+        if _active_count(session, watch.requested_by) >= caps.active_schedules_per_user:
+            session.rollback()
+            raise LimitReached("The owner is at REDOLAB_MAX_ACTIVE_SCHEDULES_PER_USER: stop another one first.",
+                               status_code=429)  # fmt: skip
+        watch.next_at = utcnow()
+    watch.active = active
+    session.commit()
+    return watch
+
+
+def delete_watch(*, session: Session, watch: Watch) -> None:
+    session.delete(watch)
+    session.commit()
+
+
+# -- firing ---------------------------------------------------------------------------------------
+def fire_due_watches(sessions: sessionmaker, now: datetime | None = None, *, settings: Settings | None = None) -> int:
+    """Start a check of every active watch that is due (one worker fires an occurrence: a conditional
+    update of its next time; checks missed while redolab was down are not made up). Returns how many
+    checks were started or skipped."""
+    now = now or utcnow()
+    fired = 0
+    with sessions() as session:
+        due = session.scalars(select(Watch).where(Watch.active.is_(True), Watch.next_at <= now)).all()
+        for watch in due:
+            claimed = session.execute(
+                update(Watch).where(Watch.id == watch.id, Watch.next_at == watch.next_at)
+                .values(next_at=now + timedelta(seconds=watch.every_seconds))
+                .execution_options(synchronize_session=False)
+            )  # fmt: skip
+            session.commit()
+            if claimed.rowcount != 1:
+                continue
+            start_check(session=session, watch=session.get(Watch, watch.id), settings=settings)
+            fired += 1
+    return fired
+
+
+def start_check(*, session: Session, watch: Watch, settings: Settings | None = None) -> WatchCheck:
+    """Queue the check's runs (one per pair, all at once), or skip it and say why: a busy host, the hosts
+    removed, a queue cap. A skipped check is not a verdict."""
+    environment = session.get(Environment, watch.environment_id)
+    check = WatchCheck(watch_id=watch.id, at=utcnow(), run_ids=[])
+    session.add(check)
+    session.flush()
+    by = f"{watch.requested_by} (watch #{watch.id})"[:64]
+    try:
+        pairs = _pairs(environment, watch)
+        busy = busy_with(session, [host.id for pair in pairs for host in pair])
+        if busy:
+            return _skip(session, check, f"skipped: the hosts were busy with {busy}")
+        runs = []
+        for client, server in pairs:
+            run_in = RunCreate(
+                client_host_id=client.id, server_host_id=server.id, mode=ProbeMode.async_, conns=watch.conns,
+                message_bytes=watch.message_bytes, sockbuf_bytes=watch.sockbuf_bytes,
+                duration_seconds=watch.duration_seconds, interval_seconds=min(1.0, watch.duration_seconds),
+                label=f"watch {watch.name}"[:200],
+            )  # fmt: skip
+            run = run_service.create_run(session=session, environment=environment, run_in=run_in, requested_by=by,
+                                         settings=settings, commit=False)  # fmt: skip
+            run.watch_check_id = check.id
+            runs.append(run)
+        session.flush()
+        check.run_ids = [run.id for run in runs]
+        session.commit()
+        return check
+    except (FieldError, LimitReached) as refused:
+        session.rollback()
+        check = WatchCheck(watch_id=watch.id, at=utcnow(), run_ids=[])
+        session.add(check)
+        return _skip(session, check, f"skipped: {getattr(refused, 'message', None) or refused}")
+
+
+def _skip(session: Session, check: WatchCheck, reason: str) -> WatchCheck:
+    check.status, check.verdict, check.reason = CheckStatus.skipped, Verdict.skipped, reason[:2000]
+    session.commit()
+    return check
+
+
+# -- judging --------------------------------------------------------------------------------------
+def requirement_now(session: Session, environment: Environment, watch: Watch) -> Required | None:
+    """What the path must carry now: the stored requirement (recomputed by every import), or the threshold."""
+    summary = redo_summary(session=session, environment=environment)
+    req = summary.requirement if summary is not None else None
+    threads = [(n.thread, n.required_bytes_per_second) for n in req.threads.values()] if req else []
+    return required_for(thread_required=threads, summed_required=req.summed_required_bytes_per_second if req else None,
+                        all_node_pairs=watch.all_node_pairs, threshold=watch.threshold_bytes_per_second)  # fmt: skip
+
+
+def judge_run(*, session: Session, run_id: int, settings: Settings | None = None) -> WatchCheck | None:
+    """A run ended: when it was the last of its check, judge the check (once: a conditional update) and
+    move the watch's state. Called by the worker as each run ends."""
+    run = session.get(Run, run_id)
+    if run is None or run.watch_check_id is None:
+        return None
+    check = session.get(WatchCheck, run.watch_check_id)
+    if check is None or check.status is not CheckStatus.running:
+        return None
+    runs = [session.get(Run, i) for i in check.run_ids]
+    if any(r is not None and not r.status.finished for r in runs):
+        return None
+    watch = session.get(Watch, check.watch_id)
+    environment = session.get(Environment, watch.environment_id)
+    values = _judgement(session, environment, watch, [r for r in runs if r is not None])
+    judged = session.execute(
+        update(WatchCheck).where(WatchCheck.id == check.id, WatchCheck.status == CheckStatus.running)
+        .values(**values).execution_options(synchronize_session=False)
+    )  # fmt: skip
+    if judged.rowcount != 1:  # another worker judged it
+        session.rollback()
+        return None
+    session.commit()
+    session.refresh(check)
+    move_state(session=session, watch=watch, check=check, settings=settings)
+    return check
+
+
+def _judgement(session: Session, environment: Environment, watch: Watch, runs: list[Run]) -> dict:
+    unmeasured = [r for r in runs if r.status is not RunStatus.succeeded or not r.bytes_per_second]
+    required = requirement_now(session, environment, watch)
+    values = {"required_bytes_per_second": required.bytes_per_second if required else None,
+              "required_basis": (required.basis if required else "no redo history yet")[:300]}  # fmt: skip
+    if unmeasured or not runs:
+        first = unmeasured[0] if unmeasured else None
+        why = f"run #{first.id} {first.status.value}: {first.failure_reason or 'no throughput'}" if first else "no run"
+        return values | {"status": CheckStatus.skipped, "verdict": Verdict.skipped,
+                         "reason": f"not measured ({why})"[:2000]}  # fmt: skip
+    measured = sum(r.bytes_per_second for r in runs)
+    p99 = [s.ack_p99_seconds for s in session.scalars(select(RunSummary).where(
+        RunSummary.run_id.in_([r.id for r in runs]))) if s.ack_p99_seconds is not None]  # fmt: skip
+    verdict = verdict_of(measured, required.bytes_per_second if required else None, watch.margin_ratio)
+    reason = "no redo history yet: nothing to judge against" if required is None else ""
+    return values | {"status": CheckStatus.judged, "verdict": verdict, "measured_bytes_per_second": measured,
+                     "sync_p99_seconds": max(p99) if p99 else None, "reason": reason}  # fmt: skip
+
+
+def move_state(*, session: Session, watch: Watch, check: WatchCheck | None, settings: Settings | None = None) -> bool:
+    """The state from the last N verdicts; a change is one conditional update (state and transition number
+    as read) with its notifications in the same transaction: True when this call changed it."""
+    verdicts = list(reversed(session.scalars(
+        select(WatchCheck.verdict).where(WatchCheck.watch_id == watch.id, WatchCheck.status == CheckStatus.judged)
+        .order_by(WatchCheck.id.desc()).limit(watch.of_n)).all()))  # fmt: skip
+    session.refresh(watch)
+    new = next_state(watch.state, [v for v in verdicts if v is not None], agree_m=watch.agree_m, of_n=watch.of_n)
+    if new is watch.state:
+        return False
+    old, seen = watch.state, watch.transitions
+    moved = session.execute(
+        update(Watch).where(Watch.id == watch.id, Watch.state == old, Watch.transitions == seen)
+        .values(state=new, state_since=utcnow(), transitions=seen + 1).execution_options(synchronize_session=False)
+    )  # fmt: skip
+    if moved.rowcount != 1:
+        session.rollback()
+        return False
+    session.refresh(watch)
+    environment = session.get(Environment, watch.environment_id)
+    if old is not WatchState.unknown or new is not WatchState.ok:  # the first OK is no news
+        queue_notifications(session=session, watch=watch, environment=environment, check=check, from_state=old.value,
+                            to_state=new.value, transition=seen + 1, settings=settings or get_settings())  # fmt: skip
+    session.commit()
+    log.info("watch %s (%s): %s -> %s", watch.id, watch.path_label, old.value, new.value)
+    return True

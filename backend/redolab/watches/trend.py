@@ -1,0 +1,86 @@
+"""The growth forecast on the watch page and the plan: the weekly peaks of the summed redo rate from the
+stored requirement, against the link's capacity: the watch's own checks (their 5th percentile over the
+last 24 h, else over its last checks), or what the plan's transport card judged against."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from redolab.core.db import utcnow
+from redolab.environments.models import Environment
+from redolab.planning.plan import Plan
+from redolab.planning.wording import capacity_text
+from redolab.redo.analysis import current_analysis, redo_summary
+from redolab.rehearsals.window import summed_within
+from redolab.watches.forecast import Forecast, forecast_growth, peaks_by_period
+from redolab.watches.models import CheckStatus, Watch, WatchCheck
+
+RECENT_CHECKS = 20  # the capacity's sample when the last 24 h have too few checks
+
+
+def watch_capacity(session: Session, watch: Watch) -> tuple[float | None, str]:
+    """The 5th percentile of what the watch's checks measured (bytes/s), and its basis in words."""
+    judged = select(WatchCheck.measured_bytes_per_second).where(
+        WatchCheck.watch_id == watch.id, WatchCheck.status == CheckStatus.judged,
+        WatchCheck.measured_bytes_per_second.is_not(None))  # fmt: skip
+    day = session.scalars(judged.where(WatchCheck.at >= utcnow() - timedelta(hours=24))).all()
+    if len(day) >= 3:
+        return float(np.percentile(day, 5)), f"the watch's 5th percentile over 24 h ({len(day):,} checks)"
+    recent = session.scalars(judged.order_by(WatchCheck.id.desc()).limit(RECENT_CHECKS)).all()
+    if not recent:
+        return None, "no check has measured the link yet"
+    return float(np.percentile(recent, 5)), f"the watch's 5th percentile over its last {len(recent):,} checks"
+
+
+_PEAKS: dict[tuple[int, str], tuple[list, float]] = {}  # (environment, analysis signature) -> weekly peaks
+_PEAKS_KEPT = 256
+
+
+def weekly_peaks(session: Session, environment: Environment) -> tuple[list, float]:
+    """The weekly peaks of the summed redo rate (all threads added up over time, from the stored
+    requirement; only whole weeks), and the headroom ratio the requirement adds. Kept per stored
+    analysis (a new import, headroom or zone makes a new one), so a page pays for it once."""
+    row = current_analysis(session=session, environment=environment)
+    key = (environment.id, row.signature) if row is not None else None
+    if key is not None and key in _PEAKS:
+        return _PEAKS[key]
+    summary = redo_summary(session=session, environment=environment, row=row) if row is not None else None
+    requirement = summary.requirement if summary is not None else None
+    points = []
+    if requirement is not None:
+        segments = [s for need in requirement.threads.values() for s in need.replay]
+        if segments:
+            start, end = min(s[0] for s in segments), max(s[1] for s in segments)
+            points = [(s, rate) for s, _e, rate in summed_within(requirement.threads, start, end)]
+    headroom = requirement.headroom_ratio if requirement is not None else environment.headroom_percent / 100
+    found = (peaks_by_period(points, period="week", complete_only=True), headroom)
+    if key is not None:
+        if len(_PEAKS) >= _PEAKS_KEPT:
+            _PEAKS.clear()
+        _PEAKS[key] = found
+    return found
+
+
+def watch_forecast(*, session: Session, environment: Environment, watch: Watch) -> Forecast:
+    peaks, headroom = weekly_peaks(session, environment)
+    capacity, basis = watch_capacity(session, watch)
+    return forecast_growth(peaks, capacity_bytes_per_second=capacity, headroom_ratio=headroom, capacity_basis=basis,
+                           now=utcnow())  # fmt: skip
+
+
+def plan_forecast(*, session: Session, environment: Environment, plan: Plan) -> Forecast:
+    """The same forecast against the plan's capacity: what the transport card judged all threads against
+    (the link for all threads together, else the single stream), as the card names it."""
+    peaks, headroom = weekly_peaks(session, environment)
+    result = plan.card("transport").result
+    judged = (result.summed if result is not None and result.summed else None) or (
+        result.threads[0] if result is not None and result.threads else None)  # fmt: skip
+    stream = judged.stream if judged is not None else None
+    capacity = stream.bytes_per_second if stream is not None else None
+    basis = f"the plan's {capacity_text(stream)}" if stream is not None else "the plan's capacity (no run yet)"
+    return forecast_growth(peaks, capacity_bytes_per_second=capacity, headroom_ratio=headroom, capacity_basis=basis,
+                           now=utcnow())  # fmt: skip

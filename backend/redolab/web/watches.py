@@ -1,0 +1,144 @@
+"""Watch pages: the Watches section of the environment page (list and form), the watch page (state,
+chart of each check against the requirement with the state bands, the forecast, the checks, the
+notifications sent), and silence, stop and start."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from fastapi import APIRouter, Depends, Request
+from sqlalchemy import select
+from starlette.responses import Response
+
+from redolab.auth.deps import OperatorUser, current_html_user
+from redolab.charts.watches import watch_figure
+from redolab.core.db import utcnow
+from redolab.core.deps import FormDep, SessionDep
+from redolab.core.forms import form_data, form_errors
+from redolab.core.responses import redirect
+from redolab.core.templating import is_htmx, render
+from redolab.environments.models import Environment
+from redolab.environments.service import get_environment
+from redolab.jobs.admission import QueueCaps
+from redolab.jobs.queue import wake_local_worker
+from redolab.watches import service
+from redolab.watches.judge import state_history
+from redolab.watches.models import CheckStatus, Notification, NotificationReceiver
+from redolab.watches.schemas import WatchCreate, WatchSilence
+from redolab.watches.trend import watch_forecast
+
+router = APIRouter(dependencies=[Depends(current_html_user)])
+
+WATCH_DEFAULTS = {"name": "", "client_host_id": "", "server_host_id": "", "every_seconds": "15 min",
+                  "duration_seconds": "10 s", "conns": "1", "message_bytes": "1 MiB", "threshold_bytes_per_second": "",
+                  "margin_ratio": "0.10", "agree_m": "2", "of_n": "3"}  # fmt: skip
+
+
+def watches_context(session, environment: Environment, *, values=None, errors=None) -> dict:
+    hosts = sorted(environment.hosts, key=lambda h: (h.role.value, h.node_number))
+    return {
+        "watches": service.list_watches(session=session, environment=environment),
+        "watch_values": values or WATCH_DEFAULTS,
+        "watch_errors": errors or {},
+        "watch_clients": [("", "—")] + [(str(h.id), f"{h.name} ({h.role.value})") for h in hosts],
+        "watch_receivers": session.scalars(select(NotificationReceiver).order_by(NotificationReceiver.name)).all(),
+    }
+
+
+def _section(request, session, environment, *, status_code=200, **form) -> Response:
+    context = {"environment": environment, **watches_context(session, environment, **form)}
+    return render(request, "environments/detail.html", context, block="watches", status_code=status_code)
+
+
+@router.get("/environments/{environment_id}/watches")
+def show_watches(request: Request, session: SessionDep, environment_id: int) -> Response:
+    """The Watches section as a fragment (refreshed when hosts change)."""
+    if not is_htmx(request):
+        return redirect(request, f"/environments/{environment_id}#watches")
+    return _section(request, session, get_environment(session=session, environment_id=environment_id))
+
+
+@router.post("/environments/{environment_id}/watches")
+def create_watch(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
+    """Make a watch from the form (operator role); its errors are shown beside their fields."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    values = form_data(form)
+    fields = {k: v for k, v in values.items() if k in WatchCreate.model_fields and v != "" and k != "receiver_ids"}
+    fields["all_node_pairs"] = values.get("all_node_pairs") == "on"
+    fields["receiver_ids"] = [int(v) for v in form.getlist("receiver_ids") if str(v).isdigit()]
+    settings = request.app.state.settings
+    with form_errors(session) as errors:
+        watch = service.create_watch(session=session, environment=environment,
+                                     watch_in=WatchCreate.model_validate(fields), requested_by=user.username,
+                                     caps=QueueCaps.of(settings))  # fmt: skip
+    if not errors:
+        wake_local_worker(request.app)
+        return redirect(request, f"/watches/{watch.id}")
+    placed = {(k if k in WATCH_DEFAULTS else "__all__"): v for k, v in errors.items()}
+    return _section(request, session, environment, status_code=422, values=values, errors=placed)
+
+
+def watch_context(session, watch) -> dict:
+    environment = session.get(Environment, watch.environment_id)
+    checks = service.list_checks(session=session, watch=watch)
+    judged = [c for c in checks if c.status is CheckStatus.judged]
+    states = [s.value for s in state_history([c.verdict for c in judged], agree_m=watch.agree_m, of_n=watch.of_n)]
+    skipped = [c.at for c in checks if c.status is CheckStatus.skipped]
+    notifications = session.scalars(select(Notification).where(Notification.watch_id == watch.id)
+                                    .order_by(Notification.id.desc()).limit(50)).all()  # fmt: skip
+    receivers = {r.id: r.name for r in session.scalars(select(NotificationReceiver))}
+    required = service.requirement_now(session, environment, watch)
+    return {
+        "watch": watch,
+        "environment": environment,
+        "checks": list(reversed(checks))[:100],
+        "figure": watch_figure(judged, states, skipped) if checks else None,
+        "notifications": notifications,
+        "receiver_names": receivers,
+        "required": required,
+        "forecast": watch_forecast(session=session, environment=environment, watch=watch),
+        "silenced": watch.silenced_until is not None and watch.silenced_until > utcnow(),
+        "silence_default": (utcnow() + timedelta(hours=2)).strftime("%Y-%m-%d %H:%M"),
+    }
+
+
+@router.get("/watches/{watch_id}")
+def show_watch(request: Request, session: SessionDep, watch_id: int) -> Response:
+    """The watch page; it refreshes itself while the watch is active."""
+    watch = service.get_watch(session=session, watch_id=watch_id)
+    block = "live" if is_htmx(request) else None
+    return render(request, "watches/watch.html", watch_context(session, watch), block=block)
+
+
+@router.post("/watches/{watch_id}/silence")
+def silence_watch(request: Request, session: SessionDep, user: OperatorUser, watch_id: int, form: FormDep) -> Response:
+    """Silence notifications until a time (UTC), for maintenance; an empty time ends the silence."""
+    watch = service.get_watch(session=session, watch_id=watch_id)
+    values = form_data(form)
+    with form_errors(session) as errors:
+        silence = WatchSilence.model_validate(values) if values.get("until") else None
+        service.silence_watch(session=session, watch=watch, silence=silence)
+    context = watch_context(session, watch) | {"silence_errors": errors}
+    return render(request, "watches/watch.html", context, status_code=422 if errors else 200)
+
+
+@router.post("/watches/{watch_id}/stop")
+def stop_watch(request: Request, session: SessionDep, user: OperatorUser, watch_id: int) -> Response:
+    watch = service.get_watch(session=session, watch_id=watch_id)
+    service.set_active(session=session, watch=watch, active=False)
+    return redirect(request, f"/watches/{watch.id}")
+
+
+@router.post("/watches/{watch_id}/start")
+def start_watch(request: Request, session: SessionDep, user: OperatorUser, watch_id: int) -> Response:
+    watch = service.get_watch(session=session, watch_id=watch_id)
+    with form_errors(session) as errors:
+        service.set_active(session=session, watch=watch, active=True,
+                           caps=QueueCaps.of(request.app.state.settings))  # fmt: skip
+    if errors:
+        context = watch_context(session, watch) | {"silence_errors": errors}
+        return render(request, "watches/watch.html", context, status_code=429)
+    wake_local_worker(request.app)
+    return redirect(request, f"/watches/{watch.id}")

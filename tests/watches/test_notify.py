@@ -1,0 +1,687 @@
+"""Notifications of watch state changes (issue 37 item 2): a real SMTP server (aiosmtpd, plain and
+STARTTLS with a login) receives the alert mail; a local HTTP receiver checks the webhook's signature and
+payload, the Slack and Teams formats, retries with backoff, redirects not followed, time limits, and that
+two workers send each notification once. Receivers are an admin's; their secret is never shown again."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import email
+import email.policy
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import re
+import socket
+import ssl
+import threading
+import time
+from email.message import EmailMessage
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from pydantic import SecretStr
+from sqlalchemy import func, select
+
+from redolab.auth.models import Role
+from redolab.core.db import make_sessionmaker, utcnow
+from redolab.core.security import decrypt_secret
+from redolab.core.units import MIB
+from redolab.main import create_app
+from redolab.watches import messages, notify, receivers, receivers_api
+from redolab.watches.models import CheckStatus, Notification, NotificationReceiver, Verdict, Watch, WatchCheck
+from redolab.watches.schemas_receivers import ReceiverCreate, ReceiverPublic, shown_url
+from tests.factories import PASSWORD, make_environment, make_user
+
+MEASURED = 40 * MIB  # 40 MiB/s = 335.5 Mbit/s
+REQUIRED = 50e6  # 47.68 MiB/s = 400 Mbit/s
+PAYLOAD_KEYS = {
+    "event", "environment", "watch", "transition", "from_state", "to_state", "state_label",
+    "measured_bytes_per_second", "required_bytes_per_second", "required_basis", "measured", "required",
+    "headroom_ratio", "silenced_until", "at", "links",
+}  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def app(settings, engine):
+    """The app with the receivers' routes (included here until main.py includes them)."""
+    app = create_app(settings)
+    if not any(getattr(route, "path", "") == "/api/v1/notification-receivers" for route in app.routes):
+        app.include_router(receivers_api.router)
+    return app
+
+
+@pytest.fixture
+def sessions(engine):
+    return make_sessionmaker(engine)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class HookServer(ThreadingHTTPServer):
+    """A webhook receiver on 127.0.0.1: keeps every request (path, headers, body); answers `status`."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _HookHandler)
+        self.requests: list[tuple[str, dict[str, str], bytes]] = []
+        self.status = 200
+        self.location = None
+        self.lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/hook"
+
+    def bodies(self) -> list[dict]:
+        return [json.loads(body) for _, _, body in self.requests]
+
+
+class _HookHandler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with self.server.lock:
+            self.server.requests.append((self.path, dict(self.headers), body))
+        self.send_response(self.server.status)
+        if self.server.location:
+            self.send_header("Location", self.server.location)
+        self.send_header("Content-Length", "18")
+        self.end_headers()
+        self.wfile.write(b"receiver-body-text")  # never kept by redolab
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def hook():
+    server = HookServer()
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+class Mailbox:
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, list[str], EmailMessage]] = []
+
+    async def handle_DATA(self, server, session, envelope):
+        parsed = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        self.messages.append((envelope.mail_from, list(envelope.rcpt_tos), parsed))
+        return "250 OK"
+
+
+@pytest.fixture
+def mailbox():
+    from aiosmtpd.controller import Controller
+
+    box = Mailbox()
+    controller = Controller(box, hostname="127.0.0.1", port=_free_port())
+    controller.start()
+    box.port = controller.port
+    yield box
+    controller.stop()
+
+
+def make_watch(session, *, receiver_ids, check: bool = True, **fields):
+    environment = make_environment(session, name="prod-east")
+    watch = Watch(environment_id=environment.id, name="nightly", path_label="p1 -> s1", requested_by="alice",
+                  receiver_ids=receiver_ids, **fields)  # fmt: skip
+    session.add(watch)
+    session.flush()
+    made = None
+    if check:
+        made = WatchCheck(
+            watch_id=watch.id, status=CheckStatus.judged, run_ids=[17], verdict=Verdict.failing,
+            measured_bytes_per_second=MEASURED, required_bytes_per_second=REQUIRED,
+            required_basis="thread 1's peak + headroom (the busiest thread)",
+        )  # fmt: skip
+        session.add(made)
+    session.commit()
+    return environment, watch, made
+
+
+def add_receiver(session, settings, secret_key, **fields):
+    values = {"name": f"hook-{fields.get('kind', 'webhook')}", "kind": "webhook", **fields}
+    return receivers.create_receiver(session=session, receiver_in=ReceiverCreate(**values), created_by="alice",
+                                     secret_key=secret_key, settings=settings)  # fmt: skip
+
+
+def queue(session, settings, environment, watch, check, *, transition=1, from_state="ok", to_state="failing"):
+    rows = messages.queue_notifications(session=session, watch=watch, environment=environment, check=check,
+                                      from_state=from_state, to_state=to_state, transition=transition,
+                                      settings=settings)  # fmt: skip
+    session.commit()
+    return rows
+
+
+def reread(session, notification_id) -> Notification:
+    session.expire_all()
+    return session.get(Notification, notification_id)
+
+
+# ------------------------------------------------------------------------------------- payload, queue
+
+
+def test_payload_carries_the_documented_keys(session, settings):
+    environment, watch, check = make_watch(session, receiver_ids=[])
+    settings = settings.model_copy(update={"public_url": "https://redolab.example.com/"})
+    payload = messages.notification_payload(watch=watch, environment=environment, check=check, from_state="ok",
+                                          to_state="failing", settings=settings)  # fmt: skip
+    assert set(payload) == PAYLOAD_KEYS - {"transition"}
+    assert payload["event"] == "redolab.watch.state_changed"
+    assert payload["environment"] == {"id": environment.id, "name": "prod-east"}
+    assert payload["watch"] == {"id": watch.id, "name": "nightly", "path": "p1 -> s1"}
+    assert (payload["from_state"], payload["to_state"], payload["state_label"]) == ("ok", "failing", "FAILING")
+    assert payload["measured"] == "40 MiB/s (335.5 Mbit/s)"
+    assert payload["required"] == "47.68 MiB/s (400 Mbit/s)"
+    assert payload["headroom_ratio"] == pytest.approx(MEASURED / REQUIRED - 1)
+    assert payload["links"] == {
+        "watch": f"https://redolab.example.com/watches/{watch.id}",
+        "run": "https://redolab.example.com/runs/17",
+        "plan": f"https://redolab.example.com/environments/{environment.id}#plan",
+    }
+    assert dt.datetime.fromisoformat(payload["at"]).utcoffset() == dt.timedelta(0)
+    json.dumps(payload)  # plain values only
+    # a change no check decided (a silence ending): no figures, no run
+    bare = messages.notification_payload(watch=watch, environment=environment, check=None, from_state="failing",
+                                       to_state="ok", settings=settings)  # fmt: skip
+    assert bare["measured"] is None and bare["headroom_ratio"] is None and bare["links"]["run"] is None
+    assert bare["state_label"] == "OK"
+
+
+def test_one_row_per_receiver_and_transition_even_when_queued_twice(session, settings, secret_key):
+    first = add_receiver(session, settings, secret_key, name="one", url="http://127.0.0.1:9/a").receiver
+    second = add_receiver(session, settings, secret_key, name="two", kind="email", email_to="dba@example.com").receiver
+    environment, watch, check = make_watch(session, receiver_ids=[first.id, second.id, 999_999])
+    rows = queue(session, settings, environment, watch, check, transition=1)
+    assert sorted(row.receiver_id for row in rows) == sorted([first.id, second.id])  # 999999 is gone
+    assert {row.status for row in rows} == {"pending"}
+    assert rows[0].payload["transition"] == 1 and set(rows[0].payload) == PAYLOAD_KEYS
+    again = queue(session, settings, environment, watch, check, transition=1)  # a second worker, say
+    assert [row.id for row in again] == [row.id for row in rows]
+    assert session.scalar(select(func.count()).select_from(Notification)) == 2
+    queue(session, settings, environment, watch, check, transition=2, from_state="failing", to_state="ok")
+    assert session.scalar(select(func.count()).select_from(Notification)) == 4
+
+
+def test_a_silenced_watch_queues_silenced_rows_that_are_never_sent(session, sessions, settings, secret_key, hook):
+    receiver = add_receiver(session, settings, secret_key, url=hook.url).receiver
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id],
+                                           silenced_until=utcnow() + dt.timedelta(hours=1))  # fmt: skip
+    (row,) = queue(session, settings, environment, watch, check)
+    assert row.status == "silenced"
+    assert row.payload["silenced_until"] is not None
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 0
+    assert hook.requests == []
+
+
+# ---------------------------------------------------------------------------------------------- webhook
+
+
+def test_webhook_is_signed_over_its_exact_body(session, sessions, settings, secret_key, hook):
+    created = add_receiver(session, settings, secret_key, url=hook.url)
+    secret = created.signing_secret
+    assert secret and len(secret) >= 40
+    environment, watch, check = make_watch(session, receiver_ids=[created.receiver.id])
+    (row,) = queue(session, settings, environment, watch, check, transition=3)
+    before = int(time.time())
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+    ((path, headers, body),) = hook.requests
+    assert path == "/hook"
+    assert headers["Content-Type"] == "application/json"
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    assert hmac.compare_digest(headers["X-Redolab-Signature"], expected)
+    assert before <= int(headers["X-Redolab-Timestamp"]) <= time.time() + 1
+    assert headers["X-Redolab-Event"] == "redolab.watch.state_changed"
+    assert headers["X-Redolab-Notification"] == str(row.id)
+    payload = json.loads(body)
+    assert set(payload) == PAYLOAD_KEYS
+    assert payload["transition"] == 3 and payload["watch"]["path"] == "p1 -> s1"
+    assert payload["measured_bytes_per_second"] == MEASURED and payload["required_bytes_per_second"] == REQUIRED
+    stored = reread(session, row.id)
+    assert (stored.status, stored.attempts, stored.last_result) == ("delivered", 1, "HTTP 200")
+    assert stored.delivered_at is not None and stored.claimed_by is None
+    assert "receiver-body-text" not in stored.last_result  # the status only, never the answer's body
+
+
+def test_slack_and_teams_formats(session, sessions, settings, secret_key, hook):
+    environment, watch, check = make_watch(session, receiver_ids=[])
+    payload = messages.notification_payload(watch=watch, environment=environment, check=check, from_state="ok",
+                                          to_state="failing", settings=settings)  # fmt: skip
+    content_type, body = messages.render("slack", payload)
+    slack = json.loads(body)
+    assert content_type == "application/json"
+    assert "FAILING" in slack["text"] and "prod-east" in slack["text"]
+    assert "p1 -&gt; s1" in slack["text"]  # Slack's escaping of <, > and &
+    assert all(block["type"] in ("header", "section") for block in slack["blocks"])
+    assert slack["blocks"][0]["text"]["type"] == "plain_text" and len(slack["blocks"][0]["text"]["text"]) <= 150
+    texts = " ".join(block["text"]["text"] for block in slack["blocks"])
+    assert "40 MiB/s (335.5 Mbit/s)" in texts and "47.68 MiB/s (400 Mbit/s)" in texts
+    assert f"<{payload['links']['run']}|The run>" in texts
+
+    _, body = messages.render("teams", payload)
+    teams = json.loads(body)
+    assert teams["type"] == "message"
+    (attachment,) = teams["attachments"]
+    assert attachment["contentType"] == "application/vnd.microsoft.card.adaptive"
+    card = attachment["content"]
+    assert card["type"] == "AdaptiveCard" and card["version"] and card["body"][0]["type"] == "TextBlock"
+    facts = {fact["title"]: fact["value"] for fact in card["body"][1]["facts"]}
+    assert facts["Path"] == "p1 -> s1" and facts["Measured"] == "40 MiB/s (335.5 Mbit/s)"
+    assert {action["url"] for action in card["actions"]} == {url for url in payload["links"].values() if url}
+
+    # sent as such to a Slack receiver, unsigned (its URL is its secret)
+    slack_receiver = add_receiver(session, settings, secret_key, name="chat", kind="slack", url=hook.url)
+    assert slack_receiver.signing_secret is None
+    watch.receiver_ids = [slack_receiver.receiver.id]
+    session.commit()
+    queue(session, settings, environment, watch, check)
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+    ((_, headers, body),) = hook.requests
+    assert "X-Redolab-Signature" not in headers and set(json.loads(body)) == {"text", "blocks"}
+
+
+def test_a_failing_receiver_is_retried_with_backoff_then_given_up(session, sessions, settings, secret_key, hook):
+    hook.status = 500
+    receiver = add_receiver(session, settings, secret_key, url=hook.url).receiver
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
+    (row,) = queue(session, settings, environment, watch, check)
+    now = utcnow()
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1", now=now) == 1
+    stored = reread(session, row.id)
+    assert (stored.status, stored.attempts, stored.last_result) == ("pending", 1, "HTTP 500")
+    assert abs(stored.next_attempt_at - (now + dt.timedelta(seconds=30))) < dt.timedelta(milliseconds=5)
+    # not due before its time
+    early = now + dt.timedelta(seconds=29)
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1", now=early) == 0
+    later = stored.next_attempt_at
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1", now=later) == 1
+    stored = reread(session, row.id)
+    assert (stored.status, stored.attempts) == ("pending", 2)
+    assert abs(stored.next_attempt_at - (later + dt.timedelta(minutes=2))) < dt.timedelta(milliseconds=5)
+    for _ in range(4):  # attempts 3 .. 6
+        notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1",
+                           now=reread(session, row.id).next_attempt_at)  # fmt: skip
+    stored = reread(session, row.id)
+    assert (stored.status, stored.attempts, stored.last_result) == ("failed", 6, "HTTP 500")
+    assert len(hook.requests) == 6
+    assert [notify.backoff(n).total_seconds() for n in range(1, 6)] == [30, 120, 600, 1800, 7200]
+
+
+def test_a_redirect_is_not_followed(session, sessions, settings, secret_key, hook):
+    hook.status, hook.location = 302, hook.url.replace("/hook", "/elsewhere")
+    receiver = add_receiver(session, settings, secret_key, url=hook.url).receiver
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
+    (row,) = queue(session, settings, environment, watch, check)
+    notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
+    assert [path for path, _, _ in hook.requests] == ["/hook"]  # /elsewhere never asked
+    stored = reread(session, row.id)
+    assert (stored.status, stored.attempts, stored.last_result) == ("pending", 1, "redirect not followed (HTTP 302)")
+
+
+@pytest.fixture
+def silent_port():
+    """A port that accepts connections (the kernel's backlog) and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    yield listener.getsockname()[1]
+    listener.close()
+
+
+@pytest.fixture
+def trickle_port():
+    """A receiver that answers one byte every 0.2 s, forever: no single wait times out."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve():
+        clients = []
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                clients.append(listener.accept()[0])
+            for client in clients:
+                with contextlib.suppress(OSError):
+                    client.send(b"H")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join(5)
+    listener.close()
+
+
+@pytest.mark.parametrize("where", ["dead", "silent", "trickle"])
+def test_a_receiver_that_does_not_answer_costs_at_most_the_timeout(
+    request, where, session, sessions, settings, secret_key
+):
+    port = {"dead": _free_port, "silent": lambda: request.getfixturevalue("silent_port"),
+            "trickle": lambda: request.getfixturevalue("trickle_port")}[where]()  # fmt: skip
+    settings = settings.model_copy(update={"notification_timeout_seconds": 1.0})
+    receiver = add_receiver(session, settings, secret_key, url=f"http://127.0.0.1:{port}/hook").receiver
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
+    (row,) = queue(session, settings, environment, watch, check)
+    started = time.monotonic()
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.0 + 0.5
+    stored = reread(session, row.id)
+    assert stored.status == "pending" and stored.attempts == 1
+    expected = {"dead": "connection refused", "silent": "timed out after 1 s", "trickle": "timed out after 1 s"}
+    assert stored.last_result == expected[where]
+
+
+def test_two_workers_send_each_notification_once(session, sessions, settings, secret_key, hook):
+    receiver = add_receiver(session, settings, secret_key, url=hook.url).receiver
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
+    ids = [queue(session, settings, environment, watch, check, transition=n)[0].id for n in range(1, 13)]
+    start = threading.Barrier(2)
+    attempted = []
+
+    def work(name):
+        start.wait()
+        attempted.append(notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id=name))
+
+    workers = [threading.Thread(target=work, args=(f"worker-{n}",)) for n in (1, 2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    sent = sorted(int(headers["X-Redolab-Notification"]) for _, headers, _ in hook.requests)
+    assert sent == sorted(ids)  # every one, none twice
+    assert sum(attempted) == 12
+    session.expire_all()
+    assert {row.status for row in session.scalars(select(Notification))} == {"delivered"}
+
+
+def test_a_row_left_sending_by_a_dead_worker_is_sent_again(session, sessions, settings, secret_key, hook):
+    receiver = add_receiver(session, settings, secret_key, url=hook.url).receiver
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
+    (row,) = queue(session, settings, environment, watch, check)
+    row.status, row.claimed_by, row.next_attempt_at = "sending", "dead-worker", utcnow() - dt.timedelta(minutes=11)
+    fresh = queue(session, settings, environment, watch, check, transition=2)[0]
+    fresh.status, fresh.claimed_by, fresh.next_attempt_at = "sending", "busy-worker", utcnow() - dt.timedelta(minutes=1)
+    session.commit()
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w2") == 1
+    assert reread(session, row.id).status == "delivered"
+    assert reread(session, row.id).attempts == 2  # the interrupted attempt counts
+    assert reread(session, fresh.id).status == "sending"  # still within its worker's time
+
+
+def test_a_removed_receiver_is_not_told_and_leaves_its_watches(session, sessions, settings, secret_key, hook):
+    receiver = add_receiver(session, settings, secret_key, url=hook.url).receiver
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
+    (row,) = queue(session, settings, environment, watch, check)
+    receivers.delete_receiver(session=session, receiver=receiver)
+    session.expire_all()
+    assert session.get(Watch, watch.id).receiver_ids == []
+    stored = reread(session, row.id)
+    assert (stored.status, stored.last_result, stored.receiver_id) == ("failed", "the receiver was removed", None)
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 0
+    assert hook.requests == []
+
+
+# ------------------------------------------------------------------------------------------------- mail
+
+
+def _assert_alert_mail(box: Mailbox, environment, watch, *, to: str) -> None:
+    ((mail_from, rcpt_tos, message),) = box.messages
+    assert mail_from == "redolab@example.com" and rcpt_tos == [to]
+    assert message["To"] == to and message["From"] == "redolab@example.com"
+    assert message["Subject"] == "[redolab] FAILING (was OK): prod-east, p1 -> s1"
+    body = message.get_content()
+    for label, text in (
+        ("Environment", "prod-east"), ("Path", "p1 -> s1"), ("State", "FAILING (was OK)"),
+        ("Measured", "40 MiB/s (335.5 Mbit/s)"), ("Required", "47.68 MiB/s (400 Mbit/s), thread 1's peak"),
+        ("The watch", f"https://redolab.example.com/watches/{watch.id}"),
+        ("The run", "https://redolab.example.com/runs/17"),
+        ("The plan", f"https://redolab.example.com/environments/{environment.id}#plan"),
+    ):  # fmt: skip
+        assert re.search(rf"^{label}: +{re.escape(text)}", body, re.MULTILINE), (label, text, body)
+
+
+def test_alert_mail_over_plain_smtp(session, sessions, settings, secret_key, mailbox):
+    settings = settings.model_copy(update={
+        "smtp_host": "127.0.0.1", "smtp_port": mailbox.port, "smtp_starttls": False,
+        "smtp_from": "redolab@example.com", "public_url": "https://redolab.example.com",
+    })  # fmt: skip
+    receiver = add_receiver(session, settings, secret_key, name="dba", kind="email", email_to="dba@example.com")
+    assert receiver.signing_secret is None and receiver.receiver.encrypted_secret is None
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.receiver.id])
+    (row,) = queue(session, settings, environment, watch, check)
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+    _assert_alert_mail(mailbox, environment, watch, to="dba@example.com")
+    stored = reread(session, row.id)
+    assert (stored.status, stored.last_result) == ("delivered", "SMTP 250")
+
+
+def _self_signed(tmp_path):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "redolab test SMTP")])
+    now = dt.datetime.now(dt.UTC)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                                                    x509.DNSName("localhost")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )  # fmt: skip
+    cert_path, key_path = tmp_path / "smtp.crt", tmp_path / "smtp.key"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))  # fmt: skip
+    return cert_path, key_path
+
+
+def test_alert_mail_over_starttls_with_a_login(session, sessions, settings, secret_key, tmp_path, monkeypatch,
+                                               caplog):  # fmt: skip
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.smtp import AuthResult
+
+    cert_path, key_path = _self_signed(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert_path, key_path)
+    logins = []
+
+    def authenticator(server, smtp_session, envelope, mechanism, auth_data):
+        logins.append((auth_data.login, auth_data.password, smtp_session.ssl is not None))
+        return AuthResult(success=auth_data.password == b"smtp-pass-6f1e")
+
+    box = Mailbox()
+    controller = Controller(box, hostname="127.0.0.1", port=_free_port(), tls_context=server_tls,
+                            require_starttls=True, authenticator=authenticator, auth_require_tls=True)  # fmt: skip
+    controller.start()
+    try:
+        # The client verifies the server's certificate: trusted here as a private CA would be
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_path))
+        settings = settings.model_copy(update={
+            "smtp_host": "127.0.0.1", "smtp_port": controller.port, "smtp_starttls": True,
+            "smtp_user": "redolab", "smtp_password": SecretStr("smtp-pass-6f1e"), "smtp_from": "redolab@example.com",
+            "public_url": "https://redolab.example.com",
+        })  # fmt: skip
+        receiver = add_receiver(
+            session, settings, secret_key, name="oncall", kind="email", email_to="oncall@example.com"
+        )
+        environment, watch, check = make_watch(session, receiver_ids=[receiver.receiver.id])
+        (row,) = queue(session, settings, environment, watch, check)
+        caplog.set_level(logging.DEBUG)
+        assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+        _assert_alert_mail(box, environment, watch, to="oncall@example.com")
+        assert logins == [(b"redolab", b"smtp-pass-6f1e", True)]  # logged in only after STARTTLS
+        assert (reread(session, row.id).status, reread(session, row.id).last_result) == ("delivered", "SMTP 250")
+        assert "smtp-pass-6f1e" not in caplog.text
+
+        # a certificate the client does not trust: refused, nothing sent
+        monkeypatch.delenv("SSL_CERT_FILE")
+        monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path / "no-such-dir"))
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "no-such-file"))
+        (other,) = queue(session, settings, environment, watch, check, transition=2, from_state="failing",
+                         to_state="ok")  # fmt: skip
+        notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
+        stored = reread(session, other.id)
+        assert stored.status == "pending" and stored.last_result.startswith("TLS certificate not trusted")
+        assert len(box.messages) == 1
+    finally:
+        controller.stop()
+
+
+# -------------------------------------------------------------------------------------------------- API
+
+
+def _token(client, username) -> dict[str, str]:
+    response = client.post("/api/v1/auth/token", data={"username": username, "password": PASSWORD})
+    assert response.status_code == 200, response.text
+    return {"Authorization": f"Bearer {response.json()['access_token']}"}
+
+
+def test_receivers_are_an_admins(api_client, session):
+    make_user(session, "olga", role=Role.operator)
+    operator = _token(api_client, "olga")
+    body = {"name": "hook", "kind": "webhook", "url": "http://127.0.0.1:9/hook"}
+    assert api_client.get("/api/v1/notification-receivers", headers=operator).status_code == 403
+    response = api_client.post("/api/v1/notification-receivers", json=body, headers=operator)
+    assert response.status_code == 403
+    assert "admin" in response.json()["detail"]
+    created = api_client.post("/api/v1/notification-receivers", json=body)
+    assert created.status_code == 201
+    receiver_id = created.json()["id"]
+    assert api_client.post(f"/api/v1/notification-receivers/{receiver_id}/test", headers=operator).status_code == 403
+    assert api_client.delete(f"/api/v1/notification-receivers/{receiver_id}", headers=operator).status_code == 403
+    assert api_client.delete(f"/api/v1/notification-receivers/{receiver_id}").status_code == 204
+    assert api_client.delete(f"/api/v1/notification-receivers/{receiver_id}").status_code == 404
+
+
+def test_the_signing_secret_is_shown_once_and_stored_encrypted(api_client, session, secret_key, hook, caplog):
+    caplog.set_level(logging.DEBUG)
+    body = {"name": "Alerts", "kind": "webhook", "url": hook.url + "/T0/B0/token?x=1"}
+    response = api_client.post("/api/v1/notification-receivers", json=body)
+    assert response.status_code == 201, response.text
+    created = response.json()
+    secret = created["signing_secret"]
+    assert secret and created["signed"] is True
+    assert created["url"] == f"{hook.url}/…?…"  # the hook's path and query may be its token
+
+    listed = api_client.get("/api/v1/notification-receivers")
+    assert listed.status_code == 200
+    assert listed.json()["count"] == 1 and "signing_secret" not in listed.json()["data"][0]
+    assert secret not in listed.text
+    stored = session.scalars(select(NotificationReceiver)).one()
+    assert secret not in stored.encrypted_secret
+    assert decrypt_secret(stored.encrypted_secret, secret_key=secret_key) == secret
+    assert secret not in ReceiverPublic.of(stored).model_dump_json()
+
+    # a given secret is not echoed either
+    given = "given-secret-1234567890"
+    body = {"name": "given", "kind": "webhook", "url": hook.url, "signing_secret": given}
+    response = api_client.post("/api/v1/notification-receivers", json=body)
+    assert response.status_code == 201 and response.json()["signing_secret"] is None
+    assert given not in response.text and given not in api_client.get("/api/v1/notification-receivers").text
+
+    # the test message: signed, sent at once, only the status comes back; nothing queued
+    tested = api_client.post(f"/api/v1/notification-receivers/{response.json()['id']}/test")
+    assert tested.status_code == 200
+    assert tested.json() == {"delivered": True, "result": "HTTP 200"}
+    ((_, headers, body),) = hook.requests
+    assert headers["X-Redolab-Event"] == "redolab.receiver.test"
+    assert headers["X-Redolab-Signature"] == messages.signature(given, body)
+    assert json.loads(body)["event"] == "redolab.receiver.test"
+    assert session.scalar(select(func.count()).select_from(Notification)) == 0
+    assert secret not in caplog.text and given not in caplog.text
+
+
+def test_a_test_message_reports_the_receivers_status(api_client, hook):
+    hook.status = 404
+    made = api_client.post("/api/v1/notification-receivers", json={"name": "gone", "kind": "teams", "url": hook.url})
+    tested = api_client.post(f"/api/v1/notification-receivers/{made.json()['id']}/test")
+    assert tested.status_code == 200
+    assert tested.json() == {"delivered": False, "result": "HTTP 404"}
+    assert json.loads(hook.requests[0][2])["type"] == "message"
+
+
+def test_a_url_outside_the_allow_list_is_refused_naming_the_setting(app, api_client):
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": ["https://hooks.slack.com/"]})
+    body = {"name": "inside", "kind": "webhook", "url": "http://127.0.0.1:9/hook"}
+    response = api_client.post("/api/v1/notification-receivers", json=body)
+    assert response.status_code == 422
+    (error,) = response.json()["detail"]
+    assert error["loc"] == ["body", "url"] and "REDOLAB_WEBHOOK_ALLOW" in error["msg"]
+    allowed = {"name": "slack", "kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/x"}
+    assert api_client.post("/api/v1/notification-receivers", json=allowed).status_code == 201
+    # mail is not a request to a URL: the allow-list does not apply
+    mail = {"name": "mail", "kind": "email", "email_to": "dba@example.com"}
+    assert api_client.post("/api/v1/notification-receivers", json=mail).status_code == 201
+
+
+def test_allow_list_prefixes_end_at_the_host():
+    allow = ["https://hooks.slack.com", "https://example.com/hooks/"]
+    assert receivers.within_allow_list("https://hooks.slack.com/services/x", allow)
+    assert receivers.within_allow_list("https://example.com/hooks/a", allow)
+    assert not receivers.within_allow_list("https://hooks.slack.com.evil.example/x", allow)
+    assert not receivers.within_allow_list("https://example.com/hooksmith", allow)
+    assert receivers.within_allow_list("http://anything/", [])
+
+
+@pytest.mark.parametrize(
+    "body, where",
+    [
+        ({"kind": "webhook", "url": "ftp://example.com/x"}, "http"),
+        ({"kind": "webhook", "url": "https://user:pw@example.com/hook"}, "user name and password"),
+        ({"kind": "webhook", "url": "https:///hook"}, "host"),
+        ({"kind": "webhook"}, "needs its URL"),
+        ({"kind": "slack", "url": "https://example.com/x", "signing_secret": "s" * 20}, "Only a webhook"),
+        ({"kind": "webhook", "url": "https://example.com/x", "signing_secret": "short"}, "signing secret"),
+        ({"kind": "email", "email_to": "DBA <dba@example.com>"}, "plain mail address"),
+        ({"kind": "email", "email_to": "a@example.com, b@example.com"}, "plain mail address"),
+        ({"kind": "email", "url": "https://example.com/x"}, "email_to"),
+        ({"kind": "pager", "url": "https://example.com/x"}, "webhook"),
+    ],
+)
+def test_unusable_receivers_are_refused(api_client, body, where):
+    response = api_client.post("/api/v1/notification-receivers", json={"name": "r", **body})
+    assert response.status_code == 422
+    assert where in response.text
+
+
+def test_receiver_names_are_compared_as_people_read_them(api_client):
+    first = {"name": "DBA Team", "kind": "email", "email_to": "dba@example.com"}
+    assert api_client.post("/api/v1/notification-receivers", json=first).status_code == 201
+    for alike in ("dba team", "ＤＢＡ Team", "DBA  TEAM"):
+        response = api_client.post("/api/v1/notification-receivers", json={**first, "name": alike})
+        assert response.status_code == 409, alike
+        assert "DBA Team" in response.json()["detail"][0]["msg"]
+    for unseen in ("\u3164", "DBA\u200b Team"):  # a filler only; a zero-width space
+        assert api_client.post("/api/v1/notification-receivers", json={**first, "name": unseen}).status_code == 422
+
+
+def test_shown_urls_stop_after_the_first_path_segment():
+    assert shown_url("https://hooks.slack.com/services/T0/B0/secret") == "https://hooks.slack.com/services/…"
+    assert shown_url("http://127.0.0.1:8080/hook") == "http://127.0.0.1:8080/hook"
+    assert shown_url("https://example.com/hook?token=abc") == "https://example.com/hook?…"
+    assert shown_url(None) is None

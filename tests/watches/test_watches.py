@@ -1,0 +1,189 @@
+"""Watches end to end on "This machine" hosts: checks fired by the worker's schedule, real redoprobe runs
+judged against the requirement (or a threshold), the state moving only after M of N, one notification
+row per change and receiver however many workers judge, skipped checks never failing, refusals 4xx."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+from sqlalchemy import func, select
+
+from redolab.core.db import make_sessionmaker, utcnow
+from redolab.core.units import MIB
+from redolab.runs.models import Run
+from redolab.watches import service
+from redolab.watches.models import (
+    CheckStatus,
+    Notification,
+    NotificationReceiver,
+    Verdict,
+    Watch,
+    WatchCheck,
+    WatchState,
+)
+from redolab.watches.schemas import WatchCreate
+from tests.execution import execute_next
+from tests.factories import make_environment, make_host
+
+
+def local_pair(session, nodes: int = 1):
+    environment = make_environment(session, primary_rac_nodes=nodes, standby_rac_nodes=nodes)
+    for role in ("primary", "standby"):
+        for node in range(1, nodes + 1):
+            make_host(session, environment, name=f"{role[0]}{node}", transport="local", role=role, node_number=node)
+    session.refresh(environment)
+    primary = next(h for h in environment.hosts if h.role.value == "primary")
+    standby = next(h for h in environment.hosts if h.role.value == "standby")
+    return environment, primary, standby
+
+
+def receiver(session, name: str = "ops") -> NotificationReceiver:
+    found = NotificationReceiver(name=name, kind="webhook", url="http://127.0.0.1:9/hook", created_by="admin")
+    session.add(found)
+    session.commit()
+    return found
+
+
+def check_once(session, engine, secret_key, watch_id: int) -> WatchCheck:
+    """Fire the watch's next check now and run its runs through the worker (which judges it)."""
+    sessions = make_sessionmaker(engine)
+    session.execute(Watch.__table__.update().where(Watch.id == watch_id).values(next_at=utcnow()))
+    session.commit()
+    assert service.fire_due_watches(sessions) == 1
+    while execute_next(engine, secret_key):
+        pass
+    session.expire_all()
+    return session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch_id)
+                           .order_by(WatchCheck.id.desc())).first()  # fmt: skip
+
+
+def test_a_threshold_above_the_link_fails_after_two_of_three_and_recovers(session, engine, secret_key):
+    environment, primary, standby = local_pair(session)
+    ops = receiver(session)
+    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
+        name="loopback", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1,
+        every_seconds=60, threshold_bytes_per_second=1e12 - 1, receiver_ids=[ops.id]))  # fmt: skip
+    first = check_once(session, engine, secret_key, watch.id)
+    assert first.status is CheckStatus.judged and first.verdict is Verdict.failing, first.reason
+    assert first.measured_bytes_per_second > 10 * MIB and first.required_bytes_per_second == 1e12 - 1
+    assert session.get(Run, first.run_ids[0]).requested_by == f"alice (watch #{watch.id})"
+    session.refresh(watch)
+    assert watch.state is WatchState.unknown  # one verdict is not yet M
+    check_once(session, engine, secret_key, watch.id)
+    session.refresh(watch)
+    assert watch.state is WatchState.failing and watch.transitions == 1
+    sent = session.scalars(select(Notification).where(Notification.watch_id == watch.id)).all()
+    assert [(n.from_state, n.to_state, n.receiver_id, n.transition) for n in sent] == [
+        ("unknown", "failing", ops.id, 1)]  # fmt: skip
+    assert sent[0].payload["to_state"] == "failing"
+    # the threshold lowered under the link: two OK checks recover, one more notification
+    session.execute(Watch.__table__.update().where(Watch.id == watch.id).values(threshold_bytes_per_second=MIB))
+    session.commit()
+    check_once(session, engine, secret_key, watch.id)
+    session.refresh(watch)
+    assert watch.state is WatchState.failing  # one OK of the last three: not yet
+    check_once(session, engine, secret_key, watch.id)
+    session.refresh(watch)
+    assert watch.state is WatchState.ok and watch.transitions == 2
+    changes = session.scalars(select(Notification.to_state).where(Notification.watch_id == watch.id)
+                              .order_by(Notification.id)).all()  # fmt: skip
+    assert changes == ["failing", "ok"]
+
+
+def test_a_busy_host_skips_the_check_and_never_fails(session, engine, secret_key):
+    from tests.execution import request_run
+
+    environment, primary, standby = local_pair(session)
+    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
+        name="busy", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1, every_seconds=60,
+        threshold_bytes_per_second=1e12 - 1, agree_m=1, of_n=1))  # fmt: skip
+    request_run(session, environment, primary, standby, duration_seconds=1)  # holds the hosts (queued)
+    session.execute(Watch.__table__.update().where(Watch.id == watch.id).values(next_at=utcnow()))
+    session.commit()
+    assert service.fire_due_watches(make_sessionmaker(engine)) == 1
+    session.expire_all()
+    (check,) = session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch.id)).all()
+    assert check.status is CheckStatus.skipped and check.verdict is Verdict.skipped
+    assert "busy with run #" in check.reason
+    session.refresh(watch)
+    assert watch.state is WatchState.unknown and watch.transitions == 0
+
+
+def test_two_workers_judging_at_once_notify_once(session, engine, secret_key):
+    environment, primary, standby = local_pair(session)
+    ops, pager = receiver(session, "ops"), receiver(session, "pager")
+    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
+        name="race", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1, every_seconds=60,
+        threshold_bytes_per_second=1e12 - 1, agree_m=1, of_n=1, receiver_ids=[ops.id, pager.id]))  # fmt: skip
+    session.execute(Watch.__table__.update().where(Watch.id == watch.id).values(next_at=utcnow()))
+    session.commit()
+    assert service.fire_due_watches(make_sessionmaker(engine)) == 1
+    assert execute_next(engine, secret_key)  # the run ran and was judged: reset the judgement and judge twice at once
+    session.expire_all()
+    check = session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch.id)).one()
+    session.execute(WatchCheck.__table__.update().values(status=CheckStatus.running, verdict=None))
+    session.execute(Notification.__table__.delete())
+    session.execute(Watch.__table__.update().values(state=WatchState.unknown, transitions=0))
+    session.commit()
+    gate = threading.Barrier(2)
+
+    def judge():
+        sessions = make_sessionmaker(engine)
+        with sessions() as own:
+            gate.wait(timeout=10)
+            service.judge_run(session=own, run_id=check.run_ids[0])
+
+    threads = [threading.Thread(target=judge) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    session.expire_all()
+    assert session.get(Watch, watch.id).transitions == 1
+    rows = session.scalars(select(Notification).where(Notification.watch_id == watch.id)).all()
+    assert sorted(n.receiver_id for n in rows) == sorted([ops.id, pager.id])  # one per receiver, once
+
+
+def test_fired_once_per_occurrence_by_two_workers(session, engine):
+    environment, primary, standby = local_pair(session)
+    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
+        name="once", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1,
+        every_seconds=60))  # fmt: skip
+    now = utcnow() + timedelta(seconds=1)
+    gate, fired = threading.Barrier(2), []
+
+    def fire():
+        gate.wait(timeout=10)
+        fired.append(service.fire_due_watches(make_sessionmaker(engine), now))
+
+    threads = [threading.Thread(target=fire) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(fired) == [0, 1]
+    assert session.scalar(select(func.count(WatchCheck.id)).where(WatchCheck.watch_id == watch.id)) == 1
+
+
+def test_refusals_name_what_and_write_nothing(api_client, session):
+    environment, primary, standby = local_pair(session)
+    url = f"/api/v1/environments/{environment.id}/watches"
+    base = {"name": "w", "client_host_id": primary.id, "server_host_id": standby.id}
+    for body, words in (
+        ({**base, "every_seconds": "30 s"}, "once a minute"),
+        ({**base, "duration_seconds": "5 min", "every_seconds": "5 min"}, "30 s shorter"),
+        ({**base, "agree_m": 3, "of_n": 2}, "M cannot be more than N"),
+        ({"name": "w"}, "client and the server"),
+        ({**base, "receiver_ids": [999]}, "Receiver #999"),
+        ({**base, "threshold_bytes_per_second": "40"}, "unit"),
+    ):
+        refused = api_client.post(url, json=body)
+        assert refused.status_code == 422, (body, refused.text)
+        assert words in refused.text, (body, refused.text)
+    assert session.scalar(select(func.count(Watch.id))) == 0
+    made = api_client.post(url, json={**base, "threshold_bytes_per_second": "40 MiB/s"})
+    assert made.status_code == 201, made.text
+    assert made.json()["threshold_bytes_per_second"] == 40 * MIB and made.json()["state"] == "unknown"
+    page = api_client.get(f"/api/v1/watches/{made.json()['id']}/checks")
+    assert page.status_code == 200 and page.json() == []

@@ -1,0 +1,91 @@
+"""The Watches section and the watch page: the form (errors beside their fields), the state and its
+basis, the chart with the state bands, the checks, the notifications sent, silence and stop."""
+
+from __future__ import annotations
+
+import html
+import json
+from datetime import timedelta
+
+from redolab.core.db import utcnow
+from redolab.core.units import MIB
+from redolab.watches.models import CheckStatus, Notification, Verdict, Watch, WatchCheck, WatchState
+from tests.factories import make_environment, make_host
+
+HTMX = {"HX-Request": "true"}
+
+
+def environment_with_hosts(session):
+    environment = make_environment(session)
+    make_host(session, environment, name="p", transport="local", role="primary")
+    make_host(session, environment, name="s", transport="local", role="standby")
+    session.refresh(environment)
+    return environment
+
+
+def form(environment, **fields) -> dict:
+    primary, standby = sorted(environment.hosts, key=lambda h: h.role.value)
+    return {"name": "DG link", "client_host_id": str(primary.id), "server_host_id": str(standby.id),
+            "every_seconds": "15 min", "duration_seconds": "10 s", "conns": "1", "message_bytes": "1 MiB",
+            "threshold_bytes_per_second": "40 MiB/s", "margin_ratio": "0.10", "agree_m": "2", "of_n": "3",
+            **fields}  # fmt: skip
+
+
+def test_the_form_makes_a_watch_and_says_what_is_wrong(browser_client, session):
+    environment = environment_with_hosts(session)
+    page = browser_client.get(f"/environments/{environment.id}")
+    assert 'id="watches"' in page.text and 'id="watch-form"' in page.text and 'href="#watches"' in page.text
+    wrong = browser_client.post(f"/environments/{environment.id}/watches", data=form(environment, every_seconds="20 s"),
+                                headers=HTMX)  # fmt: skip
+    assert wrong.status_code == 422 and "once a minute" in wrong.text and 'id="watch-form"' in wrong.text
+    made = browser_client.post(f"/environments/{environment.id}/watches", data=form(environment), headers=HTMX)
+    assert made.status_code == 200 and made.headers["HX-Redirect"].startswith("/watches/"), made.text
+    watch = session.query(Watch).one()
+    assert watch.threshold_bytes_per_second == 40 * MIB and watch.path_label == "p -> s"
+    listed = browser_client.get(f"/environments/{environment.id}")
+    assert f'id="watch-state-{watch.id}"' in listed.text and "NOT YET KNOWN" in listed.text
+
+
+def test_the_watch_page_draws_checks_on_state_bands(browser_client, session):
+    environment = environment_with_hosts(session)
+    browser_client.post(f"/environments/{environment.id}/watches", data=form(environment, agree_m="1", of_n="1"),
+                        headers=HTMX)  # fmt: skip
+    watch = session.query(Watch).one()
+    start = utcnow() - timedelta(hours=1)
+    for i, (measured, verdict) in enumerate(((50, Verdict.ok), (30, Verdict.failing), (None, None), (60, Verdict.ok))):
+        skipped = verdict is None
+        session.add(WatchCheck(
+            watch_id=watch.id, at=start + timedelta(minutes=15 * i), run_ids=[],
+            status=CheckStatus.skipped if skipped else CheckStatus.judged, verdict=verdict or Verdict.skipped,
+            measured_bytes_per_second=None if skipped else measured * MIB, required_bytes_per_second=40 * MIB,
+            reason="skipped: the hosts were busy with run #7" if skipped else ""))  # fmt: skip
+    watch.state, watch.transitions = WatchState.ok, 3
+    session.add(Notification(watch_id=watch.id, transition=2, receiver_id=None, from_state="ok", to_state="failing",
+                             payload={}, status="delivered", attempts=1, last_result="HTTP 200"))  # fmt: skip
+    session.commit()
+    page = browser_client.get(f"/watches/{watch.id}")
+    assert page.status_code == 200
+    assert 'id="watch-state">OK' in page.text and "40 MiB/s" in page.text and "threshold" in page.text
+    assert 'id="watch-forecast"' in page.text and "history" in page.text  # no history: says what it needs
+    figure = json.loads(html.unescape(page.text.split('id="watch-chart" data-figure=\'')[1].split("'")[0]))
+    names = [trace["name"] for trace in figure["data"]]
+    assert names[:3] == ["required (MiB/s)", "measured (MiB/s)", "skipped check"]
+    assert figure["data"][1]["y"] == [50, 30, 60]
+    fills = [shape["fillcolor"] for shape in figure["layout"]["shapes"]]
+    assert len(fills) == 3 and "214,39,40" in fills[1]  # OK, then FAILING, then OK again
+    assert "HTTP 200" in page.text and "OK → FAILING" in page.text and "busy with run #7" in page.text
+
+
+def test_silence_and_stop(browser_client, session):
+    environment = environment_with_hosts(session)
+    browser_client.post(f"/environments/{environment.id}/watches", data=form(environment), headers=HTMX)
+    watch = session.query(Watch).one()
+    until = (utcnow() + timedelta(hours=2)).strftime("%Y-%m-%d %H:%M")
+    silenced = browser_client.post(f"/watches/{watch.id}/silence", data={"until": until, "reason": "firewall change"})
+    assert silenced.status_code == 200 and 'id="watch-silenced"' in silenced.text and "firewall change" in silenced.text
+    past = browser_client.post(f"/watches/{watch.id}/silence", data={"until": "2020-01-01 00:00"})
+    assert past.status_code == 422 and "in the future" in past.text
+    stopped = browser_client.post(f"/watches/{watch.id}/stop")
+    assert stopped.status_code == 303
+    session.expire_all()
+    assert session.get(Watch, watch.id).active is False
