@@ -33,11 +33,11 @@ BACKENDS = ["sqlite", "postgresql"]
 # fixed names, so two workers must not each bring it up. (An `xdist_group` mark with --dist loadgroup
 # does not group on pytest 9.2: xdist 3.8 still renames the node ID, which pytest 9.2 no longer reads,
 # pytest-dev/pytest-xdist#1386; the scheduler below groups by this table instead.)
-GROUPS = {"tests/lab/test_lab.py": "lab"}
+GROUPS = {"tests/lab/test_lab.py": "lab", "tests/lab/test_watch_lab.py": "lab"}
 # Tests that run while no other worker runs a test: they measure with tight tolerances through the
 # lab's delay line (a process starved by a parallel loopback run distorts RTT and rate, seen failing).
 # Tests that look for or kill probes see only their own process's (services.leftover_probes).
-ALONE = ("tests/lab/test_lab.py",)
+ALONE = ("tests/lab/test_lab.py", "tests/lab/test_watch_lab.py")
 
 
 def pytest_configure(config):
