@@ -956,3 +956,32 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
         assert page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
         page.screenshot(path=str(shots / f"login-{width}.png"), full_page=True)
         assert axe_violations(page) == [], f"login at {width} px"
+
+
+def test_a_watch_checks_the_link_and_draws_its_state(server, page):
+    """A watch from the environment page: its first check runs at once through the worker, the watch
+    page turns OK by itself and draws the check against the requirement on the state's band."""
+    from playwright.sync_api import expect
+
+    create_first_user(page, server)
+    page.click("text=New environment")
+    page.fill("#f-name", "watched")
+    page.click("text=Create environment")
+    add_this_machine_hosts(page)
+    open_details(page, "#watch-panel > summary", "#wa-name")
+    page.fill("#wa-name", "loopback link")
+    page.select_option("#wa-client_host_id", label="here-primary (primary)")
+    page.select_option("#wa-server_host_id", label="here-standby (standby)")
+    page.fill("#wa-every_seconds", "1 h")
+    page.fill("#wa-duration_seconds", "2 s")
+    page.fill("#wa-threshold_bytes_per_second", "1 MiB/s")
+    page.fill("#wa-agree_m", "1")
+    page.fill("#wa-of_n", "1")
+    page.click("#watch-button")
+    expect(page.locator("h1")).to_have_text("Watch: loopback link")
+    expect(page.locator("#watch-required")).to_contain_text("1 MiB/s")
+    expect(page.locator("#watch-state")).to_have_text("OK", timeout=45_000)  # fired, run, judged, polled
+    drawn(page, "#watch-chart", 1, timeout=15_000)
+    expect(page.locator("#checks-table")).to_contain_text("OK")
+    expect(page.locator("#checks-table")).to_contain_text("MiB/s")
+    page.screenshot(path=str(server_screenshot_dir() / "watch.png"), full_page=True)

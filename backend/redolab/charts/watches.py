@@ -24,19 +24,21 @@ class CheckPoint(Protocol):
     required_bytes_per_second: float | None
 
 
-def watch_figure(checks: Sequence[CheckPoint], states: Sequence[str], skipped: Sequence[datetime]) -> str:
+def watch_figure(checks: Sequence[CheckPoint], states: Sequence[str], skipped: Sequence[datetime],
+                 until: datetime | None = None) -> str:  # fmt: skip
     """`checks`: judged checks oldest first; `states`: the watch's state after each of them (its value:
-    ok, at_risk, failing, unknown); `skipped`: when checks were skipped. Rates in MiB/s."""
+    ok, at_risk, failing, unknown); `skipped`: when checks were skipped; `until`: where the last state's
+    band ends (now; default the last check). Rates in MiB/s."""
     times = [c.at for c in checks]
     measured = [c.measured_bytes_per_second / MIB if c.measured_bytes_per_second is not None else None
                 for c in checks]  # fmt: skip
     required = [c.required_bytes_per_second / MIB if c.required_bytes_per_second is not None else None
                 for c in checks]  # fmt: skip
     figure = go.Figure()
-    for start, end, state in _bands(times, states):
+    for start, end, state in _bands(times, states, until):
         figure.add_vrect(x0=start, x1=end, fillcolor=BAND_COLOURS[state], line_width=0, layer="below")
     figure.add_trace(go.Scatter(
-        x=times, y=required, name="required (MiB/s)", mode="lines", line={"dash": "dash", "color": "#d62728"},
+        x=times, y=required, name="required (MiB/s)", mode="lines+markers", line={"dash": "dash", "color": "#d62728"},
         hovertemplate="required %{y:,.2f} MiB/s at %{x}<extra></extra>"))  # fmt: skip
     figure.add_trace(go.Scatter(
         x=times, y=measured, name="measured (MiB/s)", mode="lines+markers", line={"color": "#1f77b4"},
@@ -54,9 +56,9 @@ def watch_figure(checks: Sequence[CheckPoint], states: Sequence[str], skipped: S
     return figure_json(figure)
 
 
-def _bands(times: Sequence[datetime], states: Sequence[str]) -> list[tuple[datetime, datetime, str]]:
+def _bands(times: Sequence[datetime], states: Sequence[str], until: datetime | None = None) -> list:
     """Stretches of one known state: from the check that entered it to the check that left it (the last
-    stretch ends at the last check)."""
+    stretch ends at `until`, else at the last check)."""
     bands: list[tuple[datetime, datetime, str]] = []
     start = None
     for i, state in enumerate(states):
@@ -66,5 +68,5 @@ def _bands(times: Sequence[datetime], states: Sequence[str]) -> list[tuple[datet
         if start is None and state in BAND_COLOURS:
             start = i
     if start is not None and times:
-        bands.append((times[start], times[-1], states[start]))
+        bands.append((times[start], max(times[-1], until) if until else times[-1], states[start]))
     return [band for band in bands if band[2] in BAND_COLOURS]

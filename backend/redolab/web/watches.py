@@ -94,7 +94,7 @@ def watch_context(session, watch) -> dict:
         "watch": watch,
         "environment": environment,
         "checks": list(reversed(checks))[:100],
-        "figure": watch_figure(judged, states, skipped) if checks else None,
+        "figure": watch_figure(judged, states, skipped, utcnow()) if checks else None,
         "notifications": notifications,
         "receiver_names": receivers,
         "required": required,
