@@ -16,6 +16,19 @@ environment page. Prints figures; asserts nothing.
     python3 bench/load.py --database-url postgresql+psycopg://... --workers 2
     python3 bench/load.py --seconds 30 --clients 1,20
     python3 bench/load.py --clients 20 --web-threads 4,40   # the threads setting, same data
+
+With --watches (issue 37: a watch every few minutes makes 10,000 runs a month), another database:
+  - two environments (a primary and a standby host each), each with a watch on its host pair and
+    12 weeks of archived logs (two RAC threads, ending yesterday) imported through redolab's importer;
+  - in one, 10,000 checks one every 4.3 min (a month), each judged on one 10-second run (its events and
+    summary, as above) against the stored requirement: mostly OK, some stretches AT RISK or FAILING;
+    in the other the last 300 of the same;
+then one client loops over the environment page, the watch page and the plan report page of one
+environment for --seconds (default 20), then of the other, and prints p50/p95/p99 per page beside the
+runs, and whether p95 is under 50 ms.
+
+    python3 bench/load.py --watches                         # about 3 minutes on 2 CPUs
+    python3 bench/load.py --watches --watch-runs 10000,1000,300 --seconds 30
 """
 
 from __future__ import annotations
@@ -62,17 +75,18 @@ def _line(event: str, data: dict) -> str:
     return json.dumps({"event": event, "data": data}, separators=(",", ":"))
 
 
-def run_events(templates: list[dict], intervals: int, rng: random.Random) -> list[tuple[str, str]]:
-    """(event, line) for one run: the start, `intervals` intervals varied around the template, the end."""
+def run_events(templates: list[dict], intervals: int, rng: random.Random, scale: float = 1.0) -> list[tuple[str, str]]:
+    """(event, line) for one run: the start, `intervals` intervals varied around the template (its bytes
+    times `scale`), the end."""
     start = next(e["data"] for e in templates if e["event"] == "start")
     interval = next(e["data"] for e in templates if e["event"] == "interval")
     end = next(e["data"] for e in templates if e["event"] == "end")
     out = [("start", _line("start", start))]
     total = 0
     for i in range(intervals):
-        scale = rng.uniform(0.6, 1.2)
+        factor = scale * rng.uniform(0.6, 1.2)
         streams = [
-            {**s, "bytes": int(s["bytes"] * scale), "rtt_us": max(1, int(s["rtt_us"] * rng.uniform(0.7, 1.5)))}
+            {**s, "bytes": int(s["bytes"] * factor), "rtt_us": max(1, int(s["rtt_us"] * rng.uniform(0.7, 1.5)))}
             for s in interval["streams"]
         ]
         got = sum(s["bytes"] for s in streams)
@@ -85,10 +99,27 @@ def run_events(templates: list[dict], intervals: int, rng: random.Random) -> lis
     return out
 
 
-def seed(database_url: str, data_dir: Path) -> dict:
-    """Fill the database; returns what the clients need (ids)."""
+def store_run(session, run, events: list[tuple[str, str]]):
+    """Add the run, its client events and its stored summary (as the worker leaves a run that ended)."""
     from sqlalchemy import insert
 
+    from redolab.runs.models import RunEvent, RunSummary
+    from redolab.runs.service import summary_values
+
+    session.add(run)
+    session.flush()
+    session.execute(
+        insert(RunEvent),
+        [{"run_id": run.id, "seq": seq, "role": "client", "event": event, "line": line}
+         for seq, (event, line) in enumerate(events)],
+    )  # fmt: skip
+    summary = RunSummary(**summary_values(run, [line for event, line in events if event in ("interval", "end")]))
+    session.add(summary)
+    return summary
+
+
+def seed(database_url: str, data_dir: Path) -> dict:
+    """Fill the database; returns what the clients need (ids)."""
     import redolab.models  # noqa: F401  (every table known)
     from redolab.auth.service import create_user
     from redolab.core.db import make_engine, make_sessionmaker
@@ -97,8 +128,7 @@ def seed(database_url: str, data_dir: Path) -> dict:
     from redolab.environments.schemas import EnvironmentCreate, HostCreate
     from redolab.environments.service import create_environment, create_host
     from redolab.redo.imports import import_now
-    from redolab.runs.models import Run, RunEvent, RunStatus, RunSummary
-    from redolab.runs.service import summary_values
+    from redolab.runs.models import Run, RunStatus
 
     sys.path.insert(0, str(ROOT / "bench"))
     from redo_import import generate
@@ -139,15 +169,7 @@ def seed(database_url: str, data_dir: Path) -> dict:
                     tags=["bench"] if index % 7 else ["bench", "mtu9000"],
                     client_settings={"mtu_bytes": 9000 if index % 7 == 0 else 1500},
                 )  # fmt: skip
-                session.add(run)
-                session.flush()
-                session.execute(
-                    insert(RunEvent),
-                    [{"run_id": run.id, "seq": seq, "role": "client", "event": event, "line": line}
-                     for seq, (event, line) in enumerate(events)],
-                )  # fmt: skip
-                lines = [line for event, line in events if event in ("interval", "end")]
-                session.add(RunSummary(**summary_values(run, lines)))
+                store_run(session, run, events)
                 if long:
                     ids["long_run"] = run.id
                 elif index < 3:
@@ -278,17 +300,231 @@ def report(label: str, result: dict) -> None:
         )
 
 
+# -- --watches: a month of a watch's checks in one environment, beside 300 in another ----------------
+WATCH_RUNS = "10000,300"  # checks (one run each) per environment, comma-separated
+WATCH_EVERY = 30 * 86_400 / 10_000  # seconds between checks: 10,000 a month
+WATCH_INTERVALS = 10  # a watch's short run: 10 s in 1 s intervals
+HISTORY_DAYS = 84  # archived logs per environment: 12 weeks, so the forecast has its 8 whole weeks
+TARGET_MS = 50
+
+
+def recent_history(path: Path, days: int) -> int:
+    """redo_import.generate's archived logs (two threads, a log every 4-6 min), about `days` of them,
+    moved to end before today (the generator starts in 2022). Returns the rows written."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from redo_import import generate
+
+    rows = int(days * 86_400 / 300 * 2 * 1.02)  # two threads, 5 min on average, every 50th log twice
+    generate(path, rows)
+    text = path.read_text().splitlines()
+    form = "%d-%b-%y %H:%M:%S"
+    last = max(datetime.strptime(line.split(",")[6], form) for line in text[1:])
+    today = datetime.now(UTC).replace(tzinfo=None, hour=0, minute=0, second=0, microsecond=0)
+    shift = today - timedelta(hours=1) - last
+    out = [text[0]]
+    for line in text[1:]:
+        cells = line.split(",")
+        for i in (5, 6):
+            cells[i] = f"{datetime.strptime(cells[i], form) + shift:{form}}"
+        out.append(",".join(cells))
+    path.write_text("\n".join(out) + "\n")
+    return len(out) - 1
+
+
+def check_factors(count: int, rng: random.Random) -> list[float]:
+    """Measured / required for each check, oldest first: mostly well over (OK); now and then a check
+    just over (AT RISK, under the 10 % margin); and stretches of 2 to 6 checks under it (FAILING), so
+    the watch changes state now and then as M of N checks agree."""
+    factors, failing = [], 0
+    for _ in range(count):
+        if failing == 0 and rng.random() < 0.01:
+            failing = rng.randint(2, 6)
+        if failing:
+            failing -= 1
+            factors.append(rng.uniform(0.5, 0.95))
+        elif rng.random() < 0.03:
+            factors.append(rng.uniform(1.01, 1.09))
+        else:
+            factors.append(rng.uniform(1.3, 3.0))
+    return factors
+
+
+def seed_watches(database_url: str, sizes: list[int], history_days: int) -> list[dict]:
+    """Fill the database with one environment per size: hosts, a watch, `history_days` of archived logs,
+    and `size` judged checks of one run each, the newest a minute ago. Returns, per environment, the
+    ids the client needs and the counts."""
+    import redolab.models  # noqa: F401  (every table known)
+    from redolab.auth.service import create_user
+    from redolab.core.db import make_engine, make_sessionmaker, utcnow
+    from redolab.core.migrate import upgrade
+    from redolab.environments.models import HostRole
+    from redolab.environments.schemas import EnvironmentCreate, HostCreate
+    from redolab.environments.service import create_environment, create_host
+    from redolab.redo.imports import import_now
+    from redolab.runs.models import Run, RunStatus
+    from redolab.watches.judge import state_history, verdict_of
+    from redolab.watches.models import CheckStatus, Watch, WatchCheck, WatchState
+    from redolab.watches.service import requirement_now
+
+    rng = random.Random(37)  # noqa: S311  (repeatable bench data, not a secret)
+    templates = probe_lines()
+    # what one interval of run_events carries at scale 1, on average (its variation averages 0.9)
+    template_rate = 0.9 * sum(
+        s["bytes"] for s in next(e["data"] for e in templates if e["event"] == "interval")["streams"]
+    )
+    engine = make_engine(database_url)
+    upgrade(engine)
+    sessions = make_sessionmaker(engine)
+    out = []
+    with sessions() as session, tempfile.TemporaryDirectory() as scratch:
+        create_user(session=session, username="bench", password=PASSWORD)
+        history = Path(scratch) / "archived_logs.csv"
+        rows = recent_history(history, history_days)
+        for number, size in enumerate(sizes):
+            started = time.perf_counter()
+            environment = create_environment(session=session, env_in=EnvironmentCreate(name=f"watched {size:,} runs"))
+            primary, standby = (
+                create_host(session=session, environment=environment, host_in=HostCreate(
+                    role=role, name=f"{role.value}-w{number + 1}", ssh_address=f"10.9.{number}.{i + 1}",
+                    ssh_user="oracle"))
+                for i, role in enumerate((HostRole.primary, HostRole.standby))
+            )  # fmt: skip
+            import_now(session=session, environment=environment, path=history,
+                       filename=f"{history_days}_days_of_archived_logs.csv", imported_by="bench")  # fmt: skip
+            imported = time.perf_counter() - started
+            now = utcnow()
+            watch = Watch(
+                environment_id=environment.id, name="primary to standby", client_host_id=primary.id,
+                server_host_id=standby.id, path_label=f"{primary.name} -> {standby.name}", every_seconds=WATCH_EVERY,
+                duration_seconds=float(WATCH_INTERVALS), requested_by="bench", created_at=now - timedelta(
+                    seconds=WATCH_EVERY * size + 60), next_at=now + timedelta(seconds=WATCH_EVERY - 60),
+            )  # fmt: skip
+            session.add(watch)
+            session.flush()
+            required = requirement_now(session, environment, watch)
+            if required is None:
+                raise RuntimeError("the imported history gave no requirement")
+            by = f"bench (watch #{watch.id})"
+            verdicts, moments = [], []
+            for index, factor in enumerate(check_factors(size, rng)):
+                at = now - timedelta(seconds=60 + WATCH_EVERY * (size - 1 - index))
+                events = run_events(templates, WATCH_INTERVALS, rng, scale=factor * required.bytes_per_second
+                                    / template_rate)  # fmt: skip
+                end = json.loads(events[-1][1])["data"]
+                check = WatchCheck(watch_id=watch.id, at=at, status=CheckStatus.judged, run_ids=[])
+                session.add(check)
+                session.flush()
+                run = Run(
+                    environment_id=environment.id, client_host_id=primary.id, server_host_id=standby.id,
+                    client_host_name=primary.name, server_host_name=standby.name, mode="async", conns=1,
+                    message_bytes=watch.message_bytes, duration_seconds=float(WATCH_INTERVALS), interval_seconds=1.0,
+                    status=RunStatus.succeeded, requested_by=by, label=f"watch {watch.name}", tags=[],
+                    created_at=at, started_at=at, finished_at=at + timedelta(seconds=WATCH_INTERVALS),
+                    seconds=end["seconds"], bytes_sent=end["bytes_sent"], bytes_received=end["bytes_received"],
+                    bytes_per_second=end["bytes_per_second"], retransmits=0, watch_check_id=check.id,
+                    client_settings={"mtu_bytes": 1500},
+                )  # fmt: skip
+                summary = store_run(session, run, events)
+                verdict = verdict_of(run.bytes_per_second, required.bytes_per_second, watch.margin_ratio)
+                check.run_ids = [run.id]
+                check.verdict = verdict
+                check.measured_bytes_per_second = run.bytes_per_second
+                check.required_bytes_per_second = required.bytes_per_second
+                check.required_basis = required.basis[:300]
+                check.sync_p99_seconds = summary.ack_p99_seconds
+                verdicts.append(verdict)
+                moments.append(at)
+                if index % 500 == 499:
+                    session.commit()
+            states = state_history(verdicts, agree_m=watch.agree_m, of_n=watch.of_n)
+            changes = [i for i in range(len(states)) if states[i] is not (states[i - 1] if i else WatchState.unknown)]
+            watch.state = states[-1] if states else WatchState.unknown
+            watch.transitions = len(changes)
+            watch.state_since = moments[changes[-1]] if changes else watch.created_at
+            session.commit()
+            tally = {v.value: verdicts.count(v) for v in dict.fromkeys(verdicts)}
+            print(f"environment {environment.id}: {rows:,} archived-log rows ({history_days} days) imported in "
+                  f"{imported:.1f} s; {size:,} checks and runs ({tally}; watch {watch.state.value} after "
+                  f"{watch.transitions} changes) in {time.perf_counter() - started - imported:.1f} s")  # fmt: skip
+            out.append({"runs": size, "environment": environment.id, "watch": watch.id})
+    engine.dispose()
+    return out
+
+
+def watch_pages(seeded: dict) -> list[tuple[str, str]]:
+    environment = seeded["environment"]
+    return [
+        ("environment page", f"/environments/{environment}"),
+        ("watch page", f"/watches/{seeded['watch']}"),
+        ("plan report page", f"/environments/{environment}/plan/report"),
+    ]
+
+
+def run_watches(args) -> int:
+    """--watches: seed, serve, and one client over each environment's pages in turn."""
+    sizes = [int(n) for n in args.watch_runs.split(",")]
+    seconds = args.seconds if args.seconds is not None else 20
+    threads = int(args.web_threads.split(",")[0])
+    with tempfile.TemporaryDirectory(prefix="redolab-load-") as scratch:
+        data_dir = Path(scratch)
+        url = args.database_url or f"sqlite:///{data_dir}/redolab.db"
+        seeded = seed_watches(url, sizes, args.history_days)
+        process, base = start_server(url, data_dir, args.workers, threads)
+        try:
+            warm = log_in(base)  # first requests of each process: imports, caches
+            for environment in seeded:
+                for _ in range(args.workers * 2):
+                    for name, path in watch_pages(environment):
+                        response = warm.get(path)
+                        if response.status_code != 200:
+                            raise RuntimeError(f"{name} {path}: {response.status_code} {response.text[:300]}")
+            warm.close()
+            results = [drive(base, watch_pages(environment), 1, seconds) for environment in seeded]
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite"
+    print(f"\n{backend}, {args.workers} web process(es) of {threads} thread(s), 1 client, {seconds:.0f} s per "
+          f"environment's pages ({os.cpu_count()} CPUs)")  # fmt: skip
+    print(f"  {'page':<18} {'runs':>7} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>6} "
+          f"{'body':>9}  p95 < {TARGET_MS} ms")  # fmt: skip
+    for name, _ in watch_pages(seeded[0]):
+        for environment, result in zip(seeded, results, strict=True):
+            values, errors = result["timings"][name], result["errors"][name]
+            size = result["sizes"].get(name)
+            body = f"{size / 1024:,.0f} KiB" if size is not None else "–"
+            if not values:
+                print(
+                    f"  {name:<18} {environment['runs']:>7,} {0:>8} {'–':>8} {'–':>8} {'–':>8} {errors:>6} {body:>9}  –"
+                )
+                continue
+            p50, p95, p99 = (percentile(values, p) * 1000 for p in (50, 95, 99))
+            verdict = "yes" if p95 < TARGET_MS and not errors else "NO"
+            print(f"  {name:<18} {environment['runs']:>7,} {len(values):>8,} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f} "
+                  f"{errors:>6} {body:>9}  {verdict}")  # fmt: skip
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", help="an empty database (default: SQLite in a scratch directory)")
     parser.add_argument("--workers", type=int, default=1, help="web processes (more than one: PostgreSQL)")
-    parser.add_argument("--seconds", type=float, default=30, help="per client count")
+    parser.add_argument("--seconds", type=float, help="per client count (default 30); with --watches per "
+                        "environment's pages (default 20)")  # fmt: skip
     parser.add_argument("--clients", default="1,20", help="client counts, comma-separated")
     parser.add_argument(
         "--web-threads", default="4",
         help="REDOLAB_WEB_THREADS, comma-separated to compare several on the same data (e.g. 4,40)",
     )  # fmt: skip
+    parser.add_argument("--watches", action="store_true", help="the watch bench instead (see above)")
+    parser.add_argument("--watch-runs", default=WATCH_RUNS, help=f"with --watches: checks (one run each) per "
+                        f"environment, comma-separated (default {WATCH_RUNS})")  # fmt: skip
+    parser.add_argument("--history-days", type=int, default=HISTORY_DAYS,
+                        help=f"with --watches: days of archived logs per environment (default {HISTORY_DAYS})")  # fmt: skip
     args = parser.parse_args()
+    if args.watches:
+        return run_watches(args)
+    args.seconds = 30 if args.seconds is None else args.seconds
     with tempfile.TemporaryDirectory(prefix="redolab-load-") as scratch:
         data_dir = Path(scratch)
         url = args.database_url or f"sqlite:///{data_dir}/redolab.db"

@@ -43,6 +43,12 @@ def as_text(node, key: str | None = None):
 
 def figure_json(figure) -> str:
     """The figure as the JSON the page's plotly.js draws, its text escaped, with the plotly_white theme."""
-    document = as_text(json.loads(figure.to_json()))
+    return document_json(json.loads(figure.to_json()))
+
+
+def document_json(document: dict) -> str:
+    """A figure written as plain data (JSON types only; plotly's own checks skipped, for figures drawn on
+    every refresh of a busy page), escaped and themed as figure_json does."""
+    document = as_text(document)
     document["layout"]["template"] = _theme()
     return json.dumps(document, separators=(",", ":"))

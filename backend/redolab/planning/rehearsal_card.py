@@ -9,6 +9,7 @@ long it takes. Units: seconds, bytes, bytes per second."""
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -231,6 +232,26 @@ def _rows(card: Card, result: RehearsalOutcome) -> None:
     )
 
 
+# The worst hour of each requirement the process holds (stored requirements are kept per analysis, so
+# one object per history): adding up a year of logs again costs ~0.1 s a page otherwise.
+_WORST: dict[tuple[int, str], tuple[weakref.ref, Window | RehearsalRefused]] = {}
+
+
+def _worst_hour(requirement: Requirement, zone: str) -> Window | RehearsalRefused:
+    key = (id(requirement), zone)
+    found = _WORST.get(key)
+    if found is not None and found[0]() is requirement:
+        return found[1]
+    try:
+        window: Window | RehearsalRefused = choose_window(requirement, "worst-60m", zone=zone)
+    except RehearsalRefused as refused:
+        window = refused
+    if len(_WORST) > 256:
+        _WORST.clear()
+    _WORST[key] = (weakref.ref(requirement), window)
+    return window
+
+
 def _none_yet(
     requirement: Requirement | None, left_out: list[tuple[RehearsalFact, str]], no_history: str | None, zone: str
 ) -> str:
@@ -239,10 +260,9 @@ def _none_yet(
         return f"rehearsal #{fact.id} is not used ({why})"
     if requirement is None:
         return no_history or "no redo history yet: a rehearsal replays the history's worst hour"
-    try:
-        window = choose_window(requirement, "worst-60m", zone=zone)
-    except RehearsalRefused as refused:
-        return f"no rehearsal possible: {refused}"
+    window = _worst_hour(requirement, zone)
+    if isinstance(window, RehearsalRefused):
+        return f"no rehearsal possible: {window}"
     return (
         f"no rehearsal yet: Rehearse would replay {window.label} ({len(window.threads)} thread(s), "
         f"{format_byte_rate(window.bytes_per_second)} on average) through the link; it takes "

@@ -5,6 +5,7 @@ not verdicts at all. Units: bytes per second."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -69,10 +70,13 @@ def next_state(current: WatchState, verdicts: Sequence[Verdict], *, agree_m: int
 
 def state_history(verdicts: Sequence[Verdict | None], *, agree_m: int, of_n: int) -> list[WatchState]:
     """The state after each check (oldest first), replayed from the verdicts as next_state moves it: the
-    bands of the watch's chart."""
-    states, state, seen = [], WatchState.unknown, []
+    bands of the watch's chart. Only the last `of_n` judged verdicts count (next_state leaves the skipped
+    ones out), so only they are kept: linear in the checks."""
+    states, state = [], WatchState.unknown
+    recent: deque[Verdict] = deque(maxlen=of_n)
     for verdict in verdicts:
-        seen.append(verdict or Verdict.skipped)
-        state = next_state(state, seen, agree_m=agree_m, of_n=of_n)
+        if verdict is not None and verdict is not Verdict.skipped:
+            recent.append(verdict)
+        state = next_state(state, list(recent), agree_m=agree_m, of_n=of_n)
         states.append(state)
     return states
