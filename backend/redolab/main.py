@@ -61,6 +61,7 @@ from redolab.web import environments as environment_pages
 from redolab.web import hadr as hadr_pages
 from redolab.web import metrics as metrics_page
 from redolab.web import planning as planning_pages
+from redolab.web import receivers as receiver_pages
 from redolab.web import redo as redo_pages
 from redolab.web import rehearsals as rehearsal_pages
 from redolab.web import runs as run_pages
@@ -327,6 +328,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(watches_api.router)
     app.include_router(receivers_api.router)
     app.include_router(watch_pages.router, include_in_schema=False)
+    app.include_router(receiver_pages.router, include_in_schema=False)
     app.include_router(sweep_pages.router, include_in_schema=False)
     app.include_router(redo_pages.router, include_in_schema=False)
     app.include_router(redo_api.router)

@@ -89,3 +89,25 @@ def test_silence_and_stop(browser_client, session):
     assert stopped.status_code == 303
     session.expire_all()
     assert session.get(Watch, watch.id).active is False
+
+
+def test_receivers_page_shows_the_secret_once_and_is_admin_only(browser_client, app, session):
+    from fastapi.testclient import TestClient
+
+    from redolab.auth.models import Role
+    from tests.conftest import log_in
+    from tests.factories import make_user
+
+    hook = {"name": "dba hook", "kind": "webhook", "url": "https://hooks.example.com/redolab/abc"}
+    added = browser_client.post("/notification-receivers", data=hook)
+    assert added.status_code == 201 and 'id="receiver-secret"' in added.text
+    secret = added.text.split('id="receiver-secret"')[1].split("<code>")[1].split("</code>")[0]
+    assert len(secret) >= 32
+    listed = browser_client.get("/notification-receivers")
+    assert "dba hook" in listed.text and secret not in listed.text and "/abc" not in listed.text  # shortened URL
+    wrong = browser_client.post("/notification-receivers", data={"name": "x", "kind": "slack", "url": ""})
+    assert wrong.status_code == 422 and "needs its URL" in wrong.text
+    make_user(session, "olga", role=Role.operator)
+    with TestClient(app, follow_redirects=False) as operator:
+        assert log_in(operator, "olga").status_code == 303
+        assert operator.get("/notification-receivers").status_code == 403
