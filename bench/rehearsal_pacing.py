@@ -9,15 +9,27 @@ for each rate:
     whole second holds ten whole slots; received: the interval's bytes_received, the server's
     count); target under 1 %;
   - the sender's CPU seconds per GiB (the client process, user + system, from wait4's rusage), next
-    to plain streaming (no --schedule, no --rate) for the same duration, message size and number
-    of connections: like with like. Pacing must not cost more than streaming the same bytes.
-    At low rates the cost per GiB is dominated by waking up for each slot, which unpaced streaming
-    never does: the last column streams the same bytes at the same average rate (--rate), the
-    existing pacing, for the other like-with-like figure;
-  - the server's CPU seconds per GiB, replay next to streaming: the replay's server sends a count
-    back at most every 1 ms while bytes arrive (streaming sends none), which must not show.
+    to plain streaming (no --schedule, no --rate) of the same bytes, with the same message size and
+    number of connections: like with like. Pacing must not cost more than streaming the same bytes.
+    Streaming runs for the replay's bytes / its rate (measured by a run of the replay's duration, whose
+    figure is shown too): streamed for as long as the replay, it moves some 30 to 300 times the
+    bytes and spreads its fixed costs (start, connections, the 1 MiB random payload) that much
+    thinner. Paced, every send finds the caches cold after its pause (a 1 MiB memcpy after a 10 ms
+    sleep takes about twice as long as back to back), which unpaced streaming never does: the
+    --rate column streams the same bytes at the same average rate, the existing pacing, for the
+    other like-with-like figure;
+  - the kernel's softirq threads' CPU seconds per GiB (ksoftirqd, machine-wide) during the replay and
+    the same-bytes streaming: on loopback the sender runs the receiving side's TCP in softirq, inline
+    (in the client's rusage) while it keeps up, deferred to ksoftirqd (in nobody's) when it does not,
+    as in unpaced streaming; a sender figure that moved there would only look cheaper;
+  - the server's CPU seconds per GiB, replay next to streaming of the same bytes: the replay's server
+    sends counts back (a message's worth, or 1 ms after the oldest uncounted byte) while bytes arrive
+    (streaming sends none), which must not show.
+
+With --repeat N every run is made N times (interleaved) and each figure is the median of the N.
 
     python3 bench/rehearsal_pacing.py [--seconds 60] [--rates 10 100 1000] [--conns 1] [--message-size 1M]
+                                      [--repeat 1]
 
 Needs a built redoprobe (make probe). Prints figures; asserts nothing.
 """
@@ -47,6 +59,7 @@ class Run:
     intervals: list[dict]
     client_cpu_seconds: float
     server_cpu_seconds: float
+    softirq_seconds: float  # ksoftirqd, machine-wide, while the client ran
 
     @property
     def cpu_per_gib(self) -> float:
@@ -55,6 +68,22 @@ class Run:
     @property
     def server_cpu_per_gib(self) -> float:
         return self.server_cpu_seconds / (self.end["bytes_sent"] / GIB)
+
+    @property
+    def softirq_per_gib(self) -> float:
+        return self.softirq_seconds / (self.end["bytes_sent"] / GIB)
+
+
+def softirq_seconds() -> float:
+    """CPU seconds the kernel's softirq threads (ksoftirqd/N) ran so far, from schedstat (nanoseconds)."""
+    total = 0
+    for task in Path("/proc").iterdir():
+        try:
+            if task.name.isdigit() and (task / "comm").read_text().startswith("ksoftirqd/"):
+                total += int((task / "schedstat").read_text().split()[0])
+        except OSError:  # gone, or no schedstat: counts as nothing
+            continue
+    return total / 1e9
 
 
 def run_pair(client_args: list[str]) -> Run:
@@ -66,6 +95,7 @@ def run_pair(client_args: list[str]) -> Run:
         text=True,
     )
     port = json.loads(server.stdout.readline())["data"]["port"]
+    softirq_before = softirq_seconds()
     client = subprocess.Popen(
         [str(REDOPROBE), "client", "127.0.0.1", "--json", "--port", str(port), *client_args],
         stdout=subprocess.PIPE,
@@ -75,6 +105,7 @@ def run_pair(client_args: list[str]) -> Run:
     out = client.stdout.read()
     err = client.stderr.read()
     _, status, usage = os.wait4(client.pid, 0)
+    softirq = softirq_seconds() - softirq_before
     client.returncode = os.waitstatus_to_exitcode(status)
     server.stdout.read()
     _, server_status, server_usage = os.wait4(server.pid, 0)
@@ -84,7 +115,7 @@ def run_pair(client_args: list[str]) -> Run:
     events = [json.loads(line) for line in out.splitlines() if line.strip()]
     end = next(e["data"] for e in events if e["event"] == "end")
     intervals = [e["data"] for e in events if e["event"] == "interval"]
-    return Run(end, intervals, usage.ru_utime + usage.ru_stime, server_usage.ru_utime + server_usage.ru_stime)
+    return Run(end, intervals, usage.ru_utime + usage.ru_stime, server_usage.ru_utime + server_usage.ru_stime, softirq)
 
 
 def constant_schedule(path: Path, mib_per_second: float, seconds: int, conns: int) -> list[tuple[int, float, int]]:
@@ -98,12 +129,45 @@ def scheduled_in(slots, start: float, end: float) -> int:
     return sum(size for _, offset, size in slots if start <= offset < end)
 
 
+@dataclass
+class Repetition:
+    """One rate's runs: the replay, streaming for as long and for as many bytes, and --rate pacing."""
+
+    replay: Run
+    streaming_as_long: Run
+    streaming: Run  # the same bytes
+    paced: Run
+    median_error: float  # percent
+    worst_error: float
+    whole_intervals: int
+
+
+def repetition(path: Path, slots, rate: float, seconds: int, common: list[str]) -> Repetition:
+    replay = run_pair(["--schedule", str(path), *common])
+    as_long = run_pair(["--duration", str(seconds), *common])
+    same_bytes_seconds = replay.end["bytes_sent"] / as_long.end["bytes_per_second"]
+    streaming = run_pair(["--duration", f"{same_bytes_seconds:.6f}", *common])
+    bits_per_second = str(round(rate * MIB * 8))
+    paced = run_pair(["--duration", str(seconds), "--rate", bits_per_second, *common])
+    whole = [i for i in replay.intervals if i["end_seconds"] - i["start_seconds"] == 1.0]
+    errors = []
+    for interval in whole:
+        expected = scheduled_in(slots, interval["start_seconds"], interval["end_seconds"])
+        errors.append(abs(interval["bytes_received"] - expected) / expected * 100)
+    return Repetition(replay, as_long, streaming, paced, statistics.median(errors), max(errors), len(whole))
+
+
+def median_of(repetitions: list[Repetition], figure) -> float:
+    return statistics.median(figure(r) for r in repetitions)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=60, help="schedule length and streaming duration (default 60)")
     parser.add_argument("--rates", type=float, nargs="+", default=[10, 100, 1000], help="MiB/s (default 10 100 1000)")
     parser.add_argument("--conns", type=int, default=1, help="connections, both runs (default 1)")
     parser.add_argument("--message-size", default="1M", help="bytes per send, both runs (default 1M)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each kind; figures are medians (default 1)")
     args = parser.parse_args()
     if not REDOPROBE.exists():
         print(f"{REDOPROBE} is missing: run make probe", file=sys.stderr)
@@ -111,7 +175,8 @@ def main() -> int:
     version = subprocess.run([REDOPROBE, "--version"], capture_output=True, text=True).stdout.strip()
     print(
         f"# {version}; loopback, {os.cpu_count()} CPUs; {args.seconds} s per run, {args.conns} connection(s), "
-        f"--message-size {args.message_size}; constant schedules, a slot every {1 / SLOTS_PER_SECOND:g} s"
+        f"--message-size {args.message_size}; constant schedules, a slot every {1 / SLOTS_PER_SECOND:g} s; "
+        f"medians of {args.repeat} run(s) each"
     )
     rows = []
     with tempfile.TemporaryDirectory() as directory:
@@ -119,34 +184,41 @@ def main() -> int:
             path = Path(directory) / f"constant-{rate:g}.txt"
             slots = constant_schedule(path, rate, args.seconds, args.conns)
             common = ["--conns", str(args.conns), "--message-size", args.message_size]
-            replay = run_pair(["--schedule", str(path), *common])
-            streaming = run_pair(["--duration", str(args.seconds), *common])
-            bits_per_second = str(round(rate * MIB * 8))
-            paced = run_pair(["--duration", str(args.seconds), "--rate", bits_per_second, *common])
-            whole = [i for i in replay.intervals if i["end_seconds"] - i["start_seconds"] == 1.0]
-            errors = []
-            for interval in whole:
-                expected = scheduled_in(slots, interval["start_seconds"], interval["end_seconds"])
-                errors.append(abs(interval["bytes_received"] - expected) / expected * 100)
-            rows.append((rate, replay, streaming, paced, statistics.median(errors), max(errors), len(whole)))
-            print(
-                f"  {rate:g} MiB/s: replay {replay.end['bytes_received'] / MIB:.0f} MiB in "
-                f"{replay.end['seconds']:.2f} s, max lag {replay.end['max_lag_seconds']:.3f} s, drained "
-                f"{replay.end['drained']}; streaming {streaming.end['bytes_received'] / MIB:.0f} MiB",
-                flush=True,
-            )
+            repetitions = []
+            for _ in range(args.repeat):
+                r = repetition(path, slots, rate, args.seconds, common)
+                repetitions.append(r)
+                print(
+                    f"  {rate:g} MiB/s: replay {r.replay.end['bytes_received'] / MIB:.0f} MiB in "
+                    f"{r.replay.end['seconds']:.2f} s, max lag {r.replay.end['max_lag_seconds']:.3f} s, drained "
+                    f"{r.replay.end['drained']}, CPU {r.replay.cpu_per_gib:.3f} s/GiB; streaming the same "
+                    f"{r.streaming.end['bytes_sent'] / MIB:.0f} MiB in {r.streaming.end['seconds']:.2f} s, CPU "
+                    f"{r.streaming.cpu_per_gib:.3f} s/GiB; for as long {r.streaming_as_long.end['bytes_sent'] / MIB:.0f}"
+                    f" MiB, {r.streaming_as_long.cpu_per_gib:.3f} s/GiB",
+                    flush=True,
+                )
+            rows.append((rate, repetitions))
     print()
     print(
         f"{'schedule':>12}  {'intervals':>9}  {'median |sched-recv|':>19}  {'worst':>7}  {'max lag s':>9}  "
-        f"{'replay CPU s/GiB':>16}  {'streaming CPU s/GiB':>19}  {'streaming MiB/s':>15}  {'--rate CPU s/GiB':>16}"
-        f"  {'server CPU s/GiB: replay':>24}  {'streaming':>9}"
+        f"{'replay CPU s/GiB':>16}  {'streaming same bytes':>20}  {'for as long':>11}  {'streaming MiB/s':>15}  "
+        f"{'--rate CPU s/GiB':>16}  {'softirq s/GiB: replay':>21}  {'streaming':>9}  "
+        f"{'server CPU s/GiB: replay':>24}  {'streaming':>9}"
     )
-    for rate, replay, streaming, paced, median, worst, count in rows:
+    for rate, reps in rows:
         print(
-            f"{rate:>6g} MiB/s  {count:>9}  {median:>18.3f}%  {worst:>6.2f}%  {replay.end['max_lag_seconds']:>9.3f}  "
-            f"{replay.cpu_per_gib:>16.3f}  {streaming.cpu_per_gib:>19.3f}  "
-            f"{streaming.end['bytes_per_second'] / MIB:>15.0f}  {paced.cpu_per_gib:>16.3f}  "
-            f"{replay.server_cpu_per_gib:>24.3f}  {streaming.server_cpu_per_gib:>9.3f}"
+            f"{rate:>6g} MiB/s  {median_of(reps, lambda r: r.whole_intervals):>9.0f}  "
+            f"{median_of(reps, lambda r: r.median_error):>18.3f}%  {median_of(reps, lambda r: r.worst_error):>6.2f}%  "
+            f"{median_of(reps, lambda r: r.replay.end['max_lag_seconds']):>9.3f}  "
+            f"{median_of(reps, lambda r: r.replay.cpu_per_gib):>16.3f}  "
+            f"{median_of(reps, lambda r: r.streaming.cpu_per_gib):>20.3f}  "
+            f"{median_of(reps, lambda r: r.streaming_as_long.cpu_per_gib):>11.3f}  "
+            f"{median_of(reps, lambda r: r.streaming_as_long.end['bytes_per_second'] / MIB):>15.0f}  "
+            f"{median_of(reps, lambda r: r.paced.cpu_per_gib):>16.3f}  "
+            f"{median_of(reps, lambda r: r.replay.softirq_per_gib):>21.3f}  "
+            f"{median_of(reps, lambda r: r.streaming.softirq_per_gib):>9.3f}  "
+            f"{median_of(reps, lambda r: r.replay.server_cpu_per_gib):>24.3f}  "
+            f"{median_of(reps, lambda r: r.streaming.server_cpu_per_gib):>9.3f}"
         )
     return 0
 

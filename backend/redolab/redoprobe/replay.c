@@ -32,7 +32,12 @@ struct replay_stream {
     pthread_mutex_t chunk_lock;
     long chunk_interval;
     uint64_t sent_before, sent_started;
-    uint8_t partial[PROGRESS_BYTES];   /* ASYNC reader: a count split across reads */
+    /* ASYNC: whoever is awake reads the counts (the sender when it wakes for a release, the main
+     * thread before each report, the progress reader), one at a time under count_lock */
+    pthread_mutex_t count_lock;
+    uint8_t partial[PROGRESS_BYTES];   /* a count split across reads */
+    atomic_int timestamped;            /* counts carry the kernel's arrival time: read late, still exact */
+    atomic_int closed;                 /* the server closed or failed: nothing more to read */
     /* under the lock: the connection's smoothed RTT when its latest count arrived, and the moment
      * (replay clock) that count describes */
     double srtt_seconds, counted_at;
@@ -87,8 +92,10 @@ struct replay *replay_new(const struct schedule *schedule, int sync, double inte
     r->schedule = schedule;
     r->sync = sync;
     r->interval_seconds = interval_seconds;
-    for (int i = 0; i < schedule->conns; i++)
+    for (int i = 0; i < schedule->conns; i++) {
         pthread_mutex_init(&r->streams[i].chunk_lock, NULL);
+        pthread_mutex_init(&r->streams[i].count_lock, NULL);
+    }
     r->drained_at = -1;
     atomic_init(&r->wake, 0);
     pthread_mutex_init(&r->lock, NULL);
@@ -101,8 +108,10 @@ void replay_free(struct replay *r)
         return;
     close(r->wake_fd);
     pthread_mutex_destroy(&r->lock);
-    for (int i = 0; i < r->schedule->conns; i++)
+    for (int i = 0; i < r->schedule->conns; i++) {
         pthread_mutex_destroy(&r->streams[i].chunk_lock);
+        pthread_mutex_destroy(&r->streams[i].count_lock);
+    }
     free(r->streams);
     free(r);
 }
@@ -186,7 +195,7 @@ static double counted_moment(double seconds, double age)
     return moment < 0 ? 0 : (moment > seconds ? seconds : moment);
 }
 
-/* The server counted `count` bytes on stream i (seen at now_seconds() `now`, on socket fd). Lag
+/* The server counted `count` bytes on stream i (arrived at now_seconds() `now`, on socket fd). Lag
  * and backlog are evaluated with that count at the moment it describes (now - srtt/2, the
  * connection's TCP_INFO smoothed RTT). */
 static void count_arrived(struct replay *r, int i, uint64_t count, double now, int fd)
@@ -276,9 +285,61 @@ static uint64_t sent_by(struct replay *r, int i, double seconds)
     return sent;
 }
 
-/* Sleep until `deadline` (now_seconds()); 1 when the test stops. The wait is a poll of the wake
- * eventfd (a stop ends it at once) to within 2 ms of the release, then clock_nanosleep() on the
- * absolute clock to the release itself: two wake-ups per release, never a spin. */
+/* When the bytes just read arrived, on now_seconds()'s clock: the kernel's receive time of their
+ * last segment (SO_TIMESTAMPNS, wall clock) moved back from now by its age; -1 without one. */
+static double arrival_seconds(struct msghdr *m)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS ||
+            c->cmsg_len != CMSG_LEN(sizeof(struct timespec)))
+            continue;
+        struct timespec at, wall;
+        memcpy(&at, CMSG_DATA(c), sizeof at);
+        clock_gettime(CLOCK_REALTIME, &wall);
+        double now = now_seconds();
+        double age = (double)(wall.tv_sec - at.tv_sec) + (double)(wall.tv_nsec - at.tv_nsec) / 1e9;
+        return age > 0 ? now - age : now; /* a wall clock stepped back: now */
+    }
+    return -1;
+}
+
+/* Read what stream i's server sent, without waiting: whole counts (the last one matters), keeping a
+ * split one. The count is taken at its arrival time when the kernel gives it, else now. 0, or -1
+ * when the server closed or failed (the sender sees it and says so). */
+static int read_counts(struct replay *r, int i, int fd)
+{
+    struct replay_stream *rs = &r->streams[i];
+    uint8_t buf[PROGRESS_BYTES * 64];
+    union { /* aligned for struct cmsghdr */
+        struct cmsghdr header;
+        uint8_t bytes[CMSG_SPACE(sizeof(struct timespec))];
+    } control;
+    pthread_mutex_lock(&rs->count_lock);
+    memcpy(buf, rs->partial, rs->partial_len);
+    struct iovec v = {.iov_base = buf + rs->partial_len, .iov_len = sizeof buf - rs->partial_len};
+    struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control};
+    ssize_t k = atomic_load(&rs->closed) ? 0 : recvmsg(fd, &m, MSG_DONTWAIT);
+    int failed = k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    if (failed)
+        atomic_store(&rs->closed, 1);
+    if (k > 0) {
+        double arrived = arrival_seconds(&m);
+        if (arrived >= 0)
+            atomic_store(&rs->timestamped, 1);
+        size_t have = rs->partial_len + (size_t)k, words = have / PROGRESS_BYTES;
+        if (words > 0)
+            count_arrived(r, i, get_u64(buf + (words - 1) * PROGRESS_BYTES), arrived < 0 ? now_seconds() : arrived,
+                          fd);
+        rs->partial_len = have - words * PROGRESS_BYTES;
+        memmove(rs->partial, buf + words * PROGRESS_BYTES, rs->partial_len);
+    }
+    pthread_mutex_unlock(&rs->count_lock);
+    return failed ? -1 : 0;
+}
+
+/* Sleep until `deadline` (now_seconds()); 1 when the test stops. One ppoll() of the wake eventfd
+ * with a nanosecond timeout: a single wake-up per release (a timer never fires early; a stop ends
+ * it at once), never a spin. */
 static int sleep_until_release(struct replay *r, double deadline, atomic_int *stop)
 {
     struct pollfd p = {.fd = r->wake_fd, .events = POLLIN};
@@ -288,25 +349,48 @@ static int sleep_until_release(struct replay *r, double deadline, atomic_int *st
         double left = deadline - now_seconds();
         if (left <= 0)
             return 0;
-        if (left > 0.002) {
-            int wait_ms = left > 3600 ? 3600 * 1000 : (int)((left - 0.001) * 1000);
-            if (poll(&p, 1, wait_ms) > 0)
-                return 1; /* woken: the test stops */
-            continue;
+        if (left > 3600)
+            left = 3600;
+        struct timespec timeout = {.tv_sec = (time_t)left};
+        timeout.tv_nsec = (long)((left - (double)timeout.tv_sec) * 1e9) + 1; /* round up: at or after */
+        if (timeout.tv_nsec >= 1000000000L) {
+            timeout.tv_sec++;
+            timeout.tv_nsec -= 1000000000L;
         }
-        struct timespec ts = {.tv_sec = (time_t)deadline};
-        ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9) + 1; /* round up: wake at or after */
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        if (ppoll(&p, 1, &timeout, NULL) > 0)
+            return 1; /* woken: the test stops */
     }
+}
+
+/* ASYNC, every byte sent: read the counts until they cover `total`, the server goes away or the
+ * replay is woken (drained, stopped). */
+static void await_counts(struct replay *r, struct stream *s, uint64_t total, atomic_int *stop)
+{
+    struct replay_stream *rs = &r->streams[s->id];
+    struct pollfd p[2] = {{.fd = r->wake_fd, .events = POLLIN}, {.fd = s->fd, .events = POLLIN}};
+    while (!atomic_load(stop) && atomic_load(&rs->received) < total && !atomic_load(&rs->closed)) {
+        int ready = poll(p, 2, 100);
+        if (ready < 0 && errno != EINTR)
+            return;
+        if (ready > 0 && p[0].revents)
+            return;
+        if (ready > 0 && p[1].revents)
+            read_counts(r, s->id, s->fd);
+    }
+}
+
+/* The end of the next send from `sent`: a whole message, or the rest of its slot. */
+static uint64_t next_target(const struct schedule_stream *ss, uint64_t sent, uint64_t message)
+{
+    uint64_t slot_end = schedule_slot_end_of_byte(ss, sent + 1);
+    return sent + message < slot_end ? sent + message : slot_end;
 }
 
 /* ASYNC: bytes leave as they are generated (schedule.h), never ahead: a message as soon as a
  * whole message, or the rest of its slot, is generated, sleeping on the absolute clock until then;
- * behind, whatever is generated goes out back to back in message-size sends. 0, or an errno. */
+ * behind, whatever is generated goes out back to back in message-size sends, each saying MSG_MORE
+ * only when the next one is due already (else its tail would wait for the next release). 0, or an
+ * errno. */
 static int send_async(struct stream *s, struct client_test *t, const struct schedule_stream *ss)
 {
     struct replay *r = t->replay;
@@ -315,15 +399,16 @@ static int send_async(struct stream *s, struct client_test *t, const struct sche
     uint64_t total = ss->count ? ss->slots[ss->count - 1].cumulative_bytes : 0;
     uint64_t due = 0; /* generated by the moment slept to: rounding never makes us wait again */
     while (!atomic_load(&t->stop) && sent < total) {
+        read_counts(r, s->id, s->fd); /* awake anyway: the counts need no wake-up of their own */
         uint64_t generated = schedule_generated(schedule, ss, now_seconds() - r->start, 1);
         if (generated < due)
             generated = due;
-        uint64_t slot_end = schedule_slot_end_of_byte(ss, sent + 1);
-        uint64_t target = sent + message < slot_end ? sent + message : slot_end;
+        uint64_t target = next_target(ss, sent, message);
         if (generated >= target) {
             uint64_t chunk = generated - sent < message ? generated - sent : message;
+            int more = sent + chunk < total && generated >= next_target(ss, sent + chunk, message);
             chunk_begins(r, s->id, chunk);
-            if (stream_send_message(s, &t->payload, chunk, generated - sent > chunk, &t->stop) < 0)
+            if (stream_send_message(s, &t->payload, chunk, more, &t->stop) < 0)
                 return errno == ECANCELED ? 0 : errno;
             sent += chunk;
             continue;
@@ -332,6 +417,7 @@ static int send_async(struct stream *s, struct client_test *t, const struct sche
             return 0;
         due = target;
     }
+    await_counts(r, s, total, &t->stop);
     return 0;
 }
 
@@ -394,43 +480,28 @@ void *replay_sender(void *arg)
     return NULL;
 }
 
-/* Read what stream i's server sent: whole counts (the last one matters), keeping a split one. */
-static int read_counts(struct replay *r, int i, int fd)
-{
-    struct replay_stream *rs = &r->streams[i];
-    uint8_t buf[PROGRESS_BYTES * 64];
-    memcpy(buf, rs->partial, rs->partial_len);
-    ssize_t k = recv(fd, buf + rs->partial_len, sizeof buf - rs->partial_len, MSG_DONTWAIT);
-    if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-        return -1;
-    if (k < 0)
-        return 0;
-    size_t have = rs->partial_len + (size_t)k, words = have / PROGRESS_BYTES;
-    if (words > 0)
-        count_arrived(r, i, get_u64(buf + (words - 1) * PROGRESS_BYTES), now_seconds(), fd);
-    rs->partial_len = have - words * PROGRESS_BYTES;
-    memmove(rs->partial, buf + words * PROGRESS_BYTES, rs->partial_len);
-    return 0;
-}
-
-/* Until every byte arrived or the test stops (the wake eventfd says either at once). */
+/* Until every byte arrived or the test stops (the wake eventfd says either at once): the counts of
+ * connections whose counts carry no arrival time, read as they arrive. Once a connection's do,
+ * its sender and the reports read them when awake anyway, and this thread leaves it alone. */
 static void *progress_reader(void *arg)
 {
     struct client_test *t = arg;
+    struct replay *r = t->replay;
     int conns = t->options->conns;
     struct pollfd *p = calloc((size_t)conns + 1, sizeof *p);
-    for (int i = 0; p && i < conns; i++)
-        p[i] = (struct pollfd){.fd = t->streams[i].fd, .events = POLLIN};
-    if (p)
-        p[conns] = (struct pollfd){.fd = t->replay->wake_fd, .events = POLLIN};
     while (p && !atomic_load(&t->stop)) {
+        for (int i = 0; i < conns; i++) {
+            int watch = !atomic_load(&r->streams[i].timestamped) && !atomic_load(&r->streams[i].closed);
+            p[i] = (struct pollfd){.fd = watch ? t->streams[i].fd : -1, .events = POLLIN};
+        }
+        p[conns] = (struct pollfd){.fd = r->wake_fd, .events = POLLIN};
         if (poll(p, (nfds_t)conns + 1, 1000) <= 0)
             continue;
         if (p[conns].revents)
             break;
         for (int i = 0; i < conns; i++)
-            if (p[i].revents && read_counts(t->replay, i, p[i].fd) < 0)
-                p[i].fd = -1; /* the server closed or failed: the sender sees it and says so */
+            if (p[i].revents)
+                read_counts(r, i, p[i].fd);
     }
     free(p);
     return NULL;
@@ -440,6 +511,9 @@ int replay_start_progress(struct client_test *t)
 {
     if (t->replay->sync)
         return 0; /* each sender reads its own acknowledgements */
+    int on = 1;
+    for (int i = 0; i < t->options->conns; i++) /* refused, or an old kernel's TCP: read as they arrive */
+        setsockopt(t->streams[i].fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
     int rc = pthread_create(&t->replay->progress, NULL, progress_reader, t);
     if (rc != 0) {
         errno = rc;
@@ -462,6 +536,8 @@ void replay_stop_progress(struct client_test *t)
 void replay_snapshot(struct replay *r, const struct stream *streams, double seconds)
 {
     const struct schedule *s = r->schedule;
+    for (int i = 0; i < s->conns && !r->sync; i++)
+        read_counts(r, i, streams[i].fd); /* the latest, however late read: they carry their moment */
     pthread_mutex_lock(&r->lock);
     r->generated = r->sent = r->received = r->backlog = 0;
     r->lag_seconds = 0;

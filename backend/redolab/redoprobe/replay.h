@@ -6,7 +6,8 @@
  * schedule.h), sent S(t) (never ahead of G), received R(t) (the server's count). backlog = G - R;
  * lag = t - (generation time of byte R + 1) while R < G, else 0. A count read at time a describes
  * the receiver at t = a - srtt/2 (the connection's TCP_INFO smoothed RTT, clamped to [0, a]): lag
- * and backlog are taken there. Times are on the replay clock (recorded time / speedup). */
+ * and backlog are taken there, a being the count's arrival (the kernel's receive time where it gives
+ * one, else the moment it was read). Times are on the replay clock (recorded time / speedup). */
 #ifndef REDOPROBE_REPLAY_H
 #define REDOPROBE_REPLAY_H
 
@@ -34,7 +35,10 @@ void replay_begin(struct replay *r, double start);
 
 /* Thread: releases and sends one connection's slots (arg: its struct stream). */
 void *replay_sender(void *stream);
-/* ASYNC: the one thread that reads every connection's counts; 0, or -1 with errno. */
+/* ASYNC: asks for the kernel's arrival time of each count (SO_TIMESTAMPNS) so that whoever is awake
+ * anyway reads them (the sender at its releases and once all is sent, the report before each
+ * interval) with no wake-up of their own; starts the thread that reads, as they arrive, the counts
+ * of connections without it. 0, or -1 with errno. */
 int replay_start_progress(struct client_test *t);
 void replay_stop_progress(struct client_test *t);
 

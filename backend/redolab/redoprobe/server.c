@@ -117,14 +117,51 @@ static void *receiver(void *arg)
     return NULL;
 }
 
-/* Whether the count of what arrived is due: SYNC as soon as the receive queue is empty (the
- * message's last byte is in), ASYNC at most every PROGRESS_SECONDS. */
-static int progress_due(int fd, int sync, double last_sent)
+/* What a --schedule receiver owes the client: its count since `owed_since` (0: nothing owed). */
+struct progress {
+    uint64_t received, reported;
+    double owed_since;
+};
+
+/* Whether the count is due: SYNC as soon as the receive queue is empty (the message's last byte
+ * is in); ASYNC once a message's worth arrived since the last count (a burst that ends on a message
+ * needs no timer) or PROGRESS_SECONDS after the oldest byte not yet counted arrived. */
+static int progress_due(int fd, int sync, const struct progress *g, uint32_t message_bytes)
 {
+    if (g->received == g->reported)
+        return 0;
     if (!sync)
-        return now_seconds() - last_sent >= PROGRESS_SECONDS;
+        return g->received - g->reported >= message_bytes || now_seconds() - g->owed_since >= PROGRESS_SECONDS;
     int queued = 0;
     return ioctl(fd, FIONREAD, &queued) < 0 || queued == 0;
+}
+
+/* How long to wait for bytes: ASYNC until the owed count is due (to the microsecond), else 100 ms
+ * (a stop is seen within that). */
+static struct timespec progress_wait(int sync, const struct progress *g)
+{
+    double wait = 0.1;
+    if (!sync && g->received != g->reported) {
+        double left = g->owed_since + PROGRESS_SECONDS - now_seconds();
+        wait = left > 0 ? left : 0;
+    }
+    return (struct timespec){.tv_sec = (time_t)wait, .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
+}
+
+/* Receive what is queued into g; 1 at EOF, 0, or -1 with errno. */
+static int progress_receive(struct stream *s, uint8_t *buf, struct progress *g)
+{
+    ssize_t k = recv(s->fd, buf, RECV_BUFFER_BYTES, MSG_DONTWAIT);
+    if (k == 0)
+        return 1;
+    if (k < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+    if (g->received == g->reported)
+        g->owed_since = now_seconds();
+    g->received += (uint64_t)k;
+    atomic_fetch_add_explicit(&s->bytes, (uint64_t)k, memory_order_relaxed);
+    struct server_test *t = s->test;
+    return s->write_fd >= 0 && write_received(s, t->options, buf, (size_t)k) < 0 ? -1 : 0;
 }
 
 /* --schedule (HELLO_SCHEDULE): receive, and send back the cumulative count (wire.h) so the client
@@ -135,37 +172,22 @@ static void *progress_receiver(void *arg)
     struct server_test *t = s->test;
     int sync = t->hello.mode == MODE_SYNC;
     uint8_t *buf = page_aligned(RECV_BUFFER_BYTES);
-    uint64_t received = 0, reported = 0;
-    double last_sent = 0;
+    struct progress g = {0};
     int failure = buf == NULL ? ENOMEM : 0, eof = 0;
     while (!failure && !eof && !atomic_load(&t->stop)) {
-        double wait = 0.1; /* sees a stop within 100 ms */
-        if (received != reported && !sync) { /* a count is owed: wake when it is due, to the microsecond */
-            double left = last_sent + PROGRESS_SECONDS - now_seconds();
-            wait = left > 0 ? left : 0;
-        }
-        struct timespec timeout = {.tv_sec = (time_t)wait, .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
+        struct timespec timeout = progress_wait(sync, &g);
         struct pollfd p = {.fd = s->fd, .events = POLLIN};
         if (ppoll(&p, 1, &timeout, NULL) > 0) {
-            ssize_t k = recv(s->fd, buf, RECV_BUFFER_BYTES, MSG_DONTWAIT);
-            if (k == 0)
-                eof = 1;
-            else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                failure = errno;
-            if (k > 0) {
-                received += (uint64_t)k;
-                atomic_fetch_add_explicit(&s->bytes, (uint64_t)k, memory_order_relaxed);
-                if (s->write_fd >= 0 && write_received(s, t->options, buf, (size_t)k) < 0)
-                    failure = errno;
-            }
+            int got = progress_receive(s, buf, &g);
+            eof = got == 1;
+            failure = got < 0 ? errno : 0;
         }
-        if (!failure && (eof || (received != reported && progress_due(s->fd, sync, last_sent)))) {
+        if (!failure && (eof || progress_due(s->fd, sync, &g, t->hello.message_bytes))) {
             uint8_t count[PROGRESS_BYTES];
-            put_u64(count, received);
+            put_u64(count, g.received);
             if (send_all(s->fd, count, sizeof count, &t->stop, 0) < 0 && !eof)
                 failure = errno == ECANCELED ? 0 : errno;
-            reported = received;
-            last_sent = now_seconds();
+            g.reported = g.received;
         }
     }
     s->error = failure;

@@ -22,10 +22,12 @@ enum ack_status { ACK_OK = 0, ACK_VERSION = 1, ACK_BAD_PARAMS = 2 };
 #define HELLO_REVERSE 0x01  /* flags: the server sends, the client receives */
 #define HELLO_ZEROCOPY 0x02 /* the sending side uses sendfile() from a memfd */
 /* --schedule: on each data connection the server sends back its cumulative count of bytes received
- * there (PROGRESS_BYTES, network order): in ASYNC whenever new bytes arrived, at most every
- * PROGRESS_SECONDS, and once more at EOF; in SYNC at once whenever its receive queue is drained, so a
- * message is acknowledged as soon as its last byte arrived (the count replaces the sequence number:
- * messages vary in size, the last of a slot being shorter). */
+ * there (PROGRESS_BYTES, network order): in ASYNC once a message's worth arrived since the last count
+ * or PROGRESS_SECONDS after the oldest byte not yet counted arrived (every byte is counted within
+ * PROGRESS_SECONDS, and a burst of whole messages costs one count each, no timer), and once more at
+ * EOF; in SYNC at once whenever its receive queue is drained, so a message is acknowledged as soon as
+ * its last byte arrived (the count replaces the sequence number: messages vary in size, the last of a
+ * slot being shorter). */
 #define HELLO_SCHEDULE 0x04
 #define PROGRESS_BYTES 8
 #define PROGRESS_SECONDS 0.001 /* a count's age adds at most this to the lag */
