@@ -343,3 +343,41 @@ def test_replays_under_address_sanitizer(tmp_path):
     bad = subprocess.run([asan, "client", "127.0.0.1", "--schedule", str(tmp_path / "none")], capture_output=True,
                          text=True, env=env, timeout=30)  # fmt: skip
     assert bad.returncode == 1 and "Sanitizer" not in bad.stderr
+
+
+@pytest.mark.parametrize("mode", ["async", "sync"])
+def test_the_warmup_opens_the_connections_and_is_left_out_of_every_figure(redoprobe, server, tmp_path, mode):
+    # filler at full speed before time zero (--warmup): reported in the start event, never redo
+    slots = [(conn, tenth / 10, 200_000) for conn in range(2) for tenth in range(5)]
+    srv = server("--once")
+    client = run_client(redoprobe, srv.port, "--schedule", str(write_schedule(tmp_path / "w.txt", slots)),
+                        "--mode", mode, "--message-size", "64K", "--warmup", "0.3")  # fmt: skip
+    assert client.returncode == 0, client.stderr + client.stdout
+    status, server_events = srv.finish()
+    assert status == 0
+    start = by_event(client.events, "start")[0]
+    intervals, end = by_event(client.events, "interval"), by_event(client.events, "end")[0]
+    assert start["warmup_seconds"] == pytest.approx(0.3) and start["warmup_sent_seconds"] >= 0.3
+    assert start["warmup_bytes"] > 0 and start["warmup_drained"] is True and start["warmup_drain_seconds"] < 10
+    assert start["warmup_retransmits"] >= 0 and end["warmup_bytes"] == start["warmup_bytes"]
+    total = sum(size for *_, size in slots)
+    assert end["bytes_received"] == end["bytes_sent"] == end["schedule_bytes"] == total and end["drained"] is True
+    assert sum(i["bytes_received"] for i in intervals) == sum(i["bytes_sent"] for i in intervals) == total
+    assert sum(s["bytes"] for i in intervals for s in i["streams"]) == total
+    assert end["max_lag_seconds"] < 0.5 and 0 <= end["max_lag_at_seconds"] <= end["seconds"]
+    # the server cannot tell filler from redo: its own count has both
+    assert by_event(server_events, "end")[0]["bytes_received"] == total + start["warmup_bytes"]
+
+
+def test_no_warmup_when_asked(redoprobe, server, tmp_path):
+    start, _, end = replay(redoprobe, server, write_schedule(tmp_path / "n.txt", [(0, 0, 1000)]), "--warmup", "0")
+    assert start["warmup_seconds"] == 0 and start["warmup_bytes"] == 0 and start["warmup_drained"] is True
+    assert end["bytes_received"] == 1000 and end["warmup_bytes"] == 0
+
+
+def test_warmup_needs_a_schedule_and_a_range(redoprobe):
+    plain = subprocess.run([redoprobe, "client", "127.0.0.1", "--warmup", "1"], capture_output=True, text=True)
+    assert plain.returncode == 2 and "--warmup opens the connections before a --schedule replay" in plain.stderr
+    wide = subprocess.run([redoprobe, "client", "127.0.0.1", "--schedule", "-", "--warmup", "61"], capture_output=True,
+                          text=True)  # fmt: skip
+    assert wide.returncode == 2 and "--warmup must be 0..60 seconds" in wide.stderr

@@ -208,6 +208,8 @@ static void emit_start(struct client_test *t, int port)
             printf("replaying %s: %llu bytes over %.1f s (scale %g, speedup %g)\n", o->schedule,
                    (unsigned long long)t->schedule->total_bytes, t->schedule->last_offset_seconds / o->speedup,
                    o->scale, o->speedup);
+        if (t->replay)
+            replay_warmup_text(t->replay);
         fflush(stdout);
         return;
     }
@@ -436,6 +438,10 @@ static int finish(struct client_test *t, int control, uint64_t *sent, struct res
     if (send_all(control, end, sizeof end, NULL, 5) < 0 ||
         recv_all(control, reply, sizeof reply, NULL, wait) < 0 || decode_result(reply, r) < 0)
         return -1;
+    if (t->replay) { /* the server counted the warm-up's filler too: it is not redo */
+        uint64_t filler = replay_warmup_bytes(t->replay);
+        r->bytes_received = r->bytes_received > filler ? r->bytes_received - filler : 0;
+    }
     return 0;
 }
 
@@ -529,15 +535,25 @@ static void client_loop(struct client_test *t)
     }
 }
 
-/* --schedule: start the senders and the reader of the server's counts, then report intervals on
- * an exact grid (k x interval, so a slot released on a boundary is always the next interval's)
- * until every scheduled byte is received, the cap (--duration), a failed stream or a signal. */
+/* --schedule: the warm-up (--warmup, before time zero), then start the senders and the reader of
+ * the server's counts, then report intervals on an exact grid (k x interval, so a slot released on
+ * a boundary is always the next interval's) until every scheduled byte is received, the cap
+ * (--duration), a failed stream or a signal. */
 static void replay_loop(struct client_test *t)
 {
     const struct client_options *o = t->options;
-    emit_start(t, o->port);
+    t->start = now_seconds(); /* for an error's "after N s" during the warm-up */
+    int failure = replay_warmup(t, o->warmup_seconds);
+    if (failure) { /* the error event (a lost connection) follows in client_report() */
+        t->streams[0].error = failure;
+        atomic_store(&t->stop, 1);
+        return;
+    }
+    emit_start(t, o->port); /* with the warm-up's figures */
     t->start = now_seconds();
     replay_begin(t->replay, t->start);
+    if (atomic_load(&probe_stop_requested)) /* stopped during the warm-up: the end event follows */
+        return;
     start_threads(t);
     if (replay_start_progress(t) < 0) {
         report_error(o, PE_THREAD, "cannot start the thread that reads the server's counts: %s", strerror(errno));

@@ -195,6 +195,8 @@ const char *client_options_problem(const struct client_options *o)
         return "--schedule paces the sending itself: it does not work with --rate or --delay";
     if (!o->schedule && (o->scale > 0 || o->speedup > 0))
         return "--scale and --speedup apply to a --schedule replay: give --schedule FILE";
+    if (!o->schedule && o->warmup_given)
+        return "--warmup opens the connections before a --schedule replay: give --schedule FILE";
     if (o->cport && o->cport + o->conns - 1 > 65535)
         return "--cport: the data connections use --cport, --cport+1, ... which must stay within 65535";
     return NULL;

@@ -76,6 +76,14 @@ static const char usage_text[] =
 "                            arrived (default: off)\n""  --scale F                 with --schedule: multiply every slot's bytes, 0 < F <= 1000 (default 1)\n"
 "  --speedup K               with --schedule: divide every time (offsets, widths) by K, 1..3600\n"
 "                            (default 1)\n"
+"  --warmup S                with --schedule: before the replay's time zero, send filler at full\n"
+"                            speed on every connection for S seconds, then wait until the server\n"
+"                            counted it all, so the replay starts on open congestion windows as a\n"
+"                            long-lived redo transport does, not in slow start. The filler is not\n"
+"                            redo: it is left out of every generated, sent and received figure,\n"
+"                            the lag, the backlog and the client's retransmits, and reported in\n"
+"                            the start event (warmup_seconds, warmup_bytes, ...); the server's own\n"
+"                            events count it. 0..60, 0: off (default 1)\n"
 "\n"
 "Disk options:\n"
 "  --write-size SIZE         bytes per write (default 64K; 4K for small-write overhead)\n"
@@ -102,7 +110,7 @@ enum {
     OPT_WRITE_DIR, OPT_SYNC_WRITE, OPT_WRITE_WRAP, OPT_MODE, OPT_CONNS, OPT_MESSAGE, OPT_SOCKBUF,
     OPT_DURATION, OPT_DELAY, OPT_RATE, OPT_CONNECT_TIMEOUT, OPT_WRITE_SIZE, OPT_WRITES, OPT_SYNC,
     OPT_HELP, OPT_VERSION, OPT_ZEROCOPY, OPT_CONGESTION, OPT_FQ_RATE, OPT_CPORT, OPT_REVERSE,
-    OPT_SCHEDULE, OPT_SCALE, OPT_SPEEDUP,
+    OPT_SCHEDULE, OPT_SCALE, OPT_SPEEDUP, OPT_WARMUP,
 };
 
 static const struct option long_options[] = {
@@ -135,6 +143,7 @@ static const struct option long_options[] = {
     {"schedule", required_argument, 0, OPT_SCHEDULE},
     {"scale", required_argument, 0, OPT_SCALE},
     {"speedup", required_argument, 0, OPT_SPEEDUP},
+    {"warmup", required_argument, 0, OPT_WARMUP},
     {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
@@ -253,6 +262,12 @@ static int apply_schedule_option(struct all_options *o, int id, const char *arg)
     char *end;
     double number;
     switch (id) {
+    case OPT_WARMUP:
+        if (parse_duration(arg, &number) < 0 || number < 0 || number > 60)
+            return fail_usage("--warmup must be 0..60 seconds", arg);
+        o->client.warmup_seconds = number;
+        o->client.warmup_given = 1;
+        return 0;
     case OPT_SCHEDULE:
         if (arg[0] == '\0')
             return fail_usage("--schedule needs a file name, or - for standard input", NULL);
@@ -364,6 +379,7 @@ static void defaults(struct all_options *o)
     o->client.message_bytes = 1024 * 1024;
     o->client.duration_seconds = 10;
     o->client.connect_timeout_seconds = 5;
+    o->client.warmup_seconds = WARMUP_DEFAULT_SECONDS;
     o->server.max_duration_seconds = 3600;
     o->server.write_wrap_bytes = 512ULL * 1024 * 1024;
     o->disk.write_bytes = 64 * 1024;

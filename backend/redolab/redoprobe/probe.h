@@ -69,7 +69,12 @@ struct client_options {
     const char *schedule;        /* --schedule FILE or "-": replay a recorded redo profile (NULL: none) */
     double scale;                /* --scale: multiplies the schedule's bytes (0: not given, 1) */
     double speedup;              /* --speedup: divides the schedule's offsets (0: not given, 1) */
+    double warmup_seconds;       /* --warmup: filler at full speed before the replay's time zero */
+    int warmup_given;            /* --warmup was given (it needs --schedule) */
 };
+
+/* --warmup's default: long enough at 20 ms RTT for slow start to leave IW10 far behind. */
+#define WARMUP_DEFAULT_SECONDS 1.0
 
 /* Checks of client options that depend on each other; NULL when they fit, else the message. */
 const char *client_options_problem(const struct client_options *o);

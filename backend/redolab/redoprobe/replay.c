@@ -25,7 +25,9 @@
 #define SLIP_BUCKETS (SLIP_SUB * 42)
 
 struct replay_stream {
-    _Atomic uint64_t received;         /* the server's latest count */
+    _Atomic uint64_t received;         /* the server's latest count, less the warm-up's filler */
+    _Atomic uint64_t counted_raw;      /* the server's latest count as sent: filler included */
+    uint64_t warmup_bytes;             /* filler sent before time zero (set before the senders start) */
     /* The sender's, under chunk_lock: bytes handed to sends that began before the start of
      * interval chunk_interval (sent_before), and in all (sent_started). S at an interval's end is
      * what sends begun before it carried, never capped by the schedule: an early byte shows. */
@@ -64,7 +66,12 @@ struct replay {
     pthread_mutex_t lock; /* what follows, and the streams' maxima */
     uint64_t received_total;
     double drained_at;    /* replay clock; -1 until every scheduled byte arrived */
-    double max_lag_seconds, max_backlog_at;
+    double max_lag_seconds, max_lag_at, max_backlog_at;
+    /* --warmup, before time zero: asked, spent sending, waiting for the server's count; filler
+     * bytes and retransmits (summed) */
+    double warmup_seconds, warmup_sent_seconds, warmup_drain_seconds;
+    int warmup_drained;
+    uint64_t warmup_bytes, warmup_retransmits;
     uint64_t max_backlog_bytes;
     double slip_interval_max, slip_max;
     uint64_t slip_count, slip_buckets[SLIP_BUCKETS];
@@ -177,8 +184,10 @@ static void sample(struct replay *r, int i, double seconds, uint64_t generated, 
         double lag = lag_at(r, i, seconds, generated, received);
         if (lag > rs->max_lag_seconds)
             rs->max_lag_seconds = lag;
-        if (lag > r->max_lag_seconds)
+        if (lag > r->max_lag_seconds) {
             r->max_lag_seconds = lag;
+            r->max_lag_at = seconds;
+        }
         if (generated - received > rs->max_backlog_bytes)
             rs->max_backlog_bytes = generated - received;
     }
@@ -195,12 +204,20 @@ static double counted_moment(double seconds, double age)
     return moment < 0 ? 0 : (moment > seconds ? seconds : moment);
 }
 
-/* The server counted `count` bytes on stream i (arrived at now_seconds() `now`, on socket fd). Lag
- * and backlog are evaluated with that count at the moment it describes (now - srtt/2, the
- * connection's TCP_INFO smoothed RTT). */
-static void count_arrived(struct replay *r, int i, uint64_t count, double now, int fd)
+/* The server's count on stream i, less the warm-up's filler (which all went before the redo). */
+static uint64_t redo_count(const struct replay_stream *rs, uint64_t raw)
+{
+    return raw > rs->warmup_bytes ? raw - rs->warmup_bytes : 0;
+}
+
+/* The server counted `raw` bytes on stream i (arrived at now_seconds() `now`, on socket fd), the
+ * warm-up's filler included. Lag and backlog are evaluated with that count at the moment it
+ * describes (now - srtt/2, the connection's TCP_INFO smoothed RTT). */
+static void count_arrived(struct replay *r, int i, uint64_t raw, double now, int fd)
 {
     struct replay_stream *rs = &r->streams[i];
+    atomic_store(&rs->counted_raw, raw);
+    uint64_t count = redo_count(rs, raw);
     struct tcp_sample rtt = {0};
     int known = tcp_sample(fd, &rtt) == 0;
     double seconds = now - r->start;
@@ -421,16 +438,23 @@ static int send_async(struct stream *s, struct client_test *t, const struct sche
     return 0;
 }
 
-/* SYNC: wait until the server's count covers `sent`; 0, or -1 with errno. */
+/* SYNC: wait until the server's count (less the filler) covers `sent`; 0, or -1 with errno. A
+ * count the warm-up read in part is completed first. */
 static int await_count(struct replay *r, struct stream *s, uint64_t sent, atomic_int *stop)
 {
+    struct replay_stream *rs = &r->streams[s->id];
     uint8_t word[PROGRESS_BYTES];
     uint64_t count = 0;
+    size_t have = rs->partial_len;
+    memcpy(word, rs->partial, have);
+    rs->partial_len = 0;
     while (count < sent) {
-        if (recv_all(s->fd, word, sizeof word, stop, 0) < 0)
+        if (recv_all(s->fd, word + have, sizeof word - have, stop, 0) < 0)
             return -1;
-        count = get_u64(word);
-        count_arrived(r, s->id, count, now_seconds(), s->fd);
+        have = 0;
+        uint64_t raw = get_u64(word);
+        count = redo_count(rs, raw);
+        count_arrived(r, s->id, raw, now_seconds(), s->fd);
     }
     return 0;
 }
@@ -506,6 +530,95 @@ static void *progress_reader(void *arg)
     free(p);
     return NULL;
 }
+
+/* The warm-up's filler: random (incompressible), sent in pieces of this size whatever the message. */
+#define WARMUP_PIECE_BYTES (256 * 1024)
+/* How long to wait, after the filler, for the server to count it all before starting anyway. */
+#define WARMUP_DRAIN_MAX_SECONDS 10.0
+
+/* Poll the connections (events: POLLOUT|POLLIN while filling, POLLIN for those not yet counted
+ * while draining) and the stop fd until `deadline`; sends filler to the writable, reads the counts
+ * of the readable. 1 when every filler byte is counted (draining), 0 at the deadline, -1 stopped,
+ * or an errno > 1 when a connection failed. */
+static int warmup_poll(struct client_test *t, struct pollfd *p, const uint8_t *filler, int filling, double deadline)
+{
+    struct replay *r = t->replay;
+    int conns = t->options->conns;
+    for (;;) {
+        if (atomic_load(&probe_stop_requested) || atomic_load(&t->stop))
+            return -1;
+        int counted = 1;
+        for (int i = 0; i < conns; i++) {
+            struct replay_stream *rs = &r->streams[i];
+            int owed = atomic_load(&rs->counted_raw) < rs->warmup_bytes;
+            counted &= !owed;
+            p[i] = (struct pollfd){.fd = filling || owed ? t->streams[i].fd : -1,
+                                   .events = (short)(filling ? POLLOUT | POLLIN : POLLIN)};
+        }
+        if (!filling && counted)
+            return 1;
+        double left = deadline - now_seconds();
+        if (left <= 0)
+            return 0;
+        p[conns] = (struct pollfd){.fd = probe_stop_fd(), .events = POLLIN};
+        int ready = poll(p, (nfds_t)conns + 1, (int)ceil(left * 1000));
+        if (ready < 0 && errno != EINTR)
+            return errno;
+        for (int i = 0; ready > 0 && i < conns; i++) {
+            struct replay_stream *rs = &r->streams[i];
+            if ((p[i].revents & (POLLIN | POLLHUP | POLLERR)) && read_counts(r, i, p[i].fd) < 0)
+                return EPIPE; /* the server closed or failed */
+            if (!(p[i].revents & POLLOUT))
+                continue;
+            ssize_t k = send(p[i].fd, filler, WARMUP_PIECE_BYTES, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (k > 0)
+                rs->warmup_bytes += (uint64_t)k;
+            else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                return errno;
+        }
+    }
+}
+
+int replay_warmup(struct client_test *t, double seconds)
+{
+    struct replay *r = t->replay;
+    int conns = t->options->conns;
+    r->warmup_seconds = seconds;
+    r->warmup_drained = 1;
+    if (seconds <= 0)
+        return 0;
+    struct pollfd *p = calloc((size_t)conns + 1, sizeof *p);
+    uint8_t *filler = page_aligned(WARMUP_PIECE_BYTES);
+    if (p == NULL || filler == NULL) {
+        free(p);
+        free(filler);
+        return ENOMEM;
+    }
+    random_bytes(filler, WARMUP_PIECE_BYTES);
+    double begin = now_seconds();
+    int rc = warmup_poll(t, p, filler, 1, begin + seconds);
+    double filled = now_seconds();
+    if (rc == 0) /* the queued filler out, and counted: the replay's first bytes queue behind nothing */
+        rc = warmup_poll(t, p, filler, 0, filled + WARMUP_DRAIN_MAX_SECONDS);
+    double drained = now_seconds();
+    free(p);
+    free(filler);
+    r->warmup_sent_seconds = filled - begin;
+    r->warmup_drain_seconds = drained - filled;
+    r->warmup_drained = rc == 1;
+    for (int i = 0; i < conns; i++) {
+        struct stream *s = &t->streams[i];
+        r->warmup_bytes += r->streams[i].warmup_bytes;
+        struct tcp_sample sample;
+        if (tcp_sample(s->fd, &sample) == 0) { /* the client's retransmits are the replay's from here */
+            r->warmup_retransmits += sample.total_retrans - s->retrans_start;
+            s->retrans_start = s->retrans_reported = sample.total_retrans;
+        }
+    }
+    return rc > 1 ? rc : 0;
+}
+
+uint64_t replay_warmup_bytes(const struct replay *r) { return r->warmup_bytes; }
 
 int replay_start_progress(struct client_test *t)
 {
@@ -596,6 +709,29 @@ void replay_start_json(const struct replay *r, struct json *j, const char *name)
     json_key_double(j, "scale", s->scale);
     json_key_double(j, "speedup", s->speedup);
     json_key_bool(j, "compressed", s->speedup != 1);
+    replay_warmup_json(r, j);
+}
+
+void replay_warmup_json(const struct replay *r, struct json *j)
+{
+    json_key_double(j, "warmup_seconds", r->warmup_seconds);
+    json_key_double(j, "warmup_sent_seconds", r->warmup_sent_seconds);
+    json_key_u64(j, "warmup_bytes", r->warmup_bytes);
+    json_key_double(j, "warmup_drain_seconds", r->warmup_drain_seconds);
+    json_key_bool(j, "warmup_drained", r->warmup_drained);
+    json_key_u64(j, "warmup_retransmits", r->warmup_retransmits);
+}
+
+void replay_warmup_text(const struct replay *r)
+{
+    if (r->warmup_seconds <= 0) {
+        printf("no warm-up: the connections start the replay in slow start\n");
+        return;
+    }
+    printf("warm-up (not redo, left out of every figure): %.2f s of filler, %.2f MiB, %llu retransmits; "
+           "counted by the server %.3f s later%s\n", r->warmup_sent_seconds, r->warmup_bytes / 1048576.0,
+           (unsigned long long)r->warmup_retransmits, r->warmup_drain_seconds,
+           r->warmup_drained ? "" : " (not all: started anyway)");
 }
 
 static void five_keys(struct json *j, uint64_t generated, uint64_t sent, uint64_t received, uint64_t backlog,
@@ -668,6 +804,8 @@ void replay_end_json(struct replay *r, struct json *j)
     json_key_u64(j, "bytes_generated", generated);
     json_key_double(j, "max_lag_seconds", r->max_lag_seconds);
     json_key_double(j, "max_lag_recorded_seconds", r->max_lag_seconds * s->speedup);
+    json_key_double(j, "max_lag_at_seconds", r->max_lag_at);
+    json_key_u64(j, "warmup_bytes", r->warmup_bytes);
     json_key_u64(j, "max_backlog_bytes", r->max_backlog_bytes);
     json_key_double(j, "max_backlog_at_seconds", r->max_backlog_at);
     json_key_bool(j, "drained", r->drained_at >= 0);

@@ -30,6 +30,18 @@ void replay_wake_all(struct replay *r);
 /* Wait until `deadline` (now_seconds()): 0 then, 1 as soon as the replay is woken or a SIGINT or
  * SIGTERM arrives. */
 int replay_wait(struct replay *r, double deadline);
+/* --warmup, before the replay clock starts and before the senders: filler (not redo) at full speed
+ * on every connection for `seconds` (0: none), so that TCP leaves slow start as a long-lived redo
+ * transport connection has; then waits (at most 10 s) until the server counted every filler byte,
+ * so the first scheduled byte queues behind none. The filler went before any redo on its
+ * connection: every count from the server is taken less that connection's filler, and the
+ * client's retransmits restart from its end. 0, or an errno (a connection failed). */
+int replay_warmup(struct client_test *t, double seconds);
+uint64_t replay_warmup_bytes(const struct replay *r);
+/* warmup_seconds (asked), warmup_sent_seconds, warmup_bytes, warmup_drain_seconds (until the
+ * server's count covered it), warmup_drained, warmup_retransmits. */
+void replay_warmup_json(const struct replay *r, struct json *j);
+void replay_warmup_text(const struct replay *r);
 /* The replay clock starts (now_seconds()). */
 void replay_begin(struct replay *r, double start);
 

@@ -322,6 +322,10 @@ static int accept_streams(int listener, struct server_test *t, const uint8_t coo
             close(fd);
             continue;
         }
+        /* the counts (--schedule) and acknowledgements are small writes: Nagle would hold each one
+         * until the previous was acknowledged, up to one RTT (the client sets it on its side too) */
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         net_blocking_with_timeout(fd, 100);
         stream_init(&t->streams[id], (int)id, fd);
         t->streams[id].test = t;

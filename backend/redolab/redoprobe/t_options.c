@@ -64,6 +64,12 @@ int main(void)
     o = base();
     o.speedup = 2; /* without a schedule */
     CHECK(client_options_problem(&o) != NULL && strstr(client_options_problem(&o), "--schedule FILE"));
+    o = base();
+    o.warmup_given = 1; /* --warmup without a schedule */
+    o.warmup_seconds = 2;
+    CHECK(client_options_problem(&o) != NULL && strstr(client_options_problem(&o), "--warmup"));
+    o.schedule = "redo.txt";
+    CHECK(client_options_problem(&o) == NULL);
 
     double rate;
     CHECK(parse_rate("1G", &rate) == 0 && rate == 1e9); /* --fq-rate takes bit rates */
