@@ -102,7 +102,7 @@ def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):
             watch = service.create_watch(session=session, environment=environment, requested_by="alice",
                                          watch_in=WatchCreate(
                 name="dg", client_host_id=hosts["lab-primary-1"].id, server_host_id=hosts["lab-standby-1"].id,
-                duration_seconds=2, every_seconds=3600, receiver_ids=[receiver.id]))  # fmt: skip
+                duration_seconds=1, every_seconds=3600, receiver_ids=[receiver.id]))  # fmt: skip
             watch_id = watch.id
         for worker in workers:
             worker.start_thread()
@@ -124,7 +124,7 @@ def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):
         deadline = time.monotonic() + 30  # the workers deliver on their own, every few seconds
         while len(hook.requests) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(6)  # one more delivery round of both workers: nothing is sent twice
+        time.sleep(5.5)  # one more delivery round of both workers (every 5 s): nothing is sent twice
         assert [(b["from_state"], b["to_state"]) for b in hook.bodies()] == [("ok", "failing"), ("failing", "ok")]
         with make_sessionmaker(engine)() as session:
             rows = session.scalars(select(Notification).order_by(Notification.id)).all()

@@ -62,7 +62,8 @@ def scheduled(slots, start: float, end: float, conn: int | None = None, speedup:
 
 def replay(redoprobe, server, schedule: Path, *args: str):
     srv = server("--once")
-    client = run_client(redoprobe, srv.port, "--schedule", str(schedule), *args)
+    warmup = () if "--warmup" in args else ("--warmup", "0")  # the warm-up has tests of its own (below)
+    client = run_client(redoprobe, srv.port, "--schedule", str(schedule), *warmup, *args)
     assert client.returncode == 0, client.stderr + client.stdout
     assert srv.finish()[0] == 0, srv.stderr
     events = client.events
@@ -298,7 +299,7 @@ def test_sent_never_runs_ahead_of_the_schedule(redoprobe, shared_server, raw, sc
         path = write_schedule(Path(directory) / "s.txt", slots)
         client = run_client(
             redoprobe, shared_server.port, "--schedule", str(path), "--scale", str(scale),
-            "--speedup", str(speedup), "--message-size", message, "--interval", "0.2",
+            "--speedup", str(speedup), "--message-size", message, "--interval", "0.2", "--warmup", "0",
         )  # fmt: skip
     assert client.returncode == 0, client.stderr + client.stdout
     intervals, end = by_event(client.events, "interval"), by_event(client.events, "end")[0]
