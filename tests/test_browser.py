@@ -103,6 +103,21 @@ def open_details(page, summary: str, inside: str, attempts: int = 3) -> None:
                 raise
 
 
+def fill_kept(page, selector: str, value: str, attempts: int = 3) -> None:
+    """Type into a field until it holds `value`: a section refresh still on its way from an earlier step
+    (hosts added refresh several sections) can land while the field is being typed into."""
+    from playwright.sync_api import expect
+
+    for attempt in range(attempts):
+        page.fill(selector, value)
+        try:
+            expect(page.locator(selector)).to_have_value(value, timeout=2_000)
+            return
+        except AssertionError:
+            if attempt == attempts - 1:
+                raise
+
+
 def add_this_machine_hosts(page) -> None:
     """A primary and a standby that are both "This machine" (the probe runs here, no SSH)."""
     from playwright.sync_api import expect
@@ -257,9 +272,9 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     # the New experiment form is open (no run yet) with its defaults; make it short
     expect(page.locator("#run-panel")).to_have_attribute("open", "")
     expect(page.locator("#r-message_bytes")).to_have_value("1 MiB")
-    page.fill("#r-duration_seconds", "6 s")
-    page.fill("#r-interval_seconds", "1 s")
-    page.fill("#r-label", "first loopback run")
+    for selector, value in (("#r-duration_seconds", "6 s"), ("#r-interval_seconds", "1 s"),
+                            ("#r-label", "first loopback run")):  # fmt: skip
+        fill_kept(page, selector, value)
     # A host added meanwhile refreshes the Experiments section; the form being typed in is kept.
     open_panel(page, "host-panel-form")
     page.select_option("#f-role", "standby")
