@@ -18,10 +18,19 @@ _LAYOUT = {**LAYOUT, "height": 340, "legend": {"orientation": "h", "y": -0.22}}
 WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
 
+_EPOCH = datetime(1970, 1, 1)
+
+
 def _times(moments: list[datetime], zone: str) -> np.ndarray:
-    """Times on the database's clock as a numpy array: plotly copies and validates it at once, where a
-    list of datetimes is copied and checked one by one (70 ms for 3,000 points)."""
-    return np.array([wall_clock(m, zone) for m in moments], dtype="datetime64[ms]")
+    """Times on the database's clock as milliseconds since 1970 (the wall clock read as if UTC, which
+    is how a date axis draws numbers), in one numpy array: plotly writes it as a typed block of 8-byte
+    numbers, a third of the ISO strings it writes for dates (3,000 points: 32 KiB, not 81 KiB)."""
+    return np.array([(wall_clock(m, zone) - _EPOCH).total_seconds() * 1000.0 for m in moments], dtype=np.float64)
+
+
+def _rates(values: list[float]) -> np.ndarray:
+    """Rates in MiB/s as 4-byte floats: seven significant digits are more than a chart shows."""
+    return np.array(values, dtype=np.float32)
 
 
 MAX_PERIODS = 6  # stretches of history drawn side by side; older ones are named, not drawn
@@ -66,7 +75,7 @@ def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | 
     figure.update_layout(**_LAYOUT)
     # the legend at the bottom of the figure, below the axis title wherever the (slanted) tick labels put it
     figure.update_layout(legend={"yref": "container", "y": 0, "yanchor": "bottom"}, margin={"b": 90})
-    figure.update_xaxes(title_text=title if panels.count == 1 else None)
+    figure.update_xaxes(type="date", title_text=title if panels.count == 1 else None)  # numbers are times
     if panels.count > 1:
         figure.update_layout(title={"text": title, "y": 0.98, "font": {"size": 12}})
     figure.update_yaxes(rangemode="tozero", title_text="redo rate (MiB/s)", row=1, col=1)
@@ -97,7 +106,7 @@ def _add_thread_rates(figure: go.Figure, charts: HistoryCharts, panels: _Panels,
             figure.add_trace(
                 go.Scatter(
                     x=_times([p[0] for p in mine], zone),
-                    y=np.array([p[1] / MIB for p in mine]),
+                    y=_rates([p[1] / MIB for p in mine]),
                     mode="markers",
                     name=f"thread {thread}",
                     legendgroup=f"thread {thread}",
@@ -123,7 +132,7 @@ def _add_summed_rates(figure: go.Figure, charts: HistoryCharts, panels: _Panels,
         figure.add_trace(
             go.Scatter(
                 x=_times(x, zone),
-                y=np.array(y),
+                y=_rates(y),
                 mode="lines",
                 name="all threads (summed, where they overlap)",
                 line={"width": 2},
