@@ -84,6 +84,27 @@ def make_sessionmaker(engine: Engine) -> sessionmaker:
     return sessionmaker(bind=engine, expire_on_commit=False)
 
 
+_MEMO = "redolab.memo"
+T = TypeVar("T")
+
+
+def memo(session: Session, key: tuple, compute: Callable[[], T]) -> T:
+    """`compute()` once per transaction of `session` while it does not write: the sections of one page
+    ask for the same rows (the environment page read its imports five times). A flush or the end of
+    the transaction (commit, rollback, close) forgets every answer, so nothing read before a write or
+    in an earlier transaction is served after it."""
+    kept = session.info.setdefault(_MEMO, {})
+    if key not in kept:
+        kept[key] = compute()
+    return kept[key]
+
+
+@event.listens_for(Session, "after_flush")
+@event.listens_for(Session, "after_transaction_end")
+def _forget(session: Session, *_args) -> None:
+    session.info.pop(_MEMO, None)
+
+
 class Owner(Protocol):
     """What get_or_404 reads of the environment a row must belong to."""
 

@@ -181,7 +181,7 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
         if run.tags:
             what += f", tags {', '.join(run.tags)}"
         evidence.append(
-            EvidenceItem("run", run.id, f"run #{run.id} ({what})", show_time(run.created_at, zone), used, why, run.tags)
+            EvidenceItem("run", run.id, f"run #{run.id} ({what})", "", used, why, run.tags, run.created_at, zone)
         )
     no_history = None
     if imports and not chosen_imports:
@@ -199,7 +199,7 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
         (chosen_rehearsals.append(fact) if used else left_out.append((fact, why)))
         what = f"{fact.window_label}, {fact.status}" + (f", x{fact.scale:g} volumes" if fact.scale != 1 else "")
         evidence.append(
-            EvidenceItem("rehearsal", fact.id, f"rehearsal #{fact.id} ({what})", show_time(fact.when, zone), used, why)
+            EvidenceItem("rehearsal", fact.id, f"rehearsal #{fact.id} ({what})", "", used, why, (), fact.when, zone)
         )
     return build_plan(
         facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history, excluded=excluded,

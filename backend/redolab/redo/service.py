@@ -15,7 +15,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from redolab.core.db import get_or_404
+from redolab.core.db import get_or_404, memo
 from redolab.core.errors import FieldError
 from redolab.core.isolate import ChildLimits, limit_this_process
 from redolab.core.security import file_sha256
@@ -313,13 +313,14 @@ def _row(import_id: int, interval: RedoInterval) -> tuple:
 
 
 def list_imports(*, session: Session, environment: Environment) -> list[RedoImport]:
-    """The environment's visible imports (not those still being written)."""
+    """The environment's visible imports (not those still being written); read once per transaction
+    while it does not write (core.db.memo)."""
     query = (
         select(RedoImport)
         .where(RedoImport.environment_id == environment.id, RedoImport.status == ImportStatus.ready)
         .order_by(RedoImport.id)
     )
-    return list(session.scalars(query))
+    return list(memo(session, ("imports", environment.id), lambda: list(session.scalars(query))))
 
 
 def get_import(*, session: Session, environment: Environment, import_id: int) -> RedoImport:
