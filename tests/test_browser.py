@@ -983,8 +983,10 @@ def test_a_watch_checks_the_link_and_draws_its_state(server, page):
     page.fill("#f-name", "watched")
     page.click("text=Create environment")
     add_this_machine_hosts(page)
+    # the Watches section is redrawn once per host added: open its form after the redraw with both
+    expect(page.locator("#wa-server_host_id option", has_text="here-standby")).to_have_count(1, timeout=15_000)
     open_details(page, "#watch-panel > summary", "#wa-name")
-    page.fill("#wa-name", "loopback link")
+    fill_kept(page, "#wa-name", "loopback link")
     page.select_option("#wa-client_host_id", label="here-primary (primary)")
     page.select_option("#wa-server_host_id", label="here-standby (standby)")
     page.fill("#wa-every_seconds", "1 h")
