@@ -44,6 +44,7 @@ from redolab.core.static import Assets, HashedStaticFiles
 from redolab.core.templating import FRONTEND_DIR, is_htmx, render, templates
 from redolab.core.units import MIB
 from redolab.environments import api as environments_api
+from redolab.environments import destinations_api
 from redolab.hadr import api as hadr_api
 from redolab.hadr.service import MAX_CAPTURE_BYTES
 from redolab.planning import api as planning_api
@@ -318,6 +319,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(environment_pages.router, include_in_schema=False)
     app.include_router(workspace.router, include_in_schema=False)  # after /environments/new
     app.include_router(environments_api.router)
+    app.include_router(destinations_api.router)
     app.include_router(collect_api.router)
     app.include_router(collect_pages.router, include_in_schema=False)
     app.include_router(runs_api.router)

@@ -4,7 +4,7 @@ from redolab.auth.models import ApiToken, User
 from redolab.collect.models import Collection
 from redolab.core.db import Base
 from redolab.disktest.models import DiskTest
-from redolab.environments.models import Credential, Environment, Host
+from redolab.environments.models import Credential, Destination, Environment, Host, SharedLink
 from redolab.hadr.models import HadrImport, HadrSample
 from redolab.jobs.models import Job
 from redolab.redo.models import RedoImport, RedoRow, StoredAnalysis
@@ -19,6 +19,7 @@ __all__ = [
     "Cluster",
     "Collection",
     "Credential",
+    "Destination",
     "DiskTest",
     "Environment",
     "HadrImport",
@@ -34,6 +35,7 @@ __all__ = [
     "RunEvent",
     "RunSummary",
     "Schedule",
+    "SharedLink",
     "StoredAnalysis",
     "Sweep",
     "User",

@@ -16,7 +16,7 @@ from redolab.core.units import format_bytes
 from redolab.disktest.fit import Disk, DiskPoint, fit_disk
 from redolab.disktest.models import DiskTest
 from redolab.environments.connect import connect_host
-from redolab.environments.models import Environment, Host
+from redolab.environments.models import Environment, Host, HostRole
 from redolab.jobs.models import Job
 from redolab.remote.deploy import ensure_probe, probe_file_name
 from redolab.remote.hostinfo import capture_settings
@@ -95,8 +95,10 @@ def host_disk(host: Host):
 
 
 def latest_disk(environment: Environment, role) -> tuple:
-    """(Disk, "host in directory") of the role's most recently measured log disk, or (None, "")."""
-    hosts = [h for h in environment.hosts if h.role is role and host_disk(h) is not None]
+    """(Disk, "host in directory") of the role's most recently measured log disk, or (None, ""); a
+    standby's from the first destination's hosts (the one the plan reads)."""
+    candidates = environment.standby_hosts() if role is HostRole.standby else environment.hosts
+    hosts = [h for h in candidates if h.role is role and host_disk(h) is not None]
     if not hosts:
         return None, ""
     host = max(hosts, key=lambda h: h.disk_measured_at.timestamp() if h.disk_measured_at else 0.0)

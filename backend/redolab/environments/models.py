@@ -1,4 +1,5 @@
-"""Environments (a primary and its standby) and their hosts."""
+"""Environments (a primary and its destinations: standbys, far sync instances, cascaded standbys), their
+hosts and the links the destinations' hops share."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Column,
     Float,
     ForeignKey,
     Index,
     Integer,
     String,
+    Table,
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column, relationship, validates
 
@@ -95,6 +99,27 @@ class HostRole(StrEnum):
         return self.value.capitalize()
 
 
+class DestinationKind(StrEnum):
+    standby = "standby"
+    far_sync = "far_sync"  # Data Guard: receives redo and forwards it, holds no datafiles
+    cascaded = "cascaded"  # a standby fed by another destination, not by the primary
+
+    @property
+    def label(self) -> str:
+        return {"standby": "Standby", "far_sync": "Far sync instance", "cascaded": "Cascaded standby"}[self.value]
+
+
+class HadrRole(StrEnum):
+    """Db2 HADR: one principal standby (any sync mode) and up to two auxiliaries (SUPERASYNC)."""
+
+    principal = "principal"
+    auxiliary = "auxiliary"
+
+    @property
+    def label(self) -> str:
+        return self.value.capitalize()
+
+
 class Environment(TimestampMixin, Base):
     __tablename__ = "environments"
 
@@ -131,6 +156,98 @@ class Environment(TimestampMixin, Base):
         order_by="(Host.role, Host.node_number)",
     )
     credentials: Mapped[list[Credential]] = relationship(cascade="all, delete-orphan", order_by="Credential.name")
+    # removed with the environment by the database (ON DELETE CASCADE), after its hosts
+    destinations: Mapped[list[Destination]] = relationship(
+        back_populates="environment",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="(Destination.position, Destination.id)",
+    )
+    shared_links: Mapped[list[SharedLink]] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, order_by="SharedLink.id"
+    )
+
+    @validates("name")
+    def _keyed(self, _field: str, name: str) -> str:
+        self.name_key = same_or_new_key(self.name_key, name)
+        return name
+
+    @property
+    def first_destination(self) -> Destination | None:
+        """The destination the plan reads (lowest position): transport_mode and the link fields mirror it."""
+        return self.destinations[0] if self.destinations else None
+
+    def standby_hosts(self, destination: Destination | None = None) -> list[Host]:
+        """The standby hosts of `destination`, by default of the first one: a second destination's
+        node 1 never pairs with the primary's node 1 in a run meant for the first."""
+        chosen = destination or self.first_destination
+        wanted = chosen.id if chosen is not None else None
+        return [h for h in self.hosts if h.role is HostRole.standby and h.destination_id == wanted]
+
+
+# A destination stands for the hop that delivers redo into it (from its feeds_from, or from the primary);
+# a shared link lists the hops that cross one physical link (the primary's uplink, one WAN circuit).
+shared_link_hops = Table(
+    "shared_link_hops",
+    Base.metadata,
+    Column("shared_link_id", ForeignKey("shared_links.id", ondelete="CASCADE"), primary_key=True),
+    Column("destination_id", ForeignKey("destinations.id", ondelete="CASCADE"), primary_key=True, index=True),
+)
+
+
+class Destination(TimestampMixin, Base):
+    """Where the primary's redo goes: a standby, a far sync instance, or a cascaded standby fed by
+    another destination; its hosts (RAC nodes), its transport and its network path. Positions number
+    the destinations 1.. in display order; the first is the one the environment's plan reads."""
+
+    __tablename__ = "destinations"
+    __table_args__ = (Index("ix_destinations_environment_id_name_key", "environment_id", "name_key", unique=True),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    name_key: Mapped[str | None] = mapped_column(String(NAME_KEY_LENGTH))  # set with the name; unique per environment
+    kind: Mapped[DestinationKind] = mapped_column(enum_column(DestinationKind))
+    transport: Mapped[TransportMode] = mapped_column(enum_column(TransportMode))
+    # No ON DELETE: the service refuses to delete a destination another is fed from (SET NULL would
+    # silently turn a cascaded standby into one fed by the primary).
+    feeds_from_id: Mapped[int | None] = mapped_column(ForeignKey("destinations.id"), index=True)
+    hadr_role: Mapped[HadrRole | None] = mapped_column(enum_column(HadrRole))  # None for Data Guard
+    position: Mapped[int] = mapped_column(Integer, default=1)
+    link_bandwidth_bits_per_second: Mapped[int | None] = mapped_column(BigInteger)
+    link_rtt_seconds: Mapped[float | None] = mapped_column(Float)
+    notes: Mapped[str] = mapped_column(Text, default="")
+
+    environment: Mapped[Environment] = relationship(back_populates="destinations")
+    feeds_from: Mapped[Destination | None] = relationship(remote_side=lambda: [Destination.id])
+    hosts: Mapped[list[Host]] = relationship(back_populates="destination", order_by="Host.node_number")
+    shared_links: Mapped[list[SharedLink]] = relationship(
+        secondary=shared_link_hops, back_populates="destinations", passive_deletes=True
+    )
+
+    @validates("name")
+    def _keyed(self, _field: str, name: str) -> str:
+        self.name_key = same_or_new_key(self.name_key, name)
+        return name
+
+
+class SharedLink(TimestampMixin, Base):
+    """A physical link that several hops share (the primary's uplink, one WAN circuit): its nominal
+    bandwidth (bit/s) is what their redo adds up against."""
+
+    __tablename__ = "shared_links"
+    __table_args__ = (Index("ix_shared_links_environment_id_name_key", "environment_id", "name_key", unique=True),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    name_key: Mapped[str | None] = mapped_column(String(NAME_KEY_LENGTH))  # set with the name; unique per environment
+    bandwidth_bits_per_second: Mapped[int | None] = mapped_column(BigInteger)
+    notes: Mapped[str] = mapped_column(Text, default="")
+
+    destinations: Mapped[list[Destination]] = relationship(
+        secondary=shared_link_hops, back_populates="shared_links", order_by="(Destination.position, Destination.id)"
+    )
 
     @validates("name")
     def _keyed(self, _field: str, name: str) -> str:
@@ -183,7 +300,18 @@ class Credential(TimestampMixin, Base):
 class Host(TimestampMixin, Base):
     __tablename__ = "hosts"
     __table_args__ = (
-        UniqueConstraint("environment_id", "role", "node_number"),
+        # A standby's node number is unique in its destination, a primary's in its environment (a
+        # partial index: NULLs are distinct in a unique index, on both databases).
+        Index("ix_hosts_destination_node", "environment_id", "role", "destination_id", "node_number", unique=True),
+        Index(
+            "ix_hosts_primary_node",
+            "environment_id",
+            "role",
+            "node_number",
+            unique=True,
+            sqlite_where=text("destination_id IS NULL"),
+            postgresql_where=text("destination_id IS NULL"),
+        ),
         Index("ix_hosts_environment_id_name_key", "environment_id", "name_key", unique=True),
         {"info": {"contents": (0, "host", False)}},
     )  # contents: what deleting its environment says
@@ -191,6 +319,9 @@ class Host(TimestampMixin, Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
     role: Mapped[HostRole] = mapped_column(enum_column(HostRole))
+    # The destination a standby host belongs to; None for a primary. Deleting a destination that
+    # still has hosts is refused by the service (SET NULL is only the database's last word).
+    destination_id: Mapped[int | None] = mapped_column(ForeignKey("destinations.id", ondelete="SET NULL"), index=True)
     node_number: Mapped[int] = mapped_column(Integer, default=1)
     name: Mapped[str] = mapped_column(String(100))
     name_key: Mapped[str | None] = mapped_column(String(NAME_KEY_LENGTH))  # set with the name; unique per environment
@@ -230,6 +361,7 @@ class Host(TimestampMixin, Base):
     db2_database: Mapped[str | None] = mapped_column(String(8))
 
     environment: Mapped[Environment] = relationship(back_populates="hosts")
+    destination: Mapped[Destination | None] = relationship(back_populates="hosts")
     credential: Mapped[Credential | None] = relationship()
 
     @validates("name")

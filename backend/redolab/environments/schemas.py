@@ -54,6 +54,10 @@ NotesText = Annotated[str, StringConstraints(max_length=10_000), TextBlock]
 Nodes = Annotated[int, Field(ge=1, le=64)]
 Percent = Annotated[float, Field(ge=0, le=1000)]
 CollectEvery = Annotated[int | None, Field(ge=3600, le=31 * 86400)]
+# A network path's nominal bandwidth (bit/s) and round trip (s): an environment's link, a destination's
+# path, a shared link. Numbers in base units, or text with a unit ("10 Gbit/s", "25 ms").
+LinkBandwidth = Annotated[BitRate, AfterValidator(positive)]
+LinkRtt = Annotated[DurationSeconds, AfterValidator(positive), at_most(10, "10 s")]
 DAILY_SECONDS = 86400  # the collection schedule's default interval
 
 # Oracle: Maximum Protection needs SYNC; Maximum Availability needs SYNC or FASTSYNC.
@@ -82,8 +86,8 @@ class EnvironmentFields(UnitEcho):
     rpo_goal_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(86400, "24 h")] = None
     headroom_percent: Percent | None = None
     apply_overhead_percent: Percent | None = None
-    link_bandwidth_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
-    link_rtt_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(10, "10 s")] = None
+    link_bandwidth_bits_per_second: LinkBandwidth = None
+    link_rtt_seconds: LinkRtt = None
     time_zone: TimeZoneName | None = None  # the database's clock: imported times are read in it
     notes: NotesText | None = None
     # AWR (DBA_HIST_*) is read by a collection only when the database is licensed for the Diagnostics Pack
@@ -157,6 +161,15 @@ class EnvironmentCreate(EnvironmentFields):
         return value
 
 
+class DestinationRef(BaseModel):
+    """A destination named in its environment's answer (GET /api/v1/destinations/{id} has the rest)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+
+
 class EnvironmentPublic(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -181,6 +194,8 @@ class EnvironmentPublic(BaseModel):
     collect_every_seconds: int | None = None
     created_at: datetime
     updated_at: datetime
+    # the destinations by position: the first is the one transport_mode and the link fields mirror
+    destinations: list[DestinationRef] = []
     # How a quantity typed with a unit that reads two ways was read ("1 GB/s" for the link), in the
     # answer to a create or update; empty otherwise.
     unit_readings: dict[str, str] = {}
@@ -204,6 +219,8 @@ class HostFields(BaseModel):
     data_interface: OptionalInterfaceName = None
     transport: HostTransport | None = None
     credential_id: Annotated[RowId | None, BeforeValidator(blank_to_none)] = None
+    # A standby host's destination (empty: the environment's first); a primary host has none.
+    destination_id: Annotated[RowId | None, BeforeValidator(blank_to_none)] = None
     # Kernel-maximum sweeps may set net.ipv4.tcp_rmem/tcp_wmem here by sysctl (and put them back).
     allow_kernel_changes: bool | None = None
 
@@ -241,6 +258,7 @@ class HostPublic(BaseModel):
     id: int
     environment_id: int
     role: HostRole
+    destination_id: int | None = None
     node_number: int
     name: str
     ssh_address: str

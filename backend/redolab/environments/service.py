@@ -13,6 +13,8 @@ from redolab.core.db import Base, get_or_404
 from redolab.core.errors import FieldError
 from redolab.core.fields import name_key
 from redolab.core.security import encrypt_secret
+from redolab.environments.destination_rules import check_platform_change
+from redolab.environments.destinations import first_destination, host_destination_id, mirror
 from redolab.environments.models import Credential, Environment, Host, HostRole, same_or_new_key, stored_name_key
 from redolab.environments.schemas import (
     DatabaseAccessUpdate,
@@ -24,10 +26,11 @@ from redolab.environments.schemas import (
 
 
 def list_environments(*, session: Session, limit: int | None = None, offset: int = 0) -> list[Environment]:
-    """Environments by name (`limit` of them from `offset`, or all), each with its hosts."""
+    """Environments by name (`limit` of them from `offset`, or all), each with its hosts and destinations."""
     query = (
         select(Environment)
-        .options(selectinload(Environment.hosts))  # the hosts in one query, not one per environment
+        # the hosts and destinations in one query each, not one per environment
+        .options(selectinload(Environment.hosts), selectinload(Environment.destinations))
         .order_by(func.lower(Environment.name), Environment.id)
         .limit(limit)
         .offset(offset)
@@ -71,8 +74,11 @@ def _commit(session: Session, field: str, message: str, recheck=lambda: None) ->
 
 
 def create_environment(*, session: Session, env_in: EnvironmentCreate) -> Environment:
+    """Create an environment with its first destination, "standby", whose transport and link its own
+    fields mirror from then on (destinations.mirror)."""
     _check_name_free(session, env_in.name, None)
     environment = Environment(**env_in.model_dump())
+    environment.destinations.append(first_destination(environment))
     session.add(environment)
     _commit(session, "name", f"An environment named '{env_in.name}' already exists.",
             lambda: _check_name_free(session, env_in.name, None))  # fmt: skip
@@ -90,12 +96,16 @@ def merged_environment(environment: Environment, env_in: EnvironmentUpdate) -> E
 
 
 def update_environment(*, session: Session, environment: Environment, env_in: EnvironmentUpdate) -> Environment:
+    """Change some fields; the transport mode and link go to the first destination as well (the
+    mirror rule, destinations.mirror)."""
     merged = merged_environment(environment, env_in)
     renamed = same_or_new_key(environment.name_key, merged.name) != environment.name_key
     if renamed:
         _check_name_free(session, merged.name, environment.id)
+    check_platform_change(environment, merged.platform)
     for field, value in merged.model_dump().items():
         setattr(environment, field, value)
+    mirror(environment=environment, from_environment=True)
     _commit(session, "name", f"An environment named '{merged.name}' already exists.",
             lambda: _check_name_free(session, merged.name, environment.id))  # fmt: skip
     return environment
@@ -152,10 +162,15 @@ def get_host(*, session: Session, environment: Environment, host_id: int) -> Hos
     return get_or_404(session, Host, host_id, what="Host", environment=environment)
 
 
-def _slot_message(host: HostCreate) -> str:
+def _slot_message(environment: Environment, host: HostCreate) -> str:
+    """A primary's node number is unique in its environment, a standby's in its destination."""
+    where = "in this environment"
+    destination = next((d for d in environment.destinations if d.id == host.destination_id), None)
+    if destination is not None:
+        where = f"in the destination '{destination.name}'"
     return (
-        f"There is already a {host.role.value} host with node number {host.node_number} "
-        "in this environment: pick another node number."
+        f"There is already a {host.role.value} host with node number {host.node_number} {where}: "
+        "pick another node number."
     )
 
 
@@ -164,11 +179,12 @@ def _check_slot_free(session: Session, environment: Environment, host: HostCreat
         select(Host.id).where(
             Host.environment_id == environment.id,
             Host.role == host.role,
+            Host.destination_id == host.destination_id if host.destination_id else Host.destination_id.is_(None),
             Host.node_number == host.node_number,
         )
     )
     if taken is not None and taken != host_id:
-        raise FieldError("node_number", _slot_message(host))
+        raise FieldError("node_number", _slot_message(environment, host))
 
 
 def _check_credential(session: Session, environment: Environment, credential_id: int | None) -> None:
@@ -196,30 +212,42 @@ def _recheck_host(session: Session, environment: Environment, host: HostCreate, 
     _check_slot_free(session, environment, host, host_id)
 
 
+def _in_destination(environment: Environment, host: HostCreate) -> HostCreate:
+    """`host` with its destination: none for a primary, the first for a standby that names none."""
+    destination_id = host_destination_id(environment=environment, role=host.role, destination_id=host.destination_id)
+    return host.model_copy(update={"destination_id": destination_id})
+
+
 def create_host(*, session: Session, environment: Environment, host_in: HostCreate) -> Host:
+    host_in = _in_destination(environment, host_in)
     _check_slot_free(session, environment, host_in, None)
     _check_host_name_free(environment, host_in.name, None)
     _check_credential(session, environment, host_in.credential_id)
+    taken = _slot_message(environment, host_in)  # read before the host is added (a read would flush it)
     host = Host(environment_id=environment.id, **host_in.model_dump())
     session.add(host)
-    _commit(session, "node_number", _slot_message(host_in), lambda: _recheck_host(session, environment, host_in, None))
+    _commit(session, "node_number", taken, lambda: _recheck_host(session, environment, host_in, None))
     session.refresh(environment)
     return host
 
 
 def update_host(*, session: Session, host: Host, host_in: HostUpdate) -> Host:
     current = {field: getattr(host, field) for field in HostCreate.model_fields}
-    merged = HostCreate.model_validate({**current, **host_in.model_dump(exclude_unset=True)})
+    changes = host_in.model_dump(exclude_unset=True)
+    if changes.get("role", host.role) is not host.role and "destination_id" not in changes:
+        current["destination_id"] = None  # a primary has none; a standby goes to the first destination
+    merged = _in_destination(host.environment, HostCreate.model_validate({**current, **changes}))
     _check_slot_free(session, host.environment, merged, host.id)
     if same_or_new_key(host.name_key, merged.name) != host.name_key:  # renamed, as people read it
         _check_host_name_free(host.environment, merged.name, host.id)
     _check_credential(session, host.environment, merged.credential_id)
     if (merged.ssh_address, merged.ssh_port) != (host.ssh_address, host.ssh_port):
         host.host_key = host.host_key_fingerprint = None  # a new address needs its key verified
+    environment = host.environment
+    taken = _slot_message(environment, merged)  # read before the host changes (a read would flush it)
     for field, value in merged.model_dump().items():
         setattr(host, field, value)
-    environment = host.environment
-    _commit(session, "node_number", _slot_message(merged), lambda: _recheck_host(session, environment, merged, host.id))
+    _commit(session, "node_number", taken, lambda: _recheck_host(session, environment, merged, host.id))
     return host
 
 

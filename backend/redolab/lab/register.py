@@ -29,7 +29,9 @@ def _link_fields(lab: Lab) -> dict:
 def register(*, session: Session, lab: Lab, paths: Paths, secret_key: str) -> Environment:
     environment = _lab_environment(session, lab)
     credential = _lab_credential(session, environment, paths, secret_key)
-    existing = {(host.role, host.node_number): host for host in environment.hosts}
+    # the lab's standbys are the first destination's (another destination's node 1 is not the lab's)
+    existing = {(h.role, h.node_number): h for h in environment.hosts if h.role is HostRole.primary}
+    existing |= {(h.role, h.node_number): h for h in environment.standby_hosts()}
     for lab_host in lab.hosts:
         fields = {
             "name": lab_host.name,

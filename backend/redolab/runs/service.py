@@ -370,11 +370,13 @@ CACHED_ENVIRONMENTS = 64
 def measured_stamp(*, session: Session, environment: Environment) -> tuple:
     """What the measured runs are read from, in one small query: how many runs qualify, the newest,
     the sum of their change marks (drawn again by every UPDATE of a run and every stored summary),
-    and the hosts' roles, node numbers and transports (which decide the direction of a run)."""
+    and the hosts' roles, node numbers, transports and destinations (which decide the direction of a run
+    and whether it measured the planned path)."""
     count, newest, changes = session.execute(
         select(func.count(Run.id), func.max(Run.id), func.sum(Run.change_mark)).where(*_measured(environment))
     ).one()
-    hosts = sorted((h.id, h.role.value, h.node_number, h.transport.value) for h in environment.hosts)
+    hosts = sorted((h.id, h.role.value, h.node_number, h.transport.value, h.destination_id or 0)
+                   for h in environment.hosts)  # fmt: skip
     return count, newest, changes, tuple(hosts)
 
 
@@ -414,6 +416,7 @@ def read_measured_runs(*, session: Session, environment: Environment) -> list[Me
         made = {run.id: RunSummary(**summary_values(run, lines[run.id])) for run in session.scalars(
             select(Run).where(Run.id.in_(missing)))}  # fmt: skip
     hosts = {host.id: host for host in environment.hosts}
+    planned_standbys = {host.id for host in environment.standby_hosts()}  # the first destination's
     measured = []
     for row in rows:
         summary = made.get(row.id, row)
@@ -425,6 +428,7 @@ def read_measured_runs(*, session: Session, environment: Environment) -> list[Me
             or server is None
             or client.role is not HostRole.primary
             or server.role is not HostRole.standby
+            or server.id not in planned_standbys
             or summary.damaged
         ):
             continue  # a run whose stored lines are damaged is left out, not guessed

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from redolab.core.db import get_or_404
 from redolab.core.errors import FieldError
-from redolab.environments.models import Environment, Host, HostRole
+from redolab.environments.models import Destination, Environment, Host, HostRole
 from redolab.runs import service
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.schemas import RunCreate
@@ -19,10 +19,13 @@ from redolab.sweeps.models import Cluster
 TEMPLATE_PAIR = {"client_host_id": 1, "server_host_id": 1}
 
 
-def node_pairs(environment: Environment, *, reverse: bool = False) -> list[tuple[Host, Host]]:
-    """(client, server) for every node number both sides have: primary n -> standby n."""
+def node_pairs(
+    environment: Environment, *, reverse: bool = False, destination: Destination | None = None
+) -> list[tuple[Host, Host]]:
+    """(client, server) for every node number both sides have: primary n -> standby n of `destination`
+    (by default the first: another destination's node n is another standby)."""
     primaries = {h.node_number: h for h in environment.hosts if h.role is HostRole.primary}
-    standbys = {h.node_number: h for h in environment.hosts if h.role is HostRole.standby}
+    standbys = {h.node_number: h for h in environment.standby_hosts(destination)}
     pairs = [(primaries[n], standbys[n]) for n in sorted(primaries.keys() & standbys.keys())]
     return [(server, client) for client, server in pairs] if reverse else pairs
 

@@ -76,7 +76,7 @@ def experiments_context(
     runs and sweeps (filtered by tag and by the MTU they ran at)."""
     hosts = environment.hosts
     primary = next((h for h in hosts if h.role.value == "primary"), None)
-    standby = next((h for h in hosts if h.role.value == "standby"), None)
+    standby = next(iter(environment.standby_hosts()), None)  # the first destination's
     pair = {
         "client_host_id": str(primary.id) if primary else "",
         "server_host_id": str(standby.id) if standby else "",
