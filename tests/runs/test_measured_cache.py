@@ -12,7 +12,7 @@ from redolab.core.db import make_engine, make_sessionmaker
 from redolab.environments.models import Environment, HostRole
 from redolab.runs import service as run_service
 from redolab.runs.models import Run, RunStatus
-from redolab.runs.service import measured_runs, measured_stamp, read_measured_runs, store_summary
+from redolab.runs.service import EVERY_HOP, measured_runs, measured_stamp, read_measured_runs, store_summary
 from tests.factories import make_environment, make_host, make_measured_run
 
 CHANGES = (
@@ -74,15 +74,19 @@ def test_the_cached_measured_runs_always_equal_a_fresh_read(engine, database_url
         for what, pick in changes:
             with sessions() as session:  # this process reads (and caches)
                 environment = session.get(Environment, environment_id)
-                assert measured_runs(session=session, environment=environment) == read_measured_runs(
+                assert measured_runs(session=session, environment=environment, hop=EVERY_HOP) == read_measured_runs(
                     session=session, environment=environment
                 )
             with elsewhere() as session:
                 _change(session, environment_id, what, pick)
             with sessions() as session:  # a new request in this process sees the change
                 environment = session.get(Environment, environment_id)
-                cached = measured_runs(session=session, environment=environment)
-                assert cached == read_measured_runs(session=session, environment=environment), what
+                cached = measured_runs(session=session, environment=environment, hop=EVERY_HOP)
+                fresh = read_measured_runs(session=session, environment=environment)
+                assert cached == fresh, what
+                first = environment.first_destination.id if environment.first_destination else None
+                planned = [run for run in fresh if run.hop == first]  # the plan's: the first destination's hop
+                assert measured_runs(session=session, environment=environment) == planned, what
     finally:
         elsewhere_engine.dispose()
         with sessions() as session:

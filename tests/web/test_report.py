@@ -254,7 +254,7 @@ def test_document_id_is_a_hash_of_the_inputs():
     assert same == document_id(facts(), list(chosen)) and re.fullmatch(r"[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}", same)
     assert document_id(facts(link_rtt_seconds=0.011), chosen) != same  # an edited fact
     assert document_id(facts(), evidence([*runs, run(2, rate_mib=60)])) != same  # one more run used
-    unused_changed = [replace(e, when="another day") if not e.chosen else e for e in chosen]
+    unused_changed = [replace(e, period="another day", at=None) if not e.chosen else e for e in chosen]
     assert document_id(facts(), unused_changed) == same  # evidence not used is not an input
 
 

@@ -72,6 +72,9 @@ class PlanPublic(BaseModel):
     risks: list[str]
     settings: list[SnippetPublic]
     settings_sources: list[SourcePublic]
+    # each destination's hop and each shared link against the redo it carries (bytes/s, seconds), the
+    # protection mode against the destinations, far sync advice and the topology's errors
+    topology: dict | None = None
 
 
 @router.get("/{environment_id}/plan", response_model=PlanPublic)

@@ -20,6 +20,7 @@ from redolab.planning.commit_card import commit_card
 from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
 from redolab.planning.rehearsal_card import RehearsalFact, outcome, rehearsal_card
 from redolab.planning.settings import SettingsBasis, Snippet, snippets_for
+from redolab.planning.topology import Topology
 from redolab.redo.requirement import Requirement
 from redolab.runs.measured import MeasuredRun, Source
 
@@ -59,6 +60,7 @@ class Plan:
     evidence: list[EvidenceItem] = field(default_factory=list)
     time_zone: str = "UTC"
     settings_basis: SettingsBasis | None = None  # what the snippets were sized from
+    topology: Topology | None = None  # every destination's hop and shared link (set by planning.service)
 
     def card(self, key: str) -> Card:
         return next(c for c in self.cards if c.key == key)
@@ -107,6 +109,7 @@ class Plan:
                 {"title": s.title, "target": s.target, "lines": [i.to_json() for i in s.lines]} for s in self.snippets
             ],
             "settings_sources": [{"label": s.label, "url": s.url} for s in self.snippet_sources],
+            "topology": topology_json(self.topology) if self.topology is not None else None,
         }
 
 
@@ -156,3 +159,46 @@ def _rehearsal(facts: Facts, requirement, measured: Measurements, chosen, left_o
         result, requirement=requirement, left_out=left_out, rpo_goal_seconds=facts.rpo_goal_seconds,
         no_history=no_history, zone=facts.time_zone,
     )  # fmt: skip
+
+
+def _judged_json(verdict) -> dict:
+    return {
+        "name": verdict.name,
+        "status": verdict.status,
+        "headline": verdict.headline,
+        "required_bytes_per_second": verdict.required_bytes_per_second,
+        "capacity_bytes_per_second": verdict.capacity_bytes_per_second,
+        "capacity_basis": verdict.basis,
+        "reasons": list(verdict.reasons),
+        "missing": list(verdict.missing),
+    }
+
+
+def topology_json(topology: Topology) -> dict:
+    """The destinations' hops, shared links, protection check, far sync advice and errors (units in the keys)."""
+    return {
+        "status": topology.status,
+        "headline": topology.headline,
+        "copies_from_primary": topology.copies_from_primary,
+        "hops": [
+            {
+                **_judged_json(v),
+                "destination_id": v.hop.id,
+                "kind": v.hop.kind,
+                "transport": v.hop.transport,
+                "from": v.source,
+                "rtt_seconds": v.hop.rtt_seconds,
+            }
+            for v in topology.hops
+        ],
+        "shared_links": [
+            {**_judged_json(v), "shared_link_id": v.link.id, "destinations": list(v.hop_names)}
+            for v in topology.shared_links
+        ],
+        "protection": {"status": topology.protection.status, "headline": topology.protection.headline},
+        "far_sync": [
+            {"far_sync": a.far_sync, "advice": a.sentence, "saved_seconds": a.saved_seconds, "working": list(a.working)}
+            for a in topology.far_sync
+        ],
+        "problems": list(topology.problems),
+    }

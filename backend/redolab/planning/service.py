@@ -11,10 +11,11 @@ from redolab.disktest.service import latest_disk
 from redolab.environments.models import Environment, HostRole, HostTransport
 from redolab.hadr.service import hadr_pairs, hadr_settings
 from redolab.planning.card import show_time
-from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
+from redolab.planning.facts import Capacity, DiskFact, Excluded, Facts, Measurements
 from redolab.planning.plan import EvidenceItem, Plan, build_plan
 from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, outcome
 from redolab.planning.settings import HostKernel
+from redolab.planning.topology import HopFact, SharedLinkFact, Topology, TopologyFacts, plan_topology
 from redolab.redo import service as redo_service
 from redolab.redo.analysis import environment_requirement
 from redolab.redo.models import RedoImport
@@ -146,6 +147,20 @@ def _import_period(record: RedoImport, zone: str) -> str:
     return "no times (per-log durations or a profile)"
 
 
+def _import_evidence(record: RedoImport, chosen: bool, req, zone: str) -> EvidenceItem:
+    """An import as the evidence list shows it: what it is used for, or why not."""
+    if not chosen:
+        note = "not chosen"
+    elif req is None:
+        note = "no redo rate in it"
+    elif record.id in req.used:
+        note = "used for " + "; ".join(req.used[record.id])
+    else:
+        note = "not used: " + req.unused.get(record.id, "no redo rate in it")
+    label = f"import #{record.id} ({record.filename})"
+    return EvidenceItem("import", record.id, label, _import_period(record, zone), chosen, note)
+
+
 def environment_plan(*, session: Session, environment: Environment, selection: Selection | None = None) -> Plan:
     """The plan from the chosen evidence (by default every import and every run over the link)."""
     selection = selection or Selection()
@@ -154,21 +169,10 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
     chosen_imports = [i for i in imports if selection.imports is None or i.id in selection.imports]
     req = environment_requirement(session=session, environment=environment, imports=chosen_imports)
     runs = run_service.measured_runs(session=session, environment=environment)
-    chosen_runs, evidence, excluded = [], [], []
-    for record in sorted(imports, key=lambda i: i.id):
-        chosen = record in chosen_imports
-        if not chosen:
-            note = "not chosen"
-        elif req is None:
-            note = "no redo rate in it"
-        elif record.id in req.used:
-            note = "used for " + "; ".join(req.used[record.id])
-        else:
-            note = "not used: " + req.unused.get(record.id, "no redo rate in it")
-        evidence.append(
-            EvidenceItem("import", record.id, f"import #{record.id} ({record.filename})",
-                         _import_period(record, zone), chosen, note)
-        )  # fmt: skip
+    chosen_runs, excluded = [], []
+    evidence = [
+        _import_evidence(record, record in chosen_imports, req, zone) for record in sorted(imports, key=lambda i: i.id)
+    ]
     for run in sorted(runs, key=lambda r: r.id):
         used, why = selection.run_choice(run)
         if used:
@@ -201,10 +205,67 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
         evidence.append(
             EvidenceItem("rehearsal", fact.id, f"rehearsal #{fact.id} ({what})", "", used, why, (), fact.when, zone)
         )
-    return build_plan(
+    plan = build_plan(
         facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history, excluded=excluded,
         rehearsals=chosen_rehearsals, rehearsals_left_out=left_out,
     )  # fmt: skip
+    return replace(plan, topology=environment_topology(session=session, environment=environment, requirement=req,
+                                                       selection=selection, facts=facts))  # fmt: skip
+
+
+def hop_capacity(facts: Facts, runs: list[MeasuredRun]) -> tuple[Capacity | None, float | None]:
+    """A hop's measured capacity, the transport card's summed one: its best ASYNC run, any connection
+    count, over the link first (None: no run); and its round trip: the one given, else the runs'
+    smallest TCP round trip over the link."""
+    measured = Measurements.of(facts, runs)
+    best = measured.capacity(measured.best_aggregate) if measured.best_aggregate is not None else None
+    rtt = facts.link_rtt_seconds
+    if rtt is None and measured.rtt is not None and not measured.rtt.loopback:
+        rtt = measured.rtt.seconds
+    return best, rtt
+
+
+def environment_topology(
+    *, session: Session, environment: Environment, requirement, selection: Selection, facts: Facts
+) -> Topology:
+    """Every destination's hop and every shared link judged (planning.topology) from the chosen runs of
+    each hop: a hop's measured capacity is its best ASYNC run (any connection count, over the link
+    first), as the transport card's summed verdict reads it, so a hop that fails fails there too."""
+    runs = run_service.measured_runs(session=session, environment=environment, hop=run_service.EVERY_HOP)
+    write_seconds = None
+    if facts.standby_disk is not None and requirement is not None and requirement.avg_redo_write_bytes:
+        write_seconds = facts.standby_disk.disk.write_seconds(requirement.avg_redo_write_bytes)
+    hops = []
+    for destination in environment.destinations:
+        mine = [run for run in runs if run.hop == destination.id and selection.run_choice(run)[0]]
+        hop_facts = replace(facts, link_bits_per_second=destination.link_bandwidth_bits_per_second,
+                            link_rtt_seconds=destination.link_rtt_seconds)  # fmt: skip
+        best, rtt = hop_capacity(hop_facts, mine)
+        hops.append(HopFact(
+            id=destination.id, name=destination.name, kind=destination.kind.value,
+            transport=destination.transport.value, feeds_from=destination.feeds_from_id,
+            nominal_bits_per_second=destination.link_bandwidth_bits_per_second, rtt_seconds=rtt,
+            measured_bytes_per_second=best.bytes_per_second if best is not None else None,
+            measured_label=best.label if best is not None else "",
+            hadr_role=destination.hadr_role.value if destination.hadr_role is not None else None,
+        ))  # fmt: skip
+    links = tuple(
+        SharedLinkFact(
+            id=link.id,
+            name=link.name,
+            hops=tuple(d.id for d in link.destinations),
+            nominal_bits_per_second=link.bandwidth_bits_per_second,
+        )
+        for link in environment.shared_links
+    )
+    return plan_topology(TopologyFacts(
+        platform=environment.platform.value,
+        protection_mode=environment.protection_mode.value if environment.protection_mode is not None else None,
+        required_bytes_per_second=requirement.summed_required_bytes_per_second if requirement is not None else None,
+        hops=tuple(hops), shared_links=links,
+        commit_write_bytes=requirement.avg_redo_write_bytes if requirement is not None else None,
+        standby_write_seconds=write_seconds,
+    ))  # fmt: skip
 
 
 def rehearsal_facts(*, session: Session, environment: Environment) -> list[RehearsalFact]:

@@ -10,7 +10,8 @@ from redolab.runs.parsers.redoprobe import RunMetrics
 
 @dataclass(frozen=True)
 class MeasuredRun:
-    """A succeeded probe run from a primary node to a standby node, as planning sees it."""
+    """A succeeded probe run over a destination's hop (a primary node to a standby node, or a node of the
+    destination forwarding redo to one of the destination it feeds), as planning sees it."""
 
     id: int
     label: str
@@ -27,6 +28,7 @@ class MeasuredRun:
     created_at: datetime
     tags: tuple[str, ...] = ()
     origin: str = "measured"  # measured | imported: oratcptest | imported: iperf3
+    hop: int | None = None  # the destination whose hop it measured (None: an environment without destinations)
 
     @property
     def source(self) -> Source:

@@ -377,27 +377,40 @@ def measured_stamp(*, session: Session, environment: Environment) -> tuple:
     ).one()
     hosts = sorted((h.id, h.role.value, h.node_number, h.transport.value, h.destination_id or 0)
                    for h in environment.hosts)  # fmt: skip
-    return count, newest, changes, tuple(hosts)
+    feeds = tuple((d.id, d.feeds_from_id or 0) for d in environment.destinations)
+    return count, newest, changes, tuple(hosts), feeds
 
 
-def measured_runs(*, session: Session, environment: Environment) -> list[MeasuredRun]:
-    """Succeeded runs from a primary node to a standby node, with the numbers planning needs: read
-    from their stored summaries, never from their intervals (a run without one, from before the
-    summaries, is summarised here, and not stored: a page does not write). Kept per process while
-    measured_stamp() is unchanged: reading 500 runs was most of the environment page's time."""
+EVERY_HOP = "every hop"
+
+
+def measured_runs(*, session: Session, environment: Environment, hop=None) -> list[MeasuredRun]:
+    """Succeeded runs over a destination's hop (primary node -> standby node of the first
+    destination by default; `hop`: another destination's id, or EVERY_HOP), with the numbers
+    planning needs: read from their stored summaries, never from their intervals (a run without one,
+    from before the summaries, is summarised here, and not stored: a page does not write). Kept per
+    process while measured_stamp() is unchanged: reading 500 runs was most of the environment page's time."""
     stamp = measured_stamp(session=session, environment=environment)
     with _CACHE_LOCK:
         cached = _CACHE.get(environment.id)
         if cached is not None and cached[0] == stamp:
             _CACHE.move_to_end(environment.id)
-            return list(cached[1])
-    measured = read_measured_runs(session=session, environment=environment)
-    with _CACHE_LOCK:
-        _CACHE[environment.id] = (stamp, tuple(measured))
-        _CACHE.move_to_end(environment.id)
-        while len(_CACHE) > CACHED_ENVIRONMENTS:
-            _CACHE.popitem(last=False)
-    return measured
+            measured = list(cached[1])
+        else:
+            cached = None
+    if cached is None:
+        measured = read_measured_runs(session=session, environment=environment)
+        with _CACHE_LOCK:
+            _CACHE[environment.id] = (stamp, tuple(measured))
+            _CACHE.move_to_end(environment.id)
+            while len(_CACHE) > CACHED_ENVIRONMENTS:
+                _CACHE.popitem(last=False)
+    if hop == EVERY_HOP:
+        return measured
+    if hop is None:
+        first = environment.first_destination
+        hop = first.id if first is not None else None
+    return [run for run in measured if run.hop == hop]
 
 
 def read_measured_runs(*, session: Session, environment: Environment) -> list[MeasuredRun]:
@@ -416,21 +429,14 @@ def read_measured_runs(*, session: Session, environment: Environment) -> list[Me
         made = {run.id: RunSummary(**summary_values(run, lines[run.id])) for run in session.scalars(
             select(Run).where(Run.id.in_(missing)))}  # fmt: skip
     hosts = {host.id: host for host in environment.hosts}
-    planned_standbys = {host.id for host in environment.standby_hosts()}  # the first destination's
+    feeds = {d.id: d.feeds_from_id for d in environment.destinations}
     measured = []
     for row in rows:
         summary = made.get(row.id, row)
         client, server = hosts.get(row.client_host_id), hosts.get(row.server_host_id)
         if row.reverse:  # the server host sent: the redo direction is server -> client
             client, server = server, client
-        if (
-            client is None
-            or server is None
-            or client.role is not HostRole.primary
-            or server.role is not HostRole.standby
-            or server.id not in planned_standbys
-            or summary.damaged
-        ):
+        if client is None or server is None or not _over_a_hop(client, server, feeds) or summary.damaged:
             continue  # a run whose stored lines are damaged is left out, not guessed
         measured.append(
             MeasuredRun(
@@ -449,6 +455,18 @@ def read_measured_runs(*, session: Session, environment: Environment) -> list[Me
                 created_at=row.started_at or row.created_at,
                 tags=tuple(row.tags or ()),
                 origin="measured" if row.source is RunSource.redoprobe else f"imported: {row.source.value}",
+                hop=server.destination_id,
             )
         )
     return measured
+
+
+def _over_a_hop(client, server, feeds: dict[int, int | None]) -> bool:
+    """Whether the run sent the way redo goes into the server's destination: from a primary node for a
+    destination the primary feeds, from a node of the destination that forwards to it otherwise."""
+    if server.role is not HostRole.standby:
+        return False
+    source = feeds.get(server.destination_id)
+    if source is None:
+        return client.role is HostRole.primary
+    return client.role is HostRole.standby and client.destination_id == source
