@@ -68,6 +68,9 @@ def test_a_shared_uplink_fails_with_two_copies_although_each_hop_passes(session,
     assert page.status_code == 200
     assert 'id="topology-diagram"' in page.text and 'id="shared-link-' in page.text
     assert "primary -&gt; remote" in page.text and "MiB/s" in page.text and "40 ms" in page.text
+    report = browser_client.get(f"/environments/{environment.id}/plan/report")  # what the PDF prints
+    assert report.status_code == 200 and 'id="topology-diagram"' in report.text
+    assert "although each hop alone passes" in report.text
 
 
 def test_one_destination_shows_no_destinations_block(session, browser_client):

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 
+from markupsafe import Markup
+
 from redolab.planning import results, writer
 from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Card, settle, show_time
 from redolab.planning.commit_card import commit_card
@@ -21,6 +23,7 @@ from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
 from redolab.planning.rehearsal_card import RehearsalFact, outcome, rehearsal_card
 from redolab.planning.settings import SettingsBasis, Snippet, snippets_for
 from redolab.planning.topology import Topology
+from redolab.planning.topology_svg import topology_svg
 from redolab.redo.requirement import Requirement
 from redolab.runs.measured import MeasuredRun, Source
 
@@ -61,6 +64,11 @@ class Plan:
     time_zone: str = "UTC"
     settings_basis: SettingsBasis | None = None  # what the snippets were sized from
     topology: Topology | None = None  # every destination's hop and shared link (set by planning.service)
+
+    @property
+    def topology_diagram(self) -> Markup:
+        """The destinations as an inline SVG (page and printed report)."""
+        return topology_svg(self.topology)
 
     def card(self, key: str) -> Card:
         return next(c for c in self.cards if c.key == key)

@@ -15,7 +15,6 @@ from redolab.core.units import format_byte_rate
 from redolab.environments.service import get_environment
 from redolab.planning.report import ReportError, plan_report, render_pdf, report_html
 from redolab.planning.service import Selection, environment_plan
-from redolab.planning.topology_svg import topology_svg
 from redolab.watches.trend import plan_forecast
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -64,7 +63,6 @@ def plan_context(session, environment, selection: Selection | None = None, *, sh
         "evidence_inline": show_evidence or bool(selection.query) or len(plan.evidence) <= EVIDENCE_INLINE,
         "lag_figure": lag_figure(lag.lag_series, plan.time_zone, _drains(lag)) if lag.lag_series else None,
         "plan_forecast": plan_forecast(session=session, environment=environment, plan=plan),
-        "topology_svg": topology_svg(plan.topology),
     }
 
 
