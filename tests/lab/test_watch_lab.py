@@ -24,7 +24,7 @@ from redolab.watches.models import CheckStatus, Notification, NotificationReceiv
 from redolab.watches.schemas import WatchCreate
 from redolab.worker import Worker
 from tests.lab.test_lab import needs_root  # noqa: F401  (the module's root check, autouse)
-from tests.watches.test_notify import HookServer
+from tests.watches.test_notify import hook  # noqa: F401  (the signed-webhook receiver fixture)
 
 MIB = 1024 * 1024
 T0 = datetime(2026, 10, 5, 0, 0, tzinfo=UTC)
@@ -71,17 +71,7 @@ def state_of(engine, watch_id: int) -> tuple[WatchState, int]:
         return watch.state, watch.transitions
 
 
-@pytest.fixture
-def hook():
-    server = HookServer()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
-def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):
+def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  # noqa: F811  (the fixture)
     paths = control.Paths(tmp_path)
     fast = Shape(rtt_seconds=0.010, rate_bits_per_second=200_000_000)  # 23.8 MiB/s: OK against 10.4 MiB/s
     lab = plan_lab(fast)

@@ -382,14 +382,12 @@ class CollectionExecution:
                                      limits=StagingLimits.of(settings))  # fmt: skip
                 staged.append({"name": piece.name, "token": token, "filename": name,
                                "format": piece.fmt, "mapping": piece.mapping, "rows": piece.rows})  # fmt: skip
-        except LimitReached as error:
+        except BaseException as error:
             for done in staged:
                 discard_upload(upload_dir, done["token"])
-            raise CollectionError("preview", "preview", str(error), "Import or discard your other previews, or "
-                                  "collect without a preview.") from None  # fmt: skip
-        except BaseException:
-            for done in staged:
-                discard_upload(upload_dir, done["token"])
+            if isinstance(error, LimitReached):
+                raise CollectionError("preview", "preview", str(error), "Import or discard your other previews, "
+                                      "or collect without a preview.") from None  # fmt: skip
             raise
         return staged
 
