@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from redolab.collect import scripts
 from redolab.collect.models import Collection, CollectionStatus
-from redolab.core.db import get_or_404, utcnow
+from redolab.core.db import get_or_404, memo, utcnow
 from redolab.core.errors import FieldError
 from redolab.core.limits import LimitReached
 from redolab.environments.models import TRANSPORT_MODES, Environment, Host, HostRole
@@ -137,15 +137,18 @@ class StagedPiece:
 
 
 def staged_pieces(*, session: Session, collection: Collection, upload_dir: Path) -> list[StagedPiece]:
+    """Each staged piece: waiting (its upload is still there), imported (as import #N) or gone. The
+    environment's import names are read once per transaction, not once per piece."""
+    imported = memo(session, ("import ids by name", collection.environment_id), lambda: dict(session.execute(
+        select(RedoImport.filename, RedoImport.id).where(RedoImport.environment_id == collection.environment_id,
+        RedoImport.status == ImportStatus.ready).order_by(RedoImport.id.desc())).all()))  # fmt: skip
     pieces = []
     for piece in collection.staged or []:
         try:
             upload_path(upload_dir, str(piece.get("token") or ""))
             state, import_id = "waiting", None
         except FieldError:
-            import_id = session.scalar(select(RedoImport.id).where(
-                RedoImport.environment_id == collection.environment_id,
-                RedoImport.filename == piece.get("filename"), RedoImport.status == ImportStatus.ready))  # fmt: skip
+            import_id = imported.get(piece.get("filename"))
             state = "imported" if import_id is not None else "gone"
         pages = (piece.get("mapping") or {}).get("log_file_pages")
         pieces.append(StagedPiece(str(piece.get("name")), str(piece.get("token")), str(piece.get("filename")),
