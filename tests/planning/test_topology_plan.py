@@ -43,7 +43,7 @@ def test_a_shared_uplink_fails_with_two_copies_although_each_hop_passes(session,
     environment, primary, near, far, remote = two_destinations(session)
     required = environment_plan(session=session, environment=environment).requirement.summed_required_bytes_per_second
     stored_run(session, environment, primary, near, conns=4, bytes_per_second=1.5 * required)
-    stored_run(session, environment, primary, far, conns=4, bytes_per_second=1.2 * required)
+    remote_run = stored_run(session, environment, primary, far, conns=4, bytes_per_second=1.2 * required)
     first = environment.first_destination
     destinations.create_shared_link(
         session=session, environment=environment,
@@ -61,12 +61,22 @@ def test_a_shared_uplink_fails_with_two_copies_although_each_hop_passes(session,
     assert plan.topology.copies_from_primary == 2 and plan.topology.status == FAIL
     assert plan.card("transport").status != FAIL  # the first destination's own card: its hop alone carries it
 
+    cards = {d.name: {c.key: c for c in d.cards} for d in plan.destination_cards}
+    assert set(cards) == {first.name, "remote"} and set(cards["remote"]) == {"transport", "lag"}  # ASYNC: no commit
+    assert cards[first.name]["transport"] is plan.card("transport")  # the first destination's are the plan's
+    assert "remote" not in plan.card("transport").headline
+    remote_transport = cards["remote"]["transport"]
+    assert remote_transport.status != FAIL and remote_transport.sources[0].url.endswith(
+        f"/runs/{remote_run.id}"
+    )  # judged on its own hop's run
     body = api_client.get(f"/api/v1/environments/{environment.id}/plan").json()
     assert body["topology"]["shared_links"][0]["status"] == FAIL
+    assert [d["name"] for d in body["topology"]["destinations"]] == [first.name, "remote"]
     assert {h["name"]: h["status"] for h in body["topology"]["hops"]} == {first.name: PASS, "remote": PASS}
     page = browser_client.get(f"/environments/{environment.id}")
     assert page.status_code == 200
     assert 'id="topology-diagram"' in page.text and 'id="shared-link-' in page.text
+    assert f'id="destination-{remote.id}"' in page.text
     assert "primary -&gt; remote" in page.text and "MiB/s" in page.text and "40 ms" in page.text
     report = browser_client.get(f"/environments/{environment.id}/plan/report")  # what the PDF prints
     assert report.status_code == 200 and 'id="topology-diagram"' in report.text

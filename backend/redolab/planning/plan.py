@@ -53,6 +53,16 @@ class EvidenceItem:
         return show_time(self.at, self.zone) if self.at is not None else self.period
 
 
+@dataclass(frozen=True)
+class DestinationCards:
+    """One destination's transport, lag and (SYNC or FASTSYNC) commit cards, judged on its own hop."""
+
+    destination_id: int
+    name: str
+    transport: str
+    cards: tuple[Card, ...]
+
+
 @dataclass
 class Plan:
     cards: list[Card]
@@ -64,6 +74,7 @@ class Plan:
     time_zone: str = "UTC"
     settings_basis: SettingsBasis | None = None  # what the snippets were sized from
     topology: Topology | None = None  # every destination's hop and shared link (set by planning.service)
+    destination_cards: tuple[DestinationCards, ...] = ()  # each destination's own cards, in position order
 
     @property
     def topology_diagram(self) -> Markup:
@@ -117,7 +128,7 @@ class Plan:
                 {"title": s.title, "target": s.target, "lines": [i.to_json() for i in s.lines]} for s in self.snippets
             ],
             "settings_sources": [{"label": s.label, "url": s.url} for s in self.snippet_sources],
-            "topology": topology_json(self.topology) if self.topology is not None else None,
+            "topology": topology_json(self.topology, self.destination_cards) if self.topology is not None else None,
         }
 
 
@@ -182,9 +193,19 @@ def _judged_json(verdict) -> dict:
     }
 
 
-def topology_json(topology: Topology) -> dict:
-    """The destinations' hops, shared links, protection check, far sync advice and errors (units in the keys)."""
+def topology_json(topology: Topology, destination_cards: tuple[DestinationCards, ...] = ()) -> dict:
+    """The destinations' hops, shared links, protection check, far sync advice and errors, and each
+    destination's own cards (units in the keys)."""
     return {
+        "destinations": [
+            {
+                "destination_id": d.destination_id,
+                "name": d.name,
+                "transport": d.transport,
+                "cards": {c.key: {"status": c.status, "headline": c.headline, "values": c.values} for c in d.cards},
+            }
+            for d in destination_cards
+        ],
         "status": topology.status,
         "headline": topology.headline,
         "copies_from_primary": topology.copies_from_primary,

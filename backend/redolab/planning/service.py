@@ -12,10 +12,10 @@ from redolab.environments.models import Environment, HostRole, HostTransport
 from redolab.hadr.service import hadr_pairs, hadr_settings
 from redolab.planning.card import show_time
 from redolab.planning.facts import Capacity, DiskFact, Excluded, Facts, Measurements
-from redolab.planning.plan import EvidenceItem, Plan, build_plan
+from redolab.planning.plan import DestinationCards, EvidenceItem, Plan, build_plan
 from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, outcome
 from redolab.planning.settings import HostKernel
-from redolab.planning.topology import HopFact, SharedLinkFact, Topology, TopologyFacts, plan_topology
+from redolab.planning.topology import HopFact, SharedLinkFact, TopologyFacts, plan_topology
 from redolab.redo import service as redo_service
 from redolab.redo.analysis import environment_requirement
 from redolab.redo.models import RedoImport
@@ -209,8 +209,8 @@ def environment_plan(*, session: Session, environment: Environment, selection: S
         facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history, excluded=excluded,
         rehearsals=chosen_rehearsals, rehearsals_left_out=left_out,
     )  # fmt: skip
-    return replace(plan, topology=environment_topology(session=session, environment=environment, requirement=req,
-                                                       selection=selection, facts=facts))  # fmt: skip
+    return replace(plan, **environment_topology(session=session, environment=environment, requirement=req,
+                                                 selection=selection, facts=facts, plan=plan))  # fmt: skip
 
 
 def hop_capacity(facts: Facts, runs: list[MeasuredRun]) -> tuple[Capacity | None, float | None]:
@@ -226,21 +226,25 @@ def hop_capacity(facts: Facts, runs: list[MeasuredRun]) -> tuple[Capacity | None
 
 
 def environment_topology(
-    *, session: Session, environment: Environment, requirement, selection: Selection, facts: Facts
-) -> Topology:
+    *, session: Session, environment: Environment, requirement, selection: Selection, facts: Facts, plan: Plan
+) -> dict:
     """Every destination's hop and every shared link judged (planning.topology) from the chosen runs of
     each hop: a hop's measured capacity is its best ASYNC run (any connection count, over the link
-    first), as the transport card's summed verdict reads it, so a hop that fails fails there too."""
+    first), as the transport card's summed verdict reads it, so a hop that fails fails there too. And
+    each destination's own transport, lag and (SYNC or FASTSYNC only) commit cards, from its hop's
+    runs and path; the first destination's are the plan's. Returns the Plan fields they fill."""
     runs = run_service.measured_runs(session=session, environment=environment, hop=run_service.EVERY_HOP)
     write_seconds = None
     if facts.standby_disk is not None and requirement is not None and requirement.avg_redo_write_bytes:
         write_seconds = facts.standby_disk.disk.write_seconds(requirement.avg_redo_write_bytes)
-    hops = []
+    hops, cards = [], []
     for destination in environment.destinations:
         mine = [run for run in runs if run.hop == destination.id and selection.run_choice(run)[0]]
         hop_facts = replace(facts, link_bits_per_second=destination.link_bandwidth_bits_per_second,
                             link_rtt_seconds=destination.link_rtt_seconds)  # fmt: skip
         best, rtt = hop_capacity(hop_facts, mine)
+        first = destination is environment.first_destination
+        cards.append(_destination_cards(destination, first, plan, hop_facts, requirement, mine))
         hops.append(HopFact(
             id=destination.id, name=destination.name, kind=destination.kind.value,
             transport=destination.transport.value, feeds_from=destination.feeds_from_id,
@@ -258,7 +262,7 @@ def environment_topology(
         )
         for link in environment.shared_links
     )
-    return plan_topology(TopologyFacts(
+    topology = plan_topology(TopologyFacts(
         platform=environment.platform.value,
         protection_mode=environment.protection_mode.value if environment.protection_mode is not None else None,
         required_bytes_per_second=requirement.summed_required_bytes_per_second if requirement is not None else None,
@@ -266,6 +270,23 @@ def environment_topology(
         commit_write_bytes=requirement.avg_redo_write_bytes if requirement is not None else None,
         standby_write_seconds=write_seconds,
     ))  # fmt: skip
+    return {"topology": topology, "destination_cards": tuple(cards)}
+
+
+SYNC_TRANSPORTS = ("SYNC", "FASTSYNC")  # the transports a commit waits for: only they get a commit card
+
+
+def _destination_cards(destination, first: bool, plan: Plan, hop_facts: Facts, requirement, runs) -> DestinationCards:
+    """The transport, lag and commit cards of one destination: the plan's for the first, else built
+    from its own hop (its runs, its nominal link and RTT; its own disk is not measured yet)."""
+    if first:
+        cards = plan.cards
+    else:
+        own = replace(hop_facts, transport_mode=destination.transport.value, standby_disk=None)
+        cards = build_plan(facts=own, requirement=requirement, runs=runs).cards
+    keys = ("transport", "lag", "commit") if destination.transport.value in SYNC_TRANSPORTS else ("transport", "lag")
+    chosen = tuple(card for key in keys for card in cards if card.key == key)
+    return DestinationCards(destination.id, destination.name, destination.transport.value, chosen)
 
 
 def rehearsal_facts(*, session: Session, environment: Environment) -> list[RehearsalFact]:
