@@ -145,6 +145,9 @@ def test_the_first_destination_keeps_the_environment_valid(api_client):
     [
         ({"kind": "cascaded"}, 422, "feeds_from", "give feeds_from"),
         ({"kind": "standby", "feeds_from": "FIRST"}, 422, "kind", "use kind cascaded"),
+        ({"kind": "far_sync", "feeds_from": "FIRST"}, 422, "feeds_from", "never fed by another destination"),
+        ({"kind": "cascaded", "feeds_from": "FIRST", "transport": "SYNC"}, 422, "transport", "ASYNC, not SYNC"),
+        ({"kind": "cascaded", "feeds_from": "FIRST", "transport": "FASTSYNC"}, 422, "transport", "not FASTSYNC"),
         ({"kind": "cascaded", "feeds_from": 999_999}, 422, "feeds_from", "Destination 999999 is not one of"),
         ({"kind": "cascaded", "feeds_from": "OTHER"}, 422, "feeds_from", "is not one of 'SALES prod'"),
         ({"transport": "NEARSYNC"}, 422, "transport", "NEARSYNC is not a transport mode of Oracle Data Guard"),
@@ -177,42 +180,124 @@ def test_a_refused_destination_names_its_field(api_client, fields, status, field
     assert len(_destinations(api_client, environment["id"])) == 1  # nothing written
 
 
+def test_the_maa_shape_a_far_sync_near_the_primary_feeding_a_remote_standby(api_client):
+    environment = _env(api_client)  # Maximum Availability, its first destination SYNC
+    far = _add(api_client, environment["id"], name="far", kind="far_sync", transport="SYNC", link_rtt_seconds="1 ms")
+    assert far.status_code == 201, far.text
+    assert far.json()["feeds_from"] is None and far.json()["transport"] == "SYNC"
+    remote = _add(
+        api_client, environment["id"], name="remote", kind="standby", feeds_from=far.json()["id"], transport="ASYNC",
+        link_rtt_seconds="40 ms",
+    )  # fmt: skip
+    assert remote.status_code == 201, remote.text
+    assert (remote.json()["kind"], remote.json()["feeds_from"]) == ("standby", far.json()["id"])
+    assert remote.json()["transport"] == "ASYNC"
+    # FASTSYNC into the far sync works as well, and the far sync forwards to a second standby
+    fast = api_client.put(f"/api/v1/destinations/{far.json()['id']}", json={"transport": "FASTSYNC"})
+    assert fast.status_code == 200, fast.text
+    other = _add(api_client, environment["id"], name="remote2", feeds_from=far.json()["id"])  # ASYNC by default
+    assert other.status_code == 201 and other.json()["kind"] == "standby", other.text
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "words"),
+    [
+        ({"kind": "far_sync", "feeds_from": "far"}, "feeds_from", "never fed by another destination"),
+        ({"kind": "far_sync", "feeds_from": "remote"}, "feeds_from", "receives redo from the primary"),
+        ({"kind": "far_sync", "feeds_from": "casc"}, "feeds_from", "leave feeds_from empty"),
+        ({"kind": "standby", "feeds_from": "far", "transport": "SYNC"}, "transport", "far sync forwards redo ASYNC"),
+        ({"kind": "standby", "feeds_from": "far", "transport": "FASTSYNC"}, "transport", "ASYNC, not FASTSYNC"),
+        ({"kind": "cascaded", "feeds_from": "far"}, "kind", "a standby fed by a far sync is kind standby"),
+        ({"kind": "standby", "feeds_from": "remote"}, "kind", "use kind cascaded"),
+        ({"kind": "standby", "feeds_from": "casc"}, "kind", "'casc' is a cascaded standby"),
+        ({"kind": "cascaded", "feeds_from": "remote", "transport": "SYNC"}, "transport", "cascades ship ASYNC"),
+        ({"kind": "cascaded", "feeds_from": "casc", "transport": "FASTSYNC"}, "transport", "ASYNC, not FASTSYNC"),
+    ],
+)
+def test_who_may_feed_whom(api_client, fields, field, words):
+    environment = _env(api_client)
+    far = _add(api_client, environment["id"], name="far", kind="far_sync", transport="SYNC").json()
+    remote = _add(api_client, environment["id"], name="remote", feeds_from=far["id"]).json()
+    casc = _add(api_client, environment["id"], name="casc", kind="cascaded", feeds_from=remote["id"]).json()
+    assert casc["kind"] == "cascaded" and casc["feeds_from"] == remote["id"] and casc["transport"] == "ASYNC"
+    spare = _add(api_client, environment["id"], name="spare").json()  # a standby the primary feeds, ASYNC
+    ids = {"far": far["id"], "remote": remote["id"], "casc": casc["id"]}
+    fields = {**fields, "feeds_from": ids[fields["feeds_from"]]}
+    got_field, message = _problem(_add(api_client, environment["id"], name="new", **fields), 422)
+    assert got_field == field and words in message, message
+    assert len(_destinations(api_client, environment["id"])) == 5  # nothing written
+    # an update is held to the same rules
+    got_field, message = _problem(api_client.put(f"/api/v1/destinations/{spare['id']}", json=fields), 422)
+    assert got_field == field and words in message, message
+    assert api_client.get(f"/api/v1/destinations/{spare['id']}").json()["feeds_from"] is None
+
+
+def test_a_new_kind_keeps_what_the_destination_feeds_valid(api_client):
+    environment = _env(api_client)
+    far = _add(api_client, environment["id"], name="far", kind="far_sync", transport="SYNC").json()
+    remote = _add(api_client, environment["id"], name="remote", feeds_from=far["id"]).json()
+    casc = _add(api_client, environment["id"], name="casc", kind="cascaded", feeds_from=remote["id"]).json()
+    # the kind kept, the rest may change
+    assert api_client.put(f"/api/v1/destinations/{far['id']}", json={"notes": "near the primary"}).status_code == 200
+    # a standby is fed from the far sync: it stays a far sync
+    for change in ({"kind": "standby"}, {"kind": "cascaded", "feeds_from": remote["id"]}):
+        field, message = _problem(api_client.put(f"/api/v1/destinations/{far['id']}", json=change), 422)
+        assert (
+            field == "kind" and "The standby 'remote' is fed from 'far'" in message and "keep kind far_sync" in message
+        )
+    # a cascaded standby is fed from the remote standby: never a far sync
+    field, message = _problem(
+        api_client.put(f"/api/v1/destinations/{remote['id']}", json={"kind": "far_sync", "feeds_from": None}), 422
+    )
+    assert field == "kind" and "The cascaded standby 'casc' is fed from 'remote'" in message
+    # a standby or cascaded standby it may be: what it feeds stays valid
+    first_id = _destinations(api_client, environment["id"])[0]["id"]
+    moved = api_client.put(f"/api/v1/destinations/{remote['id']}", json={"kind": "cascaded", "feeds_from": first_id})
+    assert moved.status_code == 200 and moved.json()["kind"] == "cascaded", moved.text
+    assert api_client.get(f"/api/v1/destinations/{casc['id']}").json()["feeds_from"] == remote["id"]
+    # nothing fed from it any more: the far sync may become a standby
+    became = api_client.put(f"/api/v1/destinations/{far['id']}", json={"kind": "standby"})
+    assert became.status_code == 200 and became.json()["kind"] == "standby", became.text
+
+
 def test_who_feeds_whom(api_client):
     environment = _env(api_client)
     first = _destinations(api_client, environment["id"])[0]
     far = _add(api_client, environment["id"], name="far", kind="far_sync", transport="SYNC").json()
-    cascaded = _add(api_client, environment["id"], name="casc", kind="cascaded", feeds_from=far["id"]).json()
-    assert cascaded["feeds_from"] == far["id"] and cascaded["kind"] == "cascaded"
-    # a far sync is never fed by a cascaded standby
+    remote = _add(api_client, environment["id"], name="remote", feeds_from=far["id"]).json()
+    casc = _add(api_client, environment["id"], name="casc", kind="cascaded", feeds_from=remote["id"]).json()
+    casc2 = _add(api_client, environment["id"], name="casc2", kind="cascaded", feeds_from=casc["id"]).json()
+    assert casc2["feeds_from"] == casc["id"]
+    # a cycle: casc <- casc2 <- casc is refused, naming the chain
     field, message = _problem(
-        _add(api_client, environment["id"], name="far2", kind="far_sync", feeds_from=cascaded["id"]), 422
+        api_client.put(f"/api/v1/destinations/{casc['id']}", json={"feeds_from": casc2["id"]}), 422
     )
-    assert field == "feeds_from" and "never fed by one" in message
-    # nor does a destination that feeds a far sync become a cascaded standby
-    far2 = _add(api_client, environment["id"], name="far2", kind="far_sync", feeds_from=far["id"]).json()
-    assert far2["feeds_from"] == far["id"]
+    assert field == "feeds_from" and "casc <- casc2 <- casc" in message
     field, message = _problem(
-        api_client.put(f"/api/v1/destinations/{far['id']}", json={"kind": "cascaded", "feeds_from": cascaded["id"]}),
-        422,
-    )
-    assert field == "kind" and "'far2' is fed from 'far'" in message
-    # a cycle: far <- casc <- far is refused, naming the chain
-    field, message = _problem(api_client.put(f"/api/v1/destinations/{far['id']}", json={"feeds_from": far2["id"]}), 422)
-    assert field == "feeds_from" and "far <- far2 <- far" in message
-    field, message = _problem(
-        api_client.put(f"/api/v1/destinations/{cascaded['id']}", json={"feeds_from": cascaded["id"]}), 422
+        api_client.put(f"/api/v1/destinations/{casc['id']}", json={"feeds_from": casc["id"]}), 422
     )
     assert field == "feeds_from" and "from itself" in message
     # the first destination is fed by the primary
     field, message = _problem(
-        api_client.put(f"/api/v1/destinations/{first['id']}", json={"kind": "cascaded", "feeds_from": far["id"]}), 422
+        api_client.put(f"/api/v1/destinations/{first['id']}", json={"kind": "cascaded", "feeds_from": remote["id"]}),
+        422,
     )
     assert field == "feeds_from" and "first destination" in message
-    # a cascaded standby turned standby must lose its source, and says how
-    field, message = _problem(api_client.put(f"/api/v1/destinations/{cascaded['id']}", json={"kind": "standby"}), 422)
+    field, message = _problem(
+        api_client.put(f"/api/v1/destinations/{first['id']}", json={"feeds_from": far["id"]}), 422
+    )
+    assert field == "feeds_from" and "first destination" in message
+    # a cascaded standby turned standby must lose its source (or take a far sync's), and says how
+    field, message = _problem(api_client.put(f"/api/v1/destinations/{casc['id']}", json={"kind": "standby"}), 422)
     assert field == "kind" and "use kind cascaded" in message
-    ok = api_client.put(f"/api/v1/destinations/{cascaded['id']}", json={"kind": "standby", "feeds_from": None})
+    ok = api_client.put(f"/api/v1/destinations/{casc['id']}", json={"kind": "standby", "feeds_from": None})
     assert ok.status_code == 200 and ok.json()["feeds_from"] is None
+    ok = api_client.put(f"/api/v1/destinations/{casc['id']}", json={"feeds_from": far["id"]})
+    assert ok.status_code == 200 and ok.json()["feeds_from"] == far["id"] and ok.json()["kind"] == "standby"
+    # a SYNC standby fed by the primary cannot move behind the far sync without becoming ASYNC
+    sync = _add(api_client, environment["id"], name="near", transport="SYNC").json()
+    field, message = _problem(api_client.put(f"/api/v1/destinations/{sync['id']}", json={"feeds_from": far["id"]}), 422)
+    assert field == "transport" and "'near' is fed by the far sync instance 'far'" in message
 
 
 def test_hadr_has_a_principal_and_up_to_two_auxiliaries(api_client):
@@ -266,26 +351,27 @@ def test_deleting_a_destination_still_needed_is_refused(api_client, session):
     field, message = _problem(api_client.delete(f"/api/v1/destinations/{first['id']}"), 409)
     assert field == "destination" and "the only destination" in message
     far = _add(api_client, environment["id"], name="far", kind="far_sync", transport="SYNC").json()
-    casc = _add(api_client, environment["id"], name="casc", kind="cascaded", feeds_from=far["id"]).json()
+    remote = _add(api_client, environment["id"], name="remote", feeds_from=far["id"]).json()  # a standby behind it
     field, message = _problem(api_client.delete(f"/api/v1/destinations/{far['id']}"), 409)
-    assert field == "feeds_from" and "'casc' is fed from 'far'" in message
+    assert field == "feeds_from" and "'remote' is fed from 'far'" in message
     hosts_url = f"/api/v1/environments/{environment['id']}/hosts"
-    host = api_client.post(hosts_url, json={**HOST, "name": "sb-casc", "destination_id": casc["id"]})
+    host = api_client.post(hosts_url, json={**HOST, "name": "sb-remote", "destination_id": remote["id"]})
     assert host.status_code == 201, host.text
-    field, message = _problem(api_client.delete(f"/api/v1/destinations/{casc['id']}"), 409)
-    assert field == "hosts" and "'sb-casc'" in message
+    field, message = _problem(api_client.delete(f"/api/v1/destinations/{remote['id']}"), 409)
+    assert field == "hosts" and "'sb-remote'" in message
     link = api_client.post(
-        f"/api/v1/environments/{environment['id']}/shared-links", json={"name": "wan", "destination_ids": [casc["id"]]}
+        f"/api/v1/environments/{environment['id']}/shared-links",
+        json={"name": "wan", "destination_ids": [remote["id"]]},
     )
     assert link.status_code == 201, link.text
     assert api_client.delete(f"{hosts_url}/{host.json()['id']}").status_code == 204
-    field, message = _problem(api_client.delete(f"/api/v1/destinations/{casc['id']}"), 409)
+    field, message = _problem(api_client.delete(f"/api/v1/destinations/{remote['id']}"), 409)
     assert field == "shared_links" and "only hop of the shared link 'wan'" in message
     both = api_client.put(
-        f"/api/v1/shared-links/{link.json()['id']}", json={"destination_ids": [casc["id"], far["id"]]}
+        f"/api/v1/shared-links/{link.json()['id']}", json={"destination_ids": [remote["id"], far["id"]]}
     )
     assert both.status_code == 200, both.text
-    assert api_client.delete(f"/api/v1/destinations/{casc['id']}").status_code == 204
+    assert api_client.delete(f"/api/v1/destinations/{remote['id']}").status_code == 204
     assert api_client.get(f"/api/v1/shared-links/{link.json()['id']}").json()["destination_ids"] == [far["id"]]
     assert [d["id"] for d in _destinations(api_client, environment["id"])] == [first["id"], far["id"]]
 
@@ -435,13 +521,14 @@ def test_deleting_an_environment_removes_its_destinations_and_shared_links(api_c
     environment = _env(api_client, protection_mode="max_performance", transport_mode="ASYNC")
     first = _destinations(api_client, environment["id"])[0]
     far = _add(api_client, environment["id"], name="far", kind="far_sync").json()
-    casc = _add(api_client, environment["id"], name="casc", kind="cascaded", feeds_from=far["id"]).json()
+    remote = _add(api_client, environment["id"], name="remote", feeds_from=far["id"]).json()
+    casc = _add(api_client, environment["id"], name="casc", kind="cascaded", feeds_from=remote["id"]).json()
     hosts_url = f"/api/v1/environments/{environment['id']}/hosts"
     assert api_client.post(hosts_url, json={**HOST, "name": "sb1"}).status_code == 201
     assert api_client.post(hosts_url, json={**HOST, "name": "c1", "destination_id": casc["id"]}).status_code == 201
     link = api_client.post(
         f"/api/v1/environments/{environment['id']}/shared-links",
-        json={"name": "wan", "destination_ids": [first["id"], far["id"], casc["id"]]},
+        json={"name": "wan", "destination_ids": [first["id"], far["id"], remote["id"], casc["id"]]},
     )
     assert link.status_code == 201
     assert api_client.delete(f"/api/v1/environments/{environment['id']}").status_code == 204
@@ -490,19 +577,31 @@ def test_missing_rows_are_404(api_client):
 
 # -- a property: whatever the requests, no cycle and the environment mirrors its first --------------
 
-# Mostly requests that can work (a valid mode for the platform, a source for a cascade), so that
-# sequences reach many destinations; every other choice a user can make comes up as well.
+# Mostly requests that can work (a valid mode for the platform, a source that fits the kind: a far sync
+# for a standby now and then, a standby or a cascaded standby for a cascade; ASYNC for what is fed by
+# another destination), so that sequences reach many destinations; every other choice comes up as well.
 _OFTEN_VALID = {
-    "dataguard": {"kind": ["standby", "far_sync", "cascaded", "cascaded"], "role": [None] * 5 + ["auxiliary"],
+    "dataguard": {"kind": ["standby"] * 2 + ["far_sync"] + ["cascaded"] * 2, "role": [None] * 5 + ["auxiliary"],
                   "mode": ["ASYNC", "SYNC", "FASTSYNC"] * 2 + ["NEARSYNC", "SUPERASYNC"]},
     "hadr": {"kind": ["standby"] * 5 + ["far_sync", "cascaded"], "role": ["auxiliary"] * 3 + ["principal", None],
              "mode": ["SUPERASYNC"] * 4 + ["SYNC", "NEARSYNC", "ASYNC", "FASTSYNC"]},
 }  # fmt: skip
+_FITTING_SOURCE = {"standby": ("far_sync",), "cascaded": ("standby", "cascaded"), "far_sync": ()}
 _BANDWIDTH = st.one_of(st.none(), st.integers(1, 10**11))
 _RTT = st.one_of(st.none(), st.floats(0.0001, 0.5))
 
 
-def _draw_op(data, platform: str, ids: list[int]) -> tuple:
+def _draw_source(data, kind: str, target: int | None, rows: list[Destination]) -> int | None:
+    """A source that fits `kind` (always for a cascade, half the time for a standby, never for a far sync);
+    one time in ten any destination or none (itself, or a kind that does not fit: refused)."""
+    if data.draw(st.integers(0, 9)) == 0:
+        return data.draw(st.sampled_from([None, *(d.id for d in rows)]))
+    fitting = [d.id for d in rows if d.kind.value in _FITTING_SOURCE[kind] and d.id != target]
+    fed = kind == "cascaded" or (kind == "standby" and data.draw(st.booleans()))
+    return data.draw(st.sampled_from(fitting)) if fed and fitting else None
+
+
+def _draw_op(data, platform: str, rows: list[Destination]) -> tuple:
     """One request: create, update or delete a destination, or change the environment's transport and link."""
     often = _OFTEN_VALID[platform]
     what = data.draw(st.sampled_from(["create"] * 4 + ["update"] * 3 + ["delete"] * 2 + ["environment"]))
@@ -510,17 +609,16 @@ def _draw_op(data, platform: str, ids: list[int]) -> tuple:
     bandwidth, rtt = data.draw(_BANDWIDTH), data.draw(_RTT)
     if what == "environment":
         return what, mode, bandwidth, rtt
-    target = data.draw(st.sampled_from(ids))
+    target = data.draw(st.sampled_from([d.id for d in rows]))
     if what == "delete":
         return what, target
     kind = data.draw(st.sampled_from(often["kind"]))
-    # a cascade always has a source, a far sync half the time, a standby now and then (refused)
-    fed = kind == "cascaded" or (kind == "far_sync" and data.draw(st.booleans())) or data.draw(st.integers(0, 9)) == 0
-    sources = [i for i in ids if i != target or data.draw(st.integers(0, 9)) == 0]  # now and then itself
-    source = data.draw(st.sampled_from(sources)) if fed and sources else None
+    source = _draw_source(data, kind, target, rows)
+    if source is not None and data.draw(st.integers(0, 3)):
+        mode = "ASYNC"  # what another destination forwards is ASYNC (the other modes are refused)
     role = data.draw(st.sampled_from(often["role"]))
     if what == "create":
-        name = data.draw(st.sampled_from([f"d{len(ids)}"] * 6 + [f"D{len(ids) - 1}", "STANDBY"]))
+        name = data.draw(st.sampled_from([f"d{len(rows)}"] * 6 + [f"D{len(rows) - 1}", "STANDBY"]))
         return what, name, kind, source, mode, role, bandwidth, rtt
     return what, target, kind, source, mode, role, bandwidth, rtt
 
@@ -536,10 +634,14 @@ def _check_invariants(session, environment) -> None:
     )  # fmt: skip
     by_id = {d.id: d for d in rows}
     for destination in rows:
-        if destination.kind.value == "cascaded":
-            assert destination.feeds_from_id is not None
-        if destination.kind.value == "standby":
-            assert destination.feeds_from_id is None
+        source = by_id[destination.feeds_from_id].kind.value if destination.feeds_from_id is not None else None
+        assert (
+            source
+            in {"standby": (None, "far_sync"), "far_sync": (None,), "cascaded": ("standby", "cascaded")}[
+                destination.kind.value
+            ]
+        ), (destination.name, destination.kind, source)
+        assert source is None or destination.transport.value == "ASYNC"  # forwarded redo is ASYNC
         seen, node = set(), destination
         while node.feeds_from_id is not None:
             assert node.id not in seen, "a cycle"
@@ -586,11 +688,12 @@ def _request(session, environment, op) -> None:
 )
 def test_any_sequence_of_requests_keeps_the_rules(session, data, platform, protection, steps):
     """Whatever is asked, in any order: positions run 1.., the first is fed by the primary and the
-    environment's transport and link are its; no cycle, no dangling source; HADR's roles hold."""
+    environment's transport and link are its; each kind fed by what feeds it, forwarded redo ASYNC; no
+    cycle, no dangling source; HADR's roles hold."""
     fields = {"protection_mode": protection} if platform == "dataguard" else {"protection_mode": None}
     environment = make_environment(session, platform=platform, transport_mode="SYNC", **fields)
     for _ in range(steps):
-        op = _draw_op(data, platform, [d.id for d in environment.destinations])
+        op = _draw_op(data, platform, list(environment.destinations))
         try:
             _request(session, environment, op)
         except FieldError as error:
@@ -598,6 +701,41 @@ def test_any_sequence_of_requests_keeps_the_rules(session, data, platform, prote
             session.rollback()
         except ValueError:  # pydantic: the merged environment refused (a mode of the other platform)
             session.rollback()
+        _check_invariants(session, environment)
+
+
+def _valid_shape(data, rows: list[Destination], target: int | None) -> tuple[str, int | None, str]:
+    """A kind, source and transport the rules accept for a destination nothing is fed from (target: the
+    one updated, never its own source): a standby or far sync fed by the primary in any mode, a standby
+    behind a far sync or a cascade behind a standby or cascaded standby, ASYNC."""
+    far_syncs = [d.id for d in rows if d.kind.value == "far_sync" and d.id != target]
+    standbys = [d.id for d in rows if d.kind.value in ("standby", "cascaded") and d.id != target]
+    shapes = ["standby", "far_sync"] + ["behind a far sync"] * bool(far_syncs) + ["cascaded"] * bool(standbys)
+    shape = data.draw(st.sampled_from(shapes))
+    if shape == "behind a far sync":
+        return "standby", data.draw(st.sampled_from(far_syncs)), "ASYNC"
+    if shape == "cascaded":
+        return "cascaded", data.draw(st.sampled_from(standbys)), "ASYNC"
+    return shape, None, data.draw(st.sampled_from(["ASYNC", "SYNC", "FASTSYNC"]))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), protection=st.sampled_from(["max_performance", "max_availability"]), steps=st.integers(1, 10))
+def test_every_valid_data_guard_shape_is_accepted(session, data, protection, steps):
+    """Creates, updates and deletes that keep the rules all succeed: far syncs the primary feeds, standbys
+    behind them, cascades behind standbys (the first destination and what others are fed from left alone)."""
+    environment = make_environment(session, transport_mode="SYNC", protection_mode=protection)
+    for step in range(steps):
+        rows = list(environment.destinations)
+        leaves = [d.id for d in rows[1:] if not any(other.feeds_from_id == d.id for other in rows)]
+        what = data.draw(st.sampled_from(["create"] * 3 + ["update", "delete"] if leaves else ["create"]))
+        if what == "delete":
+            op = ("delete", data.draw(st.sampled_from(leaves)))
+        else:
+            target = data.draw(st.sampled_from(leaves)) if what == "update" else None
+            kind, source, mode = _valid_shape(data, rows, target)
+            op = (what, target if target is not None else f"d{step}", kind, source, mode, None, None, None)
+        _request(session, environment, op)  # never refused
         _check_invariants(session, environment)
 
 

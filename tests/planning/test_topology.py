@@ -54,7 +54,7 @@ def problems_of(*hops, **kwargs) -> tuple[str, ...]:
 def test_maa_shape_far_sync_close_to_the_primary_and_a_remote_standby_fed_by_it():
     far_sync = HopFact(1, "fs1", FAR_SYNC, SYNC, None, nominal_bits_per_second=10_000_000_000, rtt_seconds=0.002)
     remote = HopFact(
-        2, "dr1", CASCADED, ASYNC, 1, rtt_seconds=0.040, measured_bytes_per_second=100 * MIB, measured_label="run #12"
+        2, "dr1", STANDBY, ASYNC, 1, rtt_seconds=0.040, measured_bytes_per_second=100 * MIB, measured_label="run #12"
     )
     plan = plan_topology(facts(far_sync, remote, commit_write_bytes=16384, standby_write_seconds=0.0005))
 
@@ -97,7 +97,7 @@ def test_maa_shape_far_sync_close_to_the_primary_and_a_remote_standby_fed_by_it(
 
 def test_far_sync_advice_says_which_rtt_is_missing_and_what_stands_in():
     far_sync = HopFact(1, "fs1", FAR_SYNC, FASTSYNC, None)
-    remote = HopFact(2, "dr1", CASCADED, ASYNC, 1, rtt_seconds=0.030)
+    remote = HopFact(2, "dr1", STANDBY, ASYNC, 1, rtt_seconds=0.030)
     (advice,) = plan_topology(facts(far_sync, remote)).far_sync
     assert advice.near.impact is None and advice.saved_seconds is None
     assert advice.sentence == (
@@ -263,8 +263,12 @@ def test_every_topology_problem_is_named():
     assert problems_of(
         HopFact(1, "dr1", STANDBY, ASYNC, None),
         HopFact(2, "fs1", FAR_SYNC, ASYNC, 1),
-        HopFact(3, "dr3", CASCADED, ASYNC, 2),
+        HopFact(3, "dr3", STANDBY, ASYNC, 2),
     ) == ("far sync fs1 is fed by dr1: a far sync receives redo from the primary only",)
+    assert problems_of(HopFact(1, "fs1", FAR_SYNC, SYNC, None), HopFact(2, "dr2", CASCADED, ASYNC, 1)) == (
+        "dr2 is a cascaded standby fed by fs1, a far sync: a far sync feeds standbys; a standby or a cascaded standby "
+        "feeds cascaded standbys",
+    )
     assert problems_of(HopFact(1, "dr1", CASCADED, ASYNC, None)) == (
         "dr1 is a cascaded standby without a source: set the destination that forwards redo to it",
     )
@@ -272,7 +276,8 @@ def test_every_topology_problem_is_named():
     assert dangling.problems == ("dr1 is fed from destination #9, not one of the environment's",)
     assert dangling.hops[0].path == "unknown destination #9 -> dr1"
     assert problems_of(HopFact(1, "dr1", STANDBY, ASYNC, None), HopFact(2, "dr2", CASCADED, SYNC, 1)) == (
-        "dr2 is fed SYNC by dr1, a standby: cascades ship ASYNC; only the primary or a far sync sends SYNC",
+        "dr2 is fed SYNC by dr1: a standby or a far sync forwards redo ASYNC only; only the primary sends SYNC or "
+        "FASTSYNC",
     )
     cycle = (HopFact(1, "a", CASCADED, ASYNC, 2), HopFact(2, "b", CASCADED, ASYNC, 1))
     assert problems_of(*cycle, mode=None) == (

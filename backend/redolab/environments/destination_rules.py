@@ -1,11 +1,15 @@
 """The rules a destination obeys (no database access: the caller locks and reads the environment).
 
-Oracle Data Guard: a standby is fed by the primary, a cascaded standby by another destination, a
-far sync instance by the primary, a standby or another far sync (never by a cascaded standby); the
-chain never comes back to where it started, and the first destination (the one the environment's
-transport and link describe) is fed by the primary. Db2 HADR: a principal standby in any sync mode
-and up to two auxiliaries in SUPERASYNC, all fed by the primary. Each refusal is a FieldError naming
-the field: 422 for a value that cannot work, 409 for one that clashes with what is stored.
+Oracle Data Guard: a far sync instance is fed by the primary only (SYNC or FASTSYNC, close to it)
+and forwards the redo; a standby is fed by the primary or by a far sync instance (the MAA shape:
+primary -> far sync, SYNC -> remote standby, ASYNC); a cascaded standby by a standby or another
+cascaded standby (a physical standby that cascades redo), never by a far sync. A standby or a far sync
+forwards ASYNC only (ORA-16695), so whatever a destination feeds is ASYNC. Changing a destination's
+kind keeps what it feeds valid; the chain never comes back to where it started, and the first
+destination (the one the environment's transport and link describe) is fed by the primary. Db2 HADR:
+a principal standby in any sync mode and up to two auxiliaries in SUPERASYNC, all fed by the primary.
+Each refusal is a FieldError naming the field: 422 for a value that cannot work, 409 for one that
+clashes with what is stored.
 """
 
 from __future__ import annotations
@@ -167,43 +171,65 @@ def _check_hadr(environment: Environment, current: Destination | None, proposal:
 
 
 def _check_feeds(environment: Environment, current: Destination | None, proposal: Proposal) -> None:
-    """Data Guard: who feeds whom. A cascaded standby has a source, a standby has none (the primary),
-    a far sync is never fed by a cascaded standby, the first destination is fed by the primary, and
-    the chain never comes back to where it started."""
+    """Data Guard: who feeds whom (see the module's docstring)."""
     if proposal.hadr_role is not None:
         raise FieldError("hadr_role", "hadr_role is a Db2 HADR setting: leave it empty for Oracle Data Guard.", 422)
+    if proposal.kind is DestinationKind.far_sync and proposal.feeds_from_id is not None:
+        raise FieldError(
+            "feeds_from",
+            "A far sync instance receives redo from the primary (SYNC or FASTSYNC, close to it) and forwards it to "
+            "the destinations it feeds; it is never fed by another destination: leave feeds_from empty.",
+            422,
+        )
     if proposal.kind is DestinationKind.cascaded and proposal.feeds_from_id is None:
         raise FieldError(
             "feeds_from",
-            "A cascaded standby receives redo from another destination: give feeds_from, the id of the standby "
-            "or far sync that forwards it.",
+            "A cascaded standby receives redo from a physical standby that cascades it: give feeds_from, the id of "
+            "the standby or cascaded standby that forwards it (a standby fed by a far sync is kind standby).",
             422,
         )
-    if proposal.kind is DestinationKind.standby and proposal.feeds_from_id is not None:
-        raise FieldError(
-            "kind",
-            "A standby fed from another destination is a cascaded standby: use kind cascaded (or leave feeds_from "
-            "empty for a standby fed by the primary).",
-            422,
-        )
-    if current is not None and proposal.kind is DestinationKind.cascaded:
-        far_syncs = [
-            d for d in environment.destinations if d.feeds_from_id == current.id and d.kind is DestinationKind.far_sync
-        ]
-        if far_syncs:
+    if current is not None and proposal.kind is not current.kind:
+        _check_dependents(environment, current, proposal)
+    if proposal.feeds_from_id is not None:
+        source = _check_source(environment, current, proposal)
+        _check_source_kind(proposal, source)
+        _check_cycle(environment, current, source)
+        if proposal.transport is not TransportMode.async_:
             raise FieldError(
-                "kind",
-                f"The far sync instance {named(far_syncs)} is fed from '{current.name}', and a far sync is never fed "
-                "by a cascaded standby: point it elsewhere first, or keep this kind.",
+                "transport",
+                f"'{proposal.name}' is fed by the {source.kind.label.lower()} '{source.name}', and a standby or a far "
+                "sync forwards redo ASYNC only (cascades ship ASYNC; only the primary sends SYNC or FASTSYNC): set "
+                f"transport ASYNC, not {proposal.transport.value}.",
                 422,
             )
-    if proposal.feeds_from_id is not None:
-        _check_source(environment, current, proposal)
 
 
-def _check_source(environment: Environment, current: Destination | None, proposal: Proposal) -> None:
-    """The destination `proposal` is fed from: of this environment, not for the first destination,
-    not a cascaded standby for a far sync, and not (directly or not) fed from `current` itself."""
+def _check_dependents(environment: Environment, current: Destination, proposal: Proposal) -> None:
+    """A new kind for `current` keeps the destinations it feeds valid: a standby it feeds needs a far
+    sync, a cascaded standby a standby or a cascaded standby."""
+    fed = [d for d in environment.destinations if d.feeds_from_id == current.id and d.id != current.id]
+    standbys = [d for d in fed if d.kind is DestinationKind.standby]
+    if standbys and proposal.kind is not DestinationKind.far_sync:
+        raise FieldError(
+            "kind",
+            f"The standby {named(standbys)} {'is' if len(standbys) == 1 else 'are'} fed from '{current.name}', and "
+            "a standby fed from another destination is fed by a far sync instance: keep kind far_sync, or point "
+            "its feeds_from elsewhere first.",
+            422,
+        )
+    cascades = [d for d in fed if d.kind is DestinationKind.cascaded]
+    if cascades and proposal.kind is DestinationKind.far_sync:
+        raise FieldError(
+            "kind",
+            f"The cascaded standby {named(cascades)} {'is' if len(cascades) == 1 else 'are'} fed from "
+            f"'{current.name}', and a cascaded standby is fed by a standby or another cascaded standby, never by a "
+            "far sync: keep this a standby or cascaded standby, or point its feeds_from elsewhere first.",
+            422,
+        )
+
+
+def _check_source(environment: Environment, current: Destination | None, proposal: Proposal) -> Destination:
+    """The destination `proposal` is fed from: of this environment, and not for the first destination."""
     if is_first(environment, current):
         raise FieldError(
             "feeds_from",
@@ -211,8 +237,7 @@ def _check_source(environment: Environment, current: Destination | None, proposa
             "it receives redo from the primary. Leave feeds_from empty.",
             422,
         )
-    by_id = {d.id: d for d in environment.destinations}
-    source = by_id.get(proposal.feeds_from_id)
+    source = next((d for d in environment.destinations if d.id == proposal.feeds_from_id), None)
     if source is None:
         raise FieldError(
             "feeds_from",
@@ -221,25 +246,44 @@ def _check_source(environment: Environment, current: Destination | None, proposa
             + ".",
             422,
         )
-    if proposal.kind is DestinationKind.far_sync and source.kind is DestinationKind.cascaded:
+    return source
+
+
+def _check_source_kind(proposal: Proposal, source: Destination) -> None:
+    """A standby is fed by a far sync; a cascaded standby by a standby or another cascaded standby."""
+    what = f"'{source.name}' is a {source.kind.label.lower()}"
+    if proposal.kind is DestinationKind.standby and source.kind is not DestinationKind.far_sync:
         raise FieldError(
-            "feeds_from",
-            f"'{source.name}' is a cascaded standby, and a far sync instance is never fed by one: feed it from the "
-            "primary (feeds_from empty), a standby or another far sync.",
+            "kind",
+            f"{what}, and a standby fed from a standby is a cascaded standby: use kind cascaded (or leave "
+            "feeds_from empty for a standby fed by the primary, or give the far sync instance that forwards to it).",
             422,
         )
-    if current is not None:
-        chain, node = [current.name], source
-        while node is not None and len(chain) <= len(by_id):
-            chain.append(node.name)
-            if node.id == current.id:
-                raise FieldError(
-                    "feeds_from",
-                    f"That would feed '{current.name}' from itself: {' <- '.join(chain)}. Redo starts at the "
-                    "primary; pick a destination not fed (directly or not) from this one.",
-                    422,
-                )
-            node = by_id.get(node.feeds_from_id) if node.feeds_from_id is not None else None
+    if proposal.kind is DestinationKind.cascaded and source.kind is DestinationKind.far_sync:
+        raise FieldError(
+            "kind",
+            f"{what}, and a standby fed by a far sync is kind standby: use kind standby (a cascaded standby is fed "
+            "by a standby or another cascaded standby).",
+            422,
+        )
+
+
+def _check_cycle(environment: Environment, current: Destination | None, source: Destination) -> None:
+    """`source` is not (directly or not) fed from `current` itself."""
+    if current is None:
+        return
+    by_id = {d.id: d for d in environment.destinations}
+    chain, node = [current.name], source
+    while node is not None and len(chain) <= len(by_id):
+        chain.append(node.name)
+        if node.id == current.id:
+            raise FieldError(
+                "feeds_from",
+                f"That would feed '{current.name}' from itself: {' <- '.join(chain)}. Redo starts at the "
+                "primary; pick a destination not fed (directly or not) from this one.",
+                422,
+            )
+        node = by_id.get(node.feeds_from_id) if node.feeds_from_id is not None else None
 
 
 def is_first(environment: Environment, current: Destination | None) -> bool:

@@ -102,7 +102,7 @@ class HostRole(StrEnum):
 class DestinationKind(StrEnum):
     standby = "standby"
     far_sync = "far_sync"  # Data Guard: receives redo and forwards it, holds no datafiles
-    cascaded = "cascaded"  # a standby fed by another destination, not by the primary
+    cascaded = "cascaded"  # a standby fed by a standby or another cascaded standby (redo shipped ASYNC)
 
     @property
     def label(self) -> str:

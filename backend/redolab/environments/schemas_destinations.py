@@ -26,7 +26,7 @@ class DestinationFields(UnitEcho):
     kind: DestinationKind | None = None
     # Data Guard: ASYNC, SYNC or FASTSYNC; Db2 HADR: the principal's sync mode, SUPERASYNC for an auxiliary
     transport: Annotated[TransportMode | None, BeforeValidator(blank_to_none)] = None
-    # the destination that forwards redo to this one (a cascaded standby's); null: the primary
+    # what forwards redo to this one (a far sync to a standby, a standby to a cascaded one); null: the primary
     feeds_from: OptionalId = None
     hadr_role: Annotated[HadrRole | None, BeforeValidator(blank_to_none)] = None  # Db2 HADR only
     link_bandwidth_bits_per_second: LinkBandwidth = None

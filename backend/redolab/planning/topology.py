@@ -27,6 +27,7 @@ SYNC, FASTSYNC, ASYNC, NEARSYNC, SUPERASYNC = "SYNC", "FASTSYNC", "ASYNC", "NEAR
 PRINCIPAL, AUXILIARY = "principal", "auxiliary"
 MAX_PERFORMANCE, MAX_AVAILABILITY, MAX_PROTECTION = "max_performance", "max_availability", "max_protection"
 PRIMARY = "primary"  # the source of a hop the primary feeds, as the sentences name it
+KIND_NAMES = {STANDBY: "standby", FAR_SYNC: "far sync", CASCADED: "cascaded standby"}
 # What the primary must send for a Data Guard protection mode. Seed 000: Maximum Protection never signals
 # commit success "until at least one synchronous Data Guard standby has acknowledged that redo has been
 # hardened to disk": SYNC AFFIRM. FASTSYNC is SYNC NOAFFIRM (acknowledged on receipt, before the write), and
@@ -354,12 +355,12 @@ def _dataguard_problems(hop: HopFact, source: HopFact | None, facts: TopologyFac
         say(f"far sync {name} is fed by {fed_by}: a far sync receives redo from the primary only")
     if hop.kind == FAR_SYNC and not any(h.feeds_from == hop.id for h in facts.hops if h is not hop):
         say(f"far sync {name} feeds no destination: a far sync only forwards: add the remote standby it feeds")
-    if hop.transport in SYNC_TRANSPORTS and source is not None and source.kind != FAR_SYNC:
-        kind = "cascaded standby" if source.kind == CASCADED else source.kind.replace("_", " ")
-        fed_by = f"{_name(source)}, a {kind}"
-        say(
-            f"{name} is fed {hop.transport} by {fed_by}: cascades ship ASYNC; only the primary or a far sync sends SYNC"
-        )
+    if source is not None and hop.kind != FAR_SYNC and (hop.kind == CASCADED) == (source.kind == FAR_SYNC):
+        say(f"{name} is a {KIND_NAMES.get(hop.kind)} fed by {_name(source)}, a {KIND_NAMES.get(source.kind)}: "
+            "a far sync feeds standbys; a standby or a cascaded standby feeds cascaded standbys")  # fmt: skip
+    if hop.transport in SYNC_TRANSPORTS and source is not None:
+        say(f"{name} is fed {hop.transport} by {_name(source)}: a standby or a far sync forwards redo ASYNC only; "
+            "only the primary sends SYNC or FASTSYNC")  # fmt: skip
     if hop.transport == FASTSYNC and facts.protection_mode == MAX_PROTECTION:
         say(f"{name}: {FASTSYNC_IN_MAX_PROTECTION}")
     return problems
