@@ -8,7 +8,9 @@ for each rate:
     (scheduled: the schedule's bytes generated in the interval, each slot spread over its 0.1 s, so a
     whole second holds ten whole slots; received: the interval's bytes_received, the server's
     count); target under 1 %;
-  - the sender's CPU seconds per GiB (the client process, user + system, from wait4's rusage), next
+  - the sender's CPU seconds per GiB (the client process, user + system, from wait4's rusage; the
+    replay with --warmup 0, as streaming has no warm-up: the default 1 s of filler at full speed
+    before time zero is streaming, not pacing, and its bytes are not the replay's), next
     to plain streaming (no --schedule, no --rate) of the same bytes, with the same message size and
     number of connections: like with like. Pacing must not cost more than streaming the same bytes.
     Streaming runs for the replay's bytes / its rate (measured by a run of the replay's duration, whose
@@ -143,7 +145,9 @@ class Repetition:
 
 
 def repetition(path: Path, slots, rate: float, seconds: int, common: list[str]) -> Repetition:
-    replay = run_pair(["--schedule", str(path), *common])
+    # --warmup 0: the default warm-up streams filler at full speed for 1 s before time zero (its bytes
+    # are not the replay's), which would charge a second of streaming to the paced bytes
+    replay = run_pair(["--schedule", str(path), "--warmup", "0", *common])
     as_long = run_pair(["--duration", str(seconds), *common])
     same_bytes_seconds = replay.end["bytes_sent"] / as_long.end["bytes_per_second"]
     streaming = run_pair(["--duration", f"{same_bytes_seconds:.6f}", *common])
