@@ -58,6 +58,7 @@ from redolab.watches import api as watches_api
 from redolab.watches import receivers_api
 from redolab.web import auth as auth_pages
 from redolab.web import collect as collect_pages
+from redolab.web import destinations as destination_pages
 from redolab.web import environments as environment_pages
 from redolab.web import hadr as hadr_pages
 from redolab.web import metrics as metrics_page
@@ -320,6 +321,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(workspace.router, include_in_schema=False)  # after /environments/new
     app.include_router(environments_api.router)
     app.include_router(destinations_api.router)
+    app.include_router(destination_pages.router, include_in_schema=False)
     app.include_router(collect_api.router)
     app.include_router(collect_pages.router, include_in_schema=False)
     app.include_router(runs_api.router)

@@ -202,15 +202,24 @@ def delete_environment(
 
 
 def hosts_context(environment, *, editing=None, values=None, errors=None) -> dict:
+    values = values or (_host_form_values(editing) if editing else HOST_DEFAULTS)
+    # The first destination is the empty choice: what a standby defaults to, and what a primary
+    # (which belongs to none) submits unless another is chosen.
+    first_id = environment.destinations[0].id if environment.destinations else None
+    if "destination_id" not in values:
+        chosen = editing.destination_id if editing else None
+        values = {**values, "destination_id": "" if chosen in (None, first_id) else str(chosen)}
     return {
         "environment": environment,
         "hosts": environment.hosts,
         "editing": editing,
-        "values": values or (_host_form_values(editing) if editing else HOST_DEFAULTS),
+        "values": values,
         "errors": errors or {},
         "role_options": [(role.value, role.label) for role in HostRole],
         "transport_options": [(t.value, t.label) for t in HostTransport],
         "credential_options": [("", "— none —")] + [(str(c.id), c.name) for c in environment.credentials],
+        "destination_options": [("" if d.id == first_id else str(d.id), d.name) for d in environment.destinations],
+        "several_destinations": len(environment.destinations) > 1,  # the hosts table names each standby's
     }
 
 
