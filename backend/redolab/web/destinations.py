@@ -5,14 +5,14 @@ delete both (the same services as the JSON API, environments.destinations)."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request, status
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 
 from redolab.auth.deps import AdminUser, current_html_user
 from redolab.core.deps import FormDep, SessionDep
 from redolab.core.errors import FieldError
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
-from redolab.core.templating import remember_unit_readings, render
+from redolab.core.templating import is_htmx, remember_unit_readings, render
 from redolab.environments import destinations, service
 from redolab.environments.models import TRANSPORT_MODES, DestinationKind, Environment, HadrRole, Platform
 from redolab.environments.schemas_destinations import DestinationCreate, SharedLinkCreate
@@ -86,6 +86,14 @@ def show_destinations(request: Request, session: SessionDep, environment_id: int
     return _page(request, service.get_environment(session=session, environment_id=environment_id))
 
 
+def _done(request: Request, environment: Environment) -> Response:
+    """After a change: the page again. From htmx a reload (HX-Refresh): a redirect to this same page
+    and its #anchor would only scroll, not show the change."""
+    if is_htmx(request):
+        return Response(status_code=status.HTTP_200_OK, headers={"HX-Refresh": "true"})
+    return redirect(request, _page_path(environment) + "#destinations")
+
+
 @router.post("/environments/{environment_id}/destinations")
 def create_destination(
     request: Request, session: SessionDep, admin: AdminUser, environment_id: int, form: FormDep
@@ -102,7 +110,7 @@ def create_destination(
             request, environment, status_code=UNPROCESSABLE, destination_values=values, destination_errors=placed
         )
     remember_unit_readings(request, list(destination_in.unit_readings.values()), _page_path(environment))
-    return redirect(request, _page_path(environment) + "#destinations")
+    return _done(request, environment)
 
 
 @router.post("/destinations/{destination_id}/delete")
@@ -113,8 +121,10 @@ def delete_destination(request: Request, session: SessionDep, admin: AdminUser, 
     try:
         destinations.delete_destination(session=session, destination=destination)
     except FieldError as error:
+        if is_htmx(request):  # htmx shows a refusal's text beside the button (app.js), not a whole page
+            return PlainTextResponse(error.message, status_code=error.status_code)
         return _page(request, environment, status_code=error.status_code, refusal=error.message)
-    return redirect(request, _page_path(environment) + "#destinations")
+    return _done(request, environment)
 
 
 @router.post("/environments/{environment_id}/shared-links")
@@ -135,7 +145,7 @@ def create_shared_link(
         placed = _placed(errors, kept)
         return _page(request, environment, status_code=UNPROCESSABLE, link_values=kept, link_errors=placed)
     remember_unit_readings(request, list(link_in.unit_readings.values()), _page_path(environment))
-    return redirect(request, _page_path(environment) + "#destinations")
+    return _done(request, environment)
 
 
 @router.post("/shared-links/{shared_link_id}/delete")
@@ -144,4 +154,4 @@ def delete_shared_link(request: Request, session: SessionDep, admin: AdminUser, 
     link = destinations.get_shared_link(session=session, shared_link_id=shared_link_id)
     environment = service.get_environment(session=session, environment_id=link.environment_id)
     destinations.delete_shared_link(session=session, link=link)
-    return redirect(request, _page_path(environment) + "#destinations")
+    return _done(request, environment)
