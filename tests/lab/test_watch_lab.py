@@ -105,11 +105,18 @@ def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  
         assert first.verdict.value == "failing" and first.measured_bytes_per_second < 7 * MIB, first.reason
         assert first.required_bytes_per_second == pytest.approx(8 * MIB * 1.3)
         assert state_of(engine, watch_id)[0] is WatchState.ok  # one failure of three: not yet
-        fire_and_judge(engine, watch_id)
-        assert state_of(engine, watch_id) == (WatchState.failing, 2)
-        control.change(paths, fast)
-        for _ in range(2):
+        # a check the loaded machine could not measure (a skipped one) is not a failure: fire until two agree
+        for _ in range(3):
             verdicts.append(fire_and_judge(engine, watch_id).verdict.value)
+            if state_of(engine, watch_id)[0] is WatchState.failing:
+                break
+        assert state_of(engine, watch_id) == (WatchState.failing, 2), verdicts
+        assert "ok" not in verdicts[2:], verdicts  # the slower link never judged OK
+        control.change(paths, fast)
+        for _ in range(4):
+            verdicts.append(fire_and_judge(engine, watch_id).verdict.value)
+            if state_of(engine, watch_id)[0] is WatchState.ok:
+                break
         assert state_of(engine, watch_id) == (WatchState.ok, 3), verdicts
         deadline = time.monotonic() + 30  # the workers deliver on their own, every few seconds
         while len(hook.requests) < 2 and time.monotonic() < deadline:
