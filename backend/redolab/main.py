@@ -54,6 +54,7 @@ from redolab.rehearsals import api as rehearsals_api
 from redolab.runs import api as runs_api
 from redolab.runs.service import MAX_RESULT_IMPORT_BYTES
 from redolab.sweeps import api as sweeps_api
+from redolab.sweeps import clusters_api
 from redolab.watches import api as watches_api
 from redolab.watches import receivers_api
 from redolab.web import auth as auth_pages
@@ -327,6 +328,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(runs_api.router)
     app.include_router(rehearsals_api.router)
     app.include_router(sweeps_api.router)
+    app.include_router(clusters_api.router)
     app.include_router(run_pages.router, include_in_schema=False)
     app.include_router(rehearsal_pages.router, include_in_schema=False)
     app.include_router(watches_api.router)

@@ -1,7 +1,8 @@
 """The worker: claims jobs atomically, heartbeats while it runs them, fails orphans.
 
 `redolab serve` runs one worker in a thread of its own; `redolab worker` runs more against
-PostgreSQL. A job is claimed by exactly one worker; two jobs that share a host never run at once;
+PostgreSQL. A job is claimed by exactly one worker; two jobs that share a host never run at once
+(except the jobs of one run across several hops, queued together: the primary sends to each);
 a job whose worker died is failed with a reason and never run again.
 """
 
@@ -63,6 +64,8 @@ def claim_next(sessions: sessionmaker, worker_id: str) -> Job | None:
         host_busy = exists().where(
             busy.status == JobStatus.running,
             or_(busy.client_host_id.in_(hosts), busy.server_host_id.in_(hosts)),
+            # the jobs of one run across hops share the primary with each other, and with nothing else
+            or_(busy.together_id.is_(None), Job.together_id.is_(None), busy.together_id != Job.together_id),
         )
         candidate = select(Job.id).where(Job.status == JobStatus.queued, ~host_busy).order_by(Job.id).limit(1)
         if postgres:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from redolab.disktest.service import latest_disk
@@ -238,8 +238,9 @@ def environment_topology(
     if facts.standby_disk is not None and requirement is not None and requirement.avg_redo_write_bytes:
         write_seconds = facts.standby_disk.disk.write_seconds(requirement.avg_redo_write_bytes)
     hops, cards = [], []
+    chosen = [run for run in runs if selection.run_choice(run)[0]]
     for destination in environment.destinations:
-        mine = [run for run in runs if run.hop == destination.id and selection.run_choice(run)[0]]
+        mine = [run for run in chosen if run.hop == destination.id]
         hop_facts = replace(facts, link_bits_per_second=destination.link_bandwidth_bits_per_second,
                             link_rtt_seconds=destination.link_rtt_seconds)  # fmt: skip
         best, rtt = hop_capacity(hop_facts, mine)
@@ -253,24 +254,52 @@ def environment_topology(
             measured_label=best.label if best is not None else "",
             hadr_role=destination.hadr_role.value if destination.hadr_role is not None else None,
         ))  # fmt: skip
-    links = tuple(
-        SharedLinkFact(
-            id=link.id,
-            name=link.name,
-            hops=tuple(d.id for d in link.destinations),
+    links = []
+    for link in environment.shared_links:
+        loaded = shared_link_capacity(session, frozenset(d.id for d in link.destinations), chosen)
+        links.append(SharedLinkFact(
+            id=link.id, name=link.name, hops=tuple(d.id for d in link.destinations),
             nominal_bits_per_second=link.bandwidth_bits_per_second,
-        )
-        for link in environment.shared_links
-    )
+            measured_bytes_per_second=loaded[0] if loaded else None, measured_label=loaded[1] if loaded else "",
+        ))  # fmt: skip
     topology = plan_topology(TopologyFacts(
         platform=environment.platform.value,
         protection_mode=environment.protection_mode.value if environment.protection_mode is not None else None,
         required_bytes_per_second=requirement.summed_required_bytes_per_second if requirement is not None else None,
-        hops=tuple(hops), shared_links=links,
+        hops=tuple(hops), shared_links=tuple(links),
         commit_write_bytes=requirement.avg_redo_write_bytes if requirement is not None else None,
         standby_write_seconds=write_seconds,
     ))  # fmt: skip
     return {"topology": topology, "destination_cards": tuple(cards)}
+
+
+def shared_link_capacity(session: Session, hops: frozenset[int], runs: list[MeasuredRun]) -> tuple[float, str] | None:
+    """What a shared link carried with all its hops loaded at once: the best sum over the ASYNC pairs
+    crossing it of a cluster run (a run across hops) that loaded every one of its hops, every pair of
+    which succeeded and started within 10 % of the duration of the others; None when there is none."""
+    together: dict[int, list[MeasuredRun]] = {}
+    for run in runs:
+        if run.cluster is not None and run.mode == "async":
+            together.setdefault(run.cluster, []).append(run)
+    candidates = {cid: pairs for cid, pairs in together.items() if hops <= {run.hop for run in pairs}}
+    if not candidates:
+        return None
+    sizes = dict(session.execute(
+        select(Run.cluster_id, func.count(Run.id)).where(Run.cluster_id.in_(candidates)).group_by(Run.cluster_id)
+    ).all())  # fmt: skip
+    best = None
+    for cid, pairs in candidates.items():
+        starts = [run.created_at for run in pairs]
+        if len(pairs) != sizes.get(cid) or (max(starts) - min(starts)).total_seconds() > 0.1 * min(
+            run.duration_seconds for run in pairs
+        ):
+            continue  # a pair failed or was left out, or they did not run at the same time
+        crossing = sorted((run for run in pairs if run.hop in hops), key=lambda run: run.id)
+        total = sum(run.bytes_per_second for run in crossing)
+        if best is None or total > best[0]:
+            ids = ", ".join(f"#{run.id}" for run in crossing)
+            best = (total, f"runs {ids} at once, summed")
+    return best
 
 
 SYNC_TRANSPORTS = ("SYNC", "FASTSYNC")  # the transports a commit waits for: only they get a commit card

@@ -29,6 +29,8 @@ class MeasuredRun:
     tags: tuple[str, ...] = ()
     origin: str = "measured"  # measured | imported: oratcptest | imported: iperf3
     hop: int | None = None  # the destination whose hop it measured (None: an environment without destinations)
+    cluster: int | None = None  # the cluster run (or run across hops) it was one pair of
+    duration_seconds: float = 0.0  # the run's planned duration (a cluster's pairs overlap within 10 % of it)
 
     @property
     def source(self) -> Source:

@@ -43,13 +43,15 @@ def create_run(
     settings: Settings | None = None,
     replay: dict | None = None,
     commit: bool = True,
+    together: int | None = None,
 ) -> Run:
     """Store the run and queue its job; the worker picks it up when both hosts are free. Refused
     before anything is written: a write_dir on "This machine" outside its root or without room
     (422), its owner or host pair at the queue cap (429; checked under the queue lock).
     `replay`: a rehearsal's columns (rehearsal_id, replay_schedule, ..., and its duration cap), set
     before the job can be claimed; `commit=False` leaves the commit to the caller (runs that must
-    be queued together)."""
+    be queued together); `together`: the cluster whose jobs may share hosts with each other (a run
+    across hops)."""
     client = host_in(environment, run_in.client_host_id, "client_host_id")
     server = host_in(environment, run_in.server_host_id, "server_host_id")
     check_local_write_dir(server=server, write_dir=run_in.write_dir, conns=run_in.conns, settings=settings)
@@ -68,6 +70,7 @@ def create_run(
             run_id=run.id,
             client_host_id=client.id,
             server_host_id=server.id,
+            together_id=together,
             requested_by=owner_of(requested_by),
             planned_seconds=run.duration_seconds + RUN_SETUP_SECONDS,
         )
@@ -346,6 +349,7 @@ def _metrics(summary) -> RunMetrics:
 _PLANNED = (
     Run.id, Run.label, Run.client_host_id, Run.server_host_id, Run.reverse, Run.mode, Run.conns, Run.message_bytes,
     Run.bytes_per_second, Run.sync_write, Run.write_dir, Run.started_at, Run.created_at, Run.tags, Run.source,
+    Run.cluster_id, Run.duration_seconds,
 )  # fmt: skip
 _SUMMARISED = tuple(getattr(RunSummary, name) for name in (*_METRIC_FIELDS, "mtu_bytes", "damaged"))
 
@@ -456,6 +460,8 @@ def read_measured_runs(*, session: Session, environment: Environment) -> list[Me
                 tags=tuple(row.tags or ()),
                 origin="measured" if row.source is RunSource.redoprobe else f"imported: {row.source.value}",
                 hop=server.destination_id,
+                cluster=row.cluster_id,
+                duration_seconds=row.duration_seconds,
             )
         )
     return measured

@@ -1,6 +1,11 @@
 """Cluster runs (seed 000, Task 3): every node pair at once, each pair a run, the sum reported;
 reverse the roles with one click. The pairs' jobs are queued together and run concurrently, since
-they share no host (the worker runs jobs on disjoint hosts at the same time)."""
+they share no host (the worker runs jobs on disjoint hosts at the same time).
+
+A run across hops (issue 38) is a cluster run from the primary to every destination it feeds
+directly, at once: each destination's node pairs (or its first host from the first primary node),
+measuring the primary's uplink as production loads it, one copy of the redo per destination. Its
+jobs share the primary hosts, so they are queued `together` (the worker lets them run at once)."""
 
 from __future__ import annotations
 
@@ -30,10 +35,37 @@ def node_pairs(
     return [(server, client) for client, server in pairs] if reverse else pairs
 
 
+def hop_pairs(environment: Environment) -> list[tuple[Host, Host]]:
+    """(client, server) for every destination the primary feeds: its node pairs, or, when node numbers
+    do not match, the first primary node to the destination's first host."""
+    primaries = sorted((h for h in environment.hosts if h.role is HostRole.primary), key=lambda h: h.node_number)
+    pairs = []
+    for destination in environment.destinations:
+        if destination.feeds_from_id is not None or not primaries:
+            continue
+        mine = node_pairs(environment, destination=destination)
+        standbys = sorted(environment.standby_hosts(destination), key=lambda h: h.node_number)
+        pairs.extend(mine or ([(primaries[0], standbys[0])] if standbys else []))
+    return pairs
+
+
 def create_cluster(
-    *, session: Session, environment: Environment, run_in: RunCreate, reverse: bool, requested_by: str
+    *,
+    session: Session,
+    environment: Environment,
+    run_in: RunCreate,
+    reverse: bool,
+    requested_by: str,
+    across_hops: bool = False,
 ) -> Cluster:
-    pairs = node_pairs(environment, reverse=reverse)
+    pairs = hop_pairs(environment) if across_hops else node_pairs(environment, reverse=reverse)
+    if across_hops and len({server.destination_id for _, server in pairs}) < 2:
+        raise FieldError(
+            "client_host_id",
+            "A run across hops needs two or more destinations fed by the primary, each with a standby host "
+            "(add them on the Destinations page).",
+            422,
+        )
     if not pairs:
         raise FieldError(
             "client_host_id",
@@ -42,13 +74,17 @@ def create_cluster(
         )
     template = run_in.model_dump(mode="json", exclude={"client_host_id", "server_host_id"})
     cluster = Cluster(
-        environment_id=environment.id, reverse=reverse, template=template, label=run_in.label, requested_by=requested_by
-    )
+        environment_id=environment.id, reverse=reverse and not across_hops, across_hops=across_hops,
+        template=template, label=run_in.label, requested_by=requested_by,
+    )  # fmt: skip
     session.add(cluster)
     session.flush()
     for client, server in pairs:
         pair_in = RunCreate(**template, client_host_id=client.id, server_host_id=server.id)
-        run = service.create_run(session=session, environment=environment, run_in=pair_in, requested_by=requested_by)
+        run = service.create_run(
+            session=session, environment=environment, run_in=pair_in, requested_by=requested_by, commit=False,
+            together=cluster.id if across_hops else None,
+        )  # fmt: skip
         run.cluster_id = cluster.id
     session.commit()
     return cluster
@@ -58,8 +94,9 @@ def get_cluster(*, session: Session, cluster_id: int) -> Cluster:
     return get_or_404(session, Cluster, cluster_id, what="Cluster run")
 
 
-def summary(cluster: Cluster) -> dict:
-    """The sum over the pairs, and whether they really ran at the same time."""
+def summary(cluster: Cluster, environment: Environment) -> dict:
+    """The sum over the pairs (and, across hops, per destination), and whether they really ran at the
+    same time."""
     runs: list[Run] = cluster.runs
     done = all(run.status.finished for run in runs)
     succeeded = [run for run in runs if run.status is RunStatus.succeeded and run.bytes_per_second]
@@ -67,9 +104,24 @@ def summary(cluster: Cluster) -> dict:
     duration = runs[0].duration_seconds if runs else 0
     spread = (max(starts) - min(starts)).total_seconds() if len(starts) == len(runs) and runs else None
     return {
+        "hops": _per_hop(cluster, environment) if cluster.across_hops else [],
         "finished": done,
         "total_bytes_per_second": sum(run.bytes_per_second for run in succeeded) if succeeded else None,
         "complete": done and len(succeeded) == len(runs),
         "start_spread_seconds": spread,
         "overlapped": spread is not None and spread <= 0.1 * duration,
     }
+
+
+def _per_hop(cluster: Cluster, environment: Environment) -> list[dict]:
+    """A run across hops: each destination's pairs and their sum, in the destinations' order."""
+    hosts = {host.id: host for host in environment.hosts}
+    hops = []
+    for destination in environment.destinations:
+        runs = [run for run in cluster.runs if getattr(hosts.get(run.server_host_id), "destination_id", None)
+                == destination.id]  # fmt: skip
+        if not runs:
+            continue
+        rates = [run.bytes_per_second for run in runs if run.status is RunStatus.succeeded and run.bytes_per_second]
+        hops.append({"destination": destination, "runs": runs, "bytes_per_second": sum(rates) if rates else None})
+    return hops

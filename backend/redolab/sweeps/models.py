@@ -106,6 +106,9 @@ class Cluster(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
     reverse: Mapped[bool] = mapped_column(Boolean, default=False)  # standby nodes send to primary nodes
+    # across the direct destinations (issue 38): the primary to every destination it feeds at once,
+    # measuring the shared uplink as production loads it; else node n -> node n of the first destination
+    across_hops: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     template: Mapped[dict] = mapped_column(JSON)  # the RunCreate fields every pair shares
     label: Mapped[str] = mapped_column(String(200), default="")
     requested_by: Mapped[str] = mapped_column(String(64))

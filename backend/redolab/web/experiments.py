@@ -12,7 +12,7 @@ from redolab.jobs.admission import QueueCaps
 from redolab.runs import service as run_service
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps import service as sweep_service
-from redolab.sweeps.clusters import node_pairs
+from redolab.sweeps.clusters import hop_pairs, node_pairs
 from redolab.sweeps.compare import mtu_of
 from redolab.sweeps.schedules import Repeat, create_schedule, list_schedules
 from redolab.sweeps.schemas import SweepCreate
@@ -93,6 +93,7 @@ def experiments_context(
     return {
         "schedules": list_schedules(session=session, environment=environment),
         "pair_count": len(node_pairs(environment)),
+        "hop_count": len({server.destination_id for _, server in hop_pairs(environment)}),
         "runs": matching[:RUNS_SHOWN],
         "matching_runs": matching,  # the newest 200 that pass the filters: what the exports hold
         "sweeps": [sweep for sweep in sweeps if keep(sweep)],

@@ -267,15 +267,18 @@ def stop_schedule(request: Request, session: SessionDep, user: OperatorUser, sch
 def create_cluster(
     request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
 ) -> Response:
-    """The New experiment form's "Run on every node pair": node n -> node n, all at once."""
+    """The New experiment form's "Run on every node pair": node n -> node n, all at once; or, with
+    across_hops, "Run on every hop at once": the primary to every destination it feeds."""
     environment = get_environment(session=session, environment_id=environment_id)
     values = form_data(form)
     values["sync_write"] = "sync_write" in values
+    across_hops = values.pop("across_hops", "") == "1"
     with form_errors(session) as errors:
         run_in = RunCreate.model_validate({**form_fields(values), **clusters.TEMPLATE_PAIR})
         cluster = clusters.create_cluster(
-            session=session, environment=environment, run_in=run_in, reverse=False, requested_by=user.username
-        )
+            session=session, environment=environment, run_in=run_in, reverse=False, requested_by=user.username,
+            across_hops=across_hops,
+        )  # fmt: skip
     if not errors:
         wake_local_worker(request.app)
         return redirect(request, f"/clusters/{cluster.id}")
@@ -287,7 +290,7 @@ def show_cluster(request: Request, session: SessionDep, cluster_id: int) -> Resp
     """Each pair and the sum; polls while a pair is still queued or running."""
     cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
     environment = get_environment(session=session, environment_id=cluster.environment_id)
-    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster)}
+    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster, environment)}
     return render(request, "sweeps/cluster.html", context)
 
 
@@ -296,7 +299,7 @@ def show_cluster_live(request: Request, session: SessionDep, cluster_id: int) ->
     """The pairs table, polled every second while a pair runs (a plain request gets the whole page)."""
     cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
     environment = get_environment(session=session, environment_id=cluster.environment_id)
-    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster)}
+    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster, environment)}
     return render(request, "sweeps/cluster.html", context, block="live")
 
 

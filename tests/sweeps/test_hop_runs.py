@@ -1,0 +1,206 @@
+"""Runs across hops (issue 38, "measured together"): the primary to every destination it feeds at the
+same time, each pair an ordinary run. Their jobs share the primary with each other and with nothing
+else; the page and the API give each hop and the sum; and the plan reads the sum as the capacity of a
+shared link the hops cross, only when every pair succeeded and they ran at the same time."""
+
+from datetime import timedelta
+
+import pytest
+
+from redolab.core.db import make_sessionmaker, utcnow
+from redolab.environments import destinations
+from redolab.environments.schemas_destinations import DestinationCreate, SharedLinkCreate
+from redolab.jobs.models import Job, JobStatus
+from redolab.planning.plan import FAIL, PASS
+from redolab.planning.service import Selection, environment_plan, shared_link_capacity
+from redolab.runs.models import ProbeMode, Run, RunStatus
+from redolab.runs.schemas import RunCreate
+from redolab.sweeps import clusters
+from redolab.sweeps.models import Cluster
+from redolab.worker import claim_next
+from tests.execution import request_run, work_until
+from tests.factories import make_environment, make_host
+from tests.planning.test_topology_plan import two_destinations
+
+TEMPLATE = {"duration_seconds": 2, "interval_seconds": 0.5, "label": "both hops"}
+
+
+def hops_env(session):
+    """A primary, a standby in the first destination, a standby in "remote" (fed by the primary), and a
+    spare host pair for unrelated jobs; all "This machine"."""
+    environment = make_environment(session, name="hops")
+    remote = destinations.create_destination(
+        session=session, environment=environment,
+        destination_in=DestinationCreate(name="remote", kind="standby", transport="ASYNC", link_rtt_seconds="40 ms"),
+    )  # fmt: skip
+    hosts = {
+        "p1": make_host(session, environment, role="primary", name="p1", transport="local"),
+        "near": make_host(session, environment, role="standby", name="near", transport="local"),
+        "far": make_host(session, environment, role="standby", name="far", transport="local", destination_id=remote.id),
+    }
+    session.refresh(environment)
+    return environment, remote, hosts
+
+
+def queue_hops(session, environment, **fields) -> Cluster:
+    return clusters.create_cluster(
+        session=session, environment=environment, run_in=RunCreate(**{**TEMPLATE, **fields}, **clusters.TEMPLATE_PAIR),
+        reverse=False, requested_by="alice", across_hops=True,
+    )  # fmt: skip
+
+
+def test_the_pairs_are_the_primary_to_each_destination(session):
+    environment, remote, _hosts = hops_env(session)
+    assert [(c.name, s.name) for c, s in clusters.hop_pairs(environment)] == [("p1", "near"), ("p1", "far")]
+    cascaded = destinations.create_destination(
+        session=session, environment=environment,
+        destination_in=DestinationCreate(name="cascade", kind="cascaded", transport="ASYNC", feeds_from=remote.id),
+    )  # fmt: skip
+    make_host(session, environment, role="standby", name="c1", transport="local", destination_id=cascaded.id)
+    session.refresh(environment)
+    assert len(clusters.hop_pairs(environment)) == 2  # a cascaded standby is not fed by the primary
+
+
+def test_hop_jobs_share_the_primary_with_each_other_only(session, engine):
+    environment, _remote, hosts = hops_env(session)
+    cluster = queue_hops(session, environment)
+    later = request_run(session, environment, hosts["p1"], hosts["near"])  # an ordinary run on p1
+    sessions = make_sessionmaker(engine)
+    first, second = claim_next(sessions, "worker-a"), claim_next(sessions, "worker-b")
+    assert {first.run_id, second.run_id} == {run.id for run in cluster.runs}  # both at once, on one primary
+    assert claim_next(sessions, "worker-c") is None  # the ordinary run waits for p1
+    for job in (first, second):
+        with sessions() as other:
+            other.get(Job, job.id).status = JobStatus.done
+            other.commit()
+    assert claim_next(sessions, "worker-c").run_id == later.id
+    # and the other way round: a run across hops waits while an ordinary run holds the primary
+    again = queue_hops(session, environment)
+    assert claim_next(sessions, "worker-d") is None
+    with sessions() as other:
+        other.query(Job).filter(Job.run_id == later.id).update({"status": JobStatus.done})
+        other.commit()
+    assert {claim_next(sessions, "w-e").run_id, claim_next(sessions, "w-f").run_id} == {r.id for r in again.runs}
+
+
+def test_a_run_across_hops_from_the_api_runs_both_at_once(session, engine, secret_key, api_client, browser_client):
+    environment, _remote, _hosts = hops_env(session)
+    page = browser_client.get(f"/environments/{environment.id}")
+    assert "Run on all 2 hops at once" in page.text
+    created = api_client.post(
+        f"/api/v1/environments/{environment.id}/clusters",
+        json={**TEMPLATE, "rate_bits_per_second": "100 Mbit/s", "across_hops": True},
+    )
+    assert created.status_code == 201, created.text
+    cluster_id = created.json()["id"]
+    assert created.json()["across_hops"] is True and len(created.json()["runs"]) == 2
+
+    def finished() -> bool:
+        session.expire_all()
+        return all(run.status.finished for run in session.get(Cluster, cluster_id).runs)
+
+    work_until(engine, secret_key, finished, 60, what="the run across hops")
+    body = api_client.get(f"/api/v1/clusters/{cluster_id}").json()
+    assert [run["status"] for run in body["runs"]] == ["succeeded", "succeeded"]
+    assert body["overlapped"] is True and body["start_spread_seconds"] < 1.0  # together, not one after the other
+    assert [hop["destination"] for hop in body["hops"]] == ["standby", "remote"]
+    assert body["total_bytes_per_second"] == pytest.approx(sum(hop["bytes_per_second"] for hop in body["hops"]))
+    for hop in body["hops"]:  # paced to 100 Mbit/s each: the sum is two of them
+        assert 0.7 * 12.5e6 < hop["bytes_per_second"] < 1.3 * 12.5e6
+    shown = browser_client.get(f"/clusters/{cluster_id}")
+    assert "Run across hops #" in shown.text and 'id="hops-sums"' in shown.text and "reverse-button" not in shown.text
+    assert 'data-destination="remote"' in shown.text and "MiB/s" in shown.text
+
+
+def test_too_few_hops_is_refused_and_nothing_is_queued(session, api_client):
+    environment = make_environment(session, name="one hop")
+    make_host(session, environment, role="primary", name="p1", transport="local")
+    make_host(session, environment, role="standby", name="s1", transport="local")
+    url = f"/api/v1/environments/{environment.id}/clusters"
+    response = api_client.post(url, json={**TEMPLATE, "across_hops": True})
+    assert response.status_code == 422 and "two or more destinations" in response.text
+    assert session.query(Cluster).count() == 0 and session.query(Job).count() == 0
+
+
+def _pair_run(session, environment, cluster, client, server, rate, *, started, mode=ProbeMode.async_):
+    run = Run(
+        environment_id=environment.id, client_host_id=client.id, server_host_id=server.id,
+        client_host_name=client.name, server_host_name=server.name, mode=mode, conns=1,
+        message_bytes=1024 * 1024, duration_seconds=60, interval_seconds=1, status=RunStatus.succeeded,
+        requested_by="alice", bytes_per_second=rate, cluster_id=cluster.id, started_at=started,
+    )  # fmt: skip
+    session.add(run)
+    session.commit()
+    return run
+
+
+def _cluster(session, environment) -> Cluster:
+    cluster = Cluster(environment_id=environment.id, across_hops=True, template={}, requested_by="alice")
+    session.add(cluster)
+    session.commit()
+    return cluster
+
+
+def test_the_plan_reads_the_sum_as_the_shared_links_capacity(session, api_client):
+    environment, primary, near, far, remote = two_destinations(session)
+    required = environment_plan(session=session, environment=environment).requirement.summed_required_bytes_per_second
+    first = environment.first_destination
+    destinations.create_shared_link(
+        session=session, environment=environment,
+        link_in=SharedLinkCreate(name="uplink", destination_ids=[first.id, remote.id],
+                                 bandwidth_bits_per_second=int(10 * required * 8)),
+    )  # fmt: skip
+    now = utcnow()
+    # each hop alone carries 1.5 copies; both at once, 0.8 copy each: the uplink fails although its
+    # nominal 10 copies would pass
+    for server in (near, far):
+        _pair_run(session, environment, _cluster(session, environment), primary, server, 1.5 * required, started=now)
+    together = _cluster(session, environment)
+    a = _pair_run(session, environment, together, primary, near, 0.8 * required, started=now)
+    b = _pair_run(session, environment, together, primary, far, 0.8 * required, started=now + timedelta(seconds=1))
+    session.expire_all()
+    plan = environment_plan(session=session, environment=environment)
+    hops = {v.name: v.status for v in plan.topology.hops}
+    assert hops == {first.name: PASS, "remote": PASS}
+    (uplink,) = plan.topology.shared_links
+    assert uplink.basis == "measured" and uplink.capacity_bytes_per_second == pytest.approx(1.6 * required)
+    assert uplink.status == FAIL and "although each hop alone passes" in uplink.headline
+    assert f"#{a.id}, #{b.id}" in " ".join(uplink.reasons)
+    body = api_client.get(f"/api/v1/environments/{environment.id}/plan").json()
+    assert body["topology"]["shared_links"][0]["capacity_basis"] == "measured"
+    # left out of the selection: back to the nominal link
+    chosen = Selection.parse(chosen=True, imports=[], runs=[a.id], exclude_tags=[])
+    plan = environment_plan(session=session, environment=environment, selection=chosen)
+    assert plan.topology.shared_links[0].basis != "measured"
+
+
+def test_a_sum_counts_only_when_every_pair_succeeded_and_they_overlapped(session):
+    environment, primary, near, far, remote = two_destinations(session)
+    from redolab.runs import service as run_service
+
+    now, hops = utcnow(), frozenset({environment.first_destination.id, remote.id})
+
+    def measured():
+        session.expire_all()
+        return run_service.measured_runs(session=session, environment=environment, hop=run_service.EVERY_HOP)
+
+    apart = _cluster(session, environment)  # 30 s apart in a 60 s run: not at the same time
+    _pair_run(session, environment, apart, primary, near, 100.0, started=now)
+    _pair_run(session, environment, apart, primary, far, 100.0, started=now + timedelta(seconds=30))
+    partial = _cluster(session, environment)  # one pair failed: its sum would understate the link
+    _pair_run(session, environment, partial, primary, near, 100.0, started=now)
+    _pair_run(session, environment, partial, primary, far, 100.0, started=now)
+    failed = _pair_run(session, environment, partial, primary, far, 100.0, started=now)
+    failed.status = RunStatus.failed
+    sync = _cluster(session, environment)  # acknowledged messages: not what the link carries
+    for server in (near, far):
+        _pair_run(session, environment, sync, primary, server, 100.0, started=now, mode=ProbeMode.sync)
+    session.commit()
+    assert shared_link_capacity(session, hops, measured()) is None
+    good = _cluster(session, environment)
+    _pair_run(session, environment, good, primary, near, 60.0, started=now)
+    _pair_run(session, environment, good, primary, far, 40.0, started=now + timedelta(seconds=2))
+    total, label = shared_link_capacity(session, hops, measured())
+    assert total == 100.0 and label.startswith("runs #")
+    only_near = frozenset({environment.first_destination.id})  # a link only one hop crosses: that hop's share
+    assert shared_link_capacity(session, only_near, measured())[0] == 60.0
