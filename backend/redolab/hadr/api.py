@@ -20,6 +20,7 @@ from redolab.disktest.service import (
 )
 from redolab.environments.service import get_environment
 from redolab.hadr import service
+from redolab.hadr.hops import hop_calculators, hop_json
 from redolab.jobs.queue import wake_local_worker
 
 router = APIRouter(prefix="/api/v1/environments", tags=["hadr"], dependencies=[Depends(current_api_user)])
@@ -83,10 +84,12 @@ def delete_captures(session: SessionDep, user: ApiOperator, environment_id: int,
 @router.get("/{environment_id}/hadr-calculator")
 def read_calculator(session: SessionDep, environment_id: int) -> dict:
     """For every interval of the log history, the rate each sync mode sustains with the measured
-    network and disks, and whether the workload exceeded it; or what is missing to compute it."""
+    network and disks, and whether the workload exceeded it; or what is missing to compute it.
+    `destinations`: the same per hop (the principal in its sync mode, each auxiliary in SUPERASYNC)."""
     environment = get_environment(session=session, environment_id=environment_id)
     calculator, inputs = service.environment_calculator(session=session, environment=environment)
-    return service.calculator_json(calculator, inputs)
+    hops = hop_calculators(session=session, environment=environment)
+    return {**service.calculator_json(calculator, inputs), "destinations": [hop_json(hop) for hop in hops]}
 
 
 @router.post("/{environment_id}/disk-tests", status_code=status.HTTP_202_ACCEPTED)

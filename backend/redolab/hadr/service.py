@@ -24,8 +24,9 @@ from redolab.disktest.fit import Disk, DiskPoint, fit_disk
 from redolab.disktest.service import latest_disk
 from redolab.environments.models import Environment, HostRole
 from redolab.hadr import db2pd, recommend
-from redolab.hadr.calculator import Network, calculate, receive_buffer_pages
+from redolab.hadr.calculator import calculate, receive_buffer_pages
 from redolab.hadr.models import HadrImport, HadrSample
+from redolab.hadr.network import measured_network, nominal_network
 from redolab.hadr.pairs import PairView, covered, pair_key, pair_views, stretches
 from redolab.hadr.serialise import pair_json, sample_json
 from redolab.redo.parsers import RedoInputError
@@ -300,6 +301,10 @@ def _flags(rows) -> list[Flag]:
 
 
 # -- the calculator for an environment ------------------------------------------------------------
+NEEDS_HISTORY = "log history: import MON_GET_TRANSACTION_LOG captures, an archived log listing or db2logscan output"
+NEEDS_DISK = "a log disk: run a disk test on the standby (or primary) host, or a SYNC run with a write directory"
+
+
 @dataclass
 class CalculatorInputs:
     network: object | None  # hadr.calculator.Network
@@ -309,6 +314,7 @@ class CalculatorInputs:
     standby: object | None
     standby_basis: str
     missing: list[str]
+    network_run_id: int | None = None  # the measured run the network is from (None: not from a run)
 
 
 def calculator_inputs(*, session: Session, environment: Environment) -> CalculatorInputs:
@@ -316,26 +322,11 @@ def calculator_inputs(*, session: Session, environment: Environment) -> Calculat
     environment's link RTT); each disk from the role's latest disk test, else the standby's from SYNC
     runs with a write directory (time per acknowledged message at each message size). As
     hadrCalculator does, one disk measured stands for both when the other is not. Names what is missing."""
-    missing: list[str] = []
     runs = [run for run in measured_runs(session=session, environment=environment) if run.conns == 1]
-    over_link = [run for run in runs if not run.loopback]
-    chosen = over_link or runs
-    network, network_basis = None, ""
-    if chosen:
-        streaming = [run for run in chosen if run.mode == "async"]  # a SYNC run's rate includes its waits
-        best = max(streaming or chosen, key=lambda run: run.bytes_per_second)
-        rtt = best.metrics.rtt_min_seconds or environment.link_rtt_seconds
-        if rtt is None:
-            missing.append("the round trip time: set the link RTT on the environment, or run a test that reports it")
-        else:
-            network = Network(best.bytes_per_second, rtt)
-            network_basis = f"{best.source.label}; RTT {rtt * 1000:,.3f} ms"
-            if best.loopback:
-                network_basis += " (a loopback run on the redolab machine, not the standby link)"
-            if best.mode != "async":
-                network_basis += " (a SYNC run: its rate includes the waits for acknowledgements; use an ASYNC run)"
-    else:
-        missing.append("a measured network: run a one-stream test from the primary to the standby")
+    network, network_basis, needs, run_id = measured_network(runs, link_rtt_seconds=environment.link_rtt_seconds)
+    if network is None and not runs and environment.first_destination is not None:  # as each hop's calculator
+        network, network_basis, needs = nominal_network(environment.first_destination)
+    missing = [needs] if needs else []
     disks: dict = {}
     for role in (HostRole.primary, HostRole.standby):
         disk, where = latest_disk(environment, role)
@@ -358,16 +349,14 @@ def calculator_inputs(*, session: Session, environment: Environment) -> Calculat
                 "overhead is not known (taken as 0); a disk test at several sizes fits both",
             )
     if not disks:
-        missing.append(
-            "a log disk: run a disk test on the standby (or primary) host, or a SYNC run with a write directory"
-        )
-        return CalculatorInputs(network, network_basis, None, "", None, "", missing)
+        missing.append(NEEDS_DISK)
+        return CalculatorInputs(network, network_basis, None, "", None, "", missing, run_id)
     primary = disks.get(HostRole.primary) or (
         disks[HostRole.standby][0],
         disks[HostRole.standby][1] + " (the primary's disk taken as the standby's, as hadrCalculator does)",
     )
     standby = disks.get(HostRole.standby) or (primary[0], primary[1] + " (the standby's disk taken as the primary's)")
-    return CalculatorInputs(network, network_basis, primary[0], primary[1], standby[0], standby[1], missing)
+    return CalculatorInputs(network, network_basis, primary[0], primary[1], standby[0], standby[1], missing, run_id)
 
 
 def environment_calculator(*, session: Session, environment: Environment):
@@ -375,9 +364,7 @@ def environment_calculator(*, session: Session, environment: Environment):
     inputs = calculator_inputs(session=session, environment=environment)
     intervals = environment_intervals(session=session, environment=environment)
     if not intervals:
-        inputs.missing.insert(
-            0, "log history: import MON_GET_TRANSACTION_LOG captures, an archived log listing or db2logscan output"
-        )
+        inputs.missing.insert(0, NEEDS_HISTORY)
     if inputs.missing:
         return None, inputs
     return calculate(intervals, network=inputs.network, primary=inputs.primary, standby=inputs.standby), inputs

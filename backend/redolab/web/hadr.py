@@ -19,6 +19,7 @@ from redolab.disktest.service import DiskTestCreate, create_disk_test, list_disk
 from redolab.environments.service import get_environment
 from redolab.hadr import service
 from redolab.hadr.calculator import MODES
+from redolab.hadr.hops import hop_calculators, nearest_limit
 from redolab.jobs.queue import wake_local_worker
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -33,10 +34,7 @@ def hadr_context(session, environment) -> dict:
     zone = environment.time_zone or "UTC"
     monitoring = service.monitoring(session=session, environment=environment)
     calculator, inputs = service.environment_calculator(session=session, environment=environment)
-    rows = []
-    if calculator is not None:  # the intervals nearest (or beyond) the SYNC limit first, then in time
-        worst = sorted(calculator.rows, key=lambda r: r.rate_bytes_per_second / r.limits["SYNC"], reverse=True)
-        rows = sorted(worst[:TABLE_ROWS], key=lambda r: (r.start, r.member))
+    rows = _nearest_sync(calculator) if calculator is not None else []
     return {
         "disk_tests": disk_tests,
         "hadr": {
@@ -52,8 +50,30 @@ def hadr_context(session, environment) -> dict:
                 environment=environment, watched=monitoring, calculator=calculator
             ),
             "calculator_figure": calculator_figure(calculator, zone),
+            "hops": _hops(session, environment, zone),
         },
     }
+
+
+def _hops(session, environment, zone: str) -> list[dict]:
+    """With more than one standby, each hop's calculator and the rows its table lists (the principal's
+    nearest its SYNC limit, as the single table; an auxiliary's nearest its SUPERASYNC limit)."""
+    if len(environment.destinations) < 2:
+        return []
+    shown = []
+    for hop in hop_calculators(session=session, environment=environment):
+        view = {"hop": hop, "rows": nearest_limit(hop, TABLE_ROWS), "modes": MODES, "advice": None, "figure": None}
+        if hop.calculator is not None and hop.role == "principal":
+            view.update(rows=_nearest_sync(hop.calculator), advice=hop.calculator.advice(),
+                        figure=calculator_figure(hop.calculator, zone))  # fmt: skip
+        shown.append(view)
+    return shown
+
+
+def _nearest_sync(calculator) -> list:
+    """The intervals nearest (or beyond) the SYNC limit first, then in time."""
+    worst = sorted(calculator.rows, key=lambda r: r.rate_bytes_per_second / r.limits["SYNC"], reverse=True)
+    return sorted(worst[:TABLE_ROWS], key=lambda r: (r.start, r.member))
 
 
 def _error(message: str, status_code: int = 422) -> HTMLResponse:
