@@ -23,10 +23,10 @@ from sqlalchemy import select
 
 from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.migrate import upgrade
-from redolab.environments.models import Environment
+from redolab.environments.models import DestinationKind, Environment, TransportMode
 from redolab.lab import control
-from redolab.lab.register import register
-from redolab.lab.topology import BRIDGE, DATA_DEVICE, Shape, plan_lab
+from redolab.lab.register import LINK_NAME, register
+from redolab.lab.topology import BRIDGE, DATA_DEVICE, Shape, parse_destination, plan_lab
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.parsers.redoprobe import run_metrics
 from redolab.sweeps import service
@@ -126,6 +126,102 @@ def test_cli_up_status_set_down_leaves_the_machine_as_it_was(tmp_path):
     assert "namespace redolab-primary-1" in down.stdout and f"bridge {BRIDGE}" in down.stdout
     assert leftovers() == before == {"namespaces": [], "devices": [], "processes": []}
     assert lab_cli(tmp_path, "status").stdout.strip() == "lab: down"
+
+
+def test_extra_destination_has_its_own_rtt_behind_the_shared_rate(tmp_path):
+    """The first destination 2 ms away, `remote` 40 ms; one 200 Mbit/s uplink, registered as such."""
+    before = leftovers()
+    up = lab_cli(tmp_path, "up", "--rtt", "2ms", "--rate", "200Mbit/s", "--destination", "remote=40ms")
+    try:
+        assert up.returncode == 0, up.stderr
+        assert "lab-remote-1: ssh root@10.78.0.71, data 10.77.0.71 (redolab-remote-1)" in up.stdout
+        report = json.loads(lab_cli(tmp_path, "status", "--json").stdout)
+        assert [(h["name"], h["destination"], h["rtt_seconds"]) for h in report["hosts"]] == [
+            ("lab-primary-1", None, None), ("lab-standby-1", "standby", 0.002), ("lab-remote-1", "remote", 0.040),
+        ]  # fmt: skip
+        assert "lab-remote-1 (remote, RTT 40 ms): ssh 10.78.0.71" in lab_cli(tmp_path, "status").stdout
+
+        far, _ = ping("redolab-primary-1", "10.77.0.71", count=3)
+        assert 0.038 <= far < 0.070, far
+        # the 2 ms path, measured while the 40 ms path always has packets in flight: it never waits behind them
+        with subprocess.Popen(
+            ["ip", "netns", "exec", "redolab-primary-1", "ping", "-n", "-q", "-c", "150", "-i", "0.01", "10.77.0.71"],
+            stdout=subprocess.DEVNULL,
+        ) as load:  # fmt: skip
+            near, _ = ping("redolab-primary-1", "10.77.0.41", count=3)
+            load.kill()
+        assert 0.0015 <= near < 0.015, near
+
+        changed = lab_cli(tmp_path, "set", "--rate", "100Mbit/s")
+        assert changed.returncode == 0, changed.stderr
+        engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+        with make_sessionmaker(engine)() as session:
+            environment = session.scalar(select(Environment).where(Environment.name == "lab"))
+            standby, remote = environment.destinations
+            assert (standby.name, standby.link_rtt_seconds) == ("standby", 0.002)
+            assert (remote.name, remote.kind, remote.transport, remote.feeds_from_id) == (
+                "remote", DestinationKind.standby, TransportMode.async_, None,
+            )  # fmt: skip
+            assert (remote.link_rtt_seconds, remote.link_bandwidth_bits_per_second) == (0.040, 100_000_000)
+            assert [h.name for h in standby.hosts] == ["lab-standby-1"]
+            assert [h.name for h in remote.hosts] == ["lab-remote-1"]
+            (link,) = environment.shared_links
+            assert (link.name, link.bandwidth_bits_per_second) == (LINK_NAME, 100_000_000)
+            assert {d.name for d in link.destinations} == {"standby", "remote"}
+        engine.dispose()
+    finally:
+        down = lab_cli(tmp_path, "down")
+    assert down.returncode == 0, down.stderr
+    assert leftovers() == before
+
+
+def test_registering_again_updates_the_destinations_and_removes_the_lab_s_old_ones(tmp_path):
+    """No namespaces needed: registration reads only the plan and the host keys."""
+    paths = control.Paths(tmp_path)
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    upgrade(engine)
+    shape = Shape(rtt_seconds=0.002, rate_bits_per_second=200_000_000)
+
+    def registered(*options: str) -> list[tuple]:
+        lab = plan_lab(shape, destinations=[parse_destination(option) for option in options])
+        control._prepare_keys(paths, lab)
+        with make_sessionmaker(engine)() as session:
+            environment = register(session=session, lab=lab, paths=paths, secret_key="lab-tests")
+            links = [(link.name, sorted(d.name for d in link.destinations)) for link in environment.shared_links]
+            destinations = [
+                (d.name, d.kind.value, d.link_rtt_seconds, [h.name for h in d.hosts]) for d in environment.destinations
+            ]
+            return destinations, links, len(environment.hosts)
+
+    three = registered("remote=40ms", "farsync=2ms:far_sync")
+    assert three == (
+        [("standby", "standby", 0.002, ["lab-standby-1"]), ("remote", "standby", 0.040, ["lab-remote-1"]),
+         ("farsync", "far_sync", 0.002, ["lab-farsync-1"])],
+        [(LINK_NAME, ["farsync", "remote", "standby"])],
+        4,
+    )  # fmt: skip
+    assert registered("remote=40ms", "farsync=2ms:far_sync") == three  # idempotent
+    assert registered("remote=30ms") == (
+        [("standby", "standby", 0.002, ["lab-standby-1"]), ("remote", "standby", 0.030, ["lab-remote-1"])],
+        [(LINK_NAME, ["remote", "standby"])],
+        3,
+    )  # fmt: skip
+    assert registered() == ([("standby", "standby", 0.002, ["lab-standby-1"])], [], 2)
+    engine.dispose()
+
+
+def test_delayline_refuses_an_rtt_it_cannot_hold(tmp_path):
+    params = tmp_path / "params"
+    params.write_text("20000 0 0 0 0\n")
+    base = [str(control.delayline_binary()), "--params", str(params), "--stats", str(tmp_path / "stats")]
+    for device, message in (
+        ("rlabd-x1:S:10.77.0.71:2000001", "RTT_US is 0 to 2000000 microseconds"),
+        ("rlabd-p1:P:10.77.0.11:2000", "on a standby-side (S) device"),
+        ("rlabd-x1:S:10.77.0.711", "is not an IPv4 address"),
+    ):
+        command = [*base, "--dev", "rlabd-p9:P:10.77.0.19", "--dev", device]
+        done = subprocess.run(command, capture_output=True, text=True)
+        assert done.returncode == 2 and message in done.stderr, (device, done.stderr)
 
 
 # -- physics, through redolab's runs over SSH ---------------------------------------------------------

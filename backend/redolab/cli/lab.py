@@ -53,6 +53,13 @@ _LOSS = typer.Option(None, "--loss", help="Random packet loss each way, e.g. 0.1
 _RATE = typer.Option(None, "--rate", help="Link rate each way, e.g. 1Gbit/s; 0 for none (default 1 Gbit/s).")
 _MTU = typer.Option(None, "--mtu", help="MTU of the data path in bytes, 1280-9000 (default 1500).")
 _QUEUE = typer.Option(None, "--queue", help="Bottleneck buffer, e.g. 256KiB (default 1 ms at the rate).")
+_DESTINATION = typer.Option(
+    None,
+    "--destination",
+    metavar="NAME=RTT[:KIND]",
+    help="One more destination: NAME=RTT[:KIND], e.g. remote=40ms or farsync=2ms:far_sync (KIND standby or "
+    "far_sync); a host with its own RTT behind the same rate. Repeat for more (at most 4).",
+)
 
 
 @lab_app.command("up")
@@ -66,16 +73,18 @@ def lab_up(
     primary_nodes: int = typer.Option(1, "--primary-nodes", help="Primary hosts (RAC nodes), 1-8."),
     standby_nodes: int = typer.Option(1, "--standby-nodes", help="Standby hosts (RAC nodes), 1-8."),
     env_name: str = typer.Option("lab", "--env", help="The redolab environment the lab registers as."),
+    destination: list[str] | None = _DESTINATION,
 ) -> None:
-    """Build the lab and register it as an environment (hosts, key, pinned host keys)."""
+    """Build the lab and register it as an environment (hosts, key, pinned host keys, destinations)."""
     from redolab.lab import control
     from redolab.lab.register import register
-    from redolab.lab.topology import LabError, Shape, plan_lab
+    from redolab.lab.topology import LabError, Shape, parse_destination, plan_lab
 
     paths = _lab_paths()
     try:
+        destinations = [parse_destination(text) for text in destination or []]
         lab = plan_lab(_shape_from_options(Shape(), rtt, jitter, loss, rate, mtu, queue), primary_nodes,
-                       standby_nodes, env_name)  # fmt: skip
+                       standby_nodes, env_name, destinations)  # fmt: skip
         control.up(paths, lab)
     except LabError as error:
         fail(str(error))
@@ -84,7 +93,10 @@ def lab_up(
             environment = register(
                 session=session, lab=lab, paths=paths, secret_key=get_settings().resolve_secret_key()
             )
-            typer.echo(f"lab up: {lab.shape.describe()}; environment '{environment.name}' (#{environment.id})")
+            typer.echo(f"lab up: {lab.describe()}; environment '{environment.name}' (#{environment.id})")
+        except LabError as error:
+            control.down(paths)
+            fail(f"{error}; the lab was taken down again")
         except Exception:
             control.down(paths)  # never leave a lab redolab does not know about
             raise
@@ -115,12 +127,12 @@ def lab_set(
         fail(str(error))
     with _lab_session() as session:
         update_link(session=session, lab=lab)
-    typer.echo(f"lab set: {lab.shape.describe()}")
+    typer.echo(f"lab set: {lab.describe()}")
 
 
 @lab_app.command("status")
 def lab_status(as_json: bool = typer.Option(False, "--json", help="Print JSON (units in the keys).")) -> None:
-    """Is the lab up, with which shape, hosts, kernel buffer limits and delay-line counters."""
+    """Is the lab up, with which shape, destinations, hosts, kernel buffer limits and delay-line counters."""
     from redolab.lab import control
 
     report = control.status(_lab_paths())
@@ -129,7 +141,7 @@ def lab_status(as_json: bool = typer.Option(False, "--json", help="Print JSON (u
 
 def _status_lines(report: dict):
     """The text form of `lab status`."""
-    from redolab.core.units import format_bytes
+    from redolab.core.units import format_bytes, format_duration
 
     if not report["up"]:
         leftovers = report.get("namespaces") or []
@@ -140,8 +152,12 @@ def _status_lines(report: dict):
     for host in report["hosts"]:
         rmem = host.get("tcp_rmem_bytes") or []
         wmem = host.get("tcp_wmem_bytes") or []
+        where = "primary" if host["role"] == "primary" else host.get("destination") or "standby"
+        if host.get("rtt_seconds") is not None:
+            where += f", RTT {format_duration(host['rtt_seconds'])}"
         yield (
-            f"  {host['name']}: ssh {host['ssh_address']} ({'sshd running' if host['sshd_running'] else 'sshd DOWN'}), "
+            f"  {host['name']} ({where}): ssh {host['ssh_address']} "
+            f"({'sshd running' if host['sshd_running'] else 'sshd DOWN'}), "
             f"data {host['data_address']}, tcp_rmem max {format_bytes(rmem[-1]) if rmem else '?'}, "
             f"tcp_wmem max {format_bytes(wmem[-1]) if wmem else '?'}"
         )

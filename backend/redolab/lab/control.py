@@ -27,6 +27,7 @@ from redolab.lab.topology import (
     BRIDGE,
     BRIDGE_ADDRESS,
     DATA_DEVICE,
+    FIRST_DESTINATION,
     MANAGEMENT_DEVICE,
     NAMESPACE_PREFIX,
     TXQUEUELEN,
@@ -34,6 +35,7 @@ from redolab.lab.topology import (
     LabError,
     LabHost,
     Shape,
+    check_destinations,
 )
 
 SOURCE_DIR = Path(__file__).resolve().parent
@@ -205,9 +207,8 @@ def _build(paths: Paths, lab: Lab, binary: Path) -> None:
 
     started: dict[str, subprocess.Popen] = {}
     paths.params.write_text(lab.shape.params_line())
-    devices = [f"{host.tun_name}:{host.side}:{host.data_address}" for host in lab.hosts]
     command = [str(binary), "--params", str(paths.params), "--stats", str(paths.stats)]
-    command += [part for device in devices for part in ("--dev", device)]
+    command += [part for device in delayline_devices(lab) for part in ("--dev", device)]
     with open(paths.run / "delayline.log", "w") as log:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, start_new_session=True)
     lab.delayline_pid = process.pid
@@ -231,6 +232,16 @@ def _build(paths: Paths, lab: Lab, binary: Path) -> None:
         _save(paths, lab)
     for host in lab.hosts:
         _wait_for_ssh(paths, host, started[host.name])
+
+
+def delayline_devices(lab: Lab) -> list[str]:
+    """The delay line's --dev values: NAME:P|S:IPV4, and :RTT_US for an extra destination's host (its
+    own path; the others follow the parameters' RTT, which `lab set --rtt` changes)."""
+    devices = []
+    for host in lab.hosts:
+        own_rtt = f":{round(lab.rtt_of(host) * 1e6)}" if host.destination else ""
+        devices.append(f"{host.tun_name}:{host.side}:{host.data_address}{own_rtt}")
+    return devices
 
 
 def sshd_config(*, address: str, port: int, host_key: Path, pid_file: Path, authorized_keys: Path) -> str:
@@ -282,6 +293,7 @@ def change(paths: Paths, shape: Shape) -> Lab:
     require_root()
     lab = running(paths)
     shape.check()
+    check_destinations(lab.destinations, shape)  # the jitter against every path's RTT
     if shape.mtu_bytes != lab.shape.mtu_bytes:
         for host in lab.hosts:
             _ip("-n", host.namespace, "link", "set", DATA_DEVICE, "mtu", str(shape.mtu_bytes))
@@ -315,6 +327,7 @@ def status(paths: Paths) -> dict:
         hosts.append(
             {
                 "name": host.name, "role": host.role, "node": host.node, "namespace": host.namespace,
+                "destination": lab.destination_of(host), "rtt_seconds": lab.rtt_of(host),
                 "ssh_address": host.management_address, "data_address": host.data_address,
                 "data_interface": DATA_DEVICE, "sshd_running": _alive(host.sshd_pid, "sshd"), **sysctls,
             }
@@ -333,6 +346,10 @@ def status(paths: Paths) -> dict:
             "loss_ratio": lab.shape.loss_ratio, "rate_bits_per_second": lab.shape.rate_bits_per_second,
             "mtu_bytes": lab.shape.mtu_bytes, "queue_bytes": lab.shape.queue(), "description": lab.shape.describe(),
         },
+        "destinations": [
+            {"name": FIRST_DESTINATION, "kind": "standby", "rtt_seconds": lab.shape.rtt_seconds},
+            *({"name": d.name, "kind": d.kind, "rtt_seconds": d.rtt_seconds} for d in lab.destinations),
+        ],
         "delayline_running": True,
         "delayline": counters,
         "hosts": hosts,

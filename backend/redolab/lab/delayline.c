@@ -7,11 +7,16 @@
  *
  *   tail drop when the bottleneck queue is full (--queue bytes waiting for the link),
  *   random loss (--loss-ppm, per packet),
- *   serialisation at --rate-bps (0: no limit), the link shared by every node pair,
- *   then held for half the RTT (--rtt-us), plus or minus half the jitter (--jitter-us).
+ *   serialisation at --rate-bps (0: no limit), the link shared by every node pair and every
+ *   destination (the primary's uplink),
+ *   then held for half the path's RTT, plus or minus half the jitter (at most the path's RTT).
  *
- * Delivery keeps each direction's order (a packet never overtakes the one before it), as netem
- * does when it also shapes. Packets between two hosts on the same side are delivered at once.
+ * A path's RTT is its standby-side device's: the one given with its --dev (an extra destination,
+ * far or near), else the parameters' rtt_us. Each such device has a path of its own, with one ring
+ * per direction; the other standby-side devices share path 0 (they share its RTT). Delivery keeps
+ * each path's order (a packet never overtakes the one before it on its path), as netem does when
+ * it also shapes, and a packet on a 2 ms path never waits behind one on a 40 ms path. Packets
+ * between two hosts on the same side are delivered at once.
  *
  * SIGHUP re-reads --params FILE ("rtt_us jitter_us loss_ppm rate_bps queue_bytes", one line), so
  * `redolab lab set` changes a running lab. Counters go to --stats FILE once a second: per direction
@@ -21,7 +26,8 @@
  * drops and delay from the delay line's own.
  * SIGTERM or SIGINT ends it; the TUN devices disappear with it.
  *
- *   redolab-delayline --params FILE --stats FILE --dev NAME:P:10.77.0.11 --dev NAME:S:10.77.0.21
+ *   redolab-delayline --params FILE --stats FILE --dev NAME:P:10.77.0.11 --dev NAME:S:10.77.0.41
+ *                     --dev NAME:S:10.77.0.71:40000        (RTT_US: this device's own RTT, 0 to 2 s)
  *
  * Prints "ready" on stdout once every device exists. C11 + Linux, no other dependencies.
  */
@@ -43,8 +49,10 @@
 #include <unistd.h>
 
 #define MAX_DEVICES 32
+#define MAX_PATHS 9 /* path 0 (the parameters' RTT) and up to 8 devices with an RTT of their own */
+#define MAX_RTT_US 2000000ULL
 #define MAX_PACKET 65536
-#define RING_BYTES (128u << 20) /* per direction: 1 Gbit/s x 10 ms is 1.2 MiB, so ample */
+#define RING_BYTES (128u << 20) /* per path and direction: 1 Gbit/s x 10 ms is 1.2 MiB, so ample */
 #define READ_BATCH 64
 #define LATE_NS 1000000ULL /* a delivery this much after its due time counts as late */
 
@@ -53,6 +61,8 @@ struct device {
     int side; /* 0 primary, 1 standby */
     uint32_t address; /* network order */
     int fd;
+    int path; /* standby side: 0 (the parameters' RTT) or its own path */
+    uint64_t rtt_ns; /* its own RTT, when path > 0 */
 };
 
 struct params {
@@ -66,17 +76,23 @@ struct record {
     int32_t device;
 };
 
-struct link {
-    unsigned char *ring;
+/* The packets of one path in one direction, due in the order they came. */
+struct ring {
+    unsigned char *bytes;
     size_t head, tail, used; /* byte offsets; used counts padding and wrap gaps too */
-    uint64_t link_free_ns; /* when the bottleneck finishes sending what it holds */
     uint64_t last_due_ns;
+};
+
+/* One direction: the bottleneck (shared by every path) and its counters, a ring per path. */
+struct link {
+    struct ring rings[MAX_PATHS];
+    uint64_t link_free_ns; /* when the bottleneck finishes sending what it holds */
     uint64_t forwarded, bytes, lost, queue_drops, full_drops;
     uint64_t late_packets, max_late_ns; /* written more than LATE_NS after due: the line's own error */
 };
 
 static struct device devices[MAX_DEVICES];
-static int device_count;
+static int device_count, path_count = 1;
 static struct params params;
 static struct link links[2];
 static uint64_t unroutable, write_errors;
@@ -145,12 +161,15 @@ static void write_stats(void)
             (unsigned long long)write_errors);
     for (int d = 0; d < 2; d++) {
         struct link *l = &links[d];
+        size_t held = 0;
+        for (int p = 0; p < path_count; p++)
+            held += l->rings[p].used;
         fprintf(file,
                 "%s\"%s\":{\"packets\":%llu,\"bytes\":%llu,\"lost\":%llu,\"queue_drops\":%llu,"
                 "\"ring_full_drops\":%llu,\"held_bytes\":%llu,\"late_packets\":%llu,\"max_late_us\":%llu}",
                 d ? "," : "", d ? "standby_to_primary" : "primary_to_standby", (unsigned long long)l->forwarded,
                 (unsigned long long)l->bytes, (unsigned long long)l->lost, (unsigned long long)l->queue_drops,
-                (unsigned long long)l->full_drops, (unsigned long long)l->used, (unsigned long long)l->late_packets,
+                (unsigned long long)l->full_drops, (unsigned long long)held, (unsigned long long)l->late_packets,
                 (unsigned long long)(l->max_late_ns / 1000));
     }
     fprintf(file, "}}\n");
@@ -179,6 +198,26 @@ static int open_tun(struct device *device)
     return 0;
 }
 
+/* A standby-side device's own RTT (microseconds, 0 to 2 s): a path of its own. */
+static int parse_path_rtt(const char *text, const char *rtt_text, struct device *device)
+{
+    char *end;
+    errno = 0;
+    unsigned long long rtt_us = strtoull(rtt_text, &end, 10);
+    if (!device->side || *rtt_text < '0' || *rtt_text > '9' || *end || errno || rtt_us > MAX_RTT_US) {
+        fprintf(stderr, "delayline: --dev '%s': RTT_US is 0 to %llu microseconds, on a standby-side (S) device\n",
+                text, MAX_RTT_US);
+        return -1;
+    }
+    if (path_count == MAX_PATHS) {
+        fprintf(stderr, "delayline: at most %d devices with an RTT of their own\n", MAX_PATHS - 1);
+        return -1;
+    }
+    device->path = path_count++;
+    device->rtt_ns = rtt_us * 1000ULL;
+    return 0;
+}
+
 static int parse_device(const char *text)
 {
     if (device_count == MAX_DEVICES) {
@@ -188,14 +227,26 @@ static int parse_device(const char *text)
     struct device *device = &devices[device_count];
     const char *first = strchr(text, ':');
     const char *second = first ? strchr(first + 1, ':') : NULL;
+    const char *third = second ? strchr(second + 1, ':') : NULL;
+    char address[INET_ADDRSTRLEN];
+    size_t address_length = second ? (third ? (size_t)(third - second - 1) : strlen(second + 1)) : 0;
     if (!first || !second || first == text || (size_t)(first - text) >= IFNAMSIZ || second != first + 2 ||
-        (first[1] != 'P' && first[1] != 'S') || inet_pton(AF_INET, second + 1, &device->address) != 1) {
-        fprintf(stderr, "delayline: --dev '%s': expected NAME:P|S:IPV4\n", text);
+        (first[1] != 'P' && first[1] != 'S') || address_length == 0 || address_length >= sizeof address) {
+        fprintf(stderr, "delayline: --dev '%s': expected NAME:P|S:IPV4[:RTT_US]\n", text);
+        return -1;
+    }
+    memcpy(address, second + 1, address_length);
+    address[address_length] = '\0';
+    if (inet_pton(AF_INET, address, &device->address) != 1) {
+        fprintf(stderr, "delayline: --dev '%s': '%s' is not an IPv4 address\n", text, address);
         return -1;
     }
     memset(device->name, 0, sizeof device->name);
     memcpy(device->name, text, (size_t)(first - text));
     device->side = first[1] == 'S';
+    device->path = 0;
+    if (third && parse_path_rtt(text, third + 1, device) < 0)
+        return -1;
     device_count++;
     return 0;
 }
@@ -209,23 +260,34 @@ static int route(uint32_t destination)
 }
 
 /* Room for a record of `size` bytes at the tail, wrapping if needed; NULL when full. */
-static struct record *reserve(struct link *l, size_t size)
+static struct record *reserve(struct ring *r, size_t size)
 {
-    if (l->tail >= l->head || l->used == 0) {
-        if (l->used == 0)
-            l->head = l->tail = 0;
-        if (RING_BYTES - l->tail >= size + sizeof(struct record))
-            return (struct record *)(l->ring + l->tail);
-        if (l->head > size) { /* wrap: mark the rest of the ring as a gap */
-            struct record *gap = (struct record *)(l->ring + l->tail);
+    if (r->tail >= r->head || r->used == 0) {
+        if (r->used == 0)
+            r->head = r->tail = 0;
+        if (RING_BYTES - r->tail >= size + sizeof(struct record))
+            return (struct record *)(r->bytes + r->tail);
+        if (r->head > size) { /* wrap: mark the rest of the ring as a gap */
+            struct record *gap = (struct record *)(r->bytes + r->tail);
             gap->length = 0;
-            l->used += RING_BYTES - l->tail;
-            l->tail = 0;
-            return (struct record *)l->ring;
+            r->used += RING_BYTES - r->tail;
+            r->tail = 0;
+            return (struct record *)r->bytes;
         }
         return NULL;
     }
-    return l->head - l->tail > size ? (struct record *)(l->ring + l->tail) : NULL;
+    return r->head - r->tail > size ? (struct record *)(r->bytes + r->tail) : NULL;
+}
+
+/* Half the path's RTT, plus or minus half the jitter (the jitter at most the path's RTT). */
+static uint64_t one_way_ns(const struct device *standby)
+{
+    uint64_t rtt = standby->path ? standby->rtt_ns : params.rtt_ns;
+    uint64_t one_way = rtt / 2;
+    uint64_t spread = params.jitter_ns < rtt ? params.jitter_ns : rtt;
+    if (spread)
+        one_way = one_way - spread / 2 + next_random() % (spread + 1);
+    return one_way;
 }
 
 static void enqueue(int from, unsigned char *packet, size_t length, uint64_t now)
@@ -247,6 +309,8 @@ static void enqueue(int from, unsigned char *packet, size_t length, uint64_t now
         return;
     }
     struct link *l = &links[devices[from].side];
+    const struct device *standby = devices[from].side ? &devices[from] : &devices[to];
+    struct ring *r = &l->rings[standby->path];
     uint64_t start = l->link_free_ns > now ? l->link_free_ns : now;
     uint64_t serialise = params.rate_bps ? (uint64_t)length * 8ULL * 1000000000ULL / params.rate_bps : 0;
     if (params.rate_bps && params.queue_bytes &&
@@ -259,39 +323,34 @@ static void enqueue(int from, unsigned char *packet, size_t length, uint64_t now
         return;
     }
     size_t size = (sizeof(struct record) + length + 7) & ~(size_t)7;
-    struct record *record = reserve(l, size);
+    struct record *record = reserve(r, size);
     if (!record) {
         l->full_drops++;
         return;
     }
     l->link_free_ns = start + serialise;
-    uint64_t one_way = params.rtt_ns / 2;
-    if (params.jitter_ns) {
-        uint64_t spread = params.jitter_ns; /* one way: half the RTT plus or minus half the jitter */
-        one_way = one_way - spread / 2 + next_random() % (spread + 1);
-    }
-    uint64_t due = l->link_free_ns + one_way;
-    if (due < l->last_due_ns)
-        due = l->last_due_ns;
-    l->last_due_ns = due;
+    uint64_t due = l->link_free_ns + one_way_ns(standby);
+    if (due < r->last_due_ns)
+        due = r->last_due_ns;
+    r->last_due_ns = due;
     record->due_ns = due;
     record->length = (uint32_t)length;
     record->device = to;
     memcpy((unsigned char *)(record + 1), packet, length);
-    l->tail += size;
-    l->used += size;
+    r->tail += size;
+    r->used += size;
     l->forwarded++;
     l->bytes += length;
 }
 
-/* Write every packet that is due; return the time of the next one (0 if none). */
-static uint64_t deliver(struct link *l, uint64_t now)
+/* Write every packet of one ring that is due; return the time of the next one (0 if none). */
+static uint64_t deliver(struct link *l, struct ring *r, uint64_t now)
 {
-    while (l->used) {
-        struct record *record = (struct record *)(l->ring + l->head);
+    while (r->used) {
+        struct record *record = (struct record *)(r->bytes + r->head);
         if (record->length == 0) { /* a wrap gap */
-            l->used -= RING_BYTES - l->head;
-            l->head = 0;
+            r->used -= RING_BYTES - r->head;
+            r->head = 0;
             continue;
         }
         if (record->due_ns > now)
@@ -304,8 +363,8 @@ static uint64_t deliver(struct link *l, uint64_t now)
         if (write(devices[record->device].fd, record + 1, record->length) < 0)
             write_errors++;
         size_t size = (sizeof(struct record) + record->length + 7) & ~(size_t)7;
-        l->head += size;
-        l->used -= size;
+        r->head += size;
+        r->used -= size;
     }
     return 0;
 }
@@ -321,7 +380,7 @@ int main(int argc, char **argv)
             if (parse_device(argv[++i]) < 0)
                 return 2;
         } else {
-            fprintf(stderr, "usage: redolab-delayline --params FILE --stats FILE --dev NAME:P|S:IPV4 ...\n");
+            fprintf(stderr, "usage: redolab-delayline --params FILE --stats FILE --dev NAME:P|S:IPV4[:RTT_US] ...\n");
             return 2;
         }
     }
@@ -331,13 +390,15 @@ int main(int argc, char **argv)
     }
     if (read_params(params_path, &params) < 0)
         return 2;
-    for (int d = 0; d < 2; d++) {
-        links[d].ring = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (links[d].ring == MAP_FAILED) {
-            fprintf(stderr, "delayline: cannot map %u bytes: %s\n", RING_BYTES, strerror(errno));
-            return 1;
+    for (int d = 0; d < 2; d++)
+        for (int p = 0; p < path_count; p++) { /* pages are only backed once a ring reaches them */
+            struct ring *r = &links[d].rings[p];
+            r->bytes = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (r->bytes == MAP_FAILED) {
+                fprintf(stderr, "delayline: cannot map %u bytes: %s\n", RING_BYTES, strerror(errno));
+                return 1;
+            }
         }
-    }
     for (int i = 0; i < device_count; i++)
         if (open_tun(&devices[i]) < 0)
             return 1;
@@ -382,11 +443,12 @@ int main(int argc, char **argv)
         }
         uint64_t now = now_ns();
         uint64_t next = 0;
-        for (int d = 0; d < 2; d++) {
-            uint64_t due = deliver(&links[d], now);
-            if (due && (!next || due < next))
-                next = due;
-        }
+        for (int d = 0; d < 2; d++)
+            for (int p = 0; p < path_count; p++) {
+                uint64_t due = deliver(&links[d], &links[d].rings[p], now);
+                if (due && (!next || due < next))
+                    next = due;
+            }
         if (now >= next_stats) {
             write_stats();
             next_stats = now + 1000000000ULL;

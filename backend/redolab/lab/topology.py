@@ -1,17 +1,25 @@
 """The lab's shape: which namespaces, devices and addresses a lab of N primary and M standby nodes
-has, and the delay line's parameters. Pure: nothing here touches the machine.
+(and up to four extra destinations of one host each) has, and the delay line's parameters. Pure:
+nothing here touches the machine.
 
 Addresses: management 10.78.0.0/24 (this machine is 10.78.0.1 on a bridge; SSH goes there), data
-10.77.0.0/24 (through the delay line). Primary node n is .10+n on both, standby node n .40+n.
+10.77.0.0/24 (through the delay line). Primary node n is .10+n on both, standby node n .40+n, the
+host of extra destination i (in the order given) .70+i.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 
-from redolab.core.units import format_bit_rate, format_bytes, format_duration
+from redolab.core.units import UnitError, format_bit_rate, format_bytes, format_duration, parse_duration
 
 MAX_NODES = 8
+MAX_DESTINATIONS = 4  # extra destinations, besides the first ("standby")
+DESTINATION_KINDS = ("standby", "far_sync")
+FIRST_DESTINATION = "standby"  # the name every environment's first destination has
+MAX_RTT_SECONDS = 2.0
+_DESTINATION_NAME = re.compile(r"[a-z][a-z0-9_-]{0,19}")  # it names a namespace and hosts: no surprises
 BRIDGE = "rlab-br0"
 BRIDGE_ADDRESS = "10.78.0.1"
 MANAGEMENT_PREFIX = "10.78.0"
@@ -39,7 +47,7 @@ class Shape:
     queue_bytes: int | None = None  # the bottleneck's buffer; None: 1 ms at the rate (see queue())
 
     def check(self) -> Shape:
-        if not 0 <= self.rtt_seconds <= 2:
+        if not 0 <= self.rtt_seconds <= MAX_RTT_SECONDS:
             raise LabError(f"--rtt {format_duration(self.rtt_seconds)}: give 0 to 2 s")
         if not 0 <= self.jitter_seconds <= self.rtt_seconds:
             raise LabError(
@@ -81,6 +89,68 @@ class Shape:
 
 
 @dataclass
+class LabDestination:
+    """A destination besides the first: one standby-side host with its own RTT to the primary side.
+    Units: seconds."""
+
+    name: str
+    rtt_seconds: float
+    kind: str = "standby"  # standby | far_sync
+
+    @property
+    def option(self) -> str:
+        """How --destination gives it, for messages."""
+        kind = f":{self.kind}" if self.kind != "standby" else ""
+        return f"--destination {self.name}={format_duration(self.rtt_seconds)}{kind}"
+
+
+def parse_destination(text: str) -> LabDestination:
+    """`NAME=RTT[:KIND]` as --destination takes it ("remote=40ms", "farsync=2ms:far_sync"); checked
+    whole by check_destinations."""
+    name, equals, rest = text.partition("=")
+    rtt_text, _, kind = rest.partition(":")
+    if not equals or not name.strip() or not rtt_text.strip():
+        raise LabError(f"--destination '{text}': give NAME=RTT[:KIND], e.g. remote=40ms or farsync=2ms:far_sync")
+    try:
+        rtt = parse_duration(rtt_text.strip())
+    except UnitError as error:
+        raise LabError(f"--destination '{text}': {error}") from None
+    return LabDestination(name=name.strip(), rtt_seconds=rtt, kind=kind.strip() or "standby")
+
+
+def check_destinations(destinations: list[LabDestination], shape: Shape) -> None:
+    """Names unique and usable, at most MAX_DESTINATIONS, RTT 0-2 s, a known kind, and the jitter
+    at most each path's RTT (each way is half the RTT plus or minus half the jitter)."""
+    if len(destinations) > MAX_DESTINATIONS:
+        raise LabError(f"--destination given {len(destinations)} times: the lab has at most {MAX_DESTINATIONS} extra")
+    seen: set[str] = set()
+    for destination in destinations:
+        option = f"--destination {destination.name}"
+        if not _DESTINATION_NAME.fullmatch(destination.name):
+            raise LabError(
+                f"{option}: give a name of lowercase letters, digits, - or _, starting with a letter, at most 20 "
+                "characters (e.g. remote)"
+            )
+        if destination.name in (FIRST_DESTINATION, "primary"):
+            raise LabError(
+                f"{option}: '{FIRST_DESTINATION}' is the first destination (--rtt, --standby-nodes) and 'primary' "
+                "the primary hosts: pick another name (e.g. remote)"
+            )
+        if destination.name in seen:
+            raise LabError(f"{option}: given twice; each destination needs a name of its own")
+        seen.add(destination.name)
+        if not 0 <= destination.rtt_seconds <= MAX_RTT_SECONDS:
+            raise LabError(f"{destination.option}: give an RTT of 0 to 2 s")
+        if destination.kind not in DESTINATION_KINDS:
+            raise LabError(f"{option}: kind '{destination.kind}': give {' or '.join(DESTINATION_KINDS)}")
+        if shape.jitter_seconds > destination.rtt_seconds:
+            raise LabError(
+                f"--jitter {format_duration(shape.jitter_seconds)}: give at most every path's RTT "
+                f"({destination.option} has {format_duration(destination.rtt_seconds)})"
+            )
+
+
+@dataclass
 class LabHost:
     role: str  # primary | standby
     node: int
@@ -90,10 +160,11 @@ class LabHost:
     bridge_port: str  # the veth end on this machine's bridge
     tun_name: str  # the TUN device's name before it moves into the namespace
     sshd_pid: int | None = None
+    destination: str | None = None  # an extra destination's name; None: a primary, or the first destination
 
     @property
     def name(self) -> str:
-        return f"lab-{self.role}-{self.node}"
+        return f"lab-{self.destination or self.role}-{self.node}"
 
     @property
     def side(self) -> str:
@@ -108,6 +179,7 @@ class Lab:
     hosts: list[LabHost] = field(default_factory=list)
     delayline_pid: int | None = None
     environment_name: str = "lab"
+    destinations: list[LabDestination] = field(default_factory=list)  # besides the first
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -121,26 +193,61 @@ class Lab:
             hosts=[LabHost(**host) for host in data["hosts"]],
             delayline_pid=data.get("delayline_pid"),
             environment_name=data.get("environment_name", "lab"),
+            destinations=[LabDestination(**d) for d in data.get("destinations", [])],  # absent before them
         )
 
+    def destination_of(self, host: LabHost) -> str | None:
+        """The destination a host belongs to (None: a primary)."""
+        return None if host.role == "primary" else host.destination or FIRST_DESTINATION
 
-def plan_lab(shape: Shape, primary_nodes: int = 1, standby_nodes: int = 1, environment_name: str = "lab") -> Lab:
+    def rtt_of(self, host: LabHost) -> float | None:
+        """The RTT in seconds between the primary side and this standby-side host (None: a primary)."""
+        if host.role == "primary":
+            return None
+        own = next((d.rtt_seconds for d in self.destinations if d.name == host.destination), None)
+        return self.shape.rtt_seconds if own is None else own
+
+    def describe(self) -> str:
+        """The shape, and each extra destination's RTT (the rate is the primary's uplink, shared)."""
+        if not self.destinations:
+            return self.shape.describe()
+        kinds = {"standby": "", "far_sync": " (far sync)"}
+        extra = "; ".join(
+            f"{d.name}{kinds.get(d.kind, '')}: RTT {format_duration(d.rtt_seconds)}" for d in self.destinations
+        )
+        return f"{self.shape.describe()}; {extra}; the rate is one uplink every destination shares"
+
+
+def _host(role: str, node: int, number: int, short: str, destination: str | None = None) -> LabHost:
+    """A host at .`number` on both networks; `short` makes its device names (at most 15 characters)."""
+    return LabHost(
+        role=role,
+        node=node,
+        namespace=f"{NAMESPACE_PREFIX}{destination or role}-{node}",
+        management_address=f"{MANAGEMENT_PREFIX}.{number}",
+        data_address=f"{DATA_PREFIX}.{number}",
+        bridge_port=f"rlab-{short}",
+        tun_name=f"rlabd-{short}",
+        destination=destination,
+    )
+
+
+def plan_lab(
+    shape: Shape,
+    primary_nodes: int = 1,
+    standby_nodes: int = 1,
+    environment_name: str = "lab",
+    destinations: list[LabDestination] | None = None,
+) -> Lab:
     for option, count in (("--primary-nodes", primary_nodes), ("--standby-nodes", standby_nodes)):
         if not 1 <= count <= MAX_NODES:
             raise LabError(f"{option} {count}: give 1 to {MAX_NODES}")
+    destinations = list(destinations or [])
+    shape.check()
+    check_destinations(destinations, shape)
     hosts = []
     for role, count, base in (("primary", primary_nodes, 10), ("standby", standby_nodes, 40)):
-        for node in range(1, count + 1):
-            short = f"{role[0]}{node}"
-            hosts.append(
-                LabHost(
-                    role=role,
-                    node=node,
-                    namespace=f"{NAMESPACE_PREFIX}{role}-{node}",
-                    management_address=f"{MANAGEMENT_PREFIX}.{base + node}",
-                    data_address=f"{DATA_PREFIX}.{base + node}",
-                    bridge_port=f"rlab-{short}",
-                    tun_name=f"rlabd-{short}",
-                )
-            )
-    return Lab(shape.check(), primary_nodes, standby_nodes, hosts, environment_name=environment_name)
+        hosts += [_host(role, node, base + node, f"{role[0]}{node}") for node in range(1, count + 1)]
+    for index, destination in enumerate(destinations, start=1):
+        hosts.append(_host("standby", 1, 70 + index, f"x{index}", destination.name))
+    return Lab(shape, primary_nodes, standby_nodes, hosts, environment_name=environment_name, destinations=destinations)
