@@ -1,6 +1,7 @@
 """Issue 38's destinations in a real browser, as a person would use them: a second destination with its own
-hop, a "This machine" host in it, a run on each hop, redo history, then the plan's Destinations block: the
-topology diagram, the hops table, the shared link's verdict and each destination's cards."""
+hop, a "This machine" host in it, a run on each hop and one on both at once, redo history, then the plan's
+Destinations block: the topology diagram, the hops table, the shared link's verdict and each destination's
+cards."""
 
 from __future__ import annotations
 
@@ -38,6 +39,34 @@ def run_on_this_machine(page, env_url: str, client: str, server_host: str, label
     page.click("#run-button")
     expect(page.locator("h1")).to_contain_text(label)
     expect(page.locator("#run-status")).to_have_text("succeeded", timeout=45_000)
+
+
+def run_on_both_hops(page, env_url: str) -> None:
+    """The New experiment form's "Run on all 2 hops at once": the primary to both destinations together,
+    each hop's throughput and their sum on the page it opens."""
+    from playwright.sync_api import expect
+
+    page.goto(env_url)
+    open_panel(page, "run-panel")
+    for selector, value in (("#r-conns", "1"), ("#r-message_bytes", "64 KiB"), ("#r-duration_seconds", "2 s"),
+                            ("#r-interval_seconds", "1 s"), ("#r-rate_bits_per_second", "200 Mbit/s"),
+                            ("#r-label", "both hops")):  # fmt: skip
+        fill_kept(page, selector, value)
+    expect(page.locator("#hops-button")).to_have_text("Run on all 2 hops at once")
+    page.click("#hops-button")
+    expect(page.locator("h1")).to_contain_text("Run across hops")
+    expect(page.locator("#pairs-table tfoot")).not_to_contain_text("so far", timeout=60_000)
+    rows = page.locator("#pairs-table tbody tr")
+    expect(rows).to_have_count(2)
+    for row in rows.all():
+        expect(row).to_contain_text("succeeded")
+    hops = {name: mib_per_second(page.locator(f"#hops-sums tr[data-destination={name}]").inner_text())
+            for name in ("standby", "remote")}  # fmt: skip
+    total = mib_per_second(page.locator("#cluster-total").text_content())  # a heading cell: shown in capitals
+    assert total == pytest.approx(sum(hops.values()), rel=0.01), (hops, total)
+    for rate in hops.values():  # each paced to 200 Mbit/s = 23.84 MiB/s
+        assert 15 < rate < 30, hops
+    expect(page.locator("#overlap-warning")).to_have_count(0)  # they ran at the same time
 
 
 def mib_per_second(text: str) -> float:
@@ -93,9 +122,10 @@ def test_two_destinations_a_run_on_each_hop_and_the_shared_link_verdict(server, 
     expect(page.locator("#hosts-table")).to_contain_text("here-remote")
     expect(page.locator("#hosts-table tr", has_text="here-remote")).to_contain_text("remote")
 
-    # a run on each hop
+    # a run on each hop alone, then both hops at once from the same form
     run_on_this_machine(page, env_url, "here-primary (primary node 1)", "here-standby (standby node 1)", "hop one")
     run_on_this_machine(page, env_url, "here-primary (primary node 1)", "here-remote (standby node 1)", "hop two")
+    run_on_both_hops(page, env_url)
 
     # redo history, so the plan has a requirement
     page.goto(env_url)
