@@ -65,7 +65,7 @@ def claim_next(sessions: sessionmaker, worker_id: str) -> Job | None:
             busy.status == JobStatus.running,
             or_(busy.client_host_id.in_(hosts), busy.server_host_id.in_(hosts)),
             # the jobs of one run across hops share the primary with each other, and with nothing else
-            or_(busy.together_id.is_(None), Job.together_id.is_(None), busy.together_id != Job.together_id),
+            or_(busy.together.is_(None), Job.together.is_(None), busy.together != Job.together),
         )
         candidate = select(Job.id).where(Job.status == JobStatus.queued, ~host_busy).order_by(Job.id).limit(1)
         if postgres:

@@ -112,6 +112,15 @@ def test_a_run_across_hops_from_the_api_runs_both_at_once(session, engine, secre
     assert 'data-destination="remote"' in shown.text and "MiB/s" in shown.text
 
 
+def test_cancel_stops_every_pair(session, api_client):
+    environment, _remote, _hosts = hops_env(session)
+    cluster = queue_hops(session, environment)
+    response = api_client.post(f"/api/v1/clusters/{cluster.id}/cancel")
+    assert response.status_code == 200, response.text
+    assert [run["status"] for run in response.json()["runs"]] == ["cancelled", "cancelled"]
+    assert session.query(Job).filter(Job.status == JobStatus.queued).count() == 0
+
+
 def test_too_few_hops_is_refused_and_nothing_is_queued(session, api_client):
     environment = make_environment(session, name="one hop")
     make_host(session, environment, role="primary", name="p1", transport="local")

@@ -22,6 +22,9 @@ def rehearse(
         None, help="Bytes per message (default 1 MiB; SYNC: the history's average redo write)."
     ),
     label: str = typer.Option("", help="A label to find the rehearsal again."),
+    all_destinations: bool = typer.Option(
+        False, "--all-destinations", help="Replay to every destination the primary feeds at once (one copy each)."
+    ),
     wait: bool = typer.Option(False, "--wait", help="Wait for the rehearsal to end (a worker must be running)."),
     as_json: bool = typer.Option(False, "--json", help="Print the rehearsal as JSON."),
     user: str = typer.Option("cli", help="Recorded as who requested it."),
@@ -36,8 +39,9 @@ def rehearse(
     with environment_named(env) as (session, environment):
         with invalid_input_fails(lambda error: f"{error.field}: {error.message}"):
             body = RehearsalCreate(
-                window=window, scale=scale, speedup=speedup, mode=mode, message_bytes=message_size, label=label
-            )
+                window=window, scale=scale, speedup=speedup, mode=mode, message_bytes=message_size, label=label,
+                across_hops=all_destinations,
+            )  # fmt: skip
             rehearsal = service.create_rehearsal(
                 session=session, environment=environment, request=service.request_of(body), requested_by=user
             )

@@ -54,9 +54,10 @@ class Job(Base):
     # The hosts the job occupies: two jobs sharing one never run at the same time.
     client_host_id: Mapped[int | None] = mapped_column(Integer)
     server_host_id: Mapped[int | None] = mapped_column(Integer)
-    # Jobs of one run on several hops at once (a cluster across destinations: the primary sends to
-    # each at the same time) may share a host with each other, never with any other job.
-    together_id: Mapped[int | None] = mapped_column(Integer)
+    # Jobs of one run on several hops at once ("cluster:12" across destinations, "rehearsal:3" to
+    # every destination: the primary sends to each at the same time) may share a host with each
+    # other, never with any other job.
+    together: Mapped[str | None] = mapped_column(String(40))
     # Who queued it (a schedule's occurrence: the schedule's owner), for the per-user cap and an
     # admin's bulk cancel; and the seconds it is planned to hold its hosts (test time plus set-up),
     # from which the queue's estimated start is summed. None on jobs from before (or not counted).

@@ -26,6 +26,7 @@ def rehearsal_public(session, rehearsal: Rehearsal) -> RehearsalPublic:
         granularity=rehearsal.granularity, imports=rehearsal.imports, threads=rehearsal.threads,
         mode=rehearsal.mode, message_bytes=rehearsal.message_bytes, scale=rehearsal.scale,
         speedup=rehearsal.speedup, compressed=rehearsal.speedup > 1, slot_seconds=rehearsal.slot_seconds,
+        across_hops=rehearsal.across_hops,
         schedule_sha256=rehearsal.schedule_sha256, schedule_bytes=rehearsal.schedule_bytes,
         schedule_seconds=rehearsal.schedule_seconds, run_ids=[run.id for run in rehearsal.runs],
         result=service.current_result(session=session, rehearsal=rehearsal), label=rehearsal.label,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
@@ -39,6 +39,8 @@ class Rehearsal(Base):
     schedule_lines: Mapped[int] = mapped_column(Integer, default=0)
     schedule_text: Mapped[str] = mapped_column(Text, deferred=True)
     label: Mapped[str] = mapped_column(String(200), default="")
+    # to every destination the primary feeds at once (issue 38): each gets the whole schedule, one copy
+    across_hops: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     requested_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The measured outcome, written once when every run has ended (see rehearsals.results)

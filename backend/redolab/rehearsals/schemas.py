@@ -29,6 +29,7 @@ class RehearsalCreate(BaseModel):
     sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB")] = None
     client_host_id: int | None = None
     server_host_id: int | None = None
+    across_hops: bool = Field(False, description="Replay to every destination the primary feeds at once.")
     label: Label = ""
 
 
@@ -49,6 +50,7 @@ class RehearsalPublic(BaseModel):
     message_bytes: int
     scale: float
     speedup: float
+    across_hops: bool
     compressed: bool
     slot_seconds: float
     schedule_sha256: str

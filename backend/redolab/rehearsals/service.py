@@ -42,6 +42,7 @@ class RehearsalRequest:
     sockbuf_bytes: int | None = None
     client_host_id: int | None = None  # one pair for every thread; none: node pairs, else node 1
     server_host_id: int | None = None
+    across_hops: bool = False
     label: str = ""
 
 
@@ -55,14 +56,38 @@ def request_of(body: RehearsalCreate) -> RehearsalRequest:
 
 def _pairs(environment: Environment, request: RehearsalRequest, threads: list[int]) -> list[Carrier]:
     """(client, server, threads it carries): a given pair carries every thread; with node pairs for
-    every thread, thread n goes from primary node n to standby node n; else node 1's pair."""
+    every thread, thread n goes from primary node n to standby node n; else node 1's pair. Across hops:
+    the same for every destination the primary feeds, each carrying every thread (one copy of the redo each)."""
+    if request.across_hops:
+        if request.client_host_id is not None or request.server_host_id is not None:
+            raise FieldError("client_host_id", "To every destination at once: leave the host pair empty.", 422)
+        direct = [d for d in environment.destinations if d.feeds_from_id is None and environment.standby_hosts(d)]
+        if len(direct) < 2:
+            raise FieldError(
+                "across_hops",
+                "To every destination at once needs two or more destinations fed by the primary, each with a "
+                "standby host (add them on the Destinations page).",
+                422,
+            )
+        return [carrier for d in direct for carrier in _destination_pairs(environment, threads, d)]
     if request.client_host_id is not None or request.server_host_id is not None:
         if request.client_host_id is None or request.server_host_id is None:
             raise FieldError("client_host_id", "Give both hosts of the pair (client and server), or neither.", 422)
         client = runs.host_in(environment, request.client_host_id, "client_host_id")
         server = runs.host_in(environment, request.server_host_id, "server_host_id")
         return [(client, server, threads)]
-    pairs = {client.node_number: (client, server) for client, server in node_pairs(environment)}
+    return _destination_pairs(environment, threads, None)
+
+
+def _destination_pairs(environment: Environment, threads: list[int], destination) -> list[Carrier]:
+    """The carriers into one destination (None: the first): thread n over node pair n, else node 1's pair."""
+    pairs = {
+        client.node_number: (client, server) for client, server in node_pairs(environment, destination=destination)
+    }
+    if not pairs and destination is not None:
+        primaries = sorted((h for h in environment.hosts if h.role.value == "primary"), key=lambda h: h.node_number)
+        standbys = sorted(environment.standby_hosts(destination), key=lambda h: h.node_number)
+        pairs = {1: (primaries[0], standbys[0])} if primaries and standbys else {}
     if not pairs:
         raise FieldError(
             "client_host_id",
@@ -157,7 +182,7 @@ def create_rehearsal(
         message_bytes=message_bytes, scale=request.scale, speedup=request.speedup,
         slot_seconds=schedule.slot_seconds, schedule_sha256=schedule.sha256, schedule_bytes=schedule.total_bytes,
         schedule_seconds=schedule.seconds, schedule_lines=schedule.line_count, schedule_text=schedule.text,
-        label=request.label, requested_by=requested_by,
+        label=request.label, requested_by=requested_by, across_hops=request.across_hops,
     )  # fmt: skip
     session.add(rehearsal)
     session.flush()
@@ -175,6 +200,7 @@ def create_rehearsal(
         runs.create_run(
             session=session, environment=environment, run_in=run_in, requested_by=requested_by, caps=caps,
             settings=settings, replay=replay, commit=False,
+            together=f"rehearsal:{rehearsal.id}" if request.across_hops else None,
         )  # fmt: skip
     session.commit()
     return rehearsal
@@ -225,7 +251,7 @@ def replays(*, session: Session, rehearsal: Rehearsal) -> list[RunReplay]:
     threads = list(rehearsal.threads)
     for run in rehearsal.runs:
         carried = threads[offset : offset + run.conns]
-        offset += run.conns
+        offset = (offset + run.conns) % len(threads)  # across hops, each destination's runs carry them all
         result.append(RunReplay(run.id, carried, runs.run_lines(session=session, run=run, role="client")))
     return result
 
@@ -235,7 +261,28 @@ def current_result(*, session: Session, rehearsal: Rehearsal) -> dict | None:
     (a page or an API read never writes)."""
     if rehearsal.result is not None:
         return rehearsal.result
-    return measured(replays(session=session, rehearsal=rehearsal))
+    return _measured(session, rehearsal)
+
+
+def _measured(session: Session, rehearsal: Rehearsal) -> dict | None:
+    """The figures of the first destination's runs (the plan's), and across hops each destination's."""
+    done = replays(session=session, rehearsal=rehearsal)
+    if not rehearsal.across_hops:
+        return measured(done)
+    into = {run.id: getattr(run.server_host, "destination_id", None) for run in rehearsal.runs}
+    environment = session.get(Environment, rehearsal.environment_id)
+    groups = [(d, [r for r in done if into.get(r.run_id) == d.id]) for d in environment.destinations]
+    groups = [(d, mine) for d, mine in groups if mine]
+    if not groups:
+        return None
+    first = measured(groups[0][1])
+    if first is None:
+        return None
+    first["destinations"] = [
+        {"destination_id": d.id, "name": d.name, **{k: v for k, v in (measured(mine) or {}).items() if k != "series"}}
+        for d, mine in groups
+    ]
+    return first
 
 
 def record_result(*, session: Session, rehearsal_id: int | None) -> None:
@@ -247,7 +294,7 @@ def record_result(*, session: Session, rehearsal_id: int | None) -> None:
     session.expire_all()  # the runs as they are now, not as this session last read them
     if not rehearsal.runs or not all(run.status.finished for run in rehearsal.runs):
         return
-    result = measured(replays(session=session, rehearsal=rehearsal))
+    result = _measured(session, rehearsal)
     if result is not None:
         rehearsal.result = result
         session.commit()

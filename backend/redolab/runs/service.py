@@ -43,15 +43,15 @@ def create_run(
     settings: Settings | None = None,
     replay: dict | None = None,
     commit: bool = True,
-    together: int | None = None,
+    together: str | None = None,
 ) -> Run:
     """Store the run and queue its job; the worker picks it up when both hosts are free. Refused
     before anything is written: a write_dir on "This machine" outside its root or without room
     (422), its owner or host pair at the queue cap (429; checked under the queue lock).
     `replay`: a rehearsal's columns (rehearsal_id, replay_schedule, ..., and its duration cap), set
     before the job can be claimed; `commit=False` leaves the commit to the caller (runs that must
-    be queued together); `together`: the cluster whose jobs may share hosts with each other (a run
-    across hops)."""
+    be queued together); `together`: the group whose jobs may share hosts with each other (a run or
+    rehearsal across hops: "cluster:12", "rehearsal:3")."""
     client = host_in(environment, run_in.client_host_id, "client_host_id")
     server = host_in(environment, run_in.server_host_id, "server_host_id")
     check_local_write_dir(server=server, write_dir=run_in.write_dir, conns=run_in.conns, settings=settings)
@@ -70,7 +70,7 @@ def create_run(
             run_id=run.id,
             client_host_id=client.id,
             server_host_id=server.id,
-            together_id=together,
+            together=together,
             requested_by=owner_of(requested_by),
             planned_seconds=run.duration_seconds + RUN_SETUP_SECONDS,
         )

@@ -83,7 +83,7 @@ def create_cluster(
         pair_in = RunCreate(**template, client_host_id=client.id, server_host_id=server.id)
         run = service.create_run(
             session=session, environment=environment, run_in=pair_in, requested_by=requested_by, commit=False,
-            together=cluster.id if across_hops else None,
+            together=f"cluster:{cluster.id}" if across_hops else None,
         )  # fmt: skip
         run.cluster_id = cluster.id
     session.commit()

@@ -10,6 +10,7 @@ from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.core.deps import SessionDep
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
+from redolab.runs import service as run_service
 from redolab.runs.schemas import RunCreate, RunPublic
 from redolab.sweeps import clusters
 
@@ -92,4 +93,14 @@ def create_cluster(
 def read_cluster(session: SessionDep, cluster_id: int) -> ClusterPublic:
     """A cluster run or run across hops: its runs, the sum, each hop's sum, and whether they overlapped."""
     cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
+    return cluster_public(cluster, get_environment(session=session, environment_id=cluster.environment_id))
+
+
+@router.post("/clusters/{cluster_id}/cancel")
+def cancel_cluster(session: SessionDep, user: ApiOperator, cluster_id: int) -> ClusterPublic:
+    """Cancel every pair still queued or running (operator role); samples already received are kept."""
+    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
+    for run in cluster.runs:
+        run_service.cancel_run(session=session, run=run)
+    session.expire_all()
     return cluster_public(cluster, get_environment(session=session, environment_id=cluster.environment_id))

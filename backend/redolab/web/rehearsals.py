@@ -62,6 +62,9 @@ def rehearsals_context(session, environment, *, values=None, errors=None) -> dic
         "has_history": bool(redo_service.list_imports(session=session, environment=environment)),
         "has_pair": {"primary", "standby"} <= {host.role.value for host in environment.hosts},
         "zone": environment.time_zone or "UTC",
+        "direct_destinations": sum(
+            1 for d in environment.destinations if d.feeds_from_id is None and environment.standby_hosts(d)
+        ),
     }
 
 
