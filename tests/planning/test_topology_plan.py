@@ -4,6 +4,7 @@ contradicts its hop's verdict."""
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -62,7 +63,8 @@ def test_a_shared_uplink_fails_with_two_copies_although_each_hop_passes(session,
     assert plan.card("transport").status != FAIL  # the first destination's own card: its hop alone carries it
 
     cards = {d.name: {c.key: c for c in d.cards} for d in plan.destination_cards}
-    assert set(cards) == {first.name, "remote"} and set(cards["remote"]) == {"transport", "lag"}  # ASYNC: no commit
+    assert set(cards) == {first.name, "remote"}
+    assert set(cards["remote"]) == {"transport", "instantiation", "lag"}  # ASYNC: no commit card
     assert cards[first.name]["transport"] is plan.card("transport")  # the first destination's are the plan's
     assert "remote" not in plan.card("transport").headline
     remote_transport = cards["remote"]["transport"]
@@ -118,3 +120,27 @@ def test_no_hop_verdict_contradicts_its_destinations_transport_card(single, many
         assert card.status == FAIL, (verdict.headline, card.headline)
     if card.status == PASS:
         assert verdict.status == PASS, (verdict.headline, card.headline)
+
+
+def test_each_destination_is_instantiated_over_its_own_hop(session):
+    """A cascaded standby is copied from the standby that feeds it, over that hop: its instantiation
+    card reads the run over its own hop, not the primary's."""
+    environment, primary, near, far, remote = two_destinations(session)
+    environment.database_size_bytes = 10 * 1024**4
+    cascade = destinations.create_destination(
+        session=session, environment=environment,
+        destination_in=DestinationCreate(name="cascade", kind="cascaded", transport="ASYNC", feeds_from=remote.id),
+    )  # fmt: skip
+    leaf = make_host(session, environment, role="standby", name="leaf1", destination_id=cascade.id)
+    stored_run(session, environment, primary, near, conns=8, bytes_per_second=400 * MIB)
+    stored_run(session, environment, primary, far, conns=8, bytes_per_second=100 * MIB)
+    over_its_hop = stored_run(session, environment, far, leaf, conns=8, bytes_per_second=25 * MIB)
+    session.expire_all()
+    plan = environment_plan(session=session, environment=environment)
+    copies = {d.name: next(c for c in d.cards if c.key == "instantiation") for d in plan.destination_cards}
+    assert copies[environment.first_destination.name] is plan.card("instantiation")
+    hours = {name: card.values["total_hours"] for name, card in copies.items()}
+    size = 10 * 1024**4
+    assert hours["remote"] == pytest.approx(size / (100 * MIB) / 3600, rel=0.35)  # overhead included
+    assert hours["cascade"] == pytest.approx(4 * hours["remote"])  # a quarter of the rate: four times as long
+    assert copies["cascade"].sources[0].url.endswith(f"/runs/{over_its_hop.id}")

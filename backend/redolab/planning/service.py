@@ -310,10 +310,16 @@ def _destination_cards(destination, first: bool, plan: Plan, hop_facts: Facts, r
     from its own hop (its runs, its nominal link and RTT; its own disk is not measured yet)."""
     if first:
         cards = plan.cards
-    else:
-        own = replace(hop_facts, transport_mode=destination.transport.value, standby_disk=None)
+    else:  # instantiated over its own hop: its nodes, from the primary's or those of what feeds it
+        environment = destination.environment
+        feeder = next((d for d in environment.destinations if d.id == destination.feeds_from_id), None)
+        senders = len(environment.standby_hosts(feeder)) if feeder is not None else hop_facts.primary_nodes
+        receivers = len(environment.standby_hosts(destination))
+        own = replace(hop_facts, transport_mode=destination.transport.value, standby_disk=None,
+                      primary_nodes=max(1, senders), standby_nodes=max(1, receivers))  # fmt: skip
         cards = build_plan(facts=own, requirement=requirement, runs=runs).cards
-    keys = ("transport", "lag", "commit") if destination.transport.value in SYNC_TRANSPORTS else ("transport", "lag")
+    keys = ("transport", "instantiation", "lag")
+    keys += ("commit",) if destination.transport.value in SYNC_TRANSPORTS else ()
     chosen = tuple(card for key in keys for card in cards if card.key == key)
     return DestinationCards(destination.id, destination.name, destination.transport.value, chosen)
 
