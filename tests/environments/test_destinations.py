@@ -819,3 +819,55 @@ def test_simultaneous_creates_meet_one_after_the_other(engine, session, monkeypa
     assert refused[0].field == ("hadr_role" if hadr else "name")
     session.expire_all()
     assert len(environment.destinations) == (3 if hadr else 2)
+
+
+def test_a_host_added_while_its_destination_is_deleted_is_never_orphaned(engine, session, monkeypatch):
+    """A standby host created into a destination at the moment that destination is deleted: the host's
+    checks hold the environment's lock to its commit, so the delete sees the host and refuses, instead of
+    leaving a standby in no destination (or failing the host's insert on the deleted row)."""
+    import threading
+    import time
+
+    from redolab.core.db import make_sessionmaker
+    from redolab.environments.schemas import HostCreate
+
+    environment = make_environment(session)
+    remote = destinations.create_destination(
+        session=session, environment=environment, destination_in=DestinationCreate(name="remote")
+    )
+    barrier, original = threading.Barrier(2, timeout=5), service._check_credential
+
+    def checked_then_wait(*args):
+        original(*args)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()  # the host's checks passed; the delete starts now
+        time.sleep(0.5)  # and has time to finish before this host is written, unless the lock holds it
+
+    monkeypatch.setattr(service, "_check_credential", checked_then_wait)
+    sessions, outcomes = make_sessionmaker(engine), {}
+
+    def add_host() -> None:
+        with sessions() as own:
+            mine = own.get(type(environment), environment.id)
+            host_in = HostCreate(**HOST, name="dr1", destination_id=remote.id)
+            outcomes["host"] = service.create_host(session=own, environment=mine, host_in=host_in).id
+
+    def delete() -> None:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()
+        with sessions() as own:
+            try:
+                destinations.delete_destination(session=own, destination=own.get(Destination, remote.id))
+                outcomes["delete"] = "deleted"
+            except FieldError as error:
+                outcomes["delete"] = error
+
+    threads = [threading.Thread(target=add_host), threading.Thread(target=delete)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert isinstance(outcomes.get("delete"), FieldError) and outcomes["delete"].field == "hosts", outcomes
+    session.expire_all()
+    host = session.get(Host, outcomes["host"])
+    assert host.destination_id == remote.id and session.get(Destination, remote.id) is not None

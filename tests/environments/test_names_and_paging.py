@@ -128,16 +128,19 @@ def test_name_key_ignores_case_and_width(name):
 # -- look-alike names sent at once: the unique index on the stored key decides ---------------------
 
 
-def _race(engine, monkeypatch, check_name: str, attempt) -> list[object]:
+def _race(engine, monkeypatch, check_name: str, attempt, wait: float = 30) -> list[object]:
     """Run `attempt(session, index)` in two threads whose name checks both pass before either
-    commits (a barrier after `check_name`), as two simultaneous requests can; their outcomes."""
+    commits (a barrier after `check_name`), as two simultaneous requests can; their outcomes. Where a
+    lock serialises the writes (a host's checks hold the environment's lock to the commit), the second
+    cannot check before the first commits: the barrier gives up after `wait` seconds and they go in turn."""
     from redolab.environments import service
 
-    barrier, original = threading.Barrier(2, timeout=30), getattr(service, check_name)
+    barrier, original = threading.Barrier(2, timeout=wait), getattr(service, check_name)
 
     def checked_then_wait(*args, **kwargs):
         original(*args, **kwargs)
-        barrier.wait()
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()
 
     monkeypatch.setattr(service, check_name, checked_then_wait)
     sessions, outcomes = make_sessionmaker(engine), [None, None]
@@ -186,7 +189,7 @@ def test_two_simultaneous_look_alike_hosts_make_one_host(engine, session, monkey
         host_in = HostCreate(**{**HOST, "name": names[i], "node_number": 1 + i})  # two free slots
         return service.create_host(session=s, environment=environment, host_in=host_in).id
 
-    outcomes = _race(engine, monkeypatch, "_check_host_name_free", attempt)
+    outcomes = _race(engine, monkeypatch, "_check_host_name_free", attempt, wait=2)
     refused = [o for o in outcomes if isinstance(o, FieldError)]
     assert len(refused) == 1 and refused[0].status_code == 409 and refused[0].field == "name", outcomes
     assert "already has a host named" in refused[0].message

@@ -117,7 +117,7 @@ def _commit(session: Session, environment: Environment, name: str, own_id: int |
         raise FieldError("name", f"'{environment.name}' already has a {what} named '{name}'.") from None
 
 
-def _lock(session: Session, environment: Environment) -> None:
+def lock_environment(session: Session, environment: Environment) -> None:
     """One destination or shared-link write per environment at a time, then its destinations read
     afresh, so the counts, the principal and the cycle checks see every committed write. PostgreSQL:
     a row lock on the environment; SQLite: its one write lock, which a write that changes nothing
@@ -148,7 +148,7 @@ def _serialised(write: Callable[..., T]) -> Callable[..., T]:
 def create_destination(*, session: Session, environment: Environment, destination_in: DestinationCreate) -> Destination:
     """Add a destination after the others (the next position). Defaults: on Db2 HADR an auxiliary
     (SUPERASYNC) once the principal exists; elsewhere ASYNC."""
-    _lock(session, environment)
+    lock_environment(session, environment)
     hadr, hadr_role = environment.platform is Platform.hadr, destination_in.hadr_role
     if hadr and hadr_role is None:
         has_principal = any(d.hadr_role is HadrRole.principal for d in environment.destinations)
@@ -173,7 +173,7 @@ def create_destination(*, session: Session, environment: Environment, destinatio
 def update_destination(*, session: Session, destination: Destination, destination_in: DestinationUpdate) -> Destination:
     """Change some fields (those left out keep their value); the result is checked whole."""
     environment = destination.environment
-    _lock(session, environment)
+    lock_environment(session, environment)
     session.refresh(destination)
     changes = destination_in.model_dump(exclude_unset=True)
     if "feeds_from" in changes:
@@ -199,7 +199,7 @@ def delete_destination(*, session: Session, destination: Destination) -> None:
     needs; the ones after it move up a position. When it was the first, the next one becomes the first
     and the environment's transport and link follow it."""
     environment = destination.environment
-    _lock(session, environment)
+    lock_environment(session, environment)
     destinations = environment.destinations
     if len(destinations) == 1:
         raise FieldError(
@@ -295,7 +295,7 @@ def _hops(environment: Environment, destination_ids: list[int]) -> list[Destinat
 @_serialised
 def create_shared_link(*, session: Session, environment: Environment, link_in: SharedLinkCreate) -> SharedLink:
     """Declare that the hops into `destination_ids` cross one physical link (at least one hop)."""
-    _lock(session, environment)
+    lock_environment(session, environment)
     check_name(environment, link_in.name, None, "shared link", environment.shared_links)
     if len(environment.shared_links) >= MAX_SHARED_LINKS:
         raise FieldError(
@@ -318,7 +318,7 @@ def create_shared_link(*, session: Session, environment: Environment, link_in: S
 def update_shared_link(*, session: Session, link: SharedLink, link_in: SharedLinkUpdate) -> SharedLink:
     """Change some fields; destination_ids, when given, replaces the hops."""
     environment = session.get(Environment, link.environment_id)
-    _lock(session, environment)
+    lock_environment(session, environment)
     changes = link_in.model_dump(exclude_unset=True)
     for field in ("name", "destination_ids", "notes"):  # null for these means "keep"
         if changes.get(field, "") is None:

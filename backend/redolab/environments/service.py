@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -14,7 +16,7 @@ from redolab.core.errors import FieldError
 from redolab.core.fields import name_key
 from redolab.core.security import encrypt_secret
 from redolab.environments.destination_rules import check_platform_change
-from redolab.environments.destinations import first_destination, host_destination_id, mirror
+from redolab.environments.destinations import first_destination, host_destination_id, lock_environment, mirror
 from redolab.environments.models import Credential, Environment, Host, HostRole, same_or_new_key, stored_name_key
 from redolab.environments.schemas import (
     DatabaseAccessUpdate,
@@ -23,6 +25,8 @@ from redolab.environments.schemas import (
     HostCreate,
     HostUpdate,
 )
+
+T = TypeVar("T")
 
 
 def list_environments(*, session: Session, limit: int | None = None, offset: int = 0) -> list[Environment]:
@@ -218,11 +222,26 @@ def _in_destination(environment: Environment, host: HostCreate) -> HostCreate:
     return host.model_copy(update={"destination_id": destination_id})
 
 
+def _locked_checks(session: Session, environment: Environment, checks: Callable[[], T]) -> T:
+    """Run a host write's checks under the environment's lock (destinations.lock_environment, held to the
+    commit): a destination deleted at the same moment either sees the host, or the host sees it gone."""
+    lock_environment(session, environment)
+    try:
+        return checks()
+    except Exception:
+        session.rollback()  # releases the lock
+        raise
+
+
 def create_host(*, session: Session, environment: Environment, host_in: HostCreate) -> Host:
-    host_in = _in_destination(environment, host_in)
-    _check_slot_free(session, environment, host_in, None)
-    _check_host_name_free(environment, host_in.name, None)
-    _check_credential(session, environment, host_in.credential_id)
+    def checks() -> HostCreate:
+        checked = _in_destination(environment, host_in)
+        _check_slot_free(session, environment, checked, None)
+        _check_host_name_free(environment, checked.name, None)
+        _check_credential(session, environment, checked.credential_id)
+        return checked
+
+    host_in = _locked_checks(session, environment, checks)
     taken = _slot_message(environment, host_in)  # read before the host is added (a read would flush it)
     host = Host(environment_id=environment.id, **host_in.model_dump())
     session.add(host)
@@ -236,11 +255,16 @@ def update_host(*, session: Session, host: Host, host_in: HostUpdate) -> Host:
     changes = host_in.model_dump(exclude_unset=True)
     if changes.get("role", host.role) is not host.role and "destination_id" not in changes:
         current["destination_id"] = None  # a primary has none; a standby goes to the first destination
-    merged = _in_destination(host.environment, HostCreate.model_validate({**current, **changes}))
-    _check_slot_free(session, host.environment, merged, host.id)
-    if same_or_new_key(host.name_key, merged.name) != host.name_key:  # renamed, as people read it
-        _check_host_name_free(host.environment, merged.name, host.id)
-    _check_credential(session, host.environment, merged.credential_id)
+
+    def checks() -> HostCreate:
+        checked = _in_destination(host.environment, HostCreate.model_validate({**current, **changes}))
+        _check_slot_free(session, host.environment, checked, host.id)
+        if same_or_new_key(host.name_key, checked.name) != host.name_key:  # renamed, as people read it
+            _check_host_name_free(host.environment, checked.name, host.id)
+        _check_credential(session, host.environment, checked.credential_id)
+        return checked
+
+    merged = _locked_checks(session, host.environment, checks)
     if (merged.ssh_address, merged.ssh_port) != (host.ssh_address, host.ssh_port):
         host.host_key = host.host_key_fingerprint = None  # a new address needs its key verified
     environment = host.environment
