@@ -111,3 +111,26 @@ def test_receivers_page_shows_the_secret_once_and_is_admin_only(browser_client, 
     with TestClient(app, follow_redirects=False) as operator:
         assert log_in(operator, "olga").status_code == 303
         assert operator.get("/notification-receivers").status_code == 403
+
+
+def test_start_again_at_the_cap_answers_htmx_with_the_reason_alone(browser_client, session):
+    """Start again refused at the owner's cap of active schedules: htmx shows the answer's text beside
+    the button, so it gets the reason as text (429), not a whole page; a plain form post gets the page."""
+    environment = environment_with_hosts(session)
+    made = browser_client.post(f"/environments/{environment.id}/watches", data=form(environment), headers=HTMX)
+    assert made.status_code == 200, made.text
+    watch = session.query(Watch).one()
+    assert browser_client.post(f"/watches/{watch.id}/stop", headers=HTMX).status_code == 200
+    app = browser_client.app
+    settings = app.state.settings
+    app.state.settings = settings.model_copy(update={"max_active_schedules_per_user": 0})
+    try:
+        refused = browser_client.post(f"/watches/{watch.id}/start", headers=HTMX)
+        plain = browser_client.post(f"/watches/{watch.id}/start")
+    finally:
+        app.state.settings = settings
+    assert refused.status_code == 429 and refused.headers["content-type"].startswith("text/plain")
+    assert "REDOLAB_MAX_ACTIVE_SCHEDULES_PER_USER" in refused.text and "<html" not in refused.text
+    assert plain.status_code == 429 and "<html" in plain.text and "REDOLAB_MAX_ACTIVE_SCHEDULES_PER_USER" in plain.text
+    session.expire_all()
+    assert session.get(Watch, watch.id).active is False

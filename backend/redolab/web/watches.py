@@ -8,13 +8,14 @@ from datetime import timedelta
 
 from fastapi import APIRouter, Depends, Request
 from sqlalchemy import select
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 
 from redolab.auth.deps import OperatorUser, current_html_user
 from redolab.charts.watches import watch_figure
 from redolab.core.db import utcnow
 from redolab.core.deps import FormDep, SessionDep
 from redolab.core.forms import form_data, form_errors
+from redolab.core.limits import LimitReached
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
 from redolab.environments.models import Environment
@@ -134,11 +135,13 @@ def stop_watch(request: Request, session: SessionDep, user: OperatorUser, watch_
 @router.post("/watches/{watch_id}/start")
 def start_watch(request: Request, session: SessionDep, user: OperatorUser, watch_id: int) -> Response:
     watch = service.get_watch(session=session, watch_id=watch_id)
-    with form_errors(session) as errors:
+    try:
         service.set_active(session=session, watch=watch, active=True,
                            caps=QueueCaps.of(request.app.state.settings))  # fmt: skip
-    if errors:
-        context = watch_context(session, watch) | {"silence_errors": errors}
-        return render(request, "watches/watch.html", context, status_code=429)
+    except LimitReached as refused:  # the owner's cap of active schedules
+        if is_htmx(request):  # htmx shows a refusal's text beside the button (app.js), not a whole page
+            return PlainTextResponse(refused.message, status_code=refused.status_code)
+        context = watch_context(session, watch) | {"silence_errors": {"__all__": refused.message}}
+        return render(request, "watches/watch.html", context, status_code=refused.status_code)
     wake_local_worker(request.app)
     return redirect(request, f"/watches/{watch.id}")
