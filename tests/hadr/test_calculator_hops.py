@@ -3,6 +3,8 @@ auxiliary on 10 Mbit/s, 80 ms against the MON_GET_TRANSACTION_LOG fixture (membe
 16.8 Mbit/s, from 10:05 to 10:10): the principal keeps up in NEARSYNC, the auxiliary falls behind in
 SUPERASYNC until a run measured on its hop replaces its nominal link."""
 
+import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from redolab.redo import service as redo_service
 from tests.conftest import migrated_sqlite
 from tests.factories import make_environment, make_host
 from tests.planning.test_plan_service import stored_run
+from tests.services import REDOLAB, redolab_env
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"
 MIB = 1024 * 1024
@@ -82,7 +85,9 @@ def test_a_run_on_the_auxiliarys_hop_replaces_its_nominal_link(session, two_stan
     assert auxiliary.keeps_up is False and auxiliary.peak.limit_bytes_per_second == pytest.approx(1 * MIB)
 
 
-def test_the_api_and_the_page_show_one_calculator_per_standby(session, api_client, browser_client, two_standbys):
+def test_the_api_the_page_and_the_cli_show_one_calculator_per_standby(
+    session, api_client, browser_client, two_standbys, tmp_path, database_url
+):
     environment, *_ = two_standbys
     response = api_client.get(f"/api/v1/environments/{environment.id}/hadr-calculator")
     assert response.status_code == 200
@@ -108,6 +113,16 @@ def test_the_api_and_the_page_show_one_calculator_per_standby(session, api_clien
         "furthest beyond its limit: 2 MiB/s (16.8 Mbit/s) of log against a SUPERASYNC limit of 1.19 MiB/s (10 Mbit/s)"
     )
     assert worst in page
+    # `redolab plan hadr` says the same: the API's document, and each hop's verdict first in text
+    command = [str(REDOLAB), "plan", "hadr", "--env", environment.name]
+    run_env = {**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url}
+    printed = subprocess.run([*command, "--json"], capture_output=True, text=True, env=run_env, timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout)["destinations"] == body["destinations"]
+    text = subprocess.run(command, capture_output=True, text=True, env=run_env, timeout=60)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("standby (principal, NEARSYNC): standby keeps up")
+    assert "dr (auxiliary, SUPERASYNC): dr cannot keep up" in text.stdout
     assert "<strong>??</strong> falls far behind" in page and "NEARSYNC sustains every interval" in page
 
 

@@ -202,11 +202,17 @@ def plan_hadr(
 ) -> None:
     """The hadrCalculator view: every interval of the log history against each sync mode's limit with
     the measured network and log disks, and the HADR_SYNCMODE that keeps up."""
-    from redolab.hadr.service import calculator_json, environment_calculator
+    import itertools
+
+    from redolab.hadr.hops import environment_calculators
+    from redolab.hadr.service import environment_calculator
 
     with environment_named(env) as (session, environment):
         calculator, inputs = environment_calculator(session=session, environment=environment)
-    emit(as_json, lambda: calculator_json(calculator, inputs), _hadr_lines(calculator, inputs, rows))
+        body, hops = environment_calculators(session=session, environment=environment)
+        verdicts = [f"{hop.title}: {hop.verdict} ({hop.inputs.network_basis or 'no network yet'})" for hop in hops]
+    lines = _hadr_lines(calculator, inputs, rows)
+    emit(as_json, lambda: body, itertools.chain(verdicts, lines) if len(verdicts) > 1 else lines)
 
 
 def _hadr_lines(calculator, inputs, rows: int):

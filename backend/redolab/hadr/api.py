@@ -20,7 +20,7 @@ from redolab.disktest.service import (
 )
 from redolab.environments.service import get_environment
 from redolab.hadr import service
-from redolab.hadr.hops import hop_calculators, hop_json
+from redolab.hadr.hops import environment_calculators
 from redolab.jobs.queue import wake_local_worker
 
 router = APIRouter(prefix="/api/v1/environments", tags=["hadr"], dependencies=[Depends(current_api_user)])
@@ -87,9 +87,7 @@ def read_calculator(session: SessionDep, environment_id: int) -> dict:
     network and disks, and whether the workload exceeded it; or what is missing to compute it.
     `destinations`: the same per hop (the principal in its sync mode, each auxiliary in SUPERASYNC)."""
     environment = get_environment(session=session, environment_id=environment_id)
-    calculator, inputs = service.environment_calculator(session=session, environment=environment)
-    hops = hop_calculators(session=session, environment=environment)
-    return {**service.calculator_json(calculator, inputs), "destinations": [hop_json(hop) for hop in hops]}
+    return environment_calculators(session=session, environment=environment)[0]
 
 
 @router.post("/{environment_id}/disk-tests", status_code=status.HTTP_202_ACCEPTED)

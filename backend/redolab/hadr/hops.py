@@ -201,3 +201,13 @@ def nearest_limit(hop: HopCalculator, count: int) -> list[HopRow]:
     """The `count` intervals nearest (or furthest beyond) the hop's own limit, in time (for a page's table)."""
     worst = sorted(hop.rows, key=lambda r: r.row.rate_bytes_per_second / r.limit_bytes_per_second, reverse=True)
     return sorted(worst[:count], key=lambda r: (r.row.start or datetime.min, r.row.member))
+
+
+def environment_calculators(*, session: Session, environment: Environment) -> tuple[dict, list[HopCalculator]]:
+    """The calculator as the API and `redolab plan hadr --json` send it, `destinations` holding each hop's
+    (the principal in its sync mode, each auxiliary in SUPERASYNC); and the hops themselves."""
+    from redolab.hadr.service import environment_calculator
+
+    calculator, inputs = environment_calculator(session=session, environment=environment)
+    hops = hop_calculators(session=session, environment=environment)
+    return {**calculator_json(calculator, inputs), "destinations": [hop_json(hop) for hop in hops]}, hops
