@@ -21,7 +21,14 @@ from redolab.disktest.service import host_disk
 from redolab.environments.models import Destination, Environment, HadrRole, Platform
 from redolab.hadr.calculator import PAGE_BYTES, Calculator, CalculatorRow, calculate
 from redolab.hadr.network import NOMINAL, measured_network, nominal_network
-from redolab.hadr.service import NEEDS_DISK, NEEDS_HISTORY, CalculatorInputs, calculator_inputs, calculator_json
+from redolab.hadr.service import (
+    NEEDS_DISK,
+    NEEDS_HISTORY,
+    CalculatorInputs,
+    calculator_inputs,
+    calculator_json,
+    environment_calculator,
+)
 from redolab.redo.service import environment_intervals
 from redolab.runs.service import measured_runs
 
@@ -206,8 +213,6 @@ def nearest_limit(hop: HopCalculator, count: int) -> list[HopRow]:
 def environment_calculators(*, session: Session, environment: Environment) -> tuple[dict, list[HopCalculator]]:
     """The calculator as the API and `redolab plan hadr --json` send it, `destinations` holding each hop's
     (the principal in its sync mode, each auxiliary in SUPERASYNC); and the hops themselves."""
-    from redolab.hadr.service import environment_calculator
-
     calculator, inputs = environment_calculator(session=session, environment=environment)
     hops = hop_calculators(session=session, environment=environment)
     return {**calculator_json(calculator, inputs), "destinations": [hop_json(hop) for hop in hops]}, hops
