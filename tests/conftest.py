@@ -33,7 +33,13 @@ BACKENDS = ["sqlite", "postgresql"]
 # fixed names, so two workers must not each bring it up. (An `xdist_group` mark with --dist loadgroup
 # does not group on pytest 9.2: xdist 3.8 still renames the node ID, which pytest 9.2 no longer reads,
 # pytest-dev/pytest-xdist#1386; the scheduler below groups by this table instead.)
-GROUPS = {"tests/lab/test_lab.py": "lab", "tests/lab/test_watch_lab.py": "lab"}
+# A module whose tests share a costly module fixture is a group too: test_fair_queues_served starts a
+# `redolab serve` per database for its six tests, once on one worker rather than on each.
+GROUPS = {
+    "tests/lab/test_lab.py": "lab",
+    "tests/lab/test_watch_lab.py": "lab",
+    "tests/jobs/test_fair_queues_served.py": "fair queues served",
+}
 # Tests that run while no other worker runs a test: they measure with tight tolerances through the
 # lab's delay line (a process starved by a parallel loopback run distorts RTT and rate, seen failing).
 # Tests that look for or kill probes see only their own process's (services.leftover_probes).

@@ -1,13 +1,18 @@
 """The `redolab` command, run as a real process."""
 
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from sqlalchemy import inspect
+from sqlalchemy.engine import make_url
 
 from redolab.auth.service import get_user_by_username
 from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.security import verify_password
+from tests.conftest import migrated_sqlite
+from tests.factories import make_user
 from tests.services import REDOLAB, redolab_env
 
 
@@ -21,6 +26,18 @@ def run(data_dir, *args, stdin: str | None = None, **env):
         cwd=data_dir,
         timeout=60,
     )
+
+
+@pytest.fixture(scope="module")
+def schema(tmp_path_factory) -> Path:
+    """A SQLite database at the current schema, upgraded as `redolab db upgrade` does it (that command is
+    test_db_upgrade_creates_the_schema's): the tests of other commands start from a copy of it rather
+    than from a process of their own for the upgrade (one `redolab` process takes 1.5-3 s)."""
+    return Path(make_url(migrated_sqlite(tmp_path_factory)).database)
+
+
+def upgraded(data_dir: Path, schema: Path) -> None:
+    shutil.copy(schema, data_dir / "redolab.db")
 
 
 def _user(data_dir, username):
@@ -77,23 +94,27 @@ def test_user_create_refuses_bad_input(tmp_path, username, password, message):
     assert _user(tmp_path, username) is None
 
 
-def test_duplicate_user_refused(tmp_path):
-    assert run(tmp_path, "user", "create", "bob", stdin="long enough password\n").returncode == 0
+def test_duplicate_user_refused(tmp_path, schema):
+    upgraded(tmp_path, schema)
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    with make_sessionmaker(engine)() as session:
+        make_user(session, "bob")
+    engine.dispose()
     again = run(tmp_path, "user", "create", "bob", stdin="another long password\n")
     assert again.returncode == 1
     assert "already exists" in again.stderr
 
 
-def test_user_lifecycle_commands(tmp_path):
-    """Each command once (a CLI process takes 2-3 s); the rules behind them are tested in
-    tests/security/test_sessions.py."""
-    from redolab.auth.models import UserSession
+def test_user_lifecycle_commands(tmp_path, schema):
+    """Each command once (a CLI process takes 1.5-3 s; `user create` has tests of its own above); the
+    rules behind them are tested in tests/security/test_sessions.py."""
+    from redolab.auth.models import Role, UserSession
 
-    assert run(tmp_path, "user", "create", "root1", "--role", "admin", stdin="long enough password\n").returncode == 0
-    assert run(tmp_path, "user", "create", "bob", stdin="long enough password\n").returncode == 0
-    bob = _user(tmp_path, "bob")
+    upgraded(tmp_path, schema)
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
-    with make_sessionmaker(engine)() as session:  # bob is logged in somewhere
+    with make_sessionmaker(engine)() as session:  # an admin, and bob, logged in somewhere
+        make_user(session, "root1", role=Role.admin)
+        bob = make_user(session, "bob", role=Role.operator)
         session.add(UserSession(user_id=bob.id, key_hash="0" * 64))
         session.commit()
     engine.dispose()
@@ -111,11 +132,11 @@ def test_user_lifecycle_commands(tmp_path):
     assert _user(tmp_path, "bob") is None
 
 
-def test_worker_stops_on_sigterm(tmp_path):
+def test_worker_stops_on_sigterm(tmp_path, schema):
     import signal
     import time
 
-    assert run(tmp_path, "db", "upgrade").returncode == 0
+    upgraded(tmp_path, schema)
     process = subprocess.Popen(
         [str(REDOLAB), "worker"], env=redolab_env(tmp_path), cwd=tmp_path, stdout=subprocess.PIPE, text=True
     )
@@ -125,8 +146,8 @@ def test_worker_stops_on_sigterm(tmp_path):
     assert process.wait(timeout=15) == 0
 
 
-def test_run_command_refuses_unknown_names(tmp_path):
-    assert run(tmp_path, "db", "upgrade").returncode == 0
+def test_run_command_refuses_unknown_names(tmp_path, schema):
+    upgraded(tmp_path, schema)
     result = run(tmp_path, "run", "--env", "nope", "--client", "a", "--server", "b")
     assert result.returncode == 1
     assert "no environment named 'nope'" in result.stderr
@@ -151,14 +172,14 @@ def test_production_requires_secret(tmp_path):
     assert "REDOLAB_SECRET_KEY is required" in result.stderr
 
 
-def test_run_command_waits_for_a_worker(tmp_path):
+def test_run_command_waits_for_a_worker(tmp_path, schema):
     """`redolab run --wait --json` on "This machine" hosts, executed by a real `redolab worker`."""
     import json
 
     from redolab.environments.schemas import EnvironmentCreate, HostCreate
     from redolab.environments.service import create_environment, create_host
 
-    assert run(tmp_path, "db", "upgrade").returncode == 0
+    upgraded(tmp_path, schema)
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
     with make_sessionmaker(engine)() as session:
         environment = create_environment(session=session, env_in=EnvironmentCreate(name="lab one"))
@@ -186,8 +207,8 @@ def test_run_command_waits_for_a_worker(tmp_path):
     assert record["bytes_received"] == record["bytes_sent"] > 0
 
 
-def test_run_command_names_bad_options(tmp_path):
-    assert run(tmp_path, "db", "upgrade").returncode == 0
+def test_run_command_names_bad_options(tmp_path, schema):
+    upgraded(tmp_path, schema)
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
     from redolab.environments.schemas import EnvironmentCreate, HostCreate
     from redolab.environments.service import create_environment, create_host
@@ -203,16 +224,14 @@ def test_run_command_names_bad_options(tmp_path):
     assert "message_bytes: Message size: '1 Mb' looks like bits" in result.stderr  # the option and the field
 
 
-def test_import_results_command(tmp_path):
+def test_import_results_command(tmp_path, schema):
     """`redolab import-results`: every test of the files becomes a run; a bad file imports nothing."""
-    from pathlib import Path
-
     from redolab.environments.schemas import EnvironmentCreate, HostCreate
     from redolab.environments.service import create_environment, create_host
     from redolab.runs.models import Run
 
     data = Path(__file__).parent / "runs" / "data"
-    assert run(tmp_path, "db", "upgrade").returncode == 0
+    upgraded(tmp_path, schema)
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
     with make_sessionmaker(engine)() as session:
         environment = create_environment(session=session, env_in=EnvironmentCreate(name="lab one"))

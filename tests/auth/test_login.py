@@ -1,7 +1,19 @@
+"""Login through the form and the token endpoint, logout, CSRF, the setup link."""
+
+import pytest
+
 from redolab.auth.service import count_users
 from redolab.core.security import read_access_token
-from tests.conftest import log_in
+from tests.conftest import log_in, migrated_sqlite
 from tests.factories import PASSWORD
+
+
+@pytest.fixture(scope="module")
+def database_url(tmp_path_factory):
+    """HTTP behaviour, the same on either database: these tests run once, on SQLite (every module that
+    logs in through `browser_client` does so on PostgreSQL too, and tests/auth/test_races.py takes the
+    setup link on both)."""
+    return migrated_sqlite(tmp_path_factory)
 
 
 def test_login_then_pages_then_logout(anonymous, user):

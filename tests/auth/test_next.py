@@ -12,9 +12,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from redolab.web.auth import DEFAULT_NEXT, local_next
+from tests.conftest import migrated_sqlite
 from tests.factories import PASSWORD
 
 SITE = "https://redolab.example/login"
+
+
+@pytest.fixture(scope="module")
+def database_url(tmp_path_factory):
+    """HTTP behaviour, the same on either database: these tests run once, on SQLite."""
+    return migrated_sqlite(tmp_path_factory)
 
 
 def _as_a_browser_reads(location: str) -> str:

@@ -196,11 +196,24 @@ def test_two_simultaneous_look_alike_hosts_make_one_host(engine, session, monkey
     assert session.scalar(select(func.count()).select_from(Host)) == 1
 
 
-def test_simultaneous_api_creates_of_look_alike_names_answer_201_and_409(app, api_client, monkeypatch):
+LOOK_ALIKES = ["Prod", "PROD", "prod", FULLWIDTH_PROD, f"Prod{HANGUL_FILLER}", "Prod\ufe0f", "pROD", " Prod"]
+
+
+@pytest.fixture
+def a_web_thread_each(settings):
+    """As many web threads (REDOLAB_WEB_THREADS, 4 by default) as look-alikes: all are in the app at
+    once, so that all their checks can pass before any commits (with 4, the other 4 waited for a thread
+    while the first 4 waited at the barrier, until its 30 s timeout)."""
+    settings.web_threads = len(LOOK_ALIKES)
+
+
+def test_simultaneous_api_creates_of_look_alike_names_answer_201_and_409(
+    a_web_thread_each, app, api_client, monkeypatch
+):  # a_web_thread_each first: the settings are read when api_client starts the app
     """Through the API, 8 look-alikes of one name at once (their checks held until all have passed)."""
     from redolab.environments import service
 
-    look_alikes = ["Prod", "PROD", "prod", FULLWIDTH_PROD, f"Prod{HANGUL_FILLER}", "Prod\ufe0f", "pROD", " Prod"]
+    look_alikes = LOOK_ALIKES
     barrier, original = threading.Barrier(len(look_alikes), timeout=30), service._check_name_free
 
     def checked_then_wait(*args, **kwargs):
@@ -219,6 +232,7 @@ def test_simultaneous_api_creates_of_look_alike_names_answer_201_and_409(app, ap
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
+    assert not barrier.broken  # every check passed before any request went on: the index answered
     assert sorted(a.status_code for a in answers) == [201] + [409] * (len(look_alikes) - 1)
     assert all(a.json()["detail"][0]["loc"] == ["body", "name"] for a in answers if a.status_code == 409)
     assert api_client.get("/api/v1/environments").json()["count"] == 1

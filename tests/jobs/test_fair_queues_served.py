@@ -6,6 +6,7 @@ an admin's bulk cancel that frees the queue; and an environment deleted under a 
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import threading
 import time
@@ -33,25 +34,27 @@ class Lab:
     url: str
     environment_id: int
     pairs: list[tuple[int, int]]  # (client host id, server host id)
-    write_root: Path | None = None  # REDOLAB_LOCAL_WRITE_ROOT's default under the data directory
+    write_root: Path  # REDOLAB_LOCAL_WRITE_ROOT's default under the data directory
+    users: dict[str, str]  # "root" (an admin), "ann", "ben" (operators): each test's own usernames
 
 
-def populate(url: str) -> Lab:
-    """Users (an admin, two operators) and an environment with two pairs of "This machine" hosts."""
+def populate(url: str, users: dict[str, str]) -> tuple[int, list[tuple[int, int]]]:
+    """The users (an admin, two operators) and an environment with two pairs of "This machine" hosts;
+    (environment id, pairs)."""
     engine = make_engine(url)
     with make_sessionmaker(engine)() as session:
-        make_user(session, "root", role=Role.admin)
+        make_user(session, users["root"], role=Role.admin)
         for name in ("ann", "ben"):
-            make_user(session, name, role=Role.operator)
+            make_user(session, users[name], role=Role.operator)
         environment = make_environment(session)
         hosts = [
             make_host(session, environment, name=f"{role[0]}{node}", transport="local", role=role, node_number=node)
             for node in (1, 2)
             for role in ("primary", "standby")
         ]
-        lab = Lab("", environment.id, [(hosts[0].id, hosts[1].id), (hosts[2].id, hosts[3].id)])
+        environment_id, pairs = environment.id, [(hosts[0].id, hosts[1].id), (hosts[2].id, hosts[3].id)]
     engine.dispose()
-    return lab
+    return environment_id, pairs
 
 
 def token(client: httpx.Client, username: str) -> dict[str, str]:
@@ -65,27 +68,48 @@ def run_body(pair: tuple[int, int], **fields) -> dict:
             **fields}  # fmt: skip
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def served(request, tmp_path):
+@dataclass
+class Served:
+    database_url: str
+    url: str
+    write_root: Path
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def server(request, tmp_path_factory):
+    """One `redolab serve` per database for the module (starting one takes seconds, two web processes
+    on PostgreSQL). Its worker is off: what the tests queue stays queued, each test on its own users
+    and hosts, which are what the caps and the queue places count."""
+    data_dir = tmp_path_factory.mktemp(f"served-{request.param}")
     if request.param == "sqlite":
-        url, options = migrated(f"sqlite:///{tmp_path / 'redolab.db'}"), ()
+        url, options = migrated(f"sqlite:///{data_dir / 'redolab.db'}"), ()
     else:
         url, options = (
             migrated(_fresh_postgres_database(request.getfixturevalue("postgres_server"))),
             ("--workers", "2"),
         )
-    lab = populate(url)
-    server = start_redolab(
-        tmp_path, *options, timeout=STARTUP_SECONDS, REDOLAB_DATABASE_URL=url, REDOLAB_WORKER_ENABLED="false", **CAPS
+    process = start_redolab(
+        data_dir, *options, timeout=STARTUP_SECONDS, REDOLAB_DATABASE_URL=url, REDOLAB_WORKER_ENABLED="false", **CAPS
     )
-    lab.url, lab.write_root = server.url, (tmp_path / "probe-writes").resolve()
-    with httpx.Client(base_url=server.url, timeout=30) as probe:
+    with httpx.Client(base_url=process.url, timeout=30) as probe:
         deadline = time.monotonic() + STARTUP_SECONDS
         while _health(probe) != 200:
-            assert time.monotonic() < deadline, "".join(server.output)
+            assert time.monotonic() < deadline, "".join(process.output)
             time.sleep(0.2)
-    yield lab
-    server.stop()
+    yield Served(url, process.url, (data_dir / "probe-writes").resolve())
+    process.stop()
+
+
+_labs = itertools.count(1)
+
+
+@pytest.fixture
+def served(server) -> Lab:
+    """A lab of this test's own in the module's server: new users, a new environment and hosts."""
+    number = next(_labs)
+    users = {role: f"{role}{number}" for role in ("root", "ann", "ben")}
+    environment_id, pairs = populate(server.database_url, users)
+    return Lab(server.url, environment_id, pairs, server.write_root, users)
 
 
 def _health(client) -> int | None:
@@ -109,7 +133,7 @@ def _at_once(count: int, call):
 def test_simultaneous_requests_and_a_flood_at_the_caps(served):
     runs = f"/api/v1/environments/{served.environment_id}/runs"
     with httpx.Client(base_url=served.url, timeout=60) as client:
-        ann, ben = token(client, "ann"), token(client, "ben")
+        ann, ben = token(client, served.users["ann"]), token(client, served.users["ben"])
         first = served.pairs[0]
         answers = _at_once(12, lambda: client.post(runs, json=run_body(first), headers=ann))
         assert sorted(a.status_code for a in answers) == [201] * 5 + [429] * 7, [a.text[:200] for a in answers]
@@ -130,11 +154,11 @@ def test_simultaneous_requests_and_a_flood_at_the_caps(served):
 def test_an_admins_bulk_cancel_frees_the_queue(served):
     runs = f"/api/v1/environments/{served.environment_id}/runs"
     with httpx.Client(base_url=served.url, timeout=60) as client:
-        ann, root = token(client, "ann"), token(client, "root")
+        ann, root = token(client, served.users["ann"]), token(client, served.users["root"])
         queued = [client.post(runs, json=run_body(served.pairs[i % 2]), headers=ann) for i in range(6)]
         assert [a.status_code for a in queued] == [201] * 5 + [429]
-        assert client.post("/api/v1/admin/cancel", json={"user": "ann"}, headers=ann).status_code == 403
-        done = client.post("/api/v1/admin/cancel", json={"user": "ann"}, headers=root)
+        assert client.post("/api/v1/admin/cancel", json={"user": served.users["ann"]}, headers=ann).status_code == 403
+        done = client.post("/api/v1/admin/cancel", json={"user": served.users["ann"]}, headers=root)
         assert done.status_code == 200 and done.json()["runs_cancelled"] == 5 and done.json()["count"] == 5
         statuses = {client.get(f"/api/v1/runs/{a.json()['id']}", headers=ann).json()["status"] for a in queued[:5]}
         assert statuses == {"cancelled"}
@@ -144,10 +168,11 @@ def test_an_admins_bulk_cancel_frees_the_queue(served):
 def test_a_write_dir_on_this_machine_stays_in_its_root_with_room(served):
     runs = f"/api/v1/environments/{served.environment_id}/runs"
     with httpx.Client(base_url=served.url, timeout=60) as client:
-        ann = token(client, "ann")
+        ann = token(client, served.users["ann"])
         outside = client.post(runs, json=run_body(served.pairs[0], write_dir="/etc"), headers=ann)
         assert outside.status_code == 422, outside.text
         assert f"only inside {served.write_root} (REDOLAB_LOCAL_WRITE_ROOT)" in outside.json()["detail"][0]["msg"]
+        assert not (served.write_root / "standby-redo").exists()  # the server makes it (one test per server)
         inside = run_body(served.pairs[0], write_dir=f"{served.write_root}/standby-redo")
         assert client.post(runs, json=inside, headers=ann).status_code == 201
         assert (served.write_root / "standby-redo").is_dir()

@@ -5,6 +5,7 @@ leaves no probe; a rehearsal's paced runs never count as the link's capacity."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -28,14 +29,14 @@ MIB = 1024 * 1024
 T0 = datetime(2025, 3, 4, 12, 0, tzinfo=UTC)
 
 
-def archived_log_csv(threads: int = 1, *, burst_mib: int = 600) -> str:
-    """V$ARCHIVED_LOG-shaped rows: 10-minute logs of 60 MiB for 3 hours per thread, and one hour of
-    6 logs of `burst_mib` MiB at 13:00 to 14:00 (the worst hour)."""
+def archived_log_csv(threads: int = 1, *, burst_mib: int = 600, quiet_mib: int = 60) -> str:
+    """V$ARCHIVED_LOG-shaped rows: 10-minute logs of `quiet_mib` MiB for 3 hours per thread, and one
+    hour of 6 logs of `burst_mib` MiB at 13:00 to 14:00 (the worst hour)."""
     lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
     for thread in range(1, threads + 1):
         for n in range(18):
             start = T0 + timedelta(minutes=10 * n)
-            size = burst_mib if 6 <= n < 12 else 60
+            size = burst_mib if 6 <= n < 12 else quiet_mib
             end = start + timedelta(minutes=10)
             lines.append(f"{thread},{100 + n},{start:%Y-%m-%d %H:%M:%S},{end:%Y-%m-%d %H:%M:%S},{size * 2048},512")
     return "\n".join(lines) + "\n"
@@ -76,16 +77,16 @@ def count(session, model) -> int:
 
 
 def test_worst_hour_replayed_through_the_probe_and_read_back(api_client, browser_client, session, engine, secret_key):
-    environment = local_env(session, link_bandwidth_bits_per_second=10**9)
-    import_history(api_client, environment, archived_log_csv())
-    created = api_client.post(
-        f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m", "speedup": 360}
+    environment = local_env(session, link_bandwidth_bits_per_second=5 * 10**8)
+    import_history(api_client, environment, archived_log_csv(burst_mib=300))
+    created = api_client.post(  # 720x: the hour in 5 s, at 360 MiB/s
+        f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m", "speedup": 720}
     )
     assert created.status_code == 201, created.text
     body = created.json()
     assert body["window_start"].startswith("2025-03-04T13:00") and body["window_end"].startswith("2025-03-04T14:00")
     assert body["threads"] == [1] and body["compressed"] is True and body["status"] == "queued"
-    assert body["schedule_bytes"] == 6 * 600 * MIB  # every byte of the worst hour, none from outside it
+    assert body["schedule_bytes"] == 6 * 300 * MIB  # every byte of the worst hour, none from outside it
     schedule = api_client.get(body["schedule_url"])
     assert schedule.status_code == 200 and schedule.headers["x-schedule-sha256"] == body["schedule_sha256"]
     slots = [line.split() for line in schedule.text.splitlines() if line and not line.startswith("#")]
@@ -94,23 +95,27 @@ def test_worst_hour_replayed_through_the_probe_and_read_back(api_client, browser
     rehearsal = run_until_done(engine, secret_key, session, body["id"])
     (run,) = rehearsal.runs
     assert run.status is RunStatus.succeeded, run.failure_reason
-    assert "--schedule" in run.client_command and "--speedup 360" in run.client_command
+    assert "--schedule" in run.client_command and "--speedup 720" in run.client_command
     stored = session.get(Rehearsal, body["id"]).result  # by the worker as the last run ended, before any read
     assert stored is not None and stored["drained"] is True
     read = api_client.get(body["status_url"]).json()
     result = read["result"]
     assert read["status"] == "succeeded" and result["drained"] is True
     assert result["bytes_generated"] == body["schedule_bytes"] == result["bytes_received"]
-    assert 0 <= result["max_lag_seconds"] < 2  # ~10 MiB/s replayed on loopback: never far behind
-    assert len(result["series"]["end_seconds"]) >= 8  # 10 s of replay at 1 s intervals
+    assert 0 <= result["max_lag_seconds"] < 2  # 360 MiB/s replayed on loopback: never far behind
+    assert len(result["series"]["end_seconds"]) >= 4  # 5 s of replay at 1 s intervals
     assert stored == result  # the read returns what was stored
     assert leftover_probes() == []
-    # its page: the measured figures beside the model's for the same window: 360x compressed, the
-    # hour's 1 MiB/s is 360 MiB/s, above the nominal 1 Gbit/s link (119 MiB/s), so the model queues
-    # (3,600 MiB in 10 s, drained at 119 MiB/s: ~20 s behind) where loopback did not: -100 %
+    # its page: the measured figures beside the model's for the same window: 720x compressed, the
+    # hour's 0.5 MiB/s is 360 MiB/s, above the nominal 500 Mbit/s link (59.6 MiB/s), so the model queues
+    # (1,800 MiB in 5 s, 298 MiB of it sent meanwhile: 1,502 MiB left at 59.6 MiB/s, 25.2 s behind)
+    # where loopback did not: about -100 %, the measured lag against the model's (-99 % once loopback
+    # lags 0.13 s, as on a loaded machine: the page's figure is the stored lag's, not a fixed one)
     page = browser_client.get(f"/rehearsals/{body['id']}").text
     model = page.split('id="summary-model">')[1].split("</dd>")[0]
-    assert "20.2 s largest lag" in model and "nominal link" in model and "measured -100 %" in model
+    assert "25.2 s largest lag" in model and "nominal link" in model
+    shown = int(re.search(r"measured ([+-]\d+) %", model).group(1))
+    assert shown <= -92 and abs(shown - 100 * (result["max_lag_seconds"] - 25.2) / 25.2) <= 1, model
     plan = browser_client.get(f"/environments/{environment.id}/plan/report?chosen=1&rehearsal={body['id']}")
     assert plan.status_code == 200 and "<polyline" in plan.text.split('id="report-rehearsal"')[1]
     # the replay's throughput is the redo, not the link: never a capacity for the plan
@@ -119,9 +124,9 @@ def test_worst_hour_replayed_through_the_probe_and_read_back(api_client, browser
 
 def test_two_threads_over_two_node_pairs_each_carry_their_own(api_client, session, engine, secret_key):
     environment = local_env(session, nodes=2)
-    import_history(api_client, environment, archived_log_csv(threads=2, burst_mib=300))
-    created = api_client.post(
-        f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m", "speedup": 600}
+    import_history(api_client, environment, archived_log_csv(threads=2, burst_mib=150))
+    created = api_client.post(  # the hour in 3 s, 300 MiB/s a thread
+        f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m", "speedup": 1200}
     )
     assert created.status_code == 201, created.text
     rehearsal = run_until_done(engine, secret_key, session, created.json()["id"])
@@ -134,7 +139,7 @@ def test_two_threads_over_two_node_pairs_each_carry_their_own(api_client, sessio
     assert [t["thread"] for t in result["threads"]] == [1, 2]
     assert all(t["max_lag_seconds"] is not None for t in result["threads"])
     assert result["max_lag_seconds"] == pytest.approx(max(t["max_lag_seconds"] for t in result["threads"]))
-    assert result["bytes_generated"] == 2 * 6 * 300 * MIB
+    assert result["bytes_generated"] == 2 * 6 * 150 * MIB
 
 
 def test_refusals_name_what_and_write_nothing(api_client, app, session, engine):
@@ -254,10 +259,10 @@ def test_cancel_stops_the_replay_and_leaves_no_probe(api_client, session, engine
 
 def test_a_sync_rehearsal_sends_commit_sized_writes_and_reports_the_slip(api_client, session, engine, secret_key):
     environment = local_env(session)
-    import_history(api_client, environment, archived_log_csv(burst_mib=60))
-    created = api_client.post(
+    import_history(api_client, environment, archived_log_csv(burst_mib=30, quiet_mib=30))
+    created = api_client.post(  # the hour in 5 s, 36 MiB/s
         f"/api/v1/environments/{environment.id}/rehearsals",
-        json={"window": "worst-60m", "speedup": 360, "mode": "sync", "message_bytes": "64 KiB"},
+        json={"window": "worst-60m", "speedup": 720, "mode": "sync", "message_bytes": "64 KiB"},
     )
     assert created.status_code == 201, created.text
     rehearsal = run_until_done(engine, secret_key, session, created.json()["id"])

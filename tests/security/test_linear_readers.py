@@ -5,8 +5,8 @@ An operator's 60 KB AWR text of blank lines held every request for 28 s, a 60 KB
 Here every reader entry point, and every pattern the readers compile, is run on pathological input
 (long runs of spaces, newlines, dashes, separators, digits, `|`, quotes) at a size N and at 4N; the
 CPU time may grow about linearly (t(4N) / t(N) under 8; quadratic is 16), never as the square. N is
-doubled until t(N) is well above the timer's noise. A ratio, not a timed assertion: how fast each
-hostile upload answers is bench/hostile_uploads.py's to print.
+doubled (or grown faster while far below the noise) until t(N) is well above the timer's noise. A ratio,
+not a timed assertion: how fast each hostile upload answers is bench/hostile_uploads.py's to print.
 """
 
 from __future__ import annotations
@@ -76,29 +76,57 @@ UPLOAD_RUNS = [
 
 
 def cpu_seconds(function: Callable[[], object]) -> float:
-    """The least CPU time of a few runs (process time: other processes on the machine do not count)."""
-    best = float("inf")
-    for _ in range(REPEATS):
-        start = time.process_time()
-        function()
-        best = min(best, time.process_time() - start)
-    return best
+    """The CPU time of one run (process time: other processes on the machine do not count)."""
+    start = time.process_time()
+    function()
+    return time.process_time() - start
+
+
+def best_cpu_seconds(function: Callable[[], object], first: float) -> float:
+    """The least CPU time of REPEATS runs, `first` being the one already timed."""
+    return min([first, *(cpu_seconds(function) for _ in range(REPEATS - 1))])
 
 
 def growth(run: Callable[[int], object], start: int = 4096, largest: int = 1 << 19) -> tuple[int, float, float]:
-    """(N, t(N), t(4N)) with N doubled from `start` until t(N) is above the noise (or N is `largest`)."""
+    """(N, t(N), t(4N)) with N doubled from `start` until t(N) is above the noise (or N is `largest`).
+
+    t(N) is the least of REPEATS runs, taken only at the N compared: one run of a smaller N below the
+    noise says that the least of REPEATS is below it too. t(4N) is the least of up to REPEATS runs,
+    stopping at the first whose ratio to t(N) is under MAX_RATIO: more runs could only lower it."""
     size = start
     while True:
         small = cpu_seconds(lambda size=size: run(size))
         if small >= NOISE_SECONDS or size >= largest:
+            small = best_cpu_seconds(lambda size=size: run(size), small)
+            if small >= NOISE_SECONDS or size >= largest:
+                break
+        size = min(size * growth_factor(small), largest)
+    large = float("inf")
+    for _ in range(REPEATS):
+        large = min(large, cpu_seconds(lambda: run(4 * size)))
+        if large / noise_floored(small) < MAX_RATIO:
             break
-        size *= 2
-    return size, small, cpu_seconds(lambda: run(4 * size))
+    return size, small, large
+
+
+def growth_factor(seconds: float) -> int:
+    """How much to grow N after a run of `seconds` under the noise: twice, or more while a linear reader
+    would still take under half the noise at the size grown to (the sizes skipped are under it too;
+    a reader that grows faster may reach a larger N than doubling would: a stricter comparison)."""
+    factor = 2
+    while factor < 16 and 2 * factor * seconds < NOISE_SECONDS / 2:
+        factor *= 2
+    return factor
+
+
+def noise_floored(seconds: float) -> float:
+    """t(N) as the ratio's denominator: a quarter of the noise at least (at the largest N it may be less)."""
+    return max(seconds, NOISE_SECONDS / 4)
 
 
 def assert_linear(run: Callable[[int], object], **sizes) -> None:
     size, small, large = growth(run, **sizes)
-    ratio = large / max(small, NOISE_SECONDS / 4)
+    ratio = large / noise_floored(small)
     assert ratio < MAX_RATIO, f"t({size:,}) = {small:.4f} s, t({4 * size:,}) = {large:.4f} s: x{ratio:.1f}"
 
 
