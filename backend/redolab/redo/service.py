@@ -115,7 +115,11 @@ def fill_import(
     record.first_time, record.last_time = totals["first"], totals["last"]
     try:
         if before_visible is not None:
-            before_visible(session, record)
+            # No flush while it reads and computes: the record's new fields, flushed by its first
+            # query, would take SQLite's one write lock for the whole analysis (53 s for a million
+            # rows, every other write failing "database is locked"); they are written at the commit.
+            with session.no_autoflush:
+                before_visible(session, record)
         record.status = ImportStatus.ready
         session.commit()
     except BaseException:
