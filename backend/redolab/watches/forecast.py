@@ -34,7 +34,6 @@ from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 import numpy as np
-from scipy.stats import theilslopes
 
 from redolab.core.units import MIB, format_byte_rate, ratio_as_percent
 
@@ -175,6 +174,10 @@ class _Fit:
         origin = series[0][0]
         days = np.array([(moment - origin).total_seconds() / SECONDS_PER_DAY for moment, _ in series])
         rates = np.array([rate for _, rate in series])
+        # imported here: scipy.stats takes 1.5 s to import, which every CLI process and server worker
+        # would pay at start-up for a figure only the plan and the watch page draw
+        from scipy.stats import theilslopes
+
         fit = theilslopes(rates, days, alpha=confidence, method="separate")
         slope, anchor_day, anchor_rate = float(fit.slope), float(np.median(days)), float(np.median(rates))
         now_day = (now - origin).total_seconds() / SECONDS_PER_DAY
