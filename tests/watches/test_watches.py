@@ -4,14 +4,16 @@ row per change and receiver however many workers judge, skipped checks never fai
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import func, select
 
 from redolab.core.db import make_sessionmaker, utcnow
 from redolab.core.units import MIB
-from redolab.runs.models import Run
+from redolab.runs.models import Run, RunEvent, RunStatus
 from redolab.watches import service
 from redolab.watches.models import (
     CheckStatus,
@@ -108,6 +110,47 @@ def test_a_busy_host_skips_the_check_and_never_fails(session, engine, secret_key
     assert "busy with run #" in check.reason
     session.refresh(watch)
     assert watch.state is WatchState.unknown and watch.transitions == 0
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "verdict"),
+    [
+        ("timeout", "connect to 10.0.0.2 port 5201: Connection timed out", Verdict.failing),
+        ("connect", "connect to 10.0.0.2 port 5201: Connection refused", Verdict.failing),
+        ("peer_lost", "the server went away after 3.0 s", Verdict.failing),
+        ("resolve", "cannot resolve standby.example", Verdict.skipped),  # a name, not the link
+        (None, None, Verdict.skipped),  # no error from the client: an SSH failure, redolab stopped
+    ],
+)
+def test_a_link_that_carries_nothing_fails_and_other_failures_skip(session, engine, secret_key, code, message, verdict):
+    """A link that is down measures 0 bytes/s: FAILING after M of N like a slow one (the check said
+    "skipped" for every failed run, so a dead link never alerted). A failure that is not the link's
+    (its client never said the connection failed) stays skipped."""
+    environment, primary, standby = local_pair(session)
+    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
+        name="down", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1, every_seconds=60,
+        threshold_bytes_per_second=10 * MIB, agree_m=1, of_n=1))  # fmt: skip
+    session.execute(Watch.__table__.update().where(Watch.id == watch.id).values(next_at=utcnow()))
+    session.commit()
+    assert service.fire_due_watches(make_sessionmaker(engine)) == 1
+    session.expire_all()
+    check = session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch.id)).one()
+    (run,) = [session.get(Run, i) for i in check.run_ids]
+    run.status, run.failure_reason = RunStatus.failed, f"redoprobe client on {primary.name}: {message or 'ssh: gone'}"
+    if code is not None:
+        line = json.dumps({"event": "error", "data": {"role": "client", "message": message, "code": code}})
+        session.add(RunEvent(run_id=run.id, seq=1, role="client", event="error", line=line))
+    session.commit()
+    judged = service.judge_run(session=session, run_id=run.id)
+    assert judged is not None and judged.verdict is verdict, (judged.verdict, judged.reason)
+    session.refresh(watch)
+    if verdict is Verdict.failing:
+        assert judged.status is CheckStatus.judged and judged.measured_bytes_per_second == 0
+        assert f"run #{run.id}: the link did not carry it ({message}), 0 bytes/s" in judged.reason
+        assert watch.state is WatchState.failing
+    else:
+        assert judged.status is CheckStatus.skipped and "not measured" in judged.reason
+        assert watch.state is WatchState.unknown
 
 
 def test_two_workers_judging_at_once_notify_once(session, engine, secret_key):

@@ -6,6 +6,7 @@ judging at once still notify once."""
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime, timedelta
 
@@ -20,7 +21,7 @@ from redolab.environments.models import Environment, Host
 from redolab.jobs.admission import QueueCaps, current_caps, hold_queue_lock
 from redolab.redo.analysis import redo_summary
 from redolab.runs import service as run_service
-from redolab.runs.models import ProbeMode, Run, RunStatus, RunSummary
+from redolab.runs.models import ProbeMode, Run, RunEvent, RunStatus, RunSummary
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps.clusters import node_pairs
 from redolab.sweeps.models import Schedule, ScheduleStatus
@@ -254,8 +255,36 @@ def judge_run(*, session: Session, run_id: int, settings: Settings | None = None
     return check
 
 
+# redoprobe's error codes (its client's "error" event) that say the link itself did not carry the run:
+# refused or unreachable, no answer, the handshake lost on the way, the peer gone mid-run. The server
+# probe was listening when the client started (the run waits for that), so none is a host down.
+LINK_DOWN_CODES = frozenset({"connect", "timeout", "handshake_timeout", "peer_lost"})
+
+
+def link_down(session: Session, run: Run) -> str | None:
+    """The client's error message when `run` failed because the link did not carry it, else None."""
+    if run.status is not RunStatus.failed:
+        return None
+    lines = session.scalars(select(RunEvent.line).where(
+        RunEvent.run_id == run.id, RunEvent.role == "client", RunEvent.event == "error"))  # fmt: skip
+    for line in lines:
+        try:
+            data = json.loads(line).get("data") or {}
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(data, dict) and data.get("code") in LINK_DOWN_CODES:
+            return str(data.get("message") or data["code"])
+    return None
+
+
 def _judgement(session: Session, environment: Environment, watch: Watch, runs: list[Run]) -> dict:
-    unmeasured = [r for r in runs if r.status is not RunStatus.succeeded or not r.bytes_per_second]
+    """A check's verdict from its runs: their summed throughput against the requirement. A run the link
+    did not carry (refused, timed out, lost) measured 0 bytes/s, a failure; any other run without a
+    measurement (a busy host, an SSH failure, redolab stopped) makes the check skipped, never a failure."""
+    down = {r.id: why for r in runs if (why := link_down(session, r)) is not None}
+    unmeasured = [
+        r for r in runs if r.id not in down and (r.status is not RunStatus.succeeded or not r.bytes_per_second)
+    ]
     required = requirement_now(session, environment, watch)
     values = {"required_bytes_per_second": required.bytes_per_second if required else None,
               "required_basis": (required.basis if required else "no redo history yet")[:300]}  # fmt: skip
@@ -264,13 +293,15 @@ def _judgement(session: Session, environment: Environment, watch: Watch, runs: l
         why = f"run #{first.id} {first.status.value}: {first.failure_reason or 'no throughput'}" if first else "no run"
         return values | {"status": CheckStatus.skipped, "verdict": Verdict.skipped,
                          "reason": f"not measured ({why})"[:2000]}  # fmt: skip
-    measured = sum(r.bytes_per_second for r in runs)
+    measured = sum(0.0 if r.id in down else r.bytes_per_second for r in runs)
     p99 = [s.ack_p99_seconds for s in session.scalars(select(RunSummary).where(
         RunSummary.run_id.in_([r.id for r in runs]))) if s.ack_p99_seconds is not None]  # fmt: skip
     verdict = verdict_of(measured, required.bytes_per_second if required else None, watch.margin_ratio)
     reason = "no redo history yet: nothing to judge against" if required is None else ""
+    if down:
+        reason = "; ".join(f"run #{i}: the link did not carry it ({why}), 0 bytes/s" for i, why in down.items())
     return values | {"status": CheckStatus.judged, "verdict": verdict, "measured_bytes_per_second": measured,
-                     "sync_p99_seconds": max(p99) if p99 else None, "reason": reason}  # fmt: skip
+                     "sync_p99_seconds": max(p99) if p99 else None, "reason": reason[:2000]}  # fmt: skip
 
 
 def move_state(*, session: Session, watch: Watch, check: WatchCheck | None, settings: Settings | None = None) -> bool:
