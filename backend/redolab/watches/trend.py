@@ -4,6 +4,7 @@ last 24 h, else over its last checks), or what the plan's transport card judged 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import numpy as np
@@ -65,11 +66,25 @@ def weekly_peaks(session: Session, environment: Environment) -> tuple[list, floa
     return found
 
 
+def forecast_from(peaks: list, *, capacity: float | None, headroom: float, basis: str) -> Forecast:
+    """forecast_growth as of now; from the newest peak, said so, when the history reaches past now (an
+    import in the wrong time zone, a database host's clock ahead): a forecast cannot start before
+    its own data, and the page must still draw."""
+    now = utcnow()
+    ahead = bool(peaks) and peaks[-1][0] > now
+    forecast = forecast_growth(peaks, capacity_bytes_per_second=capacity, headroom_ratio=headroom,
+                               capacity_basis=basis, now=peaks[-1][0] if ahead else now)  # fmt: skip
+    if not ahead:
+        return forecast
+    warning = (f"The redo history runs past today (its last whole week starts {peaks[-1][0]:%Y-%m-%d}): check the "
+               "imports' time zone or the database host's clock; this forecast counts from that week. ")  # fmt: skip
+    return replace(forecast, message=warning + forecast.message)
+
+
 def watch_forecast(*, session: Session, environment: Environment, watch: Watch) -> Forecast:
     peaks, headroom = weekly_peaks(session, environment)
     capacity, basis = watch_capacity(session, watch)
-    return forecast_growth(peaks, capacity_bytes_per_second=capacity, headroom_ratio=headroom, capacity_basis=basis,
-                           now=utcnow())  # fmt: skip
+    return forecast_from(peaks, capacity=capacity, headroom=headroom, basis=basis)
 
 
 def plan_forecast(*, session: Session, environment: Environment, plan: Plan) -> Forecast:
@@ -82,5 +97,4 @@ def plan_forecast(*, session: Session, environment: Environment, plan: Plan) -> 
     stream = judged.stream if judged is not None else None
     capacity = stream.bytes_per_second if stream is not None else None
     basis = f"the plan's {capacity_text(stream)}" if stream is not None else "the plan's capacity (no run yet)"
-    return forecast_growth(peaks, capacity_bytes_per_second=capacity, headroom_ratio=headroom, capacity_basis=basis,
-                           now=utcnow())  # fmt: skip
+    return forecast_from(peaks, capacity=capacity, headroom=headroom, basis=basis)
