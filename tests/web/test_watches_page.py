@@ -134,3 +134,20 @@ def test_start_again_at_the_cap_answers_htmx_with_the_reason_alone(browser_clien
     assert plain.status_code == 429 and "<html" in plain.text and "REDOLAB_MAX_ACTIVE_SCHEDULES_PER_USER" in plain.text
     session.expire_all()
     assert session.get(Watch, watch.id).active is False
+
+
+def test_a_non_ascii_digit_is_a_422_not_a_500(browser_client, session):
+    """'²'.isdigit() is true and int('²') raises: the forms pass what was sent to the schemas, which
+    refuse it beside its field, and nothing is made."""
+    environment = environment_with_hosts(session)
+    made = browser_client.post(
+        f"/environments/{environment.id}/watches", data={**form(environment), "receiver_ids": "²"}, headers=HTMX
+    )
+    assert made.status_code == 422 and 'id="watch-form"' in made.text
+    assert session.query(Watch).count() == 0
+    schedule = browser_client.post(
+        f"/environments/{environment.id}/collect/settings", data={"collect_every_seconds": "²"}, headers=HTMX
+    )
+    assert schedule.status_code == 422, schedule.text[:300]
+    session.refresh(environment)
+    assert environment.collect_every_seconds is None

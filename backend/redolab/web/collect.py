@@ -127,7 +127,7 @@ def save_collect_settings(
     with form_errors(session) as errors:
         update_environment(session=session, environment=environment, env_in=EnvironmentUpdate(
             diagnostics_pack_licensed=values.get("diagnostics_pack_licensed") == "on",
-            collect_every_seconds=int(every) if every and every.isdigit() else None))  # fmt: skip
+            collect_every_seconds=every))  # fmt: skip
     return _section(request, session, environment, status_code=422 if errors else 200, errors=errors or None)
 
 

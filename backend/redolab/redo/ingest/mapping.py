@@ -409,7 +409,7 @@ def clean_mapping(mapping: dict | None) -> dict[str, str] | None:
         cleaned[DECIMAL] = decimal
     pages = str(mapping.get(LOG_FILE_PAGES) or "").strip().replace(",", "")
     if pages:
-        if not pages.isdigit() or not 1 <= int(pages) <= MAX_LOG_FILE_PAGES:
+        if not (pages.isascii() and pages.isdigit()) or not 1 <= int(pages) <= MAX_LOG_FILE_PAGES:
             raise RedoInputError(
                 f"LOGFILSIZ '{pages}' is not a log file size in 4 KiB pages (a whole number from 1 to "
                 f"{MAX_LOG_FILE_PAGES:,}, as `db2 get db cfg` shows it)"

@@ -249,7 +249,9 @@ def _archived_files(lines: list[str]) -> tuple[list[_ArchivedFile], int]:
         before = line[: stamp.start()].split()
         after = line[stamp.end() : name.start()].split()
         # ls -l: the size stands just before the time; find -printf '%T+ %s %p': just after it
-        size = next((float(token) for token in [*reversed(before), *after] if token.isdigit()), None)
+        size = next(
+            (float(token) for token in [*reversed(before), *after] if token.isascii() and token.isdigit()), None
+        )
         stream = _STREAM.search(name["path"]) or _STREAM.search(directory)
         member = int(stream.group(1)) if stream else 0
         files.append((member, int(name["seq"]), closed, size, number))
