@@ -8,8 +8,8 @@ only (bytes, seconds); every label value is bounded by the environments, their h
 Per path, with labels `environment` (its name) and `path` ("sender -> receiver" host names in the
 redo direction, or a watch's label such as "all node pairs"):
 
-  redolab_path_throughput_bytes_per_second          the last measured run (receiver's count)
-  redolab_path_throughput_p5_24h_bytes_per_second   5th percentile of the runs that ended in the last 24 h
+  redolab_path_throughput_bytes_per_second          the last measured ASYNC run (receiver's count)
+  redolab_path_throughput_p5_24h_bytes_per_second   5th percentile of the ASYNC runs that ended in the last 24 h
   redolab_path_required_bytes_per_second            what the path must carry (see below)
   redolab_path_headroom_ratio                       last throughput / required - 1 (negative: falls behind)
   redolab_path_sync_ack_p99_seconds                 99th percentile acknowledgement of the last SYNC run
@@ -225,7 +225,7 @@ def _measured_runs(session: Session, now: datetime) -> tuple[list, dict[tuple, f
     latest = session.execute(
         select(newest, RunSummary.ack_p99_seconds).outerjoin(RunSummary, RunSummary.run_id == newest.c.id)
     ).all()
-    p5 = _p5_by(session, path, Run.bytes_per_second, (*measured, ended >= now - P5_WINDOW))
+    p5 = _p5_by(session, path, Run.bytes_per_second, (*measured, Run.mode != ProbeMode.sync, ended >= now - P5_WINDOW))
     return latest, p5
 
 
@@ -279,12 +279,17 @@ class _Paths:
         return self.environments[environment_id].required()
 
     def add_runs(self, latest_runs: list, p5: dict[tuple, float]) -> None:
-        """Each path's newest run of either mode, and its newest SYNC run's acknowledgement p99."""
+        """Each path's newest ASYNC run (its throughput: what a SYNC run measures is commit-sized writes
+        waiting for their acknowledgements, not what the link carries), the age of its newest run of
+        either mode, and its newest SYNC run's acknowledgement p99."""
         newest: dict[tuple, object] = {}
+        newest_async: dict[tuple, object] = {}
         for row in latest_runs:
             key = (row.environment_id, row.sender, row.receiver)
             if key not in newest or (row.moment, row.id) > (newest[key].moment, newest[key].id):
                 newest[key] = row
+            if row.mode is not ProbeMode.sync:
+                newest_async[key] = row  # one row per path and mode: the newest ASYNC one
             label = self.pair_label(row.sender, row.receiver)
             if row.mode is ProbeMode.sync and label is not None and row.environment_id in self.environments:
                 self.figures(row.environment_id, label).sync_ack_p99_seconds = row.ack_p99_seconds
@@ -293,7 +298,8 @@ class _Paths:
             if label is None or row.environment_id not in self.environments:
                 continue  # a host removed since (its runs keep their names, not their place in a path)
             path = self.figures(row.environment_id, label)
-            path.throughput_bytes_per_second = row.bytes_per_second
+            measured = newest_async.get(key)
+            path.throughput_bytes_per_second = measured.bytes_per_second if measured is not None else None
             path.last_run_age_seconds = _age(self.now, row.moment)
             path.p5_24h_bytes_per_second = p5.get(key)
             path.required_bytes_per_second = self.pair_requirement(*key)
@@ -352,9 +358,9 @@ def read_snapshot(*, session: Session, now: datetime | None = None) -> Snapshot:
 
 _PATH_SERIES = (
     ("redolab_path_throughput_bytes_per_second", "throughput_bytes_per_second",
-     "Throughput of the path's last measured run, as the receiver counted it (bytes per second)."),
+     "Throughput of the path's last measured ASYNC run, as the receiver counted it (bytes per second)."),
     ("redolab_path_throughput_p5_24h_bytes_per_second", "p5_24h_bytes_per_second",
-     "5th percentile of the throughput of the path's runs that ended in the last 24 hours (bytes per second)."),
+     "5th percentile of the throughput of the path's ASYNC runs that ended in the last 24 hours (bytes per second)."),
     ("redolab_path_required_bytes_per_second", "required_bytes_per_second",
      "What the path must carry: what its watch judged the last check against, else the busiest thread's "
      "peak with headroom (all threads summed for all node pairs) from the stored redo analysis (bytes per second)."),
