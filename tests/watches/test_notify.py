@@ -229,6 +229,36 @@ def test_a_silenced_watch_queues_silenced_rows_that_are_never_sent(session, sess
     assert hook.requests == []
 
 
+@pytest.mark.parametrize(
+    ("changes", "sent"),
+    [
+        ([("ok", "failing")], "failing"),  # failed during maintenance and still failing: news after it
+        ([("ok", "failing"), ("failing", "ok")], None),  # back to what the receivers heard: no news
+        ([("ok", "failing"), ("failing", "at_risk")], "at_risk"),  # only the newest is told
+    ],
+)
+def test_a_silence_that_ends_tells_the_newest_change_once(session, sessions, settings, secret_key, hook, changes, sent):
+    receiver = add_receiver(session, settings, secret_key, url=hook.url).receiver
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id],
+                                           silenced_until=utcnow() + dt.timedelta(hours=1))  # fmt: skip
+    for transition, (old, new) in enumerate(changes, start=1):
+        queue(session, settings, environment, watch, check, transition=transition, from_state=old, to_state=new)
+    assert messages.release_ended_silences(session) == 0  # still silenced: nothing moves
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 0
+    watch.silenced_until = utcnow() - dt.timedelta(seconds=1)
+    session.commit()
+    with sessions() as one, sessions() as other:  # two workers' loops: each row moves once
+        released = messages.release_ended_silences(one) + messages.release_ended_silences(other)
+    assert released == (1 if sent else 0)
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == released
+    told = [json.loads(body)["to_state"] for _path, _headers, body in hook.requests]
+    assert told == ([sent] if sent else [])
+    session.expire_all()
+    statuses = session.scalars(select(Notification.status).order_by(Notification.transition)).all()
+    assert "silenced" not in statuses and statuses.count("delivered") == len(told)
+    assert messages.release_ended_silences(session) == 0  # nothing left to release
+
+
 # ---------------------------------------------------------------------------------------------- webhook
 
 

@@ -13,7 +13,7 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -269,3 +269,47 @@ def signature(secret: str, body: bytes) -> str:
 
 
 # ----------------------------------------------------------------------------------------------- send
+
+
+# ------------------------------------------------------------------------------------- after a silence
+
+
+def release_ended_silences(session: Session, now: datetime | None = None) -> int:
+    """Every watch whose silence has ended with changes kept silent: the newest one is sent now when
+    the state is not what its receivers last heard (ok→failing during maintenance is still news after
+    it; ok→failing→ok is not), the others are marked superseded. Each row moves once (a conditional
+    update from "silenced"), however many workers call this. Returns the rows released to be sent."""
+    now = now or utcnow()
+    ended = select(Watch.id).where(or_(Watch.silenced_until.is_(None), Watch.silenced_until <= now))
+    watch_ids = session.scalars(select(Notification.watch_id).distinct().where(
+        Notification.status == "silenced", Notification.watch_id.in_(ended))).all()  # fmt: skip
+    released = 0
+    for watch_id in watch_ids:
+        released += _release(session, watch_id, now)
+    return released
+
+
+def _release(session: Session, watch_id: int, now: datetime) -> int:
+    silenced = (Notification.watch_id == watch_id, Notification.status == "silenced")
+    newest = session.execute(select(Notification.transition, Notification.to_state).where(*silenced)
+                             .order_by(Notification.transition.desc()).limit(1)).first()  # fmt: skip
+    if newest is None:
+        return 0
+    heard = session.scalar(select(Notification.to_state).where(
+        Notification.watch_id == watch_id, Notification.status != "silenced", Notification.status != "superseded",
+        Notification.transition < newest.transition).order_by(Notification.transition.desc()).limit(1))  # fmt: skip
+    news = newest.to_state != (heard or WatchState.ok.value)  # heard nothing yet: the first OK is no news
+    sent = 0
+    if news:
+        sent = session.execute(
+            update(Notification).where(*silenced, Notification.transition == newest.transition)
+            .values(status="pending", next_attempt_at=now, last_result="silence ended: sent now")
+            .execution_options(synchronize_session=False)
+        ).rowcount  # fmt: skip
+    session.execute(
+        update(Notification).where(*silenced, Notification.transition <= newest.transition)
+        .values(status="superseded", last_result="silenced: not sent; a later state was told, or none was news")
+        .execution_options(synchronize_session=False)
+    )  # fmt: skip
+    session.commit()
+    return sent

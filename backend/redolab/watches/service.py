@@ -27,7 +27,7 @@ from redolab.sweeps.clusters import node_pairs
 from redolab.sweeps.models import Schedule, ScheduleStatus
 from redolab.sweeps.schedules import busy_with
 from redolab.watches.judge import Required, next_state, required_for, verdict_of
-from redolab.watches.messages import queue_notifications
+from redolab.watches.messages import queue_notifications, release_ended_silences
 from redolab.watches.models import (
     CheckStatus,
     NotificationReceiver,
@@ -129,6 +129,9 @@ def silence_watch(*, session: Session, watch: Watch, silence: WatchSilence | Non
     watch.silenced_until = silence.until if silence else None
     watch.silence_reason = silence.reason if silence else ""
     session.commit()
+    if silence is None:
+        release_ended_silences(session)
+        session.refresh(watch)
     return watch
 
 
@@ -160,6 +163,7 @@ def fire_due_watches(sessions: sessionmaker, now: datetime | None = None, *, set
     now = now or utcnow()
     fired = 0
     with sessions() as session:
+        release_ended_silences(session, now)  # what a silence kept from the receivers, when it ends
         due = session.scalars(select(Watch).where(Watch.active.is_(True), Watch.next_at <= now)).all()
         for watch in due:
             claimed = session.execute(
