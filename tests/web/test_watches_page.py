@@ -9,7 +9,15 @@ from datetime import timedelta
 
 from redolab.core.db import utcnow
 from redolab.core.units import MIB
-from redolab.watches.models import CheckStatus, Notification, Verdict, Watch, WatchCheck, WatchState
+from redolab.watches.models import (
+    CheckStatus,
+    Notification,
+    NotificationReceiver,
+    Verdict,
+    Watch,
+    WatchCheck,
+    WatchState,
+)
 from tests.factories import make_environment, make_host
 
 HTMX = {"HX-Request": "true"}
@@ -107,6 +115,11 @@ def test_receivers_page_shows_the_secret_once_and_is_admin_only(browser_client, 
     assert "dba hook" in listed.text and secret not in listed.text and "/abc" not in listed.text  # shortened URL
     wrong = browser_client.post("/notification-receivers", data={"name": "x", "kind": "slack", "url": ""})
     assert wrong.status_code == 422 and "needs its URL" in wrong.text
+    # the page's test message (its transaction ended before sending): the receiver's status alone
+    receiver_id = session.query(NotificationReceiver).filter_by(name="dba hook").one().id
+    tested = browser_client.post(f"/notification-receivers/{receiver_id}/test")
+    assert tested.status_code == 200 and 'id="receiver-tested"' in tested.text
+    assert "Test message to dba hook: not delivered (" in tested.text  # hooks.example.com is not reachable here
     make_user(session, "olga", role=Role.operator)
     with TestClient(app, follow_redirects=False) as operator:
         assert log_in(operator, "olga").status_code == 303

@@ -55,6 +55,7 @@ def add_receiver(request: Request, session: SessionDep, admin: AdminUser, form: 
 def test_receiver(request: Request, session: SessionDep, admin: AdminUser, receiver_id: int) -> Response:
     """Send a test message now and show only the receiver's status."""
     receiver = receivers.get_receiver(session=session, receiver_id=receiver_id)
+    session.commit()  # ends the transaction: no connection is held while the receiver takes its time
     delivery = notify.send_test(receiver=receiver, settings=request.app.state.settings,
                                 secret_key=request.app.state.secret_key)  # fmt: skip
     return _page(request, session, tested=(receiver.name, delivery))
