@@ -172,6 +172,25 @@ def test_production_requires_secret(tmp_path):
     assert "REDOLAB_SECRET_KEY is required" in result.stderr
 
 
+def test_secret_encrypt_prints_what_the_mail_sender_decrypts(tmp_path):
+    """`redolab secret encrypt` reads the secret from stdin (never argv) and prints the value to set;
+    redolab decrypts it with the same key only to log in (tests/watches/test_notify.py sends with it)."""
+    from redolab.core.config import Settings
+    from redolab.watches.notify import ENCRYPTED_PREFIX, smtp_password
+
+    key = "a secret key for this test only, long enough"
+    result = run(tmp_path, "secret", "encrypt", stdin="smtp-pass-6f1e\n", REDOLAB_SECRET_KEY=key)
+    assert result.returncode == 0, result.stderr
+    value = result.stdout.strip()
+    assert value.startswith(ENCRYPTED_PREFIX) and "smtp-pass-6f1e" not in value + result.stderr
+    settings = Settings(smtp_user="redolab", smtp_password=value)
+    assert smtp_password(settings, key) == "smtp-pass-6f1e"
+    with pytest.raises(ValueError, match="cannot be decrypted"):
+        smtp_password(settings, "another key, as long as the first one")
+    empty = run(tmp_path, "secret", "encrypt", stdin="\n", REDOLAB_SECRET_KEY=key)
+    assert empty.returncode == 1 and "no secret on standard input" in empty.stderr
+
+
 def test_run_command_waits_for_a_worker(tmp_path, schema):
     """`redolab run --wait --json` on "This machine" hosts, executed by a real `redolab worker`."""
     import json

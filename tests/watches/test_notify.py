@@ -28,7 +28,7 @@ from sqlalchemy import func, select
 
 from redolab.auth.models import Role
 from redolab.core.db import make_sessionmaker, utcnow
-from redolab.core.security import decrypt_secret
+from redolab.core.security import decrypt_secret, encrypt_secret
 from redolab.core.units import MIB
 from redolab.main import create_app
 from redolab.watches import messages, notify, receivers, receivers_api
@@ -530,8 +530,11 @@ def _self_signed(tmp_path):
     return cert_path, key_path
 
 
+@pytest.mark.parametrize("stored", ["plain", "encrypted"])
 def test_alert_mail_over_starttls_with_a_login(session, sessions, settings, secret_key, tmp_path, monkeypatch,
-                                               caplog):  # fmt: skip
+                                               caplog, stored):  # fmt: skip
+    """The login after STARTTLS, with REDOLAB_SMTP_PASSWORD as set or stored encrypted (what `redolab
+    secret encrypt` prints, tests/test_cli.py): decrypted only to log in, never logged."""
     from aiosmtpd.controller import Controller
     from aiosmtpd.smtp import AuthResult
 
@@ -551,9 +554,12 @@ def test_alert_mail_over_starttls_with_a_login(session, sessions, settings, secr
     try:
         # The client verifies the server's certificate: trusted here as a private CA would be
         monkeypatch.setenv("SSL_CERT_FILE", str(cert_path))
+        password = "smtp-pass-6f1e"
+        if stored == "encrypted":
+            password = notify.ENCRYPTED_PREFIX + encrypt_secret(password, secret_key=secret_key)
         settings = settings.model_copy(update={
             "smtp_host": "127.0.0.1", "smtp_port": controller.port, "smtp_starttls": True,
-            "smtp_user": "redolab", "smtp_password": SecretStr("smtp-pass-6f1e"), "smtp_from": "redolab@example.com",
+            "smtp_user": "redolab", "smtp_password": SecretStr(password), "smtp_from": "redolab@example.com",
             "public_url": "https://redolab.example.com",
         })  # fmt: skip
         receiver = add_receiver(
@@ -567,6 +573,11 @@ def test_alert_mail_over_starttls_with_a_login(session, sessions, settings, secr
         assert logins == [(b"redolab", b"smtp-pass-6f1e", True)]  # logged in only after STARTTLS
         assert (reread(session, row.id).status, reread(session, row.id).last_result) == ("delivered", "SMTP 250")
         assert "smtp-pass-6f1e" not in caplog.text
+        if stored == "encrypted":  # another secret key cannot decrypt it: said, nothing sent, no login
+            (again,) = queue(session, settings, environment, watch, check, transition=9, to_state="ok")
+            assert notify.deliver_due(sessions, settings=settings, secret_key="another key " * 4, worker_id="w1") == 1
+            assert "REDOLAB_SMTP_PASSWORD cannot be decrypted" in reread(session, again.id).last_result
+            assert len(logins) == 1 and len(box.messages) == 1
 
         # a certificate the client does not trust: refused, nothing sent
         monkeypatch.delenv("SSL_CERT_FILE")

@@ -1,4 +1,4 @@
-"""The `redolab` command: serve, worker, db upgrade, user, run, redo, plan, lab.
+"""The `redolab` command: serve, worker, db upgrade, user, secret, run, redo, plan, lab.
 
 One module per sub-app (db, user, redo, plan, lab), the top-level commands in serve (serve, worker)
 and experiments (run, import-results); output (errors, JSON or text) and database (sessions, an
@@ -15,6 +15,7 @@ from redolab.cli.db import db_app
 from redolab.cli.lab import lab_app
 from redolab.cli.plan import plan_app
 from redolab.cli.redo import redo_app
+from redolab.cli.secret import secret_app
 from redolab.cli.user import user_app
 
 app = typer.Typer(help="redolab: plan a database standby build with measured numbers.", no_args_is_help=True)
@@ -29,6 +30,7 @@ app.add_typer(lab_app, name="lab")
 app.add_typer(plan_app, name="plan")
 app.add_typer(db_app, name="db")
 app.add_typer(user_app, name="user")
+app.add_typer(secret_app, name="secret")
 
 
 def _print_version(value: bool) -> None:

@@ -227,9 +227,27 @@ class _TrackedSMTP(smtplib.SMTP):
         return sock
 
 
-def _mail(message: EmailMessage, settings: Settings, timeout: float) -> Delivery:
+# REDOLAB_SMTP_PASSWORD may be stored encrypted: this prefix and what `redolab secret encrypt` printed
+ENCRYPTED_PREFIX = "fernet:"
+
+
+def smtp_password(settings: Settings, secret_key: str) -> str:
+    """REDOLAB_SMTP_PASSWORD as set, decrypted with the secret key when it is stored encrypted
+    (ENCRYPTED_PREFIX + a token of `redolab secret encrypt`); ValueError when it cannot be."""
+    raw = settings.smtp_password.get_secret_value() if settings.smtp_password else ""
+    if raw.startswith(ENCRYPTED_PREFIX):
+        return decrypt_secret(raw.removeprefix(ENCRYPTED_PREFIX), secret_key=secret_key)
+    return raw
+
+
+def _mail(message: EmailMessage, settings: Settings, secret_key: str, timeout: float) -> Delivery:
     if not settings.smtp_host:
         return Delivery(False, "no mail server: set REDOLAB_SMTP_HOST")
+    try:
+        password = smtp_password(settings, secret_key) if settings.smtp_user else ""
+    except ValueError:
+        return Delivery(False, "REDOLAB_SMTP_PASSWORD cannot be decrypted with this REDOLAB_SECRET_KEY: "
+                        "encrypt it again with `redolab secret encrypt`")  # fmt: skip
 
     def send(opened: list) -> Delivery:
         smtp = _TrackedSMTP(opened, settings.smtp_host, settings.smtp_port, timeout=timeout)
@@ -237,7 +255,6 @@ def _mail(message: EmailMessage, settings: Settings, timeout: float) -> Delivery
             if settings.smtp_starttls:
                 smtp.starttls(context=_tls_context())
             if settings.smtp_user:
-                password = settings.smtp_password.get_secret_value() if settings.smtp_password else ""
                 smtp.login(settings.smtp_user, password)
             smtp.send_message(message)
             return Delivery(True, "SMTP 250")
@@ -273,7 +290,7 @@ def _send(target: _Target, payload: dict[str, Any], *, notification_id: int | No
     if target.kind == "email":
         if not target.email_to:
             return Delivery(False, "the receiver has no address", final=True)
-        return _mail(email_message(payload, settings, target.email_to), settings, timeout)
+        return _mail(email_message(payload, settings, target.email_to), settings, secret_key, timeout)
     if target.kind not in ("webhook", "slack", "teams") or not (target.url or "").startswith(("http://", "https://")):
         return Delivery(False, f"a {target.kind} receiver without an http(s) URL cannot be sent to", final=True)
     content_type, body = render(target.kind, payload)
