@@ -164,3 +164,29 @@ def test_a_non_ascii_digit_is_a_422_not_a_500(browser_client, session):
     assert schedule.status_code == 422, schedule.text[:300]
     session.refresh(environment)
     assert environment.collect_every_seconds is None
+
+
+def test_the_bands_start_in_the_state_the_watch_was_in(browser_client, session):
+    """The chart shows the last 500 checks; its bands are replayed from the verdicts. Replayed from
+    "not yet known" at the first check shown, a watch FAILING before it began the chart unknown; the
+    checks before it are replayed first."""
+    from redolab.watches import service
+    from redolab.web.watches import band_states
+
+    environment = environment_with_hosts(session)
+    browser_client.post(f"/environments/{environment.id}/watches", data=form(environment), headers=HTMX)
+    watch = session.query(Watch).one()
+    start = utcnow() - timedelta(days=3)
+    verdicts = [Verdict.failing] * 3 + [Verdict.ok] * service.CHECKS_SHOWN
+    session.add_all(
+        WatchCheck(watch_id=watch.id, at=start + timedelta(minutes=5 * i), run_ids=[], status=CheckStatus.judged,
+                   verdict=verdict, measured_bytes_per_second=(50 if verdict is Verdict.ok else 30) * MIB,
+                   required_bytes_per_second=40 * MIB)
+        for i, verdict in enumerate(verdicts)
+    )  # fmt: skip
+    session.commit()
+    checks = service.list_checks(session=session, watch=watch)
+    assert len(checks) == service.CHECKS_SHOWN and all(c.verdict is Verdict.ok for c in checks)
+    states = band_states(session, watch, checks, checks)
+    assert states[:3] == ["failing", "ok", "ok"]  # 2 of the last 3 failed at the first check shown
+    assert browser_client.get(f"/watches/{watch.id}").status_code == 200

@@ -24,7 +24,7 @@ from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
 from redolab.watches import service
 from redolab.watches.judge import state_history
-from redolab.watches.models import CheckStatus, Notification, NotificationReceiver
+from redolab.watches.models import CheckStatus, Notification, NotificationReceiver, WatchCheck
 from redolab.watches.schemas import WatchCreate, WatchSilence
 from redolab.watches.trend import watch_forecast
 
@@ -81,11 +81,26 @@ def create_watch(
     return _section(request, session, environment, status_code=422, values=values, errors=placed)
 
 
+BAND_WARM_UP = 20  # judged checks before the first one shown, per `of_n`, replayed for the bands' start
+
+
+def band_states(session, watch, checks: list, judged: list) -> list[str]:
+    """The state after each judged check shown, replayed from the verdicts: the checks before the first
+    shown (BAND_WARM_UP x N of them) are replayed first, so the first band is the state the watch was
+    in, not "not yet known" again (a state stays until M of N agree)."""
+    earlier = session.scalars(select(WatchCheck.verdict).where(
+        WatchCheck.watch_id == watch.id, WatchCheck.status == CheckStatus.judged, WatchCheck.id < checks[0].id)
+        .order_by(WatchCheck.id.desc()).limit(BAND_WARM_UP * watch.of_n)).all() if checks else []  # fmt: skip
+    verdicts = [*reversed(earlier), *(c.verdict for c in judged)]
+    states = state_history(verdicts, agree_m=watch.agree_m, of_n=watch.of_n)
+    return [s.value for s in states[len(earlier) :]]
+
+
 def watch_context(session, watch) -> dict:
     environment = session.get(Environment, watch.environment_id)
     checks = service.list_checks(session=session, watch=watch)
     judged = [c for c in checks if c.status is CheckStatus.judged]
-    states = [s.value for s in state_history([c.verdict for c in judged], agree_m=watch.agree_m, of_n=watch.of_n)]
+    states = band_states(session, watch, checks, judged)
     skipped = [c.at for c in checks if c.status is CheckStatus.skipped]
     notifications = session.scalars(select(Notification).where(Notification.watch_id == watch.id)
                                     .order_by(Notification.id.desc()).limit(50)).all()  # fmt: skip
