@@ -111,6 +111,18 @@ def test_a_bad_line_fails_the_job_names_it_and_leaves_nothing(app, api_client, b
     assert "Import of gv_archived_log.csv failed" in page and "line 69990" in page  # said on the page too
 
 
+def timed_results_import(api_client, environment, primary, standby):
+    """A small results import (an iperf3 JSON): (its answer, the seconds it took)."""
+    started = time.monotonic()
+    with open(RUNS_DATA / "iperf3_two_streams.json", "rb") as file:
+        answer = api_client.post(
+            f"/api/v1/environments/{environment.id}/runs/import",
+            data={"client_host_id": primary.id, "server_host_id": standby.id},
+            files=[("files", ("iperf3_two_streams.json", file, "application/json"))],
+        )
+    return answer, time.monotonic() - started
+
+
 def test_a_results_import_succeeds_during_a_long_redo_import(app, api_client, session, engine, tmp_path):
     """SQLite's one writer: the redo import holds the write lock one batch at a time, never for the
     whole file, so a small import beside it waits a moment, not until a timeout. The redo import need
@@ -127,14 +139,7 @@ def test_a_results_import_succeeds_during_a_long_redo_import(app, api_client, se
     thread = execute_in_background(engine, "no credential is read")
     while api_client.get(job["status_url"]).json()["progress_rows"] < UNDER_WAY_ROWS:  # well under way
         time.sleep(0.05)
-    started = time.monotonic()
-    with open(RUNS_DATA / "iperf3_two_streams.json", "rb") as file:
-        small = api_client.post(
-            f"/api/v1/environments/{environment.id}/runs/import",
-            data={"client_host_id": primary.id, "server_host_id": standby.id},
-            files=[("files", ("iperf3_two_streams.json", file, "application/json"))],
-        )
-    waited = time.monotonic() - started
+    small, waited = timed_results_import(api_client, environment, primary, standby)
     health = api_client.get("/healthz")
     during = api_client.get(job["status_url"]).json()
     thread.join()
@@ -170,14 +175,7 @@ def test_a_results_import_succeeds_while_a_redo_import_is_analysed(
     job = api_client.post(f"/api/v1/environments/{environment.id}/redo/imports", json={"upload_token": token}).json()
     thread = execute_in_background(engine, "no credential is read")
     assert analysing.wait(timeout=60), "the import never reached its analysis"
-    started = time.monotonic()
-    with open(RUNS_DATA / "iperf3_two_streams.json", "rb") as file:
-        small = api_client.post(
-            f"/api/v1/environments/{environment.id}/runs/import",
-            data={"client_host_id": primary.id, "server_host_id": standby.id},
-            files=[("files", ("iperf3_two_streams.json", file, "application/json"))],
-        )
-    waited = time.monotonic() - started
+    small, waited = timed_results_import(api_client, environment, primary, standby)
     beside_done.set()
     thread.join(timeout=60)
     assert small.status_code == 201, small.text

@@ -10,7 +10,7 @@ import httpx2 as httpx
 import pytest
 
 from tests.conftest import migrated
-from tests.jobs.test_fair_queues_served import STARTUP_SECONDS, populate, run_body, token
+from tests.jobs.test_fair_queues_served import STARTUP_SECONDS, Lab, populate, run_body, token
 from tests.services import leftover_probes, start_redolab
 
 PROBE_STOPPED_SECONDS = 15  # TERM, then KILL after 5 s: well within this
@@ -19,9 +19,10 @@ PROBE_STOPPED_SECONDS = 15  # TERM, then KILL after 5 s: well within this
 @pytest.fixture
 def serving(tmp_path):
     url = migrated(f"sqlite:///{tmp_path / 'redolab.db'}")
-    lab = populate(url)
+    users = {"root": "root", "ann": "ann", "ben": "ben"}
+    environment_id, pairs = populate(url, users)
     server = start_redolab(tmp_path, timeout=STARTUP_SECONDS, REDOLAB_DATABASE_URL=url)
-    lab.url = server.url
+    lab = Lab(server.url, environment_id, pairs, (tmp_path / "probe-writes").resolve(), users)
     yield lab, server
     server.stop()
 
