@@ -29,7 +29,7 @@ def serve(
     import uvicorn
 
     from redolab.core.migrate import upgrade
-    from redolab.main import create_app
+    from redolab.main import create_app, tune_garbage_collector
 
     settings = get_settings()
     bind = host or settings.bind
@@ -51,7 +51,9 @@ def serve(
         if token:
             os.environ["REDOLAB_SETUP_TOKEN"] = token  # the same one-time link works in every process
         application.state.engine.dispose()
-        application = "redolab.main:create_app"
+        application = "redolab.main:create_served_app"
+    else:
+        tune_garbage_collector()
     uvicorn.run(
         application,
         factory=workers > 1,
