@@ -277,8 +277,9 @@ def _lifespan(settings: Settings, engine):
 # (every 700 allocations), so its cyclic garbage (ORM objects, plan cards) reached the oldest generation
 # and a full collection (25-45 ms on the environment page) ran every ~20 requests: its p95. Collected
 # every 20,000 allocations, a request's garbage mostly dies young; the oldest generation is looked at
-# every 40 middle collections (still only once it grew by a quarter). bench/load.py --watches (one
-# client, 400 requests of the environment page, 300 runs): full collections 19 -> 0, p95 50.2 -> 41.0 ms.
+# every 40 middle collections (still only once it grew by a quarter). One served process, bench/load.py
+# --watches's data, 400 requests of the environment page at 300 runs from one client: full collections
+# 19 -> 0, p95 50.2 -> 41.0 ms. (bench/load.py's own p95, 3 pages in turn, is noisier than that gain.)
 GC_THRESHOLDS = (20_000, 20, 40)
 
 

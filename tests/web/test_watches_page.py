@@ -189,4 +189,8 @@ def test_the_bands_start_in_the_state_the_watch_was_in(browser_client, session):
     assert len(checks) == service.CHECKS_SHOWN and all(c.verdict is Verdict.ok for c in checks)
     states = band_states(session, watch, checks, checks)
     assert states[:3] == ["failing", "ok", "ok"]  # 2 of the last 3 failed at the first check shown
-    assert browser_client.get(f"/watches/{watch.id}").status_code == 200
+    page = browser_client.get(f"/watches/{watch.id}")
+    assert page.status_code == 200
+    figure = json.loads(html.unescape(page.text.split('id="watch-chart" data-figure=\'')[1].split("'")[0]))
+    fills = [shape["fillcolor"] for shape in figure["layout"]["shapes"]]
+    assert len(fills) == 2 and "214,39,40" in fills[0]  # the chart opens on a FAILING band, then OK

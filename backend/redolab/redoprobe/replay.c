@@ -211,11 +211,11 @@ static uint64_t redo_count(const struct replay_stream *rs, uint64_t raw)
     return raw > rs->warmup_bytes ? raw - rs->warmup_bytes : 0;
 }
 
-/* The server counted `raw` bytes on stream i (arrived at now_seconds() `now`, on socket fd), the
- * warm-up's filler included. Lag and backlog are evaluated with that count at the moment it
- * describes (now - srtt/2, the connection's TCP_INFO smoothed RTT). */
 #define RTT_REFRESH_SECONDS 0.1
 
+/* The server counted `raw` bytes on stream i (arrived at now_seconds() `now`, on socket fd), the
+ * warm-up's filler included. Lag and backlog are evaluated with that count at the moment it
+ * describes (now - srtt/2, the connection's TCP_INFO smoothed RTT, read every RTT_REFRESH_SECONDS). */
 static void count_arrived(struct replay *r, int i, uint64_t raw, double now, int fd)
 {
     struct replay_stream *rs = &r->streams[i];

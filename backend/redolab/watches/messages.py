@@ -268,9 +268,6 @@ def signature(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-# ----------------------------------------------------------------------------------------------- send
-
-
 # ------------------------------------------------------------------------------------- after a silence
 
 

@@ -6,7 +6,6 @@ judging at once still notify once."""
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import datetime, timedelta
 
@@ -22,6 +21,7 @@ from redolab.jobs.admission import QueueCaps, current_caps, hold_queue_lock
 from redolab.redo.analysis import redo_summary
 from redolab.runs import service as run_service
 from redolab.runs.models import ProbeMode, Run, RunEvent, RunStatus, RunSummary
+from redolab.runs.parsers.redoprobe import ProbeOutputError, parse_line
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps.clusters import node_pairs
 from redolab.sweeps.models import Schedule, ScheduleStatus
@@ -273,10 +273,10 @@ def link_down(session: Session, run: Run) -> str | None:
         RunEvent.run_id == run.id, RunEvent.role == "client", RunEvent.event == "error"))  # fmt: skip
     for line in lines:
         try:
-            data = json.loads(line).get("data") or {}
-        except (ValueError, AttributeError):
+            data = parse_line(line).data
+        except ProbeOutputError:
             continue
-        if isinstance(data, dict) and data.get("code") in LINK_DOWN_CODES:
+        if data.get("code") in LINK_DOWN_CODES:
             return str(data.get("message") or data["code"])
     return None
 
