@@ -182,6 +182,9 @@ def settings(database_url, tmp_path) -> Settings:
         data_dir=tmp_path / "var",
         secret_key=secrets.token_urlsafe(48),
         worker_enabled=False,  # tests run jobs themselves, or start a worker explicitly
+        # database_url is migrated once per session; Alembic's check at every app's start (its
+        # scripts loaded, the version read) is left to the tests of start-up, `redolab serve` and the CLI
+        auto_migrate=False,
         _env_file=None,
     )
 

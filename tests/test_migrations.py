@@ -7,11 +7,14 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from fastapi.testclient import TestClient
 from sqlalchemy import inspect
 
+from redolab.core.config import Settings
 from redolab.core.db import Base, UTCDateTime, make_engine, make_sessionmaker
 from redolab.core.migrate import alembic_config, upgrade
 from redolab.environments.models import Environment, stored_name_key
+from redolab.main import create_app
 from tests.conftest import BACKENDS, _fresh_postgres_database
 
 
@@ -40,6 +43,25 @@ def test_sqlite_keeps_foreign_keys_on_after_an_upgrade(tmp_path):
     with engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     engine.dispose()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_app_migrates_an_empty_database_when_it_starts(backend, request, tmp_path):
+    """auto_migrate (the default; the other tests' apps start on a database migrated once per session)."""
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path}/empty.db"
+    else:
+        url = _fresh_postgres_database(request.getfixturevalue("postgres_server"))
+    settings = Settings(
+        database_url=url, data_dir=tmp_path / "var", secret_key="k" * 48, worker_enabled=False, _env_file=None
+    )
+    assert settings.auto_migrate
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/healthz").json()["status"] == "ok"
+    engine = make_engine(url)
+    tables = set(inspect(engine).get_table_names())
+    engine.dispose()
+    assert {table.name for table in Base.metadata.sorted_tables} | {"alembic_version"} <= tables
 
 
 # -- c9f4a6e10039: every environment gets its first destination (issue 38) ----------------------------
