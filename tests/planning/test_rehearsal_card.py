@@ -3,12 +3,14 @@ prediction for the same window; the answer on the report's first page; what it s
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from redolab.planning.answer import answers
 from redolab.planning.card import FAIL, MISSING, PARTIAL, PASS, show_time
 from redolab.planning.plan import build_plan
 from redolab.planning.rehearsal_card import RehearsalFact
+from redolab.planning.service import Selection
 from redolab.redo.requirement import ImportSeries, requirement
 from tests.planning.test_plan import facts
 from tests.planning.test_requirement import MIB, T0, row
@@ -20,7 +22,7 @@ def history():
     return requirement([ImportSeries(1, "arch.csv", rows)], headroom_ratio=0.3)
 
 
-def fact(*, max_lag=4.0, drained=True, speedup=1.0, loopback=False, result=True) -> RehearsalFact:
+def fact(*, max_lag=4.0, drained=True, speedup=1.0, loopback=False, result=True, status="succeeded") -> RehearsalFact:
     measured = {
         "max_lag_seconds": max_lag, "max_backlog_bytes": 40 * MIB, "drain_seconds": 3.0 if drained else None,
         "drained": drained, "threads": [{"thread": 1, "max_lag_seconds": max_lag}],
@@ -30,7 +32,7 @@ def fact(*, max_lag=4.0, drained=True, speedup=1.0, loopback=False, result=True)
         id=7, when=T0 + timedelta(days=30), window_kind="worst", window_start=T0 + timedelta(hours=1),
         window_end=T0 + timedelta(hours=2), window_label="worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC",
         granularity_seconds=600, granularity="per log (~10 min each)", threads=(1,), scale=1.0, speedup=speedup,
-        mode="async", loopback=loopback, status="succeeded", failure=None, result=measured if result else None,
+        mode="async", loopback=loopback, status=status, failure=None, result=measured if result else None,
     )  # fmt: skip
 
 
@@ -55,6 +57,20 @@ def test_within_the_goal_passes_with_the_model_beside_it():
     assert card.values["predicted"]["max_lag_seconds"] == 0
     assert card.values["disagreement_ratio"] > 0.2 and "The link lagged more than the model" in " ".join(card.working)
     assert {s.label for s in card.sources} >= {"rehearsal #7"}
+
+
+def test_a_replay_that_did_not_run_to_its_end_is_not_evidence_unless_ticked():
+    """A cancelled or failed rehearsal measured part of its window: the newest finished one stands."""
+    for status in ("cancelled", "failed"):
+        used, why = Selection().rehearsal_choice(fact(status=status))
+        assert not used and why.startswith(status) and "tick it" in why
+        assert Selection(rehearsals=frozenset({7})).rehearsal_choice(fact(status=status)) == (True, "chosen")
+    assert Selection().rehearsal_choice(fact()) == (True, "used")
+
+
+def test_the_disagreement_is_written_as_the_page_writes_it():
+    rows = dict(plan_with(fact(max_lag=4.0)).card("rehearsal").rows)
+    assert re.fullmatch(r"[+-]\d+ %", rows["Measured against the model"]), rows
 
 
 def test_over_the_goal_fails_and_is_a_risk():

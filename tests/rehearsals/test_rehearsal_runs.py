@@ -122,6 +122,23 @@ def test_worst_hour_replayed_through_the_probe_and_read_back(api_client, browser
     assert run_service.read_measured_runs(session=session, environment=environment) == []
 
 
+def test_a_scaled_rehearsal_replays_its_schedule_once_scaled(api_client, session, engine, secret_key):
+    """The schedule's bytes are scaled when it is built: the probe replays them as written (its own
+    --scale on top replayed scale^2 of the redo while the page showed scale x)."""
+    environment = local_env(session)
+    import_history(api_client, environment, archived_log_csv(burst_mib=100))
+    created = api_client.post(f"/api/v1/environments/{environment.id}/rehearsals", json={"scale": 1.5, "speedup": 1800})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert body["schedule_bytes"] == round(1.5 * 6 * 100 * MIB)
+    rehearsal = run_until_done(engine, secret_key, session, body["id"])
+    (run,) = rehearsal.runs
+    assert run.status is RunStatus.succeeded, run.failure_reason
+    assert "--scale" not in run.client_command
+    result = api_client.get(body["status_url"]).json()["result"]
+    assert result["bytes_generated"] == body["schedule_bytes"] == result["bytes_received"]
+
+
 def test_two_threads_over_two_node_pairs_each_carry_their_own(api_client, session, engine, secret_key):
     environment = local_env(session, nodes=2)
     import_history(api_client, environment, archived_log_csv(threads=2, burst_mib=150))
@@ -153,12 +170,22 @@ def test_refusals_name_what_and_write_nothing(api_client, app, session, engine):
         ("13:00..12:00", "window"),
         ("2025-03-04 12:00..2025-03-06 12:00", "24 h"),
         ("worst-7m", "worst-60m"),
+        # datetime's own range left when written on another clock (year 1 or 9999 with an offset)
+        ("0001-01-01T00:00+05:00..0001-01-01T01:00+05:00", "1970 to 2100"),
+        ("9999-12-31T22:00-05:00..9999-12-31T23:00-05:00", "1970 to 2100"),
+        ("1969-12-31T23:00Z..1970-01-01T00:30Z", "1970 to 2100"),
     ):
         refused = api_client.post(url, json={"window": window})
         assert refused.status_code == 422, (window, refused.text)
         assert words in refused.text, (window, refused.text)
-    too_fast = api_client.post(url, json={"scale": 2000})
-    assert too_fast.status_code == 422 and "scale" in too_fast.text
+    for fields, name, words in (
+        ({"scale": 2000}, "scale", "scale"),
+        ({"scale": 1e-300}, "window", "not one whole byte"),  # every slot rounds to nothing
+        ({"sockbuf_bytes": 100}, "sockbuf_bytes", "at least 4 KiB"),  # RunCreate's floor, before any work
+        ({"sockbuf_bytes": 0}, "sockbuf_bytes", "at least 4 KiB"),
+    ):
+        refused = api_client.post(url, json=fields)
+        assert refused.status_code == 422 and name in refused.text and words in refused.text, (fields, refused.text)
     # a busy host: its threads must start together, so the rehearsal does not queue behind a run
     primary, standby = sorted(environment.hosts, key=lambda h: h.role.value)
     run = run_service.create_run(

@@ -221,7 +221,7 @@ def _rows(card: Card, result: RehearsalOutcome) -> None:
         c = result.comparison
         card.rows.append((
             "Measured against the model",
-            "within 20 %" if c.agrees else f"{c.disagreement_ratio:+.0%}",
+            "within 20 %" if c.agrees else f"{c.disagreement_ratio * 100:+.0f} %",
         ))  # fmt: skip
         if c.explanation:
             card.working.append(c.explanation)

@@ -51,6 +51,8 @@ class Selection:
         """(used, why) for one rehearsal: over the link and at recorded speed by default."""
         if self.rehearsals is not None:
             return (True, "chosen") if fact.id in self.rehearsals else (False, "not chosen")
+        if fact.status != "succeeded":
+            return False, f"{fact.status}: the replay did not run to its end; tick it to use it anyway"
         if fact.loopback:
             return False, "not the link: both ends on this machine (loopback); tick it to use it anyway"
         if fact.compressed:

@@ -102,7 +102,8 @@ def measured(replays: list[RunReplay]) -> dict | None:
     thread_figures = [figure for replay, series in runs for figure in _thread_figures(replay, series.end)]
     return {
         "threads": thread_figures,
-        "max_lag_seconds": max(_number(end, "max_lag_seconds") for end in ends),
+        # a run stopped before its end event (cancelled, failed) still reported its intervals' lags
+        "max_lag_seconds": max([*(_number(end, "max_lag_seconds") for end in ends), *summed["lag_seconds"]]),
         # the summed backlog is sampled at interval ends; a thread's own maximum (kept by the probe
         # between them) may be higher, and the sum is never below any thread's
         "max_backlog_bytes": max([*backlog, *(_number(t, "max_backlog_bytes") for t in thread_figures)], default=0.0),
@@ -110,7 +111,10 @@ def measured(replays: list[RunReplay]) -> dict | None:
         "drain_seconds": max(drains) if drained and drains else None,
         "drained": drained,
         "bytes_generated": sum(s.generated[-1] for _, s in runs),
-        "bytes_received": sum(_number(end, "bytes_received") for end in ends),
+        "bytes_received": sum(
+            _number(end, "bytes_received") if "bytes_received" in end else s.received[-1]
+            for end, (_, s) in zip(ends, runs, strict=True)
+        ),
         "max_slip_seconds": max((_number(end, "max_slip_seconds") for end in ends), default=None)
         if any("max_slip_seconds" in end for end in ends)
         else None,

@@ -100,6 +100,11 @@ def build_schedule(
         pieces.append(clipped(need.replay, window.start, window.end))
     _check_rates(pieces, window, scale)
     connections = tuple(_slots(p, window.start, window.seconds, slot, scale) for p in pieces)
+    if not any(connections):  # a slot holds whole bytes only: a tiny scale rounds every one to nothing
+        raise RehearsalRefused(
+            f"scale: the window's redo x {scale:g} is not one whole byte; nothing to replay "
+            "(1 replays the redo as recorded)"
+        )
     header = _header(window, slot, scale)
     return Schedule(
         text=render(header, connections, slot),

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from redolab.core.fields import SizeBytes, at_most, positive
 from redolab.runs.models import ProbeMode, RunStatus
-from redolab.runs.schemas import Label
+from redolab.runs.schemas import Label, sockbuf_floor
 
 MIB = 1024 * 1024
 
@@ -26,7 +26,7 @@ class RehearsalCreate(BaseModel):
     speedup: Annotated[float, Field(ge=1, le=3600)] = 1.0
     mode: ProbeMode = ProbeMode.async_
     message_bytes: Annotated[SizeBytes, AfterValidator(positive), at_most(256 * MIB, "256 MiB")] = None
-    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB")] = None
+    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB"), AfterValidator(sockbuf_floor)] = None
     client_host_id: int | None = None
     server_host_id: int | None = None
     across_hops: bool = Field(False, description="Replay to every destination the primary feeds at once.")

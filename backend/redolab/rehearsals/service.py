@@ -195,7 +195,9 @@ def create_rehearsal(
         )  # fmt: skip
         replay = {
             "rehearsal_id": rehearsal.id, "replay_schedule": part_of(schedule, threads),
-            "replay_scale": request.scale, "replay_speedup": request.speedup, "duration_seconds": cap,
+            # the schedule's bytes are already scaled (schedule.build_schedule): the probe replays
+            # them as written; its own --scale would multiply them again
+            "replay_scale": 1.0, "replay_speedup": request.speedup, "duration_seconds": cap,
         }  # fmt: skip
         runs.create_run(
             session=session, environment=environment, run_in=run_in, requested_by=requested_by, caps=caps,

@@ -11,11 +11,13 @@ Units: seconds, bytes per second; times are aware datetimes (UTC in the requirem
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from redolab.core import fields
 from redolab.core.units import format_duration, wall_clock
 from redolab.redo.analytics import summed_pieces
+from redolab.redo.bounds import EARLIEST, LATEST
 from redolab.redo.requirement import Requirement, ThreadNeed
 from redolab.redo.windows import Segment, best_window
 
@@ -88,12 +90,21 @@ def _moment(text: str, name: str, zone: str) -> datetime:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise WindowSpecError(f"window {name}: {text!r} is not an ISO time; {_SPEC_HELP}") from None
-    if moment.tzinfo is not None:
-        return moment
-    try:
-        return moment.replace(tzinfo=ZoneInfo(zone))
-    except (ZoneInfoNotFoundError, ValueError):
-        raise WindowSpecError(f"window {name}: {text!r} has no UTC offset; add one, e.g. Z or +01:00") from None
+    if moment.tzinfo is None:
+        try:
+            moment = moment.replace(tzinfo=ZoneInfo(zone))
+        except (ZoneInfoNotFoundError, ValueError):
+            raise WindowSpecError(f"window {name}: {text!r} has no UTC offset; add one, e.g. Z or +01:00") from None
+    try:  # year 1 or 9999 with an offset leaves datetime's range when written on another clock
+        inside = EARLIEST <= moment.astimezone(UTC) < LATEST
+    except (OverflowError, ValueError):
+        inside = False
+    if not inside:
+        raise WindowSpecError(
+            f"window {name}: {text!r} is outside the years {fields.FIRST_YEAR} to {fields.LAST_YEAR}, "
+            "where redo history has its times"
+        )
+    return moment
 
 
 def choose_window(requirement: Requirement, spec: WindowSpec = DEFAULT_SPEC, *, zone: str = "UTC") -> Window:

@@ -148,6 +148,13 @@ def count_list(value):
     return counts
 
 
+def sockbuf_floor(value: int | None) -> int | None:
+    """A requested socket buffer (None: the kernel autotunes) is at least 4 KiB."""
+    if value is not None and value < 4096:
+        raise PydanticCustomError("too_small", "A socket buffer must be at least 4 KiB.")
+    return value
+
+
 class RunCreate(HostPairCreate):
     """What to run. Sizes, rates and durations: numbers in base units or text with units."""
 
@@ -191,9 +198,7 @@ class RunCreate(HostPairCreate):
     @field_validator("sockbuf_bytes")
     @classmethod
     def _sockbuf_floor(cls, value):
-        if value is not None and value < 4096:
-            raise PydanticCustomError("too_small", "A socket buffer must be at least 4 KiB.")
-        return value
+        return sockbuf_floor(value)
 
     @field_validator("interval_seconds")
     @classmethod

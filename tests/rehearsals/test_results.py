@@ -1,0 +1,45 @@
+"""A rehearsal's measured figures from its runs' probe lines, also when a run stopped before its end
+event (cancelled, failed): the lag and bytes its intervals reported still count."""
+
+from __future__ import annotations
+
+import json
+
+from redolab.rehearsals.results import RunReplay, measured
+
+
+def interval(end: float, lag: float, generated: int, received: int, backlog: int) -> str:
+    data = {
+        "start_seconds": end - 1, "end_seconds": end, "bytes": received, "bytes_per_second": received,
+        "streams": [], "bytes_generated": generated, "bytes_sent": generated, "bytes_received": received,
+        "backlog_bytes": backlog, "lag_seconds": lag,
+    }  # fmt: skip
+    return json.dumps({"event": "interval", "data": data})
+
+
+def end(max_lag: float, received: int) -> str:
+    data = {"seconds": 2.0, "bytes_sent": received, "bytes_received": received, "max_lag_seconds": max_lag,
+            "drained": True, "drain_seconds": 0.5, "streams": []}  # fmt: skip
+    return json.dumps({"event": "end", "data": data})
+
+
+INTERVALS = [interval(1, 0.5, 100, 50, 50), interval(2, 1.25, 100, 100, 50)]
+
+
+def test_a_run_stopped_before_its_end_keeps_its_intervals_lag_and_bytes():
+    result = measured([RunReplay(1, [1], INTERVALS)])
+    assert result["max_lag_seconds"] == 1.25  # was 0: read from the end event only
+    assert result["bytes_received"] == 150 and result["bytes_generated"] == 200
+    assert result["drained"] is False and result["drain_seconds"] is None
+
+
+def test_the_end_events_maximum_counts_when_it_is_larger_than_any_interval_end():
+    """The probe keeps the maximum between interval ends; an interval's lag is its end's."""
+    result = measured([RunReplay(1, [1], [*INTERVALS, end(3.5, 200)])])
+    assert result["max_lag_seconds"] == 3.5 and result["bytes_received"] == 200 and result["drained"] is True
+
+
+def test_two_runs_one_stopped_sum_their_bytes_and_take_the_larger_lag():
+    finished = [interval(1, 0.2, 100, 100, 0), interval(2, 0.1, 100, 100, 0), end(0.4, 200)]
+    result = measured([RunReplay(1, [1], finished), RunReplay(2, [2], INTERVALS)])
+    assert result["max_lag_seconds"] == 1.25 and result["bytes_received"] == 350 and result["drained"] is False
