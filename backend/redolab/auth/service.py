@@ -28,6 +28,7 @@ from redolab.core.security import (
     session_key,
     verify_password,
 )
+from redolab.core.units import ascii_digits
 
 _USERNAME = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 # last_seen_at is written at most this often, so a page with many fragments is not many writes
@@ -328,7 +329,7 @@ def user_for_bearer(*, session: Session, subject: str, epoch: int) -> User | Non
     """The user a bearer token names ("<id>.<identity_key>", see User.bearer_subject), when they
     are active and the token's epoch is their current one; None otherwise."""
     ident, _, key = subject.partition(".")
-    if not (ident.isascii() and ident.isdigit() and key) or int(ident) > MAX_ROW_ID:
+    if not (ascii_digits(ident) and key) or int(ident) > MAX_ROW_ID:
         return None
     user = session.get(User, int(ident))
     if user is None or not secrets.compare_digest(user.identity_key.encode(), key.encode()):

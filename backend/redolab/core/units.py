@@ -156,6 +156,11 @@ def parse_duration(text: str | float) -> float:
     return float(_non_negative(number * factor, text, "a duration"))
 
 
+def ascii_digits(text: str) -> bool:
+    """A whole number written in ASCII digits only ('²'.isdigit() is true, int('²') fails)."""
+    return text.isascii() and text.isdigit()
+
+
 def parse_percent(text: str | float) -> float:
     """Parse a percentage such as "0.1%", "2 %" or "0" into a ratio (0.001, 0.02, 0.0)."""
     if isinstance(text, int | float):

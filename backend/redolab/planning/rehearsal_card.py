@@ -219,10 +219,7 @@ def _rows(card: Card, result: RehearsalOutcome) -> None:
         card.cite(result.drain.source)
     if result.comparison is not None:
         c = result.comparison
-        card.rows.append((
-            "Measured against the model",
-            "within 20 %" if c.agrees else f"{c.disagreement_ratio * 100:+.0f} %",
-        ))  # fmt: skip
+        card.rows.append(("Measured against the model", c.verdict))
         if c.explanation:
             card.working.append(c.explanation)
     card.working.append(

@@ -75,6 +75,13 @@ class LagComparison:
     agrees: bool  # within 20 %
     explanation: str  # empty when they agree
 
+    @property
+    def verdict(self) -> str:
+        """As the card and the rehearsal's page write it: "within 20 %", or the disagreement, "+25 %"."""
+        if self.agrees:
+            return f"within {AGREEMENT_RATIO * 100:.0f} %"
+        return f"{self.disagreement_ratio * 100:+.0f} %"
+
 
 def predict_rehearsal(
     requirement: Requirement,

@@ -22,7 +22,7 @@ from redolab.redo.models import RedoImport
 from redolab.rehearsals import service as rehearsal_service
 from redolab.runs import service as run_service
 from redolab.runs.measured import MeasuredRun
-from redolab.runs.models import Run
+from redolab.runs.models import Run, RunStatus
 
 CAPTURES_LOOKED_AT = 5  # a host's latest runs searched for its captured settings
 
@@ -51,7 +51,7 @@ class Selection:
         """(used, why) for one rehearsal: over the link and at recorded speed by default."""
         if self.rehearsals is not None:
             return (True, "chosen") if fact.id in self.rehearsals else (False, "not chosen")
-        if fact.status != "succeeded":
+        if fact.status != RunStatus.succeeded.value:
             return False, f"{fact.status}: the replay did not run to its end; tick it to use it anyway"
         if fact.loopback:
             return False, "not the link: both ends on this machine (loopback); tick it to use it anyway"

@@ -301,9 +301,9 @@ def _judgement(session: Session, environment: Environment, watch: Watch, runs: l
     p99 = [s.ack_p99_seconds for s in session.scalars(select(RunSummary).where(
         RunSummary.run_id.in_([r.id for r in runs]))) if s.ack_p99_seconds is not None]  # fmt: skip
     verdict = verdict_of(measured, required.bytes_per_second if required else None, watch.margin_ratio)
-    reason = "no redo history yet: nothing to judge against" if required is None else ""
-    if down:
-        reason = "; ".join(f"run #{i}: the link did not carry it ({why}), 0 bytes/s" for i, why in down.items())
+    reasons = ["no redo history yet: nothing to judge against"] if required is None else []
+    reasons += [f"run #{i}: the link did not carry it ({why}), 0 bytes/s" for i, why in down.items()]
+    reason = "; ".join(reasons)
     return values | {"status": CheckStatus.judged, "verdict": verdict, "measured_bytes_per_second": measured,
                      "sync_p99_seconds": max(p99) if p99 else None, "reason": reason[:2000]}  # fmt: skip
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from redolab.core.units import ascii_digits
 from redolab.redo.ingest.aliases import ALIASES, FIELDS
 from redolab.redo.ingest.rates import profiles as _profiles
 from redolab.redo.ingest.rates import snapshots as _snapshots
@@ -409,7 +410,7 @@ def clean_mapping(mapping: dict | None) -> dict[str, str] | None:
         cleaned[DECIMAL] = decimal
     pages = str(mapping.get(LOG_FILE_PAGES) or "").strip().replace(",", "")
     if pages:
-        if not (pages.isascii() and pages.isdigit()) or not 1 <= int(pages) <= MAX_LOG_FILE_PAGES:
+        if not ascii_digits(pages) or not 1 <= int(pages) <= MAX_LOG_FILE_PAGES:
             raise RedoInputError(
                 f"LOGFILSIZ '{pages}' is not a log file size in 4 KiB pages (a whole number from 1 to "
                 f"{MAX_LOG_FILE_PAGES:,}, as `db2 get db cfg` shows it)"

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from redolab.core.fields import MAX_BYTES_PER_SECOND, MAX_DURATION_SECONDS
+from redolab.core.units import ascii_digits
 from redolab.redo.ingest.values import parse_number
 from redolab.redo.parsers import RedoInputError, Table
 from redolab.redo.parsers.db2_columns import find_counter_columns, is_mon_get_transaction_log
@@ -249,9 +250,7 @@ def _archived_files(lines: list[str]) -> tuple[list[_ArchivedFile], int]:
         before = line[: stamp.start()].split()
         after = line[stamp.end() : name.start()].split()
         # ls -l: the size stands just before the time; find -printf '%T+ %s %p': just after it
-        size = next(
-            (float(token) for token in [*reversed(before), *after] if token.isascii() and token.isdigit()), None
-        )
+        size = next((float(token) for token in [*reversed(before), *after] if ascii_digits(token)), None)
         stream = _STREAM.search(name["path"]) or _STREAM.search(directory)
         member = int(stream.group(1)) if stream else 0
         files.append((member, int(name["seq"]), closed, size, number))

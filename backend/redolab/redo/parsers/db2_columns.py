@@ -20,6 +20,7 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 
+from redolab.core.units import ascii_digits
 from redolab.redo.parsers import RedoInputError, normalise
 from redolab.redo.parsers.db2_common import db2_time
 
@@ -81,11 +82,6 @@ def find_counter_columns(headers: list[str], rows: list[tuple[int, list[str]]]) 
                           found)  # fmt: skip
 
 
-def _whole(text: str) -> bool:
-    """ASCII digits only ('²'.isdigit() is true, int('²') fails)."""
-    return text.isascii() and text.isdigit()
-
-
 def _named(names: list[str], wanted: tuple[str, ...]) -> int | None:
     return next((names.index(name) for name in wanted if name in names), None)
 
@@ -129,7 +125,7 @@ def _member_by_values(headers: list[str], names: list[str], sample, time: int) -
         if position == time or name in DOCUMENTED or name == "LOGWRITES":
             continue
         texts = [_value(values, position) for _, values in sample]
-        if not texts or not all(_whole(text) and int(text) <= MAX_MEMBER for text in texts):
+        if not texts or not all(ascii_digits(text) and int(text) <= MAX_MEMBER for text in texts):
             continue
         pairs = {(_value(values, time), _value(values, position)) for _, values in sample}
         distinct = len(set(texts))
@@ -172,7 +168,7 @@ def _grows(rows, position: int, time: int, member: int | None) -> bool:
     series: dict[str, list[tuple[object, int]]] = {}
     for _, values in rows:
         text = _value(values, position)
-        if not _whole(text):
+        if not ascii_digits(text):
             return False
         try:
             at = db2_time(_value(values, time), "")
