@@ -4,7 +4,7 @@ An operator's 60 KB AWR text of blank lines held every request for 28 s, a 60 KB
 11 s, a 264-byte zip (that same AWR text, deflated) 30 s: patterns that backtracked quadratically.
 Here every reader entry point, and every pattern the readers compile, is run on pathological input
 (long runs of spaces, newlines, dashes, separators, digits, `|`, quotes) at a size N and at 4N; the
-CPU time may grow about linearly (t(4N) / t(N) under 11; linear is 4, quadratic 16), never as the square. N is
+CPU time may grow about linearly (t(4N) / t(N) under 10; linear is 4, quadratic 16), never as the square. N is
 doubled (or grown faster while far below the noise) until t(N) is well above the timer's noise. A ratio,
 not a timed assertion: how fast each hostile upload answers is bench/hostile_uploads.py's to print.
 """
@@ -39,8 +39,9 @@ from redolab.runs.parsers.results import ResultFileError
 # linear is 4, quadratic 16. A linear reader whose N and 4N fall on either side of a step in the memory
 # hierarchy pays more per byte at 4N: the CSV line of dashes, least of 3 runs, 83 ns/B at 256 KiB and
 # 143 ns/B at 512 KiB to 2 MiB (x1.7), t(4N) / t(N) 6.1 to 8.0 in six searches here and 8.5 in a CI
-# run. 11 (about the geometric middle of that 8 and 16) leaves the step its room and still fails a square.
-MAX_RATIO = 11.0
+# run; on the same loaded machine the quadratic pattern of the last test measured as low as 11.3.
+# 10 lies between the two.
+MAX_RATIO = 10.0
 NOISE_SECONDS = 0.02  # t(N) is measured at a size where it is at least this (or at the largest N)
 REPEATS = 3
 
@@ -390,5 +391,5 @@ def test_the_one_pass_html_reader_reads_each_row_as_html_parser_did(rows):
 
 def test_the_check_fails_a_quadratic_pattern():
     """The ratio catches what it is for: a pattern that backtracks over a run from every start."""
-    with pytest.raises(AssertionError, match=r"x1[2-9]|x[2-9]\d"):
+    with pytest.raises(AssertionError, match=r"assert \d+\.\d+ < 10\.0"):
         assert_linear(lambda n: re.search(" *x", " " * n))
