@@ -592,3 +592,29 @@ def test_server_sigterm_mid_run_reports_what_it_has(redoprobe, server):
     out, _ = process.communicate(timeout=15)
     assert process.returncode == 1
     assert by_event(events(out), "error")
+
+
+def test_term_while_the_client_waits_for_the_servers_count_ends_it(redoprobe, server):
+    """At the end of a test the client waits for the server's count (as long as the test took: queued
+    bytes may take that long on a slow link); a TERM then ends the wait at once, not at its timeout."""
+    srv = server("--once")
+    client = subprocess.Popen(
+        [redoprobe, "client", "127.0.0.1", "--json", "--port", str(srv.port), "--duration", "3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1)
+    srv.process.send_signal(signal.SIGSTOP)  # the server goes silent: its count never comes
+    try:
+        time.sleep(3)  # the test's 3 s are over: the client waits for the count (up to 10 + 3 s)
+        client.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        out, _ = client.communicate(timeout=30)
+        waited = time.monotonic() - stopped
+    finally:
+        srv.process.send_signal(signal.SIGCONT)
+    assert waited < 3, f"the client ended {waited:.1f} s after TERM"
+    error = by_event(events(out), "error")[0]
+    assert error["code"] == "peer_lost" and "while waiting for the count" in error["message"], error
+    assert by_event(events(out), "interval"), "the intervals before the stop are reported"

@@ -413,6 +413,9 @@ static int finish_reverse(struct client_test *t, int control, uint64_t *sent, st
     return 0;
 }
 
+/* How long a client stopped by a signal waits for the server's count before it reports without it. */
+#define STOPPED_RESULT_WAIT_SECONDS 10.0
+
 /* Stop senders, close the write side so the server sees every byte, then ask for its count. */
 static int finish(struct client_test *t, int control, uint64_t *sent, struct result *r)
 {
@@ -434,9 +437,14 @@ static int finish(struct client_test *t, int control, uint64_t *sent, struct res
     uint8_t end[END_BYTES];
     encode_end(*sent, end);
     uint8_t reply[RESULT_BYTES];
-    double wait = 10 + o->duration_seconds;
+    /* The server counts once the bytes still queued have arrived: at the end of the test that may take
+     * as long as the test did (a slow link, big buffers), and a stop request (TERM) then ends the wait;
+     * a test stopped by one already waits briefly for the count, which a silent server never sends. */
+    int stopping = atomic_load(&probe_stop_requested);
+    double wait = stopping ? STOPPED_RESULT_WAIT_SECONDS : 10 + o->duration_seconds;
     if (send_all(control, end, sizeof end, NULL, 5) < 0 ||
-        recv_all(control, reply, sizeof reply, NULL, wait) < 0 || decode_result(reply, r) < 0)
+        recv_all(control, reply, sizeof reply, stopping ? NULL : &probe_stop_requested, wait) < 0 ||
+        decode_result(reply, r) < 0)
         return -1;
     if (t->replay) { /* the server counted the warm-up's filler too: it is not redo */
         uint64_t filler = replay_warmup_bytes(t->replay);
@@ -596,6 +604,12 @@ static int client_report(struct client_test *t)
             emit_interval(t, t->last - t->start, stopped - t->start);
     }
     if (finish(t, t->control, &sent, &result) < 0 || failed) {
+        if (!failed && atomic_load(&probe_stop_requested)) {
+            report_error(o, PE_PEER_LOST, "stopped after %.1f s and %llu bytes sent while waiting for the count of "
+                         "the server %s:%d (%s): the intervals reported so far stand, the server's total is unknown",
+                         now_seconds() - t->start, (unsigned long long)sent, o->host, o->port, strerror(errno));
+            return -1;
+        }
         int stream_errno = 0;
         for (int i = 0; i < o->conns && !stream_errno; i++)
             stream_errno = t->streams[i].error;

@@ -8,6 +8,9 @@
 #include "units.h"
 
 #define EXIT_USAGE 2
+/* --duration and --max-duration: a schedule may last 24 h (schedule.h) and its replay, with the
+ * drain the caller allows (twice the schedule plus a minute, and the server's grace), more. */
+#define MAX_TEST_SECONDS 604800.0
 
 static const char *program = "redoprobe";
 
@@ -180,8 +183,8 @@ static int apply_common_option(struct all_options *o, int id, const char *arg)
         o->interval = seconds;
         return 0;
     case OPT_DURATION:
-        if (parse_duration(arg, &seconds) < 0 || seconds <= 0 || seconds > 86400)
-            return fail_usage("--duration must be more than 0 and at most 86400 seconds", arg);
+        if (parse_duration(arg, &seconds) < 0 || seconds <= 0 || seconds > MAX_TEST_SECONDS)
+            return fail_usage("--duration must be more than 0 and at most 604800 seconds (7 days)", arg);
         o->client.duration_seconds = o->disk.duration_seconds = seconds;
         o->duration_given = o->client.duration_given = 1;
         return 0;
@@ -198,8 +201,8 @@ static int apply_server_option(struct all_options *o, int id, const char *arg)
     case OPT_SYNC_WRITE: o->server.sync_write = 1; return 0;
     case OPT_WRITE_DIR: o->server.write_dir = arg; return 0;
     case OPT_MAX_DURATION:
-        if (parse_duration(arg, &seconds) < 0 || seconds <= 0 || seconds > 86400)
-            return fail_usage("--max-duration must be more than 0 and at most 86400 seconds", arg);
+        if (parse_duration(arg, &seconds) < 0 || seconds <= 0 || seconds > MAX_TEST_SECONDS)
+            return fail_usage("--max-duration must be more than 0 and at most 604800 seconds (7 days)", arg);
         o->server.max_duration_seconds = seconds;
         return 0;
     case OPT_IDLE:
