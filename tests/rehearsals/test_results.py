@@ -43,3 +43,17 @@ def test_two_runs_one_stopped_sum_their_bytes_and_take_the_larger_lag():
     finished = [interval(1, 0.2, 100, 100, 0), interval(2, 0.1, 100, 100, 0), end(0.4, 200)]
     result = measured([RunReplay(1, [1], finished), RunReplay(2, [2], INTERVALS)])
     assert result["max_lag_seconds"] == 1.25 and result["bytes_received"] == 350 and result["drained"] is False
+
+
+def test_node_pairs_the_slower_drains_later_its_tail_is_in_the_series():
+    """Two node pairs at once: the pair that drains later reports more intervals; the chart's series
+    runs to its end (its peak is drawn, as the headline says), the other pair's totals held."""
+    quick = [interval(1, 0.2, 100, 100, 0), end(0.2, 100)]
+    slow = [interval(1, 0.5, 100, 50, 50), interval(2, 1.5, 100, 50, 100), interval(3, 0.0, 0, 100, 0),
+            end(1.5, 200)]  # fmt: skip
+    result = measured([RunReplay(1, [1], quick), RunReplay(2, [2], slow)])
+    series = result["series"]
+    assert series["end_seconds"] == [1, 2, 3]
+    assert max(series["lag_seconds"]) == result["max_lag_seconds"] == 1.5
+    assert series["received_bytes"] == [150, 200, 300] and series["generated_bytes"] == [200, 300, 300]
+    assert series["backlog_bytes"] == [50, 100, 0]

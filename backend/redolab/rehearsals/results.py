@@ -63,6 +63,24 @@ def _series(lines: list[str]) -> _RunSeries:
     return series
 
 
+def _held(series: _RunSeries, count: int) -> _RunSeries:
+    """The series over `count` intervals: past its last, the totals held, the backlog and lag 0 when its
+    end event says it drained, else as last reported."""
+    more = count - len(series.end_seconds)
+    if more <= 0:
+        return series
+    drained = bool(series.end and series.end.get("drained") is True)
+    return _RunSeries(
+        series.end_seconds,
+        series.generated + [series.generated[-1]] * more,
+        series.sent + [series.sent[-1]] * more,
+        series.received + [series.received[-1]] * more,
+        series.backlog + [0.0 if drained else series.backlog[-1]] * more,
+        series.lag + [0.0 if drained else series.lag[-1]] * more,
+        series.end,
+    )
+
+
 def _thread_figures(replay: RunReplay, end: dict | None) -> list[dict]:
     streams = {s.get("id"): s for s in (end or {}).get("streams", []) if isinstance(s, dict)}
     figures = []
@@ -85,14 +103,18 @@ def measured(replays: list[RunReplay]) -> dict | None:
     runs = [(replay, series) for replay, series in runs if series.end_seconds]
     if not runs:
         return None
-    count = min(len(series.end_seconds) for _, series in runs)  # the runs ran at once: align by interval
+    # the runs ran at once: aligned by interval, over the longest (a run that ended drained sooner, or
+    # had not reported its latest interval yet, keeps its totals; its backlog and lag are 0 once drained)
+    count = max(len(series.end_seconds) for _, series in runs)
+    longest = max((series for _, series in runs), key=lambda series: len(series.end_seconds))
+    held = [_held(series, count) for _, series in runs]
     summed = {
-        "end_seconds": runs[0][1].end_seconds[:count],
-        "generated_bytes": [sum(s.generated[i] for _, s in runs) for i in range(count)],
-        "sent_bytes": [sum(s.sent[i] for _, s in runs) for i in range(count)],
-        "received_bytes": [sum(s.received[i] for _, s in runs) for i in range(count)],
-        "backlog_bytes": [sum(s.backlog[i] for _, s in runs) for i in range(count)],
-        "lag_seconds": [max(s.lag[i] for _, s in runs) for i in range(count)],
+        "end_seconds": longest.end_seconds,
+        "generated_bytes": [sum(s.generated[i] for s in held) for i in range(count)],
+        "sent_bytes": [sum(s.sent[i] for s in held) for i in range(count)],
+        "received_bytes": [sum(s.received[i] for s in held) for i in range(count)],
+        "backlog_bytes": [sum(s.backlog[i] for s in held) for i in range(count)],
+        "lag_seconds": [max(s.lag[i] for s in held) for i in range(count)],
     }
     ends = [series.end or {} for _, series in runs]
     backlog = summed["backlog_bytes"]
