@@ -226,6 +226,57 @@ def test_run_command_waits_for_a_worker(tmp_path, schema):
     assert record["bytes_received"] == record["bytes_sent"] > 0
 
 
+def test_rehearse_command_replays_the_worst_minute_and_reports_the_lag(tmp_path, schema):
+    """`redolab rehearse --wait --json` after `redolab redo import`: a two-thread per-log history whose
+    second thread (512 bytes a log) is too quiet to carry a whole byte at the scale asked, replayed by a real `redolab
+    worker` on "This machine" hosts; the queued line says what was left out, and a bad scale is refused
+    naming its field."""
+    import json
+    from datetime import datetime, timedelta
+
+    from redolab.environments.schemas import EnvironmentCreate, HostCreate
+    from redolab.environments.service import create_environment, create_host
+
+    upgraded(tmp_path, schema)
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    with make_sessionmaker(engine)() as session:
+        environment = create_environment(session=session, env_in=EnvironmentCreate(name="lab one"))
+        for role, name in (("primary", "p1"), ("standby", "s1")):
+            create_host(
+                session=session, environment=environment, host_in=HostCreate(role=role, name=name, transport="local")
+            )
+    engine.dispose()
+    lines, t0 = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"], datetime(2025, 3, 4, 12, 0)
+    for thread, blocks in ((1, 2048 * 600), (2, 1)):  # 600 MiB and 512 bytes per 10-minute log
+        for n in range(3):
+            start, end = t0 + timedelta(minutes=10 * n), t0 + timedelta(minutes=10 * (n + 1))
+            lines.append(f"{thread},{100 + n},{start:%Y-%m-%d %H:%M:%S},{end:%Y-%m-%d %H:%M:%S},{blocks},512")
+    (tmp_path / "arch.csv").write_text("\n".join(lines) + "\n")
+    imported = run(tmp_path, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv"))
+    assert imported.returncode == 0, imported.stderr
+    refused = run(tmp_path, "rehearse", "--env", "lab one", "--scale", "2000")
+    assert refused.returncode == 1 and "scale" in refused.stderr and "1000" in refused.stderr, refused.stderr
+    worker = subprocess.Popen(
+        [str(REDOLAB), "worker"], env=redolab_env(tmp_path), cwd=tmp_path, stdout=subprocess.DEVNULL
+    )
+    rehearse = ("rehearse", "--env", "lab one", "--window", "worst-1m", "--scale", "0.005", "--speedup", "30", "--wait")
+    try:
+        shown = run(tmp_path, *rehearse)
+        result = run(tmp_path, *rehearse, "--json")
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["status"] == "succeeded" and record["threads"] == [1] and record["compressed"] is True
+    assert record["notes"] == ["thread 2 has no redo in the window after scale 0.005: not in the replay"]
+    assert record["result"]["bytes_received"] == record["schedule_bytes"] == round(600 * 1024 * 1024 / 10 * 0.005)
+    assert record["result"]["max_lag_seconds"] >= 0 and record["result"]["drained"] is True
+    assert shown.returncode == 0, shown.stderr
+    assert "note: thread 2 has no redo in the window after scale 0.005" in shown.stdout
+    assert "maximum transport lag" in shown.stdout and "after the last scheduled byte" in shown.stdout
+
+
 def test_run_command_names_bad_options(tmp_path, schema):
     upgraded(tmp_path, schema)
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")

@@ -82,6 +82,25 @@ def test_over_the_goal_fails_and_is_a_risk():
     assert undrained.status == FAIL and "not drained" in undrained.headline
 
 
+def test_not_drained_under_the_goal_says_the_link_did_not_keep_up_not_that_the_lag_was_over():
+    """A backlog still on its way when the replay stopped fails the goal (how far the lag went is not
+    known), and the risk says that, not that the lag seen, under the goal, was over it."""
+    plan = plan_with(fact(max_lag=20.0, drained=False))
+    card = plan.card("rehearsal")
+    assert card.status == FAIL and "the backlog had not drained when the replay stopped" in card.headline
+    risk = next(r for r in plan.risks if "Rehearsal #7" in r)
+    assert "had not drained" in risk and "largest lag 20 s by then" in risk
+    assert "reached 20 s, over the" not in risk
+    assert dict(card.rows)["Drain time after the last scheduled byte"] == "not drained when the replay stopped"
+
+
+def test_the_json_says_which_drain_is_which():
+    """Measured: from the last scheduled byte; the model's: from its worst moment. Two keys, not one."""
+    values = plan_with(fact(max_lag=4.0)).card("rehearsal").values
+    assert values["measured"]["drain_seconds"] == 3.0
+    assert "drain_seconds" not in values["predicted"] and "drain_after_worst_seconds" in values["predicted"]
+
+
 def test_the_model_predicts_the_same_window_at_the_plans_stream_rate():
     # a 2 MiB/s link: 600 MiB per 10 minutes (1 MiB/s) keeps up, so no lag; at 0.5 MiB/s it queues
     fast = plan_with(fact(), link_bits=2 * MIB * 8).card("rehearsal")

@@ -180,12 +180,13 @@ def test_refusals_name_what_and_write_nothing(api_client, app, session, engine):
         assert words in refused.text, (window, refused.text)
     for fields, name, words in (
         ({"scale": 2000}, "scale", "scale"),
-        ({"scale": 1e-300}, "window", "not one whole byte"),  # every slot rounds to nothing
+        ({"scale": 1e-300}, "scale", "not one whole byte"),  # every slot rounds to nothing
         ({"sockbuf_bytes": 100}, "sockbuf_bytes", "at least 4 KiB"),  # RunCreate's floor, before any work
         ({"sockbuf_bytes": 0}, "sockbuf_bytes", "at least 4 KiB"),
     ):
         refused = api_client.post(url, json=fields)
-        assert refused.status_code == 422 and name in refused.text and words in refused.text, (fields, refused.text)
+        assert refused.status_code == 422 and words in refused.text, (fields, refused.text)
+        assert refused.json()["detail"][0]["loc"][-1] == name, (fields, refused.text)
     # a busy host: its threads must start together, so the rehearsal does not queue behind a run
     primary, standby = sorted(environment.hosts, key=lambda h: h.role.value)
     run = run_service.create_run(
@@ -225,6 +226,7 @@ def test_schedules_over_the_probes_limits_are_refused(api_client, session):
     import_history(api_client, fast, "\n".join(lines) + "\n")
     over = api_client.post(f"/api/v1/environments/{fast.id}/rehearsals", json={"scale": 2})
     assert over.status_code == 422 and "1 TB/s" in over.text, over.text
+    assert over.json()["detail"][0]["loc"] == ["body", "scale"]  # the field that would make it fit
     assert api_client.post(f"/api/v1/environments/{fast.id}/rehearsals", json={}).status_code != 422
 
     many = local_env(session)
@@ -299,3 +301,24 @@ def test_a_sync_rehearsal_sends_commit_sized_writes_and_reports_the_slip(api_cli
     result = api_client.get(f"/api/v1/rehearsals/{rehearsal.id}").json()["result"]
     assert result["max_slip_seconds"] is not None and 0 <= result["max_slip_seconds"] < 1
     assert result["bytes_received"] == created.json()["schedule_bytes"]
+
+
+def test_a_sync_rehearsal_refuses_a_history_whose_average_write_is_no_commit(api_client, session):
+    """SYNC sends one commit-sized write per message, the history's average redo write: an AWR export
+    whose 'redo writes' count is 1 an hour makes that 7 GB, over the 256 MiB a message can be. 422
+    naming the field and what to check, not a 500 from the run's own validation."""
+    environment = local_env(session)
+    lines = ["SNAP_ID,INSTANCE_NUMBER,BEGIN_INTERVAL_TIME,END_INTERVAL_TIME,STAT_NAME,VALUE"]
+    for n in range(3):
+        start, end = T0 + timedelta(hours=n), T0 + timedelta(hours=n + 1)
+        for stat, value in (("redo size", 7_549_747_200), ("redo writes", 1), ("user commits", 99)):
+            lines.append(f'{101 + n},1,{start:%Y-%m-%d %H:%M:%S},{end:%Y-%m-%d %H:%M:%S},{stat},"{value:,}"')
+    import_history(api_client, environment, "\n".join(lines) + "\n", name="awr_sysstat.csv")
+    url = f"/api/v1/environments/{environment.id}/rehearsals"
+    refused = api_client.post(url, json={"mode": "sync", "speedup": 60})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["detail"][0]["loc"] == ["body", "message_bytes"]
+    assert "average redo write is 7.03 GiB" in refused.text and "give a message size" in refused.text
+    given = api_client.post(url, json={"mode": "sync", "speedup": 60, "message_bytes": "64 KiB"})
+    assert given.status_code == 201, given.text
+    assert count(session, Rehearsal) == 1

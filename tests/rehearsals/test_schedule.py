@@ -49,8 +49,10 @@ def test_a_rac_history_gives_one_connection_per_thread_in_thread_order():
     assert "# threads: 1 2" in header and "# connections: 0 = thread 1, 1 = thread 2" in header
     assert "# scale: 1" in header and any(line.startswith("# granularity: per log (~10 min each)") for line in header)
     body = [line for line in lines if not line.startswith("#")]
-    assert all(LINE.match(line) for line in body) and len(body) == schedule.line_count == 7200
+    slots, ends = body[:-2], body[-2:]
+    assert all(LINE.match(line) for line in slots) and len(slots) == schedule.line_count == 7200
     assert body[:2] == ["0 0 104858", "1 0 209715"]  # 60 MiB and 120 MiB over 600 s, per second
+    assert ends == ["0 3600 0", "1 3600 0"]  # where each connection's last slot ends: its width for the probe
     assert schedule.sha256 == hashlib.sha256(schedule.text.encode()).hexdigest()
 
 
@@ -104,6 +106,9 @@ def test_every_byte_of_the_window_is_in_the_schedule_once(data, rows, slot, scal
         assert offsets == sorted(offsets) and all(0 <= o < window.seconds for o in offsets)
         assert all(math.isclose(o / step, round(o / step), abs_tol=1e-6) for o in offsets)  # on the slot grid
         assert all(isinstance(size, int) and 0 < size <= MAX_BYTES_PER_SECOND * step + 1 for _, size in slots)
+    for thread in set(window.threads) - set(schedule.threads):  # left out only with nothing to send, and said
+        assert expected_bytes(req, window, thread, scale) == 0
+        assert f"thread {thread} has no redo in the window" in " ".join(schedule.notes)
     if read_back:
         assert parse_schedule(schedule.text) == schedule
 
@@ -130,6 +135,22 @@ def test_the_limits_are_refused_by_name():
     assert build_schedule(fast, choose_window(fast, "worst-5m"), scale=900).total_bytes == round(900 * 300 * MIB * 1024)
 
 
+def test_a_thread_without_a_whole_byte_in_the_window_is_left_out_and_said():
+    """A thread with nothing to send has no connection (the probe counts connections from the lines,
+    and a node pair would run for nothing); the notes and the text's header say so, with the window's."""
+    quiet = requirement_of([row(1, 0, 600, 600), row(2, 0, 600, 1)])  # 1 MiB in 10 min x 1e-7: 0.1 byte
+    window = choose_window(quiet, "worst-5m")
+    assert window.threads == (1, 2)
+    tiny = build_schedule(quiet, window, scale=1e-7)
+    assert tiny.threads == (1,) and len(tiny.connections) == 1 and "# threads: 1\n" in tiny.text
+    assert tiny.notes == ("thread 2 has no redo in the window after scale 1e-07: not in the replay",)
+    edges = requirement_of([row(1, 0, 3600, 600), row(2, 0, 60, 1), row(2, 3540, 60, 1)])
+    period = build_schedule(edges, choose_window(edges, (T0 + timedelta(minutes=10), T0 + timedelta(minutes=20))))
+    assert period.threads == (1,) and period.notes == ("thread 2 has no data in the period: not in the replay",)
+    assert "# notes: thread 2 has no data in the period" in period.text
+    assert parse_schedule(period.text) == period
+
+
 def test_a_schedule_too_long_for_its_slot_is_made_coarser_before_it_is_refused(monkeypatch):
     """24 threads for a day: 2,073,600 one-second slots, over 2,000,000 lines; two-second slots fit."""
     rows = [row(t, s, 60, 6) for t in range(1, 25) for s in (0, 86340)]
@@ -145,7 +166,7 @@ def test_a_schedule_too_long_for_its_slot_is_made_coarser_before_it_is_refused(m
 def test_a_schedule_is_read_back_as_the_probe_reads_it():
     text = "# written by hand\n\n0 0 100\n1 0.5 20 # a note\n0 0.5 0\n0 2 7\n"
     schedule = parse_schedule(text, speedup=10)
-    assert schedule.connections == (((0.0, 100), (0.5, 0), (2.0, 7)), ((0.5, 20),))
+    assert schedule.connections == (((0.0, 100), (2.0, 7)), ((0.5, 20),))  # "0 0.5 0": an offset, not a slot
     assert schedule.threads == (0, 1) and schedule.total_bytes == 127 and schedule.seconds == 2.0
     assert schedule.slot_seconds is None and schedule.scale == 1.0 and schedule.speedup == 10
     for bad, said in (

@@ -252,3 +252,32 @@ def test_the_schedule_downloads_as_replayed(browser_client, session):
 def test_an_unknown_rehearsal_is_404(browser_client):
     assert browser_client.get("/rehearsals/9999").status_code == 404
     assert browser_client.get("/rehearsals/9999/schedule.txt").status_code == 404
+
+
+def test_a_scale_refusal_is_beside_the_scale_field(browser_client, session, monkeypatch):
+    """A limit the scale breaks (a slot's rate after scale) is shown beside Scale, not beside the
+    period's start (the limit lowered to 1 MB/s so the fixture's redo breaks it at scale 1)."""
+    from redolab.rehearsals import schedule as schedule_module
+
+    environment = environment_with_history(session)
+    monkeypatch.setattr(schedule_module, "MAX_BYTES_PER_SECOND", 1e6)
+    refused = start(browser_client, environment, **PERIOD)
+    assert refused.status_code == 422
+    assert 'id="e-rh-scale"' in refused.text and "choose a smaller scale" in refused.text
+    assert 'id="e-rh-window_from"' not in refused.text
+    assert session.query(Rehearsal).count() == 0
+
+
+def test_threads_left_out_of_the_replay_are_said_on_the_page_and_in_the_api(browser_client, api_client, session):
+    """A scale so small that thread 1's 472 MB in the period round to no whole byte (thread 2's 1.26 GB
+    give one): the rehearsal replays thread 2 and says why thread 1 is not in it, on the page, in the
+    JSON and in the schedule's header."""
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment, scale="0.000000001")
+    said = "thread 1 has no redo in the window after scale 1e-09: not in the replay"
+    assert rehearsal.threads == [2] and rehearsal.notes == [said]
+    page = browser_client.get(f"/rehearsals/{rehearsal.id}")
+    assert 'id="replayed-notes"' in page.text and said in page.text
+    public = api_client.get(f"/api/v1/rehearsals/{rehearsal.id}").json()
+    assert public["notes"] == [said] and public["threads"] == [2]
+    assert f"# notes: {said}" in browser_client.get(f"/rehearsals/{rehearsal.id}/schedule.txt").text

@@ -50,6 +50,8 @@ def rehearse(
                 f"rehearsal {rehearsal.id} queued: {rehearsal.window_label}, threads "
                 f"{', '.join(map(str, rehearsal.threads))}, runs {', '.join(str(r.id) for r in rehearsal.runs)}"
             )
+            for note in rehearsal.notes or ():
+                typer.echo(f"  note: {note}")
         while wait and not service.status(rehearsal).finished:
             time.sleep(0.5)
             session.expire_all()

@@ -42,6 +42,7 @@ class RehearsalFact:
     status: str
     failure: str | None
     result: dict | None
+    notes: tuple[str, ...] = ()  # threads left out of the replay and why, thin data
 
     @property
     def compressed(self) -> bool:
@@ -88,6 +89,7 @@ class RehearsalOutcome:
                 "start": self.fact.window_start.isoformat(),
                 "end": self.fact.window_end.isoformat(),
                 "granularity": self.fact.granularity,
+                "notes": list(self.fact.notes),
             },
             "scale": self.fact.scale,
             "speedup": self.fact.speedup,
@@ -101,7 +103,8 @@ class RehearsalOutcome:
             else {
                 "max_lag_seconds": p.max_lag_seconds,
                 "max_backlog_bytes": p.max_backlog_bytes,
-                "drain_seconds": p.drain_seconds,
+                # from the worst moment (the model's), not from the last scheduled byte (the measured)
+                "drain_after_worst_seconds": p.drain_seconds,
                 "drain_bytes_per_second": p.drain_bytes_per_second,
             },
             "disagreement_ratio": self.comparison.disagreement_ratio if self.comparison else None,
@@ -181,11 +184,17 @@ def rehearsal_card(
     else:
         said = f"largest lag {lag}" if m.get("drained") else "the backlog had not drained when the replay stopped"
         card.headline = f"Over the {format_duration(rpo_goal_seconds)} RPO goal: {said}, {at_risk} at risk"
-        if failed:
+        if failed and m.get("drained"):
             risks.append(
                 f"Rehearsal #{fact.id} replayed {fact.window_label} through the link: the transport lag reached "
                 f"{lag}, over the {format_duration(rpo_goal_seconds)} RPO goal; a primary lost then loses that "
                 "much redo."
+            )
+        elif failed:
+            risks.append(
+                f"Rehearsal #{fact.id} replayed {fact.window_label} through the link and the backlog had not "
+                f"drained when the replay stopped (largest lag {lag} by then, {at_risk} at risk): the link did not "
+                f"keep up, and how far past the {format_duration(rpo_goal_seconds)} RPO goal the lag went is unknown."
             )
     settle(card, failed=failed, judged=True, info=rpo_goal_seconds is None)
     return card, risks
@@ -196,6 +205,8 @@ def _rows(card: Card, result: RehearsalOutcome) -> None:
     scale = f", volumes x {fact.scale:g}" if fact.scale != 1 else ""
     card.rows.append(("Window replayed", f"{fact.window_label} ({len(fact.threads)} thread(s){scale})"))
     card.rows.append(("Granularity", fact.granularity or "–"))
+    if fact.notes:
+        card.rows.append(("Left out or thin", "; ".join(fact.notes)))
     worst = max(m.get("threads") or [], key=lambda t: t.get("max_lag_seconds") or 0, default=None)
     thread = f" (thread {worst['thread']})" if worst and len(fact.threads) > 1 else ""
     card.rows.append(("Largest transport lag, measured", f"{format_duration(m['max_lag_seconds'])}{thread}"))

@@ -370,4 +370,5 @@ def rehearsal_fact(*, session: Session, rehearsal) -> RehearsalFact:
         mode=rehearsal.mode.value, loopback=bool(runs) and loopback, status=state.value,
         failure=rehearsal_service.failure(rehearsal),
         result=rehearsal_service.current_result(session=session, rehearsal=rehearsal),
+        notes=tuple(rehearsal.notes or ()),
     )  # fmt: skip

@@ -27,6 +27,7 @@ class Rehearsal(Base):
     granularity_seconds: Mapped[float | None] = mapped_column(Float)
     granularity: Mapped[str] = mapped_column(Text, default="")  # in words: what the replay cannot show
     imports: Mapped[list[str]] = mapped_column(JSON, default=list)  # the imports the series came from
+    notes: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")  # threads left out, thin data
     threads: Mapped[list[int]] = mapped_column(JSON, default=list)  # connection i carries threads[i]
     mode: Mapped[ProbeMode] = mapped_column(enum_column(ProbeMode), default=ProbeMode.async_)
     message_bytes: Mapped[int] = mapped_column(BigInteger)

@@ -6,6 +6,8 @@ BYTES` separated by blanks; connections numbered from 0 (connection i replays th
 thread number), the offset from the start of the replay (non-decreasing per connection), `#` starts
 a comment. A line's bytes are generated evenly over [offset, offset + w), w = min(the connection's
 next offset - offset, its smallest positive offset gap; 0.1 s without one), as the probe replays it.
+Each connection ends with a zero-byte line where its last slot ends: an offset, not a slot, which gives
+the last slot its width (read back, zero-byte lines are not slots).
 
 Each piece of a thread's replay series (start, end, bytes/s) is spread evenly over the slots it
 covers; the bytes are whole numbers, the rounding carried from slot to slot, so a thread's total is
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property
 
@@ -35,6 +37,7 @@ MIN_SLOT_SECONDS = 0.1
 SLOT_STEPS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0)  # coarser slots, tried in turn
 MAX_SCALE = 1000.0
 SPEEDUP_RANGE = (1.0, 3600.0)
+NOTES_SEPARATOR = " | "  # the header's notes line: what is left out of the replay, or thin
 FORMAT_LINE = "# redolab rehearsal schedule: CONNECTION OFFSET_SECONDS BYTES (bytes generated over the slot)"
 
 Slot = tuple[float, int]  # (offset seconds from the start of the replay, bytes)
@@ -57,6 +60,7 @@ class Schedule:
     speedup: float  # applied by the probe (the text is real time)
     label: str = ""  # the window, in words
     granularity: str = ""
+    notes: tuple[str, ...] = ()  # threads left out of the replay and why, thin data: in words
 
     @cached_property
     def sha256(self) -> str:
@@ -99,16 +103,23 @@ def build_schedule(
             raise RehearsalRefused(f"thread {thread} of the window is not in the redo history")
         pieces.append(clipped(need.replay, window.start, window.end))
     _check_rates(pieces, window, scale)
-    connections = tuple(_slots(p, window.start, window.seconds, slot, scale) for p in pieces)
-    if not any(connections):  # a slot holds whole bytes only: a tiny scale rounds every one to nothing
+    every = tuple(_slots(p, window.start, window.seconds, slot, scale) for p in pieces)
+    if not any(every):  # a slot holds whole bytes only: a tiny scale rounds every one to nothing
         raise RehearsalRefused(
             f"scale: the window's redo x {scale:g} is not one whole byte; nothing to replay "
-            "(1 replays the redo as recorded)"
+            "(1 replays the redo as recorded)",
+            field="scale",
         )
-    header = _header(window, slot, scale)
+    # a thread with no whole byte in the window has nothing to send: no connection (the probe counts its
+    # connections from the lines, and a node pair would run for nothing), said in the notes
+    kept = [(thread, slots) for thread, slots in zip(window.threads, every, strict=True) if slots]
+    quiet = [f"thread {t} has no redo in the window{_after_scale(scale)}: not in the replay"
+             for t, slots in zip(window.threads, every, strict=True) if not slots]  # fmt: skip
+    threads, connections = tuple(t for t, _ in kept), tuple(slots for _, slots in kept)
+    window = replace(window, threads=threads, notes=(*window.notes, *quiet))
     return Schedule(
-        text=render(header, connections, slot),
-        threads=window.threads,
+        text=render(_header(window, slot, scale), connections, slot),
+        threads=threads,
         connections=connections,
         seconds=window.seconds,
         slot_seconds=slot,
@@ -116,15 +127,24 @@ def build_schedule(
         speedup=speedup,
         label=window.label,
         granularity=window.granularity,
+        notes=window.notes,
     )
+
+
+def _after_scale(scale: float) -> str:
+    return "" if scale == 1 else f" after scale {scale:g}"
 
 
 def _check_arguments(window: Window, scale: float, speedup: float) -> None:
     if not (math.isfinite(scale) and 0 < scale <= MAX_SCALE):
-        raise RehearsalRefused(f"scale: {scale:g} is outside (0, {MAX_SCALE:g}]; 1 replays the redo as recorded")
+        raise RehearsalRefused(
+            f"scale: {scale:g} is outside (0, {MAX_SCALE:g}]; 1 replays the redo as recorded", field="scale"
+        )
     low, high = SPEEDUP_RANGE
     if not (math.isfinite(speedup) and low <= speedup <= high):
-        raise RehearsalRefused(f"speedup: {speedup:g} is outside [{low:g}, {high:g}]; 1 replays in real time")
+        raise RehearsalRefused(
+            f"speedup: {speedup:g} is outside [{low:g}, {high:g}]; 1 replays in real time", field="speedup"
+        )
     if len(window.threads) > MAX_THREADS:
         raise RehearsalRefused(
             f"threads: {len(window.threads):,} threads, over the {MAX_THREADS:,} connections a rehearsal opens "
@@ -145,7 +165,7 @@ def _slot(window: Window, requested: float | None) -> float:
         raise RehearsalRefused(f"slot: {slot:g} s is under the {MIN_SLOT_SECONDS:g} s the probe keeps to")
     threads = len(window.threads)
     for candidate in (slot, *(s for s in SLOT_STEPS if s > slot)):
-        if threads * math.ceil(window.seconds / candidate - 1e-9) <= MAX_LINES:
+        if threads * (math.ceil(window.seconds / candidate - 1e-9) + 1) <= MAX_LINES:  # + each one's end line
             return candidate
     raise RehearsalRefused(
         f"lines: {threads} threads over {format_duration(window.seconds)} need more than {MAX_LINES:,} lines "
@@ -160,7 +180,8 @@ def _check_rates(pieces: list[list[Segment]], window: Window, scale: float) -> N
             raise RehearsalRefused(
                 f"rate: thread {thread} at {fastest[0].isoformat()} replays at {format_byte_rate(fastest[2] * scale)} "
                 f"after scale {scale:g}, over the 1 TB/s (10^12 bytes per second) a slot may carry; "
-                "choose a smaller scale"
+                "choose a smaller scale",
+                field="scale",
             )
 
 
@@ -208,13 +229,19 @@ def _header(window: Window, slot: float, scale: float) -> list[str]:
         f"# slot_seconds: {_number(slot)}",
         f"# scale: {_number(scale)}",
         f"# granularity: {window.granularity}",
+        *([f"# notes: {NOTES_SEPARATOR.join(window.notes)}"] if window.notes else []),
     ]
 
 
 def render(header: list[str], connections: tuple[tuple[Slot, ...], ...], slot: float | None) -> str:
-    """The header, then one line per non-empty slot in time order (connection order within a slot)."""
+    """The header, then one line per non-empty slot in time order (connection order within a slot), and
+    per connection a zero-byte line where its last slot ends: without a next offset the probe would take
+    the last slot for 0.1 s long, generate its bytes that fast and hold them to 1 TB/s as such."""
     decimals = _decimals(slot) if slot else 6
     slots = sorted((offset, c, size) for c, items in enumerate(connections) for offset, size in items if size)
+    if slot:
+        ends = [(items[-1][0] + slot, c, 0) for c, items in enumerate(connections) if items]
+        slots = sorted([*slots, *ends])
     lines = [*header, *(f"{c} {offset:.{decimals}f} {size}" for offset, c, size in slots)]
     return "\n".join(lines) + "\n"
 
@@ -244,8 +271,10 @@ def parse_schedule(text: str, *, speedup: float = 1.0) -> Schedule:
                 f"(line {where})"
             )
         last[connection] = (offset, number)
-        found.setdefault(connection, []).append((offset, size))
-    return _read_back(text, header, found, speedup)
+        found.setdefault(connection, [])
+        if size:  # a zero-byte line only marks an offset (the end of the slot before it)
+            found[connection].append((offset, size))
+    return _read_back(text, header, found, max((o for o, _ in last.values()), default=0.0), speedup)
 
 
 def _fields(fields: list[str], number: int) -> tuple[int, float, int]:
@@ -271,7 +300,9 @@ def _fields(fields: list[str], number: int) -> tuple[int, float, int]:
     return int(connection), seconds, int(size)
 
 
-def _read_back(text: str, header: dict[str, str], found: dict[int, list[Slot]], speedup: float) -> Schedule:
+def _read_back(
+    text: str, header: dict[str, str], found: dict[int, list[Slot]], latest: float, speedup: float
+) -> Schedule:
     try:
         threads = tuple(int(t) for t in header.get("threads", "").split())
         seconds = float(header["seconds"]) if "seconds" in header else None
@@ -283,7 +314,7 @@ def _read_back(text: str, header: dict[str, str], found: dict[int, list[Slot]], 
     if threads and len(threads) < width:
         raise ScheduleFormatError(f"header: {len(threads)} thread(s) named, but connection {width - 1} is used")
     if seconds is None:
-        seconds = max((o for slots in found.values() for o, _ in slots), default=0.0) + (slot or 0.0)
+        seconds = latest + (slot or 0.0)
     return Schedule(
         text=text,
         threads=threads or tuple(range(width)),
@@ -294,4 +325,5 @@ def _read_back(text: str, header: dict[str, str], found: dict[int, list[Slot]], 
         speedup=speedup,
         label=header.get("window", ""),
         granularity=header.get("granularity", ""),
+        notes=tuple(header["notes"].split(NOTES_SEPARATOR)) if header.get("notes") else (),
     )

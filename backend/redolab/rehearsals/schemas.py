@@ -45,6 +45,7 @@ class RehearsalPublic(BaseModel):
     granularity_seconds: float | None
     granularity: str
     imports: list[str]
+    notes: list[str]  # threads left out of the replay and why, thin data
     threads: list[int]
     mode: ProbeMode
     message_bytes: int

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from redolab.core.config import Settings
 from redolab.core.db import get_or_404
 from redolab.core.errors import FieldError
+from redolab.core.units import format_bytes
 from redolab.environments.models import Environment, Host
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.models import Job, JobStatus
@@ -29,6 +30,7 @@ from redolab.runs.schemas import RunCreate
 from redolab.sweeps.clusters import node_pairs
 
 DEFAULT_MESSAGE_BYTES = 1024 * 1024  # ASYNC: as oratcptest; SYNC: the history's average redo write
+MIN_SYNC_MESSAGE_BYTES, MAX_MESSAGE_BYTES = 512, 256 * 1024 * 1024  # a redo block; what RunCreate takes
 DRAIN_CAP_FACTOR, DRAIN_CAP_SECONDS = 2.0, 60.0  # a replay may take twice its schedule, plus a minute
 
 
@@ -143,11 +145,27 @@ def _admit(session: Session, pairs: list[Carrier], *, requested_by: str, caps: Q
 
 
 def _message_bytes(request: RehearsalRequest, requirement) -> int:
+    """As given; SYNC: one commit-sized write, the history's average redo write (422 when that is over
+    what a message can be: a history whose write count is wrong, not a commit); else 1 MiB."""
     if request.message_bytes:
         return request.message_bytes
     if request.mode is ProbeMode.sync and requirement.avg_redo_write_bytes:
-        return max(512, round(requirement.avg_redo_write_bytes))
+        size = max(MIN_SYNC_MESSAGE_BYTES, round(requirement.avg_redo_write_bytes))
+        if size > MAX_MESSAGE_BYTES:
+            raise FieldError(
+                "message_bytes",
+                f"The redo history's average redo write is {format_bytes(size)} (its redo over its 'redo "
+                f"writes'), over the {format_bytes(MAX_MESSAGE_BYTES)} a message can be: a commit writes far less, "
+                "so check the imports' write counts, or give a message size (the size of one commit's write).",
+                422,
+            )
+        return size
     return DEFAULT_MESSAGE_BYTES
+
+
+def replay_cap(schedule_seconds: float, speedup: float) -> float:
+    """How long a rehearsal's runs may take: twice the replay (its drain included) plus a minute."""
+    return schedule_seconds / speedup * DRAIN_CAP_FACTOR + DRAIN_CAP_SECONDS
 
 
 def create_rehearsal(
@@ -162,6 +180,7 @@ def create_rehearsal(
     requirement = default_requirement(session=session, environment=environment)
     if requirement is None:
         raise FieldError("window", "No redo history yet: import archived-log or AWR history first.", 422)
+    message_bytes = _message_bytes(request, requirement)
     zone = environment.time_zone or "UTC"
     try:
         window = choose_window(requirement, parse_window_spec(request.window, zone=zone), zone=zone)
@@ -170,15 +189,14 @@ def create_rehearsal(
         session.rollback()  # releases the queue lock while the schedule is built
         schedule = build_schedule(requirement, window, scale=request.scale, speedup=request.speedup)
     except RehearsalRefused as refused:
-        raise FieldError("window", str(refused), 422) from None
-    imports = sorted({label for t in window.threads for label in _imports_of(requirement, t)})
+        raise FieldError(refused.field, str(refused), 422) from None
+    imports = sorted({label for t in schedule.threads for label in _imports_of(requirement, t)})
     pairs = _pairs(environment, request, list(schedule.threads))
     _admit(session, pairs, requested_by=requested_by, caps=caps)  # again, now under the lock until the commit
-    message_bytes = _message_bytes(request, requirement)
     rehearsal = Rehearsal(
         environment_id=environment.id, window_kind=window.kind, window_start=window.start, window_end=window.end,
         window_label=window.label, granularity_seconds=window.granularity_seconds, granularity=window.granularity,
-        imports=imports, threads=list(schedule.threads), mode=request.mode,
+        imports=imports, notes=list(schedule.notes), threads=list(schedule.threads), mode=request.mode,
         message_bytes=message_bytes, scale=request.scale, speedup=request.speedup,
         slot_seconds=schedule.slot_seconds, schedule_sha256=schedule.sha256, schedule_bytes=schedule.total_bytes,
         schedule_seconds=schedule.seconds, schedule_lines=schedule.line_count, schedule_text=schedule.text,
@@ -186,7 +204,7 @@ def create_rehearsal(
     )  # fmt: skip
     session.add(rehearsal)
     session.flush()
-    cap = schedule.seconds / request.speedup * DRAIN_CAP_FACTOR + DRAIN_CAP_SECONDS
+    cap = replay_cap(schedule.seconds, request.speedup)
     for client, server, threads in pairs:
         run_in = RunCreate(
             client_host_id=client.id, server_host_id=server.id, mode=request.mode, conns=len(threads),

@@ -39,7 +39,12 @@ WindowSpec = str | Period  # "worst-60m" (one of WORST_MINUTES) or (start, end),
 
 
 class RehearsalRefused(ValueError):
-    """What cannot be rehearsed, and what would work, in words for the user."""
+    """What cannot be rehearsed, and what would work, in words for the user; `field` names the
+    request's field at fault (the window unless said)."""
+
+    def __init__(self, message: str, *, field: str = "window") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class WindowSpecError(RehearsalRefused):
