@@ -31,7 +31,10 @@ for each rate:
 With --repeat N every run is made N times (interleaved) and each figure is the median of the N.
 
     python3 bench/rehearsal_pacing.py [--seconds 60] [--rates 10 100 1000] [--conns 1] [--message-size 1M]
-                                      [--repeat 1]
+                                      [--repeat 1] [--zerocopy]
+
+--zerocopy sends every run (replay, streaming, --rate) with sendfile() from a memfd: the same send path
+on both sides of each comparison, without the copy from user space a paused sender finds cold.
 
 Needs a built redoprobe (make probe). Prints figures; asserts nothing.
 """
@@ -194,6 +197,7 @@ def main() -> int:
     parser.add_argument("--conns", type=int, default=1, help="connections, both runs (default 1)")
     parser.add_argument("--message-size", default="1M", help="bytes per send, both runs (default 1M)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each kind; figures are medians (default 1)")
+    parser.add_argument("--zerocopy", action="store_true", help="every run sends with --zerocopy (sendfile)")
     args = parser.parse_args()
     if not REDOPROBE.exists():
         print(f"{REDOPROBE} is missing: run make probe", file=sys.stderr)
@@ -201,7 +205,7 @@ def main() -> int:
     version = subprocess.run([REDOPROBE, "--version"], capture_output=True, text=True).stdout.strip()
     print(
         f"# {version}; loopback, {os.cpu_count()} CPUs; {args.seconds} s per run, {args.conns} connection(s), "
-        f"--message-size {args.message_size}; constant schedules, a slot every {1 / SLOTS_PER_SECOND:g} s; "
+        f"--message-size {args.message_size}{' --zerocopy' if args.zerocopy else ''}; constant schedules, a slot every {1 / SLOTS_PER_SECOND:g} s; "
         f"medians of {args.repeat} run(s) each"
     )
     rows = []
@@ -210,6 +214,7 @@ def main() -> int:
             path = Path(directory) / f"constant-{rate:g}.txt"
             slots = constant_schedule(path, rate, args.seconds, args.conns)
             common = ["--conns", str(args.conns), "--message-size", args.message_size]
+            common += ["--zerocopy"] if args.zerocopy else []
             repetitions = []
             for _ in range(args.repeat):
                 r = repetition(path, slots, rate, args.seconds, common)
