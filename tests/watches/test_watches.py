@@ -153,6 +153,40 @@ def test_a_link_that_carries_nothing_fails_and_other_failures_skip(session, engi
         assert watch.state is WatchState.unknown
 
 
+def test_the_verdict_and_the_state_it_leads_to_are_one_transaction(session, engine, monkeypatch):
+    """A worker that fails between judging a check and moving the watch's state leaves neither: the
+    check is still running and is judged again, rather than a verdict whose state change never came."""
+    environment, primary, standby = local_pair(session)
+    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
+        name="atomic", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1, every_seconds=60,
+        threshold_bytes_per_second=10 * MIB, agree_m=1, of_n=1))  # fmt: skip
+    session.execute(Watch.__table__.update().where(Watch.id == watch.id).values(next_at=utcnow()))
+    session.commit()
+    assert service.fire_due_watches(make_sessionmaker(engine)) == 1
+    session.expire_all()
+    check = session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch.id)).one()
+    (run,) = [session.get(Run, i) for i in check.run_ids]
+    run.status, run.failure_reason = RunStatus.failed, "redoprobe client: the server went away"
+    line = json.dumps({"event": "error", "data": {"role": "client", "message": "gone", "code": "peer_lost"}})
+    session.add(RunEvent(run_id=run.id, seq=1, role="client", event="error", line=line))
+    session.commit()
+
+    def dies(**_):
+        raise RuntimeError("the worker died here")
+
+    with make_sessionmaker(engine)() as own:
+        monkeypatch.setattr(service, "queue_notifications", dies)
+        with pytest.raises(RuntimeError):
+            service.judge_run(session=own, run_id=run.id)
+        own.rollback()
+    session.expire_all()
+    assert session.get(WatchCheck, check.id).status is CheckStatus.running  # not judged: judged again below
+    assert session.get(Watch, watch.id).state is WatchState.unknown
+    monkeypatch.undo()
+    judged = service.judge_run(session=session, run_id=run.id)
+    assert judged.verdict is Verdict.failing and session.get(Watch, watch.id).state is WatchState.failing
+
+
 def test_two_workers_judging_at_once_notify_once(session, engine, secret_key):
     environment, primary, standby = local_pair(session)
     ops, pager = receiver(session, "ops"), receiver(session, "pager")

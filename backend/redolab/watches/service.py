@@ -253,9 +253,11 @@ def judge_run(*, session: Session, run_id: int, settings: Settings | None = None
     if judged.rowcount != 1:  # another worker judged it
         session.rollback()
         return None
-    session.commit()
     session.refresh(check)
-    move_state(session=session, watch=watch, check=check, settings=settings)
+    # the verdict and the state it leads to in one transaction: a worker that dies between them
+    # leaves neither, and the check is judged again (it is still running)
+    _move_state(session, watch, check, settings)
+    session.commit()
     return check
 
 
@@ -309,8 +311,15 @@ def _judgement(session: Session, environment: Environment, watch: Watch, runs: l
 
 
 def move_state(*, session: Session, watch: Watch, check: WatchCheck | None, settings: Settings | None = None) -> bool:
+    """The state from the last N verdicts, committed with its notifications: True when this call changed it."""
+    moved = _move_state(session, watch, check, settings)
+    session.commit()
+    return moved
+
+
+def _move_state(session: Session, watch: Watch, check: WatchCheck | None, settings: Settings | None) -> bool:
     """The state from the last N verdicts; a change is one conditional update (state and transition number
-    as read) with its notifications in the same transaction: True when this call changed it."""
+    as read) with its notifications, in the caller's transaction: True when this call changed it."""
     verdicts = list(reversed(session.scalars(
         select(WatchCheck.verdict).where(WatchCheck.watch_id == watch.id, WatchCheck.status == CheckStatus.judged)
         .order_by(WatchCheck.id.desc()).limit(watch.of_n)).all()))  # fmt: skip
@@ -323,14 +332,12 @@ def move_state(*, session: Session, watch: Watch, check: WatchCheck | None, sett
         update(Watch).where(Watch.id == watch.id, Watch.state == old, Watch.transitions == seen)
         .values(state=new, state_since=utcnow(), transitions=seen + 1).execution_options(synchronize_session=False)
     )  # fmt: skip
-    if moved.rowcount != 1:
-        session.rollback()
+    if moved.rowcount != 1:  # another worker moved it first
         return False
     session.refresh(watch)
     environment = session.get(Environment, watch.environment_id)
     if old is not WatchState.unknown or new is not WatchState.ok:  # the first OK is no news
         queue_notifications(session=session, watch=watch, environment=environment, check=check, from_state=old.value,
                             to_state=new.value, transition=seen + 1, settings=settings or get_settings())  # fmt: skip
-    session.commit()
     log.info("watch %s (%s): %s -> %s", watch.id, watch.path_label, old.value, new.value)
     return True
