@@ -281,3 +281,40 @@ def test_threads_left_out_of_the_replay_are_said_on_the_page_and_in_the_api(brow
     public = api_client.get(f"/api/v1/rehearsals/{rehearsal.id}").json()
     assert public["notes"] == [said] and public["threads"] == [2]
     assert f"# notes: {said}" in browser_client.get(f"/rehearsals/{rehearsal.id}/schedule.txt").text
+
+
+def test_a_live_poll_reads_only_the_lines_that_arrived_since_the_last(browser_client, session, monkeypatch):
+    """A day replayed at recorded speed is 86,400 interval lines a run: each poll of the live block
+    parses the lines that arrived since the last poll, not all of them again (and once per poll, not
+    once for the page and again for the card beside it); the figures are those of every line."""
+    from redolab.rehearsals import results
+
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment)
+    run = rehearsal.runs[0]
+    run.status = RunStatus.running
+    parsed = []
+    real_parse = results.parse_line
+    monkeypatch.setattr(results, "parse_line", lambda line: parsed.append(line) or real_parse(line))
+
+    def arrive(first: int, count: int) -> None:
+        for i in range(first, first + count):
+            data = {"start_seconds": float(i), "end_seconds": float(i + 1), "bytes_generated": 100,
+                    "bytes_sent": 100, "bytes_received": 100, "backlog_bytes": 0, "lag_seconds": 0.25 * i}  # fmt: skip
+            line = json.dumps({"event": "interval", "data": data})
+            session.add(RunEvent(run_id=run.id, seq=i, role="client", event="interval", line=line))
+        session.commit()
+
+    arrive(0, 50)
+    assert browser_client.get(f"/rehearsals/{rehearsal.id}/live", headers=HTMX).status_code == 200
+    assert len(parsed) == 50
+    arrive(50, 3)
+    parsed.clear()
+    live = browser_client.get(f"/rehearsals/{rehearsal.id}/live", headers=HTMX)
+    assert live.status_code == 200 and len(parsed) == 3
+    session.expire_all()
+    from redolab.rehearsals.service import current_result
+
+    result = current_result(session=session, rehearsal=session.get(Rehearsal, rehearsal.id))
+    assert result["series"]["end_seconds"][-1] == 53 and result["max_lag_seconds"] == 0.25 * 52
+    assert result["bytes_received"] == 5300

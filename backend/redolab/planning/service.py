@@ -336,9 +336,12 @@ def rehearsal_facts(*, session: Session, environment: Environment) -> list[Rehea
     ]
 
 
-def rehearsal_outcome(*, session: Session, environment: Environment, rehearsal) -> RehearsalOutcome:
+def rehearsal_outcome(
+    *, session: Session, environment: Environment, rehearsal, result: dict | None = None
+) -> RehearsalOutcome:
     """One rehearsal (running or not) beside the model's prediction for its window, at the plan's
-    single-stream rate from the default evidence: what its page draws."""
+    single-stream rate from the default evidence: what its page draws (`result`: its measured figures
+    when the caller has them already)."""
     selection = Selection()
     facts = environment_facts(environment)
     runs = [run for run in run_service.measured_runs(session=session, environment=environment)
@@ -348,12 +351,12 @@ def rehearsal_outcome(*, session: Session, environment: Environment, rehearsal) 
         imports=redo_service.list_imports(session=session, environment=environment),
     )  # fmt: skip
     return outcome(
-        rehearsal_fact(session=session, rehearsal=rehearsal), requirement=requirement,
+        rehearsal_fact(session=session, rehearsal=rehearsal, result=result), requirement=requirement,
         measured=Measurements.of(facts, runs, []), rpo_goal_seconds=environment.rpo_goal_seconds,
     )  # fmt: skip
 
 
-def rehearsal_fact(*, session: Session, rehearsal) -> RehearsalFact:
+def rehearsal_fact(*, session: Session, rehearsal, result: dict | None = None) -> RehearsalFact:
     """A rehearsal as the plan reads it: loopback when every run had both ends on this machine."""
     state = rehearsal_service.status(rehearsal)
     runs = rehearsal.runs
@@ -369,6 +372,6 @@ def rehearsal_fact(*, session: Session, rehearsal) -> RehearsalFact:
         threads=tuple(rehearsal.threads), scale=rehearsal.scale, speedup=rehearsal.speedup,
         mode=rehearsal.mode.value, loopback=bool(runs) and loopback, status=state.value,
         failure=rehearsal_service.failure(rehearsal),
-        result=rehearsal_service.current_result(session=session, rehearsal=rehearsal),
+        result=result if result is not None else rehearsal_service.current_result(session=session, rehearsal=rehearsal),
         notes=tuple(rehearsal.notes or ()),
     )  # fmt: skip

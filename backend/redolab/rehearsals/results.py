@@ -8,18 +8,66 @@ lagging thread's). Units: bytes, seconds."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from redolab.runs.parsers.redoprobe import ProbeOutputError, parse_line
 
 
+@dataclass
+class RunSeries:
+    """One run's replay intervals as read so far (cumulative bytes, backlog and lag at each interval's
+    end) and its end event; `read` takes more of the run's client lines, so a live page reads only
+    the lines that arrived since it last looked."""
+
+    end_seconds: list[float] = field(default_factory=list)
+    generated: list[float] = field(default_factory=list)  # cumulative bytes
+    sent: list[float] = field(default_factory=list)
+    received: list[float] = field(default_factory=list)
+    backlog: list[float] = field(default_factory=list)
+    lag: list[float] = field(default_factory=list)
+    end: dict | None = None
+
+    def read(self, lines: Iterable[str]) -> RunSeries:
+        for line in lines:
+            try:
+                event = parse_line(line)
+            except ProbeOutputError:
+                continue
+            if event.event == "end":
+                self.end = event.data
+            if event.event != "interval" or "backlog_bytes" not in event.data:
+                continue
+            data = event.data
+            self.generated.append((self.generated[-1] if self.generated else 0.0) + _number(data, "bytes_generated"))
+            self.sent.append((self.sent[-1] if self.sent else 0.0) + _number(data, "bytes_sent"))
+            self.received.append((self.received[-1] if self.received else 0.0) + _number(data, "bytes_received"))
+            self.end_seconds.append(_number(data, "end_seconds"))
+            self.backlog.append(_number(data, "backlog_bytes"))
+            self.lag.append(_number(data, "lag_seconds"))
+        return self
+
+
+def copy_series(series: RunSeries) -> RunSeries:
+    """A snapshot: later reads into `series` do not change it."""
+    return RunSeries(
+        list(series.end_seconds), list(series.generated), list(series.sent), list(series.received),
+        list(series.backlog), list(series.lag), series.end,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class RunReplay:
-    """One run of a rehearsal: the threads its connections carried, in order, and its client lines."""
+    """One run of a rehearsal: the threads its connections carried, in order, and its client lines (or
+    the series read from them already)."""
 
     run_id: int
     threads: list[int]
     lines: list[str]
+    series: RunSeries | None = None
+
+    def read(self) -> RunSeries:
+        return self.series if self.series is not None else RunSeries().read(self.lines)
 
 
 def _number(data: dict, key: str) -> float:
@@ -27,50 +75,14 @@ def _number(data: dict, key: str) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-@dataclass
-class _RunSeries:
-    end_seconds: list[float]
-    generated: list[float]  # cumulative bytes
-    sent: list[float]
-    received: list[float]
-    backlog: list[float]
-    lag: list[float]
-    end: dict | None
-
-
-def _series(lines: list[str]) -> _RunSeries:
-    series = _RunSeries([], [], [], [], [], [], None)
-    generated = sent = received = 0.0
-    for line in lines:
-        try:
-            event = parse_line(line)
-        except ProbeOutputError:
-            continue
-        if event.event == "end":
-            series.end = event.data
-        if event.event != "interval" or "backlog_bytes" not in event.data:
-            continue
-        data = event.data
-        generated += _number(data, "bytes_generated")
-        sent += _number(data, "bytes_sent")
-        received += _number(data, "bytes_received")
-        series.end_seconds.append(_number(data, "end_seconds"))
-        series.generated.append(generated)
-        series.sent.append(sent)
-        series.received.append(received)
-        series.backlog.append(_number(data, "backlog_bytes"))
-        series.lag.append(_number(data, "lag_seconds"))
-    return series
-
-
-def _held(series: _RunSeries, count: int) -> _RunSeries:
+def _held(series: RunSeries, count: int) -> RunSeries:
     """The series over `count` intervals: past its last, the totals held, the backlog and lag 0 when its
     end event says it drained, else as last reported."""
     more = count - len(series.end_seconds)
     if more <= 0:
         return series
     drained = bool(series.end and series.end.get("drained") is True)
-    return _RunSeries(
+    return RunSeries(
         series.end_seconds,
         series.generated + [series.generated[-1]] * more,
         series.sent + [series.sent[-1]] * more,
@@ -99,7 +111,7 @@ def _thread_figures(replay: RunReplay, end: dict | None) -> list[dict]:
 
 def measured(replays: list[RunReplay]) -> dict | None:
     """The rehearsal's measured figures, or None when no run reported a replay interval."""
-    runs = [(replay, _series(replay.lines)) for replay in replays]
+    runs = [(replay, replay.read()) for replay in replays]
     runs = [(replay, series) for replay, series in runs if series.end_seconds]
     if not runs:
         return None

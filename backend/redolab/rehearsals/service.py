@@ -5,6 +5,8 @@ at the same moment), the owner or a host pair at the queue cap (429)."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -19,12 +21,12 @@ from redolab.jobs.admission import QueueCaps
 from redolab.jobs.models import Job, JobStatus
 from redolab.redo.analysis import default_requirement
 from redolab.rehearsals.models import Rehearsal
-from redolab.rehearsals.results import RunReplay, measured
+from redolab.rehearsals.results import RunReplay, RunSeries, copy_series, measured
 from redolab.rehearsals.schedule import Schedule, build_schedule, render
 from redolab.rehearsals.schemas import RehearsalCreate
 from redolab.rehearsals.window import RehearsalRefused, choose_window, parse_window_spec
 from redolab.runs import service as runs
-from redolab.runs.models import ProbeMode, Run, RunStatus
+from redolab.runs.models import ProbeMode, Run, RunEvent, RunStatus
 from redolab.runs.queueing import admit
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps.clusters import node_pairs
@@ -272,8 +274,45 @@ def replays(*, session: Session, rehearsal: Rehearsal) -> list[RunReplay]:
     for run in rehearsal.runs:
         carried = threads[offset : offset + run.conns]
         offset = (offset + run.conns) % len(threads)  # across hops, each destination's runs carry them all
-        result.append(RunReplay(run.id, carried, runs.run_lines(session=session, run=run, role="client")))
+        result.append(RunReplay(run.id, carried, [], _series_of(session, run)))
     return result
+
+
+# A live rehearsal page polls every second, and a day replayed at recorded speed is 86,400 interval lines a
+# run: each run's series is kept in this process with the last event read, and a poll reads and parses only
+# the lines that arrived since. Keyed by the run's id and creation time (an id SQLite gave again is a new key).
+_READ_LIMIT = 256
+_READ_LOCK = threading.Lock()
+_READ: OrderedDict[tuple[int, str], _Read] = OrderedDict()
+
+
+@dataclass
+class _Read:
+    lock: threading.Lock
+    seq: int
+    series: RunSeries
+
+
+def _series_of(session: Session, run: Run) -> RunSeries:
+    """The run's client series so far (a copy): the cached one, with the lines after its last event read."""
+    key = (run.id, run.created_at.isoformat() if run.created_at else "")
+    with _READ_LOCK:
+        entry = _READ.get(key)
+        if entry is None:
+            entry = _READ[key] = _Read(threading.Lock(), -1, RunSeries())
+            while len(_READ) > _READ_LIMIT:
+                _READ.popitem(last=False)
+        _READ.move_to_end(key)
+    with entry.lock:
+        rows = session.execute(
+            select(RunEvent.seq, RunEvent.line)
+            .where(RunEvent.run_id == run.id, RunEvent.role == "client", RunEvent.seq > entry.seq)
+            .order_by(RunEvent.seq)
+        ).all()
+        if rows:
+            entry.series.read(line for _, line in rows)
+            entry.seq = rows[-1][0]
+        return copy_series(entry.series)
 
 
 def current_result(*, session: Session, rehearsal: Rehearsal) -> dict | None:

@@ -156,7 +156,7 @@ def _progress(rehearsal: Rehearsal, interval_count: int) -> dict:
 def _rehearsal_context(session, rehearsal: Rehearsal) -> dict:
     result = service.current_result(session=session, rehearsal=rehearsal)
     environment = get_environment(session=session, environment_id=rehearsal.environment_id)
-    beside = rehearsal_outcome(session=session, environment=environment, rehearsal=rehearsal)
+    beside = rehearsal_outcome(session=session, environment=environment, rehearsal=rehearsal, result=result)
     predicted = beside.prediction  # the model's, for the same window at the plan's single-stream rate
     series = (result or {}).get("series") or {"end_seconds": []}
     return {
