@@ -262,11 +262,16 @@ class Worker:
                 shutting_down=self.stopping.is_set,
             )
             status, _ = await execution.execute()
-            with self.sessions() as session:
-                run = session.get(Run, job.run_id)
-                if run is not None:
-                    _after_run(session, run)
+            # in a thread: a long rehearsal's figures read every line of its runs, while other jobs' runs
+            # stream on this loop
+            await asyncio.to_thread(self._run_ended, job.run_id)
         return status
+
+    def _run_ended(self, run_id: int) -> None:
+        with self.sessions() as session:
+            run = session.get(Run, run_id)
+            if run is not None:
+                _after_run(session, run)
 
     async def run_once(self) -> bool:
         """Run at most one job; True when one ran."""

@@ -322,3 +322,34 @@ def test_a_sync_rehearsal_refuses_a_history_whose_average_write_is_no_commit(api
     given = api_client.post(url, json={"mode": "sync", "speedup": 60, "message_bytes": "64 KiB"})
     assert given.status_code == 201, given.text
     assert count(session, Rehearsal) == 1
+
+
+def test_schedules_are_built_one_at_a_time(api_client, session, monkeypatch):
+    """Building a long schedule takes seconds and hundreds of MB: requests sent at once (on other hosts,
+    so the busy-host check passes them all) build one at a time, and one that waits too long is told
+    to come back (429), having written nothing."""
+    from redolab.rehearsals import service
+
+    building, release = threading.Event(), threading.Event()
+    real_build = service.build_schedule
+
+    def slow_build(*args, **kwargs):
+        building.set()
+        release.wait(timeout=30)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(service, "build_schedule", slow_build)
+    monkeypatch.setattr(service, "BUILD_WAIT_SECONDS", 0.2)
+    first, second = local_env(session), local_env(session)
+    for environment in (first, second):
+        import_history(api_client, environment, archived_log_csv())
+    with ThreadPoolExecutor(1) as pool:
+        held = pool.submit(api_client.post, f"/api/v1/environments/{first.id}/rehearsals", json={"speedup": 360})
+        assert building.wait(timeout=30)
+        waited = api_client.post(f"/api/v1/environments/{second.id}/rehearsals", json={"speedup": 360})
+        release.set()
+        assert held.result(timeout=60).status_code == 201
+    assert waited.status_code == 429 and "built one at a time" in waited.text, waited.text
+    assert count(session, Rehearsal) == 1
+    later = api_client.post(f"/api/v1/environments/{second.id}/rehearsals", json={"speedup": 360})
+    assert later.status_code == 201, later.text

@@ -165,6 +165,26 @@ def _message_bytes(request: RehearsalRequest, requirement) -> int:
     return DEFAULT_MESSAGE_BYTES
 
 
+# A schedule of 2,000,000 lines takes some 3 s and 600 MB to build: one at a time in this process, so that
+# requests sent at once (each passing the busy-host check before any is written) cannot fill its memory.
+_BUILDING = threading.BoundedSemaphore(1)
+BUILD_WAIT_SECONDS = 30.0
+
+
+def _build_one_at_a_time(requirement, window, request: RehearsalRequest) -> Schedule:
+    if not _BUILDING.acquire(timeout=BUILD_WAIT_SECONDS):
+        raise FieldError(
+            "window",
+            f"Another rehearsal's schedule has been building on this server for over {BUILD_WAIT_SECONDS:g} s "
+            "(schedules are built one at a time); start this one again in a minute.",
+            429,
+        )
+    try:
+        return build_schedule(requirement, window, scale=request.scale, speedup=request.speedup)
+    finally:
+        _BUILDING.release()
+
+
 def replay_cap(schedule_seconds: float, speedup: float) -> float:
     """How long a rehearsal's runs may take: twice the replay (its drain included) plus a minute."""
     return schedule_seconds / speedup * DRAIN_CAP_FACTOR + DRAIN_CAP_SECONDS
@@ -189,7 +209,7 @@ def create_rehearsal(
         # the caps and busy hosts before the schedule is built (up to 2,000,000 lines): a refusal costs nothing
         _admit(session, _pairs(environment, request, list(window.threads)), requested_by=requested_by, caps=caps)
         session.rollback()  # releases the queue lock while the schedule is built
-        schedule = build_schedule(requirement, window, scale=request.scale, speedup=request.speedup)
+        schedule = _build_one_at_a_time(requirement, window, request)
     except RehearsalRefused as refused:
         raise FieldError(refused.field, str(refused), 422) from None
     imports = sorted({label for t in schedule.threads for label in _imports_of(requirement, t)})
