@@ -83,3 +83,20 @@ def test_an_hour_of_one_second_intervals_is_thinned_keeping_the_worst_lag():
     lag = figure["data"][-1]
     assert len(values(lag["x"])) <= RUN_POINTS + 2 and max(values(lag["y"])) == 100.0
     assert values(figure["data"][0]["y"])[-1] == 3600  # the cumulative total survives the thinning
+
+
+def test_the_backlogs_peak_survives_the_thinning_where_the_lags_is_elsewhere():
+    """A day of one-second intervals: the lag peaks at one moment and the backlog at another (a slow
+    drain of a big burst); both peaks are drawn, as the page's figures state them, and the time axis
+    writes 86,400 s, not 86.4k."""
+    day = series_of([
+        (float(s), s * MIB, s * MIB, s * MIB, 900 * MIB if s == 50_000 else MIB, 300.0 if s == 1234 else 0.25)
+        for s in range(1, 86_401)
+    ])  # fmt: skip
+    figure = json.loads(rehearsal_figure(day))
+    backlog = next(t for t in figure["data"] if t["name"] == "backlog, measured (MiB)")
+    lag = next(t for t in figure["data"] if t["name"] == "lag, measured (s)")
+    assert max(values(backlog["y"])) == 900 and max(values(lag["y"])) == 300.0
+    assert len(values(lag["x"])) <= 2 * (RUN_POINTS + 2)
+    layout = figure["layout"]
+    assert all(layout[axis].get("tickformat") == "," for axis in ("xaxis", "xaxis3", "yaxis2", "yaxis3")), layout

@@ -46,9 +46,11 @@ def rehearsal_series(series: dict) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _thinned(x: np.ndarray, y: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
-    """At most RUN_POINTS points, the peaks of y kept; the other arrays taken at the same points."""
-    indices = keep_indices(x, y.tolist(), RUN_POINTS)
+def _thinned(x: np.ndarray, y: np.ndarray, *others: np.ndarray, peaks_too: int = 0) -> tuple[np.ndarray, ...]:
+    """About RUN_POINTS points, the peaks of y kept, and those of the first `peaks_too` other arrays (the
+    backlog's largest need not fall where the lag's does); the other arrays taken at the same points."""
+    kept = [keep_indices(x, series.tolist(), RUN_POINTS) for series in (y, *others[:peaks_too])]
+    indices = np.unique(np.concatenate([np.asarray(k, dtype=int) for k in kept])) if len(x) else np.array([], int)
     return tuple(a[indices] for a in (x, y, *others))
 
 
@@ -65,30 +67,31 @@ def rehearsal_figure(series: dict, predicted: PredictedRehearsal | None = None) 
     s = rehearsal_series(series)
     x, lag, backlog, generated, sent, received = _thinned(
         s["end_seconds"], s["lag_seconds"], s["backlog_bytes"], s["generated_bytes"], s["sent_bytes"],
-        s["received_bytes"],
+        s["received_bytes"], peaks_too=1,
     )  # fmt: skip
     figure = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07)
     for y, name, width in ((generated, "generated", 3), (sent, "sent", 1), (received, "received", 2)):
         figure.add_trace(
             go.Scatter(x=x, y=y / MIB, name=f"{name} (MiB)", mode="lines", line={"width": width},
-                       hovertemplate="%{y:,.1f} MiB at %{x:.1f} s<extra>%{fullData.name}</extra>"),
+                       hovertemplate="%{y:,.1f} MiB at %{x:,.1f} s<extra>%{fullData.name}</extra>"),
             row=1, col=1,
         )  # fmt: skip
     figure.add_trace(
         go.Scatter(x=x, y=backlog / MIB, name="backlog, measured (MiB)", mode="lines",
-                   hovertemplate="%{y:,.2f} MiB at %{x:.1f} s<extra>measured</extra>"),
+                   hovertemplate="%{y:,.2f} MiB at %{x:,.1f} s<extra>measured</extra>"),
         row=2, col=1,
     )  # fmt: skip
     figure.add_trace(
         go.Scatter(x=x, y=lag, name="lag, measured (s)", mode="lines",
-                   hovertemplate="%{y:.2f} s at %{x:.1f} s<extra>measured</extra>"),
+                   hovertemplate="%{y:.2f} s at %{x:,.1f} s<extra>measured</extra>"),
         row=3, col=1,
     )  # fmt: skip
     if predicted is not None:
         _add_prediction(figure, predicted)
     figure.update_yaxes(title_text="cumulative (MiB)", rangemode="nonnegative", tickformat=",", row=1, col=1)
-    figure.update_yaxes(title_text="backlog (MiB)", rangemode="nonnegative", row=2, col=1)
-    figure.update_yaxes(title_text="transport lag (s)", rangemode="nonnegative", row=3, col=1)
+    figure.update_yaxes(title_text="backlog (MiB)", rangemode="nonnegative", tickformat=",", row=2, col=1)
+    figure.update_yaxes(title_text="transport lag (s)", rangemode="nonnegative", tickformat=",", row=3, col=1)
+    figure.update_xaxes(tickformat=",")  # 86,400 s, not 86.4k s
     figure.update_xaxes(title_text="time from the start of the replay (s)", row=3, col=1)
     figure.update_layout(**{**LAYOUT, "height": 640})
     return figure_json(figure)
@@ -98,12 +101,12 @@ def _add_prediction(figure: go.Figure, predicted: PredictedRehearsal) -> None:
     bx, by = _points(predicted.backlog_series)
     figure.add_trace(
         go.Scatter(x=bx, y=by / MIB, name="backlog, model (MiB)", mode="lines", line=PREDICTED,
-                   hovertemplate="%{y:,.2f} MiB at %{x:.1f} s<extra>model</extra>"),
+                   hovertemplate="%{y:,.2f} MiB at %{x:,.1f} s<extra>model</extra>"),
         row=2, col=1,
     )  # fmt: skip
     lx, ly = _points(predicted.lag_series)
     figure.add_trace(
         go.Scatter(x=lx, y=ly, name="lag, model (s)", mode="lines", line=PREDICTED,
-                   hovertemplate="%{y:.2f} s at %{x:.1f} s<extra>model</extra>"),
+                   hovertemplate="%{y:.2f} s at %{x:,.1f} s<extra>model</extra>"),
         row=3, col=1,
     )  # fmt: skip
