@@ -79,6 +79,10 @@ struct replay {
     /* the last report, summed over streams */
     uint64_t generated, sent, received, backlog;
     double lag_seconds, slip_reported;
+    /* REDOPROBE_SEND_TRACE=FILE (for tests of the pacing): one line per send, `CONNECTION SECONDS
+     * BYTES`, the moment the send began on the replay clock and the connection's bytes handed to
+     * sends once it has; NULL without */
+    FILE *trace;
 };
 
 struct replay *replay_new(const struct schedule *schedule, int sync, double interval_seconds)
@@ -107,7 +111,17 @@ struct replay *replay_new(const struct schedule *schedule, int sync, double inte
     r->drained_at = -1;
     atomic_init(&r->wake, 0);
     pthread_mutex_init(&r->lock, NULL);
+    const char *trace = getenv("REDOPROBE_SEND_TRACE");
+    if (trace != NULL && *trace != '\0')
+        r->trace = fopen(trace, "we"); /* a trace that cannot be written is no trace, not a failed test */
     return r;
+}
+
+/* One line of the send trace (stdio locks the stream: senders may write at once). */
+static void trace_send(struct replay *r, int i, uint64_t through)
+{
+    if (r->trace != NULL)
+        fprintf(r->trace, "%d %.9f %llu\n", i, now_seconds() - r->start, (unsigned long long)through);
 }
 
 void replay_free(struct replay *r)
@@ -115,6 +129,8 @@ void replay_free(struct replay *r)
     if (r == NULL)
         return;
     close(r->wake_fd);
+    if (r->trace != NULL)
+        fclose(r->trace);
     pthread_mutex_destroy(&r->lock);
     for (int i = 0; i < r->schedule->conns; i++) {
         pthread_mutex_destroy(&r->streams[i].chunk_lock);
@@ -438,6 +454,7 @@ static int send_async(struct stream *s, struct client_test *t, const struct sche
             uint64_t chunk = generated - sent < message ? generated - sent : message;
             int more = sent + chunk < total && generated >= next_target(ss, sent + chunk, message);
             chunk_begins(r, s->id, chunk);
+            trace_send(r, s->id, sent + chunk);
             if (stream_send_message(s, &t->payload, chunk, more, &t->stop) < 0)
                 return errno == ECANCELED ? 0 : errno;
             sent += chunk;
@@ -488,6 +505,7 @@ static int send_sync(struct stream *s, struct client_test *t, const struct sched
             double sent_at = now_seconds();
             record_slip(r, sent_at - release_at);
             chunk_begins(r, s->id, size);
+            trace_send(r, s->id, sent + size);
             if (stream_send_message(s, &t->payload, size, 0, &t->stop) < 0 ||
                 await_count(r, s, sent + size, &t->stop) < 0)
                 return errno == ECANCELED ? 0 : errno;
