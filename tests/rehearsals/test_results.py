@@ -57,3 +57,23 @@ def test_node_pairs_the_slower_drains_later_its_tail_is_in_the_series():
     assert max(series["lag_seconds"]) == result["max_lag_seconds"] == 1.5
     assert series["received_bytes"] == [150, 200, 300] and series["generated_bytes"] == [200, 300, 300]
     assert series["backlog_bytes"] == [50, 100, 0]
+
+
+def test_a_day_is_stored_thinned_with_its_peaks_and_its_figures_from_every_interval():
+    """A finished rehearsal keeps its series for the chart: a day of one-second intervals is thinned to
+    about two thousand moments (the lag's and the backlog's peaks among them) and says how many there
+    were; the figures were computed from every interval before."""
+    from redolab.rehearsals.results import STORED_POINTS, stored
+
+    day = [interval(s, 300.0 if s == 1234 else 0.25, 100, 100, 900 if s == 50_000 else 1) for s in range(1, 86_401)]
+    result = measured([RunReplay(1, [1], [*day, end(300.0, 8_640_000)])])
+    kept = stored(result)
+    series = kept["series"]
+    assert kept["series_intervals"] == 86_400 and len(series["end_seconds"]) <= 2 * (STORED_POINTS + 2)
+    assert max(series["lag_seconds"]) == 300.0 and max(series["backlog_bytes"]) == 900
+    assert series["received_bytes"][-1] == 8_640_000  # the cumulative total's last moment kept
+    assert {k: v for k, v in kept.items() if k not in ("series", "series_intervals")} == {
+        k: v for k, v in result.items() if k != "series"
+    }
+    short = measured([RunReplay(1, [1], INTERVALS)])
+    assert stored(short) is short  # nothing to thin

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from redolab.core.downsample import keep_indices
 from redolab.runs.parsers.redoprobe import ProbeOutputError, parse_line
+
+STORED_POINTS = 1000  # moments of a finished rehearsal's series kept, twice over (the lag's and the backlog's peaks)
 
 
 @dataclass
@@ -154,3 +157,20 @@ def measured(replays: list[RunReplay]) -> dict | None:
         else None,
         "series": summed,
     }
+
+
+def stored(result: dict, points: int = STORED_POINTS) -> dict:
+    """The figures as kept once the rehearsal ended: its series thinned to about `points` moments (the
+    lag's and the backlog's peaks kept, as the chart draws them), so a day of one-second intervals is
+    not six lists of 86,400 numbers read with every list of rehearsals; `series_intervals` says how
+    many there were. The figures themselves were computed from every interval."""
+    series = result.get("series") or {}
+    ends = series.get("end_seconds") or []
+    if len(ends) <= points:
+        return result
+    kept = sorted(
+        set(keep_indices(ends, series["lag_seconds"], points))
+        | set(keep_indices(ends, series["backlog_bytes"], points))
+    )
+    thinned = {key: [values[i] for i in kept] for key, values in series.items()}
+    return {**result, "series": thinned, "series_intervals": len(ends)}

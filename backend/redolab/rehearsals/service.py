@@ -21,7 +21,7 @@ from redolab.jobs.admission import QueueCaps
 from redolab.jobs.models import Job, JobStatus
 from redolab.redo.analysis import default_requirement
 from redolab.rehearsals.models import Rehearsal
-from redolab.rehearsals.results import RunReplay, RunSeries, copy_series, measured
+from redolab.rehearsals.results import RunReplay, RunSeries, copy_series, measured, stored
 from redolab.rehearsals.schedule import Schedule, build_schedule, render
 from redolab.rehearsals.schemas import RehearsalCreate
 from redolab.rehearsals.window import RehearsalRefused, choose_window, parse_window_spec
@@ -375,7 +375,7 @@ def record_result(*, session: Session, rehearsal_id: int | None) -> None:
         return
     result = _measured(session, rehearsal)
     if result is not None:
-        rehearsal.result = result
+        rehearsal.result = stored(result)
         session.commit()
 
 
