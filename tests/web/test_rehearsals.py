@@ -318,3 +318,38 @@ def test_a_live_poll_reads_only_the_lines_that_arrived_since_the_last(browser_cl
     result = current_result(session=session, rehearsal=session.get(Rehearsal, rehearsal.id))
     assert result["series"]["end_seconds"][-1] == 53 and result["max_lag_seconds"] == 0.25 * 52
     assert result["bytes_received"] == 5300
+
+
+def test_progress_counts_the_replays_clock_not_the_set_up(browser_client, session):
+    """Running but before its first interval the hosts are being set up (connect, deploy, warm-up): not
+    replay time. Then the progress is the last interval's end on the replay's own clock, however long
+    ago the worker claimed the run; a finished day says how many intervals it had, not how many
+    moments its thinned series keeps."""
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment)
+    run = rehearsal.runs[0]
+    run.status, run.started_at = RunStatus.running, utcnow() - timedelta(minutes=9)  # claimed long ago
+    session.commit()
+    setting_up = browser_client.get(f"/rehearsals/{rehearsal.id}/live", headers=HTMX).text
+    assert "setting up: connecting to the hosts" in setting_up and "draining the backlog" not in setting_up
+    for i in range(3):
+        data = {"start_seconds": float(i), "end_seconds": float(i + 1), "bytes_generated": 100, "bytes_sent": 100,
+                "bytes_received": 100, "backlog_bytes": 0, "lag_seconds": 0.0}  # fmt: skip
+        session.add(RunEvent(run_id=run.id, seq=i, role="client", event="interval",
+                             line=json.dumps({"event": "interval", "data": data})))  # fmt: skip
+    session.commit()
+    live = browser_client.get(f"/rehearsals/{rehearsal.id}/live", headers=HTMX).text
+    assert "3 s of 10 min" in live and "3 intervals" in live and "draining the backlog" not in live
+    from redolab.rehearsals.results import RunReplay, measured, stored
+
+    lines = [json.dumps({"event": "interval", "data": {
+        "start_seconds": float(i), "end_seconds": float(i + 1), "bytes_generated": 100, "bytes_sent": 100,
+        "bytes_received": 100, "backlog_bytes": 0, "lag_seconds": 0.5 if i == 7 else 0.0}})
+        for i in range(3000)]  # fmt: skip
+    session.refresh(rehearsal)
+    rehearsal.result = stored(measured([RunReplay(run.id, [1, 2], lines)]))
+    assert len(rehearsal.result["series"]["end_seconds"]) < 3000
+    run.status = RunStatus.cancelled
+    session.commit()
+    page = browser_client.get(f"/rehearsals/{rehearsal.id}").text
+    assert "the 3,000 intervals measured until then are kept" in page

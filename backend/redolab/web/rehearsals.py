@@ -8,7 +8,6 @@ from starlette.responses import Response
 
 from redolab.auth.deps import OperatorUser, current_html_user
 from redolab.charts.rehearsals import rehearsal_figure
-from redolab.core.db import utcnow
 from redolab.core.deps import FormDep, SessionDep
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
@@ -138,16 +137,13 @@ def create_rehearsal(
     return _section(request, session, environment, status_code=422, values=values, errors=placed)
 
 
-def _progress(rehearsal: Rehearsal, interval_count: int) -> dict:
-    """How far the replay is: seconds since its first run started, against the schedule's length
-    compressed by the speedup (the drain after it is not known in advance)."""
-    started = [run.started_at for run in rehearsal.runs if run.started_at is not None]
-    finished = [run.finished_at for run in rehearsal.runs if run.finished_at is not None]
+def _progress(rehearsal: Rehearsal, series: dict, interval_count: int) -> dict:
+    """How far the replay is on its own clock (the last interval's end: connecting, deploying the probe
+    and the warm-up before time zero are not replay), against the schedule's length compressed by the
+    speedup (the drain after it is not known in advance); None before the first interval."""
     replay_seconds = rehearsal.schedule_seconds / rehearsal.speedup
-    elapsed = None
-    if started:
-        last = max(finished) if finished and len(finished) == len(rehearsal.runs) else utcnow()
-        elapsed = (last - min(started)).total_seconds()
+    ends = [end for end in series.get("end_seconds") or [] if isinstance(end, int | float)]
+    elapsed = float(max(ends)) if ends else None
     percent = min(100.0, 100.0 * (elapsed or 0.0) / replay_seconds) if replay_seconds else 0.0
     return {"elapsed_seconds": elapsed, "replay_seconds": replay_seconds, "progress_percent": percent,
             "interval_count": interval_count}  # fmt: skip
@@ -168,7 +164,8 @@ def _rehearsal_context(session, rehearsal: Rehearsal) -> dict:
         "result": result,
         "predicted": predicted,
         "figure": rehearsal_figure(series, predicted) if result else None,
-        **_progress(rehearsal, len(series["end_seconds"])),
+        # a finished rehearsal keeps its series thinned: the count of intervals is said beside it
+        **_progress(rehearsal, series, (result or {}).get("series_intervals") or len(series["end_seconds"])),
     }
 
 
