@@ -40,6 +40,22 @@ def upgraded(data_dir: Path, schema: Path) -> None:
     shutil.copy(schema, data_dir / "redolab.db")
 
 
+def lab_one(data_dir: Path, schema: Path) -> None:
+    """The schema, and an environment "lab one" with "This machine" hosts p1 (primary) and s1 (standby)."""
+    from redolab.environments.schemas import EnvironmentCreate, HostCreate
+    from redolab.environments.service import create_environment, create_host
+
+    upgraded(data_dir, schema)
+    engine = make_engine(f"sqlite:///{data_dir / 'redolab.db'}")
+    with make_sessionmaker(engine)() as session:
+        environment = create_environment(session=session, env_in=EnvironmentCreate(name="lab one"))
+        for role, name in (("primary", "p1"), ("standby", "s1")):
+            create_host(
+                session=session, environment=environment, host_in=HostCreate(role=role, name=name, transport="local")
+            )
+    engine.dispose()
+
+
 def _user(data_dir, username):
     engine = make_engine(f"sqlite:///{data_dir / 'redolab.db'}")
     with make_sessionmaker(engine)() as session:
@@ -195,20 +211,7 @@ def test_run_command_waits_for_a_worker(tmp_path, schema):
     """`redolab run --wait --json` on "This machine" hosts, executed by a real `redolab worker`."""
     import json
 
-    from redolab.environments.schemas import EnvironmentCreate, HostCreate
-    from redolab.environments.service import create_environment, create_host
-
-    upgraded(tmp_path, schema)
-    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
-    with make_sessionmaker(engine)() as session:
-        environment = create_environment(session=session, env_in=EnvironmentCreate(name="lab one"))
-        for role, name in (("primary", "p1"), ("standby", "s1")):
-            create_host(
-                session=session,
-                environment=environment,
-                host_in=HostCreate(role=role, name=name, transport="local"),
-            )
-    engine.dispose()
+    lab_one(tmp_path, schema)
     worker = subprocess.Popen(
         [str(REDOLAB), "worker"], env=redolab_env(tmp_path), cwd=tmp_path, stdout=subprocess.DEVNULL
     )
@@ -234,18 +237,7 @@ def test_rehearse_command_replays_the_worst_minute_and_reports_the_lag(tmp_path,
     import json
     from datetime import datetime, timedelta
 
-    from redolab.environments.schemas import EnvironmentCreate, HostCreate
-    from redolab.environments.service import create_environment, create_host
-
-    upgraded(tmp_path, schema)
-    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
-    with make_sessionmaker(engine)() as session:
-        environment = create_environment(session=session, env_in=EnvironmentCreate(name="lab one"))
-        for role, name in (("primary", "p1"), ("standby", "s1")):
-            create_host(
-                session=session, environment=environment, host_in=HostCreate(role=role, name=name, transport="local")
-            )
-    engine.dispose()
+    lab_one(tmp_path, schema)
     lines, t0 = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"], datetime(2025, 3, 4, 12, 0)
     for thread, blocks in ((1, 2048 * 600), (2, 1)):  # 600 MiB and 512 bytes per 10-minute log
         for n in range(3):
@@ -296,19 +288,11 @@ def test_run_command_names_bad_options(tmp_path, schema):
 
 def test_import_results_command(tmp_path, schema):
     """`redolab import-results`: every test of the files becomes a run; a bad file imports nothing."""
-    from redolab.environments.schemas import EnvironmentCreate, HostCreate
-    from redolab.environments.service import create_environment, create_host
     from redolab.runs.models import Run
 
     data = Path(__file__).parent / "runs" / "data"
-    upgraded(tmp_path, schema)
+    lab_one(tmp_path, schema)
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
-    with make_sessionmaker(engine)() as session:
-        environment = create_environment(session=session, env_in=EnvironmentCreate(name="lab one"))
-        for role, name in (("primary", "p1"), ("standby", "s1")):
-            create_host(
-                session=session, environment=environment, host_in=HostCreate(role=role, name=name, transport="local")
-            )
     base = ("import-results", "--env", "lab one", "--client", "p1", "--server", "s1", "--date", "2026-03-04")
     bad = run(tmp_path, *base, str(data / "oratcptest_async.txt"), str(data / "oratcptest_server.txt"))
     assert bad.returncode == 1

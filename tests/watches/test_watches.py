@@ -112,20 +112,9 @@ def test_a_busy_host_skips_the_check_and_never_fails(session, engine, secret_key
     assert watch.state is WatchState.unknown and watch.transitions == 0
 
 
-@pytest.mark.parametrize(
-    ("code", "message", "verdict"),
-    [
-        ("timeout", "connect to 10.0.0.2 port 5201: Connection timed out", Verdict.failing),
-        ("connect", "connect to 10.0.0.2 port 5201: Connection refused", Verdict.failing),
-        ("peer_lost", "the server went away after 3.0 s", Verdict.failing),
-        ("resolve", "cannot resolve standby.example", Verdict.skipped),  # a name, not the link
-        (None, None, Verdict.skipped),  # no error from the client: an SSH failure, redolab stopped
-    ],
-)
-def test_a_link_that_carries_nothing_fails_and_other_failures_skip(session, engine, secret_key, code, message, verdict):
-    """A link that is down measures 0 bytes/s: FAILING after M of N like a slow one (the check said
-    "skipped" for every failed run, so a dead link never alerted). A failure that is not the link's
-    (its client never said the connection failed) stays skipped."""
+def a_check_whose_run_failed(session, engine, code: str | None, message: str | None):
+    """A watch (1 of 1 over 10 MiB/s) whose check fired and whose run failed, its client's error event
+    carrying `code` (None: no error event, as when SSH failed); not judged yet."""
     environment, primary, standby = local_pair(session)
     watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
         name="down", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1, every_seconds=60,
@@ -141,6 +130,24 @@ def test_a_link_that_carries_nothing_fails_and_other_failures_skip(session, engi
         line = json.dumps({"event": "error", "data": {"role": "client", "message": message, "code": code}})
         session.add(RunEvent(run_id=run.id, seq=1, role="client", event="error", line=line))
     session.commit()
+    return watch, check, run
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "verdict"),
+    [
+        ("timeout", "connect to 10.0.0.2 port 5201: Connection timed out", Verdict.failing),
+        ("connect", "connect to 10.0.0.2 port 5201: Connection refused", Verdict.failing),
+        ("peer_lost", "the server went away after 3.0 s", Verdict.failing),
+        ("resolve", "cannot resolve standby.example", Verdict.skipped),  # a name, not the link
+        (None, None, Verdict.skipped),  # no error from the client: an SSH failure, redolab stopped
+    ],
+)
+def test_a_link_that_carries_nothing_fails_and_other_failures_skip(session, engine, secret_key, code, message, verdict):
+    """A link that is down measures 0 bytes/s: FAILING after M of N like a slow one (the check said
+    "skipped" for every failed run, so a dead link never alerted). A failure that is not the link's
+    (its client never said the connection failed) stays skipped."""
+    watch, _, run = a_check_whose_run_failed(session, engine, code, message)
     judged = service.judge_run(session=session, run_id=run.id)
     assert judged is not None and judged.verdict is verdict, (judged.verdict, judged.reason)
     session.refresh(watch)
@@ -156,20 +163,7 @@ def test_a_link_that_carries_nothing_fails_and_other_failures_skip(session, engi
 def test_the_verdict_and_the_state_it_leads_to_are_one_transaction(session, engine, monkeypatch):
     """A worker that fails between judging a check and moving the watch's state leaves neither: the
     check is still running and is judged again, rather than a verdict whose state change never came."""
-    environment, primary, standby = local_pair(session)
-    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
-        name="atomic", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1, every_seconds=60,
-        threshold_bytes_per_second=10 * MIB, agree_m=1, of_n=1))  # fmt: skip
-    session.execute(Watch.__table__.update().where(Watch.id == watch.id).values(next_at=utcnow()))
-    session.commit()
-    assert service.fire_due_watches(make_sessionmaker(engine)) == 1
-    session.expire_all()
-    check = session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch.id)).one()
-    (run,) = [session.get(Run, i) for i in check.run_ids]
-    run.status, run.failure_reason = RunStatus.failed, "redoprobe client: the server went away"
-    line = json.dumps({"event": "error", "data": {"role": "client", "message": "gone", "code": "peer_lost"}})
-    session.add(RunEvent(run_id=run.id, seq=1, role="client", event="error", line=line))
-    session.commit()
+    watch, check, run = a_check_whose_run_failed(session, engine, "peer_lost", "the server went away")
 
     def dies(**_):
         raise RuntimeError("the worker died here")
