@@ -318,6 +318,15 @@ def test_a_live_poll_reads_only_the_lines_that_arrived_since_the_last(browser_cl
     result = current_result(session=session, rehearsal=session.get(Rehearsal, rehearsal.id))
     assert result["series"]["end_seconds"][-1] == 53 and result["max_lag_seconds"] == 0.25 * 52
     assert result["bytes_received"] == 5300
+    from redolab.rehearsals import service
+
+    assert service._read_key(run) in service._READ  # kept while it runs ...
+    run = session.get(Rehearsal, rehearsal.id).runs[0]
+    run.status = RunStatus.succeeded
+    session.commit()
+    record_result(session=session, rehearsal_id=rehearsal.id)
+    assert service._read_key(run) not in service._READ  # ... and dropped once its result is stored
+    assert session.get(Rehearsal, rehearsal.id).result["bytes_received"] == 5300
 
 
 def test_progress_counts_the_replays_clock_not_the_set_up(browser_client, session):

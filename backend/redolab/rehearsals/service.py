@@ -301,7 +301,7 @@ def replays(*, session: Session, rehearsal: Rehearsal) -> list[RunReplay]:
 # A live rehearsal page polls every second, and a day replayed at recorded speed is 86,400 interval lines a
 # run: each run's series is kept in this process with the last event read, and a poll reads and parses only
 # the lines that arrived since. Keyed by the run's id and creation time (an id SQLite gave again is a new key).
-_READ_LIMIT = 256
+_READ_LIMIT = 32  # runs; a day's series is some 16 MB of Python floats, dropped once the result is stored
 _READ_LOCK = threading.Lock()
 _READ: OrderedDict[tuple[int, str], _Read] = OrderedDict()
 
@@ -313,9 +313,19 @@ class _Read:
     series: RunSeries
 
 
+def _read_key(run: Run) -> tuple[int, str]:
+    return run.id, run.created_at.isoformat() if run.created_at else ""
+
+
+def _forget(runs: list[Run]) -> None:
+    with _READ_LOCK:
+        for run in runs:
+            _READ.pop(_read_key(run), None)
+
+
 def _series_of(session: Session, run: Run) -> RunSeries:
     """The run's client series so far (a copy): the cached one, with the lines after its last event read."""
-    key = (run.id, run.created_at.isoformat() if run.created_at else "")
+    key = _read_key(run)
     with _READ_LOCK:
         entry = _READ.get(key)
         if entry is None:
@@ -377,6 +387,7 @@ def record_result(*, session: Session, rehearsal_id: int | None) -> None:
     if result is not None:
         rehearsal.result = stored(result)
         session.commit()
+    _forget(rehearsal.runs)  # from now on its pages read the stored result
 
 
 def cancel_rehearsal(*, session: Session, rehearsal: Rehearsal) -> Rehearsal:
