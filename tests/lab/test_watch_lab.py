@@ -41,8 +41,8 @@ def history(path: Path) -> Path:
 
 
 def fire_and_judge(engine, watch_id: int, timeout: float = 60) -> WatchCheck:
-    """Make the watch due, fire it from two threads at once (one wins), and wait for its judgement and
-    the state it leads to."""
+    """Make the watch due, fire it from two threads at once (one wins), and wait for its judgement (the
+    worker commits the state it leads to in the same transaction)."""
     sessions = make_sessionmaker(engine)
     with sessions() as session:
         session.execute(Watch.__table__.update().where(Watch.id == watch_id).values(next_at=utcnow()))
@@ -60,11 +60,7 @@ def fire_and_judge(engine, watch_id: int, timeout: float = 60) -> WatchCheck:
             checks = session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch_id,
                                                               WatchCheck.id > before)).all()  # fmt: skip
             assert len(checks) <= 1, "an occurrence was fired twice"
-            if checks and checks[0].status is not CheckStatus.running:
-                # the worker commits the judgement, then moves the state in a transaction of its own;
-                # moving it here too (a conditional update: whichever comes second changes nothing)
-                # reads the state this check leads to without racing the worker's second commit
-                service.move_state(session=session, watch=session.get(Watch, watch_id), check=checks[0])
+            if checks and checks[0].status is not CheckStatus.running:  # judged with the state it leads to
                 return checks[0]
         time.sleep(0.2)
     raise AssertionError("the check was not judged in time")

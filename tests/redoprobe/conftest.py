@@ -51,6 +51,16 @@ def start_server(binary: str, *args: str) -> Server:
     return Server(process, first["data"]["port"], first)
 
 
+def start_client(binary: str, port: int, *args: str) -> subprocess.Popen:
+    """A client on loopback left running (its stdout and stderr piped, as text), to be signalled."""
+    return subprocess.Popen(
+        [binary, "client", "127.0.0.1", "--json", "--port", str(port), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def run_client(binary: str, port: int, *args: str, timeout: float = 60):
     started = time.monotonic()
     result = subprocess.run(

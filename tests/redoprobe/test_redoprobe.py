@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.redoprobe.conftest import events, run_client, start_server
+from tests.redoprobe.conftest import events, run_client, start_client, start_server
 from tests.services import leftover_probes
 
 
@@ -298,12 +298,7 @@ def test_server_ignores_garbage_and_serves_the_next_client(redoprobe, server):
 
 def test_server_killed_mid_run(redoprobe, server):
     srv = server("--once")
-    process = subprocess.Popen(
-        [redoprobe, "client", "127.0.0.1", "--json", "--port", str(srv.port), "--duration", "30"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_client(redoprobe, srv.port, "--duration", "30")
     time.sleep(1)
     srv.kill(signal.SIGKILL)
     out, _ = process.communicate(timeout=15)
@@ -328,12 +323,7 @@ def test_client_killed_mid_run(redoprobe, server):
 
 def test_sigint_ends_with_what_it_has(redoprobe, server):
     srv = server("--once")
-    process = subprocess.Popen(
-        [redoprobe, "client", "127.0.0.1", "--json", "--port", str(srv.port), "--duration", "30"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_client(redoprobe, srv.port, "--duration", "30")
     time.sleep(1.2)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=15)
@@ -577,12 +567,7 @@ def test_server_without_once_serves_until_stopped(redoprobe, server):
 
 def test_server_sigterm_mid_run_reports_what_it_has(redoprobe, server):
     srv = server("--once")
-    process = subprocess.Popen(
-        [redoprobe, "client", "127.0.0.1", "--json", "--port", str(srv.port), "--duration", "30"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_client(redoprobe, srv.port, "--duration", "30")
     time.sleep(1)
     srv.kill(signal.SIGTERM)
     status, server_events = srv.finish(timeout=15)
@@ -598,12 +583,7 @@ def test_term_while_the_client_waits_for_the_servers_count_ends_it(redoprobe, se
     """At the end of a test the client waits for the server's count (as long as the test took: queued
     bytes may take that long on a slow link); a TERM then ends the wait at once, not at its timeout."""
     srv = server("--once")
-    client = subprocess.Popen(
-        [redoprobe, "client", "127.0.0.1", "--json", "--port", str(srv.port), "--duration", "3"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    client = start_client(redoprobe, srv.port, "--duration", "3")
     time.sleep(1)
     srv.process.send_signal(signal.SIGSTOP)  # the server goes silent: its count never comes
     try:

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from redolab.charts import LAYOUT, figure_json
-from redolab.core.downsample import RUN_POINTS, keep_indices
+from redolab.core.downsample import RUN_POINTS, keep_indices_of_each
 from redolab.core.units import MIB
 
 # the measured series' keys: cumulative bytes, then the backlog and lag at each interval's end
@@ -49,8 +49,8 @@ def rehearsal_series(series: dict) -> dict[str, np.ndarray]:
 def _thinned(x: np.ndarray, y: np.ndarray, *others: np.ndarray, peaks_too: int = 0) -> tuple[np.ndarray, ...]:
     """About RUN_POINTS points, the peaks of y kept, and those of the first `peaks_too` other arrays (the
     backlog's largest need not fall where the lag's does); the other arrays taken at the same points."""
-    kept = [keep_indices(x, series.tolist(), RUN_POINTS) for series in (y, *others[:peaks_too])]
-    indices = np.unique(np.concatenate([np.asarray(k, dtype=int) for k in kept])) if len(x) else np.array([], int)
+    peaked = [series.tolist() for series in (y, *others[:peaks_too])]
+    indices = np.asarray(keep_indices_of_each(x, peaked, RUN_POINTS), dtype=int)
     return tuple(a[indices] for a in (x, y, *others))
 
 

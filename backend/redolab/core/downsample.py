@@ -31,5 +31,11 @@ def keep_indices(x: Sequence[float], y: Sequence[float | None], n_out: int) -> l
     return sorted({int(i) for i in _DOWNSAMPLER.downsample(times, values, n_out=n_out)} | extremes)
 
 
+def keep_indices_of_each(x: Sequence[float], ys: Sequence[Sequence[float | None]], n_out: int) -> list[int]:
+    """keep_indices for several series over the same x, joined: each series' peaks are kept (the
+    largest backlog need not fall where the largest lag does); at most len(ys) x (n_out + 2)."""
+    return sorted(set().union(*(keep_indices(x, y, n_out) for y in ys)))
+
+
 def take(values: Sequence, indices: list[int]) -> list:
     return [values[i] for i in indices]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from redolab.core.downsample import keep_indices
+from redolab.core.downsample import keep_indices_of_each
 from redolab.runs.parsers.redoprobe import ProbeOutputError, parse_line
 
 STORED_POINTS = 1000  # moments of a finished rehearsal's series kept, twice over (the lag's and the backlog's peaks)
@@ -160,17 +160,14 @@ def measured(replays: list[RunReplay]) -> dict | None:
 
 
 def stored(result: dict, points: int = STORED_POINTS) -> dict:
-    """The figures as kept once the rehearsal ended: its series thinned to about `points` moments (the
-    lag's and the backlog's peaks kept, as the chart draws them), so a day of one-second intervals is
-    not six lists of 86,400 numbers read with every list of rehearsals; `series_intervals` says how
-    many there were. The figures themselves were computed from every interval."""
+    """The figures as kept once the rehearsal ended: its series thinned to about `points` moments on the
+    lag's and as many on the backlog's (each one's peaks kept, as the chart draws them), so a day of
+    one-second intervals is not six lists of 86,400 numbers read with every list of rehearsals;
+    `series_intervals` says how many there were. The figures themselves were computed from every interval."""
     series = result.get("series") or {}
     ends = series.get("end_seconds") or []
     if len(ends) <= points:
         return result
-    kept = sorted(
-        set(keep_indices(ends, series["lag_seconds"], points))
-        | set(keep_indices(ends, series["backlog_bytes"], points))
-    )
+    kept = keep_indices_of_each(ends, [series["lag_seconds"], series["backlog_bytes"]], points)
     thinned = {key: [values[i] for i in kept] for key, values in series.items()}
     return {**result, "series": thinned, "series_intervals": len(ends)}

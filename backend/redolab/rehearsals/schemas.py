@@ -7,9 +7,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from redolab.core.fields import SizeBytes, at_most, positive
+from redolab.core.fields import SizeBytes, at_most
 from redolab.runs.models import ProbeMode, RunStatus
-from redolab.runs.schemas import Label, sockbuf_floor
+from redolab.runs.schemas import Label, MessageBytes, sockbuf_floor
 
 MIB = 1024 * 1024
 
@@ -25,7 +25,7 @@ class RehearsalCreate(BaseModel):
     scale: Annotated[float, Field(gt=0, le=1000)] = 1.0
     speedup: Annotated[float, Field(ge=1, le=3600)] = 1.0
     mode: ProbeMode = ProbeMode.async_
-    message_bytes: Annotated[SizeBytes, AfterValidator(positive), at_most(256 * MIB, "256 MiB")] = None
+    message_bytes: MessageBytes = None
     sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB"), AfterValidator(sockbuf_floor)] = None
     client_host_id: int | None = None
     server_host_id: int | None = None

@@ -28,11 +28,11 @@ from redolab.rehearsals.window import RehearsalRefused, choose_window, parse_win
 from redolab.runs import service as runs
 from redolab.runs.models import ProbeMode, Run, RunEvent, RunStatus
 from redolab.runs.queueing import admit
-from redolab.runs.schemas import RunCreate
+from redolab.runs.schemas import MAX_MESSAGE_BYTES, RunCreate
 from redolab.sweeps.clusters import node_pairs
 
 DEFAULT_MESSAGE_BYTES = 1024 * 1024  # ASYNC: as oratcptest; SYNC: the history's average redo write
-MIN_SYNC_MESSAGE_BYTES, MAX_MESSAGE_BYTES = 512, 256 * 1024 * 1024  # a redo block; what RunCreate takes
+MIN_SYNC_MESSAGE_BYTES = 512  # a redo block
 DRAIN_CAP_FACTOR, DRAIN_CAP_SECONDS = 2.0, 60.0  # a replay may take twice its schedule, plus a minute
 
 

@@ -38,6 +38,8 @@ _SAFE_PATH = re.compile(r"/[A-Za-z0-9._/+-]*")  # fullmatch: `$` would match bef
 
 
 MIB = 1024 * 1024
+MAX_MESSAGE_BYTES = 256 * MIB  # one probe message (a send; in SYNC a commit-sized write)
+MessageBytes = Annotated[SizeBytes, AfterValidator(positive), at_most(MAX_MESSAGE_BYTES, "256 MiB")]
 
 
 _CONGESTION = re.compile(r"[a-z0-9_]{1,15}")
@@ -162,7 +164,7 @@ class RunCreate(HostPairCreate):
 
     mode: ProbeMode = ProbeMode.async_
     conns: Annotated[int, Field(ge=1, le=1024)] = 1
-    message_bytes: Annotated[SizeBytes, AfterValidator(positive), at_most(256 * MIB, "256 MiB")] = MIB
+    message_bytes: MessageBytes = MIB
     sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB")] = None
     duration_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(3600, "1 h")] = 60.0
     interval_seconds: IntervalSeconds = Field(default=5.0, validate_default=True)
@@ -283,7 +285,7 @@ class ResultImport(HostPairCreate):
     # oratcptest prints clock times only: the day they belong to (taken as UTC). Default: today.
     test_date: date | None = None
     # the message size of oratcptest output trimmed of its "Message payload" line (ignored otherwise)
-    message_bytes: Annotated[SizeBytes, AfterValidator(positive), at_most(256 * MIB, "256 MiB")] = None
+    message_bytes: MessageBytes = None
     label: Label = ""
     notes: Notes = ""
     tags: Tags = []

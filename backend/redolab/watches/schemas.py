@@ -10,6 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from redolab.core.fields import ByteRate, DurationSeconds, RowId, SizeBytes, at_most, one_line, positive
 from redolab.core.units import MIB
+from redolab.runs.schemas import MessageBytes
 from redolab.watches.models import CheckStatus, Verdict, WatchState
 
 MIN_EVERY_SECONDS = 60
@@ -27,7 +28,7 @@ class WatchCreate(BaseModel):
     every_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(86400, "1 day")] = 900.0
     duration_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(300, "5 min")] = 10.0
     conns: Annotated[int, Field(ge=1, le=64)] = 1
-    message_bytes: Annotated[SizeBytes, AfterValidator(positive), at_most(256 * MIB, "256 MiB")] = MIB
+    message_bytes: MessageBytes = MIB
     sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB")] = None
     threshold_bytes_per_second: Annotated[ByteRate, AfterValidator(positive)] = None
     margin_ratio: Annotated[float, Field(ge=0, le=10)] = 0.10

@@ -256,7 +256,7 @@ def judge_run(*, session: Session, run_id: int, settings: Settings | None = None
     session.refresh(check)
     # the verdict and the state it leads to in one transaction: a worker that dies between them
     # leaves neither, and the check is judged again (it is still running)
-    _move_state(session, watch, check, settings)
+    move_state(session, watch, check, settings)
     session.commit()
     return check
 
@@ -310,14 +310,7 @@ def _judgement(session: Session, environment: Environment, watch: Watch, runs: l
                      "sync_p99_seconds": max(p99) if p99 else None, "reason": reason[:2000]}  # fmt: skip
 
 
-def move_state(*, session: Session, watch: Watch, check: WatchCheck | None, settings: Settings | None = None) -> bool:
-    """The state from the last N verdicts, committed with its notifications: True when this call changed it."""
-    moved = _move_state(session, watch, check, settings)
-    session.commit()
-    return moved
-
-
-def _move_state(session: Session, watch: Watch, check: WatchCheck | None, settings: Settings | None) -> bool:
+def move_state(session: Session, watch: Watch, check: WatchCheck | None, settings: Settings | None) -> bool:
     """The state from the last N verdicts; a change is one conditional update (state and transition number
     as read) with its notifications, in the caller's transaction: True when this call changed it."""
     verdicts = list(reversed(session.scalars(
