@@ -43,7 +43,9 @@ GROUPS = {
 # Tests that run while no other worker runs a test: they measure with tight tolerances through the
 # lab's delay line (a process starved by a parallel loopback run distorts RTT and rate, seen failing).
 # Tests that look for or kill probes see only their own process's (services.leftover_probes).
-ALONE = ("tests/lab/test_lab.py", "tests/lab/test_watch_lab.py")
+# test_hops_lab sums two runs through one rate-limited uplink within 5 %: with another worker's test
+# beside it the two started apart and their averages summed to 115 % of the uplink (seen in CI).
+ALONE = ("tests/lab/test_lab.py", "tests/lab/test_watch_lab.py", "tests/lab/test_hops_lab.py")
 
 
 def pytest_configure(config):
