@@ -15,6 +15,7 @@ from redolab.core.db import Base, UTCDateTime, make_engine, make_sessionmaker
 from redolab.core.migrate import alembic_config, upgrade
 from redolab.environments.models import Environment, stored_name_key
 from redolab.main import create_app
+from redolab.runs.probes import schedule_part
 from tests.conftest import BACKENDS, _fresh_postgres_database
 
 
@@ -210,4 +211,59 @@ def test_every_environment_becomes_one_destination_and_back(empty_database_url):
     upgrade(engine)  # and up again
     with engine.connect() as connection:
         _one_destination_each(connection)
+    engine.dispose()
+
+
+# -- a7c3e5f10043: a rehearsal's schedule stored once --------------------------------------------------
+
+BEFORE_STORED_ONCE = "f5c2d0e30042"
+
+
+def test_rehearsal_schedules_move_to_one_stored_copy_and_back(empty_database_url, tmp_path):
+    from tests.factories import PASSWORD, make_user
+    from tests.rehearsals.test_rehearsal_runs import archived_log_csv, import_history, local_env
+
+    settings = Settings(
+        database_url=empty_database_url, data_dir=tmp_path / "var", secret_key="k" * 48, worker_enabled=False,
+        _env_file=None,
+    )  # fmt: skip
+    engine = make_engine(empty_database_url)
+    with TestClient(create_app(settings)) as client, make_sessionmaker(engine)() as session:
+        make_user(session, "alice")
+        token = client.post("/api/v1/auth/token", data={"username": "alice", "password": PASSWORD})
+        client.headers["Authorization"] = f"Bearer {token.json()['access_token']}"
+        made = {}
+        for nodes in (1, 2):  # one pair replays the whole schedule, node pairs a thread each
+            environment = local_env(session, nodes=nodes)
+            import_history(client, environment, archived_log_csv(threads=2, burst_mib=150))
+            body = client.post(f"/api/v1/environments/{environment.id}/rehearsals", json={"speedup": 600}).json()
+            made[nodes] = (body["id"], client.get(body["schedule_url"]).text)
+    engine.dispose()
+    _downgrade(engine, BEFORE_STORED_ONCE)
+    with engine.connect() as connection:
+        for nodes, (rehearsal_id, text) in made.items():
+            query = "SELECT schedule_text FROM rehearsals WHERE id = :r"
+            assert connection.execute(sa.text(query), {"r": rehearsal_id}).scalar() == text
+            runs = connection.execute(
+                sa.text("SELECT replay_schedule FROM runs WHERE rehearsal_id = :r ORDER BY id"), {"r": rehearsal_id}
+            ).scalars()
+            parts = [schedule_part(text, None if nodes == 1 else [c]) for c in range(nodes)]
+            assert list(runs) == parts  # each run's text as it was stored before: the whole, or its thread's
+    upgrade(engine)
+    with engine.connect() as connection:
+        stored = dict(connection.execute(sa.text("SELECT id, text FROM replay_schedules")).all())
+        assert sorted(stored.values()) == sorted(text for _, text in made.values())
+        for nodes, (rehearsal_id, text) in made.items():
+            schedule_id = connection.execute(
+                sa.text("SELECT schedule_id FROM rehearsals WHERE id = :r"), {"r": rehearsal_id}
+            ).scalar()
+            assert stored[schedule_id] == text
+            runs = connection.execute(
+                sa.text("SELECT replay_schedule, replay_schedule_id, replay_destination_id FROM runs "
+                        "WHERE rehearsal_id = :r"), {"r": rehearsal_id}
+            ).all()  # fmt: skip
+            assert {run.replay_schedule_id for run in runs} == {schedule_id}
+            assert all(run.replay_destination_id is not None for run in runs)
+            # the whole schedule is named, not copied; a thread's part, kept before, stays (read first)
+            assert [run.replay_schedule is None for run in runs] == [nodes == 1] * nodes
     engine.dispose()

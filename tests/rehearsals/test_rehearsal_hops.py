@@ -8,6 +8,7 @@ from __future__ import annotations
 from redolab.environments import destinations
 from redolab.environments.schemas_destinations import DestinationCreate
 from redolab.jobs.models import Job
+from redolab.rehearsals import service
 from redolab.rehearsals.models import Rehearsal
 from redolab.runs.models import RunStatus
 from tests.factories import make_environment, make_host
@@ -56,6 +57,15 @@ def test_the_worst_hour_to_both_destinations_at_once(api_client, browser_client,
     assert result["max_lag_seconds"] == by_name["standby"]["max_lag_seconds"]
     shown = browser_client.get(f"/rehearsals/{body['id']}").text
     assert 'id="summary-destinations"' in shown and 'data-destination="remote"' in shown
+    # the host that was "remote"'s moves to the first destination: its run still measured "remote"
+    far = next(h for h in environment.hosts if h.name == "far")
+    far.destination_id, far.node_number = environment.destinations[0].id, 2
+    session.commit()
+    rehearsal = session.get(Rehearsal, body["id"])
+    rehearsal.result = None  # read from its runs again, as while it ran
+    again = service.current_result(session=session, rehearsal=rehearsal)
+    session.rollback()
+    assert [d["name"] for d in again["destinations"]] == ["standby", "remote"]
 
 
 def test_to_every_destination_needs_two_and_no_host_pair(api_client, session):

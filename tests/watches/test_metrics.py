@@ -70,7 +70,7 @@ def populate(session) -> Dataset:
     rehearsal = Rehearsal(
         environment_id=environment.id, window_kind="worst-60m", window_start=ago(days=9), window_end=ago(days=8),
         message_bytes=MB, slot_seconds=0.1, schedule_sha256="0" * 64, schedule_bytes=MB, schedule_seconds=60,
-        schedule_text="", requested_by="alice",
+        requested_by="alice",
     )  # fmt: skip
     session.add(rehearsal)
     session.flush()

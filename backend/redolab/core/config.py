@@ -73,6 +73,9 @@ class Settings(BaseSettings):
     max_queued_per_host_pair: int = Field(default=20, ge=1, le=100_000)
     max_active_schedules_per_user: int = Field(default=10, ge=1, le=10_000)
     max_sweep_seconds: int = Field(default=24 * 3600, ge=60, le=366 * 86400)
+    # The schedules a user's rehearsals keep (one stored copy each; a day of two threads in 100 ms
+    # slots is some 40 MB): past it a rehearsal is refused (413) until an admin deletes old ones.
+    rehearsal_schedules_per_user_bytes: int = Field(default=1 * GIB, ge=MIB)
     local_write_root: Path | None = None
     login_workers: int = Field(default=2, ge=1, le=32)  # threads that check passwords (argon2: ~64 MiB each)
     # threads per web process answering pages and API calls (requests beyond them wait their turn)

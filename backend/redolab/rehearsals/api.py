@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Request, status
 from fastapi.responses import PlainTextResponse
 
 from redolab.auth.deps import ApiOperator, current_api_user
@@ -10,7 +10,7 @@ from redolab.core.deps import SessionDep, SettingsDep
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
-from redolab.rehearsals import service
+from redolab.rehearsals import service, storage
 from redolab.rehearsals.models import Rehearsal
 from redolab.rehearsals.schemas import RehearsalCreate, RehearsalPublic
 
@@ -81,3 +81,14 @@ def cancel_rehearsal(session: SessionDep, user: ApiOperator, rehearsal_id: int) 
     service.cancel_rehearsal(session=session, rehearsal=rehearsal)
     session.refresh(rehearsal)
     return rehearsal_public(session, rehearsal)
+
+
+@router.delete("/rehearsals/{rehearsal_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_rehearsal(session: SessionDep, user: ApiOperator, rehearsal_id: int) -> None:
+    """Delete a finished rehearsal with its runs and schedule (admin role: its runs are measurements;
+    409 while a run of it is queued or running). Frees its owner's room for schedules."""
+    rehearsal = service.get_rehearsal(session=session, rehearsal_id=rehearsal_id)
+    try:
+        storage.delete_rehearsal(session=session, rehearsal=rehearsal, role=user.role)
+    except PermissionError as error:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, str(error)) from None

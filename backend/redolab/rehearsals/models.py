@@ -11,7 +11,7 @@ from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, St
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
-from redolab.runs.models import ProbeMode, Run
+from redolab.runs.models import ProbeMode, ReplaySchedule, Run
 
 
 class Rehearsal(Base):
@@ -38,7 +38,9 @@ class Rehearsal(Base):
     schedule_bytes: Mapped[int] = mapped_column(BigInteger)
     schedule_seconds: Mapped[float] = mapped_column(Float)
     schedule_lines: Mapped[int] = mapped_column(Integer, default=0)
-    schedule_text: Mapped[str] = mapped_column(Text, deferred=True)
+    # the text, stored once (runs name it too, with the connections they replay)
+    schedule_id: Mapped[int | None] = mapped_column(ForeignKey("replay_schedules.id", ondelete="SET NULL"))
+    schedule: Mapped[ReplaySchedule | None] = relationship()
     label: Mapped[str] = mapped_column(String(200), default="")
     # to every destination the primary feeds at once (issue 38): each gets the whole schedule, one copy
     across_hops: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
@@ -48,3 +50,8 @@ class Rehearsal(Base):
     result: Mapped[dict | None] = mapped_column(JSON)
 
     runs: Mapped[list[Run]] = relationship(order_by="Run.id", foreign_keys="Run.rehearsal_id", viewonly=True)
+
+    @property
+    def schedule_text(self) -> str:
+        """The schedule as the probe replayed it (one stored copy; its runs name the same)."""
+        return self.schedule.text if self.schedule is not None else ""

@@ -20,9 +20,10 @@ from redolab.environments.models import Environment, Host
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.models import Job, JobStatus
 from redolab.redo.analysis import default_requirement
+from redolab.rehearsals import storage
 from redolab.rehearsals.models import Rehearsal
 from redolab.rehearsals.results import RunReplay, RunSeries, copy_series, measured, stored
-from redolab.rehearsals.schedule import Schedule, build_schedule, render
+from redolab.rehearsals.schedule import Schedule, build_schedule
 from redolab.rehearsals.schemas import RehearsalCreate
 from redolab.rehearsals.window import RehearsalRefused, choose_window, parse_window_spec
 from redolab.runs import service as runs
@@ -206,8 +207,10 @@ def create_rehearsal(
     zone = environment.time_zone or "UTC"
     try:
         window = choose_window(requirement, parse_window_spec(request.window, zone=zone), zone=zone)
-        # the caps and busy hosts before the schedule is built (up to 2,000,000 lines): a refusal costs nothing
+        # the caps, busy hosts and stored schedules before the schedule is built (up to 2,000,000 lines): a
+        # refusal costs nothing
         _admit(session, _pairs(environment, request, list(window.threads)), requested_by=requested_by, caps=caps)
+        storage.check_room(session, requested_by=requested_by, settings=settings)
         session.rollback()  # releases the queue lock while the schedule is built
         schedule = _build_one_at_a_time(requirement, window, request)
     except RehearsalRefused as refused:
@@ -215,13 +218,15 @@ def create_rehearsal(
     imports = sorted({label for t in schedule.threads for label in _imports_of(requirement, t)})
     pairs = _pairs(environment, request, list(schedule.threads))
     _admit(session, pairs, requested_by=requested_by, caps=caps)  # again, now under the lock until the commit
+    storage.check_room(session, requested_by=requested_by, settings=settings, adding=len(schedule.text.encode()))
+    kept = storage.keep_schedule(session, environment_id=environment.id, schedule=schedule, requested_by=requested_by)
     rehearsal = Rehearsal(
         environment_id=environment.id, window_kind=window.kind, window_start=window.start, window_end=window.end,
         window_label=window.label, granularity_seconds=window.granularity_seconds, granularity=window.granularity,
         imports=imports, notes=list(schedule.notes), threads=list(schedule.threads), mode=request.mode,
         message_bytes=message_bytes, scale=request.scale, speedup=request.speedup,
         slot_seconds=schedule.slot_seconds, schedule_sha256=schedule.sha256, schedule_bytes=schedule.total_bytes,
-        schedule_seconds=schedule.seconds, schedule_lines=schedule.line_count, schedule_text=schedule.text,
+        schedule_seconds=schedule.seconds, schedule_lines=schedule.line_count, schedule_id=kept.id,
         label=request.label, requested_by=requested_by, across_hops=request.across_hops,
     )  # fmt: skip
     session.add(rehearsal)
@@ -234,7 +239,8 @@ def create_rehearsal(
             label=request.label or f"rehearsal #{rehearsal.id}",
         )  # fmt: skip
         replay = {
-            "rehearsal_id": rehearsal.id, "replay_schedule": part_of(schedule, threads),
+            "rehearsal_id": rehearsal.id, "replay_schedule_id": kept.id,
+            "replay_connections": connections_of(schedule, threads), "replay_destination_id": server.destination_id,
             # the schedule's bytes are already scaled (schedule.build_schedule): the probe replays
             # them as written; its own --scale would multiply them again
             "replay_scale": 1.0, "replay_speedup": request.speedup, "duration_seconds": cap,
@@ -248,13 +254,12 @@ def create_rehearsal(
     return rehearsal
 
 
-def part_of(schedule: Schedule, threads: list[int]) -> str:
-    """The schedule text of some threads, their connections renumbered from 0 in that order."""
+def connections_of(schedule: Schedule, threads: list[int]) -> list[int] | None:
+    """The schedule's connections that carry these threads, in their order (None: all, as numbered)."""
     if list(threads) == list(schedule.threads):
-        return schedule.text
-    header = [f"# {schedule.label}: thread{'s' if len(threads) > 1 else ''} {', '.join(map(str, threads))}"]
+        return None
     position = {thread: i for i, thread in enumerate(schedule.threads)}
-    return render(header, tuple(schedule.connections[position[t]] for t in threads), schedule.slot_seconds)
+    return [position[t] for t in threads]
 
 
 def _imports_of(requirement, thread: int) -> tuple[str, ...]:
@@ -358,7 +363,10 @@ def _measured(session: Session, rehearsal: Rehearsal) -> dict | None:
     done = replays(session=session, rehearsal=rehearsal)
     if not rehearsal.across_hops:
         return measured(done)
-    into = {run.id: getattr(run.server_host, "destination_id", None) for run in rehearsal.runs}
+    # the destination each run's server fed when the rehearsal was made (runs before that was kept: now)
+    into = {
+        run.id: run.replay_destination_id or getattr(run.server_host, "destination_id", None) for run in rehearsal.runs
+    }
     environment = session.get(Environment, rehearsal.environment_id)
     groups = [(d, [r for r in done if into.get(r.run_id) == d.id]) for d in environment.destinations]
     groups = [(d, mine) for d, mine in groups if mine]

@@ -96,7 +96,16 @@ class Run(HostPair, Lifecycle, Base):
     rehearsal_id: Mapped[int | None] = mapped_column(ForeignKey("rehearsals.id", ondelete="CASCADE"), index=True)
     # A watch's check (watches.WatchCheck) this run measures for; the run is kept if the watch goes
     watch_check_id: Mapped[int | None] = mapped_column(ForeignKey("watch_checks.id", ondelete="SET NULL"), index=True)
+    # The text as uploaded, kept only by runs made before schedules were stored once (migration
+    # a7c3e5f10043); newer runs name the stored schedule and the connections of it they replay.
     replay_schedule: Mapped[str | None] = mapped_column(Text, deferred=True)
+    replay_schedule_id: Mapped[int | None] = mapped_column(
+        ForeignKey("replay_schedules.id", ondelete="SET NULL"), index=True
+    )
+    replay_connections: Mapped[list[int] | None] = mapped_column(JSON)  # None: every connection, as numbered
+    # The destination the run's server host fed when the run was made (a rehearsal across hops is read
+    # per destination, whatever became of the host since)
+    replay_destination_id: Mapped[int | None] = mapped_column(ForeignKey("destinations.id", ondelete="SET NULL"))
     replay_scale: Mapped[float | None] = mapped_column(Float)
     replay_speedup: Mapped[float | None] = mapped_column(Float)
 
@@ -134,6 +143,21 @@ class Run(HostPair, Lifecycle, Base):
         cascade="all, delete-orphan", order_by="RunEvent.seq", passive_deletes=True
     )
     summary: Mapped[RunSummary | None] = relationship(cascade="all, delete-orphan", passive_deletes=True)
+
+
+class ReplaySchedule(Base):
+    """A schedule `redoprobe client --schedule` replays (`CONNECTION OFFSET_SECONDS BYTES` per slot),
+    stored once: a rehearsal's, whose runs each replay all of it or some of its connections."""
+
+    __tablename__ = "replay_schedules"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    text_bytes: Mapped[int] = mapped_column(BigInteger)  # len of the UTF-8 text: what it costs to keep
+    text: Mapped[str] = mapped_column(Text, deferred=True)
+    requested_by: Mapped[str] = mapped_column(String(64), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class RunEvent(Base):

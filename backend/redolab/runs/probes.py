@@ -13,11 +13,43 @@ from pathlib import Path, PurePosixPath
 from redolab.environments.connect import connect_host
 from redolab.environments.models import Host
 from redolab.remote.transport import RemoteProcess, Transport, TransportError
+from redolab.runs.models import ReplaySchedule, Run
 
 
 def schedule_path(probe_path: str, run_id: int) -> str:
     """Where a rehearsal run's schedule goes on the client host: beside the probe, named for the run."""
     return f"{PurePosixPath(probe_path).parent}/schedule-run{run_id}.txt"
+
+
+def schedule_part(text: str, connections: list[int] | None) -> str:
+    """What a run replays of a stored schedule: all of it (None), or some connections' lines,
+    renumbered from 0 in the order given. The schedule's comment lines describe the whole schedule's
+    connections and are left out, but for its first (the format line); one says which part this is."""
+    if connections is None:
+        return text
+    position = {connection: new for new, connection in enumerate(connections)}
+    lines = text.splitlines()
+    out = [lines[0]] if lines and lines[0].startswith("#") else []
+    out.append(f"# part: connection{'s' if len(connections) > 1 else ''} {', '.join(map(str, connections))} of the "
+               "rehearsal's schedule, renumbered from 0 in that order")  # fmt: skip
+    for line in lines:
+        fields = line.split("#", 1)[0].split()
+        if fields and int(fields[0]) in position:
+            out.append(" ".join([str(position[int(fields[0])]), *fields[1:]]))
+    return "\n".join(out) + "\n"
+
+
+def replay_text(session, run: Run) -> str | None:
+    """The schedule a rehearsal's run replays (None: not a rehearsal's run). Raises LookupError when
+    it was one and its schedule is gone."""
+    if run.replay_schedule is not None:  # stored with the run, before schedules were stored once
+        return run.replay_schedule
+    stored = session.get(ReplaySchedule, run.replay_schedule_id) if run.replay_schedule_id is not None else None
+    if stored is None:
+        if run.rehearsal_id is not None:
+            raise LookupError(f"the schedule of rehearsal #{run.rehearsal_id} is gone")
+        return None
+    return schedule_part(stored.text, run.replay_connections)
 
 
 async def upload_schedule(transport: Transport, remote: str, text: str) -> None:

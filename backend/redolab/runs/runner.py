@@ -26,7 +26,15 @@ from redolab.remote.transport import OutputLineTooLong, Transport, TransportErro
 from redolab.runs.command import PID_PREFIX, SERVER_GRACE_SECONDS, ProbeParameters, client_argv, server_argv
 from redolab.runs.models import Run, RunEvent, RunStatus
 from redolab.runs.parsers.redoprobe import ProbeEvent, ProbeOutputError, parse_line
-from redolab.runs.probes import Started, end_probe, remove_file, schedule_path, signal_probe, upload_schedule
+from redolab.runs.probes import (
+    Started,
+    end_probe,
+    remove_file,
+    replay_text,
+    schedule_path,
+    signal_probe,
+    upload_schedule,
+)
 from redolab.runs.service import begin_unless_cancelled, end_not_begun, store_summary
 
 log = logging.getLogger("redolab.runner")
@@ -204,8 +212,11 @@ class RunExecution:
         self._mark("claimed")
         with self.sessions() as session:
             run, client_host, server_host = self._load(session)
-            parameters = _probe_parameters(run)
-            schedule = run.replay_schedule
+            parameters = ProbeParameters.of_run(run)
+            try:
+                schedule = replay_text(session, run)
+            except LookupError as gone:
+                raise RunFailed(str(gone)) from None
         self.duration_seconds = parameters.duration_seconds
         client_t, server_t = await self._watched(self._connect(client_host, server_host))
         client_probe, server_probe = await self._watched(
@@ -477,15 +488,3 @@ class RunExecution:
                 drain.cancel()
         problems += [await remove_file(transport, path) for transport, path in self.uploaded]
         return " ".join(problem for problem in problems if problem)
-
-
-def _probe_parameters(run: Run) -> ProbeParameters:
-    return ProbeParameters(
-        mode=run.mode.value, conns=run.conns, message_bytes=run.message_bytes,
-        sockbuf_bytes=run.sockbuf_bytes, duration_seconds=run.duration_seconds,
-        interval_seconds=run.interval_seconds, delay_us=run.delay_us,
-        rate_bits_per_second=run.rate_bits_per_second, write_dir=run.write_dir,
-        sync_write=run.sync_write, congestion=run.congestion,
-        fq_rate_bits_per_second=run.fq_rate_bits_per_second, zerocopy=run.zerocopy, reverse=run.reverse,
-        scale=run.replay_scale or 1.0, speedup=run.replay_speedup or 1.0,
-    )  # fmt: skip
