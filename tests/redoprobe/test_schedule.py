@@ -78,7 +78,8 @@ def test_replay_below_the_link_rate_follows_the_schedule(redoprobe, server, tmp_
     start, intervals, end = replay(redoprobe, server, write_schedule(tmp_path / "ramp.txt", slots))
     assert start["schedule"].endswith("ramp.txt") and start["slots"] == 40 and start["compressed"] is False
     assert start["schedule_bytes"] == sum(size for *_, size in slots) and start["conns"] == 1
-    assert start["schedule_seconds"] == pytest.approx(3.95) and start["scale"] == 1 and start["speedup"] == 1
+    # the last slot (3.95 s) is generated over the slot width: the schedule lasts until 4.05 s
+    assert start["schedule_seconds"] == pytest.approx(4.05) and start["scale"] == 1 and start["speedup"] == 1
     for second, interval in enumerate(intervals[:4]):
         expected = scheduled(slots, second, second + 1)  # slots straddle the ends: half of one on each side
         assert interval["bytes_generated"] == pytest.approx(expected, abs=1)
@@ -150,8 +151,9 @@ def test_scale_and_speedup(redoprobe, server, tmp_path):
     )
     total = math.floor(2.5 * sum(size for *_, size in slots) + 0.5)
     assert start["compressed"] is True and start["speedup"] == 4 and start["scale"] == 2.5
-    assert start["schedule_bytes"] == total and start["schedule_seconds"] == pytest.approx(3.6 / 4)
-    assert start["duration_seconds"] == pytest.approx(3.6 / 4 * 2 + 60)
+    # the last slot (3.6 s) lasts the slot width, 0.4 s: generated until 4.0 s recorded, 1.0 s replayed
+    assert start["schedule_bytes"] == total and start["schedule_seconds"] == pytest.approx(4.0 / 4)
+    assert start["duration_seconds"] == pytest.approx(4.0 / 4 * 2 + 60)
     assert end["bytes_received"] == total and end["drained"] is True
     assert end["seconds"] < 3
     lagging = [i for i in intervals if i["lag_seconds"] > 0]
@@ -401,3 +403,18 @@ def test_warmup_needs_a_schedule_and_a_range(redoprobe):
     wide = subprocess.run([redoprobe, "client", "127.0.0.1", "--schedule", "-", "--warmup", "61"], capture_output=True,
                           text=True)  # fmt: skip
     assert wide.returncode == 2 and "--warmup must be 0..60 seconds" in wide.stderr
+
+
+@pytest.mark.parametrize("warmup", ["0", "1"])
+def test_the_lag_peaks_just_before_a_count_arrives(redoprobe, server, tmp_path, warmup):
+    """A slot's bytes leave whole once generated (the message is larger): each 100,000-byte slot from
+    0.05 s on waits a whole slot, 0.1 s, its first byte that old when its count arrives. Sampled only
+    after each count (the lag then 0), the peak was missed; after a warm-up the RTT read under its queue
+    was kept for the whole replay and took up to half of it off every lag."""
+    path = write_schedule(tmp_path / "slots.txt", [(0, 0.05 + k / 10, 100_000) for k in range(30)])
+    _, _, end = replay(redoprobe, server, path, "--warmup", warmup)
+    assert 0.095 <= end["max_lag_seconds"] <= 0.2, end
+    assert 95_000 <= end["max_backlog_bytes"] <= 200_000, end
+    one = write_schedule(tmp_path / "one.txt", [(0, 0, 1_000_000)])  # generated over 0.1 s, sent at its end
+    _, _, end = replay(redoprobe, server, one, "--warmup", warmup)
+    assert 0.095 <= end["max_lag_seconds"] <= 0.2 and end["max_backlog_bytes"] >= 950_000, end

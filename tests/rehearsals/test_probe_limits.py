@@ -55,9 +55,9 @@ def _client_error(binary: str, schedule_path: str) -> dict:
 
 
 def test_a_schedule_the_api_accepts_the_probe_reads(tmp_path):
-    """0.8 TB/s in one-second slots is under the 1 TB/s limit: the probe takes the schedule, because its
-    zero-byte end lines give each connection's last slot its second (without them the probe counts it
-    as 0.1 s, 8 TB/s, and refuses the file after the API accepted it)."""
+    """0.8 TB/s in one-second slots is under the 1 TB/s limit: the probe takes the schedule, each slot
+    generated over its second (the slot width), the last one too. One such slot alone has no width but
+    the 0.1 s the probe assumes: 8 TB/s, refused, naming the limit."""
     binary = str(probe_package.build())
     rows = [row(1, 600 * n, 600, 480 * 2**20) for n in range(7)]  # 10-minute logs of 480 TiB
     history = requirement_of(rows)
@@ -67,5 +67,8 @@ def test_a_schedule_the_api_accepts_the_probe_reads(tmp_path):
     path.write_text(schedule.text)
     assert _client_error(binary, str(path))["code"] == "connect"
     path.write_text("".join(line + "\n" for line in schedule.text.splitlines() if not line.endswith(" 0")))
+    assert _client_error(binary, str(path))["code"] == "connect"  # the last slot: the slot width, without end lines
+    first = next(line for line in schedule.text.splitlines() if not line.startswith("#"))
+    path.write_text(first + "\n")
     refused = _client_error(binary, str(path))
     assert refused["code"] == "schedule" and "1 TB/s" in refused["message"], refused

@@ -206,7 +206,7 @@ static void emit_start(struct client_test *t, int port)
                o->zerocopy ? "; zerocopy" : "");
         if (t->replay)
             printf("replaying %s: %llu bytes over %.1f s (scale %g, speedup %g)\n", o->schedule,
-                   (unsigned long long)t->schedule->total_bytes, t->schedule->last_offset_seconds / o->speedup,
+                   (unsigned long long)t->schedule->total_bytes, schedule_length_seconds(t->schedule) / o->speedup,
                    o->scale, o->speedup);
         if (t->replay)
             replay_warmup_text(t->replay);
@@ -668,7 +668,7 @@ static int load_schedule(const struct client_options *o, struct schedule *s, str
         return -1;
     }
     if (!o->duration_given)
-        effective->duration_seconds = s->last_offset_seconds / effective->speedup * 2 + 60;
+        effective->duration_seconds = schedule_length_seconds(s) / effective->speedup * 2 + 60;
     return 0;
 }
 

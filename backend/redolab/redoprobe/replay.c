@@ -166,6 +166,16 @@ int replay_wait(struct replay *r, double deadline)
 void replay_begin(struct replay *r, double start)
 {
     r->start = start;
+    /* The warm-up read the RTT on the monotonic clock (start was 0) and under its own queue: read it
+     * afresh from the first count on the replay clock */
+    for (int i = 0; i < r->schedule->conns; i++) {
+        pthread_mutex_lock(&r->streams[i].count_lock);
+        r->streams[i].rtt_read_at = 0;
+        pthread_mutex_lock(&r->lock);
+        r->streams[i].srtt_seconds = 0;
+        pthread_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->streams[i].count_lock);
+    }
     if (r->schedule->total_bytes == 0) { /* nothing to send: drained from the start */
         r->drained_at = 0;
         replay_wake_all(r);
@@ -253,11 +263,15 @@ static void count_arrived(struct replay *r, int i, uint64_t raw, double now, int
     if (count > before) {
         const struct schedule *s = r->schedule;
         double moment = counted_moment(seconds, rs->srtt_seconds / 2);
+        uint64_t generated = schedule_generated(s, &s->streams[i], moment, 1);
+        uint64_t generated_total = schedule_generated(s, NULL, moment, 1);
+        /* Just before this count the receiver held `before`: the lag and backlog peak then (a byte
+         * generated at 0 and received at 0.1 s was 0.1 s old, which the count after it no longer shows) */
+        sample(r, i, moment, generated, before, generated_total, r->received_total);
         atomic_store(&rs->received, count);
         r->received_total += count - before;
         rs->counted_at = moment;
-        sample(r, i, moment, schedule_generated(s, &s->streams[i], moment, 1), count,
-               schedule_generated(s, NULL, moment, 1), r->received_total);
+        sample(r, i, moment, generated, count, generated_total, r->received_total);
         if (r->received_total >= s->total_bytes && r->drained_at < 0) {
             r->drained_at = moment;
             replay_wake_all(r);
@@ -738,8 +752,8 @@ void replay_start_json(const struct replay *r, struct json *j, const char *name)
     const struct schedule *s = r->schedule;
     json_key_str(j, "schedule", name);
     json_key_u64(j, "schedule_bytes", s->total_bytes);
-    json_key_double(j, "schedule_seconds", s->last_offset_seconds / s->speedup);
-    json_key_double(j, "schedule_recorded_seconds", s->last_offset_seconds);
+    json_key_double(j, "schedule_seconds", schedule_length_seconds(s) / s->speedup);
+    json_key_double(j, "schedule_recorded_seconds", schedule_length_seconds(s));
     json_key_u64(j, "slots", s->slots);
     json_key_double(j, "scale", s->scale);
     json_key_double(j, "speedup", s->speedup);

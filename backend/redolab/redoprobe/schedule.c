@@ -17,6 +17,10 @@ struct connection_state {
     uint64_t scaled_total;
     int last_stored;           /* the last line had bytes: its slot ends at most at this line's offset */
     double min_gap;            /* smallest positive distance between consecutive offsets; 0: none yet */
+    /* the bytes of the lines at last_offset (one moment: the rate limit counts them together) and the
+     * line that began them; the largest such group and its line (its rate is known once min_gap is) */
+    uint64_t group_bytes, max_group_bytes;
+    unsigned long group_line, max_group_line, data_line; /* data_line: the last line with bytes */
 };
 
 struct parser {
@@ -28,6 +32,7 @@ struct parser {
     unsigned long line;
     int highest;
     struct connection_state conn[SCHEDULE_MAX_CONNS];
+    uint64_t total; /* every connection's bytes after --scale: at most 2^62 in all */
 };
 
 static int fail(struct parser *p, unsigned long line, const char *format, ...) __attribute__((format(printf, 3, 4)));
@@ -159,17 +164,18 @@ static int parse_bytes(struct parser *p, const char *text, uint64_t *bytes)
     return 0;
 }
 
-/* The rate of a connection's last slot, now that the gap to its next slot (or the end) is known. */
-static int check_rate(struct parser *p, const struct connection_state *c, double gap_seconds)
+/* The rate of `bytes` generated from one moment over `seconds` (counted as at least 0.1 s), the group
+ * of lines at that moment beginning at `line`. */
+static int check_rate(struct parser *p, uint64_t bytes, unsigned long line, double seconds)
 {
-    if (gap_seconds < SCHEDULE_MIN_SLOT_SECONDS)
-        gap_seconds = SCHEDULE_MIN_SLOT_SECONDS;
-    double rate = (double)c->last_bytes / gap_seconds;
+    if (seconds < SCHEDULE_MIN_SLOT_SECONDS)
+        seconds = SCHEDULE_MIN_SLOT_SECONDS;
+    double rate = (double)bytes / seconds;
     if (rate <= SCHEDULE_MAX_BYTES_PER_SECOND)
         return 0;
-    return fail(p, c->last_line, "%llu bytes%s in %.3f s is %.3g bytes/s; expected at most 1 TB/s (1e12 bytes/s) "
-                "in a slot", (unsigned long long)c->last_bytes, p->scale != 1 ? " (after --scale)" : "",
-                gap_seconds, rate);
+    return fail(p, line, "%llu bytes%s at this moment, generated over %.3f s, is %.3g bytes/s; expected at most "
+                "1 TB/s (1e12 bytes/s) in a slot", (unsigned long long)bytes, p->scale != 1 ? " (after --scale)" : "",
+                seconds, rate);
 }
 
 static int append_slot(struct parser *p, struct schedule_stream *stream, double offset, uint64_t cumulative)
@@ -195,7 +201,8 @@ static int add_slot(struct parser *p, int conn, double offset, uint64_t bytes)
     if (c->seen && offset < c->last_offset)
         return fail(p, p->line, "offset %g for connection %d is before its previous slot at %g s (line %lu); "
                     "expected offsets that do not decrease per connection", offset, conn, c->last_offset, c->last_line);
-    if (c->seen && check_rate(p, c, offset - c->last_offset) < 0)
+    int same = c->seen && offset == c->last_offset; /* lines at one moment: one group for the rate limit */
+    if (c->seen && !same && check_rate(p, c->group_bytes, c->group_line, offset - c->last_offset) < 0)
         return -1;
     struct schedule_stream *stream = &p->s->streams[conn];
     if (c->seen) {
@@ -214,7 +221,22 @@ static int add_slot(struct parser *p, int conn, double offset, uint64_t bytes)
                     conn);
     uint64_t scaled_total = (uint64_t)llroundl(scaled);
     c->last_bytes = scaled_total - c->scaled_total;
+    if (c->last_bytes > (1ULL << 62) - p->total) /* the connections' sum: a wrapped total would read as drained */
+        return fail(p, p->line, "the schedule's total passes 2^62 bytes%s; expected a smaller schedule",
+                    p->scale != 1 ? " after --scale" : "");
+    p->total += c->last_bytes;
     c->scaled_total = scaled_total;
+    c->group_bytes = same ? c->group_bytes + c->last_bytes : c->last_bytes;
+    if (!same)
+        c->group_line = p->line;
+    else if (check_rate(p, c->group_bytes, c->group_line, 0) < 0) /* all but its last line generated at once */
+        return -1;
+    if (c->group_bytes > c->max_group_bytes) {
+        c->max_group_bytes = c->group_bytes;
+        c->max_group_line = c->group_line;
+    }
+    if (c->last_bytes != 0)
+        c->data_line = p->line;
     c->seen = 1;
     c->last_offset = offset;
     c->last_line = p->line;
@@ -329,24 +351,61 @@ static int build_timeline(struct schedule *s, const struct parser *p)
     return 0;
 }
 
-static int finish(struct parser *p)
+/* Each slot is generated over at most its connection's slot width (the smallest gap): the largest
+ * group of lines at one moment over that width, and the last group (no next line) over it too. The
+ * earliest line at fault is named. */
+static int check_final_rates(struct parser *p)
 {
-    const struct connection_state *worst = NULL; /* the last slots last 0.1 s: name the earliest line */
+    unsigned long worst = 0;
     for (int i = 0; i <= p->highest; i++) {
         const struct connection_state *c = &p->conn[i];
-        if (c->seen && (double)c->last_bytes / SCHEDULE_MIN_SLOT_SECONDS > SCHEDULE_MAX_BYTES_PER_SECOND &&
-            (worst == NULL || c->last_line < worst->last_line))
-            worst = c;
+        double width = c->min_gap > SCHEDULE_MIN_SLOT_SECONDS ? c->min_gap : SCHEDULE_MIN_SLOT_SECONDS;
+        const unsigned long lines[2] = {c->group_line, c->max_group_line};
+        const uint64_t bytes[2] = {c->group_bytes, c->max_group_bytes};
+        for (int k = 0; k < 2 && c->seen; k++)
+            if ((double)bytes[k] / width > SCHEDULE_MAX_BYTES_PER_SECOND && (worst == 0 || lines[k] < worst))
+                worst = lines[k];
     }
-    if (worst)
-        return check_rate(p, worst, 0);
+    for (int i = 0; worst && i <= p->highest; i++) {
+        const struct connection_state *c = &p->conn[i];
+        double width = c->min_gap > SCHEDULE_MIN_SLOT_SECONDS ? c->min_gap : SCHEDULE_MIN_SLOT_SECONDS;
+        if (c->seen && c->group_line == worst)
+            return check_rate(p, c->group_bytes, worst, width);
+        if (c->seen && c->max_group_line == worst)
+            return check_rate(p, c->max_group_bytes, worst, width);
+    }
+    return 0;
+}
+
+/* Every byte generated within 24 h: a last slot lasts its connection's slot width past its offset. */
+static int check_length(struct parser *p)
+{
+    const struct schedule *s = p->s;
+    for (int i = 0; i < s->conns; i++) {
+        const struct schedule_stream *st = &s->streams[i];
+        if (st->count == 0)
+            continue;
+        const struct schedule_slot *last = &st->slots[st->count - 1];
+        double until = last->offset_seconds + last->width_seconds;
+        if (until > SCHEDULE_MAX_OFFSET_SECONDS + 1e-9)
+            return fail(p, p->conn[i].data_line, "the slot at %.6g s is generated until %.6g s (over %.6g s, the "
+                        "connection's slot width); expected every byte generated within 24 h (86400 s): end it "
+                        "with a zero-byte line by 86400 s", last->offset_seconds, until, last->width_seconds);
+    }
+    return 0;
+}
+
+static int finish(struct parser *p)
+{
+    if (check_final_rates(p) < 0)
+        return -1;
     if (p->s->slots == 0)
         return fail(p, p->line, "no slots in the file (%lu lines); expected lines of CONNECTION OFFSET_SECONDS "
                     "BYTES", p->line);
     p->s->conns = p->highest + 1;
     if (build_timeline(p->s, p) < 0)
         return fail(p, p->line, "out of memory for the schedule's timeline");
-    return 0;
+    return check_length(p);
 }
 
 int schedule_read(FILE *in, const char *name, double scale, struct schedule *s, char *problem, size_t size)
@@ -406,6 +465,11 @@ void schedule_free(struct schedule *s)
     s->streams = NULL;
     s->timeline = NULL;
     s->conns = 0;
+}
+
+double schedule_length_seconds(const struct schedule *s)
+{
+    return s->last_offset_seconds > s->last_generated_seconds ? s->last_offset_seconds : s->last_generated_seconds;
 }
 
 double schedule_release_seconds(const struct schedule *s, const struct schedule_slot *slot)

@@ -138,8 +138,21 @@ static void check_limits(void)
     CHECK(refused("0 0 99999999999999999999999\n", 1, "too large"));
     /* 1 TB/s: bytes over the gap to the connection's next slot, at least 0.1 s */
     CHECK(refused("0 0 2000000000000\n0 1 1\n", 1, "expected at most 1 TB/s"));
-    CHECK(refused("0 0 1\n0 5 100000000001\n", 2, "expected at most 1 TB/s")); /* the last: 0.1 s */
+    CHECK(refused("0 5 100000000001\n", 1, "expected at most 1 TB/s"));        /* a single slot: 0.1 s */
+    CHECK(refused("0 0 1\n0 0.1 0\n0 5 100000000001\n", 3, "1 TB/s"));      /* the last: the slot width */
+    /* lines at one moment count together: all but the last are generated at once */
+    CHECK(refused("0 0 60000000000\n0 0 60000000000\n0 1 0\n", 1, "120000000000 bytes at this moment"));
+    /* generated over the slot width (the smallest gap), not over the gap to its next line */
+    CHECK(refused("0 0 1000000000000000\n0 1000 0\n0 1000.1 0\n", 1, "over 0.100 s"));
+    CHECK(refused("0 0 1000\n0 86400 1000\n", 2, "generated until 172800 s"));
     CHECK(refused("0 0 200000000000\n0 0.05 1\n", 1, "1 TB/s"));              /* closer than 0.1 s */
+    /* the connections' total stays under 2^62 (a wrapped total read as nothing to send: drained at once) */
+    char *many = malloc(65 * 64);
+    size_t at = 0;
+    for (int c = 0; c < 65; c++)
+        at += (size_t)sprintf(many + at, "%d 0 72057594037927936\n%d 86400 0\n", c, c); /* 2^56 over 24 h each */
+    CHECK(refused(many, 129, "the schedule's total passes 2^62 bytes"));
+    free(many);
     CHECK(refused("\n# only comments\n\n", 3, "no slots"));
     CHECK(refused("", 0, "no slots"));
     char *long_line = malloc(SCHEDULE_LINE_MAX_BYTES + 100);
