@@ -418,3 +418,14 @@ def test_the_lag_peaks_just_before_a_count_arrives(redoprobe, server, tmp_path, 
     one = write_schedule(tmp_path / "one.txt", [(0, 0, 1_000_000)])  # generated over 0.1 s, sent at its end
     _, _, end = replay(redoprobe, server, one, "--warmup", warmup)
     assert 0.095 <= end["max_lag_seconds"] <= 0.2 and end["max_backlog_bytes"] >= 950_000, end
+
+
+def test_a_replay_cut_by_its_cap_adds_its_intervals_up_to_its_totals(redoprobe, server, tmp_path):
+    """5 s of 10 MB/s through a 40 Mbit/s pacing cap, stopped at 3 s with 4 MB queued: the last interval
+    comes once the senders stopped and the server counted what arrived (it was taken before, and the
+    server's last count never came), so the intervals add up to the end's sent and received."""
+    path = write_schedule(tmp_path / "cut.txt", [(0, k / 10, 1_000_000) for k in range(50)])
+    _, intervals, end = replay(redoprobe, server, path, "--duration", "3", "--fq-rate", "40M")
+    assert end["drained"] is False and end["bytes_received"] < end["bytes_sent"] < 50_000_000
+    assert sum(i["bytes_sent"] for i in intervals) == end["bytes_sent"]
+    assert sum(i["bytes_received"] for i in intervals) == end["bytes_received"]

@@ -69,3 +69,41 @@ def test_idle_server_stops_on_sigterm_at_once(redoprobe, server):
     seconds = time.monotonic() - signalled
     assert status == 0
     assert seconds < 1
+
+
+def test_a_second_term_ends_the_wait_for_a_silent_servers_count(redoprobe, server):
+    """Stopped by a TERM, the client waits up to 10 s for the server's count (it may still come); a
+    second TERM ends that wait at once (it waited the 10 s whatever the signals)."""
+    srv = server("--once", "--interval", "600")
+    client = _client(redoprobe, srv.port)
+    srv.process.send_signal(signal.SIGSTOP)  # the server goes silent: its count never comes
+    try:
+        client.send_signal(signal.SIGTERM)
+        time.sleep(1)
+        assert client.poll() is None  # waiting for the count
+        seconds, out = _gone_after(client, signal.SIGTERM)
+    finally:
+        srv.process.send_signal(signal.SIGCONT)
+    assert seconds < 1.5, f"the client took {seconds:.1f} s after the second TERM"
+    assert by_event(events(out), "error")
+
+
+def test_term_while_reading_a_long_schedule_stops_at_once(redoprobe, tmp_path):
+    """A schedule of 2,000,000 lines takes seconds to read; a TERM stops the reading (it read on and
+    then connected), and nothing is connected to."""
+    path = tmp_path / "long.txt"
+    with path.open("w") as out:
+        for conn in range(4):
+            out.writelines(f"{conn} {k / 10:.1f} 1000\n" for k in range(500_000))
+    process = subprocess.Popen(
+        [redoprobe, "client", "127.0.0.1", "--json", "--port", "9", "--schedule", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.3)
+    assert process.poll() is None, "the schedule was read too fast for this test"
+    seconds, out = _gone_after(process, signal.SIGTERM)
+    assert seconds < 1, f"the client took {seconds:.1f} s"
+    error = by_event(events(out), "error")[0]
+    assert error["code"] == "schedule" and "stopped (TERM or Ctrl-C) while reading it" in error["message"], error

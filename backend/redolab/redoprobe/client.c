@@ -439,11 +439,12 @@ static int finish(struct client_test *t, int control, uint64_t *sent, struct res
     uint8_t reply[RESULT_BYTES];
     /* The server counts once the bytes still queued have arrived: at the end of the test that may take
      * as long as the test did (a slow link, big buffers), and a stop request (TERM) then ends the wait;
-     * a test stopped by one already waits briefly for the count, which a silent server never sends. */
+     * a test stopped by one already waits briefly for the count, which a silent server never sends, and a
+ * second TERM ends that wait too. */
     int stopping = atomic_load(&probe_stop_requested);
     double wait = stopping ? STOPPED_RESULT_WAIT_SECONDS : 10 + o->duration_seconds;
-    if (send_all(control, end, sizeof end, NULL, 5) < 0 ||
-        recv_all(control, reply, sizeof reply, stopping ? NULL : &probe_stop_requested, wait) < 0 ||
+    if (send_all(control, end, sizeof end, &probe_stop_insisted, 5) < 0 ||
+        recv_all(control, reply, sizeof reply, stopping ? &probe_stop_insisted : &probe_stop_requested, wait) < 0 ||
         decode_result(reply, r) < 0)
         return -1;
     if (t->replay) { /* the server counted the warm-up's filler too: it is not redo */
@@ -596,14 +597,18 @@ static int client_report(struct client_test *t)
     uint64_t sent = 0;
     struct result result;
     memset(&result, 0, sizeof result);
-    if (!failed) {
+    if (!failed && !t->replay) {
         double stopped = now_seconds();
-        if (t->replay && stopped - t->start > t->reported_seconds) /* the rest: every byte in some interval */
-            emit_interval(t, t->reported_seconds, stopped - t->start);
-        else if (!t->replay && stopped - t->last > 0.05 && !interrupted)
+        if (stopped - t->last > 0.05 && !interrupted)
             emit_interval(t, t->last - t->start, stopped - t->start);
     }
-    if (finish(t, t->control, &sent, &result) < 0 || failed) {
+    int finished = finish(t, t->control, &sent, &result) == 0;
+    /* A replay's last interval once its senders stopped and the server counted what arrived (each data
+     * connection's count at its end came before the result): the intervals add up to the end's totals,
+     * also when the cap or a signal ended the replay before it drained. */
+    if (!failed && t->replay && now_seconds() - t->start > t->reported_seconds)
+        emit_interval(t, t->reported_seconds, now_seconds() - t->start);
+    if (!finished || failed) {
         if (!failed && atomic_load(&probe_stop_requested)) {
             report_error(o, PE_PEER_LOST, "stopped after %.1f s and %llu bytes sent while waiting for the count of "
                          "the server %s:%d (%s): the intervals reported so far stand, the server's total is unknown",

@@ -11,6 +11,7 @@
 #include "probe.h"
 
 atomic_int probe_stop_requested = 0;
+atomic_int probe_stop_insisted = 0; /* a second signal: stop waiting for anything */
 
 /* Both switches have no default: -Wswitch (in -Wall, an error with -Werror) names a member of
  * enum probe_error either leaves out; t_errors checks the strings are distinct. */
@@ -87,7 +88,8 @@ static void on_signal(int signal_number)
 {
     (void)signal_number;
     int saved = errno;
-    atomic_store(&probe_stop_requested, 1);
+    if (atomic_exchange(&probe_stop_requested, 1))
+        atomic_store(&probe_stop_insisted, 1);
     if (stop_pipe[1] >= 0) {
         ssize_t written = write(stop_pipe[1], "", 1); /* non-blocking: a full pipe is readable already */
         (void)written;

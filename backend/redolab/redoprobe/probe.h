@@ -111,6 +111,7 @@ int run_disk(const struct disk_options *options);
 
 /* Set by SIGINT/SIGTERM; long loops check it and finish with an end event. */
 extern atomic_int probe_stop_requested;
+extern atomic_int probe_stop_insisted; /* a second SIGINT/SIGTERM */
 void probe_install_signal_handlers(void);
 /* Readable from the first SIGINT/SIGTERM on (-1 before the handlers are installed): a poll() that
  * includes it wakes at once on a stop request, in every thread. */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probe.h"
+
 /* What the parser remembers of each connection between its slots. */
 struct connection_state {
     int seen;
@@ -424,9 +426,15 @@ int schedule_read(FILE *in, const char *name, double scale, struct schedule *s, 
     *p = (struct parser){.name = name, .scale = scale, .s = s, .problem = problem, .size = size, .highest = -1};
     size_t len = 0;
     int got;
-    while ((got = read_line(p, in, buf, &len)) == 1)
+    while ((got = read_line(p, in, buf, &len)) == 1) {
         if (parse_line(p, buf, len) < 0)
             goto done;
+        if ((p->line & 4095) == 0 && atomic_load(&probe_stop_requested)) { /* a TERM while reading millions */
+            snprintf(problem, size, "schedule %s: stopped (TERM or Ctrl-C) while reading it, at line %lu", name,
+                     p->line);
+            goto done;
+        }
+    }
     if (got == -2) {
         snprintf(problem, size, "cannot read the schedule %s: %s", name, strerror(errno));
         goto done;

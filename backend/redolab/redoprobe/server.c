@@ -190,6 +190,13 @@ static void *progress_receiver(void *arg)
             g.reported = g.received;
         }
     }
+    if (!failure && !eof && g.received != g.reported) {
+        /* stopped (the client's END, at its cap): the count the result is made of goes first, so the
+         * client's intervals add up to the result it reads next */
+        uint8_t count[PROGRESS_BYTES];
+        put_u64(count, g.received);
+        send_all(s->fd, count, sizeof count, NULL, 1);
+    }
     s->error = failure;
     free(buf);
     atomic_store(&t->finished[s->id], 1);
