@@ -269,6 +269,26 @@ def test_rehearse_command_replays_the_worst_minute_and_reports_the_lag(tmp_path,
     assert "maximum transport lag" in shown.stdout and "after the last scheduled byte" in shown.stdout
 
 
+def test_rehearse_command_past_the_queue_cap_is_refused_naming_the_cap(tmp_path, schema):
+    """With REDOLAB_MAX_QUEUED_PER_USER=1 and no worker, the first rehearsal stays queued and the second is
+    refused by the cap (429): an error line naming the cap and exit 1, not a traceback."""
+    lab_one(tmp_path, schema)
+    lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
+    lines += [
+        f"1,{100 + n},2025-03-04 12:{10 * n:02d}:00,2025-03-04 12:{10 * n + 10:02d}:00,2048,512" for n in range(3)
+    ]
+    (tmp_path / "arch.csv").write_text("\n".join(lines) + "\n")
+    imported = run(tmp_path, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv"))
+    assert imported.returncode == 0, imported.stderr
+    rehearse = ("rehearse", "--env", "lab one", "--window", "worst-1m")
+    queued = run(tmp_path, *rehearse, REDOLAB_MAX_QUEUED_PER_USER="1")
+    assert queued.returncode == 0 and "queued" in queued.stdout, queued.stderr
+    refused = run(tmp_path, *rehearse, REDOLAB_MAX_QUEUED_PER_USER="1")
+    assert refused.returncode == 1, refused.stderr
+    assert refused.stderr.startswith("error: You have 1 runs and sweeps queued"), refused.stderr
+    assert "REDOLAB_MAX_QUEUED_PER_USER=1" in refused.stderr and "Traceback" not in refused.stderr
+
+
 def test_run_command_names_bad_options(tmp_path, schema):
     upgraded(tmp_path, schema)
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")

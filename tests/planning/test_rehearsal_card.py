@@ -16,13 +16,15 @@ from tests.planning.test_plan import facts
 from tests.planning.test_requirement import MIB, T0, row
 
 
-def history():
-    """One thread: 10-minute logs of 60 MiB for 3 hours, 600 MiB each from the second hour on (the worst)."""
-    rows = [row(1, 600 * n, 600, 600 if 6 <= n < 12 else 60) for n in range(18)]
-    return requirement([ImportSeries(1, "arch.csv", rows)], headroom_ratio=0.3)
+def history(import_id=1, filename="arch.csv", worst_mib=600):
+    """One thread: 10-minute logs of 60 MiB for 3 hours, `worst_mib` each from the second hour on (the worst)."""
+    rows = [row(1, 600 * n, 600, worst_mib if 6 <= n < 12 else 60) for n in range(18)]
+    return requirement([ImportSeries(import_id, filename, rows)], headroom_ratio=0.3)
 
 
-def fact(*, max_lag=4.0, drained=True, speedup=1.0, loopback=False, result=True, status="succeeded") -> RehearsalFact:
+def fact(
+    *, max_lag=4.0, drained=True, speedup=1.0, loopback=False, result=True, status="succeeded", scale=1.0, imports=()
+) -> RehearsalFact:
     measured = {
         "max_lag_seconds": max_lag, "max_backlog_bytes": 40 * MIB, "drain_seconds": 3.0 if drained else None,
         "drained": drained, "threads": [{"thread": 1, "max_lag_seconds": max_lag}],
@@ -31,15 +33,18 @@ def fact(*, max_lag=4.0, drained=True, speedup=1.0, loopback=False, result=True,
     return RehearsalFact(
         id=7, when=T0 + timedelta(days=30), window_kind="worst", window_start=T0 + timedelta(hours=1),
         window_end=T0 + timedelta(hours=2), window_label="worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC",
-        granularity_seconds=600, granularity="per log (~10 min each)", threads=(1,), scale=1.0, speedup=speedup,
+        granularity_seconds=600, granularity="per log (~10 min each)", threads=(1,), scale=scale, speedup=speedup,
         mode="async", loopback=loopback, status=status, failure=None, result=measured if result else None,
+        imports=imports,
     )  # fmt: skip
 
 
-def plan_with(rehearsal: RehearsalFact | None, *, goal: float | None = 30.0, link_bits: float = 10e9, left_out=()):
+def plan_with(
+    rehearsal: RehearsalFact | None, *, goal: float | None = 30.0, link_bits: float = 10e9, left_out=(), req=None
+):
     return build_plan(
         facts=facts(rpo_goal_seconds=goal, link_bits_per_second=link_bits),
-        requirement=history(),
+        requirement=req or history(),
         runs=[],
         rehearsals=[rehearsal] if rehearsal else [],
         rehearsals_left_out=list(left_out),
@@ -148,3 +153,43 @@ def test_the_printed_report_draws_the_lag_without_script():
     assert 'stroke-dasharray="6,4"' in svg and 'stroke-dasharray="2,3"' in svg  # the model and the goal
     assert "49 s" in svg  # the axis reaches the largest lag
     assert str(lag_svg([], None, None)) == ""
+
+
+def test_a_rehearsal_of_an_import_no_longer_chosen_gets_no_prediction_of_other_redo():
+    """Rehearsed from import #1; import #2 (twice the redo) covers the same hours and #1 is unticked: the
+    model would predict #2's redo for the same window and call the gap a link fault, so it says why not."""
+    rehearsed = fact(max_lag=4.0, imports=("import #1 (arch.csv)",))
+    same = plan_with(rehearsed).card("rehearsal")
+    assert dict(same.rows)["Model's prediction, same window"].startswith("largest lag")
+    assert same.values["predicted"] is not None and "Measured against the model" in dict(same.rows)
+    other = plan_with(rehearsed, req=history(2, "arch-again.csv", worst_mib=1200), link_bits=1.5 * MIB * 8)
+    card = other.card("rehearsal")
+    said = dict(card.rows)["Model's prediction, same window"]
+    assert said.startswith("none: the redo history it replayed (import #1 (arch.csv)) is not the plan's chosen "
+                           "history now (import #2 (arch-again.csv))"), said  # fmt: skip
+    assert "not be of the same redo" in said
+    assert card.values["predicted"] is None and card.values["explanation"] is None
+    assert "Measured against the model" not in dict(card.rows)
+    assert not any("model" in line.lower() for line in card.working[:-1])
+
+
+def test_a_rehearsal_at_scaled_volumes_says_so_beside_every_figure():
+    """At scale 1.3 the lag and the bytes at risk are of 1.3 times the recorded redo: the headline, the
+    rows, the risk and the report's first page say "at x1.3 volumes" (with a multiplication sign); at
+    scale 1 nothing is added."""
+    plan = plan_with(fact(max_lag=45.0, scale=1.3))
+    card = plan.card("rehearsal")
+    assert card.headline.endswith("40 MiB at risk at ×1.3 volumes"), card.headline
+    rows = dict(card.rows)
+    assert rows["Window replayed"] == "worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC at ×1.3 volumes (1 thread(s))"
+    assert rows["Largest redo at risk (backlog)"].endswith(" at ×1.3 volumes")
+    risk = next(r for r in plan.risks if "Rehearsal #7" in r)
+    assert "replayed worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC at ×1.3 volumes through the link" in risk
+    answer = next(a for a in answers(plan, lambda m: show_time(m, "UTC")) if a.key == "rehearsal")
+    assert "measured over worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC at ×1.3 volumes" in answer.number
+    no_goal = plan_with(fact(scale=0.5), goal=None).card("rehearsal")
+    assert no_goal.headline.endswith("over worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC at ×0.5 volumes")
+    within = plan_with(fact(scale=2)).card("rehearsal")
+    assert within.headline.startswith("Within the 30 s RPO goal") and within.headline.endswith("at ×2 volumes")
+    plain = plan_with(fact(max_lag=45.0))
+    assert "volumes" not in plain.card("rehearsal").headline and not any("volumes" in r for r in plain.risks)

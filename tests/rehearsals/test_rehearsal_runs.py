@@ -326,8 +326,9 @@ def test_a_sync_rehearsal_refuses_a_history_whose_average_write_is_no_commit(api
 
 def test_schedules_are_built_one_at_a_time(api_client, session, monkeypatch):
     """Building a long schedule takes seconds and hundreds of MB: requests sent at once (on other hosts,
-    so the busy-host check passes them all) build one at a time, and one that waits too long is told
-    to come back (429), having written nothing."""
+    so the busy-host check passes them all) build one at a time, and one finding a build under way is
+    told at once to come back (503 with Retry-After: waiting, it held a page thread), having written
+    nothing."""
     from redolab.rehearsals import service
 
     building, release = threading.Event(), threading.Event()
@@ -339,7 +340,6 @@ def test_schedules_are_built_one_at_a_time(api_client, session, monkeypatch):
         return real_build(*args, **kwargs)
 
     monkeypatch.setattr(service, "build_schedule", slow_build)
-    monkeypatch.setattr(service, "BUILD_WAIT_SECONDS", 0.2)
     first, second = local_env(session), local_env(session)
     for environment in (first, second):
         import_history(api_client, environment, archived_log_csv())
@@ -349,7 +349,38 @@ def test_schedules_are_built_one_at_a_time(api_client, session, monkeypatch):
         waited = api_client.post(f"/api/v1/environments/{second.id}/rehearsals", json={"speedup": 360})
         release.set()
         assert held.result(timeout=60).status_code == 201
-    assert waited.status_code == 429 and "built one at a time" in waited.text, waited.text
+    assert waited.status_code == 503 and "built one at a time" in waited.text, waited.text
+    assert waited.headers["Retry-After"] == str(service.BUILD_RETRY_SECONDS)
     assert count(session, Rehearsal) == 1
     later = api_client.post(f"/api/v1/environments/{second.id}/rehearsals", json={"speedup": 360})
     assert later.status_code == 201, later.text
+
+
+def test_the_owners_queue_cap_counts_every_run_of_the_rehearsal(api_client, app, session):
+    """Two node pairs are two runs: with one place left in the owner's queue the rehearsal is refused
+    before its schedule is built (it was built, then refused half queued by the second run's check)."""
+    environment = local_env(session, nodes=2)
+    import_history(api_client, environment, archived_log_csv(threads=2, burst_mib=150))
+    app.state.settings = app.state.settings.model_copy(update={"max_queued_per_user": 1})
+    refused = api_client.post(f"/api/v1/environments/{environment.id}/rehearsals", json={"speedup": 600})
+    assert refused.status_code == 429 and "this asks for 2 more" in refused.text, refused.text
+    assert count(session, Rehearsal) == 0 and count(session, Run) == 0
+
+
+def test_each_thread_goes_over_its_own_node_pair_or_all_over_node_ones(api_client, session):
+    """Thread 2 alone replays from node 2 (it went over node 1's pair); three threads over two node
+    pairs go over node 1's pair, as the form says, the notes naming the thread without a pair."""
+    environment = local_env(session, nodes=2)
+    rows = archived_log_csv(threads=3, burst_mib=150).splitlines()
+    only_two = "\n".join([rows[0], *(r for r in rows[1:] if r.startswith("2,"))]) + "\n"
+    import_history(api_client, environment, only_two, name="thread2.csv")
+    body = api_client.post(f"/api/v1/environments/{environment.id}/rehearsals", json={"speedup": 600}).json()
+    run = session.get(Rehearsal, body["id"]).runs[0]
+    assert (run.client_host_name, run.server_host_name) == ("p2", "s2") and body["notes"] == []
+    api_client.post(f"/api/v1/rehearsals/{body['id']}/cancel")
+    other = local_env(session, nodes=2)
+    import_history(api_client, other, "\n".join(rows) + "\n")
+    body = api_client.post(f"/api/v1/environments/{other.id}/rehearsals", json={"speedup": 600}).json()
+    runs = session.get(Rehearsal, body["id"]).runs
+    assert [(r.client_host_name, r.server_host_name, r.conns) for r in runs] == [("p1", "s1", 3)]
+    assert any("thread 3 has no node pair" in note for note in body["notes"]), body["notes"]

@@ -77,3 +77,64 @@ def test_a_day_is_stored_thinned_with_its_peaks_and_its_figures_from_every_inter
     }
     short = measured([RunReplay(1, [1], INTERVALS)])
     assert stored(short) is short  # nothing to thin
+
+
+def start(schedule_seconds: float) -> str:
+    """A replay's start event: its part of the schedule generates its last byte at `schedule_seconds`."""
+    data = {"schedule": "part", "schedule_bytes": 100, "schedule_seconds": schedule_seconds, "speedup": 1.0}
+    return json.dumps({"event": "start", "data": data})
+
+
+def ended(drain: float | None, max_backlog: int = 0, max_backlog_at: float = 0.0, streams: list | None = None) -> str:
+    data = {"seconds": 2.0, "bytes_sent": 100, "bytes_received": 100, "max_lag_seconds": 0.5,
+            "max_backlog_bytes": max_backlog, "max_backlog_at_seconds": max_backlog_at,
+            "drained": drain is not None, "drain_seconds": drain, "streams": streams or []}  # fmt: skip
+    return json.dumps({"event": "end", "data": data})
+
+
+DONE = interval(1, 0.0, 100, 100, 0)
+
+
+def test_node_pairs_drain_from_the_schedules_last_byte_not_each_parts_own():
+    """Thread 1's part ends at 3599 s and drains 1 s later; thread 2's ends at 1800 s and drains by 2400 s
+    (600 s after its own last byte). The schedule's last byte was released at 3599 s and every byte was
+    in by 3600 s: the rehearsal drained in 1 s (was 600 s, the largest of the runs' own drains)."""
+    late = [start(3599.0), DONE, ended(1.0)]
+    early = [start(1800.0), DONE, ended(600.0)]
+    result = measured([RunReplay(1, [1], late), RunReplay(2, [2], early)])
+    assert result["drained"] is True and result["drain_seconds"] == 1.0
+    # the early part still in flight after the late one drained: its end counts, from 3599 s
+    slow = measured([RunReplay(1, [1], late), RunReplay(2, [2], [start(1800.0), DONE, ended(1900.0)])])
+    assert slow["drain_seconds"] == 101.0  # all in at 3700 s
+    undrained = measured([RunReplay(1, [1], late), RunReplay(2, [2], [start(1800.0), DONE, ended(None)])])
+    assert undrained["drained"] is False and undrained["drain_seconds"] is None
+
+
+def test_one_run_drains_as_its_probe_says():
+    result = measured([RunReplay(1, [1, 2], [start(60.0), DONE, ended(2.5)])])
+    assert result["drain_seconds"] == 2.5
+
+
+MIB = 1 << 20
+
+
+def test_two_threads_bursting_together_mid_interval_count_the_runs_summed_peak():
+    """One pair carries two threads; both burst mid-interval (100 MiB each) and are back to 0 by the
+    interval's end. The probe's end event holds the summed peak, 200 MiB at 1.5 s: reported (was 100 MiB,
+    the larger thread's own peak)."""
+    streams = [{"id": 0, "max_backlog_bytes": 100 * MIB}, {"id": 1, "max_backlog_bytes": 100 * MIB}]
+    lines = [start(2.0), interval(1, 0.1, 10, 10, 0), interval(2, 0.1, 10, 10, 0), ended(0.2, 200 * MIB, 1.5, streams)]
+    result = measured([RunReplay(1, [1, 2], lines)])
+    assert result["max_backlog_bytes"] == 200 * MIB and result["max_backlog_at_seconds"] == 1.5
+
+
+def test_runs_peaks_at_different_moments_are_not_added():
+    """Two pairs peak at 150 and 120 bytes at different moments: the rehearsal's figure is the larger run
+    peak or interval-end sum (a lower bound), not 270 bytes that no moment had."""
+    first = [start(3.0), interval(1, 0.1, 100, 50, 50), interval(2, 0.1, 100, 100, 0), ended(0.1, 150, 0.5)]
+    second = [start(3.0), interval(1, 0.1, 100, 40, 60), interval(2, 0.1, 100, 100, 0), ended(0.1, 120, 1.5)]
+    result = measured([RunReplay(1, [1], first), RunReplay(2, [2], second)])
+    assert result["max_backlog_bytes"] == 150 and result["max_backlog_at_seconds"] == 0.5
+    both = [start(3.0), interval(1, 0.1, 100, 0, 100), ended(0.1, 100, 1.0)]
+    summed = measured([RunReplay(1, [1], both), RunReplay(2, [2], [start(3.0), interval(1, 0.1, 100, 0, 100)])])
+    assert summed["max_backlog_bytes"] == 200 and summed["max_backlog_at_seconds"] == 1  # the interval-end sum

@@ -121,3 +121,35 @@ def test_an_admin_deletes_a_finished_rehearsal_and_frees_its_room(api_client, ap
     session.expire_all()
     assert (count(session, Rehearsal), count(session, Run), count(session, ReplaySchedule)) == (0, 0, 0)
     assert api_client.get(url).status_code == 404
+
+
+def test_a_list_of_rehearsals_reads_their_runs_in_one_query(api_client, session, engine):
+    from sqlalchemy import event
+
+    from redolab.rehearsals import service
+
+    environment = local_env(session)
+    import_history(api_client, environment, archived_log_csv())
+
+    def statements() -> int:
+        seen = []
+
+        def counted(*_) -> None:
+            seen.append(1)
+
+        event.listen(engine, "before_cursor_execute", counted)
+        try:
+            session.expire_all()
+            rehearsals = service.list_rehearsals(session=session, environment=environment)
+            states = [service.status(r) for r in rehearsals]
+        finally:
+            event.remove(engine, "before_cursor_execute", counted)
+        assert all(state is RunStatus.cancelled for state in states)
+        return len(seen)
+
+    counts = []
+    for _ in range(3):
+        body = rehearse(api_client, environment)
+        api_client.post(f"/api/v1/rehearsals/{body['id']}/cancel")
+        counts.append(statements())
+    assert counts[0] == counts[1] == counts[2] <= 3, counts

@@ -155,3 +155,64 @@ def test_a_worst_hour_longer_than_the_data_is_refused_with_the_longest_stretch()
     with pytest.raises(RehearsalRefused, match=r"no stretch of 60 minutes .*the longest is 30 min"):
         choose_window(requirement_of([row(1, 0, 1800, 100)]))
     assert choose_window(requirement_of([row(1, 0, 1800, 100)]), "worst-15m").seconds == 900
+
+
+def day_of_logs(day):
+    """One instance logging 120 MiB every 20 minutes from the UTC midnight before `day` for two days."""
+    base = datetime(day.year, day.month, day.day, tzinfo=UTC) - timedelta(days=1)
+    return [row(1, 1200 * i, 1200, 120, base=base) for i in range(144)]
+
+
+def test_a_local_period_across_the_autumn_change_is_measured_on_the_real_clock():
+    """Europe/Berlin, 2025-10-26: the clocks go back from 03:00 +02:00 to 02:00 +01:00, so 00:30 to 04:30
+    on the wall is 5 hours, and an hour of redo more than the wall clock says."""
+    req = requirement_of(day_of_logs(datetime(2025, 10, 26)))
+    window = choose_window(req, "2025-10-26T00:30..2025-10-26T04:30", zone="Europe/Berlin")
+    assert (window.start, window.end) == (
+        datetime(2025, 10, 25, 22, 30, tzinfo=UTC),
+        datetime(2025, 10, 26, 3, 30, tzinfo=UTC),
+    )
+    assert window.seconds == 18000
+    assert window.bytes_per_second == pytest.approx(120 * MIB / 1200)
+    assert window.label == "2025-10-26 00:30 +02:00 to 04:30 +01:00 Europe/Berlin"
+    start, end = parse_window_spec("2025-10-26T01:00..2025-10-26T04:00", zone="Europe/Berlin")
+    assert end - start == timedelta(hours=4)  # 3 hours on the wall
+    with pytest.raises(RehearsalRefused, match="25 h is longer than the 24 h"):
+        choose_window(req, "2025-10-26T00:00..2025-10-27T00:00", zone="Europe/Berlin")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("2025-10-26T00:00..2025-10-26T02:30", "window end: '2025-10-26T02:30' happens twice"),
+        ("2025-10-26T02:00..2025-10-26T05:00", "window start: '2025-10-26T02:00' happens twice"),
+    ],
+)
+def test_a_time_the_autumn_clock_shows_twice_is_refused_until_an_offset_says_which(text, said):
+    with pytest.raises(WindowSpecError, match=f"{said} on the Europe/Berlin clock.*give the offset you mean"):
+        parse_window_spec(text, zone="Europe/Berlin")
+
+
+def test_an_hour_the_autumn_clock_shows_twice_is_measured_and_labelled_with_the_offset_given():
+    req = requirement_of(day_of_logs(datetime(2025, 10, 26)))
+    window = choose_window(req, "2025-10-26T02:00+02:00..2025-10-26T02:00+01:00", zone="Europe/Berlin")
+    assert window.seconds == 3600
+    assert window.label == "2025-10-26 02:00 +02:00 to 02:00 +01:00 Europe/Berlin"
+    window = choose_window(req, "2025-10-26T02:10+01:00..2025-10-26T02:40+01:00", zone="Europe/Berlin")
+    assert window.label == "2025-10-26 02:10 +01:00 to 02:40 +01:00 Europe/Berlin"  # not the first 02:10
+
+
+def test_a_local_period_across_the_spring_change_is_measured_on_the_real_clock_and_the_skipped_hour_refused():
+    """Europe/Berlin, 2025-03-30: the clocks jump from 02:00 +01:00 to 03:00 +02:00; 02:00 to 03:00 never
+    happens (0 s long), and the day is 23 hours."""
+    req = requirement_of(day_of_logs(datetime(2025, 3, 30)))
+    for text, said in (
+        ("2025-03-30T02:00..2025-03-30T03:00", "window start: '2025-03-30T02:00' does not exist on the Europe/Berlin"),
+        ("2025-03-30T01:00..2025-03-30T02:30", "window end: '2025-03-30T02:30' does not exist .* give an offset"),
+    ):
+        with pytest.raises(WindowSpecError, match=said):
+            choose_window(req, text, zone="Europe/Berlin")
+    window = choose_window(req, "2025-03-30T00:00..2025-03-31T00:00", zone="Europe/Berlin")
+    assert window.seconds == 23 * 3600
+    assert window.label == "2025-03-30 00:00 +01:00 to 2025-03-31 00:00 +02:00 Europe/Berlin"
+    assert choose_window(req, "2025-03-30T01:00..2025-03-30T03:30", zone="Europe/Berlin").seconds == 1.5 * 3600

@@ -7,7 +7,7 @@ import typer
 
 from redolab.cli.database import environment_named
 from redolab.cli.experiments import invalid_input_fails
-from redolab.cli.output import emit
+from redolab.cli.output import emit, fail
 
 
 def rehearse(
@@ -32,19 +32,23 @@ def rehearse(
     """Replay a window of recorded redo through the real link and measure the lag."""
     import time
 
+    from redolab.core.limits import LimitReached
     from redolab.rehearsals import service
     from redolab.rehearsals.api import rehearsal_public
     from redolab.rehearsals.schemas import RehearsalCreate
 
     with environment_named(env) as (session, environment):
-        with invalid_input_fails(lambda error: f"{error.field}: {error.message}"):
-            body = RehearsalCreate(
-                window=window, scale=scale, speedup=speedup, mode=mode, message_bytes=message_size, label=label,
-                across_hops=all_destinations,
-            )  # fmt: skip
-            rehearsal = service.create_rehearsal(
-                session=session, environment=environment, request=service.request_of(body), requested_by=user
-            )
+        try:
+            with invalid_input_fails(lambda error: f"{error.field}: {error.message}"):
+                body = RehearsalCreate(
+                    window=window, scale=scale, speedup=speedup, mode=mode, message_bytes=message_size, label=label,
+                    across_hops=all_destinations,
+                )  # fmt: skip
+                rehearsal = service.create_rehearsal(
+                    session=session, environment=environment, request=service.request_of(body), requested_by=user
+                )
+        except LimitReached as refused:  # a queue cap (429): a refusal naming the cap, not a crash
+            fail(refused.message)
         if not as_json:
             typer.echo(
                 f"rehearsal {rehearsal.id} queued: {rehearsal.window_label}, threads "

@@ -74,14 +74,22 @@ def _queued(session: Session, *condition) -> int:
 
 
 def check_queue_caps(
-    session: Session, *, owner: str, client_host_id: int, server_host_id: int, pair_name: str, caps: QueueCaps
+    session: Session,
+    *,
+    owner: str,
+    client_host_id: int,
+    server_host_id: int,
+    pair_name: str,
+    caps: QueueCaps,
+    adding: int = 1,
 ) -> None:
-    """Refuse (429) a job that would take `owner` or the host pair past its cap of queued jobs.
-    Called with the queue lock held (hold_queue_lock)."""
+    """Refuse (429) a job that would take `owner` or the host pair past its cap of queued jobs
+    (`adding`: the owner's jobs this request queues at once). Called with the queue lock held."""
     mine = _queued(session, Job.requested_by == owner)
-    if mine >= caps.per_user:
+    if mine + adding > caps.per_user:
+        asks = f"; this asks for {adding} more" if adding > 1 else ""
         raise LimitReached(
-            f"You have {mine} runs and sweeps queued, the most one user may have waiting "
+            f"You have {mine} runs and sweeps queued{asks}, the most one user may have waiting "
             f"(REDOLAB_MAX_QUEUED_PER_USER={caps.per_user}): wait for some to start, or cancel some, "
             "then queue more.",
             status_code=429,

@@ -127,7 +127,7 @@ def _rehearsal(result: RehearsalOutcome) -> tuple[str, str]:
     measured, goal = result.measured, result.rpo_goal_seconds
     number = (
         f"largest lag {format_duration(measured['max_lag_seconds'])}, {format_bytes(measured['max_backlog_bytes'])} "
-        f"at risk, measured over {result.fact.window_label}"
+        f"at risk, measured over {result.fact.window_label}{result.fact.at_volumes}"
     )
     if goal is not None:
         number += f" ({'within' if result.within_goal else 'over'} the {format_duration(goal)} RPO goal)"

@@ -43,10 +43,18 @@ class RehearsalFact:
     failure: str | None
     result: dict | None
     notes: tuple[str, ...] = ()  # threads left out of the replay and why, thin data
+    # labels of the imports the replayed series came from (Rehearsal.imports); empty: not recorded
+    imports: tuple[str, ...] = ()
 
     @property
     def compressed(self) -> bool:
         return self.speedup > 1
+
+    @property
+    def at_volumes(self) -> str:
+        """' at x1.3 volumes' (with a multiplication sign) when the replay multiplied the recorded redo ('' at
+        1): said beside each figure it measured, as those are bytes and lag of the scaled redo."""
+        return f" at ×{self.scale:g} volumes" if self.scale != 1 else ""
 
     @property
     def source(self) -> Source:
@@ -123,6 +131,14 @@ def outcome(
     if requirement is None or any(t not in requirement.threads or not requirement.threads[t].replay
                                   for t in fact.threads):  # fmt: skip
         why = "the redo history it replayed is no longer chosen in the plan's evidence"
+    elif fact.imports and set(fact.imports) != set(replay_imports(requirement, fact.threads)):
+        # another import over the same hours gives the threads a replay series too: the model would
+        # predict from redo that was not replayed, and call the difference a fault of the link
+        why = (
+            f"the redo history it replayed ({', '.join(fact.imports)}) is not the plan's chosen history now "
+            f"({', '.join(replay_imports(requirement, fact.threads)) or 'none'}): the model's prediction would "
+            "not be of the same redo; rehearse again to compare"
+        )
     elif any(s is None for s in streams):
         why = "no single-connection ASYNC run and no nominal link rate to drain the model at"
     else:
@@ -138,6 +154,12 @@ def outcome(
                 drain_bytes_per_second=drain.bytes_per_second,
             )
     return RehearsalOutcome(fact, rpo_goal_seconds, prediction, drain, comparison, why)
+
+
+def replay_imports(requirement: Requirement, threads: tuple[int, ...]) -> tuple[str, ...]:
+    """The labels of the imports the threads' replay series come from, sorted (as a rehearsal stores them)."""
+    bases = [requirement.threads[t].replay_basis for t in threads if t in requirement.threads]
+    return tuple(sorted({label for basis in bases if basis is not None for label in basis.imports}))
 
 
 def rehearsal_card(
@@ -177,22 +199,22 @@ def rehearsal_card(
         card.missing.append("an RPO goal on the environment (the data loss the business accepts, e.g. 30 s)")
     lag, at_risk = format_duration(m["max_lag_seconds"]), format_bytes(m["max_backlog_bytes"])
     failed = result.within_goal is False and not fact.compressed
+    volumes, goal = fact.at_volumes, format_duration(rpo_goal_seconds) if rpo_goal_seconds is not None else ""
     if result.within_goal is None:
-        card.headline = f"Largest transport lag {lag}, {at_risk} of redo at risk over {fact.window_label}"
+        card.headline = f"Largest transport lag {lag}, {at_risk} of redo at risk over {fact.window_label}{volumes}"
     elif result.within_goal:
-        card.headline = f"Within the {format_duration(rpo_goal_seconds)} RPO goal: largest lag {lag}, {at_risk} at risk"
+        card.headline = f"Within the {goal} RPO goal: largest lag {lag}, {at_risk} at risk{volumes}"
     else:
         said = f"largest lag {lag}" if m.get("drained") else "the backlog had not drained when the replay stopped"
-        card.headline = f"Over the {format_duration(rpo_goal_seconds)} RPO goal: {said}, {at_risk} at risk"
+        card.headline = f"Over the {goal} RPO goal: {said}, {at_risk} at risk{volumes}"
         if failed and m.get("drained"):
             risks.append(
-                f"Rehearsal #{fact.id} replayed {fact.window_label} through the link: the transport lag reached "
-                f"{lag}, over the {format_duration(rpo_goal_seconds)} RPO goal; a primary lost then loses that "
-                "much redo."
+                f"Rehearsal #{fact.id} replayed {fact.window_label}{volumes} through the link: the transport lag "
+                f"reached {lag}, over the {goal} RPO goal; a primary lost then loses that much redo."
             )
         elif failed:
             risks.append(
-                f"Rehearsal #{fact.id} replayed {fact.window_label} through the link and the backlog had not "
+                f"Rehearsal #{fact.id} replayed {fact.window_label}{volumes} through the link and the backlog had not "
                 f"drained when the replay stopped (largest lag {lag} by then, {at_risk} at risk): the link did not "
                 f"keep up, and how far past the {format_duration(rpo_goal_seconds)} RPO goal the lag went is unknown."
             )
@@ -202,15 +224,15 @@ def rehearsal_card(
 
 def _rows(card: Card, result: RehearsalOutcome) -> None:
     fact, m, p = result.fact, result.measured, result.prediction
-    scale = f", volumes x {fact.scale:g}" if fact.scale != 1 else ""
-    card.rows.append(("Window replayed", f"{fact.window_label} ({len(fact.threads)} thread(s){scale})"))
+    volumes = fact.at_volumes
+    card.rows.append(("Window replayed", f"{fact.window_label}{volumes} ({len(fact.threads)} thread(s))"))
     card.rows.append(("Granularity", fact.granularity or "–"))
     if fact.notes:
         card.rows.append(("Left out or thin", "; ".join(fact.notes)))
     worst = max(m.get("threads") or [], key=lambda t: t.get("max_lag_seconds") or 0, default=None)
     thread = f" (thread {worst['thread']})" if worst and len(fact.threads) > 1 else ""
-    card.rows.append(("Largest transport lag, measured", f"{format_duration(m['max_lag_seconds'])}{thread}"))
-    card.rows.append(("Largest redo at risk (backlog)", format_bytes(m["max_backlog_bytes"])))
+    card.rows.append(("Largest transport lag, measured", f"{format_duration(m['max_lag_seconds'])}{thread}{volumes}"))
+    card.rows.append(("Largest redo at risk (backlog)", f"{format_bytes(m['max_backlog_bytes'])}{volumes}"))
     drained = m.get("drain_seconds")
     card.rows.append((
         "Drain time after the last scheduled byte",

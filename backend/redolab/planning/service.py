@@ -373,5 +373,5 @@ def rehearsal_fact(*, session: Session, rehearsal, result: dict | None = None) -
         mode=rehearsal.mode.value, loopback=bool(runs) and loopback, status=state.value,
         failure=rehearsal_service.failure(rehearsal),
         result=result if result is not None else rehearsal_service.current_result(session=session, rehearsal=rehearsal),
-        notes=tuple(rehearsal.notes or ()),
+        notes=tuple(rehearsal.notes or ()), imports=tuple(rehearsal.imports or ()),
     )  # fmt: skip

@@ -30,6 +30,10 @@ class RunSeries:
     backlog: list[float] = field(default_factory=list)
     lag: list[float] = field(default_factory=list)
     end: dict | None = None
+    # the start event's: where the run's part of the schedule ends, on the run's replay clock (seconds).
+    # Redolab's schedules end each connection with a zero-byte line where its last slot ends, so that is
+    # when the part's last byte is generated, the moment the probe's drain_seconds counts from. None until read.
+    schedule_seconds: float | None = None
 
     def read(self, lines: Iterable[str]) -> RunSeries:
         for line in lines:
@@ -37,6 +41,8 @@ class RunSeries:
                 event = parse_line(line)
             except ProbeOutputError:
                 continue
+            if event.event == "start" and isinstance(event.data.get("schedule_seconds"), int | float):
+                self.schedule_seconds = float(event.data["schedule_seconds"])
             if event.event == "end":
                 self.end = event.data
             if event.event != "interval" or "backlog_bytes" not in event.data:
@@ -55,7 +61,7 @@ def copy_series(series: RunSeries) -> RunSeries:
     """A snapshot: later reads into `series` do not change it."""
     return RunSeries(
         list(series.end_seconds), list(series.generated), list(series.sent), list(series.received),
-        list(series.backlog), list(series.lag), series.end,
+        list(series.backlog), list(series.lag), series.end, series.schedule_seconds,
     )  # fmt: skip
 
 
@@ -93,6 +99,7 @@ def _held(series: RunSeries, count: int) -> RunSeries:
         series.backlog + [0.0 if drained else series.backlog[-1]] * more,
         series.lag + [0.0 if drained else series.lag[-1]] * more,
         series.end,
+        series.schedule_seconds,
     )
 
 
@@ -110,6 +117,45 @@ def _thread_figures(replay: RunReplay, end: dict | None) -> list[dict]:
             }
         )
     return figures
+
+
+def _max_backlog(summed: dict, ends: list[dict], thread_figures: list[dict]) -> tuple[float, float | None]:
+    """The largest backlog of all threads together (bytes) and when (seconds into the replay; None when
+    the largest is a thread's own peak, which the probe reports without its moment)."""
+    # Each run's end event holds its summed peak, sampled at every count from the server: between
+    # interval ends, so above the interval-end sums when its threads burst together mid-interval. For
+    # several runs the sum of their peaks is no moment's figure (each peaked when it did): the largest
+    # run peak, the interval-end sums of all runs and each thread's own peak are each a backlog seen at
+    # some moment, so their maximum is a lower bound of the true peak across runs (exact for one run).
+    timed: list[tuple[float, float | None]] = [*zip(summed["backlog_bytes"], summed["end_seconds"], strict=True)]
+    timed += [
+        (_number(end, "max_backlog_bytes"), _moment(end.get("max_backlog_at_seconds")))
+        for end in ends
+        if isinstance(end.get("max_backlog_bytes"), int | float)
+    ]
+    largest, at = max(timed, key=lambda moment: moment[0], default=(0.0, None))
+    own = max((_number(t, "max_backlog_bytes") for t in thread_figures), default=0.0)
+    return (own, None) if own > largest else (largest, at)
+
+
+def _moment(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _drain_seconds(series: list[RunSeries]) -> float | None:
+    """From the release of the schedule's last byte until every run's standby had every byte (seconds;
+    None when no run reported its drain). Each run's drain_seconds counts from its own part's last byte."""
+    # The runs start together (within ~1 s) and each replays on its own clock from its own time zero: the
+    # zeros are taken as one instant, so the parts' moments compare across runs (to about that second).
+    # A part whose start event was not read is taken to end with the latest part: its drain end, if
+    # anything, late (the rehearsal's drain overstated, never understated).
+    latest = max((s.schedule_seconds for s in series if s.schedule_seconds is not None), default=0.0)
+    drain_ends = [
+        (s.schedule_seconds if s.schedule_seconds is not None else latest) + s.end["drain_seconds"]
+        for s in series
+        if s.end and isinstance(s.end.get("drain_seconds"), int | float)
+    ]
+    return max(0.0, max(drain_ends) - latest) if drain_ends else None
 
 
 def measured(replays: list[RunReplay]) -> dict | None:
@@ -132,20 +178,16 @@ def measured(replays: list[RunReplay]) -> dict | None:
         "lag_seconds": [max(s.lag[i] for s in held) for i in range(count)],
     }
     ends = [series.end or {} for _, series in runs]
-    backlog = summed["backlog_bytes"]
-    peak = max(range(count), key=backlog.__getitem__) if count else None
-    drains = [end["drain_seconds"] for end in ends if isinstance(end.get("drain_seconds"), int | float)]
     drained = all(end.get("drained") is True for end in ends) and len(runs) == len(replays)
     thread_figures = [figure for replay, series in runs for figure in _thread_figures(replay, series.end)]
+    max_backlog, max_backlog_at = _max_backlog(summed, ends, thread_figures)
     return {
         "threads": thread_figures,
         # a run stopped before its end event (cancelled, failed) still reported its intervals' lags
         "max_lag_seconds": max([*(_number(end, "max_lag_seconds") for end in ends), *summed["lag_seconds"]]),
-        # the summed backlog is sampled at interval ends; a thread's own maximum (kept by the probe
-        # between them) may be higher, and the sum is never below any thread's
-        "max_backlog_bytes": max([*backlog, *(_number(t, "max_backlog_bytes") for t in thread_figures)], default=0.0),
-        "max_backlog_at_seconds": summed["end_seconds"][peak] if peak is not None else None,
-        "drain_seconds": max(drains) if drained and drains else None,
+        "max_backlog_bytes": max_backlog,
+        "max_backlog_at_seconds": max_backlog_at,
+        "drain_seconds": _drain_seconds([series for _, series in runs]) if drained else None,
         "drained": drained,
         "bytes_generated": sum(s.generated[-1] for _, s in runs),
         "bytes_received": sum(

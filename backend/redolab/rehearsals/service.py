@@ -10,11 +10,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from redolab.core.config import Settings
 from redolab.core.db import get_or_404
 from redolab.core.errors import FieldError
+from redolab.core.limits import LimitReached
 from redolab.core.units import format_bytes
 from redolab.environments.models import Environment, Host
 from redolab.jobs.admission import QueueCaps
@@ -99,18 +100,30 @@ def _destination_pairs(environment: Environment, threads: list[int], destination
             "A rehearsal needs a primary and a standby host with the same node number: add them first.",
             422,
         )
-    if len(threads) > 1 and len(pairs) > 1:
-        missing = [t for t in threads if t not in pairs]
-        if missing:
-            raise FieldError(
-                "client_host_id",
-                f"Thread {missing[0]} has no node pair (primary node {missing[0]} and standby node {missing[0]}); "
-                "add them, or choose one host pair to carry every thread.",
-                422,
-            )
+    if all(t in pairs for t in threads):  # thread n over node pair n (thread 2 alone: pair 2)
         return [(*pairs[t], [t]) for t in threads]
-    first = pairs[min(pairs)]
+    first = pairs[min(pairs)]  # a thread without its pair: node 1's carries every thread (said in the notes)
     return [(*first, threads)]
+
+
+def carrier_notes(environment: Environment, pairs: list[Carrier], threads: list[int]) -> list[str]:
+    """What the rehearsal's notes say of one host pair carrying every thread because some thread has no
+    node pair (a primary and a standby host with its node number) of its own."""
+    notes = []
+    for client, server, carried in pairs:
+        if len(threads) < 2 or len(carried) != len(threads):
+            continue
+        destination = next((d for d in environment.destinations if d.id == server.destination_id), None)
+        paired = {c.node_number for c, _ in node_pairs(environment, destination=destination)}
+        missing = [t for t in carried if t not in paired]
+        if missing:
+            many = len(missing) > 1
+            notes.append(
+                f"Every thread replays over {client.name} to {server.name}: thread{'s' if many else ''} "
+                f"{', '.join(map(str, missing))} {'have' if many else 'has'} no node pair (a primary and a "
+                "standby host with that node number); add them to replay each thread from its own node."
+            )
+    return notes
 
 
 def _busy(session: Session, hosts: list[Host]) -> None:
@@ -139,8 +152,8 @@ def _admit(session: Session, pairs: list[Carrier], *, requested_by: str, caps: Q
     pair within its owner's and its own queue cap (429). One step with the rows written after it, so two
     rehearsals asked for at once cannot both find the same hosts free."""
     try:
-        for client, server, _ in pairs:
-            admit(session, requested_by=requested_by, client=client, server=server, caps=caps)
+        for client, server, _ in pairs:  # the owner's cap counts every run of the rehearsal
+            admit(session, requested_by=requested_by, client=client, server=server, caps=caps, adding=len(pairs))
         _busy(session, [host for client, server, _ in pairs for host in (client, server)])
     except Exception:
         session.rollback()
@@ -167,18 +180,20 @@ def _message_bytes(request: RehearsalRequest, requirement) -> int:
 
 
 # A schedule of 2,000,000 lines takes some 3 s and 600 MB to build: one at a time in this process, so that
-# requests sent at once (each passing the busy-host check before any is written) cannot fill its memory.
+# requests sent at once (each passing the busy-host check before any is written) cannot fill its memory. A
+# request finding it taken is answered at once (503, Retry-After): waiting, it would hold one of the few
+# threads that answer every page and /healthz.
 _BUILDING = threading.BoundedSemaphore(1)
-BUILD_WAIT_SECONDS = 30.0
+BUILD_RETRY_SECONDS = 5
 
 
 def _build_one_at_a_time(requirement, window, request: RehearsalRequest) -> Schedule:
-    if not _BUILDING.acquire(timeout=BUILD_WAIT_SECONDS):
-        raise FieldError(
-            "window",
-            f"Another rehearsal's schedule has been building on this server for over {BUILD_WAIT_SECONDS:g} s "
-            "(schedules are built one at a time); start this one again in a minute.",
-            429,
+    if not _BUILDING.acquire(blocking=False):
+        raise LimitReached(
+            "Another rehearsal's schedule is being built on this server (schedules are built one at a time, "
+            f"some seconds each); start this one again in {BUILD_RETRY_SECONDS} s.",
+            status_code=503,
+            retry_after=BUILD_RETRY_SECONDS,
         )
     try:
         return build_schedule(requirement, window, scale=request.scale, speedup=request.speedup)
@@ -215,15 +230,16 @@ def create_rehearsal(
         schedule = _build_one_at_a_time(requirement, window, request)
     except RehearsalRefused as refused:
         raise FieldError(refused.field, str(refused), 422) from None
-    imports = sorted({label for t in schedule.threads for label in _imports_of(requirement, t)})
     pairs = _pairs(environment, request, list(schedule.threads))
     _admit(session, pairs, requested_by=requested_by, caps=caps)  # again, now under the lock until the commit
     storage.check_room(session, requested_by=requested_by, settings=settings, adding=len(schedule.text.encode()))
     kept = storage.keep_schedule(session, environment_id=environment.id, schedule=schedule, requested_by=requested_by)
+    carried = [] if request.client_host_id else carrier_notes(environment, pairs, list(schedule.threads))
     rehearsal = Rehearsal(
         environment_id=environment.id, window_kind=window.kind, window_start=window.start, window_end=window.end,
         window_label=window.label, granularity_seconds=window.granularity_seconds, granularity=window.granularity,
-        imports=imports, notes=list(schedule.notes), threads=list(schedule.threads), mode=request.mode,
+        imports=sorted({label for t in schedule.threads for label in _imports_of(requirement, t)}),
+        notes=[*schedule.notes, *carried], threads=list(schedule.threads), mode=request.mode,
         message_bytes=message_bytes, scale=request.scale, speedup=request.speedup,
         slot_seconds=schedule.slot_seconds, schedule_sha256=schedule.sha256, schedule_bytes=schedule.total_bytes,
         schedule_seconds=schedule.seconds, schedule_lines=schedule.line_count, schedule_id=kept.id,
@@ -231,27 +247,46 @@ def create_rehearsal(
     )  # fmt: skip
     session.add(rehearsal)
     session.flush()
-    cap = replay_cap(schedule.seconds, request.speedup)
     for client, server, threads in pairs:
-        run_in = RunCreate(
-            client_host_id=client.id, server_host_id=server.id, mode=request.mode, conns=len(threads),
-            message_bytes=message_bytes, sockbuf_bytes=request.sockbuf_bytes, interval_seconds=1.0,
-            label=request.label or f"rehearsal #{rehearsal.id}",
-        )  # fmt: skip
-        replay = {
-            "rehearsal_id": rehearsal.id, "replay_schedule_id": kept.id,
-            "replay_connections": connections_of(schedule, threads), "replay_destination_id": server.destination_id,
-            # the schedule's bytes are already scaled (schedule.build_schedule): the probe replays
-            # them as written; its own --scale would multiply them again
-            "replay_scale": 1.0, "replay_speedup": request.speedup, "duration_seconds": cap,
-        }  # fmt: skip
-        runs.create_run(
-            session=session, environment=environment, run_in=run_in, requested_by=requested_by, caps=caps,
-            settings=settings, replay=replay, commit=False,
-            together=f"rehearsal:{rehearsal.id}" if request.across_hops else None,
-        )  # fmt: skip
+        carrier = (client, server, connections_of(schedule, threads))
+        _queue_run(session, environment, rehearsal, carrier, requested_by=requested_by, caps=caps,
+                   settings=settings, sockbuf_bytes=request.sockbuf_bytes)  # fmt: skip
     session.commit()
     return rehearsal
+
+
+def _queue_run(
+    session: Session,
+    environment: Environment,
+    rehearsal: Rehearsal,
+    carrier,
+    *,
+    requested_by: str,
+    caps,
+    settings,
+    sockbuf_bytes: int | None,
+) -> None:
+    """One run of the rehearsal: its host pair replays the stored schedule's connections (all: None)."""
+    client, server, connections = carrier
+    run_in = RunCreate(
+        client_host_id=client.id, server_host_id=server.id, mode=rehearsal.mode,
+        conns=len(connections) if connections is not None else len(rehearsal.threads),
+        message_bytes=rehearsal.message_bytes, sockbuf_bytes=sockbuf_bytes, interval_seconds=1.0,
+        label=rehearsal.label or f"rehearsal #{rehearsal.id}",
+    )  # fmt: skip
+    replay = {
+        "rehearsal_id": rehearsal.id, "replay_schedule_id": rehearsal.schedule_id, "replay_connections": connections,
+        "replay_destination_id": server.destination_id,
+        # the schedule's bytes are already scaled (schedule.build_schedule): the probe replays
+        # them as written; its own --scale would multiply them again
+        "replay_scale": 1.0, "replay_speedup": rehearsal.speedup,
+        "duration_seconds": replay_cap(rehearsal.schedule_seconds, rehearsal.speedup),
+    }  # fmt: skip
+    runs.create_run(
+        session=session, environment=environment, run_in=run_in, requested_by=requested_by, caps=caps,
+        settings=settings, replay=replay, commit=False,
+        together=f"rehearsal:{rehearsal.id}" if rehearsal.across_hops else None,
+    )  # fmt: skip
 
 
 def connections_of(schedule: Schedule, threads: list[int]) -> list[int] | None:
@@ -272,8 +307,9 @@ def get_rehearsal(*, session: Session, rehearsal_id: int) -> Rehearsal:
 
 
 def list_rehearsals(*, session: Session, environment: Environment, limit: int = 50) -> list[Rehearsal]:
+    """The newest first, each with its runs (every list reads their states: one query, not one a row)."""
     query = select(Rehearsal).where(Rehearsal.environment_id == environment.id).order_by(Rehearsal.id.desc())
-    return list(session.scalars(query.limit(limit)))
+    return list(session.scalars(query.options(selectinload(Rehearsal.runs)).limit(limit)))
 
 
 def status(rehearsal: Rehearsal) -> RunStatus:

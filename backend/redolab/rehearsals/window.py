@@ -68,7 +68,8 @@ class Window:
 
     @property
     def seconds(self) -> float:
-        return (self.end - self.start).total_seconds()
+        # through UTC: ends sharing one zone subtract as wall-clock times, blind to a daylight-saving change
+        return (self.end.astimezone(UTC) - self.start.astimezone(UTC)).total_seconds()
 
 
 def parse_window_spec(text: str, *, zone: str = "UTC") -> WindowSpec:
@@ -83,19 +84,25 @@ def parse_window_spec(text: str, *, zone: str = "UTC") -> WindowSpec:
         raise WindowSpecError(f"window: {spec!r} is not offered; {_SPEC_HELP}")
     if spec.count("..") != 1:
         raise WindowSpecError(f"window: {spec!r} is neither a worst window nor a period FROM..TO; {_SPEC_HELP}")
-    written = spec.split("..")
-    first, last = _moment(written[0].strip(), "start", zone), _moment(written[1].strip(), "end", zone)
+    written = [part.strip() for part in spec.split("..")]
+    first, last = _moment(written[0], "start", zone), _moment(written[1], "end", zone)
     if last <= first:
-        raise WindowSpecError(f"window: the end {last.isoformat()} is not after the start {first.isoformat()}")
+        raise WindowSpecError(
+            f"window: the end {written[1]!r} ({last.isoformat()}) is not after the start {written[0]!r} "
+            f"({first.isoformat()}); give an end later than the start"
+        )
     return first, last
 
 
 def _moment(text: str, name: str, zone: str) -> datetime:
+    """The instant `text` names, in UTC: an aware time on one clock whatever the zone, because two times
+    sharing one ZoneInfo are subtracted and compared as wall-clock times, blind to a daylight-saving change."""
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise WindowSpecError(f"window {name}: {text!r} is not an ISO time; {_SPEC_HELP}") from None
-    if moment.tzinfo is None:
+    local = moment.tzinfo is None
+    if local:
         try:
             moment = moment.replace(tzinfo=ZoneInfo(zone))
         except (ZoneInfoNotFoundError, ValueError):
@@ -109,7 +116,35 @@ def _moment(text: str, name: str, zone: str) -> datetime:
             f"window {name}: {text!r} is outside the years {fields.FIRST_YEAR} to {fields.LAST_YEAR}, "
             "where redo history has its times"
         )
-    return moment
+    if local:
+        _check_wall_clock(moment, text, name, zone)
+    return moment.astimezone(UTC)
+
+
+def _check_wall_clock(moment: datetime, text: str, name: str, zone: str) -> None:
+    """Refuses a wall-clock time the zone's clock skips or shows twice at a daylight-saving change:
+    read either way it would be an hour off, and nothing in the text says which the user meant."""
+    earlier, later = moment.replace(fold=0).utcoffset(), moment.replace(fold=1).utcoffset()
+    if earlier == later:
+        return
+    offsets = f"{_offset_text(earlier)} or {_offset_text(later)}"
+    if moment.astimezone(UTC).astimezone(moment.tzinfo).replace(tzinfo=None) != moment.replace(tzinfo=None):
+        raise WindowSpecError(
+            f"window {name}: {text!r} does not exist on the {zone} clock (it skips that hour for daylight "
+            f"saving time); give an offset ({offsets}, e.g. {text}{_offset_text(later)}) or another time"
+        )
+    raise WindowSpecError(
+        f"window {name}: {text!r} happens twice on the {zone} clock (it goes back an hour for daylight saving "
+        f"time, first at {_offset_text(earlier)}, then at {_offset_text(later)}); give the offset you mean, "
+        f"e.g. {text}{_offset_text(earlier)}"
+    )
+
+
+def _offset_text(offset: timedelta | None) -> str:
+    """A UTC offset as ISO 8601 writes it after a time: +02:00, -03:30."""
+    minutes = round((offset or timedelta(0)).total_seconds() / 60)
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
 def choose_window(requirement: Requirement, spec: WindowSpec = DEFAULT_SPEC, *, zone: str = "UTC") -> Window:
@@ -125,7 +160,8 @@ def choose_window(requirement: Requirement, spec: WindowSpec = DEFAULT_SPEC, *, 
     start, end = spec
     if start.tzinfo is None or end.tzinfo is None:
         raise WindowSpecError("window: a period's start and end need a time zone (aware datetimes)")
-    return _period(requirement, timed, start, end, zone)
+    # on one clock (UTC): ends sharing a zone would be measured in wall-clock time, an hour off across a DST change
+    return _period(requirement, timed, start.astimezone(UTC), end.astimezone(UTC), zone)
 
 
 def _no_times(requirement: Requirement) -> str:
@@ -274,12 +310,23 @@ def granularity_statement(statistic: str, granularity_seconds: float | None, win
 
 
 def _period_text(start: datetime, end: datetime, zone: str) -> str:
-    """'2025-03-04 14:00 to 15:00 UTC' on the database's clock (the date again when the day changes)."""
+    """'2025-03-04 14:00 to 15:00 UTC' on the database's clock (the date again when the day changes); each
+    end with its UTC offset when a daylight-saving change falls inside or an end is an hour the clock shows
+    twice, where the wall clock alone misreads the length or the hour."""
     first, last = wall_clock(start, zone), wall_clock(end, zone)
     seconds = first.second or last.second or first.microsecond or last.microsecond
     clock = "%H:%M:%S" if seconds else "%H:%M"
+    head = first.strftime(f"%Y-%m-%d {clock}")
     tail = last.strftime(clock if last.date() == first.date() else f"%Y-%m-%d {clock}")
-    return f"{first.strftime(f'%Y-%m-%d {clock}')} to {tail} {zone}"
+    local = start.astimezone(ZoneInfo(zone)), end.astimezone(ZoneInfo(zone))
+    if local[0].utcoffset() != local[1].utcoffset() or any(_shown_twice(t) for t in local):
+        head, tail = f"{head} {_offset_text(local[0].utcoffset())}", f"{tail} {_offset_text(local[1].utcoffset())}"
+    return f"{head} to {tail} {zone}"
+
+
+def _shown_twice(local: datetime) -> bool:
+    """Whether this local time's wall clock is in the hour a daylight-saving change repeats."""
+    return local.replace(fold=1 - local.fold).utcoffset() != local.utcoffset()
 
 
 def _listed(numbers) -> str:

@@ -29,9 +29,12 @@ def owner_of(requested_by: str) -> str:
     return requested_by
 
 
-def admit(session: Session, *, requested_by: str, client: Host, server: Host, caps: QueueCaps | None = None) -> None:
-    """Take the queue lock and refuse (429) a job past its owner's or its host pair's cap. The
-    caller writes its rows next and commits (which releases the lock), or rolls back."""
+def admit(
+    session: Session, *, requested_by: str, client: Host, server: Host, caps: QueueCaps | None = None, adding: int = 1
+) -> None:
+    """Take the queue lock and refuse (429) a job past its owner's or its host pair's cap (`adding`:
+    the jobs the request queues for its owner at once, as a rehearsal's runs). The caller writes its
+    rows next and commits (which releases the lock), or rolls back."""
     hold_queue_lock(session)
     check_queue_caps(
         session,
@@ -40,6 +43,7 @@ def admit(session: Session, *, requested_by: str, client: Host, server: Host, ca
         server_host_id=server.id,
         pair_name=f"Hosts {client.name} and {server.name}",
         caps=caps or QueueCaps.of(get_settings()),
+        adding=adding,
     )
 
 
