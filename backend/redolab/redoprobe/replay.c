@@ -23,17 +23,22 @@
 /* Schedule slip in microseconds, log-linear: 32 buckets per power of two (within 3 %). */
 #define SLIP_SUB 32
 #define SLIP_BUCKETS (SLIP_SUB * 42)
+/* The interval boundaries a report may still ask about: one made up to this many intervals late. */
+#define SENT_RING 8
 
 struct replay_stream {
     _Atomic uint64_t received;         /* the server's latest count, less the warm-up's filler */
     _Atomic uint64_t counted_raw;      /* the server's latest count as sent: filler included */
     uint64_t warmup_bytes;             /* filler sent before time zero (set before the senders start) */
-    /* The sender's, under chunk_lock: bytes handed to sends that began before the start of
-     * interval chunk_interval (sent_before), and in all (sent_started). S at an interval's end is
-     * what sends begun before it carried, never capped by the schedule: an early byte shows. */
+    /* The sender's, under chunk_lock: for the last SENT_RING intervals in which a send began, the
+     * interval and the bytes handed to sends begun before its start; and the bytes in all
+     * (sent_started). S at an interval's end is what sends begun before it carried, never capped by
+     * the schedule: an early byte shows (and a report made late still reads its own boundary). */
     pthread_mutex_t chunk_lock;
-    long chunk_interval;
-    uint64_t sent_before, sent_started;
+    long ring_interval[SENT_RING];
+    uint64_t ring_before[SENT_RING];
+    int ring_count, ring_next;
+    uint64_t sent_started;
     /* ASYNC: whoever is awake reads the counts (the sender when it wakes for a release, the main
      * thread before each report, the progress reader), one at a time under count_lock */
     pthread_mutex_t count_lock;
@@ -319,16 +324,22 @@ static void chunk_begins(struct replay *r, int i, uint64_t bytes)
     struct replay_stream *rs = &r->streams[i];
     long interval = (long)((now_seconds() - r->start) / r->interval_seconds + 1e-9); /* on a boundary: the next */
     pthread_mutex_lock(&rs->chunk_lock);
-    if (interval > rs->chunk_interval) {
-        rs->chunk_interval = interval;
-        rs->sent_before = rs->sent_started;
+    int latest = (rs->ring_next + SENT_RING - 1) % SENT_RING;
+    if (rs->ring_count == 0 || interval > rs->ring_interval[latest]) {
+        rs->ring_interval[rs->ring_next] = interval;
+        rs->ring_before[rs->ring_next] = rs->sent_started;
+        rs->ring_next = (rs->ring_next + 1) % SENT_RING;
+        if (rs->ring_count < SENT_RING)
+            rs->ring_count++;
     }
     rs->sent_started += bytes;
     pthread_mutex_unlock(&rs->chunk_lock);
 }
 
-/* Bytes handed to sends begun before `seconds`: exact at interval ends (k x interval); for the last,
- * partial interval every send begun so far. */
+/* Bytes handed to sends begun before `seconds`: exact at interval ends (k x interval) up to SENT_RING
+ * intervals with sends back; for the last, partial interval every send begun so far. Between two
+ * recorded intervals no send began: the bytes before boundary b are those before the first recorded
+ * interval at or after b. */
 static uint64_t sent_by(struct replay *r, int i, double seconds)
 {
     struct replay_stream *rs = &r->streams[i];
@@ -336,7 +347,13 @@ static uint64_t sent_by(struct replay *r, int i, double seconds)
     long boundary = (long)(k + 1e-9);
     int on_grid = fabs(k - (double)boundary) < 1e-9;
     pthread_mutex_lock(&rs->chunk_lock);
-    uint64_t sent = on_grid && rs->chunk_interval >= boundary ? rs->sent_before : rs->sent_started;
+    uint64_t sent = rs->sent_started;
+    for (int n = 0; on_grid && n < rs->ring_count; n++) { /* newest to oldest */
+        int at = (rs->ring_next + SENT_RING - 1 - n) % SENT_RING;
+        if (rs->ring_interval[at] < boundary)
+            break;
+        sent = rs->ring_before[at];
+    }
     pthread_mutex_unlock(&rs->chunk_lock);
     return sent;
 }

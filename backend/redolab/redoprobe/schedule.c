@@ -115,6 +115,8 @@ static int parse_connection(struct parser *p, const char *text, int *conn)
 {
     if (!all_digits(text))
         return fail(p, p->line, "connection '%s' is not a whole number; expected 0..%d", text, SCHEDULE_MAX_CONNS - 1);
+    while (text[0] == '0' && text[1] != '\0') /* 0001 is connection 1 */
+        text++;
     if (strlen(text) > 6 || atol(text) > SCHEDULE_MAX_CONNS - 1)
         return fail(p, p->line, "connection %s is above %d; expected 0..%d (at most %d connections)", text,
                     SCHEDULE_MAX_CONNS - 1, SCHEDULE_MAX_CONNS - 1, SCHEDULE_MAX_CONNS);
@@ -138,10 +140,11 @@ static int parse_offset(struct parser *p, const char *text, double *offset)
     errno = 0;
     double value = strtod(text, &end);
     int starts_well = body[0] == '.' || (body[0] >= '0' && body[0] <= '9');
-    if (!digits || other || !starts_well || *end != '\0' || errno == ERANGE || !isfinite(value))
+    int underflow = errno == ERANGE && fabs(value) < 1; /* 1e-320: as good as 0, not a wrong number */
+    if (!digits || other || !starts_well || *end != '\0' || (errno == ERANGE && !underflow) || !isfinite(value))
         return fail(p, p->line, "offset '%s' is not a number of seconds; expected decimal seconds 0..%.0f", text,
                     SCHEDULE_MAX_OFFSET_SECONDS);
-    if (value < 0)
+    if (text[0] == '-') /* -0 too: no sign is part of the format */
         return fail(p, p->line, "offset %s is negative; expected seconds from the start, 0..%.0f", text,
                     SCHEDULE_MAX_OFFSET_SECONDS);
     if (value > SCHEDULE_MAX_OFFSET_SECONDS)
@@ -201,7 +204,7 @@ static int add_slot(struct parser *p, int conn, double offset, uint64_t bytes)
 {
     struct connection_state *c = &p->conn[conn];
     if (c->seen && offset < c->last_offset)
-        return fail(p, p->line, "offset %g for connection %d is before its previous slot at %g s (line %lu); "
+        return fail(p, p->line, "offset %.15g for connection %d is before its previous slot at %.15g s (line %lu); "
                     "expected offsets that do not decrease per connection", offset, conn, c->last_offset, c->last_line);
     int same = c->seen && offset == c->last_offset; /* lines at one moment: one group for the rate limit */
     if (c->seen && !same && check_rate(p, c->group_bytes, c->group_line, offset - c->last_offset) < 0)

@@ -130,6 +130,10 @@ static void check_limits(void)
     CHECK(refused("0 nan 10\n", 1, "is not a number of seconds"));
     CHECK(refused("0 0x10 10\n", 1, "is not a number of seconds"));
     CHECK(refused("0 -1 10\n", 1, "is negative"));
+    CHECK(refused("0 -0 10\n", 1, "offset -0 is negative"));
+    CHECK(refused("0 1000.0002 5\n0 1000.0001 5\n", 2, "offset 1000.0001 for connection 0 is before its previous "
+                  "slot at 1000.0002 s"));
+    CHECK(refused("00000001 1 5\n0 0 5\n0 0.5 x\n", 3, "bytes 'x'")); /* 00000001 is connection 1 */
     CHECK(refused("0 86400 1\n0 86400.5 1\n", 2, "beyond 86400 s"));
     CHECK(refused("0 2 10\n1 1 10\n0 1.5 10\n", 3, "before its previous slot at 2 s (line 1)"));
     CHECK(refused("0 0 -5\n", 1, "bytes -5 is negative"));
