@@ -205,14 +205,31 @@ def test_server_refuses_missing_write_dir(redoprobe, tmp_path):
 
 
 def test_server_max_duration_cap(redoprobe, server):
-    srv = server("--once", "--max-duration", "1")
-    client = run_client(redoprobe, srv.port, "--duration", "10", "--rate", "10M")
-    status, server_events = srv.finish(timeout=15)
+    """A client that stops talking mid-test (stopped, gone) is cut at the server's --max-duration."""
+    srv = server("--once", "--max-duration", "2")
+    client = start_client(redoprobe, srv.port, "--duration", "2", "--rate", "10M")
+    time.sleep(0.5)
+    client.send_signal(signal.SIGSTOP)
+    try:
+        status, server_events = srv.finish(timeout=15)
+    finally:
+        client.kill()
+        client.communicate(timeout=10)
     assert status == 1
     assert "--max-duration" in by_event(server_events, "error")[0]["message"]
-    assert client.returncode == 1
-    assert client.elapsed < 8
-    assert by_event(client.events, "error")
+
+
+def test_a_test_longer_than_the_servers_cap_is_refused_at_once(redoprobe, server):
+    """A test asking for longer than the server's --max-duration is refused at the handshake, naming the
+    option (it ran, and lost its connection at the cap: 'Broken pipe')."""
+    srv = server("--max-duration", "1")
+    client = run_client(redoprobe, srv.port, "--duration", "10", "--rate", "10M")
+    assert client.returncode == 1 and client.elapsed < 3
+    error = by_event(client.events, "error")[0]
+    assert "stops tests before this one's 10 s" in error["message"] and "--max-duration" in error["message"], error
+    srv.kill(signal.SIGTERM)
+    _, server_events = srv.finish(timeout=15)
+    assert "over this server's --max-duration 1 s" in srv.stderr + str(server_events)
 
 
 def test_server_idle_timeout(redoprobe):

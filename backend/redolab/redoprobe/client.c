@@ -140,6 +140,12 @@ static int handshake(const struct client_options *o, int control, struct ack *ac
                      PROBE_PROTOCOL, o->host, o->port, ack->protocol);
         return -1;
     }
+    if (ack->status == ACK_TOO_LONG) {
+        report_error(o, PE_PARAMS_REFUSED, "the server at %s:%d stops tests before this one's %.0f s (--duration%s): "
+                     "start it with --max-duration of at least that, or give a shorter --duration", o->host, o->port,
+                     o->duration_seconds, o->schedule ? ", for a replay by default twice its schedule plus a minute" : "");
+        return -1;
+    }
     if (ack->status != ACK_OK) {
         report_error(o, PE_PARAMS_REFUSED, "the server at %s:%d refused the test parameters%s", o->host,
                      o->port, o->schedule ? " (a --schedule replay needs a server of this redoprobe version)" : "");

@@ -270,6 +270,8 @@ static int accept_control(int listener, struct server_test *t, const uint8_t coo
             ack.status = ACK_VERSION;
         else if (!hello_is_valid(&t->hello))
             ack.status = ACK_BAD_PARAMS;
+        else if ((double)t->hello.duration_ms / 1000 > t->options->max_duration_seconds)
+            ack.status = ACK_TOO_LONG;
         if (ack.status == ACK_OK && t->hello.sockbuf_bytes)
             net_set_sockbuf(listener, t->hello.sockbuf_bytes); /* accepted sockets inherit it */
         uint64_t sndbuf, rcvbuf;
@@ -281,9 +283,13 @@ static int accept_control(int listener, struct server_test *t, const uint8_t coo
         send_all(control, reply, sizeof reply, NULL, 5);
         if (ack.status == ACK_OK)
             return control;
-        note("refused a client: %s (client protocol %u, ours %d)",
-             ack.status == ACK_VERSION ? "protocol version mismatch" : "invalid test parameters",
-             t->hello.protocol, PROBE_PROTOCOL);
+        if (ack.status == ACK_TOO_LONG)
+            note("refused a client: its test may take %.0f s, over this server's --max-duration %g s",
+                 (double)t->hello.duration_ms / 1000, t->options->max_duration_seconds);
+        else
+            note("refused a client: %s (client protocol %u, ours %d)",
+                 ack.status == ACK_VERSION ? "protocol version mismatch" : "invalid test parameters",
+                 t->hello.protocol, PROBE_PROTOCOL);
         close(control);
     }
 }

@@ -17,7 +17,8 @@
 #define COOKIE_BYTES 16
 #define SYNC_ACK_BYTES 8 /* sync mode: the server acknowledges each message with its sequence */
 
-enum ack_status { ACK_OK = 0, ACK_VERSION = 1, ACK_BAD_PARAMS = 2 };
+/* ACK_TOO_LONG: the test asks for longer than the server's --max-duration (it would be cut there) */
+enum ack_status { ACK_OK = 0, ACK_VERSION = 1, ACK_BAD_PARAMS = 2, ACK_TOO_LONG = 3 };
 
 #define HELLO_REVERSE 0x01  /* flags: the server sends, the client receives */
 #define HELLO_ZEROCOPY 0x02 /* the sending side uses sendfile() from a memfd */
