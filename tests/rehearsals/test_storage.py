@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from redolab.auth.models import Role
+from redolab.core.errors import FieldError
 from redolab.rehearsals.models import Rehearsal
 from redolab.rehearsals.schedule import parse_schedule, render
 from redolab.runs.models import ReplaySchedule, Run, RunStatus
@@ -153,3 +155,19 @@ def test_a_list_of_rehearsals_reads_their_runs_in_one_query(api_client, session,
         api_client.post(f"/api/v1/rehearsals/{body['id']}/cancel")
         counts.append(statements())
     assert counts[0] == counts[1] == counts[2] <= 3, counts
+
+
+def test_a_caller_without_settings_is_capped_by_the_process_settings(api_client, app, session, monkeypatch):
+    """The CLI creates rehearsals without passing settings: the cap is the process's, not none."""
+    from redolab.rehearsals import service, storage
+
+    environment = local_env(session)
+    import_history(api_client, environment, archived_log_csv())
+    tiny = app.state.settings.model_copy(update={"rehearsal_schedules_per_user_bytes": 1024})
+    monkeypatch.setattr(storage, "get_settings", lambda: tiny)
+    request = service.RehearsalRequest(speedup=600, window="worst-60m")
+    with pytest.raises(FieldError) as refused:
+        service.create_rehearsal(session=session, environment=environment, request=request, requested_by="alice")
+    assert refused.value.status_code == 413 and "REDOLAB_REHEARSAL_SCHEDULES_PER_USER_BYTES" in str(refused.value)
+    session.rollback()
+    assert count(session, Rehearsal) == 0 and count(session, ReplaySchedule) == 0

@@ -216,7 +216,7 @@ def rehearsal_card(
             risks.append(
                 f"Rehearsal #{fact.id} replayed {fact.window_label}{volumes} through the link and the backlog had not "
                 f"drained when the replay stopped (largest lag {lag} by then, {at_risk} at risk): the link did not "
-                f"keep up, and how far past the {format_duration(rpo_goal_seconds)} RPO goal the lag went is unknown."
+                f"keep up, and how far past the {goal} RPO goal the lag went is unknown."
             )
     settle(card, failed=failed, judged=True, info=rpo_goal_seconds is None)
     return card, risks

@@ -232,7 +232,7 @@ def create_rehearsal(
         raise FieldError(refused.field, str(refused), 422) from None
     pairs = _pairs(environment, request, list(schedule.threads))
     _admit(session, pairs, requested_by=requested_by, caps=caps)  # again, now under the lock until the commit
-    storage.check_room(session, requested_by=requested_by, settings=settings, adding=len(schedule.text.encode()))
+    storage.check_room(session, requested_by=requested_by, settings=settings, adding=storage.text_bytes(schedule))
     kept = storage.keep_schedule(session, environment_id=environment.id, schedule=schedule, requested_by=requested_by)
     carried = [] if request.client_host_id else carrier_notes(environment, pairs, list(schedule.threads))
     rehearsal = Rehearsal(

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from redolab.auth.models import Role
-from redolab.core.config import Settings
+from redolab.core.config import Settings, get_settings
 from redolab.core.errors import FieldError
 from redolab.core.units import format_bytes
 from redolab.rehearsals.models import Rehearsal
@@ -28,12 +28,11 @@ def stored_bytes(session: Session, owner: str) -> int:
 
 def check_room(session: Session, *, requested_by: str, settings: Settings | None, adding: int = 0) -> None:
     """413 when the user's stored schedules, with `adding` more bytes, would pass their cap: before a
-    schedule is built (adding 0: already full) and again with its size, before it is written."""
-    if settings is None:
-        return
-    owner, cap = owner_of(requested_by), settings.rehearsal_schedules_per_user_bytes
+    schedule is built (adding 0: already full) and again with its size, before it is written. Without
+    `settings` (the CLI) the process's own, as the queue caps do: no caller goes uncapped."""
+    owner, cap = owner_of(requested_by), (settings or get_settings()).rehearsal_schedules_per_user_bytes
     held = stored_bytes(session, owner)
-    if held + adding <= cap and (adding or held < cap):
+    if (held + adding <= cap) if adding else (held < cap):
         return
     this = f" and this rehearsal's schedule is {format_bytes(adding)}" if adding else ""
     raise FieldError(
@@ -46,11 +45,16 @@ def check_room(session: Session, *, requested_by: str, settings: Settings | None
     )
 
 
+def text_bytes(schedule: Schedule) -> int:
+    """What keeping the schedule costs (its text is ASCII, but counted as stored: UTF-8 bytes)."""
+    return len(schedule.text.encode())
+
+
 def keep_schedule(session: Session, *, environment_id: int, schedule: Schedule, requested_by: str) -> ReplaySchedule:
     """The schedule's one stored copy (flushed: its id is known)."""
     row = ReplaySchedule(
         environment_id=environment_id, sha256=schedule.sha256, text=schedule.text,
-        text_bytes=len(schedule.text.encode()), requested_by=owner_of(requested_by),
+        text_bytes=text_bytes(schedule), requested_by=owner_of(requested_by),
     )  # fmt: skip
     session.add(row)
     session.flush()
