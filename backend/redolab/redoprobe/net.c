@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 int net_set_sockbuf(int fd, uint64_t bytes)
@@ -213,4 +214,20 @@ int send_all(int fd, const void *buf, size_t n, atomic_int *stop, double timeout
 int recv_all(int fd, void *buf, size_t n, atomic_int *stop, double timeout_seconds)
 {
     return transfer_all(fd, buf, n, stop, timeout_seconds, 0);
+}
+
+double net_arrival_seconds(struct msghdr *m)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS ||
+            c->cmsg_len != CMSG_LEN(sizeof(struct timespec)))
+            continue;
+        struct timespec at, wall;
+        memcpy(&at, CMSG_DATA(c), sizeof at);
+        clock_gettime(CLOCK_REALTIME, &wall);
+        double now = now_seconds();
+        double age = (double)(wall.tv_sec - at.tv_sec) + (double)(wall.tv_nsec - at.tv_nsec) / 1e9;
+        return age > 0 ? now - age : now; /* a wall clock stepped back: now */
+    }
+    return -1;
 }

@@ -33,4 +33,10 @@ int net_blocking_with_timeout(int fd, int timeout_ms);
 int send_all(int fd, const void *buf, size_t n, atomic_int *stop, double timeout_seconds);
 int recv_all(int fd, void *buf, size_t n, atomic_int *stop, double timeout_seconds);
 
+struct msghdr;
+/* When the bytes a recvmsg() read arrived, on now_seconds()'s clock: the kernel's receive time of
+ * their last segment (SO_TIMESTAMPNS on the socket, a wall-clock stamp) moved back from now by its
+ * age; -1 when the message carries none. */
+double net_arrival_seconds(struct msghdr *m);
+
 #endif

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define PROBE_VERSION "0.1.0"
-#define PROBE_PROTOCOL 2 /* 2: the hello carries flags (reverse, zerocopy) */
+#define PROBE_PROTOCOL 3 /* 2: the hello carries flags (reverse, zerocopy); 3: --schedule counts carry a time */
 
 /* The one error enum: every error event carries its code (probe_error_name(), e.g. "resolve"),
  * and probe_strerror() gives its words. Setup functions (net_connect, net_listen) return -1 and

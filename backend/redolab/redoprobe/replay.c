@@ -2,6 +2,7 @@
 #include "replay.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -23,6 +24,9 @@
 /* Schedule slip in microseconds, log-linear: 32 buckets per power of two (within 3 %). */
 #define SLIP_SUB 32
 #define SLIP_BUCKETS (SLIP_SUB * 42)
+/* How long a count's fastest way back is remembered (seconds): short enough that the two clocks'
+ * drift (tens of ppm) stays under a microsecond or so, long enough to hold counts that came straight. */
+#define OFFSET_SECONDS 8
 /* The interval boundaries a report may still ask about: one made up to this many intervals late. */
 #define SENT_RING 8
 
@@ -45,10 +49,15 @@ struct replay_stream {
     uint8_t partial[PROGRESS_BYTES];   /* a count split across reads */
     atomic_int timestamped;            /* counts carry the kernel's arrival time: read late, still exact */
     atomic_int closed;                 /* the server closed or failed: nothing more to read */
-    /* under the lock: the connection's smoothed RTT when its latest count arrived, and the moment
-     * (replay clock) that count describes */
-    double srtt_seconds, counted_at;
+    /* under the lock: the connection's smoothed and minimum RTT when its latest count arrived, the
+     * moment (replay clock) that count describes, and the longest way back of a count lately */
+    double srtt_seconds, min_rtt_seconds, counted_at, slowest_back_seconds;
     double rtt_read_at; /* the reader's (count_lock): when TCP_INFO was last read, 0 never */
+    /* under both locks: per second of arrival (now_seconds(), a ring), the smallest arrival less the
+     * server's stamp seen (the clock offset plus the fastest way back that second), and the longest
+     * way back */
+    double offset_min[OFFSET_SECONDS], back_max[OFFSET_SECONDS];
+    long offset_second[OFFSET_SECONDS];
     size_t partial_len;
     /* the main thread's: cumulative at the last report, and this interval's figures */
     uint64_t generated_reported, sent_reported, received_reported;
@@ -57,6 +66,10 @@ struct replay_stream {
     /* under the lock */
     double max_lag_seconds;
     uint64_t max_backlog_bytes;
+    /* under the lock: the last report's moment, G and R while no count came after it (pending) */
+    int pending;
+    double pending_at;
+    uint64_t pending_generated, pending_received;
 };
 
 struct replay {
@@ -79,6 +92,10 @@ struct replay {
     int warmup_drained;
     uint64_t warmup_bytes, warmup_retransmits;
     uint64_t max_backlog_bytes;
+    /* the last report's summed backlog while no count came after it (pending) */
+    int pending;
+    uint64_t pending_backlog;
+    double pending_backlog_at;
     double slip_interval_max, slip_max;
     uint64_t slip_count, slip_buckets[SLIP_BUCKETS];
     /* the last report, summed over streams */
@@ -112,6 +129,8 @@ struct replay *replay_new(const struct schedule *schedule, int sync, double inte
     for (int i = 0; i < schedule->conns; i++) {
         pthread_mutex_init(&r->streams[i].chunk_lock, NULL);
         pthread_mutex_init(&r->streams[i].count_lock, NULL);
+        for (int k = 0; k < OFFSET_SECONDS; k++)
+            r->streams[i].offset_second[k] = LONG_MIN;
     }
     r->drained_at = -1;
     atomic_init(&r->wake, 0);
@@ -227,9 +246,7 @@ static void sample(struct replay *r, int i, double seconds, uint64_t generated, 
         note_backlog(r, generated_total - received_total, seconds);
 }
 
-/* The moment (replay clock) `age` seconds before `seconds`, clamped to [0, seconds]. A count read
- * at `seconds` travelled back for about half the smoothed RTT: the receiver held it at
- * seconds - srtt/2. Without that the lag would carry the count's own trip back. */
+/* The moment (replay clock) `age` seconds before `seconds`, clamped to [0, seconds]. */
 static double counted_moment(double seconds, double age)
 {
     double moment = seconds - age;
@@ -244,17 +261,49 @@ static uint64_t redo_count(const struct replay_stream *rs, uint64_t raw)
 
 #define RTT_REFRESH_SECONDS 0.1
 
-/* The server counted `raw` bytes on stream i (arrived at now_seconds() `now`, on socket fd), the
- * warm-up's filler included. Lag and backlog are evaluated with that count at the moment it
- * describes (now - srtt/2, the connection's TCP_INFO smoothed RTT, read every RTT_REFRESH_SECONDS). */
-static void count_arrived(struct replay *r, int i, uint64_t raw, double now, int fd)
+/* How long ago (seconds, >= 0) a count stamped `server_at` on its server's clock and arriving at `now`
+ * (both now_seconds()-like, on two hosts) left the server. arrival - stamp is the clocks' offset plus
+ * this count's way back; its smallest value over the last OFFSET_SECONDS is the offset plus the
+ * fastest way back, taken as half the minimum RTT (the way out and back alike, as NTP takes them).
+ * A count held up on its way back (a queue, a late delay line) is so not read as lag; a way back
+ * always slow reads as the offset, as it must: one clock cannot tell them apart. */
+static double way_back(struct replay_stream *rs, double server_at, double now)
+{
+    double arrival_less_stamp = now - server_at, fastest = arrival_less_stamp;
+    long second = (long)floor(now);
+    int b = (int)(((second % OFFSET_SECONDS) + OFFSET_SECONDS) % OFFSET_SECONDS);
+    if (rs->offset_second[b] != second) {
+        rs->offset_second[b] = second;
+        rs->offset_min[b] = arrival_less_stamp;
+        rs->back_max[b] = 0;
+    } else if (arrival_less_stamp < rs->offset_min[b]) {
+        rs->offset_min[b] = arrival_less_stamp;
+    }
+    for (int k = 0; k < OFFSET_SECONDS; k++)
+        if (rs->offset_second[k] > second - OFFSET_SECONDS && rs->offset_min[k] < fastest)
+            fastest = rs->offset_min[k];
+    double back = arrival_less_stamp - fastest + rs->min_rtt_seconds / 2;
+    if (back > rs->back_max[b])
+        rs->back_max[b] = back;
+    rs->slowest_back_seconds = 0;
+    for (int k = 0; k < OFFSET_SECONDS; k++)
+        if (rs->offset_second[k] > second - OFFSET_SECONDS && rs->back_max[k] > rs->slowest_back_seconds)
+            rs->slowest_back_seconds = rs->back_max[k];
+    return back;
+}
+
+/* The server counted `raw` bytes on stream i, the last arriving there at `server_at` (its clock),
+ * the count arriving here at now_seconds() `now` on socket fd; the warm-up's filler included. Lag and
+ * backlog are evaluated with that count at the moment it describes, now less its way back (above;
+ * the RTTs from TCP_INFO, read every RTT_REFRESH_SECONDS). */
+static void count_arrived(struct replay *r, int i, uint64_t raw, double server_at, double now, int fd)
 {
     struct replay_stream *rs = &r->streams[i];
     atomic_store(&rs->counted_raw, raw);
     uint64_t count = redo_count(rs, raw);
     struct tcp_sample rtt = {0};
     double seconds = now - r->start;
-    /* The smoothed RTT moves slowly: read it (a getsockopt) every RTT_REFRESH_SECONDS, not per count
+    /* The RTTs move slowly: read them (a getsockopt) every RTT_REFRESH_SECONDS, not per count
      * (100 a second at 100 MiB/s of 1 MiB messages) */
     int known = 0;
     if (rs->rtt_read_at == 0 || seconds - rs->rtt_read_at >= RTT_REFRESH_SECONDS) {
@@ -263,16 +312,23 @@ static void count_arrived(struct replay *r, int i, uint64_t raw, double now, int
     }
     pthread_mutex_lock(&r->lock);
     uint64_t before = atomic_load(&rs->received);
-    if (known)
+    if (known) {
         rs->srtt_seconds = rtt.rtt_us / 1e6;
+        if (rtt.min_rtt_us != 0) /* the kernel's windowed minimum */
+            rs->min_rtt_seconds = rtt.min_rtt_us / 1e6;
+        else if (rtt.rtt_us != 0 && (rs->min_rtt_seconds == 0 || rtt.rtt_us / 1e6 < rs->min_rtt_seconds))
+            rs->min_rtt_seconds = rtt.rtt_us / 1e6; /* a kernel before 4.10: the smallest smoothed RTT seen */
+    }
+    double back = way_back(rs, server_at, now);
     if (count > before) {
         const struct schedule *s = r->schedule;
-        double moment = counted_moment(seconds, rs->srtt_seconds / 2);
+        double moment = counted_moment(seconds, back);
         uint64_t generated = schedule_generated(s, &s->streams[i], moment, 1);
         uint64_t generated_total = schedule_generated(s, NULL, moment, 1);
         /* Just before this count the receiver held `before`: the lag and backlog peak then (a byte
          * generated at 0 and received at 0.1 s was 0.1 s old, which the count after it no longer shows) */
         sample(r, i, moment, generated, before, generated_total, r->received_total);
+        rs->pending = r->pending = 0; /* a report's guess, covered by that sample or proved wrong by it */
         atomic_store(&rs->received, count);
         r->received_total += count - before;
         rs->counted_at = moment;
@@ -358,27 +414,9 @@ static uint64_t sent_by(struct replay *r, int i, double seconds)
     return sent;
 }
 
-/* When the bytes just read arrived, on now_seconds()'s clock: the kernel's receive time of their
- * last segment (SO_TIMESTAMPNS, wall clock) moved back from now by its age; -1 without one. */
-static double arrival_seconds(struct msghdr *m)
-{
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS ||
-            c->cmsg_len != CMSG_LEN(sizeof(struct timespec)))
-            continue;
-        struct timespec at, wall;
-        memcpy(&at, CMSG_DATA(c), sizeof at);
-        clock_gettime(CLOCK_REALTIME, &wall);
-        double now = now_seconds();
-        double age = (double)(wall.tv_sec - at.tv_sec) + (double)(wall.tv_nsec - at.tv_nsec) / 1e9;
-        return age > 0 ? now - age : now; /* a wall clock stepped back: now */
-    }
-    return -1;
-}
-
-/* Read what stream i's server sent, without waiting: whole counts (the last one matters), keeping a
- * split one. The count is taken at its arrival time when the kernel gives it, else now. 0, or -1
- * when the server closed or failed (the sender sees it and says so). */
+/* Read what stream i's server sent, without waiting: whole counts, keeping a split one. They arrived
+ * when the kernel says, else now. 0, or -1 when the server closed or failed (the sender sees it and
+ * says so). */
 static int read_counts(struct replay *r, int i, int fd)
 {
     struct replay_stream *rs = &r->streams[i];
@@ -396,13 +434,17 @@ static int read_counts(struct replay *r, int i, int fd)
     if (failed)
         atomic_store(&rs->closed, 1);
     if (k > 0) {
-        double arrived = arrival_seconds(&m);
+        double arrived = net_arrival_seconds(&m);
         if (arrived >= 0)
             atomic_store(&rs->timestamped, 1);
         size_t have = rs->partial_len + (size_t)k, words = have / PROGRESS_BYTES;
-        if (words > 0)
-            count_arrived(r, i, get_u64(buf + (words - 1) * PROGRESS_BYTES), arrived < 0 ? now_seconds() : arrived,
-                          fd);
+        if (arrived < 0)
+            arrived = now_seconds();
+        /* every count, each at the moment it describes: taking only the last of a burst held up on
+         * its way back would have the receiver hold the count before the burst until the last's moment */
+        for (size_t w = 0; w < words; w++)
+            count_arrived(r, i, get_u64(buf + w * PROGRESS_BYTES), (double)get_u64(buf + w * PROGRESS_BYTES + 8) / 1e9,
+                          arrived, fd);
         rs->partial_len = have - words * PROGRESS_BYTES;
         memmove(rs->partial, buf + words * PROGRESS_BYTES, rs->partial_len);
     }
@@ -515,7 +557,7 @@ static int await_count(struct replay *r, struct stream *s, uint64_t sent, atomic
         have = 0;
         uint64_t raw = get_u64(word);
         count = redo_count(rs, raw);
-        count_arrived(r, s->id, raw, now_seconds(), s->fd);
+        count_arrived(r, s->id, raw, (double)get_u64(word + 8) / 1e9, now_seconds(), s->fd);
     }
     return 0;
 }
@@ -732,8 +774,10 @@ void replay_snapshot(struct replay *r, const struct stream *streams, double seco
             sent = received < begun ? received : begun;
         received = received < sent ? received : sent;
         /* lag and backlog at the moment the latest count surely describes: a later count would
-         * have left within PROGRESS_SECONDS of new bytes and travelled back for srtt/2 */
-        double moment = counted_moment(seconds, rs->srtt_seconds / 2 + PROGRESS_SECONDS);
+         * have left within PROGRESS_SECONDS of new bytes and travelled back for srtt/2, or as long as
+         * the slowest count of the last OFFSET_SECONDS did (a way back held up now and then) */
+        double back = rs->slowest_back_seconds > rs->srtt_seconds / 2 ? rs->slowest_back_seconds : rs->srtt_seconds / 2;
+        double moment = counted_moment(seconds, back + PROGRESS_SECONDS);
         if (moment < rs->counted_at)
             moment = rs->counted_at < seconds ? rs->counted_at : seconds;
         if (moment > latest)
@@ -747,7 +791,10 @@ void replay_snapshot(struct replay *r, const struct stream *streams, double seco
         rs->received_reported = received;
         rs->backlog = generated_then > received ? generated_then - received : 0;
         rs->lag_seconds = lag_at(r, i, moment, generated_then, received);
-        sample(r, i, moment, generated_then, received, 0, 0);
+        rs->pending = 1;
+        rs->pending_at = moment;
+        rs->pending_generated = generated_then;
+        rs->pending_received = received;
         generated_total += generated_then;
         received_total += received;
         r->generated += rs->generated_interval;
@@ -757,8 +804,9 @@ void replay_snapshot(struct replay *r, const struct stream *streams, double seco
         if (rs->lag_seconds > r->lag_seconds)
             r->lag_seconds = rs->lag_seconds;
     }
-    if (generated_total > received_total)
-        note_backlog(r, generated_total - received_total, latest);
+    r->pending = generated_total > received_total;
+    r->pending_backlog = generated_total - received_total;
+    r->pending_backlog_at = latest;
     r->slip_reported = r->slip_interval_max;
     r->slip_interval_max = 0;
     pthread_mutex_unlock(&r->lock);
@@ -859,10 +907,28 @@ static double drain_seconds(const struct replay *r)
     return drain > 0 ? drain : 0;
 }
 
+/* A report's lag and backlog are a guess (a newer count would have come by then, which a way back
+ * held up belies): they enter the maxima only when no count came after the last report (a stalled
+ * link at the end); any count after it sampled a later moment with what the report had, or showed
+ * the receiver had more. Under the lock. */
+static void commit_pending(struct replay *r)
+{
+    for (int i = 0; i < r->schedule->conns; i++) {
+        struct replay_stream *rs = &r->streams[i];
+        if (rs->pending)
+            sample(r, i, rs->pending_at, rs->pending_generated, rs->pending_received, 0, 0);
+        rs->pending = 0;
+    }
+    if (r->pending)
+        note_backlog(r, r->pending_backlog, r->pending_backlog_at);
+    r->pending = 0;
+}
+
 void replay_end_json(struct replay *r, struct json *j)
 {
     const struct schedule *s = r->schedule;
     pthread_mutex_lock(&r->lock);
+    commit_pending(r);
     json_key_u64(j, "schedule_bytes", s->total_bytes);
     uint64_t generated = 0;
     for (int i = 0; i < s->conns; i++)
@@ -898,6 +964,7 @@ void replay_end_json(struct replay *r, struct json *j)
 void replay_end_text(struct replay *r)
 {
     pthread_mutex_lock(&r->lock);
+    commit_pending(r);
     printf("replay: max lag %.3f s, max backlog %.2f MiB at %.2f s, ", r->max_lag_seconds,
            r->max_backlog_bytes / 1048576.0, r->max_backlog_at);
     if (r->drained_at >= 0)

@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jsonl.h"
@@ -117,10 +118,11 @@ static void *receiver(void *arg)
     return NULL;
 }
 
-/* What a --schedule receiver owes the client: its count since `owed_since` (0: nothing owed). */
+/* What a --schedule receiver owes the client: its count since `owed_since` (0: nothing owed), and
+ * when the last byte counted arrived (now_seconds()). */
 struct progress {
     uint64_t received, reported;
-    double owed_since;
+    double owed_since, arrived;
 };
 
 /* Whether the count is due: SYNC as soon as the receive queue is empty (the message's last byte
@@ -148,20 +150,36 @@ static struct timespec progress_wait(int sync, const struct progress *g)
     return (struct timespec){.tv_sec = (time_t)wait, .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
 }
 
-/* Receive what is queued into g; 1 at EOF, 0, or -1 with errno. */
+/* Receive what is queued into g, with the kernel's arrival time of its last segment (else now); 1 at
+ * EOF, 0, or -1 with errno. */
 static int progress_receive(struct stream *s, uint8_t *buf, struct progress *g)
 {
-    ssize_t k = recv(s->fd, buf, RECV_BUFFER_BYTES, MSG_DONTWAIT);
+    union { /* aligned for struct cmsghdr */
+        struct cmsghdr header;
+        uint8_t bytes[CMSG_SPACE(sizeof(struct timespec))];
+    } control;
+    struct iovec v = {.iov_base = buf, .iov_len = RECV_BUFFER_BYTES};
+    struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control};
+    ssize_t k = recvmsg(s->fd, &m, MSG_DONTWAIT);
     if (k == 0)
         return 1;
     if (k < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+    double now = now_seconds(), arrived = net_arrival_seconds(&m);
+    g->arrived = arrived >= 0 && arrived <= now ? arrived : now;
     if (g->received == g->reported)
-        g->owed_since = now_seconds();
+        g->owed_since = now;
     g->received += (uint64_t)k;
     atomic_fetch_add_explicit(&s->bytes, (uint64_t)k, memory_order_relaxed);
     struct server_test *t = s->test;
     return s->write_fd >= 0 && write_received(s, t->options, buf, (size_t)k) < 0 ? -1 : 0;
+}
+
+/* A count (wire.h): the bytes received, and when the last of them arrived in nanoseconds. */
+static void put_count(uint8_t out[PROGRESS_BYTES], const struct progress *g)
+{
+    put_u64(out, g->received);
+    put_u64(out + 8, (uint64_t)(g->arrived * 1e9));
 }
 
 /* --schedule (HELLO_SCHEDULE): receive, and send back the cumulative count (wire.h) so the client
@@ -173,7 +191,8 @@ static void *progress_receiver(void *arg)
     int sync = t->hello.mode == MODE_SYNC;
     uint8_t *buf = page_aligned(RECV_BUFFER_BYTES);
     struct progress g = {0};
-    int failure = buf == NULL ? ENOMEM : 0, eof = 0;
+    int failure = buf == NULL ? ENOMEM : 0, eof = 0, on = 1;
+    setsockopt(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on); /* refused: counts stamped when read */
     while (!failure && !eof && !atomic_load(&t->stop)) {
         struct timespec timeout = progress_wait(sync, &g);
         struct pollfd p = {.fd = s->fd, .events = POLLIN};
@@ -184,7 +203,7 @@ static void *progress_receiver(void *arg)
         }
         if (!failure && (eof || progress_due(s->fd, sync, &g, t->hello.message_bytes))) {
             uint8_t count[PROGRESS_BYTES];
-            put_u64(count, g.received);
+            put_count(count, &g);
             if (send_all(s->fd, count, sizeof count, &t->stop, 0) < 0 && !eof)
                 failure = errno == ECANCELED ? 0 : errno;
             g.reported = g.received;
@@ -194,7 +213,7 @@ static void *progress_receiver(void *arg)
         /* stopped (the client's END, at its cap): the count the result is made of goes first, so the
          * client's intervals add up to the result it reads next */
         uint8_t count[PROGRESS_BYTES];
-        put_u64(count, g.received);
+        put_count(count, &g);
         send_all(s->fd, count, sizeof count, NULL, 1);
     }
     s->error = failure;

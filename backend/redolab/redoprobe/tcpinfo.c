@@ -1,7 +1,12 @@
 #include "tcpinfo.h"
 
 #include <netinet/in.h>
+#ifdef __GLIBC__
+#include <linux/tcp.h> /* glibc's struct tcp_info stops before tcpi_min_rtt; musl's has it */
+#else
 #include <netinet/tcp.h>
+#endif
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,6 +21,7 @@ int tcp_sample(int fd, struct tcp_sample *sample)
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0)
         return -1;
     sample->rtt_us = info.tcpi_rtt;
+    sample->min_rtt_us = len >= offsetof(struct tcp_info, tcpi_min_rtt) + sizeof info.tcpi_min_rtt ? info.tcpi_min_rtt : 0;
     sample->rttvar_us = info.tcpi_rttvar;
     sample->snd_cwnd = info.tcpi_snd_cwnd;
     sample->pmtu = info.tcpi_pmtu;

@@ -10,6 +10,7 @@
 
 struct tcp_sample {
     uint32_t rtt_us, rttvar_us, snd_cwnd, pmtu;
+    uint32_t min_rtt_us; /* the kernel's windowed minimum (0: a kernel before 4.10) */
     uint32_t total_retrans;
 };
 /* TCP_INFO of a connected socket; 0, or -1 with errno. */

@@ -23,14 +23,17 @@ enum ack_status { ACK_OK = 0, ACK_VERSION = 1, ACK_BAD_PARAMS = 2, ACK_TOO_LONG 
 #define HELLO_REVERSE 0x01  /* flags: the server sends, the client receives */
 #define HELLO_ZEROCOPY 0x02 /* the sending side uses sendfile() from a memfd */
 /* --schedule: on each data connection the server sends back its cumulative count of bytes received
- * there (PROGRESS_BYTES, network order): in ASYNC once a message's worth arrived since the last count
+ * there and when its last byte arrived, on the server's CLOCK_MONOTONIC in nanoseconds (the kernel's
+ * receive time where it gives one): PROGRESS_BYTES, two u64 in network order. The client knows its
+ * offset to that clock only up to the count's way back: it takes the fastest way back seen lately as
+ * half the connection's minimum RTT, so a count delayed on its way back is not read as lag. In ASYNC once a message's worth arrived since the last count
  * or PROGRESS_SECONDS after the oldest byte not yet counted arrived (every byte is counted within
  * PROGRESS_SECONDS, and a burst of whole messages costs one count each, no timer), and once more at
  * EOF; in SYNC at once whenever its receive queue is drained, so a message is acknowledged as soon as
  * its last byte arrived (the count replaces the sequence number: messages vary in size, the last of a
  * slot being shorter). */
 #define HELLO_SCHEDULE 0x04
-#define PROGRESS_BYTES 8
+#define PROGRESS_BYTES 16
 #define PROGRESS_SECONDS 0.001 /* a count's age adds at most this to the lag */
 
 struct hello {
