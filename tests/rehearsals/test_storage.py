@@ -4,7 +4,9 @@ anything is written, and an admin's delete of a finished rehearsal that frees th
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -15,8 +17,9 @@ from redolab.auth.models import Role
 from redolab.core.errors import FieldError
 from redolab.rehearsals.models import Rehearsal
 from redolab.rehearsals.schedule import parse_schedule, render
+from redolab.remote.local import LocalTransport
 from redolab.runs.models import ReplaySchedule, Run, RunStatus
-from redolab.runs.probes import replay_text, schedule_part
+from redolab.runs.probes import replay_text, schedule_part, schedule_path, upload_schedule
 from tests.factories import PASSWORD, make_user
 from tests.rehearsals.test_rehearsal_runs import archived_log_csv, count, import_history, local_env
 
@@ -171,3 +174,16 @@ def test_a_caller_without_settings_is_capped_by_the_process_settings(api_client,
     assert refused.value.status_code == 413 and "REDOLAB_REHEARSAL_SCHEDULES_PER_USER_BYTES" in str(refused.value)
     session.rollback()
     assert count(session, Rehearsal) == 0 and count(session, ReplaySchedule) == 0
+
+
+def test_two_runs_numbered_alike_on_one_host_keep_their_own_schedules(tmp_path):
+    """Run ids repeat across databases that share a client host and user (two redolab instances, the
+    test suite's workers). Named for the run id alone, the second upload replaced the first's schedule
+    before its client read it, and that run replayed the other's bytes (seen as 900 of 1,800 MiB)."""
+    probe = str(tmp_path / "redoprobe")
+    first, second = schedule_path(probe, 1), schedule_path(probe, 1)
+    transport = LocalTransport()
+    asyncio.run(upload_schedule(transport, first, "0 0 100\n"))
+    asyncio.run(upload_schedule(transport, second, "0 0 200\n"))
+    assert Path(first).parent == Path(second).parent == tmp_path
+    assert Path(first).read_text() == "0 0 100\n" and Path(second).read_text() == "0 0 200\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -17,8 +18,11 @@ from redolab.runs.models import ReplaySchedule, Run
 
 
 def schedule_path(probe_path: str, run_id: int) -> str:
-    """Where a rehearsal run's schedule goes on the client host: beside the probe, named for the run."""
-    return f"{PurePosixPath(probe_path).parent}/schedule-run{run_id}.txt"
+    """Where a rehearsal run's schedule goes on the client host: beside the probe, named for the run and
+    made unique. Run ids repeat across redolab databases that share a host and user (two instances, a
+    test's workers): a name of the run id alone let one run's upload replace another's schedule between
+    its upload and its client's start, and that run replayed the other's bytes."""
+    return f"{PurePosixPath(probe_path).parent}/schedule-run{run_id}-{secrets.token_hex(8)}.txt"
 
 
 def schedule_part(text: str, connections: list[int] | None) -> str:
