@@ -31,7 +31,7 @@ for each rate:
 With --repeat N every run is made N times (interleaved) and each figure is the median of the N.
 
     python3 bench/rehearsal_pacing.py [--seconds 60] [--rates 10 100 1000] [--conns 1] [--message-size 1M]
-                                      [--repeat 1] [--zerocopy]
+                                      [--repeat 1] [--zerocopy] [--binary PATH]
 
 --zerocopy sends every run (replay, streaming, --rate) with sendfile() from a memfd: the same send path
 on both sides of each comparison, without the copy from user space a paused sender finds cold.
@@ -198,7 +198,11 @@ def main() -> int:
     parser.add_argument("--message-size", default="1M", help="bytes per send, both runs (default 1M)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each kind; figures are medians (default 1)")
     parser.add_argument("--zerocopy", action="store_true", help="every run sends with --zerocopy (sendfile)")
+    parser.add_argument("--binary", type=Path, default=None, help="another redoprobe build (before/after)")
     args = parser.parse_args()
+    if args.binary is not None:
+        global REDOPROBE
+        REDOPROBE = args.binary.resolve()
     if not REDOPROBE.exists():
         print(f"{REDOPROBE} is missing: run make probe", file=sys.stderr)
         return 1

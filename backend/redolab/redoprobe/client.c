@@ -187,6 +187,9 @@ static int open_streams(struct client_test *t, const struct ack *ack)
         encode_data_header(ack->cookie, (uint32_t)i, header);
         stream_init(&t->streams[i], i, fd);
         t->streams[i].test = t;
+        /* an interval's exact acknowledgement latencies: SAMPLES_LIMIT over all connections */
+        size_t share = SAMPLES_LIMIT / (size_t)o->conns;
+        t->streams[i].interval_latency_us.limit = share > 4096 ? share : 4096;
         net_blocking_with_timeout(fd, 100);
         if (send_all(fd, header, sizeof header, &probe_stop_requested, o->connect_timeout_seconds) < 0) {
             report_error(o, PE_HANDSHAKE, "data connection %d to %s:%d: %s", i, o->host, o->port,
@@ -286,8 +289,7 @@ static void emit_interval(struct client_test *t, double from, double to)
         if (o->mode == MODE_SYNC) {
             struct stream *s = &t->streams[i];
             pthread_mutex_lock(&s->lock);
-            for (size_t k = 0; k < s->interval_latency_us.len; k++)
-                samples_add(&all, s->interval_latency_us.values[k]);
+            samples_merge(&all, &s->interval_latency_us);
             samples_clear(&s->interval_latency_us);
             pthread_mutex_unlock(&s->lock);
         }
@@ -299,8 +301,9 @@ static void emit_interval(struct client_test *t, double from, double to)
     json_key_double(&j, "bytes_per_second", rate);
     if (o->mode == MODE_SYNC) {
         json_object_begin(&j, "ack_latency_us");
-        json_key_u64(&j, "count", all.len);
-        if (all.len) {
+        json_key_u64(&j, "count", samples_count(&all));
+        json_key_bool(&j, "exact", samples_exact(&all)); /* false: within 1/FINE_SUB (hist.h) */
+        if (samples_count(&all)) {
             json_key_u64(&j, "min", samples_percentile(&all, 0));
             json_key_u64(&j, "p50", samples_percentile(&all, 50));
             json_key_u64(&j, "p99", samples_percentile(&all, 99));
@@ -317,7 +320,7 @@ static void emit_interval(struct client_test *t, double from, double to)
         if (t->replay) /* what the link carried: the server's count */
             rate = seconds > 0 ? (double)replay_received_bytes(t->replay) / seconds : 0;
         printf("[%7.2f-%7.2f s] %12.2f MiB/s %10.2f Mbit/s", from, to, rate / 1048576.0, rate * 8 / 1e6);
-        if (o->mode == MODE_SYNC && all.len)
+        if (o->mode == MODE_SYNC && samples_count(&all))
             printf("  ack p50 %llu us p99 %llu us", (unsigned long long)samples_percentile(&all, 50),
                    (unsigned long long)samples_percentile(&all, 99));
         if (t->replay)

@@ -51,10 +51,57 @@ void hist_merge(struct histogram *into, const struct histogram *from)
         into->max_us = from->max_us;
 }
 
+static int fine_bucket(uint64_t v)
+{
+    if (v < 2 * FINE_SUB)
+        return (int)v;
+    int shift = 63 - __builtin_clzll(v) - 7; /* v >> shift in [FINE_SUB, 2 x FINE_SUB) */
+    return shift * FINE_SUB + (int)(v >> shift);
+}
+
+static uint64_t fine_high(int bucket)
+{
+    if (bucket < 2 * FINE_SUB)
+        return (uint64_t)bucket;
+    int shift = bucket / FINE_SUB - 1;
+    uint64_t mantissa = (uint64_t)(bucket - shift * FINE_SUB);
+    return ((mantissa + 1) << shift) - 1;
+}
+
+static void fine_add(struct samples *s, uint64_t value, uint64_t count)
+{
+    s->fine[fine_bucket(value)] += count;
+    s->fine_count += count;
+}
+
+/* Past the limit: every value kept so far moves into the histogram. */
+static int go_fine(struct samples *s)
+{
+    s->fine = calloc(FINE_BUCKETS, sizeof *s->fine);
+    if (s->fine == NULL)
+        return -1;
+    for (size_t k = 0; k < s->len; k++)
+        fine_add(s, s->values[k], 1);
+    s->len = 0;
+    return 0;
+}
+
 int samples_add(struct samples *s, uint64_t value)
 {
+    if (samples_count(s) == 0 || value < s->min)
+        s->min = value;
+    if (samples_count(s) == 0 || value > s->max)
+        s->max = value;
+    size_t limit = s->limit ? s->limit : SAMPLES_LIMIT;
+    if (s->fine == NULL && s->len >= limit && go_fine(s) < 0)
+        return -1;
+    if (s->fine != NULL) {
+        fine_add(s, value, 1);
+        return 0;
+    }
     if (s->len == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 256;
+        cap = cap < limit ? cap : limit;
         uint64_t *grown = realloc(s->values, cap * sizeof *grown);
         if (grown == NULL)
             return -1;
@@ -65,6 +112,29 @@ int samples_add(struct samples *s, uint64_t value)
     return 0;
 }
 
+int samples_merge(struct samples *into, const struct samples *from)
+{
+    for (size_t k = 0; k < from->len; k++)
+        if (samples_add(into, from->values[k]) < 0)
+            return -1;
+    if (from->fine == NULL || from->fine_count == 0)
+        return 0;
+    if (into->fine == NULL && go_fine(into) < 0)
+        return -1;
+    if (samples_count(into) == 0 || from->min < into->min)
+        into->min = from->min;
+    if (samples_count(into) == 0 || from->max > into->max)
+        into->max = from->max;
+    for (int b = 0; b < FINE_BUCKETS; b++)
+        into->fine[b] += from->fine[b];
+    into->fine_count += from->fine_count;
+    return 0;
+}
+
+size_t samples_count(const struct samples *s) { return s->len + (size_t)s->fine_count; }
+
+int samples_exact(const struct samples *s) { return s->fine == NULL || s->fine_count == 0; }
+
 static int compare_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -73,22 +143,45 @@ static int compare_u64(const void *a, const void *b)
 
 uint64_t samples_percentile(struct samples *s, double p)
 {
-    if (s->len == 0)
+    size_t count = samples_count(s);
+    if (count == 0)
         return 0;
-    qsort(s->values, s->len, sizeof *s->values, compare_u64);
-    size_t rank = (size_t)ceil(p / 100.0 * (double)s->len);
+    size_t rank = (size_t)ceil(p / 100.0 * (double)count);
     if (rank < 1)
         rank = 1;
-    if (rank > s->len)
-        rank = s->len;
-    return s->values[rank - 1];
+    if (rank > count)
+        rank = count;
+    if (s->fine == NULL) {
+        qsort(s->values, s->len, sizeof *s->values, compare_u64);
+        return s->values[rank - 1];
+    }
+    if (rank == 1)
+        return s->min;
+    if (rank == count)
+        return s->max;
+    uint64_t seen = 0;
+    for (int b = 0; b < FINE_BUCKETS; b++) {
+        seen += s->fine[b];
+        if (seen >= rank) {
+            uint64_t high = fine_high(b);
+            return high < s->min ? s->min : (high > s->max ? s->max : high);
+        }
+    }
+    return s->max;
 }
 
-void samples_clear(struct samples *s) { s->len = 0; }
+void samples_clear(struct samples *s)
+{
+    s->len = 0;
+    s->fine_count = 0;
+    free(s->fine); /* exact again for the next interval */
+    s->fine = NULL;
+}
 
 void samples_free(struct samples *s)
 {
     free(s->values);
+    free(s->fine);
     memset(s, 0, sizeof *s);
 }
 

@@ -23,14 +23,29 @@ struct json;
 /* Writes "histogram": [{"from_us", "to_us", "count"}, ...] for the non-empty buckets. */
 void hist_json(struct json *j, const char *key, const struct histogram *h);
 
-/* A growable list of samples for exact per-interval percentiles. */
+/* Per-interval samples: a growable list for exact percentiles, up to `limit` values (0:
+ * SAMPLES_LIMIT); past it, every value goes to a log-linear histogram instead (FINE_SUB buckets per
+ * power of two: exact below 2 x FINE_SUB, within 1/FINE_SUB above), so a long --interval of fast
+ * acknowledgements holds a fixed amount of memory. */
+#define SAMPLES_LIMIT (1u << 20)
+#define FINE_SUB 128
+#define FINE_BUCKETS (FINE_SUB * 58)
 struct samples {
     uint64_t *values;
-    size_t len, cap;
+    size_t len, cap, limit;
+    uint64_t *fine; /* NULL while exact */
+    uint64_t fine_count, min, max;
 };
 
+/* 0, or -1 when memory ran out (the value is lost). */
 int samples_add(struct samples *s, uint64_t value);
-/* Sorts in place; p in [0,100]; nearest-rank. Returns 0 for an empty list. */
+/* Adds every value of `from` (its histogram's values as their buckets). */
+int samples_merge(struct samples *into, const struct samples *from);
+size_t samples_count(const struct samples *s);
+/* 1 while every value is kept (percentiles exact). */
+int samples_exact(const struct samples *s);
+/* Sorts in place; p in [0,100]; nearest-rank (past the limit the rank's bucket's upper bound, within
+ * [min, max]; 0 and 100 stay exact). Returns 0 for an empty list. */
 uint64_t samples_percentile(struct samples *s, double p);
 void samples_clear(struct samples *s);
 void samples_free(struct samples *s);

@@ -44,5 +44,24 @@ int main(void)
     samples_clear(&s);
     CHECK(samples_percentile(&s, 50) == 0);
     samples_free(&s);
+
+    /* past the limit: a histogram, exact below 256, within 1/128 above; min and max exact */
+    struct samples bounded = {.limit = 1000};
+    for (uint64_t v = 1; v <= 100000; v++)
+        samples_add(&bounded, v);
+    CHECK(!samples_exact(&bounded) && samples_count(&bounded) == 100000 && bounded.cap <= 1000);
+    uint64_t p50 = samples_percentile(&bounded, 50), p99 = samples_percentile(&bounded, 99);
+    CHECK(p50 >= 50000 && p50 <= 50000 + 50000 / 128 + 1);
+    CHECK(p99 >= 99000 && p99 <= 99000 + 99000 / 128 + 1);
+    CHECK(samples_percentile(&bounded, 0) == 1 && samples_percentile(&bounded, 100) == 100000);
+    struct samples merged = {0};
+    samples_add(&merged, 7);
+    CHECK(samples_merge(&merged, &bounded) == 0 && samples_count(&merged) == 100001 && !samples_exact(&merged));
+    CHECK(samples_percentile(&merged, 0) == 1 && samples_percentile(&merged, 100) == 100000);
+    samples_clear(&bounded);
+    samples_add(&bounded, 200);
+    CHECK(samples_exact(&bounded) && samples_percentile(&bounded, 50) == 200);
+    samples_free(&bounded);
+    samples_free(&merged);
     return T_DONE("t_hist");
 }
