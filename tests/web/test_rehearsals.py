@@ -362,3 +362,38 @@ def test_progress_counts_the_replays_clock_not_the_set_up(browser_client, sessio
     session.commit()
     page = browser_client.get(f"/rehearsals/{rehearsal.id}").text
     assert "the 3,000 intervals measured until then are kept" in page
+
+
+def test_a_long_live_rehearsal_draws_a_thinned_series_with_every_peak(browser_client, api_client, session):
+    """A day at recorded speed is 86,400 intervals a run: every poll of the live block (and the status
+    URL) drew all of them, megabytes a second to each viewer. Thinned as the stored result is, with the
+    lag's peak among the moments kept and the figures still those of every interval."""
+    from redolab.rehearsals.results import STORED_POINTS
+
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment)
+    run = rehearsal.runs[0]
+    run.status = RunStatus.running
+    count, peak_at = 20_000, 12_345
+    for i in range(count):
+        lag = 99.0 if i == peak_at else 0.001 * (i % 7)
+        data = {"start_seconds": float(i), "end_seconds": float(i + 1), "bytes_generated": 100,
+                "bytes_sent": 100, "bytes_received": 100, "backlog_bytes": i % 5, "lag_seconds": lag}  # fmt: skip
+        session.add(
+            RunEvent(
+                run_id=run.id,
+                seq=i,
+                role="client",
+                event="interval",
+                line=json.dumps({"event": "interval", "data": data}),
+            )
+        )
+    session.commit()
+    result = api_client.get(f"/api/v1/rehearsals/{rehearsal.id}").json()["result"]
+    series = result["series"]
+    assert result["series_intervals"] == count and len(series["end_seconds"]) <= 2 * (STORED_POINTS + 2)
+    assert series["end_seconds"][-1] == count and float(peak_at + 1) in series["end_seconds"]
+    assert result["max_lag_seconds"] == 99.0 and result["bytes_received"] == 100 * count
+    live = browser_client.get(f"/rehearsals/{rehearsal.id}/live", headers=HTMX)
+    assert live.status_code == 200 and len(live.content) < 400_000, len(live.content)
+    assert f"{count:,} intervals" in live.text or f"{count:,}" in live.text
