@@ -276,82 +276,140 @@ static int parse_line(struct parser *p, char *buf, size_t len)
     return add_slot(p, conn, offset, bytes);
 }
 
-/* A change of the summed generation curve: a slot starts (rate up) or ends (rate down), or a
- * zero-width slot is generated at once (step). */
-struct curve_event {
-    double seconds, bytes_per_second, step_bytes;
-    int active; /* +1 a slot starts generating, -1 it ends */
+/* Where a connection is in the merge of every connection's curve changes (in time order: a slot's end is
+ * at or before its connection's next slot): at slot `slot`, its start (end 0) or its end (end 1). */
+struct cursor {
+    size_t slot;
+    int end;
 };
 
-static int compare_events(const void *a, const void *b)
+/* The moment of a connection's next change; INFINITY when it has none. */
+static double cursor_time(const struct schedule_stream *st, const struct cursor *c)
 {
-    const struct curve_event *x = a, *y = b;
-    return (x->seconds > y->seconds) - (x->seconds < y->seconds);
+    if (c->slot >= st->count)
+        return INFINITY;
+    const struct schedule_slot *slot = &st->slots[c->slot];
+    return c->end ? slot->offset_seconds + slot->width_seconds : slot->offset_seconds;
+}
+
+/* Apply a connection's next change to the curve's rate, step and active slots; move past it. A slot
+ * starts (rate up) and ends (rate down), or one of zero width is generated at once (a step). */
+static void cursor_take(const struct schedule_stream *st, struct cursor *c, double *rate, double *step, int *active)
+{
+    const struct schedule_slot *slot = &st->slots[c->slot];
+    uint64_t before = c->slot ? st->slots[c->slot - 1].cumulative_bytes : 0;
+    double bytes = (double)(slot->cumulative_bytes - before), w = slot->width_seconds;
+    if (w <= 0) {
+        *step += bytes;
+        c->slot++;
+    } else if (!c->end) {
+        *rate += bytes / w;
+        *active += 1;
+        c->end = 1;
+    } else {
+        *rate -= bytes / w;
+        *active -= 1;
+        c->end = 0;
+        c->slot++;
+    }
+}
+
+/* A min-heap of connections by the moment of their next change. */
+static void heap_down(int *heap, int n, const double *at, int k)
+{
+    for (;;) {
+        int least = k, l = 2 * k + 1, r = l + 1;
+        if (l < n && at[heap[l]] < at[heap[least]])
+            least = l;
+        if (r < n && at[heap[r]] < at[heap[least]])
+            least = r;
+        if (least == k)
+            return;
+        int t = heap[k];
+        heap[k] = heap[least];
+        heap[least] = t;
+        k = least;
+    }
+}
+
+/* Every connection's changes merged in time order (no copy of them: a heap of one cursor per
+ * connection), summed into the piecewise linear curve; into `timeline` when given, else only counted.
+ * The number of points (one per moment: slots on one grid share theirs), or -1 without memory. */
+static long merge_curve(const struct schedule *s, struct schedule_point *timeline)
+{
+    int n = 0, *heap = malloc((size_t)s->conns * sizeof *heap);
+    double *at = malloc((size_t)s->conns * sizeof *at);
+    struct cursor *cursors = calloc((size_t)s->conns, sizeof *cursors);
+    long points = -1;
+    if (heap == NULL || at == NULL || cursors == NULL)
+        goto done;
+    for (int i = 0; i < s->conns; i++) {
+        at[i] = cursor_time(&s->streams[i], &cursors[i]);
+        if (at[i] < INFINITY)
+            heap[n++] = i;
+    }
+    for (int k = n / 2 - 1; k >= 0; k--)
+        heap_down(heap, n, at, k);
+    double value = 0, rate = 0, last = 0;
+    int active = 0;
+    points = 0;
+    while (n > 0) {
+        double moment = at[heap[0]], step = 0;
+        value += rate * (moment - last);
+        double before = value;
+        while (n > 0 && at[heap[0]] == moment) {
+            int i = heap[0];
+            cursor_take(&s->streams[i], &cursors[i], &rate, &step, &active);
+            at[i] = cursor_time(&s->streams[i], &cursors[i]);
+            if (at[i] == INFINITY)
+                heap[0] = heap[--n];
+            heap_down(heap, n, at, 0);
+        }
+        value += step;
+        if (active == 0)
+            rate = 0; /* no slot generating: no rounding residue either */
+        if (timeline != NULL)
+            timeline[points] = (struct schedule_point){moment, before, value, rate};
+        points++;
+        last = moment;
+    }
+done:
+    free(heap);
+    free(at);
+    free(cursors);
+    return points;
 }
 
 /* Each slot's w (schedule.h), then every connection's generation summed into one piecewise linear
- * curve: the summed backlog. */
+ * curve: the summed backlog. Held for the whole replay: the slots and the curve, nothing else. */
 static int build_timeline(struct schedule *s, const struct parser *p)
 {
-    size_t events_count = 0;
+    uint64_t total = 0;
     for (int i = 0; i < s->conns; i++) {
         struct schedule_stream *st = &s->streams[i];
         st->slot_width_seconds = p->conn[i].min_gap > 0 ? p->conn[i].min_gap : SCHEDULE_MIN_SLOT_SECONDS;
         for (size_t k = 0; k < st->count; k++) {
             struct schedule_slot *slot = &st->slots[k];
-            if (!(slot->width_seconds < st->slot_width_seconds))
+            /* a gap over the slot width by a billionth is the decimal offsets' rounding (0.1 is not a
+             * binary fraction): the slot lasts until the next, and the two share a timeline point */
+            if (!(slot->width_seconds <= st->slot_width_seconds * (1 + 1e-9)))
                 slot->width_seconds = st->slot_width_seconds;
             if (slot->offset_seconds + slot->width_seconds > s->last_generated_seconds)
                 s->last_generated_seconds = slot->offset_seconds + slot->width_seconds;
         }
-        events_count += 2 * st->count;
+        total += st->count ? st->slots[st->count - 1].cumulative_bytes : 0;
+        /* no room left over from the doubling */
+        struct schedule_slot *fitted = st->count ? realloc(st->slots, st->count * sizeof *fitted) : NULL;
+        if (fitted != NULL) {
+            st->slots = fitted;
+            st->capacity = st->count;
+        }
     }
-    struct curve_event *events = malloc((events_count ? events_count : 1) * sizeof *events);
-    s->timeline = malloc((events_count ? events_count : 1) * sizeof *s->timeline);
-    if (events == NULL || s->timeline == NULL) {
-        free(events);
+    long points = merge_curve(s, NULL);
+    s->timeline = points < 0 ? NULL : malloc((size_t)(points ? points : 1) * sizeof *s->timeline);
+    if (s->timeline == NULL || merge_curve(s, s->timeline) != points)
         return -1;
-    }
-    size_t n = 0;
-    uint64_t total = 0;
-    for (int i = 0; i < s->conns; i++) {
-        uint64_t before = 0;
-        for (size_t k = 0; k < s->streams[i].count; k++) {
-            const struct schedule_slot *slot = &s->streams[i].slots[k];
-            double bytes = (double)(slot->cumulative_bytes - before), w = slot->width_seconds;
-            before = slot->cumulative_bytes;
-            if (w > 0) {
-                events[n++] = (struct curve_event){slot->offset_seconds, bytes / w, 0, 1};
-                events[n++] = (struct curve_event){slot->offset_seconds + w, -bytes / w, 0, -1};
-            } else {
-                events[n++] = (struct curve_event){slot->offset_seconds, 0, bytes, 0};
-            }
-        }
-        total += before;
-    }
-    qsort(events, n, sizeof *events, compare_events);
-    double value = 0, rate = 0, at = 0;
-    int active = 0;
-    size_t points = 0;
-    for (size_t k = 0; k < n;) {
-        double moment = events[k].seconds;
-        value += rate * (moment - at);
-        struct schedule_point *point = &s->timeline[points++];
-        point->seconds = moment;
-        point->before = value;
-        for (; k < n && events[k].seconds == moment; k++) {
-            value += events[k].step_bytes;
-            rate += events[k].bytes_per_second;
-            active += events[k].active;
-        }
-        if (active == 0)
-            rate = 0; /* no slot generating: no rounding residue either */
-        point->after = value;
-        point->bytes_per_second = rate;
-        at = moment;
-    }
-    free(events);
-    s->timeline_count = points;
+    s->timeline_count = (size_t)points;
     s->total_bytes = total;
     return 0;
 }

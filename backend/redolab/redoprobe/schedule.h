@@ -10,7 +10,8 @@
  * Generation: a slot's bytes are generated evenly over [offset, offset + w), w = min(the
  * connection's next offset - offset, the connection's slot width), the slot width being the
  * smallest positive distance between two consecutive offsets of that connection (0.1 s when it
- * has none, e.g. a single slot). Zero-byte lines count as offsets. A slot with w = 0 (two lines at
+ * has none, e.g. a single slot; a gap within a billionth of it, the rounding of decimal offsets,
+ * counts as the slot width). Zero-byte lines count as offsets. A slot with w = 0 (two lines at
  * one moment) is generated at once. Redo is written continuously, not in 0.1 s bursts: the lag of a
  * slot's last byte counts from when it was generated, not from the slot's start. With --speedup K
  * every time divides by K. The rate limit counts the lines of a connection at one moment together,
