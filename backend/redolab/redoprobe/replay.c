@@ -24,8 +24,9 @@
 /* Schedule slip in microseconds, log-linear: 32 buckets per power of two (within 3 %). */
 #define SLIP_SUB 32
 #define SLIP_BUCKETS (SLIP_SUB * 42)
-/* How long a count's fastest way back is remembered (seconds): short enough that the two clocks'
- * drift (tens of ppm) stays under a microsecond or so, long enough to hold counts that came straight. */
+/* How long a count's fastest way back is remembered (seconds): long enough to hold counts that came
+ * straight, short enough that the two clocks' drift moves the offset little meanwhile (NTP-disciplined
+ * clocks, under 1 ppm: 8 us; free-running at 50 ppm: 0.4 ms, the lag understated by up to that). */
 #define OFFSET_SECONDS 8
 /* The interval boundaries a report may still ask about: one made up to this many intervals late. */
 #define SENT_RING 8
@@ -267,7 +268,7 @@ static uint64_t redo_count(const struct replay_stream *rs, uint64_t raw)
  * fastest way back, taken as half the minimum RTT (the way out and back alike, as NTP takes them).
  * A count held up on its way back (a queue, a late delay line) is so not read as lag; a way back
  * always slow reads as the offset, as it must: one clock cannot tell them apart. */
-static double way_back(struct replay_stream *rs, double server_at, double now)
+static double way_back(struct replay_stream *rs, double server_at, double now, int counted_more)
 {
     double arrival_less_stamp = now - server_at, fastest = arrival_less_stamp;
     long second = (long)floor(now);
@@ -283,7 +284,7 @@ static double way_back(struct replay_stream *rs, double server_at, double now)
         if (rs->offset_second[k] > second - OFFSET_SECONDS && rs->offset_min[k] < fastest)
             fastest = rs->offset_min[k];
     double back = arrival_less_stamp - fastest + rs->min_rtt_seconds / 2;
-    if (back > rs->back_max[b])
+    if (counted_more && back > rs->back_max[b]) /* a count repeated at EOF carries its old stamp */
         rs->back_max[b] = back;
     rs->slowest_back_seconds = 0;
     for (int k = 0; k < OFFSET_SECONDS; k++)
@@ -319,7 +320,7 @@ static void count_arrived(struct replay *r, int i, uint64_t raw, double server_a
         else if (rtt.rtt_us != 0 && (rs->min_rtt_seconds == 0 || rtt.rtt_us / 1e6 < rs->min_rtt_seconds))
             rs->min_rtt_seconds = rtt.rtt_us / 1e6; /* a kernel before 4.10: the smallest smoothed RTT seen */
     }
-    double back = way_back(rs, server_at, now);
+    double back = way_back(rs, server_at, now, count > before);
     if (count > before) {
         const struct schedule *s = r->schedule;
         double moment = counted_moment(seconds, back);

@@ -289,7 +289,12 @@ static double cursor_time(const struct schedule_stream *st, const struct cursor 
     if (c->slot >= st->count)
         return INFINITY;
     const struct schedule_slot *slot = &st->slots[c->slot];
-    return c->end ? slot->offset_seconds + slot->width_seconds : slot->offset_seconds;
+    if (!c->end)
+        return slot->offset_seconds;
+    double end = slot->offset_seconds + slot->width_seconds;
+    /* w = next - offset rounds up past next when offset < next / 2: the end is the next slot's start */
+    return c->slot + 1 < st->count && end > st->slots[c->slot + 1].offset_seconds ? st->slots[c->slot + 1].offset_seconds
+                                                                                 : end;
 }
 
 /* Apply a connection's next change to the curve's rate, step and active slots; move past it. A slot

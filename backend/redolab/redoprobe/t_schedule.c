@@ -189,8 +189,30 @@ static void check_files(void)
     CHECK(strstr(problem, "cannot read the schedule /") != NULL);
 }
 
+/* The summed curve's points are in time order, one per moment: a slot's end rounded past the next
+ * slot's start (0.3 + (0.9 - 0.3) > 0.9 in binary) is that start; decimal grids share their points. */
+static void check_timeline_order(void)
+{
+    struct schedule s;
+    CHECK(parse("0 0.3 100\n0 0.9 100\n0 1.5 100\n1 0.9 50\n1 1.5 50\n", 1, &s) == 0);
+    int ordered = 1;
+    for (size_t k = 1; k < s.timeline_count; k++)
+        ordered &= s.timeline[k].seconds > s.timeline[k - 1].seconds;
+    CHECK(ordered && s.timeline_count == 4); /* 0.3, 0.9, 1.5 and 2.1, each shared */
+    CHECK(s.timeline[s.timeline_count - 1].after == (double)s.total_bytes);
+    schedule_free(&s);
+    char grid[64 * 3000];
+    size_t at = 0;
+    for (int k = 0; k < 3000; k++) /* offsets k / 10 written as decimals: 3,000 slots, 3,001 points */
+        at += (size_t)snprintf(grid + at, sizeof grid - at, "0 %.1f 1000\n", k / 10.0);
+    CHECK(parse(grid, 1, &s) == 0);
+    CHECK(s.timeline_count == 3001);
+    schedule_free(&s);
+}
+
 int main(void)
 {
+    check_timeline_order();
     check_good_files();
     check_scale();
     check_limits();

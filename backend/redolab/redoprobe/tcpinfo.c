@@ -22,6 +22,8 @@ int tcp_sample(int fd, struct tcp_sample *sample)
         return -1;
     sample->rtt_us = info.tcpi_rtt;
     sample->min_rtt_us = len >= offsetof(struct tcp_info, tcpi_min_rtt) + sizeof info.tcpi_min_rtt ? info.tcpi_min_rtt : 0;
+    if (sample->min_rtt_us == UINT32_MAX) /* no RTT sample yet */
+        sample->min_rtt_us = 0;
     sample->rttvar_us = info.tcpi_rttvar;
     sample->snd_cwnd = info.tcpi_snd_cwnd;
     sample->pmtu = info.tcpi_pmtu;
