@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from redolab.rehearsals.results import RunReplay, measured
 
 
@@ -138,3 +141,29 @@ def test_runs_peaks_at_different_moments_are_not_added():
     both = [start(3.0), interval(1, 0.1, 100, 0, 100), ended(0.1, 100, 1.0)]
     summed = measured([RunReplay(1, [1], both), RunReplay(2, [2], [start(3.0), interval(1, 0.1, 100, 0, 100)])])
     assert summed["max_backlog_bytes"] == 200 and summed["max_backlog_at_seconds"] == 1  # the interval-end sum
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda runs: st.integers(0, 30).flatmap(
+            lambda n: st.lists(
+                st.lists(st.one_of(st.integers(0, 2**62), st.floats(0, 1e15)), min_size=n, max_size=n),
+                min_size=runs,
+                max_size=runs,
+            )
+        )
+    )
+)
+def test_runs_combined_pairwise_are_what_sum_and_max_make_of_them(columns):
+    """The summed series (a live poll's, 86,400 intervals a run) combined run after run, not interval by
+    interval: the same numbers, to the bit and the type, as sum() and max() over each interval's."""
+    import operator
+
+    from redolab.rehearsals.results import _across
+
+    count = len(columns[0])
+    added = _across(columns, operator.add)
+    expected = [sum(column[i] for column in columns) for i in range(count)]
+    assert [(type(v), v) for v in added] == [(type(v), v) for v in expected]
+    assert _across(columns, max) == [max(column[i] for column in columns) for i in range(count)]

@@ -21,7 +21,11 @@ def keep_indices(x: Sequence[float], y: Sequence[float | None], n_out: int) -> l
     for its neighbour), at most n_out + 2. A missing y counts as 0 for the choice only."""
     if len(y) <= n_out:
         return list(range(len(y)))
-    values = np.fromiter((v if v is not None and math.isfinite(v) else 0.0 for v in y), float, len(y))
+    try:  # numbers only (the common case): converted at once, not one by one
+        values = np.asarray(y, dtype=float)
+        values = np.where(np.isfinite(values), values, 0.0)
+    except (TypeError, ValueError):
+        values = np.fromiter((v if v is not None and math.isfinite(v) else 0.0 for v in y), float, len(y))
     times = np.asarray(x, dtype=float)
     extremes = {int(np.argmax(values)), int(np.argmin(values))}
     if not np.all(np.diff(times) >= 0):  # MinMaxLTTB needs sorted x; sort, choose, map back

@@ -8,6 +8,7 @@ lagging thread's). Units: bytes, seconds."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -127,7 +128,11 @@ def _max_backlog(summed: dict, ends: list[dict], thread_figures: list[dict]) -> 
     # several runs the sum of their peaks is no moment's figure (each peaked when it did): the largest
     # run peak, the interval-end sums of all runs and each thread's own peak are each a backlog seen at
     # some moment, so their maximum is a lower bound of the true peak across runs (exact for one run).
-    timed: list[tuple[float, float | None]] = [*zip(summed["backlog_bytes"], summed["end_seconds"], strict=True)]
+    backlog = summed["backlog_bytes"]
+    peak = max(backlog, default=None)  # the first interval end at the largest, as max() over pairs took it
+    timed: list[tuple[float, float | None]] = (
+        [] if peak is None else [(peak, summed["end_seconds"][backlog.index(peak)])]
+    )
     timed += [
         (_number(end, "max_backlog_bytes"), _moment(end.get("max_backlog_at_seconds")))
         for end in ends
@@ -158,6 +163,15 @@ def _drain_seconds(series: list[RunSeries]) -> float | None:
     return max(0.0, max(drain_ends) - latest) if drain_ends else None
 
 
+def _across(columns: list[list[float]], combine) -> list[float]:
+    """The runs' values at each interval combined pairwise, run after run (operator.add: the sum as sum()
+    adds them; max): a live day is 86,400 intervals a run, read on every poll."""
+    combined = list(columns[0])
+    for column in columns[1:]:
+        combined = list(map(combine, combined, column))
+    return combined
+
+
 def measured(replays: list[RunReplay]) -> dict | None:
     """The rehearsal's measured figures, or None when no run reported a replay interval."""
     runs = [(replay, replay.read()) for replay in replays]
@@ -171,11 +185,11 @@ def measured(replays: list[RunReplay]) -> dict | None:
     held = [_held(series, count) for _, series in runs]
     summed = {
         "end_seconds": longest.end_seconds,
-        "generated_bytes": [sum(s.generated[i] for s in held) for i in range(count)],
-        "sent_bytes": [sum(s.sent[i] for s in held) for i in range(count)],
-        "received_bytes": [sum(s.received[i] for s in held) for i in range(count)],
-        "backlog_bytes": [sum(s.backlog[i] for s in held) for i in range(count)],
-        "lag_seconds": [max(s.lag[i] for s in held) for i in range(count)],
+        "generated_bytes": _across([s.generated for s in held], operator.add),
+        "sent_bytes": _across([s.sent for s in held], operator.add),
+        "received_bytes": _across([s.received for s in held], operator.add),
+        "backlog_bytes": _across([s.backlog for s in held], operator.add),
+        "lag_seconds": _across([s.lag for s in held], max),
     }
     ends = [series.end or {} for _, series in runs]
     drained = all(end.get("drained") is True for end in ends) and len(runs) == len(replays)
