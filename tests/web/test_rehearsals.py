@@ -374,7 +374,7 @@ def test_a_long_live_rehearsal_draws_a_thinned_series_with_every_peak(browser_cl
     rehearsal = started(browser_client, session, environment)
     run = rehearsal.runs[0]
     run.status = RunStatus.running
-    count, peak_at = 20_000, 12_345
+    count, peak_at = 6_000, 4_321
     for i in range(count):
         lag = 99.0 if i == peak_at else 0.001 * (i % 7)
         data = {"start_seconds": float(i), "end_seconds": float(i + 1), "bytes_generated": 100,
