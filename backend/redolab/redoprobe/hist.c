@@ -51,26 +51,28 @@ void hist_merge(struct histogram *into, const struct histogram *from)
         into->max_us = from->max_us;
 }
 
-static int fine_bucket(uint64_t v)
+int loglin_bucket(uint64_t v, int sub_bits)
 {
-    if (v < 2 * FINE_SUB)
+    uint64_t sub = 1ULL << sub_bits;
+    if (v < 2 * sub)
         return (int)v;
-    int shift = 63 - __builtin_clzll(v) - 7; /* v >> shift in [FINE_SUB, 2 x FINE_SUB) */
-    return shift * FINE_SUB + (int)(v >> shift);
+    int shift = 63 - __builtin_clzll(v) - sub_bits; /* v >> shift in [sub, 2 x sub) */
+    return shift * (int)sub + (int)(v >> shift);
 }
 
-static uint64_t fine_high(int bucket)
+uint64_t loglin_high(int bucket, int sub_bits)
 {
-    if (bucket < 2 * FINE_SUB)
+    int sub = 1 << sub_bits;
+    if (bucket < 2 * sub)
         return (uint64_t)bucket;
-    int shift = bucket / FINE_SUB - 1;
-    uint64_t mantissa = (uint64_t)(bucket - shift * FINE_SUB);
+    int shift = bucket / sub - 1;
+    uint64_t mantissa = (uint64_t)(bucket - shift * sub);
     return ((mantissa + 1) << shift) - 1;
 }
 
 static void fine_add(struct samples *s, uint64_t value, uint64_t count)
 {
-    s->fine[fine_bucket(value)] += count;
+    s->fine[loglin_bucket(value, FINE_SUB_BITS)] += count;
     s->fine_count += count;
 }
 
@@ -163,7 +165,7 @@ uint64_t samples_percentile(struct samples *s, double p)
     for (int b = 0; b < FINE_BUCKETS; b++) {
         seen += s->fine[b];
         if (seen >= rank) {
-            uint64_t high = fine_high(b);
+            uint64_t high = loglin_high(b, FINE_SUB_BITS);
             return high < s->min ? s->min : (high > s->max ? s->max : high);
         }
     }

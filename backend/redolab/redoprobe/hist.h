@@ -23,12 +23,19 @@ struct json;
 /* Writes "histogram": [{"from_us", "to_us", "count"}, ...] for the non-empty buckets. */
 void hist_json(struct json *j, const char *key, const struct histogram *h);
 
+/* Log-linear buckets of a value (e.g. microseconds), 2^sub_bits of them per power of two: exact below
+ * 2^(sub_bits + 1), within 2^-sub_bits above; a bucket's upper bound (inclusive). A value up to 2^64 - 1
+ * falls in a bucket below 2^sub_bits x (65 - sub_bits). */
+int loglin_bucket(uint64_t v, int sub_bits);
+uint64_t loglin_high(int bucket, int sub_bits);
+
 /* Per-interval samples: a growable list for exact percentiles, up to `limit` values (0:
  * SAMPLES_LIMIT); past it, every value goes to a log-linear histogram instead (FINE_SUB buckets per
  * power of two: exact below 2 x FINE_SUB, within 1/FINE_SUB above), so a long --interval of fast
  * acknowledgements holds a fixed amount of memory. */
 #define SAMPLES_LIMIT (1u << 20)
-#define FINE_SUB 128
+#define FINE_SUB_BITS 7
+#define FINE_SUB (1 << FINE_SUB_BITS)
 #define FINE_BUCKETS (FINE_SUB * 58)
 struct samples {
     uint64_t *values;

@@ -21,9 +21,9 @@
 #include "tcpinfo.h"
 #include "wire.h"
 
-/* Schedule slip in microseconds, log-linear: 32 buckets per power of two (within 3 %). */
-#define SLIP_SUB 32
-#define SLIP_BUCKETS (SLIP_SUB * 42)
+/* Schedule slip in microseconds, log-linear (hist.h): 32 buckets per power of two (within 3 %). */
+#define SLIP_SUB_BITS 5
+#define SLIP_BUCKETS (32 * 42)
 /* How long a count's fastest way back is remembered (seconds): long enough to hold counts that came
  * straight, short enough that the two clocks' drift moves the offset little meanwhile (NTP-disciplined
  * clocks, under 1 ppm: 8 us; free-running at 50 ppm: 0.4 ms, the lag understated by up to that). */
@@ -344,21 +344,8 @@ static void count_arrived(struct replay *r, int i, uint64_t raw, double server_a
 
 static int slip_bucket(uint64_t us)
 {
-    if (us < SLIP_SUB)
-        return (int)us;
-    int shift = 63 - __builtin_clzll(us) - 5; /* us >> shift in [SLIP_SUB, 2 x SLIP_SUB) */
-    int bucket = shift * SLIP_SUB + (int)(us >> shift);
+    int bucket = loglin_bucket(us, SLIP_SUB_BITS);
     return bucket < SLIP_BUCKETS ? bucket : SLIP_BUCKETS - 1;
-}
-
-/* The upper bound of a bucket, microseconds. */
-static uint64_t slip_bucket_high(int bucket)
-{
-    if (bucket < 2 * SLIP_SUB)
-        return (uint64_t)bucket;
-    int shift = bucket / SLIP_SUB - 1;
-    uint64_t mantissa = (uint64_t)(bucket - shift * SLIP_SUB);
-    return ((mantissa + 1) << shift) - 1;
 }
 
 static void record_slip(struct replay *r, double seconds)
@@ -891,7 +878,7 @@ static double slip_p99(const struct replay *r)
     for (int b = 0; b < SLIP_BUCKETS; b++) {
         seen += r->slip_buckets[b];
         if (seen >= rank) {
-            double high = (double)slip_bucket_high(b) / 1e6;
+            double high = (double)loglin_high(b, SLIP_SUB_BITS) / 1e6;
             return high < r->slip_max ? high : r->slip_max;
         }
     }
