@@ -1,6 +1,7 @@
 """Alembic: upgrade from empty works on both backends, and the models match the migrations."""
 
-from datetime import UTC, datetime
+import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
@@ -15,6 +16,7 @@ from redolab.core.db import Base, UTCDateTime, make_engine, make_sessionmaker
 from redolab.core.migrate import alembic_config, upgrade
 from redolab.environments.models import Environment, stored_name_key
 from redolab.main import create_app
+from redolab.runs.models import RunStatus
 from redolab.runs.probes import schedule_part
 from tests.conftest import BACKENDS, _fresh_postgres_database
 
@@ -217,6 +219,7 @@ def test_every_environment_becomes_one_destination_and_back(empty_database_url):
 # -- a7c3e5f10043: a rehearsal's schedule stored once --------------------------------------------------
 
 BEFORE_STORED_ONCE = "f5c2d0e30042"
+BEFORE_CLUSTER_SUMS = "a7c3e5f10043"
 
 
 def test_rehearsal_schedules_move_to_one_stored_copy_and_back(empty_database_url, tmp_path):
@@ -266,4 +269,38 @@ def test_rehearsal_schedules_move_to_one_stored_copy_and_back(empty_database_url
             assert all(run.replay_destination_id is not None for run in runs)
             # the whole schedule is named, not copied; a thread's part, kept before, stays (read first)
             assert [run.replay_schedule is None for run in runs] == [nodes == 1] * nodes
+    engine.dispose()
+
+
+def test_cluster_sums_at_once_are_backfilled_from_the_stored_intervals(empty_database_url):
+    """A cluster whose pairs all ended before the migration gets what they carried at once, as a pair
+    ending stores it; one still running is left to its last pair."""
+    from redolab.sweeps.models import Cluster
+    from tests.planning.test_topology_plan import two_destinations
+    from tests.sweeps.test_hop_runs import _cluster, _pair_run
+
+    engine = make_engine(empty_database_url)
+    upgrade(engine)
+    with make_sessionmaker(engine)() as session:
+        environment, primary, near, far, _remote = two_destinations(session)
+        now = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+        ended, running = _cluster(session, environment), _cluster(session, environment)
+        _pair_run(session, environment, ended, primary, near, 0, started=now, rates=[100.0] * 6 + [50.0] * 54)
+        _pair_run(session, environment, ended, primary, far, 0, started=now + timedelta(seconds=6),
+                  rates=[50.0] * 54 + [100.0] * 6)  # fmt: skip
+        _pair_run(session, environment, running, primary, near, 80.0, started=now)
+        session.get(Cluster, running.id).runs[0].status = RunStatus.running
+        session.commit()
+        stored = session.get(Cluster, ended.id).together
+        ids = (ended.id, running.id)
+    assert sum(stored["bytes"].values()) / stored["seconds"] == pytest.approx(100.0)
+    engine.dispose()
+    _downgrade(engine, BEFORE_CLUSTER_SUMS)
+    upgrade(engine)
+    with engine.connect() as connection:
+        rows = dict(connection.execute(sa.text("SELECT id, together FROM clusters WHERE id IN (:a, :b)"),
+                                       {"a": ids[0], "b": ids[1]}).all())  # fmt: skip
+    again = rows[ids[0]] if isinstance(rows[ids[0]], dict) else json.loads(rows[ids[0]])
+    assert again["bytes"] == stored["bytes"] and again["seconds"] == pytest.approx(stored["seconds"])
+    assert rows[ids[1]] is None
     engine.dispose()

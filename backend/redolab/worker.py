@@ -36,6 +36,7 @@ from redolab.rehearsals.service import record_result
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.runner import RunExecution
 from redolab.runs.service import store_summary
+from redolab.sweeps.clusters import record_together
 from redolab.sweeps.models import Sweep
 from redolab.sweeps.schedules import fire_due
 from redolab.sweeps.sweeper import SweepExecution
@@ -138,10 +139,14 @@ def fail_orphans(sessions: sessionmaker, *, older_than_seconds: float | None = S
 
 
 def _after_run(session, run: Run) -> None:
-    """A run ended: a rehearsal's result is stored once its last run has, a watch's check is judged once
-    its last run has (neither may fail the run)."""
-    for what, step in (("rehearsal", lambda: record_result(session=session, rehearsal_id=run.rehearsal_id)),
-                       ("watch check", lambda: judge_run(session=session, run_id=run.id))):  # fmt: skip
+    """A run ended: a rehearsal's result is stored once its last run has, a watch's check is judged and
+    a cluster's sum at once is stored once its last run has (none may fail the run)."""
+    steps = (
+        ("rehearsal", lambda: record_result(session=session, rehearsal_id=run.rehearsal_id)),
+        ("watch check", lambda: judge_run(session=session, run_id=run.id)),
+        ("cluster sum", lambda: record_together(session=session, cluster_id=run.cluster_id)),
+    )
+    for what, step in steps:
         try:
             step()
         except Exception:

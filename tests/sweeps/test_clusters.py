@@ -1,6 +1,7 @@
 """Cluster runs: node n -> node n at the same time on "This machine" hosts, the sum, reverse."""
 
 from redolab.runs.models import RunStatus
+from redolab.sweeps import clusters
 from redolab.sweeps.models import Cluster
 from tests.execution import work_until
 from tests.factories import make_environment, make_host
@@ -42,12 +43,15 @@ def test_cluster_run_pairs_nodes_sums_and_reverses(browser_client, session, engi
     assert all(run.status is RunStatus.succeeded for run in cluster.runs)
     starts = sorted(run.started_at for run in cluster.runs)
     assert (starts[1] - starts[0]).total_seconds() < 1.0  # at the same time, not one after the other
-    total = sum(run.bytes_per_second for run in cluster.runs)
+    averages = sum(run.bytes_per_second for run in cluster.runs)
+    session.refresh(cluster)
+    at_once = clusters.at_once_rate(cluster.together, cluster.runs)  # stored when the last pair ended
+    assert 0.7 * averages < at_once < 1.1 * averages, (at_once, averages)  # paced alike, started together
     shown = browser_client.get(f"/clusters/{cluster_id}")
-    assert "Sum over the pairs" in shown.text and "overlap-warning" not in shown.text
+    assert "Carried at once over the" in shown.text and "overlap-warning" not in shown.text
     from redolab.core.units import format_byte_rate
 
-    assert format_byte_rate(total) in shown.text.split('id="cluster-total"')[1]
+    assert format_byte_rate(at_once) in shown.text.split('id="cluster-total"')[1]
     live = browser_client.get(f"/clusters/{cluster_id}/live", headers={"HX-Request": "true"})
     assert live.status_code == 200 and "<html" not in live.text and 'id="cluster-live"' in live.text
     assert 'hx-trigger="every' not in live.text  # finished: the block stops polling by itself

@@ -3,6 +3,7 @@ same time, each pair an ordinary run. Their jobs share the primary with each oth
 else; the page and the API give each hop and the sum; and the plan reads the sum as the capacity of a
 shared link the hops cross, only when every pair succeeded and they ran at the same time."""
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -13,7 +14,8 @@ from redolab.environments.schemas_destinations import DestinationCreate, SharedL
 from redolab.jobs.models import Job, JobStatus
 from redolab.planning.plan import FAIL, PASS
 from redolab.planning.service import Selection, environment_plan, shared_link_capacity
-from redolab.runs.models import ProbeMode, Run, RunStatus
+from redolab.runs import service as run_service
+from redolab.runs.models import ProbeMode, Run, RunEvent, RunStatus
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps import clusters
 from redolab.sweeps.models import Cluster
@@ -131,20 +133,32 @@ def test_too_few_hops_is_refused_and_nothing_is_queued(session, api_client):
     assert session.query(Cluster).count() == 0 and session.query(Job).count() == 0
 
 
-def _pair_run(session, environment, cluster, client, server, rate, *, started, mode=ProbeMode.async_):
+def _pair_run(session, environment, cluster, client, server, rate, *, started, mode=ProbeMode.async_, rates=None):
+    """A succeeded pair of a 60 s run at `rate` bytes/s (or one rate per second, `rates`), with the
+    server's interval lines as they arrived (one a second from `started`); the cluster's sum at once
+    stored as when a pair ends."""
+    rates = rates or [rate] * 60
     run = Run(
         environment_id=environment.id, client_host_id=client.id, server_host_id=server.id,
         client_host_name=client.name, server_host_name=server.name, mode=mode, conns=1,
-        message_bytes=1024 * 1024, duration_seconds=60, interval_seconds=1, status=RunStatus.succeeded,
-        requested_by="alice", bytes_per_second=rate, cluster_id=cluster.id, started_at=started,
+        message_bytes=1024 * 1024, duration_seconds=len(rates), interval_seconds=1, status=RunStatus.succeeded,
+        requested_by="alice", bytes_per_second=sum(rates) / len(rates), cluster_id=cluster.id, started_at=started,
     )  # fmt: skip
     session.add(run)
+    session.flush()
+    for k, each in enumerate(rates):
+        line = json.dumps({"event": "interval", "data": {"start_seconds": k, "end_seconds": k + 1, "bytes": each}})
+        session.add(RunEvent(run_id=run.id, seq=k + 1, role="server", event="interval", line=line,
+                             received_at=started + timedelta(seconds=k + 1, milliseconds=3 * (k % 4))))  # fmt: skip
     session.commit()
+    clusters.record_together(session=session, cluster_id=cluster.id)
     return run
 
 
 def _cluster(session, environment) -> Cluster:
-    cluster = Cluster(environment_id=environment.id, across_hops=True, template={}, requested_by="alice")
+    pair = clusters.TEMPLATE_PAIR
+    template = RunCreate(**TEMPLATE, **pair).model_dump(mode="json", exclude=set(pair))
+    cluster = Cluster(environment_id=environment.id, across_hops=True, template=template, requested_by="alice")
     session.add(cluster)
     session.commit()
     return cluster
@@ -185,8 +199,6 @@ def test_the_plan_reads_the_sum_as_the_shared_links_capacity(session, api_client
 
 def test_a_sum_counts_only_when_every_pair_succeeded_and_they_overlapped(session):
     environment, primary, near, far, remote = two_destinations(session)
-    from redolab.runs import service as run_service
-
     now, hops = utcnow(), frozenset({environment.first_destination.id, remote.id})
 
     def measured():
@@ -210,6 +222,28 @@ def test_a_sum_counts_only_when_every_pair_succeeded_and_they_overlapped(session
     _pair_run(session, environment, good, primary, near, 60.0, started=now)
     _pair_run(session, environment, good, primary, far, 40.0, started=now + timedelta(seconds=2))
     total, label = shared_link_capacity(session, hops, measured())
-    assert total == 100.0 and label.startswith("runs #")
+    assert total == pytest.approx(100.0) and label.startswith("runs #") and "over the 58 s they all ran" in label
     only_near = frozenset({environment.first_destination.id})  # a link only one hop crosses: that hop's share
-    assert shared_link_capacity(session, only_near, measured())[0] == 60.0
+    assert shared_link_capacity(session, only_near, measured())[0] == pytest.approx(60.0)
+
+
+def test_pairs_that_started_apart_are_summed_over_the_span_they_all_ran(session, api_client, browser_client):
+    """Through one 100 B/s uplink, the near pair starts 6 s before the far one and ends 6 s before it:
+    each has the link alone for 6 s and shares it for 54 s. Their own averages (55 B/s each) add up to
+    110 B/s, more than the link carried; at once they carried 100 B/s."""
+    environment, primary, near, far, remote = two_destinations(session)
+    now, hops = utcnow(), frozenset({environment.first_destination.id, remote.id})
+    cluster = _cluster(session, environment)
+    a = _pair_run(session, environment, cluster, primary, near, 0, started=now, rates=[100.0] * 6 + [50.0] * 54)
+    b = _pair_run(session, environment, cluster, primary, far, 0, started=now + timedelta(seconds=6),
+                  rates=[50.0] * 54 + [100.0] * 6)  # fmt: skip
+    assert a.bytes_per_second + b.bytes_per_second == pytest.approx(110.0)  # what the sum used to say
+    session.expire_all()
+    runs = run_service.measured_runs(session=session, environment=environment, hop=run_service.EVERY_HOP)
+    assert shared_link_capacity(session, hops, runs)[0] == pytest.approx(100.0)
+    body = api_client.get(f"/api/v1/clusters/{cluster.id}").json()
+    assert body["basis"] == "at once" and body["together_seconds"] == pytest.approx(54.0, abs=0.01)
+    assert body["total_bytes_per_second"] == pytest.approx(100.0)
+    assert [hop["bytes_per_second"] for hop in body["hops"]] == pytest.approx([50.0, 50.0])
+    page = browser_client.get(f"/clusters/{cluster.id}").text
+    assert "Carried at once over the 54 s every pair ran" in page, page

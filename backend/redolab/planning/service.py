@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from redolab.core.units import format_duration
 from redolab.disktest.service import latest_disk
 from redolab.environments.models import Environment, HostRole, HostTransport
 from redolab.hadr.service import hadr_pairs, hadr_settings
@@ -23,6 +24,8 @@ from redolab.rehearsals import service as rehearsal_service
 from redolab.runs import service as run_service
 from redolab.runs.measured import MeasuredRun
 from redolab.runs.models import Run, RunStatus
+from redolab.sweeps.clusters import at_once_rate
+from redolab.sweeps.models import Cluster
 
 CAPTURES_LOOKED_AT = 5  # a host's latest runs searched for its captured settings
 
@@ -276,9 +279,11 @@ def environment_topology(
 
 
 def shared_link_capacity(session: Session, hops: frozenset[int], runs: list[MeasuredRun]) -> tuple[float, str] | None:
-    """What a shared link carried with all its hops loaded at once: the best sum over the ASYNC pairs
-    crossing it of a cluster run (a run across hops) that loaded every one of its hops, every pair of
-    which succeeded and started within 10 % of the duration of the others; None when there is none."""
+    """What a shared link carried with all its hops loaded at once: the best, over the cluster runs (runs
+    across hops) that loaded every one of its hops, every pair of which succeeded and started within 10 %
+    of the duration of the others, of what the ASYNC pairs crossing it carried at once (the bytes each
+    received over the span they all ran, not their own averages: pairs that started apart each had the
+    link alone for a while); None when there is none."""
     together: dict[int, list[MeasuredRun]] = {}
     for run in runs:
         if run.cluster is not None and run.mode == "async":
@@ -289,6 +294,7 @@ def shared_link_capacity(session: Session, hops: frozenset[int], runs: list[Meas
     sizes = dict(session.execute(
         select(Run.cluster_id, func.count(Run.id)).where(Run.cluster_id.in_(candidates)).group_by(Run.cluster_id)
     ).all())  # fmt: skip
+    at_once = dict(session.execute(select(Cluster.id, Cluster.together).where(Cluster.id.in_(candidates))).all())
     best = None
     for cid, pairs in candidates.items():
         starts = [run.created_at for run in pairs]
@@ -297,10 +303,10 @@ def shared_link_capacity(session: Session, hops: frozenset[int], runs: list[Meas
         ):
             continue  # a pair failed or was left out, or they did not run at the same time
         crossing = sorted((run for run in pairs if run.hop in hops), key=lambda run: run.id)
-        total = sum(run.bytes_per_second for run in crossing)
-        if best is None or total > best[0]:
+        total = at_once_rate(at_once[cid], crossing) if at_once.get(cid) else None
+        if total is not None and (best is None or total > best[0]):
             ids = ", ".join(f"#{run.id}" for run in crossing)
-            best = (total, f"runs {ids} at once, summed")
+            best = (total, f"runs {ids} at once, over the {format_duration(at_once[cid]['seconds'], 1)} they all ran")
     return best
 
 

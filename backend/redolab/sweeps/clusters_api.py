@@ -41,6 +41,10 @@ class ClusterPublic(BaseModel):
     finished: bool
     complete: bool
     total_bytes_per_second: float | None
+    # "at once": received over the span every pair ran (together_seconds); "averages": the finished
+    # pairs' own averages added up, until every pair has ended
+    basis: str
+    together_seconds: float | None
     start_spread_seconds: float | None
     overlapped: bool
     hops: list[HopSum]
@@ -61,7 +65,8 @@ def cluster_public(cluster, environment) -> ClusterPublic:
     return ClusterPublic(
         id=cluster.id, environment_id=cluster.environment_id, across_hops=cluster.across_hops,
         reverse=cluster.reverse, label=cluster.label, finished=summary["finished"], complete=summary["complete"],
-        total_bytes_per_second=summary["total_bytes_per_second"],
+        total_bytes_per_second=summary["total_bytes_per_second"], basis=summary["basis"],
+        together_seconds=summary["together_seconds"],
         start_spread_seconds=summary["start_spread_seconds"], overlapped=summary["overlapped"], hops=hops,
         runs=[RunPublic.model_validate(run) for run in cluster.runs],
     )  # fmt: skip

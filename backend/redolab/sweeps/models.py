@@ -99,7 +99,8 @@ class Schedule(Base):
 
 class Cluster(Base):
     """A cluster run (seed 000, Task 3): node 1 -> node 1, node 2 -> node 2, ... at the same time,
-    each pair an ordinary run with the same parameters; the cluster's throughput is their sum."""
+    each pair an ordinary run with the same parameters; the cluster's throughput is the sum of what they
+    carried at once."""
 
     __tablename__ = "clusters"
 
@@ -113,5 +114,8 @@ class Cluster(Base):
     label: Mapped[str] = mapped_column(String(200), default="")
     requested_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # what the pairs carried at once, stored when the last pair ends (clusters.together): the span every
+    # succeeded pair was measuring ("seconds") and each one's bytes received within it ("bytes", by run id)
+    together: Mapped[dict | None] = mapped_column(JSON)
 
     runs: Mapped[list[Run]] = relationship(order_by="Run.id", foreign_keys="Run.cluster_id", viewonly=True)
