@@ -246,3 +246,19 @@ def sshd():
 @pytest.fixture
 def secret_key(app) -> str:
     return app.state.secret_key
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium driven by Playwright, one per worker for the session (a launch took 1 to
+    2 s, and module by module a worker launched it up to ten times); each test gets a fresh context.
+    Only one sync Playwright may run in a thread, so every browser test uses this one."""
+    path = services.chromium_path()
+    if path is None:
+        services.missing("Chromium", "install Debian's chromium package (make test does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, headless=True, args=services.CHROMIUM_ARGS)
+        yield browser
+        browser.close()

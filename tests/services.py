@@ -22,6 +22,21 @@ import pytest
 IS_ROOT = os.geteuid() == 0
 
 
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    return os.environ.get("REDOLAB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
 def missing(component: str, how: str) -> None:
     """Skip locally, fail in CI: the CI run must exercise every real component."""
     message = f"{component} is not available: {how}"

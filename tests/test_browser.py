@@ -18,32 +18,8 @@ from tests import services
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def chromium_path() -> str | None:
-    return os.environ.get("REDOLAB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    path = chromium_path()
-    if path is None:
-        services.missing("Chromium", "install Debian's chromium package (make test does)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+CHROMIUM_ARGS = services.CHROMIUM_ARGS  # the launch options; the browser is one per worker (tests/conftest.py)
+chromium_path = services.chromium_path
 
 
 @pytest.fixture
@@ -198,7 +174,7 @@ def test_first_user_environment_and_hosts(server, page):
     page.goto(server.url + "/environments")
     expect(page.locator("#environments")).to_contain_text("SALES prod")
     expect(page.locator("#environments")).to_contain_text("2 TiB")
-    page.screenshot(path=str(server_screenshot_dir() / "environments.png"))
+    screenshot(page, path=str(server_screenshot_dir() / "environments.png"))
 
 
 AXE = Path(__file__).resolve().parent.parent / "frontend" / "node_modules" / "axe-core" / "axe.min.js"
@@ -230,6 +206,13 @@ def server_screenshot_dir():
     directory = Path(os.environ.get("REDOLAB_SCREENSHOTS", "/tmp/redolab-screenshots"))
     directory.mkdir(parents=True, exist_ok=True)
     return directory
+
+
+def screenshot(target, **options) -> None:
+    """Keep a picture for a person to look at (nothing asserts on it): by default outside CI, and in CI
+    when REDOLAB_SCREENSHOTS names where (a full-page picture takes 0.1 to 0.5 s; the layout test takes 56)."""
+    if os.environ.get("REDOLAB_SCREENSHOTS") or not os.environ.get("CI"):
+        target.screenshot(**options)
 
 
 def test_login_page_and_logout(server, page, tmp_path):
@@ -296,7 +279,7 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
         "() => document.querySelectorAll('#throughput-chart .scatterlayer .trace .point').length >= 2",
         timeout=15_000,
     )
-    page.screenshot(path=str(server_screenshot_dir() / "run-live.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "run-live.png"), full_page=True)
     # then the page reloads itself with the summary
     expect(page.locator("#summary")).to_be_visible(timeout=30_000)
     expect(page.locator("#run-status")).to_have_text("succeeded")
@@ -304,7 +287,7 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     expect(page.locator("#summary-rate")).to_contain_text("Mbit/s")
     expect(page.locator("#commands")).to_contain_text("redoprobe client 127.0.0.1")
     expect(page.locator("#settings")).to_contain_text("tcp_rmem")
-    page.screenshot(path=str(server_screenshot_dir() / "run-done.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "run-done.png"), full_page=True)
     page.goto(page.url.rsplit("/runs/", 1)[0].replace("/runs", "") + "/environments")
     page.click("text=loopback")
     expect(page.locator("#runs-table")).to_contain_text("succeeded")
@@ -336,7 +319,7 @@ def test_redo_upload_preview_import_and_chart(server, page):
     expect(page.locator("#redo-required")).to_contain_text("Mbit/s")
     expect(page.locator("#redo-imports")).to_contain_text("gv_archived_log.csv")
     drawn(page, "#redo-rate-chart", 3)
-    page.screenshot(path=str(server_screenshot_dir() / "redo.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "redo.png"), full_page=True)
 
 
 def test_redo_paste_box_and_collection_archive(server, page, tmp_path):
@@ -369,7 +352,7 @@ def test_redo_paste_box_and_collection_archive(server, page, tmp_path):
     )
     page.click("#preview-skipped summary")
     expect(page.locator("#preview-skipped")).to_contain_text("collector output 'users', no redo history")
-    page.screenshot(path=str(server_screenshot_dir() / "redo-archive-preview.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "redo-archive-preview.png"), full_page=True)
     page.click("#redo-import")
     expect(page.locator("#redo-imports")).to_contain_text("dma_collection.zip", timeout=15_000)
     expect(page.locator("#redo-imports")).to_contain_text("mixed")
@@ -446,7 +429,7 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_pa
     expect(page.locator("#plan-buffers").get_by_text("BDP = ")).to_be_hidden()
     page.click("#plan-buffers summary")
     expect(page.locator("#plan-buffers").get_by_text("BDP = ")).to_be_visible()
-    page.screenshot(path=str(server_screenshot_dir() / "plan.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "plan.png"), full_page=True)
     page.emulate_media(media="print")
     expect(page.locator("#experiments")).to_be_hidden()
     expect(page.locator("#plan-commit")).to_be_visible()
@@ -479,7 +462,7 @@ def test_connection_sweep_on_this_machine_marks_the_plateau(server, page):
     drawn(page, "#sweep-chart", 4)
     expect(page.locator("#points")).to_contain_text("6 connections")  # 1, 2, 4, 6: three without a gain
     expect(page.locator("#points")).not_to_contain_text("8 connections")
-    page.screenshot(path=str(server_screenshot_dir() / "sweep-done.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "sweep-done.png"), full_page=True)
     # back on the environment: tick it and compare
     page.click("text=sweeps")
     expect(page.locator("#sweeps-table")).to_contain_text("plateau from 1 connections")
@@ -541,7 +524,7 @@ def test_import_oratcptest_and_iperf3_results(server, page, tmp_path):
     expect(page.locator("#run-source")).to_contain_text("Imported from oratcptest output")
     expect(page.locator("#summary-rate")).to_contain_text("195 MiB/s")
     expect(page.locator("#throughput-chart .main-svg").first).to_be_visible()
-    page.screenshot(path=str(server_screenshot_dir() / "imported-run.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "imported-run.png"), full_page=True)
 
 
 def test_a_long_evidence_list_loads_when_opened_and_follows_another_process(server, page, tmp_path):
@@ -671,7 +654,7 @@ def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
     expect(loopback.locator("input[type=checkbox]")).not_to_be_checked()
     expect(page.locator("#plan-evidence tr", has_text="sysmetric.tsv")).to_contain_text("series over time")
     page.click("#plan-evidence summary")
-    page.screenshot(path=str(server_screenshot_dir() / "plan-change-board.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "plan-change-board.png"), full_page=True)
     # no badge over a headline that says otherwise
     for card in page.locator(".cards article").all():
         status = card.get_attribute("data-status")
@@ -805,7 +788,7 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, p
     expect(page.locator("#hadr-calculator tbody tr")).to_have_count(7)
     expect(page.locator("#hadr-calculator thead")).to_contain_text("SUPERASYNC")
     drawn(page, "#hadr-calculator-chart")
-    page.screenshot(path=str(server_screenshot_dir() / "db2-hadr.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "db2-hadr.png"), full_page=True)
     found = {1440: axe_violations(page)}
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(env_url)
@@ -912,8 +895,8 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
                 too_wide[f"{name} at {width} px"] = (overflow, wide)
             if name != "report":  # the report is a document: no navigation
                 expect(page.locator(".topbar").get_by_role("button", name="Log out", exact=True)).to_be_in_viewport()
-            page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
-            page.screenshot(path=str(shots / f"{name}-{width}-first-screen.png"))  # what a person sees first
+            screenshot(page, path=str(shots / f"{name}-{width}.png"), full_page=True)
+            screenshot(page, path=str(shots / f"{name}-{width}-first-screen.png"))  # what a person sees first
             violations[f"{name} at {width} px"] = axe_violations(page)
             metrics[f"{name} at {width} px"] = page.evaluate(
                 """() => ({height: document.documentElement.scrollHeight,
@@ -967,7 +950,7 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     for width in (1440, 390):
         page.set_viewport_size({"width": width, "height": 844})
         assert page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
-        page.screenshot(path=str(shots / f"login-{width}.png"), full_page=True)
+        screenshot(page, path=str(shots / f"login-{width}.png"), full_page=True)
         assert axe_violations(page) == [], f"login at {width} px"
 
 
@@ -999,4 +982,4 @@ def test_a_watch_checks_the_link_and_draws_its_state(server, page):
     drawn(page, "#watch-chart", 1, timeout=15_000)
     expect(page.locator("#checks-table")).to_contain_text("OK")
     expect(page.locator("#checks-table")).to_contain_text("MiB/s")
-    page.screenshot(path=str(server_screenshot_dir() / "watch.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "watch.png"), full_page=True)

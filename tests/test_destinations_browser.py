@@ -16,11 +16,12 @@ from tests.test_browser import (
     create_first_user,
     fill_kept,
     open_panel,
+    screenshot,
     server_screenshot_dir,
 )
 
 pytestmark = pytest.mark.browser
-browser, server, page = test_browser.browser, test_browser.server, test_browser.page  # fixtures, found by name
+server, page = test_browser.server, test_browser.page  # fixtures, found by name (browser: tests/conftest.py)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "redo" / "gv_archived_log.csv"
 
@@ -191,4 +192,4 @@ def test_two_destinations_a_run_on_each_hop_and_the_shared_link_verdict(server, 
         expect(card.locator("li[data-card=lag]")).to_be_visible()
     expect(cards.filter(has_text="remote").locator("header")).to_contain_text("ASYNC")
     block.scroll_into_view_if_needed()
-    page.screenshot(path=str(server_screenshot_dir() / "destinations-plan.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "destinations-plan.png"), full_page=True)

@@ -4,7 +4,8 @@
 its form, redo history pasted into the paste box (a SQL*Plus spool with times, so the History chart
 draws), two "This machine" hosts, a short run watched live until it succeeds, the plan's verdicts, then
 the PDF report: page 1 read back with pdftotext and drawn with pdftoppm. Each step leaves a full-page
-screenshot in `<REDOLAB_SCREENSHOTS>/first-hour/<width>/NN-step.png` for a person to look at; on the
+screenshot in `<REDOLAB_SCREENSHOTS>/first-hour/<width>/NN-step.png` for a person to look at (in CI only
+when REDOLAB_SCREENSHOTS is set); on the
 phone every page must fit the width and pass axe-core (no serious or critical violation).
 
 What a person reads but the walk can go on without (a wrong hint, a page too wide, an axe violation)
@@ -26,14 +27,14 @@ from playwright.sync_api import Page, expect
 from redolab.core.security import MIN_PASSWORD_LENGTH
 from redolab.planning.answer import QUESTIONS
 from tests import services
-from tests.test_browser import (  # noqa: F401  (browser, server, page: fixtures pytest finds by name here)
+from tests.test_browser import (  # noqa: F401  (server, page: fixtures pytest finds by name here)
     add_this_machine_hosts,
     axe_violations,
-    browser,
     drawn,
     marks_on_screen,
     open_panel,
     page,
+    screenshot,
     server,
     server_screenshot_dir,
 )
@@ -104,7 +105,7 @@ class Walk:
     def seen(self, step: str) -> Path:
         path = self.shots / f"{len(self.taken) + 1:02d}-{step}.png"
         self.page.evaluate("() => window.scrollTo(0, 0)")  # the sticky section bar at the top, where it is read
-        self.page.screenshot(path=str(path), full_page=True)
+        screenshot(self.page, path=str(path), full_page=True)
         self.taken.append(path)
         if self.width <= 640:
             wide = self.page.evaluate(WIDER_THAN_THE_WINDOW)

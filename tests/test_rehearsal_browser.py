@@ -15,11 +15,12 @@ from tests.test_browser import (
     create_first_user,
     drawn,
     open_panel,
+    screenshot,
     server_screenshot_dir,
 )
 
 pytestmark = pytest.mark.browser
-browser, server, page = test_browser.browser, test_browser.server, test_browser.page  # fixtures, found by name
+server, page = test_browser.server, test_browser.page  # fixtures, found by name (browser: tests/conftest.py)
 
 HISTORY = Path(__file__).parent / "fixtures" / "redo" / "gv_archived_log.csv"  # 08:00 to 08:20, two threads
 
@@ -71,14 +72,14 @@ def test_rehearse_a_window_dragged_on_the_history_chart(server, page):
     expect(button).to_contain_text(" to 2022-01-15 08:")
     expect(button).to_contain_text("UTC)")  # the database's clock, as the chart shows it
     chosen_from, chosen_to = button.get_attribute("data-from"), button.get_attribute("data-to")
-    page.screenshot(path=str(server_screenshot_dir() / "rehearse-this-window.png"))
+    screenshot(page, path=str(server_screenshot_dir() / "rehearse-this-window.png"))
     button.click()
     expect(page.locator("#rehearsal-panel")).to_have_attribute("open", "")
     expect(page.locator("#rh-window")).to_have_value("period")
     expect(page.locator("#rh-window_from")).to_have_value(chosen_from)
     expect(page.locator("#rh-window_to")).to_have_value(chosen_to)
     expect(page.locator("#rh-window_from")).to_be_in_viewport()
-    page.screenshot(path=str(server_screenshot_dir() / "rehearsal-form.png"))
+    screenshot(page, path=str(server_screenshot_dir() / "rehearsal-form.png"))
     page.fill("#rh-speedup", "60")  # about 10 minutes of redo in about 10 s
     page.fill("#rh-label", "dragged window")
     page.click("#rehearsal-button")
@@ -97,12 +98,12 @@ def test_rehearse_a_window_dragged_on_the_history_chart(server, page):
     expect(page.locator("#summary-drain")).to_be_visible()
     expect(page.locator("#summary-threads tbody tr")).to_have_count(2)  # the fixture's threads 1 and 2
     assert page.locator("#rehearsal-live").get_attribute("hx-trigger") is None  # polling stopped
-    page.screenshot(path=str(server_screenshot_dir() / "rehearsal.png"), full_page=True)
+    screenshot(page, path=str(server_screenshot_dir() / "rehearsal.png"), full_page=True)
     assert axe_violations(page) == []
 
     page.goto(env_url)
     expect(page.locator("#rehearsals-table")).to_contain_text("succeeded")
     expect(page.locator("#rehearsals-table")).to_contain_text("dragged window")
-    page.locator("#rehearsals").screenshot(path=str(server_screenshot_dir() / "rehearsals-section.png"))
+    screenshot(page.locator("#rehearsals"), path=str(server_screenshot_dir() / "rehearsals-section.png"))
     assert axe_violations(page) == []
     expect(page.locator("#plan-rehearsal")).to_be_visible()  # the plan's Rehearsal card

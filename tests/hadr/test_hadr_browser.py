@@ -3,7 +3,7 @@ own time axis, under the production security policy (the browser fixtures of tes
 
 from pathlib import Path
 
-from tests.test_browser import browser, create_first_user, drawn, page, server  # noqa: F401
+from tests.test_browser import create_first_user, drawn, page, server  # noqa: F401
 
 
 def test_two_databases_months_apart_are_drawn_with_their_times(server, page, tmp_path):  # noqa: F811

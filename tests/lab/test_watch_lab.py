@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from redolab import worker as worker_module
 from redolab.core.db import make_engine, make_sessionmaker, utcnow
 from redolab.core.migrate import upgrade
 from redolab.environments.models import Environment
@@ -72,7 +73,7 @@ def state_of(engine, watch_id: int) -> tuple[WatchState, int]:
         return watch.state, watch.transitions
 
 
-def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  # noqa: F811  (the fixture)
+def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook, monkeypatch):  # noqa: F811  (the fixture)
     paths = control.Paths(tmp_path)
     fast = Shape(rtt_seconds=0.010, rate_bits_per_second=200_000_000)  # 23.8 MiB/s: OK against 10.4 MiB/s
     lab = plan_lab(fast)
@@ -80,6 +81,7 @@ def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  
     upgrade(engine)
     control.up(paths, lab)
     workers = [Worker(make_sessionmaker(engine), secret_key="lab-tests", worker_id=f"w{i}") for i in (1, 2)]
+    threads = []
     try:
         with make_sessionmaker(engine)() as session:
             environment = register(session=session, lab=lab, paths=paths, secret_key="lab-tests")
@@ -95,8 +97,8 @@ def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  
                 name="dg", client_host_id=hosts["lab-primary-1"].id, server_host_id=hosts["lab-standby-1"].id,
                 duration_seconds=1, every_seconds=3600, receiver_ids=[receiver.id]))  # fmt: skip
             watch_id = watch.id
-        for worker in workers:
-            worker.start_thread()
+        monkeypatch.setattr(worker_module, "SCHEDULE_POLL_SECONDS", 1.0)  # deliveries every second, not five
+        threads = [worker.start_thread() for worker in workers]
         verdicts = []
         for _ in range(2):
             verdicts.append(fire_and_judge(engine, watch_id).verdict.value)
@@ -122,7 +124,7 @@ def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  
         deadline = time.monotonic() + 30  # the workers deliver on their own, every few seconds
         while len(hook.requests) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(5.5)  # one more delivery round of both workers (every 5 s): nothing is sent twice
+        time.sleep(1.5)  # one more delivery round of both workers (every second): nothing is sent twice
         assert [(b["from_state"], b["to_state"]) for b in hook.bodies()] == [("ok", "failing"), ("failing", "ok")]
         with make_sessionmaker(engine)() as session:
             rows = session.scalars(select(Notification).order_by(Notification.id)).all()
@@ -132,6 +134,7 @@ def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  
         for worker in workers:
             worker.stopping.set()
             worker.wake()
-        time.sleep(1)
+        for thread in threads:
+            thread.join(30)
         control.down(paths)
         engine.dispose()

@@ -281,23 +281,20 @@ def test_an_unknown_paper_is_refused_by_name():
     assert server_territory({"LANG": "sr_RS@latin"}) == "RS"
 
 
-def test_the_report_reads_on_a_phone():
+def test_the_report_reads_on_a_phone(browser):
     """At 390 px the page does not scroll sideways and the answer table's cells stack."""
     pdf_tools()
-    from playwright.sync_api import sync_playwright
-
     html = report_html(make_report(title="Standby build plan: " + "SALES_" * 12))
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            page.set_content(html)
-            assert page.evaluate("document.documentElement.scrollWidth") <= 390
-            verdict = page.locator("#answer-transport td.verdict").bounding_box()
-            question = page.locator("#answer-transport td.question").bounding_box()
-            assert verdict["y"] > question["y"]  # stacked, not side by side
-        finally:
-            browser.close()
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.set_content(html)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        verdict = page.locator("#answer-transport td.verdict").bounding_box()
+        question = page.locator("#answer-transport td.question").bounding_box()
+        assert verdict["y"] > question["y"]  # stacked, not side by side
+    finally:
+        context.close()
 
 
 def test_the_pdf_through_the_web_route(tmp_path, session, browser_client, monkeypatch):
