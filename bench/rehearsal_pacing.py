@@ -9,17 +9,21 @@ for each rate:
     whole second holds ten whole slots; received: the interval's bytes_received, the server's
     count); target under 1 %;
   - the sender's CPU seconds per GiB (the client process, user + system, from wait4's rusage; the
-    replay with --warmup 0, as streaming has no warm-up: the default 1 s of filler at full speed
-    before time zero is streaming, not pacing, and its bytes are not the replay's), next
-    to plain streaming (no --schedule, no --rate) of the same bytes, with the same message size and
-    number of connections: like with like. Pacing must not cost more than streaming the same bytes.
-    Streaming runs for the replay's bytes / its rate (measured by a run of the replay's duration, whose
-    figure is shown too), rescaled until its bytes are within 5 % of the replay's: streamed for as long
-    as the replay, it moves some 30 to 300 times the bytes and spreads its fixed costs (start,
-    connections, the 1 MiB random payload) that much thinner. Paced, every send finds the caches cold
-    after its pause (a 1 MiB memcpy after a 10 ms sleep takes about twice as long as back to back),
-    which unpaced streaming never does: the --rate column streams the same bytes at the same average
-    rate, the existing pacing, for the other like-with-like figure;
+    replay with --warmup 0: the default 1 s of filler at full speed before time zero is not the
+    replay's bytes). Pacing must not cost more than streaming the same bytes. Like with like is the
+    same bytes in the same sends (message size, connections) over the same time: streaming at the
+    replay's average rate for as long as it lasts, as every peer measures a link with constant traffic.
+    Two such senders run beside each replay: redoprobe --rate, and the peer, iperf3 -b with the same
+    -l, -P and -t (its client process, the same rusage). The replay / --rate and replay / iperf3 -b
+    ratios are each repetition's own (the three run back to back, their order turned each repetition:
+    the machine's state drifts over minutes and the same run's figure moves by a fifth), their median
+    and range printed;
+  - unpaced streaming of the same bytes (no --schedule, no --rate), for what pacing itself costs: it
+    sends them in a fiftieth of the time and never sleeps, so it never pays the wake from idle that
+    every paced sender pays on each send (on a 2-vCPU VM a 1 MiB memcpy after 10 ms asleep took 107 us,
+    back to back 24 us, and the wake itself some 50 us: about 0.13 s/GiB at 100 MiB/s in 1 MiB
+    sends). It streams for the replay's bytes / its rate (measured by a run of AS_LONG_SECONDS, whose
+    rate is shown too), rescaled until its bytes are within 5 % of the replay's;
   - the kernel's softirq threads' CPU seconds per GiB (ksoftirqd, machine-wide) during the replay and
     the same-bytes streaming: on loopback the sender runs the receiving side's TCP in softirq, inline
     (in the client's rusage) while it keeps up, deferred to ksoftirqd (in nobody's) when it does not,
@@ -34,9 +38,11 @@ With --repeat N every run is made N times (interleaved) and each figure is the m
                                       [--repeat 1] [--zerocopy] [--binary PATH]
 
 --zerocopy sends every run (replay, streaming, --rate) with sendfile() from a memfd: the same send path
-on both sides of each comparison, without the copy from user space a paused sender finds cold.
+on both sides of each comparison, without the copy from user space a paused sender finds cold (no
+iperf3 column then: its -Z is another path).
 
-Needs a built redoprobe (make probe). Prints figures; asserts nothing.
+Needs a built redoprobe (make probe), and iperf3 for the peer's column (Debian package; without it
+the column says so). Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -44,10 +50,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,6 +151,7 @@ class Repetition:
     streaming_as_long: Run
     streaming: Run  # the same bytes
     paced: Run
+    peer: PeerRun | None  # iperf3 -b, when installed
     median_error: float  # percent
     worst_error: float
     whole_intervals: int
@@ -170,20 +180,84 @@ def streaming_same_bytes(replay_bytes: int, bytes_per_second: float, common: lis
     return closest
 
 
-def repetition(path: Path, slots, rate: float, seconds: int, common: list[str]) -> Repetition:
+@dataclass
+class PeerRun:
+    """iperf3 -b: the peers' constant-rate streaming, its client's CPU from wait4's rusage."""
+
+    bytes_sent: int
+    client_cpu_seconds: float
+
+    @property
+    def cpu_per_gib(self) -> float:
+        return self.client_cpu_seconds / (self.bytes_sent / GIB)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run_iperf3(bits_per_second: str, seconds: int, conns: int, message_size: str) -> PeerRun:
+    """iperf3 -c -b RATE -l SIZE -P CONNS -t SECONDS: the same bytes in the same sends over the same
+    time as the replay, paced by iperf3 (its --pacing-timer, 1 ms by default)."""
+    port = free_port()
+    server = subprocess.Popen(["iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    time.sleep(0.3)  # listening by then; a connection to find out would be its one client (-1)
+    size = (
+        str(int(message_size[:-1]) * {"K": 1024, "M": MIB}[message_size[-1]])
+        if message_size[-1] in "KM"
+        else message_size
+    )
+    client = subprocess.Popen(
+        ["iperf3", "-c", "127.0.0.1", "-p", str(port), "-b", bits_per_second, "-l", size, "-P", str(conns),
+         "-t", str(seconds), "-J"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    out = client.stdout.read()
+    _, status, usage = os.wait4(client.pid, 0)
+    client.returncode = os.waitstatus_to_exitcode(status)
+    server.wait()
+    if client.returncode != 0:
+        raise RuntimeError(f"iperf3 exited {client.returncode}: {out[-500:]}")
+    sent = int(json.loads(out)["end"]["sum_sent"]["bytes"])
+    return PeerRun(sent, usage.ru_utime + usage.ru_stime)
+
+
+# Streaming at full speed runs this long to learn its rate (then streams the replay's bytes).
+AS_LONG_SECONDS = 10
+
+
+def repetition(path: Path, slots, rate: float, seconds: int, common: list[str], turn: int, peer: bool) -> Repetition:
     # --warmup 0: the default warm-up streams filler at full speed for 1 s before time zero (its bytes
     # are not the replay's), which would charge a second of streaming to the paced bytes
-    replay = run_pair(["--schedule", str(path), "--warmup", "0", *common])
-    as_long = run_pair(["--duration", str(seconds), *common])
-    streaming = streaming_same_bytes(replay.end["bytes_sent"], as_long.end["bytes_per_second"], common)
     bits_per_second = str(round(rate * MIB * 8))
-    paced = run_pair(["--duration", str(seconds), "--rate", bits_per_second, *common])
+    paced_runs = {
+        "replay": lambda: run_pair(["--schedule", str(path), "--warmup", "0", *common]),
+        "paced": lambda: run_pair(["--duration", str(seconds), "--rate", bits_per_second, *common]),
+    }
+    if peer:
+        paced_runs["peer"] = lambda: run_iperf3(bits_per_second, seconds, int(common[1]), common[3])
+    # the paced runs back to back, their order turned each repetition: the machine's state drifts over
+    # minutes (the same run's CPU per GiB moves by a fifth), which a fixed order would charge to one
+    names = list(paced_runs)
+    names = names[turn % len(names) :] + names[: turn % len(names)]
+    done = {name: paced_runs[name]() for name in names}
+    replay, paced = done["replay"], done["paced"]
+    as_long = run_pair(["--duration", str(min(seconds, AS_LONG_SECONDS)), *common])
+    streaming = streaming_same_bytes(replay.end["bytes_sent"], as_long.end["bytes_per_second"], common)
     whole = [i for i in replay.intervals if i["end_seconds"] - i["start_seconds"] == 1.0]
     errors = []
     for interval in whole:
         expected = scheduled_in(slots, interval["start_seconds"], interval["end_seconds"])
         errors.append(abs(interval["bytes_received"] - expected) / expected * 100)
-    return Repetition(replay, as_long, streaming, paced, statistics.median(errors), max(errors), len(whole))
+    return Repetition(replay, as_long, streaming, paced, done.get("peer"), statistics.median(errors), max(errors),
+                      len(whole))  # fmt: skip
+
+
+def ratio_text(ratios: list[float]) -> str:
+    return f"{statistics.median(ratios):.2f} [{min(ratios):.2f} - {max(ratios):.2f}]"
 
 
 def median_of(repetitions: list[Repetition], figure) -> float:
@@ -212,6 +286,12 @@ def main() -> int:
         f"--message-size {args.message_size}{' --zerocopy' if args.zerocopy else ''}; constant schedules, a slot every {1 / SLOTS_PER_SECOND:g} s; "
         f"medians of {args.repeat} run(s) each"
     )
+    peer = shutil.which("iperf3") is not None and not args.zerocopy
+    if not peer:
+        print(
+            "# no iperf3 column: "
+            + ("--zerocopy (iperf3 -Z is another path)" if args.zerocopy else "iperf3 is not installed")
+        )
     rows = []
     with tempfile.TemporaryDirectory() as directory:
         for rate in args.rates:
@@ -220,41 +300,52 @@ def main() -> int:
             common = ["--conns", str(args.conns), "--message-size", args.message_size]
             common += ["--zerocopy"] if args.zerocopy else []
             repetitions = []
-            for _ in range(args.repeat):
-                r = repetition(path, slots, rate, args.seconds, common)
+            for turn in range(args.repeat):
+                r = repetition(path, slots, rate, args.seconds, common, turn, peer)
                 repetitions.append(r)
                 print(
                     f"  {rate:g} MiB/s: replay {r.replay.end['bytes_received'] / MIB:.0f} MiB in "
                     f"{r.replay.end['seconds']:.2f} s, max lag {r.replay.end['max_lag_seconds']:.3f} s, drained "
-                    f"{r.replay.end['drained']}, CPU {r.replay.cpu_per_gib:.3f} s/GiB; streaming the same "
-                    f"{r.streaming.end['bytes_sent'] / MIB:.0f} MiB in {r.streaming.end['seconds']:.2f} s, CPU "
-                    f"{r.streaming.cpu_per_gib:.3f} s/GiB; for as long {r.streaming_as_long.end['bytes_sent'] / MIB:.0f}"
-                    f" MiB, {r.streaming_as_long.cpu_per_gib:.3f} s/GiB",
+                    f"{r.replay.end['drained']}; sender CPU s/GiB: replay {r.replay.cpu_per_gib:.3f}, --rate "
+                    f"{r.paced.cpu_per_gib:.3f}"
+                    + (f", iperf3 -b {r.peer.cpu_per_gib:.3f}" if r.peer else "")
+                    + f"; unpaced, the same {r.streaming.end['bytes_sent'] / MIB:.0f} MiB in "
+                    f"{r.streaming.end['seconds']:.2f} s, {r.streaming.cpu_per_gib:.3f}",
                     flush=True,
                 )
             rows.append((rate, repetitions))
     print()
-    print(
-        f"{'schedule':>12}  {'intervals':>9}  {'median |sched-recv|':>19}  {'worst':>7}  {'max lag s':>9}  "
-        f"{'replay CPU s/GiB':>16}  {'streaming same bytes':>20}  {'for as long':>11}  {'streaming MiB/s':>15}  "
-        f"{'--rate CPU s/GiB':>16}  {'softirq s/GiB: replay':>21}  {'streaming':>9}  "
-        f"{'server CPU s/GiB: replay':>24}  {'streaming':>9}"
-    )
+    print("Pacing fidelity (the replay's whole 1 s intervals):")
+    print(f"{'schedule':>12}  {'intervals':>9}  {'median |sched-recv|':>19}  {'worst':>7}  {'max lag s':>9}")
     for rate, reps in rows:
         print(
             f"{rate:>6g} MiB/s  {median_of(reps, lambda r: r.whole_intervals):>9.0f}  "
             f"{median_of(reps, lambda r: r.median_error):>18.3f}%  {median_of(reps, lambda r: r.worst_error):>6.2f}%  "
-            f"{median_of(reps, lambda r: r.replay.end['max_lag_seconds']):>9.3f}  "
-            f"{median_of(reps, lambda r: r.replay.cpu_per_gib):>16.3f}  "
-            f"{median_of(reps, lambda r: r.streaming.cpu_per_gib):>20.3f}  "
-            f"{median_of(reps, lambda r: r.streaming_as_long.cpu_per_gib):>11.3f}  "
-            f"{median_of(reps, lambda r: r.streaming_as_long.end['bytes_per_second'] / MIB):>15.0f}  "
-            f"{median_of(reps, lambda r: r.paced.cpu_per_gib):>16.3f}  "
-            f"{median_of(reps, lambda r: r.replay.softirq_per_gib):>21.3f}  "
-            f"{median_of(reps, lambda r: r.streaming.softirq_per_gib):>9.3f}  "
-            f"{median_of(reps, lambda r: r.replay.server_cpu_per_gib):>24.3f}  "
-            f"{median_of(reps, lambda r: r.streaming.server_cpu_per_gib):>9.3f}"
+            f"{median_of(reps, lambda r: r.replay.end['max_lag_seconds']):>9.3f}"
         )
+    print()
+    print(f"Sender CPU, s/GiB (medians of {args.repeat}); ratios are the median of each repetition's own, [min - max]:")
+    print(
+        f"{'schedule':>12}  {'replay':>7}  {'--rate':>7}  {'replay/--rate':>22}  {'iperf3 -b':>9}  "
+        f"{'replay/iperf3':>22}  {'unpaced':>7}  {'replay/unpaced':>22}  {'unpaced MiB/s':>13}  {'softirq: replay':>15}  {'unpaced':>7}  "
+        f"{'server: replay':>14}  {'unpaced':>7}"
+    )
+    for rate, reps in rows:
+        print(
+            f"{rate:>6g} MiB/s  {median_of(reps, lambda r: r.replay.cpu_per_gib):>7.3f}  "
+            f"{median_of(reps, lambda r: r.paced.cpu_per_gib):>7.3f}  "
+            f"{ratio_text([r.replay.cpu_per_gib / r.paced.cpu_per_gib for r in reps]):>22}  "
+            + (f"{median_of(reps, lambda r: r.peer.cpu_per_gib):>9.3f}  "
+               f"{ratio_text([r.replay.cpu_per_gib / r.peer.cpu_per_gib for r in reps]):>22}  " if peer else
+               f"{'-':>9}  {'-':>22}  ")
+            + f"{median_of(reps, lambda r: r.streaming.cpu_per_gib):>7.3f}  "
+            f"{ratio_text([r.replay.cpu_per_gib / r.streaming.cpu_per_gib for r in reps]):>22}  "
+            f"{median_of(reps, lambda r: r.streaming_as_long.end['bytes_per_second'] / MIB):>13.0f}  "
+            f"{median_of(reps, lambda r: r.replay.softirq_per_gib):>15.3f}  "
+            f"{median_of(reps, lambda r: r.streaming.softirq_per_gib):>7.3f}  "
+            f"{median_of(reps, lambda r: r.replay.server_cpu_per_gib):>14.3f}  "
+            f"{median_of(reps, lambda r: r.streaming.server_cpu_per_gib):>7.3f}"
+        )  # fmt: skip
     return 0
 
 
