@@ -248,11 +248,12 @@ def secret_key(app) -> str:
     return app.state.secret_key
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Headless Debian Chromium driven by Playwright, one per worker for the session (a launch took 1 to
-    2 s, and module by module a worker launched it up to ten times); each test gets a fresh context.
-    Only one sync Playwright may run in a thread, so every browser test uses this one."""
+    """Headless Debian Chromium driven by Playwright, one per test module (each test gets a fresh
+    context). Not one per session: a running sync Playwright holds an asyncio loop in the thread, so
+    a later test's asyncio.run() there would fail. Only one sync Playwright may run in a thread, so
+    every browser test uses this one."""
     path = services.chromium_path()
     if path is None:
         services.missing("Chromium", "install Debian's chromium package (make test does)")

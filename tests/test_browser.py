@@ -18,7 +18,7 @@ from tests import services
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = services.CHROMIUM_ARGS  # the launch options; the browser is one per worker (tests/conftest.py)
+CHROMIUM_ARGS = services.CHROMIUM_ARGS  # the launch options; the browser fixture is in tests/conftest.py
 chromium_path = services.chromium_path
 
 
