@@ -59,6 +59,20 @@ def wait_for(sessions, ids: list[int], timeout: float = 90) -> list[Run]:
     raise AssertionError(f"runs {ids} did not finish")
 
 
+def wait_for_sum_at_once(sessions, cluster_id: int, timeout: float = 30) -> None:
+    """The worker stores what the pairs carried at once just after the last pair ends (its after-run
+    step): until then the cluster's sum is the pairs' averages, and the plan has no measured uplink."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with sessions() as session:
+            if session.get(Cluster, cluster_id).together is not None:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"cluster {cluster_id}: no sum at once stored")
+
+
 def test_two_copies_fail_the_shared_uplink_although_each_hop_alone_passes(tmp_path):
     paths = control.Paths(tmp_path)
     remote = parse_destination("remote=40ms")
@@ -96,10 +110,12 @@ def test_two_copies_fail_the_shared_uplink_although_each_hop_alone_passes(tmp_pa
             together_ids = [run.id for run in cluster.runs]
             cluster_id = cluster.id
         together = wait_for(sessions, together_ids)
+        wait_for_sum_at_once(sessions, cluster_id)
         assert [run.status for run in together] == [RunStatus.succeeded] * 2, [r.failure_reason for r in together]
         with sessions() as session:
             environment = session.get(Environment, environment.id)
             summary = clusters.summary(session.get(Cluster, cluster_id), environment)
+            assert summary["basis"] == "at once", summary
             assert summary["overlapped"], summary["start_spread_seconds"]
             hop_rates = {hop["destination"].name: hop["bytes_per_second"] for hop in summary["hops"]}
             assert set(hop_rates) == {"standby", "remote"}
