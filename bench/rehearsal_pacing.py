@@ -61,6 +61,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "backend"))
+from redolab.core.units import parse_size  # noqa: E402
+
 REDOPROBE = ROOT / "backend" / "redolab" / "redoprobe" / "redoprobe"
 GIB = 1024**3
 MIB = 1024**2
@@ -205,11 +208,8 @@ def run_iperf3(bits_per_second: str, seconds: int, conns: int, message_size: str
     server = subprocess.Popen(["iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)  # fmt: skip
     time.sleep(0.3)  # listening by then; a connection to find out would be its one client (-1)
-    size = (
-        str(int(message_size[:-1]) * {"K": 1024, "M": MIB}[message_size[-1]])
-        if message_size[-1] in "KM"
-        else message_size
-    )
+    # redoprobe reads a bare number as bytes; parse_size wants a unit (and reads K, M as 1024-based, as both tools do)
+    size = message_size if message_size.isdigit() else str(parse_size(message_size))
     client = subprocess.Popen(
         ["iperf3", "-c", "127.0.0.1", "-p", str(port), "-b", bits_per_second, "-l", size, "-P", str(conns),
          "-t", str(seconds), "-J"],
