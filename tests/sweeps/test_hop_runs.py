@@ -247,3 +247,22 @@ def test_pairs_that_started_apart_are_summed_over_the_span_they_all_ran(session,
     assert [hop["bytes_per_second"] for hop in body["hops"]] == pytest.approx([50.0, 50.0])
     page = browser_client.get(f"/clusters/{cluster.id}").text
     assert "Carried at once over the 54 s every pair ran" in page, page
+
+
+def test_the_footer_says_which_pairs_the_sum_covers(session, browser_client):
+    """While a pair is still to run the sum is the finished pairs' averages "(so far)"; once every pair
+    has ended with one failed, it is what the succeeded pairs carried at once, and says how many."""
+    environment, primary, near, far, _remote = two_destinations(session)
+    cluster = _cluster(session, environment)
+    _pair_run(session, environment, cluster, primary, near, 100.0, started=utcnow())
+    other = _pair_run(session, environment, cluster, primary, far, 40.0, started=utcnow())
+    other.status = RunStatus.queued
+    session.commit()
+    footer = browser_client.get(f"/clusters/{cluster.id}").text.split("<tfoot>")[1].split("</tfoot>")[0]
+    assert "Sum of the pairs' own averages (so far)" in footer, footer
+    other.status = RunStatus.failed
+    session.commit()
+    clusters.record_together(session=session, cluster_id=cluster.id)
+    footer = browser_client.get(f"/clusters/{cluster.id}").text.split("<tfoot>")[1].split("</tfoot>")[0]
+    assert "Carried at once over the 60 s the succeeded pairs all ran (1 of 2 pairs succeeded)" in footer, footer
+    assert "so far" not in footer and "every pair" not in footer

@@ -120,6 +120,8 @@ def summary(cluster: Cluster, environment: Environment) -> dict:
         "basis": "at once" if at_once else "averages",
         "together_seconds": at_once["seconds"] if at_once else None,
         "complete": done and len(succeeded) == len(runs),
+        "succeeded_pairs": len(succeeded),
+        "pairs": len(runs),
         "start_spread_seconds": spread,
         "overlapped": spread is not None and spread <= 0.1 * duration,
     }
