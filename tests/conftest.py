@@ -90,13 +90,20 @@ def _alone(nodeid: str) -> bool:
 @pytest.fixture(autouse=True)
 def one_at_a_time_when_alone(request, tmp_path_factory):
     """Under xdist, every test holds a shared lock on a file of this run and an ALONE test an
-    exclusive one: it starts when the other workers' tests have ended and they wait for it."""
+    exclusive one: it starts when the other workers' tests have ended and they wait for it. flock
+    prefers no one: with two other workers taking turns at the shared lock it is never free, and an
+    ALONE test waited 146 s for it. So a gate goes first: an ALONE test holds it while it waits and
+    runs, and every other test passes it (a shared lock taken and let go) before its own lock."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         yield
         return
-    path = tmp_path_factory.getbasetemp().parent / "alone.lock"  # the workers' common temporary directory
-    with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX if _alone(request.node.nodeid) else fcntl.LOCK_SH)
+    directory = tmp_path_factory.getbasetemp().parent  # the workers' common temporary directory
+    alone = _alone(request.node.nodeid)
+    with open(directory / "alone.gate", "a") as gate, open(directory / "alone.lock", "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)
         yield
 
 
