@@ -329,6 +329,51 @@ def test_a_live_poll_reads_only_the_lines_that_arrived_since_the_last(browser_cl
     assert session.get(Rehearsal, rehearsal.id).result["bytes_received"] == 5300
 
 
+def test_viewers_polling_a_live_rehearsal_share_its_figures_until_a_line_arrives(browser_client, session, monkeypatch):
+    """Every viewer polls the live block each second: the figures (from every interval, 16 ms for a
+    day's run) are computed once per new line or status, not once per poll of each viewer."""
+    from redolab.rehearsals import service
+
+    environment = environment_with_history(session)
+    rehearsal = started(browser_client, session, environment)
+    run = rehearsal.runs[0]
+    run.status = RunStatus.running
+    computed = []
+    real_measured = service.measured
+    monkeypatch.setattr(service, "measured", lambda done: computed.append(1) or real_measured(done))
+
+    def arrive(seq: int, lag: float) -> None:
+        data = {"start_seconds": float(seq), "end_seconds": float(seq + 1), "bytes_generated": 100,
+                "bytes_sent": 100, "bytes_received": 100, "backlog_bytes": 0, "lag_seconds": lag}  # fmt: skip
+        line = json.dumps({"event": "interval", "data": data})
+        session.add(RunEvent(run_id=run.id, seq=seq, role="client", event="interval", line=line))
+        session.commit()
+
+    def poll() -> str:
+        live = browser_client.get(f"/rehearsals/{rehearsal.id}/live", headers=HTMX)
+        assert live.status_code == 200
+        return live.text
+
+    arrive(0, 0.5)
+    first = [poll() for _ in range(3)]
+    assert len(computed) == 1 and first[0] == first[1] == first[2]
+    arrive(1, 7.25)
+    assert poll() != first[0] and len(computed) == 2
+    session.expire_all()
+    figures = service.current_result(session=session, rehearsal=session.get(Rehearsal, rehearsal.id))
+    assert figures["max_lag_seconds"] == 7.25 and len(computed) == 2  # the same figures, not computed again
+    figures["max_lag_seconds"] = 0  # a caller's change stays its own
+    assert (
+        service.current_result(session=session, rehearsal=session.get(Rehearsal, rehearsal.id))["max_lag_seconds"]
+        == 7.25
+    )
+    run = session.get(Rehearsal, rehearsal.id).runs[0]
+    run.status = RunStatus.failed
+    session.commit()
+    poll()
+    assert len(computed) == 3
+
+
 def test_progress_counts_the_replays_clock_not_the_set_up(browser_client, session):
     """Running but before its first interval the hosts are being set up (connect, deploy, warm-up): not
     replay time. Then the progress is the last interval's end on the replay's own clock, however long
