@@ -283,26 +283,35 @@ def test_threads_left_out_of_the_replay_are_said_on_the_page_and_in_the_api(brow
     assert f"# notes: {said}" in browser_client.get(f"/rehearsals/{rehearsal.id}/schedule.txt").text
 
 
+def running(browser_client, session):
+    """A started rehearsal whose one run is running."""
+    rehearsal = started(browser_client, session, environment_with_history(session))
+    rehearsal.runs[0].status = RunStatus.running
+    return rehearsal, rehearsal.runs[0]
+
+
+def interval_arrives(session, run, seq: int, lag: float) -> None:
+    """The client's interval line `seq` (100 bytes generated, sent and received; `lag` at its end)."""
+    data = {"start_seconds": float(seq), "end_seconds": float(seq + 1), "bytes_generated": 100,
+            "bytes_sent": 100, "bytes_received": 100, "backlog_bytes": 0, "lag_seconds": lag}  # fmt: skip
+    line = json.dumps({"event": "interval", "data": data})
+    session.add(RunEvent(run_id=run.id, seq=seq, role="client", event="interval", line=line))
+
+
 def test_a_live_poll_reads_only_the_lines_that_arrived_since_the_last(browser_client, session, monkeypatch):
     """A day replayed at recorded speed is 86,400 interval lines a run: each poll of the live block
     parses the lines that arrived since the last poll, not all of them again (and once per poll, not
     once for the page and again for the card beside it); the figures are those of every line."""
     from redolab.rehearsals import results
 
-    environment = environment_with_history(session)
-    rehearsal = started(browser_client, session, environment)
-    run = rehearsal.runs[0]
-    run.status = RunStatus.running
+    rehearsal, run = running(browser_client, session)
     parsed = []
     real_parse = results.parse_line
     monkeypatch.setattr(results, "parse_line", lambda line: parsed.append(line) or real_parse(line))
 
     def arrive(first: int, count: int) -> None:
         for i in range(first, first + count):
-            data = {"start_seconds": float(i), "end_seconds": float(i + 1), "bytes_generated": 100,
-                    "bytes_sent": 100, "bytes_received": 100, "backlog_bytes": 0, "lag_seconds": 0.25 * i}  # fmt: skip
-            line = json.dumps({"event": "interval", "data": data})
-            session.add(RunEvent(run_id=run.id, seq=i, role="client", event="interval", line=line))
+            interval_arrives(session, run, i, 0.25 * i)
         session.commit()
 
     arrive(0, 50)
@@ -334,19 +343,13 @@ def test_viewers_polling_a_live_rehearsal_share_its_figures_until_a_line_arrives
     day's run) are computed once per new line or status, not once per poll of each viewer."""
     from redolab.rehearsals import service
 
-    environment = environment_with_history(session)
-    rehearsal = started(browser_client, session, environment)
-    run = rehearsal.runs[0]
-    run.status = RunStatus.running
+    rehearsal, run = running(browser_client, session)
     computed = []
     real_measured = service.measured
     monkeypatch.setattr(service, "measured", lambda done: computed.append(1) or real_measured(done))
 
     def arrive(seq: int, lag: float) -> None:
-        data = {"start_seconds": float(seq), "end_seconds": float(seq + 1), "bytes_generated": 100,
-                "bytes_sent": 100, "bytes_received": 100, "backlog_bytes": 0, "lag_seconds": lag}  # fmt: skip
-        line = json.dumps({"event": "interval", "data": data})
-        session.add(RunEvent(run_id=run.id, seq=seq, role="client", event="interval", line=line))
+        interval_arrives(session, run, seq, lag)
         session.commit()
 
     def poll() -> str:
