@@ -375,6 +375,10 @@ def test_viewers_polling_a_live_rehearsal_share_its_figures_until_a_line_arrives
     session.commit()
     poll()
     assert len(computed) == 3
+    key = service._figures_key(rehearsal)
+    assert key in service._FIGURES  # one entry a rehearsal, replaced as it changes ...
+    record_result(session=session, rehearsal_id=rehearsal.id)
+    assert key not in service._FIGURES  # ... dropped once its result is stored
 
 
 def test_progress_counts_the_replays_clock_not_the_set_up(browser_client, session):

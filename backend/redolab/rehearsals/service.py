@@ -393,35 +393,39 @@ def current_result(*, session: Session, rehearsal: Rehearsal) -> dict | None:
     recorded speed drew 86,400 moments a trace on every poll (megabytes a second to each viewer)."""
     if rehearsal.result is not None:
         return rehearsal.result
-    key = _figures_key(session, rehearsal)
+    key, state = _figures_key(rehearsal), _figures_state(session, rehearsal)
     with _READ_LOCK:
         known = _FIGURES.get(key)
-    if known is None:
+    if known is None or known[0] != state:
         result = _measured(session, rehearsal)
-        known = (stored(result) if result is not None else None,)
+        known = (state, stored(result) if result is not None else None)
         with _READ_LOCK:
             _FIGURES[key] = known
+            _FIGURES.move_to_end(key)
             while len(_FIGURES) > _READ_LIMIT:
                 _FIGURES.popitem(last=False)
-    return copy.deepcopy(known[0])
+    return copy.deepcopy(known[1])
 
 
-# The figures of a live rehearsal as of its runs' last events: every viewer's poll a second gets them
-# without reading its series again (16 ms for a day's run) until an event or a status has changed.
-_FIGURES: OrderedDict[tuple, tuple[dict | None]] = OrderedDict()
+# A live rehearsal's figures with the state they are of (its runs' statuses and last events): every
+# viewer's poll a second gets them without reading the series again (16 ms for a day's run) until a
+# line arrives or a status changes. One entry a rehearsal, dropped once its result is stored.
+_FIGURES: OrderedDict[tuple[int, str], tuple[tuple, dict | None]] = OrderedDict()
 
 
-def _figures_key(session: Session, rehearsal: Rehearsal) -> tuple:
-    ids = [run.id for run in rehearsal.runs]
+def _figures_key(rehearsal: Rehearsal) -> tuple[int, str]:
+    return rehearsal.id, rehearsal.created_at.isoformat() if rehearsal.created_at else ""
+
+
+def _figures_state(session: Session, rehearsal: Rehearsal) -> tuple:
     last = dict(
         session.execute(
             select(RunEvent.run_id, func.max(RunEvent.seq))
-            .where(RunEvent.run_id.in_(ids), RunEvent.role == "client")
+            .where(RunEvent.run_id.in_([run.id for run in rehearsal.runs]), RunEvent.role == "client")
             .group_by(RunEvent.run_id)
         ).all()
     )
-    runs = tuple((*_read_key(run), run.status.value, last.get(run.id)) for run in rehearsal.runs)
-    return rehearsal.id, rehearsal.created_at.isoformat() if rehearsal.created_at else "", runs
+    return tuple((*_read_key(run), run.status.value, last.get(run.id)) for run in rehearsal.runs)
 
 
 def _measured(session: Session, rehearsal: Rehearsal) -> dict | None:
@@ -462,6 +466,8 @@ def record_result(*, session: Session, rehearsal_id: int | None) -> None:
         rehearsal.result = stored(result)
         session.commit()
     _forget(rehearsal.runs)  # from now on its pages read the stored result
+    with _READ_LOCK:
+        _FIGURES.pop(_figures_key(rehearsal), None)
 
 
 def cancel_rehearsal(*, session: Session, rehearsal: Rehearsal) -> Rehearsal:
