@@ -68,6 +68,8 @@ REDOPROBE = ROOT / "backend" / "redolab" / "redoprobe" / "redoprobe"
 GIB = 1024**3
 MIB = 1024**2
 SLOTS_PER_SECOND = 10
+# --pin: the client on CPU 0 and the server on CPU 1 (taskset), else where the scheduler puts them
+PIN = False
 
 
 @dataclass
@@ -103,10 +105,15 @@ def softirq_seconds() -> float:
     return total / 1e9
 
 
+def pinned(cpu: int) -> list[str]:
+    """taskset's prefix that runs a process on `cpu` (it execs the command: wait4 sees the probe)."""
+    return ["taskset", "--cpu-list", str(cpu)] if PIN else []
+
+
 def run_pair(client_args: list[str]) -> Run:
     """One server (--once) and one client; the client's events and both CPU seconds (wait4)."""
     server = subprocess.Popen(
-        [str(REDOPROBE), "server", "--once", "--json", "--port", "0"],
+        [*pinned(1), str(REDOPROBE), "server", "--once", "--json", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -114,7 +121,7 @@ def run_pair(client_args: list[str]) -> Run:
     port = json.loads(server.stdout.readline())["data"]["port"]
     softirq_before = softirq_seconds()
     client = subprocess.Popen(
-        [str(REDOPROBE), "client", "127.0.0.1", "--json", "--port", str(port), *client_args],
+        [*pinned(0), str(REDOPROBE), "client", "127.0.0.1", "--json", "--port", str(port), *client_args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -47,8 +47,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=6)
     parser.add_argument("--rate", type=float, default=1000, help="MiB/s")
+    parser.add_argument("--pin", action="store_true", help="client on CPU 0, server on CPU 1 (taskset)")
     parser.add_argument("--congestion", help="the machine's TCP congestion control for the runs")
     args = parser.parse_args()
+    pacing.PIN = args.pin
     variants = {}
     for spec in args.variants:
         name, kind, *binary = spec.split(":", 2)

@@ -23,8 +23,10 @@ class ReturnHoldingRelay:
     held HOLD_SECONDS once every HOLD_EVERY_SECONDS (per connection), what queued meanwhile then
     going on at once."""
 
-    def __init__(self, server_port: int):
+    def __init__(self, server_port: int, hold_seconds: float = HOLD_SECONDS):
         self.server_port = server_port
+        self.hold_seconds = hold_seconds
+        self.returned: list[int] = []  # the size of every read on the way back
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.holds = 0
@@ -47,8 +49,10 @@ class ReturnHoldingRelay:
         held_at = time.monotonic()
         try:
             while data := source.recv(1 << 20):
-                if hold and time.monotonic() - held_at >= HOLD_EVERY_SECONDS:
-                    time.sleep(HOLD_SECONDS)
+                if hold:
+                    self.returned.append(len(data))
+                if hold and self.hold_seconds and time.monotonic() - held_at >= HOLD_EVERY_SECONDS:
+                    time.sleep(self.hold_seconds)
                     held_at = time.monotonic()
                     with self.lock:
                         self.holds += 1
@@ -85,3 +89,26 @@ def test_a_count_held_up_on_its_way_back_is_not_lag(redoprobe, server, tmp_path)
     assert end["drained"] is True and end["bytes_received"] == 6_000_000, end
     assert 0.009 <= end["max_lag_seconds"] <= 0.06, end
     assert end["max_backlog_bytes"] <= 120_000, end
+
+
+def test_counts_come_back_together_each_with_its_own_moment(redoprobe, server, tmp_path):
+    """3 s at 20 MB/s in 16 KiB messages: the server takes a count per message (some 3,600), but
+    they leave at most one packet every 10 ms (wire.h), so the way back carries a tenth of the
+    packets. Held up to 10 ms, each count still says when its bytes arrived: the lag stays about a
+    message time plus the relay's way out, under the 10 ms the counts were held."""
+    srv = server("--once")
+    relay = ReturnHoldingRelay(srv.port, hold_seconds=0)
+    try:
+        path = write_schedule(tmp_path / "steady.txt", [(0, k / 100, 200_000) for k in range(300)])
+        client = run_client(redoprobe, relay.port, "--schedule", str(path), "--warmup", "0", "--message-size", "16K")
+        assert client.returncode == 0, client.stderr + client.stdout
+        assert srv.finish()[0] == 0, srv.stderr
+    finally:
+        relay.close()
+    end = by_event(client.events, "end")[0]
+    assert end["drained"] is True and end["bytes_received"] == 60_000_000, end
+    counts = sum(relay.returned) // 16
+    # about one a message's worth (the server's reads do not end on messages), none lost
+    assert counts >= 0.9 * 60_000_000 / 16_384, (counts, len(relay.returned))
+    assert len(relay.returned) <= 3 / 0.010 + 20, (counts, len(relay.returned))
+    assert end["max_lag_seconds"] < 0.010, end

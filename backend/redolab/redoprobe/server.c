@@ -118,14 +118,17 @@ static void *receiver(void *arg)
     return NULL;
 }
 
-/* What a --schedule receiver owes the client: its count since `owed_since` (0: nothing owed), and
- * when the last byte counted arrived (now_seconds()). */
+/* What a --schedule receiver owes the client: its count since `owed_since` (0: nothing owed), when
+ * the last byte counted arrived (now_seconds()), and the counts taken but not yet sent (`held`, at
+ * most PROGRESS_HELD, each stamped when taken), the last packet of them having left at `sent_at`. */
 struct progress {
     uint64_t received, reported;
-    double owed_since, arrived;
+    double owed_since, arrived, sent_at;
+    size_t held;
+    uint8_t counts[PROGRESS_HELD * PROGRESS_BYTES];
 };
 
-/* Whether the count is due: SYNC as soon as the receive queue is empty (the message's last byte
+/* Whether a count is due: SYNC as soon as the receive queue is empty (the message's last byte
  * is in); ASYNC once a message's worth arrived since the last count (a burst that ends on a message
  * needs no timer) or PROGRESS_SECONDS after the oldest byte not yet counted arrived. */
 static int progress_due(int fd, int sync, const struct progress *g, uint32_t message_bytes)
@@ -138,16 +141,31 @@ static int progress_due(int fd, int sync, const struct progress *g, uint32_t mes
     return ioctl(fd, FIONREAD, &queued) < 0 || queued == 0;
 }
 
-/* How long to wait for bytes: ASYNC until the owed count is due (to the microsecond), else 100 ms
- * (a stop is seen within that). */
+/* Whether the held counts leave now: SYNC at once (a message waits for its count), ASYNC at most one
+ * packet every PROGRESS_PACKET_SECONDS (a lone count at once when none left lately), or when full. */
+static int progress_send_due(int sync, const struct progress *g)
+{
+    if (g->held == 0)
+        return 0;
+    return sync || g->held == PROGRESS_HELD || now_seconds() - g->sent_at >= PROGRESS_PACKET_SECONDS;
+}
+
+static struct timespec seconds_timespec(double wait)
+{
+    wait = wait > 0 ? wait : 0;
+    return (struct timespec){.tv_sec = (time_t)wait, .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
+}
+
+/* How long to wait for bytes: ASYNC until an owed count is due or the held ones may leave (to the
+ * microsecond), else 100 ms (a stop is seen within that). */
 static struct timespec progress_wait(int sync, const struct progress *g)
 {
-    double wait = 0.1;
-    if (!sync && g->received != g->reported) {
-        double left = g->owed_since + PROGRESS_SECONDS - now_seconds();
-        wait = left > 0 ? left : 0;
-    }
-    return (struct timespec){.tv_sec = (time_t)wait, .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
+    double wait = 0.1, now = now_seconds();
+    if (!sync && g->received != g->reported && g->owed_since + PROGRESS_SECONDS - now < wait)
+        wait = g->owed_since + PROGRESS_SECONDS - now;
+    if (!sync && g->held && g->sent_at + PROGRESS_PACKET_SECONDS - now < wait)
+        wait = g->sent_at + PROGRESS_PACKET_SECONDS - now;
+    return seconds_timespec(wait);
 }
 
 /* Receive what is queued into g, with the kernel's arrival time of its last segment (else now); 1 at
@@ -175,14 +193,25 @@ static int progress_receive(struct stream *s, uint8_t *buf, struct progress *g)
     return s->write_fd >= 0 && write_received(s, t->options, buf, (size_t)k) < 0 ? -1 : 0;
 }
 
-/* A count (wire.h): the bytes received, and when the last of them arrived in nanoseconds. */
-static void put_count(uint8_t out[PROGRESS_BYTES], const struct progress *g)
+/* Take a count (wire.h): the bytes received, and when the last of them arrived in nanoseconds. */
+static void take_count(struct progress *g)
 {
+    uint8_t *out = g->counts + g->held++ * PROGRESS_BYTES;
     put_u64(out, g->received);
     put_u64(out + 8, (uint64_t)(g->arrived * 1e9));
+    g->reported = g->received;
 }
 
-/* --schedule (HELLO_SCHEDULE): receive, and send back the cumulative count (wire.h) so the client
+/* Send the held counts in one write; 0 or -1 with errno. */
+static int send_counts(struct stream *s, struct progress *g, atomic_int *stop, int ignore_stop)
+{
+    size_t bytes = g->held * PROGRESS_BYTES;
+    g->held = 0;
+    g->sent_at = now_seconds();
+    return send_all(s->fd, g->counts, bytes, stop, ignore_stop);
+}
+
+/* --schedule (HELLO_SCHEDULE): receive, and send back the cumulative counts (wire.h) so the client
  * knows what arrived when; once more at EOF. */
 static void *progress_receiver(void *arg)
 {
@@ -201,20 +230,17 @@ static void *progress_receiver(void *arg)
             eof = got == 1;
             failure = got < 0 ? errno : 0;
         }
-        if (!failure && (eof || progress_due(s->fd, sync, &g, t->hello.message_bytes))) {
-            uint8_t count[PROGRESS_BYTES];
-            put_count(count, &g);
-            if (send_all(s->fd, count, sizeof count, &t->stop, 0) < 0 && !eof)
-                failure = errno == ECANCELED ? 0 : errno;
-            g.reported = g.received;
-        }
+        if (!failure && (eof || progress_due(s->fd, sync, &g, t->hello.message_bytes)))
+            take_count(&g);
+        if (!failure && (progress_send_due(sync, &g) || (eof && g.held)) && send_counts(s, &g, &t->stop, 0) < 0 && !eof)
+            failure = errno == ECANCELED ? 0 : errno;
     }
-    if (!failure && !eof && g.received != g.reported) {
+    if (!failure && !eof && (g.received != g.reported || g.held)) {
         /* stopped (the client's END, at its cap): the count the result is made of goes first, so the
          * client's intervals add up to the result it reads next */
-        uint8_t count[PROGRESS_BYTES];
-        put_count(count, &g);
-        send_all(s->fd, count, sizeof count, NULL, 1);
+        if (g.received != g.reported)
+            take_count(&g);
+        send_counts(s, &g, NULL, 1);
     }
     s->error = failure;
     free(buf);
