@@ -29,8 +29,8 @@ for each rate:
     (in the client's rusage) while it keeps up, deferred to ksoftirqd (in nobody's) when it does not,
     as in unpaced streaming; a sender figure that moved there would only look cheaper;
   - the server's CPU seconds per GiB, replay next to streaming of the same bytes: the replay's server
-    sends counts back (a message's worth, or 1 ms after the oldest uncounted byte) while bytes arrive
-    (streaming sends none), which must not show.
+    takes counts (a message's worth, or 1 ms after the oldest uncounted byte) while bytes arrive and
+    sends them back, at most one packet every 10 ms (streaming sends none), which must not show.
 
 With --repeat N every run is made N times (interleaved) and each figure is the median of the N.
 

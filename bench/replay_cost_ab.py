@@ -9,11 +9,16 @@ A variant is NAME:KIND[:BINARY] with KIND `replay` or `rate`; BINARY defaults to
 a changed probe (built elsewhere) runs beside the current one. --congestion sets the machine's
 net.ipv4.tcp_congestion_control for the runs (as root; put back after).
 
-    python3 bench/replay_cost_ab.py [--seconds 20] [--repeat 6] [--rate 1000] [--congestion cubic]
+    python3 bench/replay_cost_ab.py [--seconds 20] [--repeat 6] [--rate 1000] [--congestion cubic] [--pin]
                                     rate:rate replay:replay [fewer:replay:/tmp/x/redoprobe]
 
+--pin runs every client on CPU 0 and every server on CPU 1 (taskset); on this 2-vCPU VM that doubled
+both costs and did not narrow the spread.
+
 2026-11-27, 2 vCPUs, 1,000 MiB/s, 20 s: under BBR the replay / --rate median ratio was 1.28 (4 runs),
-under CUBIC 1.07, both probes then costing about 0.10 s/GiB. Prints figures; asserts nothing.
+under CUBIC 1.07, both probes then costing about 0.10 s/GiB. Every count then came back in a packet
+of its own; with them leaving together every 10 ms (later that day, 8 runs) 1.01 against 1.14 for the
+previous probe in the same runs. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations

@@ -93,14 +93,27 @@ def test_a_count_held_up_on_its_way_back_is_not_lag(redoprobe, server, tmp_path)
 
 def test_counts_come_back_together_each_with_its_own_moment(redoprobe, server, tmp_path):
     """3 s at 20 MB/s in 16 KiB messages: the server takes a count per message (some 3,600), but
-    they leave at most one packet every 10 ms (wire.h), so the way back carries a tenth of the
-    packets. Held up to 10 ms, each count still says when its bytes arrived: the lag stays about a
-    message time plus the relay's way out, under the 10 ms the counts were held."""
+    they leave together, at most one packet every 5 ms (wire.h), so the way back carries a sixth of
+    the packets. Held up to 5 ms, each count still says when its bytes arrived, and each packet ends
+    with a fresh one (the clocks' offset): the lag stays about a message time plus the relay's way
+    out, under 2 ms in the median 0.1 s interval (the relay's Python threads now and then hold the
+    way out itself for some ms: a lag the probe rightly reports)."""
     srv = server("--once")
     relay = ReturnHoldingRelay(srv.port, hold_seconds=0)
     try:
         path = write_schedule(tmp_path / "steady.txt", [(0, k / 100, 200_000) for k in range(300)])
-        client = run_client(redoprobe, relay.port, "--schedule", str(path), "--warmup", "0", "--message-size", "16K")
+        client = run_client(
+            redoprobe,
+            relay.port,
+            "--schedule",
+            str(path),
+            "--warmup",
+            "0",
+            "--message-size",
+            "16K",
+            "--interval",
+            "0.1",
+        )
         assert client.returncode == 0, client.stderr + client.stdout
         assert srv.finish()[0] == 0, srv.stderr
     finally:
@@ -109,6 +122,8 @@ def test_counts_come_back_together_each_with_its_own_moment(redoprobe, server, t
     assert end["drained"] is True and end["bytes_received"] == 60_000_000, end
     counts = sum(relay.returned) // 16
     # about one a message's worth (the server's reads do not end on messages), none lost
-    assert counts >= 0.9 * 60_000_000 / 16_384, (counts, len(relay.returned))
-    assert len(relay.returned) <= 3 / 0.010 + 20, (counts, len(relay.returned))
-    assert end["max_lag_seconds"] < 0.010, end
+    assert counts >= 0.8 * 60_000_000 / 16_384, (counts, len(relay.returned))
+    assert len(relay.returned) <= 3 / 0.005 + 20, (counts, len(relay.returned))
+    lags = sorted(interval["lag_seconds"] for interval in by_event(client.events, "interval"))
+    assert len(lags) >= 25 and lags[len(lags) // 2] < 0.002, lags
+    assert end["max_lag_seconds"] < 0.05, end

@@ -762,11 +762,11 @@ void replay_snapshot(struct replay *r, const struct stream *streams, double seco
             sent = received < begun ? received : begun;
         received = received < sent ? received : sent;
         /* lag and backlog at the moment the latest count surely describes: a later count would
-         * have been taken within PROGRESS_SECONDS of new bytes, left within PROGRESS_PACKET_SECONDS
+         * have been taken within PROGRESS_SECONDS of new bytes, left within PROGRESS_HELD_SECONDS
          * and travelled back for srtt/2, or as long as the slowest count of the last OFFSET_SECONDS did
          * (a way back held up now and then) */
         double back = rs->slowest_back_seconds > rs->srtt_seconds / 2 ? rs->slowest_back_seconds : rs->srtt_seconds / 2;
-        double moment = counted_moment(seconds, back + PROGRESS_SECONDS + PROGRESS_PACKET_SECONDS);
+        double moment = counted_moment(seconds, back + PROGRESS_SECONDS + PROGRESS_HELD_SECONDS);
         if (moment < rs->counted_at)
             moment = rs->counted_at < seconds ? rs->counted_at : seconds;
         if (moment > latest)

@@ -61,7 +61,7 @@ void replay_stop_progress(struct client_test *t);
  * server's latest count, capped at the sends begun; S is at least R (a count can arrive before
  * the sender's own tally: those bytes left). The
  * interval's lag and backlog are taken at the moment that count surely describes: the end minus
- * PROGRESS_SECONDS + PROGRESS_PACKET_SECONDS and the larger of srtt/2 and the slowest way back of a count lately (a newer
+ * PROGRESS_SECONDS + PROGRESS_HELD_SECONDS and the larger of srtt/2 and the slowest way back of a count lately (a newer
  * count would have arrived), or the count's own moment. That is a guess: it enters the maxima only
  * when no count comes after it. */
 void replay_snapshot(struct replay *r, const struct stream *streams, double seconds);

@@ -123,7 +123,7 @@ static void *receiver(void *arg)
  * most PROGRESS_HELD, each stamped when taken), the last packet of them having left at `sent_at`. */
 struct progress {
     uint64_t received, reported;
-    double owed_since, arrived, sent_at;
+    double owed_since, arrived, sent_at, held_since;
     size_t held;
     uint8_t counts[PROGRESS_HELD * PROGRESS_BYTES];
 };
@@ -141,13 +141,18 @@ static int progress_due(int fd, int sync, const struct progress *g, uint32_t mes
     return ioctl(fd, FIONREAD, &queued) < 0 || queued == 0;
 }
 
-/* Whether the held counts leave now: SYNC at once (a message waits for its count), ASYNC at most one
- * packet every PROGRESS_PACKET_SECONDS (a lone count at once when none left lately), or when full. */
-static int progress_send_due(int sync, const struct progress *g)
+/* Whether the held counts leave now (`took`: a count was just taken): SYNC at once (a message waits
+ * for its count); ASYNC with a count just taken once PROGRESS_PACKET_SECONDS passed since the last
+ * packet, so every packet ends with a fresh count (the client sets its clock by the fresh ones; held
+ * by a timer, a train of counts a packet period apart would all arrive late), when full, or the
+ * oldest held PROGRESS_HELD_SECONDS after it was taken (no count came since). */
+static int progress_send_due(int sync, int took, const struct progress *g)
 {
     if (g->held == 0)
         return 0;
-    return sync || g->held == PROGRESS_HELD || now_seconds() - g->sent_at >= PROGRESS_PACKET_SECONDS;
+    double now = now_seconds();
+    return sync || g->held == PROGRESS_HELD || (took && now - g->sent_at >= PROGRESS_PACKET_SECONDS) ||
+           now - g->held_since >= PROGRESS_HELD_SECONDS;
 }
 
 static struct timespec seconds_timespec(double wait)
@@ -163,8 +168,8 @@ static struct timespec progress_wait(int sync, const struct progress *g)
     double wait = 0.1, now = now_seconds();
     if (!sync && g->received != g->reported && g->owed_since + PROGRESS_SECONDS - now < wait)
         wait = g->owed_since + PROGRESS_SECONDS - now;
-    if (!sync && g->held && g->sent_at + PROGRESS_PACKET_SECONDS - now < wait)
-        wait = g->sent_at + PROGRESS_PACKET_SECONDS - now;
+    if (!sync && g->held && g->held_since + PROGRESS_HELD_SECONDS - now < wait)
+        wait = g->held_since + PROGRESS_HELD_SECONDS - now;
     return seconds_timespec(wait);
 }
 
@@ -196,6 +201,8 @@ static int progress_receive(struct stream *s, uint8_t *buf, struct progress *g)
 /* Take a count (wire.h): the bytes received, and when the last of them arrived in nanoseconds. */
 static void take_count(struct progress *g)
 {
+    if (g->held == 0)
+        g->held_since = now_seconds();
     uint8_t *out = g->counts + g->held++ * PROGRESS_BYTES;
     put_u64(out, g->received);
     put_u64(out + 8, (uint64_t)(g->arrived * 1e9));
@@ -230,9 +237,10 @@ static void *progress_receiver(void *arg)
             eof = got == 1;
             failure = got < 0 ? errno : 0;
         }
-        if (!failure && (eof || progress_due(s->fd, sync, &g, t->hello.message_bytes)))
+        int took = !failure && (eof || progress_due(s->fd, sync, &g, t->hello.message_bytes));
+        if (took)
             take_count(&g);
-        if (!failure && (progress_send_due(sync, &g) || (eof && g.held)) && send_counts(s, &g, &t->stop, 0) < 0 && !eof)
+        if (!failure && (progress_send_due(sync, took, &g) || (eof && g.held)) && send_counts(s, &g, &t->stop, 0) < 0 && !eof)
             failure = errno == ECANCELED ? 0 : errno;
     }
     if (!failure && !eof && (g.received != g.reported || g.held)) {
