@@ -293,9 +293,13 @@ def test_sync_numbers_on_the_run_page_and_in_exports(session, measured, browser_
     assert any("ceiling = " in line for line in commit.working)
 
 
-def test_the_report_without_chromium_is_a_clear_503_and_the_json_still_works(session, browser_client, monkeypatch):
+def test_the_report_without_chromium_is_a_clear_503_and_the_json_still_works(
+    session, browser_client, monkeypatch, request
+):
     environment = make_environment(session, link_bandwidth_bits_per_second=10**9, link_rtt_seconds=0.025)
     monkeypatch.setenv("REDOLAB_CHROMIUM", "/nonexistent/chromium")
+    # Settings read while the variable is set would keep the dead path for this worker's later tests
+    request.addfinalizer(get_settings.cache_clear)
     response = browser_client.get(f"/environments/{environment.id}/plan/report.pdf")
     assert response.status_code == 503
     assert "/nonexistent/chromium" in response.text and "REDOLAB_CHROMIUM" in response.text
