@@ -12,11 +12,11 @@ $UV run ruff format --check .
 echo "== redoprobe unit tests (make check)"
 make -s -C backend/redolab/redoprobe check
 
-# Four pytest-xdist workers on CI's 2 cores: the tests wait on probes, sshd, Chromium and servers
+# Three pytest-xdist workers on CI's 2 cores: the tests wait on probes, sshd, Chromium and servers
 # (two workers kept the cores 65 % busy; three 69 %, 14:10 against 15:40 on the same machine; three
-# took 14:20 and 14:52 in fresh-clone CI runs, close to the 15-minute limit).
+# took 14:20 and 14:52 in fresh-clone CI runs; four 13:55 and 14:18, but two browser waits timed out).
 # TEST_WORKERS=auto uses one per core, 0 runs in this process.
 # --dist loadgroup: test by test to a free worker, with the groups and the tests that must run alone
 # named in tests/conftest.py.
-echo "== pytest (${TEST_WORKERS:=4} workers)"
+echo "== pytest (${TEST_WORKERS:=3} workers)"
 $UV run pytest -n "$TEST_WORKERS" --dist loadgroup "$@"
