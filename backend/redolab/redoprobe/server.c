@@ -120,7 +120,8 @@ static void *receiver(void *arg)
 
 /* What a --schedule receiver owes the client: its count since `owed_since` (0: nothing owed), when
  * the last byte counted arrived (now_seconds()), and the counts taken but not yet sent (`held`, at
- * most PROGRESS_HELD, each stamped when taken), the last packet of them having left at `sent_at`. */
+ * most PROGRESS_HELD since `held_since`, each stamped with its bytes' arrival), the last packet of
+ * them having left at `sent_at`. */
 struct progress {
     uint64_t received, reported;
     double owed_since, arrived, sent_at, held_since;
