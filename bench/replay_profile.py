@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Where the sender's CPU goes, replay next to `--rate`: a cpu-clock profile of each (perf record),
+its samples sorted by the system call they were taken in.
+
+The sender's CPU seconds per GiB move by a third between runs on a VM (replay_cost_ab.py), far more
+than what pacing adds, so this compares shares of one run's own samples instead: the same bytes in
+the same 1 MiB sends over the same time, once paced by the schedule and once by `--rate`, each
+profiled at --frequency samples per CPU second (a software timer: no hardware counters needed). A
+sample is counted under the first of these its call chain holds:
+
+  send          sendto()/sendfile(): the bytes themselves, and on loopback the receiver's TCP in softirq
+  sleep         nanosleep()/clock_nanosleep()/ppoll()/poll(): pacing's wait, and the wake from it
+  count reads   recvmsg(): the replay reading the server's counts (the lag's measurement)
+  probe code    user space: the probe's own code (the schedule's arithmetic, the reports)
+  other         anything else in the kernel (timer interrupts, page faults, other calls)
+
+What pacing costs beyond streaming the same bytes is the replay's shares of sleep, count reads and
+probe code against --rate's. Each run is made --repeat times (interleaved, the order turned).
+
+    python3 bench/replay_profile.py [--rate 1000] [--seconds 15] [--repeat 2] [--binary PATH]
+
+Needs perf (Debian linux-perf) and root or kernel.perf_event_paranoid <= 1; a built redoprobe (make
+probe). Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import rehearsal_pacing as pacing
+
+CATEGORIES = {
+    "send": ("__sys_sendto", "__x64_sys_sendto", "__x64_sys_sendfile64", "do_sendfile"),
+    "sleep": ("__x64_sys_nanosleep", "__x64_sys_clock_nanosleep", "__x64_sys_ppoll", "__x64_sys_poll"),
+    "count reads": ("__sys_recvmsg", "__x64_sys_recvmsg"),
+}
+KERNEL_FROM = 0xFFFF800000000000  # x86-64: addresses above are the kernel's
+
+
+def categorize(block: str) -> str:
+    frames = [line.split(None, 1) for line in block.strip().splitlines()]
+    symbols = [f[1] if len(f) > 1 else "" for f in frames]
+    for name, entries in CATEGORIES.items():
+        if any(s in entries for s in symbols):
+            return name
+    leaf = int(frames[0][0], 16) if frames and frames[0] else 0
+    return "probe code" if leaf < KERNEL_FROM else "other"
+
+
+def profile(kind: str, binary: Path, schedule: Path, seconds: int, bits: str, frequency: int) -> dict:
+    common = ["--conns", "1", "--message-size", "1M", "--json"]
+    if kind == "replay":
+        args = ["--schedule", str(schedule), "--warmup", "0", *common]
+    else:
+        args = ["--duration", str(seconds), "--rate", bits, *common]
+    work = Path(tempfile.mkdtemp())
+    server = subprocess.Popen([str(binary), "server", "--once", "--json", "--port", "0"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    try:
+        port = json.loads(server.stdout.readline())["data"]["port"]
+        data = work / "perf.data"
+        client = subprocess.run(
+            ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "-g", "-o", str(data), "--",
+             str(binary), "client", "127.0.0.1", "--port", str(port), *args],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    end = next(json.loads(line)["data"] for line in client.stdout.splitlines() if '"event":"end"' in line)
+    script = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,sym"], capture_output=True, text=True,
+                            check=True).stdout  # fmt: skip
+    shutil.rmtree(work)
+    counts = dict.fromkeys([*CATEGORIES, "probe code", "other"], 0)
+    for block in script.split("\n\n"):
+        if block.strip():
+            counts[categorize(block)] += 1
+    gib = (end.get("bytes_received") or end["bytes_sent"]) / 2**30
+    return {"counts": counts, "gib": gib}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rate", type=float, default=1000, help="MiB/s")
+    parser.add_argument("--seconds", type=int, default=15)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--frequency", type=int, default=4000, help="samples per CPU second")
+    parser.add_argument("--binary", type=Path, default=pacing.REDOPROBE)
+    args = parser.parse_args()
+    if shutil.which("perf") is None:
+        print("perf is not installed (Debian: linux-perf): no profile", file=sys.stderr)
+        return 1
+    schedule = Path(tempfile.mkdtemp()) / "constant.txt"
+    pacing.constant_schedule(schedule, args.rate, args.seconds, 1)
+    bits = str(round(args.rate * pacing.MIB * 8))
+    names = [*CATEGORIES, "probe code", "other"]
+    print(f"# {args.rate:g} MiB/s, {args.seconds} s runs, 1 MiB sends, cpu-clock at {args.frequency} Hz; "
+          f"share of each run's samples, and its samples' CPU s/GiB")  # fmt: skip
+    print(f"{'run':>10} " + " ".join(f"{n:>12}" for n in names) + f" {'CPU s/GiB':>10}")
+    kinds = ["replay", "rate"]
+    for k in range(args.repeat):
+        for kind in kinds[k % 2 :] + kinds[: k % 2]:
+            run = profile(kind, args.binary, schedule, args.seconds, bits, args.frequency)
+            total = sum(run["counts"].values())
+            shares = " ".join(f"{100 * run['counts'][n] / total:>11.2f}%" for n in names)
+            print(f"{kind + ' ' + str(k + 1):>10} {shares} {total / args.frequency / run['gib']:>10.3f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
