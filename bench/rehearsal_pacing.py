@@ -30,7 +30,10 @@ for each rate:
     as in unpaced streaming; a sender figure that moved there would only look cheaper;
   - the server's CPU seconds per GiB, replay next to streaming of the same bytes: the replay's server
     takes counts (a message's worth, or 1 ms after the oldest uncounted byte) while bytes arrive and
-    sends them back, at most one packet every 10 ms (streaming sends none), which must not show.
+    sends them back, those taken within 5 ms of the last packet together (wire.h; streaming sends
+    none), which must not show.
+
+Where the sender's CPU goes, replay next to --rate, is bench/replay_profile.py's (a profile of each).
 
 With --repeat N every run is made N times (interleaved) and each figure is the median of the N.
 

@@ -18,7 +18,10 @@ both costs and did not narrow the spread.
 2026-11-27, 2 vCPUs, 1,000 MiB/s, 20 s: under BBR the replay / --rate median ratio was 1.28 (4 runs),
 under CUBIC 1.07, both probes then costing about 0.10 s/GiB. Every count then came back in a packet
 of its own; with them leaving together every 10 ms (later that day, 8 runs) 1.01 against 1.14 for the
-previous probe in the same runs. Prints figures; asserts nothing.
+previous probe in the same runs. 2026-11-28, 16 runs, that probe against the one sleeping with
+clock_nanosleep() and reading counts every 5 ms: median ratios 1.06 [0.78 - 1.44] and 1.14
+[0.77 - 1.79], where replay_profile.py finds the second's sleeps and reads cheaper: with one run's
+figure moving by a third, sixteen runs do not resolve a few per cent. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations

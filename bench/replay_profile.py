@@ -2,11 +2,12 @@
 """Where the sender's CPU goes, replay next to `--rate`: a cpu-clock profile of each (perf record),
 its samples sorted by the system call they were taken in.
 
-The sender's CPU seconds per GiB move by a third between runs on a VM (replay_cost_ab.py), far more
-than what pacing adds, so this compares shares of one run's own samples instead: the same bytes in
-the same 1 MiB sends over the same time, once paced by the schedule and once by `--rate`, each
-profiled at --frequency samples per CPU second (a software timer: no hardware counters needed). A
-sample is counted under the first of these its call chain holds:
+The same bytes in the same sends (--message-size, 1 MiB by default) over the same time, once paced
+by the schedule and once by `--rate`, each profiled at --frequency samples per CPU second (a
+software timer: no hardware counters needed; a frequency whose period is not a whole fraction of
+the send period, such as 3917, keeps a periodic sender from being sampled at one phase of its cycle
+only). A sample is counted under the first of these its call chain holds, printed as CPU seconds
+per GiB:
 
   send          sendto()/sendfile(): the bytes themselves, and on loopback the receiver's TCP in softirq
   sleep         nanosleep()/clock_nanosleep()/ppoll()/poll(): pacing's wait, and the wake from it
@@ -14,10 +15,13 @@ sample is counted under the first of these its call chain holds:
   probe code    user space: the probe's own code (the schedule's arithmetic, the reports)
   other         anything else in the kernel (timer interrupts, page faults, other calls)
 
-What pacing costs beyond streaming the same bytes is the replay's shares of sleep, count reads and
-probe code against --rate's. Each run is made --repeat times (interleaved, the order turned).
+The sender's CPU seconds per GiB move by a third between runs on a VM (replay_cost_ab.py), so compare
+each run's split more than its total: what pacing adds beyond streaming the same bytes is the replay's
+sleep, count reads and probe code against --rate's. Each run is made --repeat times (interleaved, the
+order turned). perf's own sampling costs the profiled sender some CPU in both runs alike.
 
-    python3 bench/replay_profile.py [--rate 1000] [--seconds 15] [--repeat 2] [--binary PATH]
+    python3 bench/replay_profile.py [--rate 1000] [--seconds 15] [--repeat 2] [--frequency 3917]
+                                    [--message-size 1M] [--binary PATH]
 
 Needs perf (Debian linux-perf) and root or kernel.perf_event_paranoid <= 1; a built redoprobe (make
 probe). Prints figures; asserts nothing.
@@ -54,8 +58,8 @@ def categorize(block: str) -> str:
     return "probe code" if leaf < KERNEL_FROM else "other"
 
 
-def profile(kind: str, binary: Path, schedule: Path, seconds: int, bits: str, frequency: int) -> dict:
-    common = ["--conns", "1", "--message-size", "1M", "--json"]
+def profile(kind: str, binary: Path, schedule: Path, seconds: int, bits: str, frequency: int, size: str) -> dict:
+    common = ["--conns", "1", "--message-size", size, "--json"]
     if kind == "replay":
         args = ["--schedule", str(schedule), "--warmup", "0", *common]
     else:
@@ -93,8 +97,9 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=1000, help="MiB/s")
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--frequency", type=int, default=4000, help="samples per CPU second")
+    parser.add_argument("--frequency", type=int, default=3917, help="samples per CPU second")
     parser.add_argument("--binary", type=Path, default=pacing.REDOPROBE)
+    parser.add_argument("--message-size", default="1M", help="bytes per send, both runs (default 1M)")
     args = parser.parse_args()
     if shutil.which("perf") is None:
         print("perf is not installed (Debian: linux-perf): no profile", file=sys.stderr)
@@ -103,15 +108,15 @@ def main() -> int:
     pacing.constant_schedule(schedule, args.rate, args.seconds, 1)
     bits = str(round(args.rate * pacing.MIB * 8))
     names = [*CATEGORIES, "probe code", "other"]
-    print(f"# {args.rate:g} MiB/s, {args.seconds} s runs, 1 MiB sends, cpu-clock at {args.frequency} Hz; "
-          f"share of each run's samples, and its samples' CPU s/GiB")  # fmt: skip
+    print(f"# {args.rate:g} MiB/s, {args.seconds} s runs, {args.message_size} sends, cpu-clock at {args.frequency} "
+          f"Hz; each run's CPU s/GiB by where its samples fell, and in all")  # fmt: skip
     print(f"{'run':>10} " + " ".join(f"{n:>12}" for n in names) + f" {'CPU s/GiB':>10}")
     kinds = ["replay", "rate"]
     for k in range(args.repeat):
         for kind in kinds[k % 2 :] + kinds[: k % 2]:
-            run = profile(kind, args.binary, schedule, args.seconds, bits, args.frequency)
+            run = profile(kind, args.binary, schedule, args.seconds, bits, args.frequency, args.message_size)
             total = sum(run["counts"].values())
-            shares = " ".join(f"{100 * run['counts'][n] / total:>11.2f}%" for n in names)
+            shares = " ".join(f"{run['counts'][n] / args.frequency / run['gib']:>12.4f}" for n in names)
             print(f"{kind + ' ' + str(k + 1):>10} {shares} {total / args.frequency / run['gib']:>10.3f}", flush=True)
     return 0
 
