@@ -53,6 +53,26 @@ def test_unknown_user_gets_the_same_answer(anonymous, user):
     assert "Wrong user name or password." in response.text
 
 
+def test_an_unknown_name_is_checked_against_a_hash_of_the_servers_own(monkeypatch):
+    """A name that does not exist costs one argon2 verification too (timing does not tell which names
+    exist): against a hash made at the first such login, not at import."""
+    from redolab.core import security
+
+    checked = []
+
+    class Recording:
+        hash = security._hasher.hash
+
+        def verify(self, hashed, password):
+            checked.append(hashed)
+            return True
+
+    monkeypatch.setattr(security, "_DUMMY_HASH", None)
+    monkeypatch.setattr(security, "_hasher", Recording())
+    assert security.verify_password(PASSWORD, None) is False
+    assert checked == [security._DUMMY_HASH] and checked[0].startswith("$argon2id$")
+
+
 def test_htmx_login_redirects_with_header(anonymous, user):
     anonymous.get("/login")
     response = anonymous.post(

@@ -15,8 +15,10 @@ from redolab.core.db import utcnow
 
 _hasher = PasswordHasher()
 # Compared against when the user does not exist, so a wrong username costs as much as a wrong
-# password and login timing does not reveal which names exist.
-_DUMMY_HASH = _hasher.hash("redolab-no-such-user")
+# password and login timing does not reveal which names exist. Made at the first such login, not
+# at import: every `redolab` command, worker and web process imports this module, and one argon2
+# hash costs about 130 ms there.
+_DUMMY_HASH: str | None = None
 MIN_PASSWORD_LENGTH = 12
 MAX_PASSWORD_LENGTH = 1024  # argon2 takes any length; this bounds the work a login can ask for
 TOKEN_ALGORITHM = "HS256"  # noqa: S105
@@ -26,9 +28,16 @@ def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
 
+def _dummy_hash() -> str:
+    global _DUMMY_HASH
+    if _DUMMY_HASH is None:
+        _DUMMY_HASH = _hasher.hash("redolab-no-such-user")
+    return _DUMMY_HASH
+
+
 def verify_password(password: str, password_hash: str | None) -> bool:
     try:
-        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+        return _hasher.verify(password_hash or _dummy_hash(), password) and password_hash is not None
     except (VerificationError, InvalidHashError):
         return False
 
