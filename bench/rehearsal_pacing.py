@@ -113,8 +113,9 @@ def pinned(cpu: int) -> list[str]:
     return ["taskset", "--cpu-list", str(cpu)] if PIN else []
 
 
-def run_pair(client_args: list[str]) -> Run:
-    """One server (--once) and one client; the client's events and both CPU seconds (wait4)."""
+def run_pair(client_args: list[str], client_prefix: list[str] | None = None) -> Run:
+    """One server (--once) and one client; the client's events and both CPU seconds (wait4). The
+    client runs under `client_prefix` (pinned() by default; a profiler, which execs the probe)."""
     server = subprocess.Popen(
         [*pinned(1), str(REDOPROBE), "server", "--once", "--json", "--port", "0"],
         stdout=subprocess.PIPE,
@@ -123,8 +124,9 @@ def run_pair(client_args: list[str]) -> Run:
     )
     port = json.loads(server.stdout.readline())["data"]["port"]
     softirq_before = softirq_seconds()
+    prefix = pinned(0) if client_prefix is None else client_prefix
     client = subprocess.Popen(
-        [*pinned(0), str(REDOPROBE), "client", "127.0.0.1", "--json", "--port", str(port), *client_args],
+        [*prefix, str(REDOPROBE), "client", "127.0.0.1", "--json", "--port", str(port), *client_args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

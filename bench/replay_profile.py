@@ -30,7 +30,6 @@ probe). Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -58,29 +57,16 @@ def categorize(block: str) -> str:
     return "probe code" if leaf < KERNEL_FROM else "other"
 
 
-def profile(kind: str, binary: Path, schedule: Path, seconds: int, bits: str, frequency: int, size: str) -> dict:
-    common = ["--conns", "1", "--message-size", size, "--json"]
+def profile(kind: str, schedule: Path, seconds: int, bits: str, frequency: int, size: str) -> dict:
+    common = ["--conns", "1", "--message-size", size]
     if kind == "replay":
         args = ["--schedule", str(schedule), "--warmup", "0", *common]
     else:
         args = ["--duration", str(seconds), "--rate", bits, *common]
     work = Path(tempfile.mkdtemp())
-    server = subprocess.Popen([str(binary), "server", "--once", "--json", "--port", "0"], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)  # fmt: skip
-    try:
-        port = json.loads(server.stdout.readline())["data"]["port"]
-        data = work / "perf.data"
-        client = subprocess.run(
-            ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "-g", "-o", str(data), "--",
-             str(binary), "client", "127.0.0.1", "--port", str(port), *args],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        server.communicate(timeout=60)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-    end = next(json.loads(line)["data"] for line in client.stdout.splitlines() if '"event":"end"' in line)
+    data = work / "perf.data"
+    perf = ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "-g", "-o", str(data), "--"]
+    run = pacing.run_pair(args, client_prefix=perf)
     script = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,sym"], capture_output=True, text=True,
                             check=True).stdout  # fmt: skip
     shutil.rmtree(work)
@@ -88,7 +74,7 @@ def profile(kind: str, binary: Path, schedule: Path, seconds: int, bits: str, fr
     for block in script.split("\n\n"):
         if block.strip():
             counts[categorize(block)] += 1
-    gib = (end.get("bytes_received") or end["bytes_sent"]) / 2**30
+    gib = (run.end.get("bytes_received") or run.end["bytes_sent"]) / 2**30
     return {"counts": counts, "gib": gib}
 
 
@@ -98,9 +84,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--frequency", type=int, default=3917, help="samples per CPU second")
-    parser.add_argument("--binary", type=Path, default=pacing.REDOPROBE)
+    parser.add_argument("--binary", type=Path, default=pacing.REDOPROBE, help="the redoprobe build to profile")
     parser.add_argument("--message-size", default="1M", help="bytes per send, both runs (default 1M)")
     args = parser.parse_args()
+    pacing.REDOPROBE = args.binary.resolve()
     if shutil.which("perf") is None:
         print("perf is not installed (Debian: linux-perf): no profile", file=sys.stderr)
         return 1
@@ -114,7 +101,7 @@ def main() -> int:
     kinds = ["replay", "rate"]
     for k in range(args.repeat):
         for kind in kinds[k % 2 :] + kinds[: k % 2]:
-            run = profile(kind, args.binary, schedule, args.seconds, bits, args.frequency, args.message_size)
+            run = profile(kind, schedule, args.seconds, bits, args.frequency, args.message_size)
             total = sum(run["counts"].values())
             shares = " ".join(f"{run['counts'][n] / args.frequency / run['gib']:>12.4f}" for n in names)
             print(f"{kind + ' ' + str(k + 1):>10} {shares} {total / args.frequency / run['gib']:>10.3f}", flush=True)

@@ -164,6 +164,19 @@ double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+struct timespec seconds_timespec(double seconds)
+{
+    if (!(seconds > 0))
+        return (struct timespec){0};
+    struct timespec at = {.tv_sec = (time_t)seconds};
+    at.tv_nsec = (long)((seconds - (double)at.tv_sec) * 1e9) + 1; /* round up: at or after */
+    if (at.tv_nsec >= 1000000000L) {
+        at.tv_sec++;
+        at.tv_nsec -= 1000000000L;
+    }
+    return at;
+}
+
 void cpu_seconds(double *user, double *system)
 {
     struct rusage usage;

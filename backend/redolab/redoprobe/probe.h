@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define PROBE_VERSION "0.1.0"
 #define PROBE_PROTOCOL 3 /* 2: the hello carries flags (reverse, zerocopy); 3: --schedule counts carry a time */
@@ -124,6 +125,9 @@ int probe_sleep_until(double deadline, atomic_int *stop);
 int probe_wait_readable(int fd, double seconds);
 
 double now_seconds(void);            /* CLOCK_MONOTONIC */
+/* seconds (a wait, or a now_seconds() deadline) as a timespec, rounded up to the nanosecond so that
+ * a timer set by it never ends before; 0 for a negative or NaN wait */
+struct timespec seconds_timespec(double seconds);
 /* From /dev/urandom (payloads, the test cookie); falls back to time and pid. */
 void random_bytes(uint8_t *out, size_t n);
 void cpu_seconds(double *user, double *system);

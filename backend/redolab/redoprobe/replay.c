@@ -447,17 +447,6 @@ static int read_counts(struct replay *r, int i, int fd)
  * record, 15 s). A stop then waits for at most this long. */
 #define NAP_SECONDS 0.02
 
-static struct timespec timespec_at_or_after(double seconds)
-{
-    struct timespec at = {.tv_sec = (time_t)seconds};
-    at.tv_nsec = (long)((seconds - (double)at.tv_sec) * 1e9) + 1; /* round up: at or after */
-    if (at.tv_nsec >= 1000000000L) {
-        at.tv_sec++;
-        at.tv_nsec -= 1000000000L;
-    }
-    return at;
-}
-
 /* Sleep until `deadline` (now_seconds(), CLOCK_MONOTONIC); 1 when the test stops. A single wake-up
  * per release (a timer never fires early), never a spin: up to NAP_SECONDS away one nanosleep,
  * further one ppoll() of the wake eventfd, which a stop ends at once. */
@@ -471,11 +460,11 @@ static int sleep_until_release(struct replay *r, double deadline, atomic_int *st
         if (left <= 0)
             return 0;
         if (left <= NAP_SECONDS) {
-            struct timespec at = timespec_at_or_after(deadline);
+            struct timespec at = seconds_timespec(deadline);
             clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL); /* EINTR: the loop looks again */
             continue;
         }
-        struct timespec timeout = timespec_at_or_after(left > 3600 ? 3600 : left);
+        struct timespec timeout = seconds_timespec(left > 3600 ? 3600 : left);
         if (ppoll(&p, 1, &timeout, NULL) > 0)
             return 1; /* woken: the test stops */
     }

@@ -156,12 +156,6 @@ static int progress_send_due(int sync, int took, const struct progress *g)
            now - g->held_since >= PROGRESS_HELD_SECONDS;
 }
 
-static struct timespec seconds_timespec(double wait)
-{
-    wait = wait > 0 ? wait : 0;
-    return (struct timespec){.tv_sec = (time_t)wait, .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
-}
-
 /* How long to wait for bytes: ASYNC until an owed count is due or the held ones may leave (to the
  * microsecond), else 100 ms (a stop is seen within that). */
 static struct timespec progress_wait(int sync, const struct progress *g)
@@ -238,10 +232,13 @@ static void *progress_receiver(void *arg)
             eof = got == 1;
             failure = got < 0 ? errno : 0;
         }
-        int took = !failure && (eof || progress_due(s->fd, sync, &g, t->hello.message_bytes));
+        if (failure)
+            break;
+        int took = eof || progress_due(s->fd, sync, &g, t->hello.message_bytes);
         if (took)
             take_count(&g);
-        if (!failure && (progress_send_due(sync, took, &g) || (eof && g.held)) && send_counts(s, &g, &t->stop, 0) < 0 && !eof)
+        int send_now = progress_send_due(sync, took, &g) || (eof && g.held);
+        if (send_now && send_counts(s, &g, &t->stop, 0) < 0 && !eof) /* at EOF the client may be gone */
             failure = errno == ECANCELED ? 0 : errno;
     }
     if (!failure && !eof && (g.received != g.reported || g.held)) {

@@ -31,6 +31,20 @@ int main(void)
     atomic_int stop;
     atomic_init(&stop, 0);
 
+    /* a wait or a deadline as a timespec: never before it, a nanosecond at most after */
+    struct timespec t = seconds_timespec(-1);
+    CHECK(t.tv_sec == 0 && t.tv_nsec == 0);
+    t = seconds_timespec(0.0 / 0.0);
+    CHECK(t.tv_sec == 0 && t.tv_nsec == 0);
+    t = seconds_timespec(1.5);
+    CHECK(t.tv_sec == 1 && t.tv_nsec == 500000001);
+    t = seconds_timespec(0.9999999999);
+    CHECK(t.tv_sec == 1 && t.tv_nsec == 0);
+    for (double d = 0.001; d < 1e6; d *= 1.37) {
+        t = seconds_timespec(d);
+        CHECK(t.tv_nsec >= 0 && t.tv_nsec < 1000000000L && (double)t.tv_sec + (double)t.tv_nsec / 1e9 >= d);
+    }
+
     double start = now_seconds(); /* no stop: it sleeps to its deadline */
     CHECK(probe_sleep_until(start + 0.1, &stop) == 0);
     CHECK(now_seconds() - start >= 0.1);
