@@ -38,7 +38,11 @@ Where the sender's CPU goes, replay next to --rate, is bench/replay_profile.py's
 With --repeat N every run is made N times (interleaved) and each figure is the median of the N.
 
     python3 bench/rehearsal_pacing.py [--seconds 60] [--rates 10 100 1000] [--conns 1] [--message-size 1M]
-                                      [--repeat 1] [--zerocopy] [--binary PATH]
+                                      [--repeat 1] [--zerocopy] [--pin] [--binary PATH]
+
+--pin runs every client (the replay, --rate, iperf3 -b, unpaced) on CPU 0 and every server on CPU 1
+(taskset): where the scheduler puts the two otherwise (the same CPU or not) moves one run's sender
+CPU per GiB by a third on a 2-vCPU VM, more than the differences compared here.
 
 --zerocopy sends every run (replay, streaming, --rate) with sendfile() from a memfd: the same send path
 on both sides of each comparison, without the copy from user space a paused sender finds cold (no
@@ -217,13 +221,13 @@ def run_iperf3(bits_per_second: str, seconds: int, conns: int, message_size: str
     """iperf3 -c -b RATE -l SIZE -P CONNS -t SECONDS: the same bytes in the same sends over the same
     time as the replay, paced by iperf3 (its --pacing-timer, 1 ms by default)."""
     port = free_port()
-    server = subprocess.Popen(["iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL,
+    server = subprocess.Popen([*pinned(1), "iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)  # fmt: skip
     time.sleep(0.3)  # listening by then; a connection to find out would be its one client (-1)
     # redoprobe reads a bare number as bytes; parse_size wants a unit (and reads K, M as 1024-based, as both tools do)
     size = message_size if message_size.isdigit() else str(parse_size(message_size))
     client = subprocess.Popen(
-        ["iperf3", "-c", "127.0.0.1", "-p", str(port), "-b", bits_per_second, "-l", size, "-P", str(conns),
+        [*pinned(0), "iperf3", "-c", "127.0.0.1", "-p", str(port), "-b", bits_per_second, "-l", size, "-P", str(conns),
          "-t", str(seconds), "-J"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
@@ -285,7 +289,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each kind; figures are medians (default 1)")
     parser.add_argument("--zerocopy", action="store_true", help="every run sends with --zerocopy (sendfile)")
     parser.add_argument("--binary", type=Path, default=None, help="another redoprobe build (before/after)")
+    parser.add_argument("--pin", action="store_true", help="every client on CPU 0, every server on CPU 1 (taskset)")
     args = parser.parse_args()
+    global PIN
+    PIN = args.pin
     if args.binary is not None:
         global REDOPROBE
         REDOPROBE = args.binary.resolve()
@@ -295,7 +302,7 @@ def main() -> int:
     version = subprocess.run([REDOPROBE, "--version"], capture_output=True, text=True).stdout.strip()
     print(
         f"# {version}; loopback, {os.cpu_count()} CPUs; {args.seconds} s per run, {args.conns} connection(s), "
-        f"--message-size {args.message_size}{' --zerocopy' if args.zerocopy else ''}; constant schedules, a slot every {1 / SLOTS_PER_SECOND:g} s; "
+        f"--message-size {args.message_size}{' --zerocopy' if args.zerocopy else ''}{' --pin' if args.pin else ''}; constant schedules, a slot every {1 / SLOTS_PER_SECOND:g} s; "
         f"medians of {args.repeat} run(s) each"
     )
     peer = shutil.which("iperf3") is not None and not args.zerocopy

@@ -1,6 +1,6 @@
 """Shared fixtures: a migrated database on SQLite and on a real PostgreSQL, the app, clients.
 
-The suite runs in parallel (scripts/test.sh: pytest-xdist, `-n 2 --dist loadgroup`): every worker is a
+The suite runs in parallel (scripts/test.sh: pytest-xdist, `-n 4 --dist loadgroup`): every worker is a
 process with its own session fixtures (PostgreSQL, sshd, Chromium, each on a free port, in directories
 of its own) and marks the probes it starts (services.OWNER_VARIABLE), so that the check that no probe
 outlived a test sees only its own. The few tests that look at the whole machine are kept together and
