@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import socket
@@ -272,8 +273,22 @@ def repetition(path: Path, slots, rate: float, seconds: int, common: list[str], 
                       len(whole))  # fmt: skip
 
 
+def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """A distribution-free interval for the median: the k-th smallest and k-th largest of n values,
+    k the largest with P(Binomial(n, 1/2) < k) <= (1 - confidence) / 2 (order statistics; no
+    assumption about how the runs spread). None when n is too small for any (n < 6 at 95 %)."""
+    n, ordered = len(values), sorted(values)
+    tail, below, k = (1 - confidence) / 2, 0.0, 0
+    while below + math.comb(n, k) / 2**n <= tail:
+        below += math.comb(n, k) / 2**n
+        k += 1
+    return None if k == 0 else (ordered[k - 1], ordered[n - k])
+
+
 def ratio_text(ratios: list[float]) -> str:
-    return f"{statistics.median(ratios):.2f} [{min(ratios):.2f} - {max(ratios):.2f}]"
+    interval = median_interval(ratios)
+    shown = f" (95 % {interval[0]:.2f} - {interval[1]:.2f})" if interval else ""
+    return f"{statistics.median(ratios):.2f} [{min(ratios):.2f} - {max(ratios):.2f}]{shown}"
 
 
 def median_of(repetitions: list[Repetition], figure) -> float:
@@ -343,7 +358,10 @@ def main() -> int:
             f"{median_of(reps, lambda r: r.replay.end['max_lag_seconds']):>9.3f}"
         )
     print()
-    print(f"Sender CPU, s/GiB (medians of {args.repeat}); ratios are the median of each repetition's own, [min - max]:")
+    print(
+        f"Sender CPU, s/GiB (medians of {args.repeat}); ratios are the median of each repetition's own, "
+        "[min - max] (with 6 runs or more, a 95 % interval for that median):"
+    )
     print(
         f"{'schedule':>12}  {'replay':>7}  {'--rate':>7}  {'replay/--rate':>22}  {'iperf3 -b':>9}  "
         f"{'replay/iperf3':>22}  {'unpaced':>7}  {'replay/unpaced':>22}  {'unpaced MiB/s':>13}  {'softirq: replay':>15}  {'unpaced':>7}  "

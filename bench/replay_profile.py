@@ -63,13 +63,12 @@ def profile(kind: str, schedule: Path, seconds: int, bits: str, frequency: int, 
         args = ["--schedule", str(schedule), "--warmup", "0", *common]
     else:
         args = ["--duration", str(seconds), "--rate", bits, *common]
-    work = Path(tempfile.mkdtemp())
-    data = work / "perf.data"
-    perf = ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "-g", "-o", str(data), "--"]
-    run = pacing.run_pair(args, client_prefix=perf)
-    script = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,sym"], capture_output=True, text=True,
-                            check=True).stdout  # fmt: skip
-    shutil.rmtree(work)
+    with tempfile.TemporaryDirectory() as work:
+        data = Path(work) / "perf.data"
+        perf = ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "-g", "-o", str(data), "--"]
+        run = pacing.run_pair(args, client_prefix=perf)
+        script = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,sym"], capture_output=True,
+                                text=True, check=True).stdout  # fmt: skip
     counts = dict.fromkeys([*CATEGORIES, "probe code", "other"], 0)
     for block in script.split("\n\n"):
         if block.strip():
@@ -91,7 +90,12 @@ def main() -> int:
     if shutil.which("perf") is None:
         print("perf is not installed (Debian: linux-perf): no profile", file=sys.stderr)
         return 1
-    schedule = Path(tempfile.mkdtemp()) / "constant.txt"
+    with tempfile.TemporaryDirectory() as work:
+        return profile_all(args, Path(work) / "constant.txt")
+
+
+def profile_all(args: argparse.Namespace, schedule: Path) -> int:
+    """Each run of each kind, interleaved (the order turned every repetition), a line each."""
     pacing.constant_schedule(schedule, args.rate, args.seconds, 1)
     bits = str(round(args.rate * pacing.MIB * 8))
     names = [*CATEGORIES, "probe code", "other"]
