@@ -420,6 +420,20 @@ def test_the_lag_peaks_just_before_a_count_arrives(redoprobe, server, tmp_path, 
     assert 0.095 <= end["max_lag_seconds"] <= 0.2 and end["max_backlog_bytes"] >= 950_000, end
 
 
+def test_counts_faster_than_a_read_holds_are_all_read(redoprobe, server, tmp_path):
+    """300 MiB/s in 4 KiB messages: the server takes a count per message's worth, more than the 64 one
+    read held every 5 ms, so a single read per wake left counts queued and each report's received
+    total fell behind (interval lags of 0.16 to 0.24 s beside a largest lag of 0.003 s). Every count
+    queued is read: no interval shows more lag than the replay's largest."""
+    path = write_schedule(tmp_path / "fast.txt", [(0, k / 10, 30 * MIB) for k in range(30)])
+    _, intervals, end = replay(redoprobe, server, path, "--message-size", "4K")
+    assert end["drained"] is True and len(intervals) >= 3, end
+    assert all(i["lag_seconds"] <= end["max_lag_seconds"] + 0.02 for i in intervals), (
+        [i["lag_seconds"] for i in intervals],
+        end["max_lag_seconds"],
+    )
+
+
 def test_a_replay_cut_by_its_cap_adds_its_intervals_up_to_its_totals(redoprobe, server, tmp_path):
     """5 s of 10 MB/s through a 40 Mbit/s pacing cap, stopped at 3 s with 4 MB queued: the last interval
     comes once the senders stopped and the server counted what arrived (it was taken before, and the

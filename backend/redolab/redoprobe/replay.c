@@ -402,25 +402,29 @@ static uint64_t sent_by(struct replay *r, int i, double seconds)
     return sent;
 }
 
-/* Read what stream i's server sent, without waiting: whole counts, keeping a split one. They arrived
- * when the kernel says, else now. 0, or -1 when the server closed or failed (the sender sees it and
- * says so). */
-static int read_counts(struct replay *r, int i, int fd)
+/* Counts read by one recvmsg(); read_counts() reads again while a read fills the buffer, up to
+ * COUNT_READS_MAX times: the sender reads at most every PROGRESS_PACKET_SECONDS, and the server
+ * takes a count per message's worth (64 KiB messages at 1,000 MiB/s: 16,000 a second, 80 per 5 ms),
+ * so one buffer a read would leave counts queued, growing, and the lag overstated. */
+#define COUNTS_PER_READ 64
+#define COUNT_READS_MAX 64
+#define COUNT_BUFFER_BYTES (PROGRESS_BYTES * COUNTS_PER_READ)
+
+/* One recvmsg() of stream i's counts, without waiting (count_lock held): whole counts, keeping a
+ * split one. They arrived when the kernel says, else now. The bytes read (0: the server closed), or
+ * -1 with errno. */
+static ssize_t read_counts_once(struct replay *r, int i, int fd)
 {
     struct replay_stream *rs = &r->streams[i];
-    uint8_t buf[PROGRESS_BYTES * 64];
+    uint8_t buf[COUNT_BUFFER_BYTES];
     union { /* aligned for struct cmsghdr */
         struct cmsghdr header;
         uint8_t bytes[CMSG_SPACE(sizeof(struct timespec))];
     } control;
-    pthread_mutex_lock(&rs->count_lock);
     memcpy(buf, rs->partial, rs->partial_len);
     struct iovec v = {.iov_base = buf + rs->partial_len, .iov_len = sizeof buf - rs->partial_len};
     struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control};
-    ssize_t k = atomic_load(&rs->closed) ? 0 : recvmsg(fd, &m, MSG_DONTWAIT);
-    int failed = k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-    if (failed)
-        atomic_store(&rs->closed, 1);
+    ssize_t k = recvmsg(fd, &m, MSG_DONTWAIT);
     if (k > 0) {
         double arrived = net_arrival_seconds(&m);
         if (arrived >= 0)
@@ -436,6 +440,28 @@ static int read_counts(struct replay *r, int i, int fd)
         rs->partial_len = have - words * PROGRESS_BYTES;
         memmove(rs->partial, buf + words * PROGRESS_BYTES, rs->partial_len);
     }
+    return k;
+}
+
+/* Read what stream i's server sent, without waiting: every count queued (COUNT_READS_MAX buffers at
+ * most), each at its moment. 0, or -1 when the server closed or failed (the sender sees it and says
+ * so). */
+static int read_counts(struct replay *r, int i, int fd)
+{
+    struct replay_stream *rs = &r->streams[i];
+    int failed = 0;
+    pthread_mutex_lock(&rs->count_lock);
+    for (int reads = 0; reads < COUNT_READS_MAX && !atomic_load(&rs->closed); reads++) {
+        size_t room = COUNT_BUFFER_BYTES - rs->partial_len;
+        ssize_t k = read_counts_once(r, i, fd);
+        failed = k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+        if (failed)
+            atomic_store(&rs->closed, 1);
+        if (k < (ssize_t)room) /* the queue is empty (or closed, or failed): nothing more to read now */
+            break;
+    }
+    if (atomic_load(&rs->closed) && !failed)
+        failed = 1; /* closed before (a previous read saw the end) */
     pthread_mutex_unlock(&rs->count_lock);
     return failed ? -1 : 0;
 }
@@ -457,7 +483,7 @@ static int sleep_until_release(struct replay *r, double deadline, atomic_int *st
         if (atomic_load(stop))
             return 1;
         double left = deadline - now_seconds();
-        if (left <= 0)
+        if (!(left > 0)) /* due (a NaN deadline too: released now, never a spin on a zero timeout) */
             return 0;
         if (left <= NAP_SECONDS) {
             struct timespec at = seconds_timespec(deadline);

@@ -204,13 +204,14 @@ static void take_count(struct progress *g)
     g->reported = g->received;
 }
 
-/* Send the held counts in one write; 0 or -1 with errno. */
-static int send_counts(struct stream *s, struct progress *g, atomic_int *stop, int ignore_stop)
+/* Send the held counts in one write; 0 or -1 with errno. `timeout_seconds` as send_all's: 0 waits
+ * as long as the test runs (`stop`), else gives up after that long without progress. */
+static int send_counts(struct stream *s, struct progress *g, atomic_int *stop, double timeout_seconds)
 {
     size_t bytes = g->held * PROGRESS_BYTES;
     g->held = 0;
     g->sent_at = now_seconds();
-    return send_all(s->fd, g->counts, bytes, stop, ignore_stop);
+    return send_all(s->fd, g->counts, bytes, stop, timeout_seconds);
 }
 
 /* --schedule (HELLO_SCHEDULE): receive, and send back the cumulative counts (wire.h) so the client
