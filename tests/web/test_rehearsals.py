@@ -379,6 +379,13 @@ def test_viewers_polling_a_live_rehearsal_share_its_figures_until_a_line_arrives
     assert key in service._FIGURES  # one entry a rehearsal, replaced as it changes ...
     record_result(session=session, rehearsal_id=rehearsal.id)
     assert key not in service._FIGURES  # ... dropped once its result is stored
+    # stored by another process (or cached by a poll that raced the store): dropped at the next read
+    stale = session.get(Rehearsal, rehearsal.id)
+    service._FIGURES[key] = ((), {"max_lag_seconds": 1})
+    series = service._series_of(session, stale.runs[0])
+    assert service._read_key(stale.runs[0]) in service._READ and series is not None
+    assert service.current_result(session=session, rehearsal=stale)["max_lag_seconds"] == 7.25  # the stored
+    assert key not in service._FIGURES and service._read_key(stale.runs[0]) not in service._READ
 
 
 def test_progress_counts_the_replays_clock_not_the_set_up(browser_client, session):

@@ -392,6 +392,12 @@ def current_result(*, session: Session, rehearsal: Rehearsal) -> dict | None:
     (a page or an API read never writes), their series thinned as the stored one is: a live day at
     recorded speed drew 86,400 moments a trace on every poll (megabytes a second to each viewer)."""
     if rehearsal.result is not None:
+        # stored by another process's worker, or a poll cached its figures after the store dropped
+        # them: this process's copies go at the first read that sees the result
+        with _READ_LOCK:
+            left_behind = _FIGURES.pop(_figures_key(rehearsal), None)
+        if left_behind is not None:
+            _forget(rehearsal.runs)
         return rehearsal.result
     key, state = _figures_key(rehearsal), _figures_state(session, rehearsal)
     with _READ_LOCK:
