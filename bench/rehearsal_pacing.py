@@ -17,7 +17,7 @@ for each rate:
     -l, -P and -t (its client process, the same rusage). The replay / --rate and replay / iperf3 -b
     ratios are each repetition's own (the three run back to back, their order turned each repetition:
     the machine's state drifts over minutes and the same run's figure moves by a fifth), their median
-    and range printed;
+    and range printed, and from 6 repetitions a 95 % interval for the median (median_interval);
   - unpaced streaming of the same bytes (no --schedule, no --rate), for what pacing itself costs: it
     sends them in a fiftieth of the time and never sleeps, so it never pays the wake from idle that
     every paced sender pays on each send (on a 2-vCPU VM a 1 MiB memcpy after 10 ms asleep took 107 us,

@@ -123,13 +123,14 @@ def test_zerocopy_moves_the_same_totals(redoprobe, server, extra):
 
 def test_congestion_fq_rate_bind_and_cport_are_applied_and_reported(redoprobe, server):
     available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
-    # local ports above the kernel's ephemeral range, which no other test's connection is given (one
-    # in it was taken by another worker's connection once); another pair when these are in use
-    highest_ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[1])
-    spare = 65534 - highest_ephemeral
+    # local ports outside the kernel's ephemeral range (above it, or below it when it reaches the top),
+    # which no other test's connection is given (one in it was taken by another worker's connection
+    # once); another pair when these are in use
+    lowest, highest = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    first, spare = (highest + 1, 65534 - highest) if 65534 - highest >= 2 else (1024, lowest - 1024)
     for attempt in range(3):
         srv = server("--once")
-        port = highest_ephemeral + 1 + (os.getpid() * 7 + attempt * 211) % (spare - 1)
+        port = first + (os.getpid() * 7 + attempt * 211) % (spare - 1)
         client = run_client(
             redoprobe, srv.port, "--congestion", available[0], "--fq-rate", "200M", "--bind", "127.0.0.1",
             "--cport", str(port), "--conns", "2", "--message-size", "64K", "--duration", "2",
