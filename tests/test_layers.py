@@ -20,7 +20,7 @@ import pytest
 import redolab
 
 PACKAGE = Path(redolab.__file__).resolve().parent
-TOP = {"redolab.main", "redolab.cli", "redolab.worker", "redolab.models"}  # the entry points (and redolab.cli.*)
+TOP = {"redolab.main", "redolab.cli", "redolab.worker", "redolab.handlers", "redolab.models"}  # entry points, cli.*
 LEVELS = (
     ("core", "redoprobe"),
     ("auth", "remote"),

@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from redolab.auth.models import Role
 from redolab.core.db import make_sessionmaker
+from redolab.jobs.claims import claim_next
 from redolab.jobs.models import Job, JobStatus
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.schemas import RunCreate
@@ -16,7 +17,6 @@ from redolab.runs.service import create_run
 from redolab.sweeps.models import Schedule, ScheduleStatus, Sweep
 from redolab.sweeps.schemas import SweepCreate
 from redolab.sweeps.service import create_sweep
-from redolab.worker import claim_next
 from tests.jobs.test_fair_queues import hourly, two_pairs
 from tests.web.test_runs import HTMX
 

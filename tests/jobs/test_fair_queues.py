@@ -23,6 +23,7 @@ from redolab.core.config import get_settings
 from redolab.core.db import make_sessionmaker, utcnow
 from redolab.core.limits import LimitReached
 from redolab.jobs.admission import RUN_SETUP_SECONDS, QueueCaps, check_sweep_time
+from redolab.jobs.claims import claim_next
 from redolab.jobs.models import Job, JobStatus
 from redolab.main import create_app
 from redolab.runs.models import Run
@@ -32,7 +33,6 @@ from redolab.sweeps.models import Schedule, ScheduleStatus, Sweep
 from redolab.sweeps.schedules import Repeat, create_schedule, fire_due
 from redolab.sweeps.schemas import SweepCreate
 from redolab.sweeps.service import planned_seconds
-from redolab.worker import claim_next
 from tests.execution import request_run
 from tests.factories import PASSWORD, make_environment, make_host, make_user
 

@@ -4,9 +4,10 @@
 from datetime import timedelta
 
 from redolab.core.db import make_sessionmaker, utcnow
+from redolab.jobs.claims import claim_next
 from redolab.jobs.models import Job, JobStatus
 from redolab.runs.models import Run, RunStatus
-from redolab.worker import claim_next, fail_orphans
+from redolab.worker import fail_orphans
 from tests.execution import request_run
 from tests.factories import make_environment, make_host
 

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
-from redolab import worker as worker_module
 from redolab.core.db import make_engine, make_sessionmaker, utcnow
 from redolab.core.migrate import upgrade
 from redolab.environments.models import Environment
+from redolab.handlers import DUTIES
 from redolab.lab import control
 from redolab.lab.register import register
 from redolab.lab.topology import Shape, plan_lab
@@ -73,14 +74,18 @@ def state_of(engine, watch_id: int) -> tuple[WatchState, int]:
         return watch.state, watch.transitions
 
 
-def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook, monkeypatch):  # noqa: F811  (the fixture)
+def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  # noqa: F811  (the fixture)
     paths = control.Paths(tmp_path)
     fast = Shape(rtt_seconds=0.010, rate_bits_per_second=200_000_000)  # 23.8 MiB/s: OK against 10.4 MiB/s
     lab = plan_lab(fast)
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
     upgrade(engine)
     control.up(paths, lab)
-    workers = [Worker(make_sessionmaker(engine), secret_key="lab-tests", worker_id=f"w{i}") for i in (1, 2)]
+    every_second = [replace(duty, every_seconds=1.0) for duty in DUTIES]  # deliveries every second, not five
+    workers = [
+        Worker(make_sessionmaker(engine), secret_key="lab-tests", worker_id=f"w{i}", duties=every_second)
+        for i in (1, 2)
+    ]
     threads = []
     try:
         with make_sessionmaker(engine)() as session:
@@ -97,7 +102,6 @@ def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook, mo
                 name="dg", client_host_id=hosts["lab-primary-1"].id, server_host_id=hosts["lab-standby-1"].id,
                 duration_seconds=1, every_seconds=3600, receiver_ids=[receiver.id]))  # fmt: skip
             watch_id = watch.id
-        monkeypatch.setattr(worker_module, "SCHEDULE_POLL_SECONDS", 1.0)  # deliveries every second, not five
         threads = [worker.start_thread() for worker in workers]
         verdicts = []
         for _ in range(2):

@@ -15,10 +15,10 @@ from sqlalchemy import func, select, update
 from redolab.core.db import make_sessionmaker, utcnow
 from redolab.core.errors import FieldError
 from redolab.core.units import MIB
+from redolab.jobs.claims import claim_next
 from redolab.jobs.models import Job
 from redolab.runs.models import Run
 from redolab.runs.queueing import PROBE_WRITE_WRAP_BYTES, check_local_write_dir
-from redolab.worker import claim_next
 from tests.jobs.test_bulk_cancel import queue
 from tests.jobs.test_fair_queues import hourly, run_body, two_pairs
 

@@ -197,7 +197,7 @@ def test_worker_killed_during_a_cancel_ends_the_run_cancelled(
 
 
 def test_two_runs_never_share_a_host(session, engine, secret_key, ssh_env):
-    from redolab.worker import claim_next
+    from redolab.jobs.claims import claim_next
 
     environment, primary, standby = ssh_env
     first = request_run(session, environment, primary, standby)

@@ -11,6 +11,7 @@ import pytest
 from redolab.core.db import make_sessionmaker, utcnow
 from redolab.environments import destinations
 from redolab.environments.schemas_destinations import DestinationCreate, SharedLinkCreate
+from redolab.jobs.claims import claim_next
 from redolab.jobs.models import Job, JobStatus
 from redolab.planning.plan import FAIL, PASS
 from redolab.planning.service import Selection, environment_plan, shared_link_capacity
@@ -19,7 +20,6 @@ from redolab.runs.models import ProbeMode, Run, RunEvent, RunStatus
 from redolab.runs.schemas import RunCreate
 from redolab.sweeps import clusters
 from redolab.sweeps.models import Cluster
-from redolab.worker import claim_next
 from tests.execution import request_run, work_until
 from tests.factories import make_environment, make_host
 from tests.planning.test_topology_plan import two_destinations

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from redolab.core.db import make_sessionmaker
+from redolab.jobs.claims import claim_next
 from redolab.jobs.models import Job, JobStatus
 from redolab.remote.kernel import read_buffers
 from redolab.remote.local import LocalTransport
@@ -19,7 +20,7 @@ from redolab.runs.models import RunStatus
 from redolab.sweeps import service, sweeper
 from redolab.sweeps.models import Sweep
 from redolab.sweeps.schemas import SweepCreate
-from redolab.worker import Worker, claim_next
+from redolab.worker import Worker
 from tests.conftest import migrated_sqlite
 from tests.execution import execute_in_background
 from tests.runs.test_cancel_stops import wait_for_event

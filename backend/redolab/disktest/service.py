@@ -23,6 +23,7 @@ from redolab.remote.hostinfo import capture_settings
 from redolab.remote.transport import TransportError
 from redolab.runs.schemas import check_write_dir
 
+KIND = "disk"
 DEFAULT_SIZES = (4096, 65536, 1024 * 1024)  # 1 page, a 16-page flush, 256 pages
 MAX_SIZES = 8
 MAX_WRITE_BYTES = 64 * 1024 * 1024
@@ -57,7 +58,7 @@ def create_disk_test(*, session: Session, environment: Environment, test_in: Dis
     )  # fmt: skip
     session.add(test)
     session.flush()
-    job = Job(kind="disk", disk_test_id=test.id, client_host_id=host.id, server_host_id=host.id)
+    job = Job(kind=KIND, disk_test_id=test.id, client_host_id=host.id, server_host_id=host.id)
     session.add(job)
     session.flush()
     test.job_id = job.id

@@ -26,8 +26,11 @@ from redolab.redo.parsers import RedoInputError
 
 log = logging.getLogger("redolab.imports")
 
+KIND = "import"
 # Uploads from this size on are imported by a worker, with progress; smaller ones in the request.
 JOB_MIN_BYTES = 4 * 1024 * 1024
+# An import staged in a request is long finished after this (large ones are jobs, failed as orphans).
+STAGED_IMPORT_SECONDS = 3600.0
 
 
 def _with_analysis(environment_id: int):
@@ -72,7 +75,7 @@ def queue_import(
         imported_by=imported_by,
     )  # fmt: skip
     job = Job(
-        kind="import", import_id=record.id, environment_id=environment.id, label=record.filename,
+        kind=KIND, import_id=record.id, environment_id=environment.id, label=record.filename,
         source_path=str(path), options={"format": fmt}, estimated_rows=redo_service.estimate_rows(path),
     )  # fmt: skip
     session.add(job)
@@ -164,9 +167,28 @@ def discard_orphan(session: Session, job: Job) -> None:
     )
 
 
+def discard_abandoned(sessions: sessionmaker, *, older_than_seconds: float = STAGED_IMPORT_SECONDS) -> int:
+    """Remove imports staged in a request whose process stopped before they became visible (an import
+    queued as a job is its job's to end); returns how many went."""
+    with sessions() as session:
+        cutoff = utcnow() - timedelta(seconds=older_than_seconds)
+        active = (JobStatus.queued, JobStatus.running)
+        queued = select(Job.import_id).where(Job.import_id.is_not(None), Job.status.in_(active))
+        abandoned = session.scalars(
+            select(RedoImport.id).where(
+                RedoImport.status == ImportStatus.importing,
+                RedoImport.created_at < cutoff,
+                RedoImport.id.not_in(queued),
+            )
+        ).all()
+        for import_id in abandoned:
+            redo_service.discard_staged(session=session, import_id=import_id)
+        return len(abandoned)
+
+
 def get_import_job(*, session: Session, environment: Environment, job_id: int) -> Job:
     return get_or_404(
-        session, Job, job_id, what="Import job", environment=environment, only=lambda job: job.kind == "import"
+        session, Job, job_id, what="Import job", environment=environment, only=lambda job: job.kind == KIND
     )
 
 
@@ -179,7 +201,7 @@ def import_jobs(*, session: Session, environment: Environment) -> list[Job]:
     query = (
         select(Job)
         .where(
-            Job.kind == "import",
+            Job.kind == KIND,
             Job.environment_id == environment.id,
             or_(
                 Job.status.in_((JobStatus.queued, JobStatus.running)),
