@@ -18,7 +18,7 @@ from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, out
 from redolab.planning.settings import HostKernel
 from redolab.planning.topology import HopFact, SharedLinkFact, TopologyFacts, plan_topology
 from redolab.redo import service as redo_service
-from redolab.redo.analysis import environment_requirement
+from redolab.redo.analysis import RedoAnalysis, stored_analysis
 from redolab.redo.models import RedoImport
 from redolab.rehearsals import service as rehearsal_service
 from redolab.runs import service as run_service
@@ -166,13 +166,23 @@ def _import_evidence(record: RedoImport, chosen: bool, req, zone: str) -> Eviden
     return EvidenceItem("import", record.id, label, _import_period(record, zone), chosen, note)
 
 
-def environment_plan(*, session: Session, environment: Environment, selection: Selection | None = None) -> Plan:
-    """The plan from the chosen evidence (by default every import and every run over the link)."""
+def environment_plan(
+    *,
+    session: Session,
+    environment: Environment,
+    selection: Selection | None = None,
+    history: RedoAnalysis | None = None,
+) -> Plan:
+    """The plan from the chosen evidence (by default every import and every run over the link).
+    `history`: the stored analysis of every import, when the caller has read it already (the
+    environment page reads it once for all its sections); the chosen imports' is read here."""
     selection = selection or Selection()
     zone = environment.time_zone or "UTC"
     imports = redo_service.list_imports(session=session, environment=environment)
     chosen_imports = [i for i in imports if selection.imports is None or i.id in selection.imports]
-    req = environment_requirement(session=session, environment=environment, imports=chosen_imports)
+    if history is None or selection.imports is not None:
+        history = stored_analysis(session=session, environment=environment, chosen=selection.imports)
+    req = history.requirement if history is not None else None
     runs = run_service.measured_runs(session=session, environment=environment)
     chosen_runs, excluded = [], []
     evidence = [
@@ -352,12 +362,10 @@ def rehearsal_outcome(
     facts = environment_facts(environment)
     runs = [run for run in run_service.measured_runs(session=session, environment=environment)
             if selection.run_choice(run)[0]]  # fmt: skip
-    requirement = environment_requirement(
-        session=session, environment=environment,
-        imports=redo_service.list_imports(session=session, environment=environment),
-    )  # fmt: skip
+    history = stored_analysis(session=session, environment=environment)
     return outcome(
-        rehearsal_fact(session=session, rehearsal=rehearsal, result=result), requirement=requirement,
+        rehearsal_fact(session=session, rehearsal=rehearsal, result=result),
+        requirement=history.requirement if history is not None else None,
         measured=Measurements.of(facts, runs, []), rpo_goal_seconds=environment.rpo_goal_seconds,
     )  # fmt: skip
 

@@ -1,11 +1,13 @@
-"""The environment's redo requirement and stored analysis: every import analysed together once per
-change (stored), or the chosen imports' requirement (cached per process). Pure redo history: the
-plan reads it, it reads nothing of the plan."""
+"""The environment's stored redo analysis, from an import to what a page reads, top to bottom: the
+summary's typed figures; the writer (every import analysed together once per change, in the
+transaction that shows the import); and the one way to read it, `stored_analysis`, with the one
+cache. Pure redo history: the plan reads it, it reads nothing of the plan."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,98 +22,7 @@ from redolab.redo.models import RedoImport, RedoRow, StoredAnalysis
 from redolab.redo.requirement import Basis, ImportSeries, Requirement, Window, requirement
 from redolab.redo.schemas import RedoInterval
 
-_CACHE_SIZE = 16
-_cache: OrderedDict[tuple, Requirement | None] = OrderedDict()
-_cache_lock = threading.Lock()
-
-
-def import_series(*, session: Session, imports: list[RedoImport]) -> list[ImportSeries]:
-    """The chosen imports' rows, one list per import (in import order)."""
-    if not imports:
-        return []
-    query = (
-        select(RedoRow.import_id, *redo_service.STORED_COLUMNS)
-        .where(RedoRow.import_id.in_([i.id for i in imports]))
-        .order_by(RedoRow.import_id, RedoRow.id)
-    )
-    rows: dict[int, list[RedoInterval]] = {i.id: [] for i in imports}
-    for r in session.execute(query).yield_per(10_000):
-        rows[r.import_id].append(redo_service.stored_interval(r))
-    return [ImportSeries(i.id, i.filename, rows[i.id], i.kind) for i in imports]
-
-
-def environment_requirement(
-    *, session: Session, environment: Environment, imports: list[RedoImport]
-) -> Requirement | None:
-    """The requirement from the chosen imports. Every import (the default evidence): the stored
-    analysis. Another choice: computed from their rows, cached in this process until the choice,
-    the imports or the headroom change."""
-    every = redo_service.list_imports(session=session, environment=environment)
-    if {i.id for i in imports} == {i.id for i in every}:
-        row = current_analysis(session=session, environment=environment, imports=every)
-        return stored.stored_requirement(row) if row is not None else None
-    key = (environment.id, tuple((i.id, i.sha256) for i in imports), environment.headroom_percent)
-    with _cache_lock:  # requests run in threads: another may evict the key between a test and a read
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    series = import_series(session=session, imports=imports)
-    result = requirement(series, headroom_ratio=environment.headroom_percent / 100)
-    with _cache_lock:
-        _cache[key] = result
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return result
-
-
-def default_requirement(*, session: Session, environment: Environment, imports=None) -> Requirement | None:
-    """The requirement from every import (the plan's default evidence)."""
-    if imports is None:
-        imports = redo_service.list_imports(session=session, environment=environment)
-    return environment_requirement(session=session, environment=environment, imports=imports)
-
-
-def refresh_analysis(
-    *, session: Session, environment: Environment, imports=None, commit: bool = True
-) -> StoredAnalysis | None:
-    """Analyse every import of the environment (or `imports`: those and one about to be shown) and
-    store the result; None, with any stored analysis removed, when there is no import."""
-    if imports is None:
-        imports = redo_service.list_imports(session=session, environment=environment)
-    key = stored.signature(environment, imports)
-    if not imports:
-        session.execute(delete(StoredAnalysis).where(StoredAnalysis.environment_id == environment.id))
-        if commit:
-            session.commit()
-        return None
-    series = import_series(session=session, imports=imports)
-    req = requirement(series, headroom_ratio=environment.headroom_percent / 100)
-    rows = (interval for part in series for interval in part.intervals)  # read once, for both
-    analysis = redo_service.environment_analysis(
-        session=session, environment=environment, imports=imports, intervals=rows
-    )
-    if req is not None:
-        summary = RedoSummary.of(req, analysis[1] if analysis else {}).to_json()
-    else:
-        summary = analysis[1] if analysis else None
-    return stored.store(
-        session=session, environment=environment, key=key, requirement=req, summary=summary, commit=commit
-    )
-
-
-def current_analysis(*, session: Session, environment: Environment, imports=None) -> StoredAnalysis | None:
-    """The stored analysis of every import; computed now (and stored) when there is none yet or it
-    is out of date (an environment from before stored analyses, or its headroom or zone changed)."""
-    if imports is None:
-        imports = redo_service.list_imports(session=session, environment=environment)
-    if not imports:
-        return None
-    row = session.get(StoredAnalysis, environment.id)
-    if row is not None and row.signature == stored.signature(environment, imports):
-        return row
-    return refresh_analysis(session=session, environment=environment, imports=imports)
-
-
+# -- the summary's typed figures -------------------------------------------------------------------
 # summary_json's keys in its order, with "requirement" last: the typed figures are written back in place
 _LAYOUT = (
     "format", "rows_read", "unique_logs", "dropped", "threads", "summed", "headroom_ratio",
@@ -275,15 +186,128 @@ class RedoSummary:
         )
 
 
-def redo_summary(
-    *, session: Session, environment: Environment, row: StoredAnalysis | None = None
-) -> RedoSummary | None:
-    """The stored summary of the environment's redo history, or None before any import gave a requirement."""
-    row = row or current_analysis(session=session, environment=environment)
-    req = stored.stored_requirement(row) if row is not None else None
-    return RedoSummary.from_json(req, row.summary or {}) if req is not None else None
+# -- writing: once per change of the imports, the headroom or the time zone -------------------------
+def import_series(*, session: Session, imports: list[RedoImport]) -> list[ImportSeries]:
+    """The chosen imports' rows, one list per import (in import order)."""
+    if not imports:
+        return []
+    query = (
+        select(RedoRow.import_id, *redo_service.STORED_COLUMNS)
+        .where(RedoRow.import_id.in_([i.id for i in imports]))
+        .order_by(RedoRow.import_id, RedoRow.id)
+    )
+    rows: dict[int, list[RedoInterval]] = {i.id: [] for i in imports}
+    for r in session.execute(query).yield_per(10_000):
+        rows[r.import_id].append(redo_service.stored_interval(r))
+    return [ImportSeries(i.id, i.filename, rows[i.id], i.kind) for i in imports]
 
 
-def history_charts(row: StoredAnalysis) -> stored.HistoryCharts | None:
-    """The History charts' stored data (downsampled), or None when the imports gave no requirement."""
-    return stored.HistoryCharts.from_json(row.charts) if row.charts is not None else None
+def refresh_analysis(
+    *, session: Session, environment: Environment, imports=None, commit: bool = True
+) -> StoredAnalysis | None:
+    """Analyse every import of the environment (or `imports`: those and one about to be shown) and
+    store the result; None, with any stored analysis removed, when there is no import."""
+    if imports is None:
+        imports = redo_service.list_imports(session=session, environment=environment)
+    key = stored.signature(environment, imports)
+    if not imports:
+        session.execute(delete(StoredAnalysis).where(StoredAnalysis.environment_id == environment.id))
+        if commit:
+            session.commit()
+        return None
+    series = import_series(session=session, imports=imports)
+    req = requirement(series, headroom_ratio=environment.headroom_percent / 100)
+    rows = (interval for part in series for interval in part.intervals)  # read once, for both
+    analysis = redo_service.environment_analysis(
+        session=session, environment=environment, imports=imports, intervals=rows
+    )
+    if req is not None:
+        summary = RedoSummary.of(req, analysis[1] if analysis else {}).to_json()
+    else:
+        summary = analysis[1] if analysis else None
+    return stored.store(
+        session=session, environment=environment, key=key, requirement=req, summary=summary, commit=commit
+    )
+
+
+# -- reading: one accessor, one cache --------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class RedoAnalysis:
+    """What every page, card, chart and rehearsal reads of an environment's redo history: the stored
+    analysis of every import, or the requirement of the imports the plan's evidence chooses (computed
+    from their rows). Compared by identity: a reader that draws or replays it keeps what it made beside
+    this object (weakly), so that lives exactly as long as the cache keeps the analysis."""
+
+    environment_id: int
+    chosen: frozenset[int] | None  # the imports it is of; None: every import (the stored analysis)
+    mark: tuple[str, datetime]  # the stored analysis's signature and when it was computed: the change mark
+    requirement: Requirement | None  # None: the imports hold no redo rate
+    summary: RedoSummary | None  # every import with a redo rate (the History section, the watches); else None
+    document: dict | None  # the summary as stored, which the API sends as it is (every import); never changed
+    charts: stored.HistoryCharts | None  # the History charts' data, downsampled (every import with a redo rate)
+
+
+_KEPT = 32  # analyses kept, every environment's and choice's together (a year of logs: ~400,000 objects each)
+_kept: OrderedDict[tuple, RedoAnalysis] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def stored_analysis(
+    *, session: Session, environment: Environment, chosen: Collection[int] | None = None
+) -> RedoAnalysis | None:
+    """The redo analysis of every import (`chosen` None), or of the chosen imports' ids; None when the
+    environment has no import. Kept in this process per environment, choice and change mark: a new
+    or deleted import, a new headroom or zone stores a new analysis (another mark), so no reader sees
+    an old one, in this process or another. A stored analysis out of date (from before stored
+    analyses, or its headroom or zone changed) is computed and stored first. One call per request:
+    pass the answer down rather than asking again."""
+    imports = redo_service.list_imports(session=session, environment=environment)
+    if not imports:
+        return None
+    every = frozenset(i.id for i in imports)
+    choice = None if chosen is None or every <= set(chosen) else every & frozenset(chosen)
+    mark = _current_mark(session=session, environment=environment, imports=imports)
+    key = (environment.id, choice, mark)
+    with _kept_lock:  # requests run in threads: another may evict the key between a test and a read
+        if key in _kept:
+            _kept.move_to_end(key)
+            return _kept[key]
+    if choice is None:
+        found = _read_stored(session=session, environment=environment)
+    else:
+        series = import_series(session=session, imports=[i for i in imports if i.id in choice])
+        req = requirement(series, headroom_ratio=environment.headroom_percent / 100)
+        found = RedoAnalysis(environment.id, choice, mark, req, None, None, None)
+    with _kept_lock:
+        _kept[(environment.id, choice, found.mark)] = found
+        while len(_kept) > _KEPT:
+            _kept.popitem(last=False)
+    return found
+
+
+def _current_mark(*, session: Session, environment: Environment, imports: list[RedoImport]) -> tuple[str, datetime]:
+    """The stored analysis's change mark, read without its contents; stored anew first when it is not
+    of `imports` with this headroom and zone."""
+    row = session.execute(
+        select(StoredAnalysis.signature, StoredAnalysis.computed_at).where(
+            StoredAnalysis.environment_id == environment.id
+        )
+    ).first()
+    if row is not None and row.signature == stored.signature(environment, imports):
+        return row.signature, row.computed_at
+    written = refresh_analysis(session=session, environment=environment, imports=imports)
+    return written.signature, written.computed_at
+
+
+def _read_stored(*, session: Session, environment: Environment) -> RedoAnalysis:
+    """The stored analysis whole, its three stored forms typed (the summary JSON, the charts' JSON, the
+    requirement's pickle): ~0.1 s for a year of logs, so only when the cache has not got it. Its mark
+    is read with it: an analysis stored meanwhile by another process is kept under its own mark."""
+    columns = (StoredAnalysis.signature, StoredAnalysis.computed_at, StoredAnalysis.summary, StoredAnalysis.charts)
+    row = session.execute(
+        select(*columns, StoredAnalysis.requirement).where(StoredAnalysis.environment_id == environment.id)
+    ).one()
+    req = stored.unpickled_requirement(row.requirement) if row.requirement is not None else None
+    summary = RedoSummary.from_json(req, row.summary or {}) if req is not None else None
+    charts = stored.HistoryCharts.from_json(row.charts) if row.charts is not None else None
+    return RedoAnalysis(environment.id, None, (row.signature, row.computed_at), req, summary, row.summary, charts)

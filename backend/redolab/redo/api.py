@@ -15,7 +15,7 @@ from redolab.environments.service import get_environment
 from redolab.jobs.models import Job, JobStatus
 from redolab.jobs.queue import wake_local_worker
 from redolab.redo import imports, preview_jobs, uploads
-from redolab.redo.analysis import current_analysis
+from redolab.redo.analysis import stored_analysis
 from redolab.redo.ingest.mapping import DECIMAL
 from redolab.redo.parsers import RedoInputError
 
@@ -235,7 +235,7 @@ def read_analytics(session: SessionDep, environment_id: int) -> dict:
     """Peaks per thread and summed, the required link rate and warnings, over all imports (the
     stored analysis: computed when the imports change)."""
     environment = get_environment(session=session, environment_id=environment_id)
-    row = current_analysis(session=session, environment=environment)
-    if row is None or not row.summary:
+    analysis = stored_analysis(session=session, environment=environment)
+    if analysis is None or not analysis.document:
         return {"threads": [], "summed": None, "required_bytes_per_second": None, "warnings": [], "requirement": None}
-    return row.summary
+    return analysis.document

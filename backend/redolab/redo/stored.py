@@ -3,16 +3,15 @@ stored, so no page reads the rows: the summary the History section and the API s
 charts draw (downsampled, peaks kept) and the requirement the plan is built from.
 
 A stored analysis carries the signature of what it was computed from (the imports, the headroom,
-the time zone, this module's FORMAT); one that does not match is computed again and replaced."""
+the time zone, this module's FORMAT); one that does not match is computed again and replaced. These are
+its stored forms; readers read them typed through redo.analysis.stored_analysis, never here."""
 
 from __future__ import annotations
 
 import gc
 import hashlib
 import pickle
-import threading
 import zlib
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
@@ -185,27 +184,11 @@ def store(
     return row
 
 
-_CACHE_SIZE = 32
-_loaded: OrderedDict[tuple[int, str], Requirement] = OrderedDict()
-_lock = threading.Lock()
-
-
-def stored_requirement(row: StoredAnalysis) -> Requirement | None:
-    """The stored requirement, unpickled once per process and signature (a year of logs: ~0.1 s)."""
-    key = (row.environment_id, row.signature)
-    with _lock:
-        if key in _loaded:
-            _loaded.move_to_end(key)
-            return _loaded[key]
-    if row.requirement is None:  # the imports give no redo rate
-        return None
+def unpickled_requirement(blob: bytes) -> Requirement:
+    """The requirement as store() kept it (a year of logs: ~0.1 s; redo.analysis caches what it reads)."""
     # our own bytes, written by store() above into our own database: not input from a user
-    requirement = pickle.loads(zlib.decompress(row.requirement))  # noqa: S301
+    requirement = pickle.loads(zlib.decompress(blob))  # noqa: S301
     # A year of logs is ~400,000 small objects that live as long as the cache keeps them: left to the
     # collector, each full collection walks them all (150 ms pauses on a page now and then).
     gc.freeze()
-    with _lock:
-        _loaded[key] = requirement
-        while len(_loaded) > _CACHE_SIZE:
-            _loaded.popitem(last=False)
     return requirement

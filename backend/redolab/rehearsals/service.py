@@ -21,7 +21,7 @@ from redolab.core.units import format_bytes
 from redolab.environments.models import Environment, Host
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.models import Job, JobStatus
-from redolab.redo.analysis import default_requirement
+from redolab.redo.analysis import stored_analysis
 from redolab.rehearsals import storage
 from redolab.rehearsals.models import Rehearsal
 from redolab.rehearsals.results import RunReplay, RunSeries, copy_series, measured, stored
@@ -216,7 +216,8 @@ def create_rehearsal(
     caps: QueueCaps | None = None,
     settings: Settings | None = None,
 ) -> Rehearsal:
-    requirement = default_requirement(session=session, environment=environment)
+    analysis = stored_analysis(session=session, environment=environment)
+    requirement = analysis.requirement if analysis is not None else None
     if requirement is None:
         raise FieldError("window", "No redo history yet: import archived-log or AWR history first.", 422)
     message_bytes = _message_bytes(request, requirement)

@@ -18,7 +18,7 @@ from redolab.core.errors import FieldError
 from redolab.core.limits import LimitReached
 from redolab.environments.models import Environment, Host
 from redolab.jobs.admission import QueueCaps, current_caps, hold_queue_lock
-from redolab.redo.analysis import redo_summary
+from redolab.redo.analysis import stored_analysis
 from redolab.runs import service as run_service
 from redolab.runs.models import ProbeMode, Run, RunEvent, RunStatus, RunSummary
 from redolab.runs.parsers.redoprobe import ProbeOutputError, parse_line
@@ -224,8 +224,8 @@ def _skip(session: Session, check: WatchCheck, reason: str) -> WatchCheck:
 # -- judging --------------------------------------------------------------------------------------
 def requirement_now(session: Session, environment: Environment, watch: Watch) -> Required | None:
     """What the path must carry now: the stored requirement (recomputed by every import), or the threshold."""
-    summary = redo_summary(session=session, environment=environment)
-    req = summary.requirement if summary is not None else None
+    analysis = stored_analysis(session=session, environment=environment)
+    req = analysis.requirement if analysis is not None else None
     threads = [(n.thread, n.required_bytes_per_second) for n in req.threads.values()] if req else []
     return required_for(thread_required=threads, summed_required=req.summed_required_bytes_per_second if req else None,
                         all_node_pairs=watch.all_node_pairs, threshold=watch.threshold_bytes_per_second)  # fmt: skip

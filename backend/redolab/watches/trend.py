@@ -4,6 +4,8 @@ last 24 h, else over its last checks), or what the plan's transport card judged 
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import replace
 from datetime import timedelta
 
@@ -15,7 +17,7 @@ from redolab.core.db import utcnow
 from redolab.environments.models import Environment
 from redolab.planning.plan import Plan
 from redolab.planning.wording import capacity_text
-from redolab.redo.analysis import current_analysis, redo_summary
+from redolab.redo.analysis import RedoAnalysis, stored_analysis
 from redolab.rehearsals.window import summed_within
 from redolab.watches.forecast import Forecast, forecast_growth, peaks_by_period
 from redolab.watches.models import CheckStatus, Watch, WatchCheck
@@ -37,20 +39,21 @@ def watch_capacity(session: Session, watch: Watch) -> tuple[float | None, str]:
     return float(np.percentile(recent, 5)), f"the watch's 5th percentile over its last {len(recent):,} checks"
 
 
-_PEAKS: dict[tuple[int, str], tuple[list, float]] = {}  # (environment, analysis signature) -> weekly peaks
-_PEAKS_KEPT = 256
+# The weekly peaks of each analysis the cache of redo.analysis holds, gone with it.
+_PEAKS: weakref.WeakKeyDictionary[RedoAnalysis, tuple[list, float]] = weakref.WeakKeyDictionary()
+_PEAKS_LOCK = threading.Lock()
 
 
-def weekly_peaks(session: Session, environment: Environment) -> tuple[list, float]:
-    """The weekly peaks of the summed redo rate (all threads added up over time, from the stored
-    requirement; only whole weeks), and the headroom ratio the requirement adds. Kept per stored
-    analysis (a new import, headroom or zone makes a new one), so a page pays for it once."""
-    row = current_analysis(session=session, environment=environment)
-    key = (environment.id, row.signature) if row is not None else None
-    if key is not None and key in _PEAKS:
-        return _PEAKS[key]
-    summary = redo_summary(session=session, environment=environment, row=row) if row is not None else None
-    requirement = summary.requirement if summary is not None else None
+def weekly_peaks(history: RedoAnalysis | None, environment: Environment) -> tuple[list, float]:
+    """The weekly peaks of the summed redo rate (all threads added up over time, from `history`, the
+    stored analysis of every import; only whole weeks), and the headroom ratio the requirement adds.
+    Kept beside the analysis (a new import, headroom or zone makes a new one), so a page pays once."""
+    if history is not None:
+        with _PEAKS_LOCK:
+            found = _PEAKS.get(history)
+        if found is not None:
+            return found
+    requirement = history.requirement if history is not None else None
     points = []
     if requirement is not None:
         segments = [s for need in requirement.threads.values() for s in need.replay]
@@ -59,10 +62,9 @@ def weekly_peaks(session: Session, environment: Environment) -> tuple[list, floa
             points = [(s, rate) for s, _e, rate in summed_within(requirement.threads, start, end)]
     headroom = requirement.headroom_ratio if requirement is not None else environment.headroom_percent / 100
     found = (peaks_by_period(points, period="week", complete_only=True), headroom)
-    if key is not None:
-        if len(_PEAKS) >= _PEAKS_KEPT:
-            _PEAKS.clear()
-        _PEAKS[key] = found
+    if history is not None:
+        with _PEAKS_LOCK:
+            _PEAKS[history] = found
     return found
 
 
@@ -82,15 +84,16 @@ def forecast_from(peaks: list, *, capacity: float | None, headroom: float, basis
 
 
 def watch_forecast(*, session: Session, environment: Environment, watch: Watch) -> Forecast:
-    peaks, headroom = weekly_peaks(session, environment)
+    peaks, headroom = weekly_peaks(stored_analysis(session=session, environment=environment), environment)
     capacity, basis = watch_capacity(session, watch)
     return forecast_from(peaks, capacity=capacity, headroom=headroom, basis=basis)
 
 
-def plan_forecast(*, session: Session, environment: Environment, plan: Plan) -> Forecast:
+def plan_forecast(*, environment: Environment, plan: Plan, history: RedoAnalysis | None) -> Forecast:
     """The same forecast against the plan's capacity: what the transport card judged all threads against
-    (the link for all threads together, else the single stream), as the card names it."""
-    peaks, headroom = weekly_peaks(session, environment)
+    (the link for all threads together, else the single stream), as the card names it. `history`: the
+    stored analysis of every import, as the page read it."""
+    peaks, headroom = weekly_peaks(history, environment)
     result = plan.card("transport").result
     judged = (result.summed if result is not None and result.summed else None) or (
         result.threads[0] if result is not None and result.threads else None)  # fmt: skip

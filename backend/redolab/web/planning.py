@@ -15,6 +15,7 @@ from redolab.core.units import format_byte_rate
 from redolab.environments.service import get_environment
 from redolab.planning.report import ReportError, plan_report, render_pdf, report_html
 from redolab.planning.service import Selection, environment_plan
+from redolab.redo.analysis import RedoAnalysis
 from redolab.watches.trend import plan_forecast
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -51,18 +52,26 @@ def parse_selection(*, chosen: bool, imports, runs, exclude_tags, rehearsals=())
 EVIDENCE_INLINE = 50
 
 
-def plan_context(session, environment, selection: Selection | None = None, *, show_evidence: bool = False) -> dict:
-    """What the environment page's Plan section needs. The evidence list is on the page when it is
-    short, when evidence was chosen or `show_evidence`; otherwise it loads when opened."""
+def plan_context(
+    session,
+    environment,
+    selection: Selection | None = None,
+    *,
+    history: RedoAnalysis | None,
+    show_evidence: bool = False,
+) -> dict:
+    """What the environment page's Plan section needs, from `history` (the stored redo analysis the
+    page read). The evidence list is on the page when it is short, when evidence was chosen or
+    `show_evidence`; otherwise it loads when opened."""
     selection = selection or Selection()
-    plan = environment_plan(session=session, environment=environment, selection=selection)
+    plan = environment_plan(session=session, environment=environment, selection=selection, history=history)
     lag = plan.card("lag")
     return {
         **_evidence_context(plan, selection),
         "evidence_open": show_evidence,
         "evidence_inline": show_evidence or bool(selection.query) or len(plan.evidence) <= EVIDENCE_INLINE,
         "lag_figure": lag_figure(lag.lag_series, plan.time_zone, _drains(lag)) if lag.lag_series else None,
-        "plan_forecast": plan_forecast(session=session, environment=environment, plan=plan),
+        "plan_forecast": plan_forecast(environment=environment, plan=plan, history=history),
     }
 
 

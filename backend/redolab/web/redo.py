@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+import weakref
 
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
@@ -19,7 +19,7 @@ from redolab.jobs.models import Job, JobStatus
 from redolab.jobs.queue import wake_local_worker
 from redolab.redo import imports as redo_imports
 from redolab.redo import preview_jobs, service, uploads
-from redolab.redo.analysis import current_analysis, history_charts, redo_summary
+from redolab.redo.analysis import RedoAnalysis
 from redolab.redo.imports import import_jobs
 from redolab.redo.ingest.aliases import FIELDS, LABELS
 from redolab.redo.ingest.mapping import DECIMAL, LOG_FILE_PAGES
@@ -29,16 +29,17 @@ from redolab.redo.parsers import RedoInputError
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
 
-_FIGURES_CACHED = 32
-_figures: OrderedDict[tuple[int, str], dict] = OrderedDict()
+# The figures of each analysis the cache of redo.analysis holds, gone with it: a new import, headroom
+# or zone is a new analysis, so no page draws old ones.
+_figures: weakref.WeakKeyDictionary[RedoAnalysis, dict] = weakref.WeakKeyDictionary()
 _figures_lock = threading.Lock()
 
 
-def history_context(session, environment) -> dict:
+def history_context(session, environment, *, history: RedoAnalysis | None) -> dict:
     """What the environment page's Redo history section shows: the requirement every plan card uses
     (all imports), its basis, the peak windows, and the charts in the database's time zone, all from
-    the stored analysis (no row is read here). The figures are drawn once per process and stored
-    analysis (their signature), so another process or a new import never sees old ones."""
+    `history`, the stored analysis the page read (no row is read here). The figures are drawn once
+    per process and analysis."""
     imports = service.list_imports(session=session, environment=environment)
     context = {
         "imports": imports,
@@ -46,15 +47,13 @@ def history_context(session, environment) -> dict:
         "zone": environment.time_zone or "UTC",
         "import_jobs": import_jobs(session=session, environment=environment),
     }
-    row = current_analysis(session=session, environment=environment, imports=imports)
-    summary = redo_summary(session=session, environment=environment, row=row) if row is not None else None
+    summary = history.summary if history is not None else None
     if summary is None:
         return {**context, "redo": None, "requirement": None}
-    key = (environment.id, row.signature)
     with _figures_lock:
-        figures = _figures.get(key)
+        figures = _figures.get(history)
     if figures is None:
-        charts, zone = history_charts(row), context["zone"]
+        charts, zone = history.charts, context["zone"]
         figures = {
             "redo_rate_figure": rate_figure(charts, summary.requirement, zone),
             "redo_heatmap_figure": heatmap_figure(charts, zone),
@@ -62,9 +61,7 @@ def history_context(session, environment) -> dict:
             "redo_profile_figure": profile_figure(charts),
         }
         with _figures_lock:
-            _figures[key] = figures
-            while len(_figures) > _FIGURES_CACHED:
-                _figures.popitem(last=False)
+            _figures[history] = figures
     return {**context, "redo": summary, "requirement": summary.requirement, **figures}
 
 

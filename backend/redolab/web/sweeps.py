@@ -24,7 +24,7 @@ from redolab.core.responses import redirect
 from redolab.core.templating import remember_unit_readings, render
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
-from redolab.redo.analysis import default_requirement
+from redolab.redo.analysis import stored_analysis
 from redolab.runs import service as run_service
 from redolab.runs.exports import run_documents, runs_csv, sync_numbers
 from redolab.runs.models import RunStatus
@@ -47,7 +47,8 @@ MAX_COMPARED_RUNS = 48  # runs: two days of hourly oratcptest tests, say
 
 def _required_rate(session, environment) -> float | None:
     """The redo rate the link must carry (peak + headroom), when redo history was imported."""
-    requirement = default_requirement(session=session, environment=environment)
+    analysis = stored_analysis(session=session, environment=environment)
+    requirement = analysis.requirement if analysis is not None else None
     return requirement.summed_required_bytes_per_second if requirement else None
 
 

@@ -15,6 +15,7 @@ from redolab.core.templating import is_htmx, render
 from redolab.planning.card import MISSING
 from redolab.planning.service import environment_plan
 from redolab.redo import service as redo_service
+from redolab.redo.analysis import stored_analysis
 from redolab.runs import service as run_service
 from redolab.web.collect import collect_context
 from redolab.web.environments import credentials_context, hosts_context, load_environment
@@ -70,18 +71,24 @@ def first_steps(context: dict, user) -> list[FirstStep]:
 
 
 def environment_page(request: Request, session, environment, *, status_code: int = 200, **forms) -> Response:
-    """The whole environment page; `forms` refills the Experiments forms (values and errors)."""
+    """The whole environment page; `forms` refills the Experiments forms (values and errors). The
+    stored redo analysis is read once, here, for the sections that show it (History and Plan)."""
+    history = stored_analysis(session=session, environment=environment)
     context = {
         **hosts_context(environment),
         **experiments_context(session, environment, **forms),
         **credentials_context(),
-        **history_context(session, environment),
+        **history_context(session, environment, history=history),
         **collect_context(session, environment, request.app.state.settings.upload_dir),
         **rehearsals_context(session, environment),
         **watches_context(session, environment),
         **hadr_context(session, environment),
         **plan_context(
-            session, environment, selection_from(request), show_evidence=request.query_params.get("evidence") == "1"
+            session,
+            environment,
+            selection_from(request),
+            history=history,
+            show_evidence=request.query_params.get("evidence") == "1",
         ),
     }
     context["first_steps"] = open_steps(first_steps(context, getattr(request.state, "user", None)))
