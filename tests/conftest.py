@@ -29,6 +29,81 @@ from tests.factories import PASSWORD, make_user
 
 BACKENDS = ["sqlite", "postgresql"]
 
+# Where the database can change the answer, a test runs on SQLite (the default deployment) and on a
+# real PostgreSQL (the team server); elsewhere on SQLite alone. A module or one test is named here with
+# the reason; `@pytest.mark.both_backends` on a test says the same. What differs between the two:
+# transactions, locks and claims (SELECT ... FOR UPDATE SKIP LOCKED, advisory locks, conditional
+# updates racing), foreign-key cascades, unique constraints, integer and string bounds, JSON and
+# binary columns, time zones, migrations, bulk writes of large imports.
+BOTH_BACKENDS = {
+    "tests/test_migrations.py": "migrations, autogenerate drift, data moved by revisions",
+    "tests/core/test_db.py": "engine set-up, UTC datetimes, SQLite's pragmas",
+    "tests/jobs/": "claims, SKIP LOCKED, the advisory claim lock, fair-queue caps under races",
+    "tests/auth/test_races.py": "one-time links and the last-admin rule as conditional updates",
+    "tests/auth/test_roles_tokens.py": "token revocation and role changes",
+    "tests/security/test_login_counts_shared.py": "login counters shared by web processes",
+    "tests/test_serve_workers.py": "several web processes on one database",
+    "tests/security/test_id_bounds.py": "an id beyond the database's integer",
+    "tests/security/test_field_walk.py": "string lengths (PostgreSQL enforces VARCHAR(n))",
+    "tests/security/test_audit_and_deletion.py": "foreign-key cascades",
+    "tests/redo/test_import.py": "all-or-nothing imports, bulk writes",
+    "tests/redo/test_import_jobs.py": "large imports in batches, orphaned staged rows",
+    "tests/redo/test_preview_jobs.py": "preview jobs claimed and orphaned",
+    "tests/runs/test_queue_place_and_paging.py": "queue positions from claims",
+    "tests/runs/test_runs_failures.py": "runs orphaned by a stopped worker",
+    "tests/sweeps/test_schedules.py": "an occurrence fired once by a conditional update",
+    "tests/sweeps/test_hop_runs.py": "jobs claimed together across hops",
+    "tests/sweeps/test_clusters.py": "a cluster's sum stored once by the last run",
+    "tests/watches/test_notify.py": "deliveries claimed once among workers",
+    "tests/watches/test_watches.py": "a watch's state moved by conditional updates",
+    "tests/watches/test_metrics.py": "/metrics reads the stored summary's JSON in SQL",
+    "tests/collect/test_collect_more.py": "collection schedules fired once",
+    "tests/planning/test_stored.py": "the stored analysis: JSON, a pickle, its change mark",
+    "tests/rehearsals/test_storage.py": "rehearsal schedules stored as binary",
+    "tests/hadr/test_db2pd_fields.py": "db2pd counters beyond 32-bit integers",
+    "tests/environments/test_destinations.py::test_the_database_holds_the_node_numbers_unique": "unique index",
+    "tests/environments/test_destinations.py::test_deleting_an_environment_removes_its_destinations_and_shared_links": (
+        "foreign-key cascades"
+    ),
+    "tests/environments/test_destinations.py::test_simultaneous_creates_meet_one_after_the_other": "a race",
+    "tests/environments/test_destinations.py::test_a_host_added_while_its_destination_is_deleted_is_never_orphaned": (
+        "a race"
+    ),
+    "tests/environments/test_api.py::test_delete_environment_removes_hosts": "foreign-key cascades",
+    "tests/environments/test_api.py::test_host_slot_is_unique": "unique index",
+    "tests/rehearsals/test_rehearsal_runs.py::test_simultaneous_rehearsals_on_the_same_hosts_queue_exactly_one": (
+        "the queue lock under a race"
+    ),
+}
+
+
+def _check_both_backends(root) -> None:
+    """A name in BOTH_BACKENDS that no longer exists would quietly leave its test on SQLite alone."""
+    for key in BOTH_BACKENDS:
+        path, _, test = key.partition("::")
+        if not (root / path).exists() or (test and f"def {test}(" not in (root / path).read_text()):
+            raise pytest.UsageError(f"tests/conftest.py BOTH_BACKENDS names {key}, which does not exist")
+
+
+def _on_both_backends(item) -> bool:
+    if item.get_closest_marker("both_backends"):
+        return True
+    name = item.nodeid.split("[")[0]
+    return any(name == key or name.startswith(key if key.endswith("/") else key + "::") for key in BOTH_BACKENDS)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test parametrised over the backends runs on PostgreSQL too only where the backend can differ."""
+    _check_both_backends(config.rootpath)
+    kept, sqlite_only = [], []
+    for item in items:
+        backend = getattr(item, "callspec", None) and item.callspec.params.get("database_url")
+        (sqlite_only if backend == "postgresql" and not _on_both_backends(item) else kept).append(item)
+    if sqlite_only:
+        config.hook.pytest_deselected(items=sqlite_only)
+        items[:] = kept
+
+
 # Tests that share one xdist worker: the lab's module fixture brings up machine-wide namespaces with
 # fixed names, so two workers must not each bring it up. (An `xdist_group` mark with --dist loadgroup
 # does not group on pytest 9.2: xdist 3.8 still renames the node ID, which pytest 9.2 no longer reads,
@@ -49,6 +124,7 @@ ALONE = ("tests/lab/test_lab.py", "tests/lab/test_watch_lab.py", "tests/lab/test
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "both_backends: run on SQLite and PostgreSQL (see BOTH_BACKENDS)")
     # A mark of its own for every test process (and xdist worker): the probes it starts inherit it.
     os.environ[services.OWNER_VARIABLE] = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
