@@ -100,8 +100,14 @@ def start(data_dir: Path) -> tuple[subprocess.Popen, int]:
     found = os.environ.get("UV") or shutil.which("uv")  # `uv run` names itself in $UV
     command = [*([found] if found else ["python3", "-m", "uv"]), "run", "--project", str(ROOT), "redolab"]
     for name in USERS:
-        subprocess.run([*command, "user", "create", name, "--password-stdin", "--role", "operator"],
-                       input=PASSWORD + "\n", text=True, env=env, check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [*command, "user", "create", name, "--password-stdin", "--role", "operator"],
+            input=PASSWORD + "\n",
+            text=True,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
     port = free_port()
     log = open(data_dir / "serve.log", "wb")  # noqa: SIM115  (the server's, for as long as it runs)
     server = subprocess.Popen([*command, "serve", "--port", str(port)], env=env, stdout=log, stderr=log)
@@ -125,8 +131,9 @@ def request(port: int, method: str, path: str, body: bytes = b"", headers=None, 
 
 def log_in(port: int, name: str) -> dict[str, str]:
     body = f"username={name}&password={PASSWORD.replace(' ', '+')}".encode()
-    status, answer, _ = request(port, "POST", "/api/v1/auth/token", body,
-                                {"Content-Type": "application/x-www-form-urlencoded"})  # fmt: skip
+    status, answer, _ = request(
+        port, "POST", "/api/v1/auth/token", body, {"Content-Type": "application/x-www-form-urlencoded"}
+    )
     if status != 200:
         raise SystemExit(f"log-in of {name} failed: {status} {answer[:200]!r}")
     return {"Authorization": f"Bearer {json.loads(answer)['access_token']}"}
@@ -145,8 +152,10 @@ def make_environment(port: int, auth: dict[str, str]) -> int:
 def send_file(port: int, auth: dict[str, str], environment_id: int, path: Path) -> tuple[int, dict]:
     """POST the file as multipart, streamed from disk; (status, Retry-After header or {})."""
     boundary = secrets.token_hex(16)
-    head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{path.name}"\r\n'
-            "Content-Type: application/octet-stream\r\n\r\n").encode()  # fmt: skip
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{path.name}"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
     tail = f"\r\n--{boundary}--\r\n".encode()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=900)
     connection.putrequest("POST", f"/api/v1/environments/{environment_id}/redo/preview")
@@ -240,10 +249,14 @@ def staged_bytes(upload_dir: Path) -> int:
 
 def health_line(name: str, latencies: list[float]) -> str:
     finite = [x for x in latencies if x != float("inf")] or [float("nan")]
-    ms = {k: 1000 * v for k, v in (("p50", statistics.median(finite)), ("p95", percentile(finite, 0.95)),
-                                   ("max", max(finite)))}  # fmt: skip
-    return (f"{name:8} /healthz n={len(latencies):,} p50 {ms['p50']:.1f} ms  p95 {ms['p95']:.1f} ms  "
-            f"max {ms['max']:.1f} ms  failed {len(latencies) - len(finite)}")  # fmt: skip
+    ms = {
+        k: 1000 * v
+        for k, v in (("p50", statistics.median(finite)), ("p95", percentile(finite, 0.95)), ("max", max(finite)))
+    }
+    return (
+        f"{name:8} /healthz n={len(latencies):,} p50 {ms['p50']:.1f} ms  p95 {ms['p95']:.1f} ms  "
+        f"max {ms['max']:.1f} ms  failed {len(latencies) - len(finite)}"
+    )
 
 
 def send_until_answered(port, auth, environment_id, path, answers: Counter, lock, times: list[float]) -> None:
@@ -275,8 +288,10 @@ def flood(port: int, server_pid: int, senders: list[tuple[dict, Path]], environm
     elapsed = time.perf_counter() - started
     latencies, peak = watch.finish()
     print(health_line(name, latencies))
-    print(f"{'':8} {len(senders)} uploads answered in {elapsed:.1f} s (each {min(times):.1f} to {max(times):.1f} s); "
-          f"peak RSS of the server and its processes {peak / MIB:,.0f} MiB")  # fmt: skip
+    print(
+        f"{'':8} {len(senders)} uploads answered in {elapsed:.1f} s (each {min(times):.1f} to {max(times):.1f} s); "
+        f"peak RSS of the server and its processes {peak / MIB:,.0f} MiB"
+    )
     for key, count in sorted(answers.items()):
         if count:
             print(f"{'':8}   {key} x {count}")
@@ -294,9 +309,11 @@ def main() -> None:
     csv = csv_of(args.cache / f"archived-logs-{args.size_mib}MiB.csv", args.size_mib * MIB)
     archive = worst_archive(args.cache)
     refused = refused_file(args.cache)
-    print(f"files: {csv.name} {csv.stat().st_size / MIB:.1f} MiB; {archive.name} {archive.stat().st_size / MIB:.1f} MiB "
-          f"(unpacks to {4 * (min(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES // 4) - MIB) / MIB:,.0f} MiB); "
-          f"{refused.name} {refused.stat().st_size / MIB:.2f} MiB; {os.cpu_count()} CPUs")  # fmt: skip
+    print(
+        f"files: {csv.name} {csv.stat().st_size / MIB:.1f} MiB; {archive.name} {archive.stat().st_size / MIB:.1f} MiB "
+        f"(unpacks to {4 * (min(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES // 4) - MIB) / MIB:,.0f} MiB); "
+        f"{refused.name} {refused.stat().st_size / MIB:.2f} MiB; {os.cpu_count()} CPUs"
+    )
     with tempfile.TemporaryDirectory() as data_dir:
         server, port = start(Path(data_dir))
         try:
@@ -311,11 +328,18 @@ def main() -> None:
             flood(port, server.pid, senders, environment_id, "previews")
             upload_dir = Path(data_dir) / "uploads"
             before = staged_bytes(upload_dir)
-            flood(port, server.pid, [(auths[i % len(auths)], refused) for i in range(args.refused)], environment_id,
-                  "refused")  # fmt: skip
+            flood(
+                port,
+                server.pid,
+                [(auths[i % len(auths)], refused) for i in range(args.refused)],
+                environment_id,
+                "refused",
+            )
             after = staged_bytes(upload_dir)
-            print(f"staged bytes before the {args.refused} refused uploads {before / MIB:,.1f} MiB, after "
-                  f"{after / MIB:,.1f} MiB (growth {(after - before) / MIB:+,.1f} MiB)")  # fmt: skip
+            print(
+                f"staged bytes before the {args.refused} refused uploads {before / MIB:,.1f} MiB, after "
+                f"{after / MIB:,.1f} MiB (growth {(after - before) / MIB:+,.1f} MiB)"
+            )
         finally:
             server.terminate()
             server.wait(timeout=60)

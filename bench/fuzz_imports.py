@@ -65,8 +65,13 @@ def main() -> None:
         standby = make_host(session, environment, role="standby", name="s1", transport="local")
         ids = environment.id, primary.id, standby.id
         username = user.username
-    settings = Settings(database_url=url, data_dir=workdir / "var", secret_key=secrets.token_urlsafe(48),
-                        worker_enabled=False, _env_file=None)  # fmt: skip
+    settings = Settings(
+        database_url=url,
+        data_dir=workdir / "var",
+        secret_key=secrets.token_urlsafe(48),
+        worker_enabled=False,
+        _env_file=None,
+    )
     app = create_app(settings)
     rng = random.Random(arguments.seed)
     corpus = seeds()
@@ -104,26 +109,35 @@ def main() -> None:
                 failures.append((str(saved), seed.name, names, outcome.broken[:3]))
             if number % 1000 == 0:
                 rate = number / (time.perf_counter() - started)
-                print(f"  {number:,} inputs, {rate:.0f}/s, {totals['server error']} server errors, "
-                      f"{totals['broken']} broken", flush=True)  # fmt: skip
+                print(
+                    f"  {number:,} inputs, {rate:.0f}/s, {totals['server error']} server errors, "
+                    f"{totals['broken']} broken",
+                    flush=True,
+                )
     elapsed = time.perf_counter() - started
     print(
         f"\nfuzz_imports: {arguments.inputs:,} inputs in {elapsed:.0f} s on {url.split(':')[0]} (seed {arguments.seed})"
     )
-    print(f"  accepted {totals['accepted']:,}, refused with a 4xx {totals['refused']:,}, "
-          f"server errors {totals['server error']:,}")  # fmt: skip
+    print(
+        f"  accepted {totals['accepted']:,}, refused with a 4xx {totals['refused']:,}, "
+        f"server errors {totals['server error']:,}"
+    )
     print(
         f"  inputs breaking a rule: {totals['broken']:,} (accepted with absurd values: {totals['absurd accepted']:,})"
     )
     print("\n  by import:")
     for kind, counter in by_kind.items():
-        print(f"    {kind:5} {sum(counter[v] for v in ('accepted', 'refused', 'server error')):>7,} inputs: "
-              f"{counter['accepted']:,} accepted, {counter['refused']:,} refused, "
-              f"{counter['server error']:,} server errors, {counter['broken']:,} broken")  # fmt: skip
+        print(
+            f"    {kind:5} {sum(counter[v] for v in ('accepted', 'refused', 'server error')):>7,} inputs: "
+            f"{counter['accepted']:,} accepted, {counter['refused']:,} refused, "
+            f"{counter['server error']:,} server errors, {counter['broken']:,} broken"
+        )
     print("\n  by mutation (an input may have several):")
     for name, counter in sorted(by_mutation.items()):
-        print(f"    {name:11} {counter['accepted']:>6,} accepted {counter['refused']:>7,} refused "
-              f"{counter['server error']:>4,} server errors")  # fmt: skip
+        print(
+            f"    {name:11} {counter['accepted']:>6,} accepted {counter['refused']:>7,} refused "
+            f"{counter['server error']:>4,} server errors"
+        )
     print("\n  slowest inputs (all of the input's requests):")
     for took, number, name, names, status in slowest:
         print(f"    {took * 1000:>7,.0f} ms  input {number} from {name} ({names}): HTTP {status}")

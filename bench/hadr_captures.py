@@ -44,8 +44,9 @@ def main() -> None:
     rows = [(sample.at, sample) for sample in parsed.samples]
     views = pair_views(rows)
     parts = stretches(views)
-    watched = SimpleNamespace(samples=rows, pairs=views, stretches=parts, spans=covered(parts), rates_by_pair={},
-                              flags=[])  # fmt: skip
+    watched = SimpleNamespace(
+        samples=rows, pairs=views, stretches=parts, spans=covered(parts), rates_by_pair={}, flags=[]
+    )
     figure = monitoring_figure(watched)
     view_seconds = time.perf_counter() - began
     print(f"{len(text) / 2**20:,.1f} MiB, {len(parsed.samples):,} samples")

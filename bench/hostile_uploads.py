@@ -58,7 +58,12 @@ def hostile(size: int) -> list[tuple[str, str, str, bytes]]:
     return [
         ("AWR text of blank lines", "redo", "awr.txt", blank_awr),
         ("AWR text, a line of spaces", "redo", "awr.txt", (AWR_HEAD + " " * size + "x\n").encode()),
-        ("AWR HTML of unclosed tags <a<a<a", "redo", "awr.html", ("<html>WORKLOAD REPOSITORY report" + "<a" * (size // 2)).encode()),
+        (
+            "AWR HTML of unclosed tags <a<a<a",
+            "redo",
+            "awr.html",
+            ("<html>WORKLOAD REPOSITORY report" + "<a" * (size // 2)).encode(),
+        ),
         ("CSV line of dashes", "redo", "a.csv", (CSV_HEAD + "-" * size + "x\n").encode()),
         ("CSV line of dashes and spaces", "redo", "a.csv", (CSV_HEAD + "- " * (size // 2) + "x\n").encode()),
         ("CSV line of dashes and commas", "redo", "a.csv", (CSV_HEAD + "-," * (size // 2) + "x\n").encode()),
@@ -67,17 +72,27 @@ def hostile(size: int) -> list[tuple[str, str, str, bytes]]:
         ("CSV line of digits", "redo", "a.csv", (CSV_HEAD + "7" * size + "\n").encode()),
         ("SQL*Plus dashes and spaces", "redo", "a.lst", ("A   B\n--- ---\n" + "- " * (size // 2) + "x\n").encode()),
         ("the 264-byte zip (AWR blank lines)", "redo", "a.zip", _zip({"r.txt": blank_awr})),
-        ("zip, bzip2 member of 16 MiB blank lines", "redo", "b.zip",
-         _zip({"r.txt": (AWR_HEAD + "\n" * (16 << 20)).encode()}, zipfile.ZIP_BZIP2)),
+        (
+            "zip, bzip2 member of 16 MiB blank lines",
+            "redo",
+            "b.zip",
+            _zip({"r.txt": (AWR_HEAD + "\n" * (16 << 20)).encode()}, zipfile.ZIP_BZIP2),
+        ),
         ("zip of 499 members", "redo", "m.zip", _zip({f"m{i}.csv": b"A,B\n" + b"- " * 64 for i in range(499)})),
         ("gzip of AWR blank lines", "redo", "awr.txt.gz", gzip.compress(blank_awr)),
         ("oratcptest, spaces", "runs", "o.txt", (ORATCPTEST_HEAD + " " * size + "x\n").encode()),
         ("oratcptest, newlines", "runs", "o.txt", (ORATCPTEST_HEAD + "\n" * size + "x\n").encode()),
         ("oratcptest, clocks", "runs", "o.txt", (ORATCPTEST_HEAD + "(10:00:00) " * (size // 11)).encode()),
         ("iperf3 JSON, spaces", "runs", "i.json", ("{" + " " * size + "}").encode()),
-        ("oratcptest, a number of 133,038 digits", "runs", "o.txt", ORATCPTEST_ASYNC.replace(
-            "Socket send buffer = 4194304", "Socket send buffer =" + "9" * 133_038 + " 4194304").encode()),
-    ]  # fmt: skip
+        (
+            "oratcptest, a number of 133,038 digits",
+            "runs",
+            "o.txt",
+            ORATCPTEST_ASYNC.replace(
+                "Socket send buffer = 4194304", "Socket send buffer =" + "9" * 133_038 + " 4194304"
+            ).encode(),
+        ),
+    ]
 
 
 def seed(database_url: str) -> tuple[int, int, int]:
@@ -95,10 +110,15 @@ def seed(database_url: str) -> tuple[int, int, int]:
         create_user(session=session, username="bench", password=PASSWORD)
         environment = create_environment(session=session, env_in=EnvironmentCreate(name="hostile"))
         hosts = [
-            create_host(session=session, environment=environment, host_in=HostCreate(
-                role=role, name=role.value, transport="local", ssh_address="localhost", ssh_user="oracle"))
+            create_host(
+                session=session,
+                environment=environment,
+                host_in=HostCreate(
+                    role=role, name=role.value, transport="local", ssh_address="localhost", ssh_user="oracle"
+                ),
+            )
             for role in (HostRole.primary, HostRole.standby)
-        ]  # fmt: skip
+        ]
         ids = environment.id, hosts[0].id, hosts[1].id
     engine.dispose()
     return ids
@@ -108,9 +128,10 @@ def log_in(url: str) -> httpx.Client:
     client = httpx.Client(base_url=url, timeout=300)
     client.get("/login")
     response = client.post(
-        "/login", data={"username": "bench", "password": PASSWORD},
+        "/login",
+        data={"username": "bench", "password": PASSWORD},
         headers={"X-CSRFToken": client.cookies["csrftoken"], "Origin": url},
-    )  # fmt: skip
+    )
     if response.status_code != 303:
         raise RuntimeError(f"login failed: {response.status_code} {response.text[:200]}")
     client.headers.update({"X-CSRFToken": client.cookies["csrftoken"], "Origin": url})

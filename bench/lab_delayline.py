@@ -114,14 +114,27 @@ def main() -> int:
 
     paths = control.Paths(Path(tempfile.mkdtemp(prefix="redolab-lab-bench-")))
     lab = control.up(paths, plan_lab(Shape(rtt_seconds=0.020, rate_bits_per_second=0, mtu_bytes=9000)))
-    print(f"# {os.cpu_count()} CPUs; RTT 20 ms; one connection, autotuning with a 32 MiB maximum; {args.duration:g} s; "
-          f"{args.message_bytes:,}-byte messages for both tools (redoprobe --message-size, iperf3 -l)")  # fmt: skip
-    print(f"{'case':34s} {'tool':9s} {'MiB/s':>8s} {'delay line CPU s/GiB':>21s} {'ping min/avg/max ms':>22s} "
-          f"{'TCP_INFO rtt min/median ms':>27s}")  # fmt: skip
+    print(
+        f"# {os.cpu_count()} CPUs; RTT 20 ms; one connection, autotuning with a 32 MiB maximum; {args.duration:g} s; "
+        f"{args.message_bytes:,}-byte messages for both tools (redoprobe --message-size, iperf3 -l)"
+    )
+    print(
+        f"{'case':34s} {'tool':9s} {'MiB/s':>8s} {'delay line CPU s/GiB':>21s} {'ping min/avg/max ms':>22s} "
+        f"{'TCP_INFO rtt min/median ms':>27s}"
+    )
     try:
         for host in lab.hosts:
-            subprocess.run(in_ns(host.namespace, "sysctl", "-q", "-w", "net.ipv4.tcp_rmem=4096 131072 33554432",
-                                 "net.ipv4.tcp_wmem=4096 16384 33554432"), check=True)  # fmt: skip
+            subprocess.run(
+                in_ns(
+                    host.namespace,
+                    "sysctl",
+                    "-q",
+                    "-w",
+                    "net.ipv4.tcp_rmem=4096 131072 33554432",
+                    "net.ipv4.tcp_wmem=4096 16384 33554432",
+                ),
+                check=True,
+            )
         cases = [
             ("MTU 9000, no rate limit", Shape(rtt_seconds=0.020, rate_bits_per_second=0, mtu_bytes=9000)),
             ("MTU 1500, no rate limit", Shape(rtt_seconds=0.020, rate_bits_per_second=0, mtu_bytes=1500)),

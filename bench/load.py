@@ -63,10 +63,30 @@ def probe_lines() -> list[dict]:
     )
     port = json.loads(server.stdout.readline())["data"]["port"]
     client = subprocess.run(
-        [str(probe), "client", "127.0.0.1", "--json", "--port", str(port), "--mode", "sync", "--conns", "2",
-         "--message-size", "64K", "--duration", "2", "--interval", "1", "--rate", "400M"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            str(probe),
+            "client",
+            "127.0.0.1",
+            "--json",
+            "--port",
+            str(port),
+            "--mode",
+            "sync",
+            "--conns",
+            "2",
+            "--message-size",
+            "64K",
+            "--duration",
+            "2",
+            "--interval",
+            "1",
+            "--rate",
+            "400M",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     server.wait(timeout=10)
     return [json.loads(line) for line in client.stdout.splitlines() if line.strip()]
 
@@ -94,8 +114,21 @@ def run_events(templates: list[dict], intervals: int, rng: random.Random, scale:
         data = {**interval, "start_seconds": float(i), "end_seconds": float(i + 1), "streams": streams,
                 "bytes": got, "bytes_per_second": float(got)}  # fmt: skip
         out.append(("interval", _line("interval", data)))
-    out.append(("end", _line("end", {**end, "seconds": float(intervals), "bytes_sent": total,
-                                     "bytes_received": total, "bytes_per_second": total / intervals})))  # fmt: skip
+    out.append(
+        (
+            "end",
+            _line(
+                "end",
+                {
+                    **end,
+                    "seconds": float(intervals),
+                    "bytes_sent": total,
+                    "bytes_received": total,
+                    "bytes_per_second": total / intervals,
+                },
+            ),
+        )
+    )
     return out
 
 
@@ -110,9 +143,11 @@ def store_run(session, run, events: list[tuple[str, str]]):
     session.flush()
     session.execute(
         insert(RunEvent),
-        [{"run_id": run.id, "seq": seq, "role": "client", "event": event, "line": line}
-         for seq, (event, line) in enumerate(events)],
-    )  # fmt: skip
+        [
+            {"run_id": run.id, "seq": seq, "role": "client", "event": event, "line": line}
+            for seq, (event, line) in enumerate(events)
+        ],
+    )
     summary = RunSummary(**summary_values(run, [line for event, line in events if event in ("interval", "end")]))
     session.add(summary)
     return summary
@@ -145,11 +180,18 @@ def seed(database_url: str, data_dir: Path) -> dict:
         for number in range(ENVIRONMENTS):
             environment = create_environment(session=session, env_in=EnvironmentCreate(name=f"bench {number + 1}"))
             hosts = [
-                create_host(session=session, environment=environment, host_in=HostCreate(
-                    role=role, name=f"{role.value}-{number + 1}", ssh_address=f"10.0.{number}.{i + 1}",
-                    ssh_user="oracle"))
+                create_host(
+                    session=session,
+                    environment=environment,
+                    host_in=HostCreate(
+                        role=role,
+                        name=f"{role.value}-{number + 1}",
+                        ssh_address=f"10.0.{number}.{i + 1}",
+                        ssh_user="oracle",
+                    ),
+                )
                 for i, role in enumerate((HostRole.primary, HostRole.standby))
-            ]  # fmt: skip
+            ]
             ids["environments"].append(environment.id)
             for index in range(RUNS // ENVIRONMENTS):
                 long = number == 0 and index == 0
@@ -158,17 +200,31 @@ def seed(database_url: str, data_dir: Path) -> dict:
                 end = json.loads(events[-1][1])["data"]
                 moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=index * 17 + number)
                 run = Run(
-                    environment_id=environment.id, client_host_id=hosts[0].id, server_host_id=hosts[1].id,
-                    client_host_name=hosts[0].name, server_host_name=hosts[1].name, mode="sync",
-                    conns=rng.choice((1, 2, 4, 8)), message_bytes=65536, sockbuf_bytes=rng.choice((None, 4 << 20)),
-                    duration_seconds=float(count), interval_seconds=1.0, status=RunStatus.succeeded,
-                    requested_by="bench", created_at=moment, started_at=moment,
-                    finished_at=moment + timedelta(seconds=count), seconds=end["seconds"],
-                    bytes_sent=end["bytes_sent"], bytes_received=end["bytes_received"],
-                    bytes_per_second=end["bytes_per_second"], retransmits=0, label=f"bench {index}",
+                    environment_id=environment.id,
+                    client_host_id=hosts[0].id,
+                    server_host_id=hosts[1].id,
+                    client_host_name=hosts[0].name,
+                    server_host_name=hosts[1].name,
+                    mode="sync",
+                    conns=rng.choice((1, 2, 4, 8)),
+                    message_bytes=65536,
+                    sockbuf_bytes=rng.choice((None, 4 << 20)),
+                    duration_seconds=float(count),
+                    interval_seconds=1.0,
+                    status=RunStatus.succeeded,
+                    requested_by="bench",
+                    created_at=moment,
+                    started_at=moment,
+                    finished_at=moment + timedelta(seconds=count),
+                    seconds=end["seconds"],
+                    bytes_sent=end["bytes_sent"],
+                    bytes_received=end["bytes_received"],
+                    bytes_per_second=end["bytes_per_second"],
+                    retransmits=0,
+                    label=f"bench {index}",
                     tags=["bench"] if index % 7 else ["bench", "mtu9000"],
                     client_settings={"mtu_bytes": 9000 if index % 7 == 0 else 1500},
-                )  # fmt: skip
+                )
                 store_run(session, run, events)
                 if long:
                     ids["long_run"] = run.id
@@ -182,9 +238,12 @@ def seed(database_url: str, data_dir: Path) -> dict:
             generate(path, ARCHIVED_LOGS)
             environment = session.get(Environment, ids["environments"][0])
             record = import_now(  # as the import job does: visible with its stored analysis
-                session=session, environment=environment, path=path, filename="year_of_archived_logs.csv",
+                session=session,
+                environment=environment,
+                path=path,
+                filename="year_of_archived_logs.csv",
                 imported_by="bench",
-            )  # fmt: skip
+            )
         span = (record.last_time - record.first_time).days
         print(f"imported {record.rows_read:,} archived-log rows ({span} days) in {time.perf_counter() - started:.1f} s")
     engine.dispose()
@@ -217,9 +276,12 @@ def start_server(
     extra = {"REDOLAB_WEB_THREADS": str(threads)} if threads is not None else {}
     env = redolab_env(data_dir, REDOLAB_DATABASE_URL=database_url, REDOLAB_WORKER_ENABLED="false", **extra)
     process = subprocess.Popen(
-        [str(REDOLAB), "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=data_dir,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [str(REDOLAB), "serve", "--port", str(port), "--workers", str(workers)],
+        env=env,
+        cwd=data_dir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -236,9 +298,10 @@ def log_in(url: str) -> httpx.Client:
     client = httpx.Client(base_url=url, timeout=120)
     client.get("/login")
     response = client.post(
-        "/login", data={"username": "bench", "password": PASSWORD},
+        "/login",
+        data={"username": "bench", "password": PASSWORD},
         headers={"X-CSRFToken": client.cookies["csrftoken"], "Origin": url},
-    )  # fmt: skip
+    )
     if response.status_code != 303:
         raise RuntimeError(f"login failed: {response.status_code} {response.text[:200]}")
     token = client.post("/api/v1/auth/token", data={"username": "bench", "password": PASSWORD}).json()
@@ -384,21 +447,39 @@ def seed_watches(database_url: str, sizes: list[int], history_days: int) -> list
             started = time.perf_counter()
             environment = create_environment(session=session, env_in=EnvironmentCreate(name=f"watched {size:,} runs"))
             primary, standby = (
-                create_host(session=session, environment=environment, host_in=HostCreate(
-                    role=role, name=f"{role.value}-w{number + 1}", ssh_address=f"10.9.{number}.{i + 1}",
-                    ssh_user="oracle"))
+                create_host(
+                    session=session,
+                    environment=environment,
+                    host_in=HostCreate(
+                        role=role,
+                        name=f"{role.value}-w{number + 1}",
+                        ssh_address=f"10.9.{number}.{i + 1}",
+                        ssh_user="oracle",
+                    ),
+                )
                 for i, role in enumerate((HostRole.primary, HostRole.standby))
-            )  # fmt: skip
-            import_now(session=session, environment=environment, path=history,
-                       filename=f"{history_days}_days_of_archived_logs.csv", imported_by="bench")  # fmt: skip
+            )
+            import_now(
+                session=session,
+                environment=environment,
+                path=history,
+                filename=f"{history_days}_days_of_archived_logs.csv",
+                imported_by="bench",
+            )
             imported = time.perf_counter() - started
             now = utcnow()
             watch = Watch(
-                environment_id=environment.id, name="primary to standby", client_host_id=primary.id,
-                server_host_id=standby.id, path_label=f"{primary.name} -> {standby.name}", every_seconds=WATCH_EVERY,
-                duration_seconds=float(WATCH_INTERVALS), requested_by="bench", created_at=now - timedelta(
-                    seconds=WATCH_EVERY * size + 60), next_at=now + timedelta(seconds=WATCH_EVERY - 60),
-            )  # fmt: skip
+                environment_id=environment.id,
+                name="primary to standby",
+                client_host_id=primary.id,
+                server_host_id=standby.id,
+                path_label=f"{primary.name} -> {standby.name}",
+                every_seconds=WATCH_EVERY,
+                duration_seconds=float(WATCH_INTERVALS),
+                requested_by="bench",
+                created_at=now - timedelta(seconds=WATCH_EVERY * size + 60),
+                next_at=now + timedelta(seconds=WATCH_EVERY - 60),
+            )
             session.add(watch)
             session.flush()
             required = requirement_now(session, environment, watch)
@@ -408,22 +489,39 @@ def seed_watches(database_url: str, sizes: list[int], history_days: int) -> list
             verdicts, moments = [], []
             for index, factor in enumerate(check_factors(size, rng)):
                 at = now - timedelta(seconds=60 + WATCH_EVERY * (size - 1 - index))
-                events = run_events(templates, WATCH_INTERVALS, rng, scale=factor * required.bytes_per_second
-                                    / template_rate)  # fmt: skip
+                events = run_events(
+                    templates, WATCH_INTERVALS, rng, scale=factor * required.bytes_per_second / template_rate
+                )
                 end = json.loads(events[-1][1])["data"]
                 check = WatchCheck(watch_id=watch.id, at=at, status=CheckStatus.judged, run_ids=[])
                 session.add(check)
                 session.flush()
                 run = Run(
-                    environment_id=environment.id, client_host_id=primary.id, server_host_id=standby.id,
-                    client_host_name=primary.name, server_host_name=standby.name, mode="async", conns=1,
-                    message_bytes=watch.message_bytes, duration_seconds=float(WATCH_INTERVALS), interval_seconds=1.0,
-                    status=RunStatus.succeeded, requested_by=by, label=f"watch {watch.name}", tags=[],
-                    created_at=at, started_at=at, finished_at=at + timedelta(seconds=WATCH_INTERVALS),
-                    seconds=end["seconds"], bytes_sent=end["bytes_sent"], bytes_received=end["bytes_received"],
-                    bytes_per_second=end["bytes_per_second"], retransmits=0, watch_check_id=check.id,
+                    environment_id=environment.id,
+                    client_host_id=primary.id,
+                    server_host_id=standby.id,
+                    client_host_name=primary.name,
+                    server_host_name=standby.name,
+                    mode="async",
+                    conns=1,
+                    message_bytes=watch.message_bytes,
+                    duration_seconds=float(WATCH_INTERVALS),
+                    interval_seconds=1.0,
+                    status=RunStatus.succeeded,
+                    requested_by=by,
+                    label=f"watch {watch.name}",
+                    tags=[],
+                    created_at=at,
+                    started_at=at,
+                    finished_at=at + timedelta(seconds=WATCH_INTERVALS),
+                    seconds=end["seconds"],
+                    bytes_sent=end["bytes_sent"],
+                    bytes_received=end["bytes_received"],
+                    bytes_per_second=end["bytes_per_second"],
+                    retransmits=0,
+                    watch_check_id=check.id,
                     client_settings={"mtu_bytes": 1500},
-                )  # fmt: skip
+                )
                 summary = store_run(session, run, events)
                 verdict = verdict_of(run.bytes_per_second, required.bytes_per_second, watch.margin_ratio)
                 check.run_ids = [run.id]
@@ -443,9 +541,11 @@ def seed_watches(database_url: str, sizes: list[int], history_days: int) -> list
             watch.state_since = moments[changes[-1]] if changes else watch.created_at
             session.commit()
             tally = {v.value: verdicts.count(v) for v in dict.fromkeys(verdicts)}
-            print(f"environment {environment.id}: {rows:,} archived-log rows ({history_days} days) imported in "
-                  f"{imported:.1f} s; {size:,} checks and runs ({tally}; watch {watch.state.value} after "
-                  f"{watch.transitions} changes) in {time.perf_counter() - started - imported:.1f} s")  # fmt: skip
+            print(
+                f"environment {environment.id}: {rows:,} archived-log rows ({history_days} days) imported in "
+                f"{imported:.1f} s; {size:,} checks and runs ({tally}; watch {watch.state.value} after "
+                f"{watch.transitions} changes) in {time.perf_counter() - started - imported:.1f} s"
+            )
             out.append({"runs": size, "environment": environment.id, "watch": watch.id})
     engine.dispose()
     return out
@@ -484,10 +584,14 @@ def run_watches(args) -> int:
             process.terminate()
             process.wait(timeout=30)
     backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite"
-    print(f"\n{backend}, {args.workers} web process(es) of {threads} thread(s), 1 client, {seconds:.0f} s per "
-          f"environment's pages ({os.cpu_count()} CPUs)")  # fmt: skip
-    print(f"  {'page':<18} {'runs':>7} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>6} "
-          f"{'body':>9}  p95 < {TARGET_MS} ms")  # fmt: skip
+    print(
+        f"\n{backend}, {args.workers} web process(es) of {threads} thread(s), 1 client, {seconds:.0f} s per "
+        f"environment's pages ({os.cpu_count()} CPUs)"
+    )
+    print(
+        f"  {'page':<18} {'runs':>7} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>6} "
+        f"{'body':>9}  p95 < {TARGET_MS} ms"
+    )
     for name, _ in watch_pages(seeded[0]):
         for environment, result in zip(seeded, results, strict=True):
             values, errors = result["timings"][name], result["errors"][name]
@@ -500,8 +604,10 @@ def run_watches(args) -> int:
                 continue
             p50, p95, p99 = (percentile(values, p) * 1000 for p in (50, 95, 99))
             verdict = "yes" if p95 < TARGET_MS and not errors else "NO"
-            print(f"  {name:<18} {environment['runs']:>7,} {len(values):>8,} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f} "
-                  f"{errors:>6} {body:>9}  {verdict}")  # fmt: skip
+            print(
+                f"  {name:<18} {environment['runs']:>7,} {len(values):>8,} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f} "
+                f"{errors:>6} {body:>9}  {verdict}"
+            )
     return 0
 
 
@@ -509,18 +615,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", help="an empty database (default: SQLite in a scratch directory)")
     parser.add_argument("--workers", type=int, default=1, help="web processes (more than one: PostgreSQL)")
-    parser.add_argument("--seconds", type=float, help="per client count (default 30); with --watches per "
-                        "environment's pages (default 20)")  # fmt: skip
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        help="per client count (default 30); with --watches per environment's pages (default 20)",
+    )
     parser.add_argument("--clients", default="1,20", help="client counts, comma-separated")
     parser.add_argument(
-        "--web-threads", default="4",
+        "--web-threads",
+        default="4",
         help="REDOLAB_WEB_THREADS, comma-separated to compare several on the same data (e.g. 4,40)",
-    )  # fmt: skip
+    )
     parser.add_argument("--watches", action="store_true", help="the watch bench instead (see above)")
-    parser.add_argument("--watch-runs", default=WATCH_RUNS, help=f"with --watches: checks (one run each) per "
-                        f"environment, comma-separated (default {WATCH_RUNS})")  # fmt: skip
-    parser.add_argument("--history-days", type=int, default=HISTORY_DAYS,
-                        help=f"with --watches: days of archived logs per environment (default {HISTORY_DAYS})")  # fmt: skip
+    parser.add_argument(
+        "--watch-runs",
+        default=WATCH_RUNS,
+        help=f"with --watches: checks (one run each) per environment, comma-separated (default {WATCH_RUNS})",
+    )
+    parser.add_argument(
+        "--history-days",
+        type=int,
+        default=HISTORY_DAYS,
+        help=f"with --watches: days of archived logs per environment (default {HISTORY_DAYS})",
+    )
     args = parser.parse_args()
     if args.watches:
         return run_watches(args)
@@ -541,8 +658,11 @@ def main() -> int:
                 backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite"
                 for clients in (int(c) for c in args.clients.split(",")):
                     result = drive(base, paths, clients, args.seconds)
-                    report(f"{backend}, {args.workers} web process(es) of {threads} thread(s), {clients} client(s), "
-                           f"{args.seconds:.0f} s ({os.cpu_count()} CPUs)", result)  # fmt: skip
+                    report(
+                        f"{backend}, {args.workers} web process(es) of {threads} thread(s), {clients} client(s), "
+                        f"{args.seconds:.0f} s ({os.cpu_count()} CPUs)",
+                        result,
+                    )
             finally:
                 process.terminate()
                 process.wait(timeout=30)

@@ -50,8 +50,14 @@ def start(tree: Path, data_dir: Path) -> tuple[subprocess.Popen, int]:
     found = os.environ.get("UV") or shutil.which("uv")  # `uv run` names itself in $UV
     uv = [found] if found else ["python3", "-m", "uv"]
     command = [*uv, "run", "--project", str(tree), "redolab"]
-    subprocess.run([*command, "user", "create", "alice", "--password-stdin", "--role", "admin"],
-                   input=PASSWORD + "\n", text=True, env=env, check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [*command, "user", "create", "alice", "--password-stdin", "--role", "admin"],
+        input=PASSWORD + "\n",
+        text=True,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     port = free_port()
     server = subprocess.Popen(
         [*command, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -116,8 +122,10 @@ def phase(port: int, name: str, seconds: float, clients: int) -> None:
     for thread in threads:
         thread.join()
     finite = [x for x in latencies if x != float("inf")]
-    ms = {k: 1000 * v for k, v in
-          (("p50", statistics.median(finite)), ("p99", percentile(finite, 0.99)), ("max", max(finite)))}  # fmt: skip
+    ms = {
+        k: 1000 * v
+        for k, v in (("p50", statistics.median(finite)), ("p99", percentile(finite, 0.99)), ("max", max(finite)))
+    }
     logins = ", ".join(f"{status}: {count:,}" for status, count in sorted(answers.items(), key=str)) or "none"
     print(
         f"{name:9} /healthz n={len(latencies):,} p50 {ms['p50']:.1f} ms  p99 {ms['p99']:.1f} ms  "

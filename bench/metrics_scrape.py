@@ -59,28 +59,68 @@ def seed(database_url: str, environments: int, runs: int) -> None:
     started, now = time.perf_counter(), utcnow()
     per = runs // environments
     with make_sessionmaker(engine)() as session:
-        envs = [Environment(name=f"bench {n + 1}", platform="dataguard", transport_mode="ASYNC")
-                for n in range(environments)]  # fmt: skip
+        envs = [
+            Environment(name=f"bench {n + 1}", platform="dataguard", transport_mode="ASYNC")
+            for n in range(environments)
+        ]
         session.add_all(envs)
         session.flush()
         hosts = []
         for n, environment in enumerate(envs):
-            hosts.append([Host(environment_id=environment.id, role=role, node_number=1, name=f"{role}-{n + 1}",
-                               ssh_address=f"10.1.{n // 250}.{n % 250}", ssh_user="oracle")
-                          for role in ("primary", "standby")])  # fmt: skip
+            hosts.append(
+                [
+                    Host(
+                        environment_id=environment.id,
+                        role=role,
+                        node_number=1,
+                        name=f"{role}-{n + 1}",
+                        ssh_address=f"10.1.{n // 250}.{n % 250}",
+                        ssh_user="oracle",
+                    )
+                    for role in ("primary", "standby")
+                ]
+            )
         session.add_all([h for pair in hosts for h in pair])
         session.flush()
-        watches = [Watch(environment_id=e.id, name="pair", client_host_id=p.id, server_host_id=s.id,
-                         path_label=f"{p.name} -> {s.name}", every_seconds=900, state=WatchState.ok,
-                         requested_by="bench")
-                   for e, (p, s) in zip(envs, hosts, strict=True)]  # fmt: skip
-        clusters = [Watch(environment_id=e.id, name="cluster", all_node_pairs=True, path_label="all node pairs (1)",
-                          every_seconds=3600, state=WatchState.at_risk, requested_by="bench")
-                    for e in envs[::10]]  # fmt: skip
+        watches = [
+            Watch(
+                environment_id=e.id,
+                name="pair",
+                client_host_id=p.id,
+                server_host_id=s.id,
+                path_label=f"{p.name} -> {s.name}",
+                every_seconds=900,
+                state=WatchState.ok,
+                requested_by="bench",
+            )
+            for e, (p, s) in zip(envs, hosts, strict=True)
+        ]
+        clusters = [
+            Watch(
+                environment_id=e.id,
+                name="cluster",
+                all_node_pairs=True,
+                path_label="all node pairs (1)",
+                every_seconds=3600,
+                state=WatchState.at_risk,
+                requested_by="bench",
+            )
+            for e in envs[::10]
+        ]
         session.add_all(watches + clusters)
-        rehearsal = Rehearsal(environment_id=envs[0].id, window_kind="worst-60m", window_start=now, window_end=now,
-                              message_bytes=MB, slot_seconds=0.1, schedule_sha256="0" * 64, schedule_bytes=MB,
-                              schedule_seconds=60, schedule_text="", requested_by="bench")  # fmt: skip
+        rehearsal = Rehearsal(
+            environment_id=envs[0].id,
+            window_kind="worst-60m",
+            window_start=now,
+            window_end=now,
+            message_bytes=MB,
+            slot_seconds=0.1,
+            schedule_sha256="0" * 64,
+            schedule_bytes=MB,
+            schedule_seconds=60,
+            schedule_text="",
+            requested_by="bench",
+        )
         session.add(rehearsal)
         session.flush()
         for e in envs:
@@ -133,34 +173,71 @@ def seed(database_url: str, environments: int, runs: int) -> None:
             for i in range(per):
                 at = now - timedelta(hours=7 * i, minutes=rng.uniform(0, 60))
                 rate = rng.uniform(50, 400) * MB
-                checks.append({"watch_id": watch.id, "at": at, "status": CheckStatus.judged,
-                               "verdict": Verdict.ok, "measured_bytes_per_second": rate,
-                               "required_bytes_per_second": 100 * MB})  # fmt: skip
-                run_rows.append({
-                    "environment_id": e.id, "client_host_id": p.id, "server_host_id": s.id,
-                    "client_host_name": p.name, "server_host_name": s.name, "mode": "sync" if i % 5 == 0 else "async",
-                    "conns": 1, "message_bytes": MB, "duration_seconds": 10, "interval_seconds": 1,
-                    "requested_by": "bench", "status": RunStatus.succeeded, "bytes_per_second": rate, "label": "",
-                    "tags": [], "created_at": at, "started_at": at, "finished_at": at + timedelta(seconds=10),
-                })  # fmt: skip
+                checks.append(
+                    {
+                        "watch_id": watch.id,
+                        "at": at,
+                        "status": CheckStatus.judged,
+                        "verdict": Verdict.ok,
+                        "measured_bytes_per_second": rate,
+                        "required_bytes_per_second": 100 * MB,
+                    }
+                )
+                run_rows.append(
+                    {
+                        "environment_id": e.id,
+                        "client_host_id": p.id,
+                        "server_host_id": s.id,
+                        "client_host_name": p.name,
+                        "server_host_name": s.name,
+                        "mode": "sync" if i % 5 == 0 else "async",
+                        "conns": 1,
+                        "message_bytes": MB,
+                        "duration_seconds": 10,
+                        "interval_seconds": 1,
+                        "requested_by": "bench",
+                        "status": RunStatus.succeeded,
+                        "bytes_per_second": rate,
+                        "label": "",
+                        "tags": [],
+                        "created_at": at,
+                        "started_at": at,
+                        "finished_at": at + timedelta(seconds=10),
+                    }
+                )
         for cluster in clusters:
-            checks += [{"watch_id": cluster.id, "at": now - timedelta(hours=h), "status": CheckStatus.judged,
-                        "verdict": Verdict.at_risk, "measured_bytes_per_second": 105 * MB,
-                        "required_bytes_per_second": 100 * MB} for h in range(per)]  # fmt: skip
+            checks += [
+                {
+                    "watch_id": cluster.id,
+                    "at": now - timedelta(hours=h),
+                    "status": CheckStatus.judged,
+                    "verdict": Verdict.at_risk,
+                    "measured_bytes_per_second": 105 * MB,
+                    "required_bytes_per_second": 100 * MB,
+                }
+                for h in range(per)
+            ]
         # not measurements: a rehearsal's paced replay and failed runs (the scrape must leave them out)
         extra = [{**run_rows[0], "rehearsal_id": rehearsal.id, "bytes_per_second": MB},
                  {**run_rows[1], "status": RunStatus.failed}]  # fmt: skip
         session.execute(insert(WatchCheck), checks)
         session.execute(insert(Run), run_rows + extra)
         ids = session.scalars(select(Run.id).where(Run.mode == "sync")).all()
-        session.execute(insert(RunSummary), [{"run_id": i, "interval_count": 10, "ack_count": 1000,
-                                              "ack_p99_seconds": rng.uniform(0.001, 0.01)} for i in ids])  # fmt: skip
+        session.execute(
+            insert(RunSummary),
+            [
+                {"run_id": i, "interval_count": 10, "ack_count": 1000, "ack_p99_seconds": rng.uniform(0.001, 0.01)}
+                for i in ids
+            ],
+        )
         others = session.scalars(select(Run.id).where(Run.mode == "async")).all()
         session.execute(insert(RunSummary), [{"run_id": i, "interval_count": 10} for i in others])
         session.commit()
     engine.dispose()
-    print(f"seeded {environments} environments, {len(run_rows):,} runs, {len(checks):,} watch checks in "
-          f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+    print(
+        f"seeded {environments} environments, {len(run_rows):,} runs, {len(checks):,} watch checks in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
 
 
 def timed(call, repeat: int) -> list[float]:
@@ -175,8 +252,10 @@ def timed(call, repeat: int) -> list[float]:
 
 
 def line(label: str, times: list[float]) -> str:
-    return (f"  {label:<46} median {statistics.median(times) * 1000:7.1f} ms   "
-            f"p95 {percentile(times, 95) * 1000:7.1f} ms   ({len(times)} scrapes)")  # fmt: skip
+    return (
+        f"  {label:<46} median {statistics.median(times) * 1000:7.1f} ms   "
+        f"p95 {percentile(times, 95) * 1000:7.1f} ms   ({len(times)} scrapes)"
+    )
 
 
 def measure(database_url: str, data_dir: Path, repeat: int) -> None:
@@ -200,8 +279,14 @@ def measure(database_url: str, data_dir: Path, repeat: int) -> None:
     exposition_times = timed(exposition, repeat)
     engine.dispose()
 
-    settings = Settings(database_url=database_url, data_dir=data_dir / "var", secret_key="b" * 64,
-                        worker_enabled=False, metrics_token=SecretStr(TOKEN), _env_file=None)  # fmt: skip
+    settings = Settings(
+        database_url=database_url,
+        data_dir=data_dir / "var",
+        secret_key="b" * 64,
+        worker_enabled=False,
+        metrics_token=SecretStr(TOKEN),
+        _env_file=None,
+    )
     with TestClient(create_app(settings)) as client:
         headers = {"Authorization": f"Bearer {TOKEN}"}
 

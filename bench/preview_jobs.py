@@ -51,9 +51,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="redolab-bench-") as tmp:
         data = Path(tmp) / "var"
         settings = Settings(
-            database_url=f"sqlite:///{data}/redolab.db", data_dir=data, secret_key=secrets.token_urlsafe(48),
-            worker_enabled=False, preview_job_bytes=int(args.threshold_mib * MIB), _env_file=None,
-        )  # fmt: skip
+            database_url=f"sqlite:///{data}/redolab.db",
+            data_dir=data,
+            secret_key=secrets.token_urlsafe(48),
+            worker_enabled=False,
+            preview_job_bytes=int(args.threshold_mib * MIB),
+            _env_file=None,
+        )
         data.mkdir(parents=True)
         upgrade(make_engine(settings.database_url))
         app = create_app(settings)

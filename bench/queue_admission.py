@@ -43,8 +43,10 @@ from redolab.sweeps.bulk import BulkCancel, bulk_cancel
 def figures(name: str, samples: list[float]) -> None:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
-    print(f"{name:8} p50 {statistics.median(ordered) * 1000:7.2f} ms   p95 {p95 * 1000:7.2f} ms   "
-          f"max {ordered[-1] * 1000:7.2f} ms   ({len(ordered)} samples)")  # fmt: skip
+    print(
+        f"{name:8} p50 {statistics.median(ordered) * 1000:7.2f} ms   p95 {p95 * 1000:7.2f} ms   "
+        f"max {ordered[-1] * 1000:7.2f} ms   ({len(ordered)} samples)"
+    )
 
 
 def fill(session, environment, pairs, queued: int, users: int) -> None:
@@ -55,15 +57,26 @@ def fill(session, environment, pairs, queued: int, users: int) -> None:
     rows = []
     for number in range(queued):
         client, server = pairs[number % 2]
-        rows.append({**base, "requested_by": f"user{number % users}", "client_host_id": client.id,
-                     "server_host_id": server.id})  # fmt: skip
+        rows.append(
+            {**base, "requested_by": f"user{number % users}", "client_host_id": client.id, "server_host_id": server.id}
+        )
     session.execute(insert(Run), rows)
     runs = session.execute(select(Run.id, Run.requested_by, Run.client_host_id, Run.server_host_id)).all()
     session.execute(
         insert(Job),
-        [{"kind": "run", "run_id": r.id, "requested_by": r.requested_by, "client_host_id": r.client_host_id,
-          "server_host_id": r.server_host_id, "planned_seconds": 3610.0, "status": "queued"} for r in runs],
-    )  # fmt: skip
+        [
+            {
+                "kind": "run",
+                "run_id": r.id,
+                "requested_by": r.requested_by,
+                "client_host_id": r.client_host_id,
+                "server_host_id": r.server_host_id,
+                "planned_seconds": 3610.0,
+                "status": "queued",
+            }
+            for r in runs
+        ],
+    )
     session.commit()
 
 
@@ -80,8 +93,10 @@ def main() -> None:
     sessions = make_sessionmaker(engine)
     with sessions() as session:
         environment = make_environment(session)
-        hosts = [make_host(session, environment, name=f"h{n}", transport="local", role=role, node_number=n // 2 + 1)
-                 for n, role in enumerate(("primary", "standby", "primary", "standby"))]  # fmt: skip
+        hosts = [
+            make_host(session, environment, name=f"h{n}", transport="local", role=role, node_number=n // 2 + 1)
+            for n, role in enumerate(("primary", "standby", "primary", "standby"))
+        ]
         session.refresh(environment)
         pairs = [(hosts[0], hosts[1]), (hosts[2], hosts[3])]
         fill(session, environment, pairs, args.queued, args.users)
@@ -95,8 +110,10 @@ def main() -> None:
             started = time.perf_counter()
             found = place_of(session, run_id=run.id)
             place.append(time.perf_counter() - started)
-        print(f"{args.queued} queued jobs before; the last run waits behind {found.jobs_ahead} on its hosts, "
-              f"starting in about {found.seconds_ahead / 86400:.1f} days")  # fmt: skip
+        print(
+            f"{args.queued} queued jobs before; the last run waits behind {found.jobs_ahead} on its hosts, "
+            f"starting in about {found.seconds_ahead / 86400:.1f} days"
+        )
         figures("admit", admit)
         figures("place", place)
         started = time.perf_counter()

@@ -106,8 +106,9 @@ def path_counters(lab, stats: Path) -> dict:
     out["max_late_us"] = max(d["max_late_us"] for d in directions)
     out["tun_drops"] = 0
     for host in lab.hosts:
-        link = subprocess.run(in_ns(host.namespace, "ip", "-s", "-j", "link", "show", "wan0"), capture_output=True,
-                              text=True, check=True)  # fmt: skip
+        link = subprocess.run(
+            in_ns(host.namespace, "ip", "-s", "-j", "link", "show", "wan0"), capture_output=True, text=True, check=True
+        )
         stats64 = json.loads(link.stdout)[0]["stats64"]
         out["tun_drops"] += stats64["tx"]["dropped"] + stats64["rx"]["dropped"]
     return out
@@ -116,9 +117,11 @@ def path_counters(lab, stats: Path) -> dict:
 def describe_path(before: dict, after: dict, retransmits: int) -> str:
     """One line: TCP's retransmits beside the lab's own counters over one run."""
     d = {key: after[key] - before[key] for key in before if key != "max_late_us"}
-    return (f"retransmits {retransmits}; delay line: {d['queue_drops']} bottleneck tail drops, {d['lost']} random "
-            f"losses, {d['ring_full_drops']} ring-full drops, {d['late_packets']} deliveries > 1 ms late (largest "
-            f"{after['max_late_us'] / 1000:.1f} ms since up); TUN drops {d['tun_drops']}")  # fmt: skip
+    return (
+        f"retransmits {retransmits}; delay line: {d['queue_drops']} bottleneck tail drops, {d['lost']} random "
+        f"losses, {d['ring_full_drops']} ring-full drops, {d['late_packets']} deliveries > 1 ms late (largest "
+        f"{after['max_late_us'] / 1000:.1f} ms since up); TUN drops {d['tun_drops']}"
+    )
 
 
 def probe(lab, client_args: list[str], port: int, keep: Path | None = None, name: str = "",
@@ -163,10 +166,12 @@ def describe_warmup(events: list[dict]) -> str:
     start = next(e["data"] for e in events if e["event"] == "start")
     if not start.get("warmup_seconds"):
         return "  warm-up: none (the replay starts on a new connection, in slow start)"
-    return (f"  warm-up before time zero (filler, not redo, left out of every figure): "
-            f"{start['warmup_sent_seconds']:.2f} s at full speed, {start['warmup_bytes'] / MIB:.1f} MiB, "
-            f"{start['warmup_retransmits']} retransmits; all counted by the server "
-            f"{start['warmup_drain_seconds'] * 1000:.1f} ms later{'' if start['warmup_drained'] else ' (NOT all)'}")  # fmt: skip
+    return (
+        f"  warm-up before time zero (filler, not redo, left out of every figure): "
+        f"{start['warmup_sent_seconds']:.2f} s at full speed, {start['warmup_bytes'] / MIB:.1f} MiB, "
+        f"{start['warmup_retransmits']} retransmits; all counted by the server "
+        f"{start['warmup_drain_seconds'] * 1000:.1f} ms later{'' if start['warmup_drained'] else ' (NOT all)'}"
+    )
 
 
 def backlogged_throughput(events: list[dict]) -> float:
@@ -188,11 +193,18 @@ def main() -> int:
         default="cubic",
         help="TCP congestion control of every probe run (default cubic; 'default': the namespaces' own)",
     )
-    parser.add_argument("--warmup", type=float, default=1.0,
-                        help="seconds of filler before each replay's time zero (redoprobe --warmup; default 1, 0: none)")  # fmt: skip
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=1.0,
+        help="seconds of filler before each replay's time zero (redoprobe --warmup; default 1, 0: none)",
+    )
     parser.add_argument("--keep", type=Path, help="store every run's events (JSON lines) in this directory")
-    parser.add_argument("--no-realtime", action="store_true",
-                        help="leave the delay line at normal priority (default: SCHED_FIFO 10, see below)")  # fmt: skip
+    parser.add_argument(
+        "--no-realtime",
+        action="store_true",
+        help="leave the delay line at normal priority (default: SCHED_FIFO 10, see below)",
+    )
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("needs root (network namespaces, TUN devices)", file=sys.stderr)
@@ -227,36 +239,55 @@ def main() -> int:
     congestion = [] if args.congestion == "default" else ["--congestion", args.congestion]
     replay = ["--schedule", str(schedule_file), "--speedup", f"{args.speedup:g}", "--warmup", f"{args.warmup:g}",
               *congestion]  # fmt: skip
-    print(f"# {window.label}; {schedule.line_count:,} slots of 0.1 s, {schedule.total_bytes / MIB:,.0f} MiB; "
-          f"replayed {args.speedup:g}x compressed ({schedule.seconds / args.speedup:.0f} s); RTT 20 ms; "
-          f"{MESSAGE_BYTES // 1024} KiB messages; congestion control {args.congestion}; {priority}")  # fmt: skip
+    print(
+        f"# {window.label}; {schedule.line_count:,} slots of 0.1 s, {schedule.total_bytes / MIB:,.0f} MiB; "
+        f"replayed {args.speedup:g}x compressed ({schedule.seconds / args.speedup:.0f} s); RTT 20 ms; "
+        f"{MESSAGE_BYTES // 1024} KiB messages; congestion control {args.congestion}; {priority}"
+    )
     try:
         for host in lab.hosts:
-            subprocess.run(in_ns(host.namespace, "sysctl", "-q", "-w", "net.ipv4.tcp_rmem=4096 131072 33554432",
-                                 "net.ipv4.tcp_wmem=4096 16384 33554432"), check=True)  # fmt: skip
+            subprocess.run(
+                in_ns(
+                    host.namespace,
+                    "sysctl",
+                    "-q",
+                    "-w",
+                    "net.ipv4.tcp_rmem=4096 131072 33554432",
+                    "net.ipv4.tcp_wmem=4096 16384 33554432",
+                ),
+                check=True,
+            )
         # as a plan run: long enough to leave slow start behind
         plain = end_of(probe(lab, ["--duration", "30", *congestion], 5311, args.keep, "case1-plain", paths.stats))
         capacity = plain["bytes_received"] / plain["seconds"]
         burst = max(r for _, _, r in requirement.threads[1].replay) * args.speedup
-        print(f"case 1: limit {args.limit_mbit:g} Mbit/s; one stream measured {capacity / MIB:.1f} MiB/s "
-              f"({plain['retransmits']} retransmits in {plain['seconds']:.0f} s); the burst replays at "
-              f"{burst / MIB:.1f} MiB/s")  # fmt: skip
+        print(
+            f"case 1: limit {args.limit_mbit:g} Mbit/s; one stream measured {capacity / MIB:.1f} MiB/s "
+            f"({plain['retransmits']} retransmits in {plain['seconds']:.0f} s); the burst replays at "
+            f"{burst / MIB:.1f} MiB/s"
+        )
         replayed = probe(lab, replay, 5312, args.keep, "case1-replay", paths.stats)
         print(describe_warmup(replayed))
         measured = end_of(replayed)
         predicted = predict_rehearsal(requirement, window, drain_bytes_per_second=capacity, speedup=args.speedup)
         comparison = compare(measured["max_lag_seconds"], predicted.max_lag_seconds, drain_bytes_per_second=capacity)
         print(f"{'':10s} {'largest lag s':>14s} {'largest backlog MiB':>20s} {'drain s':>8s} {'drained':>8s}")
-        print(f"{'measured':10s} {measured['max_lag_seconds']:14.2f} {measured['max_backlog_bytes'] / MIB:20.1f} "
-              f"{measured['drain_seconds'] or float('nan'):8.1f} {measured['drained']!s:>8s}")  # fmt: skip
-        print(f"{'model':10s} {predicted.max_lag_seconds:14.2f} {predicted.max_backlog_bytes / MIB:20.1f} "
-              f"{predicted.drain_seconds or float('nan'):8.1f} {predicted.drained!s:>8s}")  # fmt: skip
+        print(
+            f"{'measured':10s} {measured['max_lag_seconds']:14.2f} {measured['max_backlog_bytes'] / MIB:20.1f} "
+            f"{measured['drain_seconds'] or float('nan'):8.1f} {measured['drained']!s:>8s}"
+        )
+        print(
+            f"{'model':10s} {predicted.max_lag_seconds:14.2f} {predicted.max_backlog_bytes / MIB:20.1f} "
+            f"{predicted.drain_seconds or float('nan'):8.1f} {predicted.drained!s:>8s}"
+        )
         print(f"measured / model: {comparison.ratio:.3f} ({comparison.disagreement_ratio:+.1%}; target within 15 %)")
         carried = backlogged_throughput(replayed)
         own = predict_rehearsal(requirement, window, drain_bytes_per_second=carried, speedup=args.speedup)
-        print(f"while backlogged the stream carried {carried / MIB:.1f} MiB/s (plain run {capacity / MIB:.1f}); "
-              f"the model at that rate: largest lag {own.max_lag_seconds:.2f} s, measured / that "
-              f"{measured['max_lag_seconds'] / own.max_lag_seconds:.3f} (a diagnosis, not the target)")  # fmt: skip
+        print(
+            f"while backlogged the stream carried {carried / MIB:.1f} MiB/s (plain run {capacity / MIB:.1f}); "
+            f"the model at that rate: largest lag {own.max_lag_seconds:.2f} s, measured / that "
+            f"{measured['max_lag_seconds'] / own.max_lag_seconds:.3f} (a diagnosis, not the target)"
+        )
 
         control.change(paths, wan(args.high_mbit))
         high = end_of(probe(lab, ["--duration", "10", *congestion], 5313, args.keep, "case2-plain", paths.stats))
@@ -269,17 +300,21 @@ def main() -> int:
         slowest = min(r for _, _, r in requirement.threads[1].replay) * args.speedup
         message_time = max(MESSAGE_BYTES / slowest, MESSAGE_BYTES / high_rate)
         bound = message_time + 0.020
-        print(f"case 2: limit {args.high_mbit:g} Mbit/s, one stream {high_rate / MIB:.1f} MiB/s, above the "
-              f"{burst / MIB:.1f} MiB/s burst: largest lag {measured['max_lag_seconds'] * 1000:.1f} ms (at "
-              f"{measured['max_lag_at_seconds']:.3f} s) against one message time ({message_time * 1000:.1f} ms) + "
-              f"one RTT = {bound * 1000:.1f} ms: {'met' if measured['max_lag_seconds'] <= bound else 'NOT met'}")  # fmt: skip
+        print(
+            f"case 2: limit {args.high_mbit:g} Mbit/s, one stream {high_rate / MIB:.1f} MiB/s, above the "
+            f"{burst / MIB:.1f} MiB/s burst: largest lag {measured['max_lag_seconds'] * 1000:.1f} ms (at "
+            f"{measured['max_lag_at_seconds']:.3f} s) against one message time ({message_time * 1000:.1f} ms) + "
+            f"one RTT = {bound * 1000:.1f} ms: {'met' if measured['max_lag_seconds'] <= bound else 'NOT met'}"
+        )
         # what the lag is made of: a message leaves once generated (message / the slowest generation
         # rate), and a loss repaired by a retransmission timeout (>= 200 ms) shows whole
         lags = sorted(e["data"]["lag_seconds"] for e in replayed if e["event"] == "interval")
-        print(f"  interval lags: median {lags[len(lags) // 2] * 1000:.1f} ms, {sum(lag > bound for lag in lags)} of "
-              f"{len(lags)} above the bound; a message generated at the slowest rate ({slowest / MIB:.1f} MiB/s) "
-              f"takes {MESSAGE_BYTES / slowest * 1000:.1f} ms; retransmits: replay {measured['retransmits']}, "
-              f"plain run {high['retransmits']}")  # fmt: skip
+        print(
+            f"  interval lags: median {lags[len(lags) // 2] * 1000:.1f} ms, {sum(lag > bound for lag in lags)} of "
+            f"{len(lags)} above the bound; a message generated at the slowest rate ({slowest / MIB:.1f} MiB/s) "
+            f"takes {MESSAGE_BYTES / slowest * 1000:.1f} ms; retransmits: replay {measured['retransmits']}, "
+            f"plain run {high['retransmits']}"
+        )
     finally:
         control.down(paths)
         shutil.rmtree(workdir, ignore_errors=True)

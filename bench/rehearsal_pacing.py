@@ -222,16 +222,34 @@ def run_iperf3(bits_per_second: str, seconds: int, conns: int, message_size: str
     """iperf3 -c -b RATE -l SIZE -P CONNS -t SECONDS: the same bytes in the same sends over the same
     time as the replay, paced by iperf3 (its --pacing-timer, 1 ms by default)."""
     port = free_port()
-    server = subprocess.Popen([*pinned(1), "iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        [*pinned(1), "iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     time.sleep(0.3)  # listening by then; a connection to find out would be its one client (-1)
     # redoprobe reads a bare number as bytes; parse_size wants a unit (and reads K, M as 1024-based, as both tools do)
     size = message_size if message_size.isdigit() else str(parse_size(message_size))
     client = subprocess.Popen(
-        [*pinned(0), "iperf3", "-c", "127.0.0.1", "-p", str(port), "-b", bits_per_second, "-l", size, "-P", str(conns),
-         "-t", str(seconds), "-J"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        [
+            *pinned(0),
+            "iperf3",
+            "-c",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-b",
+            bits_per_second,
+            "-l",
+            size,
+            "-P",
+            str(conns),
+            "-t",
+            str(seconds),
+            "-J",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     out = client.stdout.read()
     _, status, usage = os.wait4(client.pid, 0)
     client.returncode = os.waitstatus_to_exitcode(status)
@@ -269,8 +287,9 @@ def repetition(path: Path, slots, rate: float, seconds: int, common: list[str], 
     for interval in whole:
         expected = scheduled_in(slots, interval["start_seconds"], interval["end_seconds"])
         errors.append(abs(interval["bytes_received"] - expected) / expected * 100)
-    return Repetition(replay, as_long, streaming, paced, done.get("peer"), statistics.median(errors), max(errors),
-                      len(whole))  # fmt: skip
+    return Repetition(
+        replay, as_long, streaming, paced, done.get("peer"), statistics.median(errors), max(errors), len(whole)
+    )
 
 
 def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float] | None:
@@ -372,9 +391,12 @@ def main() -> int:
             f"{rate:>6g} MiB/s  {median_of(reps, lambda r: r.replay.cpu_per_gib):>7.3f}  "
             f"{median_of(reps, lambda r: r.paced.cpu_per_gib):>7.3f}  "
             f"{ratio_text([r.replay.cpu_per_gib / r.paced.cpu_per_gib for r in reps]):>22}  "
-            + (f"{median_of(reps, lambda r: r.peer.cpu_per_gib):>9.3f}  "
-               f"{ratio_text([r.replay.cpu_per_gib / r.peer.cpu_per_gib for r in reps]):>22}  " if peer else
-               f"{'-':>9}  {'-':>22}  ")
+            + (
+                f"{median_of(reps, lambda r: r.peer.cpu_per_gib):>9.3f}  "
+                f"{ratio_text([r.replay.cpu_per_gib / r.peer.cpu_per_gib for r in reps]):>22}  "
+                if peer
+                else f"{'-':>9}  {'-':>22}  "
+            )
             + f"{median_of(reps, lambda r: r.streaming.cpu_per_gib):>7.3f}  "
             f"{ratio_text([r.replay.cpu_per_gib / r.streaming.cpu_per_gib for r in reps]):>22}  "
             f"{median_of(reps, lambda r: r.streaming_as_long.end['bytes_per_second'] / MIB):>13.0f}  "
@@ -382,7 +404,7 @@ def main() -> int:
             f"{median_of(reps, lambda r: r.streaming.softirq_per_gib):>7.3f}  "
             f"{median_of(reps, lambda r: r.replay.server_cpu_per_gib):>14.3f}  "
             f"{median_of(reps, lambda r: r.streaming.server_cpu_per_gib):>7.3f}"
-        )  # fmt: skip
+        )
     return 0
 
 

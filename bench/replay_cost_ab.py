@@ -85,8 +85,10 @@ def main() -> int:
     first = names[0]
     for name in names:
         ratios = [a / b for a, b in zip(figures[name], figures[first], strict=True)]
-        print(f"{name:>10}: median {statistics.median(figures[name]):.3f} s/GiB, / {first} median "
-              f"{statistics.median(ratios):.2f} [{min(ratios):.2f} - {max(ratios):.2f}]")  # fmt: skip
+        print(
+            f"{name:>10}: median {statistics.median(figures[name]):.3f} s/GiB, / {first} median "
+            f"{statistics.median(ratios):.2f} [{min(ratios):.2f} - {max(ratios):.2f}]"
+        )
     return 0
 
 

@@ -67,8 +67,9 @@ def profile(kind: str, schedule: Path, seconds: int, bits: str, frequency: int, 
         data = Path(work) / "perf.data"
         perf = ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "-g", "-o", str(data), "--"]
         run = pacing.run_pair(args, client_prefix=perf)
-        script = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,sym"], capture_output=True,
-                                text=True, check=True).stdout  # fmt: skip
+        script = subprocess.run(
+            ["perf", "script", "-i", str(data), "-F", "ip,sym"], capture_output=True, text=True, check=True
+        ).stdout
     counts = dict.fromkeys([*CATEGORIES, "probe code", "other"], 0)
     for block in script.split("\n\n"):
         if block.strip():
@@ -99,8 +100,10 @@ def profile_all(args: argparse.Namespace, schedule: Path) -> int:
     pacing.constant_schedule(schedule, args.rate, args.seconds, 1)
     bits = str(round(args.rate * pacing.MIB * 8))
     names = [*CATEGORIES, "probe code", "other"]
-    print(f"# {args.rate:g} MiB/s, {args.seconds} s runs, {args.message_size} sends, cpu-clock at {args.frequency} "
-          f"Hz; each run's CPU s/GiB by where its samples fell, and in all")  # fmt: skip
+    print(
+        f"# {args.rate:g} MiB/s, {args.seconds} s runs, {args.message_size} sends, cpu-clock at {args.frequency} "
+        f"Hz; each run's CPU s/GiB by where its samples fell, and in all"
+    )
     print(f"{'run':>10} " + " ".join(f"{n:>12}" for n in names) + f" {'CPU s/GiB':>10}")
     kinds = ["replay", "rate"]
     for k in range(args.repeat):

@@ -95,9 +95,12 @@ def main() -> None:
             ):
                 started = time.perf_counter()
                 runs = service.import_results(
-                    session=session, environment=environment, import_in=import_in, files=[(name, data)],
+                    session=session,
+                    environment=environment,
+                    import_in=import_in,
+                    files=[(name, data)],
                     requested_by="bench",
-                )  # fmt: skip
+                )
                 elapsed = time.perf_counter() - started
                 mib = len(data) / 2**20
                 print(

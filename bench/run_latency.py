@@ -60,9 +60,15 @@ def set_up(client: httpx.Client, sshd: services.SshServer) -> tuple[int, int, in
     for role, name in (("primary", "p1"), ("standby", "s1")):
         host = client.post(
             f"{base}/hosts",
-            json={"role": role, "name": name, "ssh_address": "127.0.0.1", "ssh_port": sshd.port,
-                  "ssh_user": sshd.user, "credential_id": credential["id"]},
-        ).json()  # fmt: skip
+            json={
+                "role": role,
+                "name": name,
+                "ssh_address": "127.0.0.1",
+                "ssh_port": sshd.port,
+                "ssh_user": sshd.user,
+                "credential_id": credential["id"],
+            },
+        ).json()
         client.put(f"{base}/hosts/{host['id']}/host-key", json={"fingerprint": sshd.host_key_fingerprint})
         ids.append(host["id"])
     return env["id"], ids[0], ids[1]
@@ -74,9 +80,13 @@ def api_latency(client, env_id, client_id, server_id, repetitions) -> list[float
         started = time.monotonic()
         run = client.post(
             f"/api/v1/environments/{env_id}/runs",
-            json={"client_host_id": client_id, "server_host_id": server_id, "duration_seconds": 2,
-                  "interval_seconds": 0.5},
-        ).json()  # fmt: skip
+            json={
+                "client_host_id": client_id,
+                "server_host_id": server_id,
+                "duration_seconds": 2,
+                "interval_seconds": 0.5,
+            },
+        ).json()
         while True:
             events = client.get(f"/api/v1/runs/{run['id']}/events").json()
             if any(e["role"] == "client" and e["event"] == "interval" for e in events):
@@ -125,9 +135,13 @@ def worker_overhead(client, server, env_id, client_id, server_id) -> tuple[float
     before = cpu_seconds(server.process.pid)
     run = client.post(
         f"/api/v1/environments/{env_id}/runs",
-        json={"client_host_id": client_id, "server_host_id": server_id, "duration_seconds": 10,
-              "interval_seconds": 0.1},
-    ).json()  # fmt: skip
+        json={
+            "client_host_id": client_id,
+            "server_host_id": server_id,
+            "duration_seconds": 10,
+            "interval_seconds": 0.1,
+        },
+    ).json()
     finished = wait_finished(client, run["id"])
     used = cpu_seconds(server.process.pid) - before
     events = client.get(f"/api/v1/runs/{run['id']}/events").json()
@@ -145,8 +159,13 @@ def main() -> int:
     data = Path(tempfile.mkdtemp(prefix="redolab-bench-"))
     subprocess.run(
         [str(services.REDOLAB), "user", "create", "admin", "--role", "admin", "--password-stdin"],
-        input=PASSWORD + "\n", text=True, env=services.redolab_env(data), cwd=data, check=True, capture_output=True,
-    )  # fmt: skip
+        input=PASSWORD + "\n",
+        text=True,
+        env=services.redolab_env(data),
+        cwd=data,
+        check=True,
+        capture_output=True,
+    )
     server = services.start_redolab(data)
     try:
         with httpx.Client(base_url=server.url, timeout=30) as client:

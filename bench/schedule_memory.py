@@ -90,8 +90,10 @@ def main() -> int:
             count = write_schedule(path, threads, slots, stagger)
             rss, last = measure(binary, path)
             ended = "a connect error (read whole)" if '"connect"' in last else last[:60]
-            print(f"{name:<28} {count:>11,} {path.stat().st_size / MIB:>9.0f} {rss / MIB:>13.1f} "
-                  f"{(rss - baseline) / count:>7.1f}  {ended}")  # fmt: skip
+            print(
+                f"{name:<28} {count:>11,} {path.stat().st_size / MIB:>9.0f} {rss / MIB:>13.1f} "
+                f"{(rss - baseline) / count:>7.1f}  {ended}"
+            )
             path.unlink()
     return 0
 
