@@ -14,12 +14,14 @@ from redolab.watches.handler import DELIVERIES, DUE_WATCHES, JUDGE_CHECK
 
 AFTER_RUN = (RECORD_RESULT, JUDGE_CHECK, CLUSTER_SUM)  # as each run ends, in this order
 
-HANDLERS = by_kind([
-    RunHandler(AFTER_RUN),
-    SweepHandler(AFTER_RUN),
-    DiskHandler(),
-    ImportHandler(),
-    PreviewHandler(),
-    CollectionHandler(),
-])  # fmt: skip
+HANDLERS = by_kind(
+    [
+        RunHandler(AFTER_RUN),
+        SweepHandler(AFTER_RUN),
+        DiskHandler(),
+        ImportHandler(),
+        PreviewHandler(),
+        CollectionHandler(),
+    ]
+)
 DUTIES = (ABANDONED_IMPORTS, DUE_SCHEDULES, DUE_COLLECTIONS, DUE_WATCHES, DELIVERIES)

@@ -229,9 +229,14 @@ async def check_login(request, username: str, password: str, *, action: str = "l
     def write(outcome: str, status_code: int, detail: str | None = None) -> None:
         with sessions() as session:
             audit.record(
-                session, action=action, username=username, client=address,
-                outcome=outcome, status_code=status_code, detail=detail,
-            )  # fmt: skip
+                session,
+                action=action,
+                username=username,
+                client=address,
+                outcome=outcome,
+                status_code=status_code,
+                detail=detail,
+            )
 
     try:
         await anyio.to_thread.run_sync(guard.begin, username, address)  # a database call

@@ -25,15 +25,22 @@ def monitoring_figure(monitoring, zone: str = "UTC") -> str | None:
         return None
     spans = monitoring.spans[-MAX_SPANS:] or [(monitoring.samples[0][0], monitoring.samples[-1][0])]
     columns = len(spans)
-    figure = make_subplots(rows=2, cols=columns, shared_yaxes=True, vertical_spacing=0.12, horizontal_spacing=0.04,
-                           specs=[[{"secondary_y": True}] * columns, [{}] * columns])  # fmt: skip
+    figure = make_subplots(
+        rows=2,
+        cols=columns,
+        shared_yaxes=True,
+        vertical_spacing=0.12,
+        horizontal_spacing=0.04,
+        specs=[[{"secondary_y": True}] * columns, [{}] * columns],
+    )
     column = _column_of(spans)
     budget = max(50, MAX_POINTS // max(1, len(monitoring.stretches)))
     colours = {id(view): _PAIR_COLOURS[n % len(_PAIR_COLOURS)] for n, view in enumerate(monitoring.pairs)}
     for view, part in monitoring.stretches:
         if column(part[0][0]) is not None:
-            _pair_traces(figure, view, _thin(part, budget), colours.get(id(view), _PAIR_COLOURS[0]), zone,
-                         column(part[0][0]))  # fmt: skip
+            _pair_traces(
+                figure, view, _thin(part, budget), colours.get(id(view), _PAIR_COLOURS[0]), zone, column(part[0][0])
+            )
     for label, rates in monitoring.rates_by_pair.items():
         by_column: dict[int, list] = {}
         for rate in rates[-MAX_POINTS:]:
@@ -41,9 +48,19 @@ def monitoring_figure(monitoring, zone: str = "UTC") -> str | None:
                 by_column.setdefault(at, []).append(rate)
         for at, found in by_column.items():
             x, y = _steps(found, zone)
-            figure.add_trace(go.Scatter(x=x, y=y, name=f"{label}: log generation (MiB/s)", mode="lines",
-                                        line={"shape": "hv"}, legendgroup=label, showlegend=at == min(by_column)),
-                             row=2, col=at)  # fmt: skip
+            figure.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=y,
+                    name=f"{label}: log generation (MiB/s)",
+                    mode="lines",
+                    line={"shape": "hv"},
+                    legendgroup=label,
+                    showlegend=at == min(by_column),
+                ),
+                row=2,
+                col=at,
+            )
     _congestion(figure, monitoring, column, zone)
     _axes(figure, spans, zone)
     return figure_json(figure)
@@ -65,10 +82,19 @@ def _congestion(figure, monitoring, column, zone: str) -> None:
     flags = [flag for flag in monitoring.flags if flag.what == "congested" and column(flag.at) is not None]
     for at in sorted({column(flag.at) for flag in flags}):
         marks = [flag for flag in flags if column(flag.at) == at]
-        figure.add_trace(go.Scatter(x=[wall_clock(f.at, zone) for f in marks], y=[0] * len(marks), name="congested",
-                                    mode="markers", marker={"symbol": "x", "size": 10, "color": "#b91c1c"},
-                                    legendgroup="congested", showlegend=at == min(column(f.at) for f in flags)),
-                         row=1, col=at)  # fmt: skip
+        figure.add_trace(
+            go.Scatter(
+                x=[wall_clock(f.at, zone) for f in marks],
+                y=[0] * len(marks),
+                name="congested",
+                mode="markers",
+                marker={"symbol": "x", "size": 10, "color": "#b91c1c"},
+                legendgroup="congested",
+                showlegend=at == min(column(f.at) for f in flags),
+            ),
+            row=1,
+            col=at,
+        )
 
 
 def _axes(figure, spans, zone: str) -> None:
@@ -76,8 +102,14 @@ def _axes(figure, spans, zone: str) -> None:
     figure.update_yaxes(title_text="log gap (MiB)", row=1, col=1, secondary_y=False, rangemode="tozero")
     figure.update_yaxes(title_text="log generation (MiB/s)", row=2, col=1, rangemode="tozero")
     for number, (start, _) in enumerate(spans, 1):
-        figure.update_yaxes(title_text="receive buffer (%)" if number == len(spans) else None, range=[0, 105],
-                            row=1, col=number, secondary_y=True, showticklabels=number == len(spans))  # fmt: skip
+        figure.update_yaxes(
+            title_text="receive buffer (%)" if number == len(spans) else None,
+            range=[0, 105],
+            row=1,
+            col=number,
+            secondary_y=True,
+            showticklabels=number == len(spans),
+        )
         for row in (1, 2):
             figure.update_xaxes(type="date", showticklabels=True, row=row, col=number, nticks=4)
         shown = wall_clock(start, zone)
@@ -101,9 +133,19 @@ def _pair_traces(figure, view, part, colour: str, zone: str, column: int = 1) ->
         if not points:
             continue
         values = [value if axis else value / MIB for _, value in points]
-        figure.add_trace(go.Scatter(x=[wall_clock(at, zone) for at, _ in points], y=values, name=f"{name}: {what}",
-                                    mode="lines+markers", line=style, legendgroup=name),
-                         row=1, col=column, secondary_y=axis)  # fmt: skip
+        figure.add_trace(
+            go.Scatter(
+                x=[wall_clock(at, zone) for at, _ in points],
+                y=values,
+                name=f"{name}: {what}",
+                mode="lines+markers",
+                line=style,
+                legendgroup=name,
+            ),
+            row=1,
+            col=column,
+            secondary_y=axis,
+        )
 
 
 def _thin(part, budget: int):
@@ -135,14 +177,29 @@ def calculator_figure(calculator, zone: str = "UTC") -> str | None:
         return None
     rows = calculator.rows
     if len(rows) > MAX_POINTS:  # keep the intervals nearest their limits: they are the story
-        rows = sorted(sorted(rows, key=lambda r: r.rate_bytes_per_second / r.limits["SYNC"])[-MAX_POINTS:],
-                      key=lambda r: r.start)  # fmt: skip
+        rows = sorted(
+            sorted(rows, key=lambda r: r.rate_bytes_per_second / r.limits["SYNC"])[-MAX_POINTS:], key=lambda r: r.start
+        )
     times = [wall_clock(row.start, zone) for row in rows]
     figure = go.Figure()
-    figure.add_trace(go.Scatter(x=times, y=[r.rate_bytes_per_second / MIB for r in rows], name="log rate",
-                                mode="markers", marker={"color": "#111827", "size": 6}))  # fmt: skip
+    figure.add_trace(
+        go.Scatter(
+            x=times,
+            y=[r.rate_bytes_per_second / MIB for r in rows],
+            name="log rate",
+            mode="markers",
+            marker={"color": "#111827", "size": 6},
+        )
+    )
     for mode, colour in _COLOURS.items():
-        figure.add_trace(go.Scatter(x=times, y=[r.limits[mode] / MIB for r in rows], name=f"{mode} limit",
-                                    mode="lines", line={"color": colour, "shape": "hv"}))  # fmt: skip
+        figure.add_trace(
+            go.Scatter(
+                x=times,
+                y=[r.limits[mode] / MIB for r in rows],
+                name=f"{mode} limit",
+                mode="lines",
+                line={"color": colour, "shape": "hv"},
+            )
+        )
     figure.update_layout(**{**LAYOUT, "height": 360}, yaxis_title="MiB/s", xaxis_title=f"interval start ({zone})")
     return figure_json(figure)

@@ -183,10 +183,14 @@ def distribution_figure(charts: HistoryCharts) -> str | None:
     ranges = [f"{a / MIB:,.2f}–{b / MIB:,.2f}" for a, b in pairwise(edges)]
     figure = go.Figure(
         go.Bar(
-            x=centres, y=counts, width=widths, name="logs", customdata=ranges,
+            x=centres,
+            y=counts,
+            width=widths,
+            name="logs",
+            customdata=ranges,
             hovertemplate="%{customdata} MiB/s: %{y:,} rows<extra></extra>",
         )
-    )  # fmt: skip
+    )
     figure.update_layout(**{**_LAYOUT, "height": 280}, xaxis_title="redo rate (MiB/s)", yaxis_title="count")
     return figure_json(figure)
 

@@ -66,26 +66,50 @@ def rehearsal_figure(series: dict, predicted: PredictedRehearsal | None = None) 
     and received; the backlog (MiB); the transport lag (s), each with the model's line when given."""
     s = rehearsal_series(series)
     x, lag, backlog, generated, sent, received = _thinned(
-        s["end_seconds"], s["lag_seconds"], s["backlog_bytes"], s["generated_bytes"], s["sent_bytes"],
-        s["received_bytes"], peaks_too=1,
-    )  # fmt: skip
+        s["end_seconds"],
+        s["lag_seconds"],
+        s["backlog_bytes"],
+        s["generated_bytes"],
+        s["sent_bytes"],
+        s["received_bytes"],
+        peaks_too=1,
+    )
     figure = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07)
     for y, name, width in ((generated, "generated", 3), (sent, "sent", 1), (received, "received", 2)):
         figure.add_trace(
-            go.Scatter(x=x, y=y / MIB, name=f"{name} (MiB)", mode="lines", line={"width": width},
-                       hovertemplate="%{y:,.1f} MiB at %{x:,.1f} s<extra>%{fullData.name}</extra>"),
-            row=1, col=1,
-        )  # fmt: skip
+            go.Scatter(
+                x=x,
+                y=y / MIB,
+                name=f"{name} (MiB)",
+                mode="lines",
+                line={"width": width},
+                hovertemplate="%{y:,.1f} MiB at %{x:,.1f} s<extra>%{fullData.name}</extra>",
+            ),
+            row=1,
+            col=1,
+        )
     figure.add_trace(
-        go.Scatter(x=x, y=backlog / MIB, name="backlog, measured (MiB)", mode="lines",
-                   hovertemplate="%{y:,.2f} MiB at %{x:,.1f} s<extra>measured</extra>"),
-        row=2, col=1,
-    )  # fmt: skip
+        go.Scatter(
+            x=x,
+            y=backlog / MIB,
+            name="backlog, measured (MiB)",
+            mode="lines",
+            hovertemplate="%{y:,.2f} MiB at %{x:,.1f} s<extra>measured</extra>",
+        ),
+        row=2,
+        col=1,
+    )
     figure.add_trace(
-        go.Scatter(x=x, y=lag, name="lag, measured (s)", mode="lines",
-                   hovertemplate="%{y:.2f} s at %{x:,.1f} s<extra>measured</extra>"),
-        row=3, col=1,
-    )  # fmt: skip
+        go.Scatter(
+            x=x,
+            y=lag,
+            name="lag, measured (s)",
+            mode="lines",
+            hovertemplate="%{y:.2f} s at %{x:,.1f} s<extra>measured</extra>",
+        ),
+        row=3,
+        col=1,
+    )
     if predicted is not None:
         _add_prediction(figure, predicted)
     figure.update_yaxes(title_text="cumulative (MiB)", rangemode="nonnegative", tickformat=",", row=1, col=1)
@@ -100,13 +124,27 @@ def rehearsal_figure(series: dict, predicted: PredictedRehearsal | None = None) 
 def _add_prediction(figure: go.Figure, predicted: PredictedRehearsal) -> None:
     bx, by = _points(predicted.backlog_series)
     figure.add_trace(
-        go.Scatter(x=bx, y=by / MIB, name="backlog, model (MiB)", mode="lines", line=PREDICTED,
-                   hovertemplate="%{y:,.2f} MiB at %{x:,.1f} s<extra>model</extra>"),
-        row=2, col=1,
-    )  # fmt: skip
+        go.Scatter(
+            x=bx,
+            y=by / MIB,
+            name="backlog, model (MiB)",
+            mode="lines",
+            line=PREDICTED,
+            hovertemplate="%{y:,.2f} MiB at %{x:,.1f} s<extra>model</extra>",
+        ),
+        row=2,
+        col=1,
+    )
     lx, ly = _points(predicted.lag_series)
     figure.add_trace(
-        go.Scatter(x=lx, y=ly, name="lag, model (s)", mode="lines", line=PREDICTED,
-                   hovertemplate="%{y:.2f} s at %{x:,.1f} s<extra>model</extra>"),
-        row=3, col=1,
-    )  # fmt: skip
+        go.Scatter(
+            x=lx,
+            y=ly,
+            name="lag, model (s)",
+            mode="lines",
+            line=PREDICTED,
+            hovertemplate="%{y:.2f} s at %{x:,.1f} s<extra>model</extra>",
+        ),
+        row=3,
+        col=1,
+    )

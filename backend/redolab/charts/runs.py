@@ -73,8 +73,9 @@ def tcp_info_figure(series: dict) -> str:
     figure.update_yaxes(title_text="cwnd (segments)", row=2, col=1)
     # counts and times are never negative: an all-zero retransmit series must not draw an axis from -1
     few = max((r or 0 for r in series["retransmits"]), default=0) < 5  # whole counts: a tick per retransmit
-    figure.update_yaxes(title_text="retransmits", rangemode="nonnegative", tickformat=",", row=3, col=1,
-                        **({"dtick": 1} if few else {}))  # fmt: skip
+    figure.update_yaxes(
+        title_text="retransmits", rangemode="nonnegative", tickformat=",", row=3, col=1, **({"dtick": 1} if few else {})
+    )
     figure.update_yaxes(rangemode="nonnegative", tickformat=",", row=1, col=1)
     figure.update_yaxes(rangemode="nonnegative", tickformat=",", row=2, col=1)
     figure.update_xaxes(title_text="time (s)", row=3, col=1)

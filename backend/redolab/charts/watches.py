@@ -43,15 +43,43 @@ def watch_figure(checks: Sequence[CheckPoint], states: Sequence[str], skipped: S
          "hovertemplate": "measured %{y:,.2f} MiB/s at %{x}<extra></extra>"},
     ]  # fmt: skip
     if skipped:
-        traces.append({"type": "scatter", "x": [t.isoformat() for t in skipped], "y": [0] * len(skipped),
-                       "name": "skipped check", "mode": "markers", "marker": {"symbol": "x", "color": "#7f7f7f"},
-                       "hovertemplate": "skipped at %{x}<extra></extra>"})  # fmt: skip
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [t.isoformat() for t in skipped],
+                "y": [0] * len(skipped),
+                "name": "skipped check",
+                "mode": "markers",
+                "marker": {"symbol": "x", "color": "#7f7f7f"},
+                "hovertemplate": "skipped at %{x}<extra></extra>",
+            }
+        )
     for state, colour in LEGEND_COLOURS.items():  # the bands' legend: an empty trace per state
-        traces.append({"type": "scatter", "x": [None], "y": [None], "mode": "markers", "name": STATE_LABELS[state],
-                       "marker": {"symbol": "square", "size": 12, "color": colour}})  # fmt: skip
-    bands = [{"type": "rect", "xref": "x", "yref": "paper", "x0": start.isoformat(), "x1": end.isoformat(),
-              "y0": 0, "y1": 1, "fillcolor": BAND_COLOURS[state], "line": {"width": 0}, "layer": "below"}
-             for start, end, state in _bands(times, states, until)]  # fmt: skip
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [None],
+                "y": [None],
+                "mode": "markers",
+                "name": STATE_LABELS[state],
+                "marker": {"symbol": "square", "size": 12, "color": colour},
+            }
+        )
+    bands = [
+        {
+            "type": "rect",
+            "xref": "x",
+            "yref": "paper",
+            "x0": start.isoformat(),
+            "x1": end.isoformat(),
+            "y0": 0,
+            "y1": 1,
+            "fillcolor": BAND_COLOURS[state],
+            "line": {"width": 0},
+            "layer": "below",
+        }
+        for start, end, state in _bands(times, states, until)
+    ]
     layout = {
         **LAYOUT, "height": 360, "shapes": bands,
         "yaxis": {"title": {"text": "throughput (MiB/s)"}, "rangemode": "tozero", "tickformat": ","},

@@ -32,8 +32,11 @@ def collect(
             time.sleep(0.5)
             session.expire_all()
             collection = service.get_collection(session=session, collection_id=collection.id)
-        emit(as_json, lambda: CollectionPublic.model_validate(collection).model_dump(mode="json"),
-             _lines(collection) if wait else ())  # fmt: skip
+        emit(
+            as_json,
+            lambda: CollectionPublic.model_validate(collection).model_dump(mode="json"),
+            _lines(collection) if wait else (),
+        )
         status = collection.status.value
     if wait and status != "succeeded":
         raise typer.Exit(1)

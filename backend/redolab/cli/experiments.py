@@ -38,11 +38,19 @@ def run_experiment(
         hosts = hosts_named(environment, env, client, server)
         with invalid_input_fails(lambda error: f"{error.field}: {error.message}"):
             run_in = RunCreate(
-                client_host_id=hosts[client].id, server_host_id=hosts[server].id, mode=mode, conns=conns,
-                message_bytes=message_size, sockbuf_bytes=sockbuf, duration_seconds=duration,
-                interval_seconds=interval, rate_bits_per_second=rate, write_dir=write_dir,
-                sync_write=sync_write, label=label,
-            )  # fmt: skip
+                client_host_id=hosts[client].id,
+                server_host_id=hosts[server].id,
+                mode=mode,
+                conns=conns,
+                message_bytes=message_size,
+                sockbuf_bytes=sockbuf,
+                duration_seconds=duration,
+                interval_seconds=interval,
+                rate_bits_per_second=rate,
+                write_dir=write_dir,
+                sync_write=sync_write,
+                label=label,
+            )
             run = service.create_run(session=session, environment=environment, run_in=run_in, requested_by=user)
         if not as_json:
             typer.echo(f"run {run.id} queued: {client} -> {server}, {mode}, {conns} connection(s)")
@@ -117,9 +125,13 @@ def import_results(
                 fail(f"{path}: no such file; nothing was imported")
         with invalid_input_fails(lambda error: f"{error.message}; nothing was imported"):
             import_in = ResultImport(
-                client_host_id=hosts[client].id, server_host_id=hosts[server].id, format=fmt,
-                test_date=test_date, label=label, tags=tags,
-            )  # fmt: skip
+                client_host_id=hosts[client].id,
+                server_host_id=hosts[server].id,
+                format=fmt,
+                test_date=test_date,
+                label=label,
+                tags=tags,
+            )
             runs = service.import_results(
                 session=session,
                 environment=environment,

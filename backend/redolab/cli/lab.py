@@ -83,8 +83,13 @@ def lab_up(
     paths = _lab_paths()
     try:
         destinations = [parse_destination(text) for text in destination or []]
-        lab = plan_lab(_shape_from_options(Shape(), rtt, jitter, loss, rate, mtu, queue), primary_nodes,
-                       standby_nodes, env_name, destinations)  # fmt: skip
+        lab = plan_lab(
+            _shape_from_options(Shape(), rtt, jitter, loss, rate, mtu, queue),
+            primary_nodes,
+            standby_nodes,
+            env_name,
+            destinations,
+        )
         control.up(paths, lab)
     except LabError as error:
         fail(str(error))

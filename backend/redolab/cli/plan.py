@@ -225,14 +225,18 @@ def _hadr_lines(calculator, inputs, rows: int):
         yield from (f"missing: {item}" for item in inputs.missing)
         raise typer.Exit(1)
     c = calculator
-    yield (f"network: {format_byte_rate(c.network.rate_bytes_per_second)}, RTT "
-           f"{format_duration(c.network.rtt_seconds)} ({inputs.network_basis})")  # fmt: skip
+    yield (
+        f"network: {format_byte_rate(c.network.rate_bytes_per_second)}, RTT "
+        f"{format_duration(c.network.rtt_seconds)} ({inputs.network_basis})"
+    )
     for name, disk, basis in (
         ("primary", c.primary, inputs.primary_basis),
         ("standby", c.standby, inputs.standby_basis),
     ):
-        yield (f"{name} disk: {format_byte_rate(disk.rate_bytes_per_second)} + "
-               f"{format_duration(disk.overhead_seconds, 6)} per write ({basis})")  # fmt: skip
+        yield (
+            f"{name} disk: {format_byte_rate(disk.rate_bytes_per_second)} + "
+            f"{format_duration(disk.overhead_seconds, 6)} per write ({basis})"
+        )
     mode, why = c.advice()
     yield f"HADR_SYNCMODE {mode}: {why}"
     for name in MODES:

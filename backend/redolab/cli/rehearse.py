@@ -41,9 +41,14 @@ def rehearse(
         try:
             with invalid_input_fails(lambda error: f"{error.field}: {error.message}"):
                 body = RehearsalCreate(
-                    window=window, scale=scale, speedup=speedup, mode=mode, message_bytes=message_size, label=label,
+                    window=window,
+                    scale=scale,
+                    speedup=speedup,
+                    mode=mode,
+                    message_bytes=message_size,
+                    label=label,
                     across_hops=all_destinations,
-                )  # fmt: skip
+                )
                 rehearsal = service.create_rehearsal(
                     session=session, environment=environment, request=service.request_of(body), requested_by=user
                 )
@@ -76,6 +81,9 @@ def _lines(public):
         yield (
             f"maximum transport lag {format_duration(result['max_lag_seconds'])}, maximum backlog "
             f"{format_bytes(result['max_backlog_bytes'])}, "
-            + (f"drained {format_duration(result['drain_seconds'])} after the last scheduled byte"
-               if result.get("drained") else "not drained when the replay stopped")
-        )  # fmt: skip
+            + (
+                f"drained {format_duration(result['drain_seconds'])} after the last scheduled byte"
+                if result.get("drained")
+                else "not drained when the replay stopped"
+            )
+        )

@@ -21,9 +21,12 @@ def create_collection(
     """Queue a collection from the primary host's database (the shipped read-only scripts). With `review`
     the rows are kept as your uploads: `staged[].upload_token` goes to .../redo/preview and .../redo/imports."""
     environment = environments.get_environment(session=session, environment_id=environment_id)
-    collection = service.queue_collection(session=session, environment=environment, requested_by=user.username,
-                                          review_upload_dir=request.app.state.settings.upload_dir
-                                          if body and body.review else None)  # fmt: skip
+    collection = service.queue_collection(
+        session=session,
+        environment=environment,
+        requested_by=user.username,
+        review_upload_dir=request.app.state.settings.upload_dir if body and body.review else None,
+    )
     wake_local_worker(request.app)
     return CollectionPublic.model_validate(collection)
 

@@ -110,8 +110,15 @@ def db2_argv(access: DatabaseAccess) -> list[str]:
 
 def db2pd_argv(access: DatabaseAccess) -> list[str]:
     sqllib = absolute_path(access.db2_sqllib or "", "the sqllib directory")
-    return [*_sudo(access), "sh", "-c", DB2PD_SHELL, "redolab-collect", sqllib,
-            db2_database_name(access.db2_database or "")]  # fmt: skip
+    return [
+        *_sudo(access),
+        "sh",
+        "-c",
+        DB2PD_SHELL,
+        "redolab-collect",
+        sqllib,
+        db2_database_name(access.db2_database or ""),
+    ]
 
 
 def oratab_home(text: str, sid: str) -> str | None:

@@ -77,8 +77,12 @@ def oracle_error(code: str, text: str, step: str) -> CollectionError:
                 "lacks SELECT_CATALOG_ROLE, or they are hidden where the Diagnostics Pack is not "
                 "licensed. Collect without AWR (archived logs give the same redo volumes).",
             )
-        return CollectionError("missing_view", step, message, "A dictionary view cannot be read: grant "
-                               "SELECT_CATALOG_ROLE, or run as SYSDBA.")  # fmt: skip
+        return CollectionError(
+            "missing_view",
+            step,
+            message,
+            "A dictionary view cannot be read: grant SELECT_CATALOG_ROLE, or run as SYSDBA.",
+        )
     kind, hint = _ORACLE_HINTS.get(code, ("oracle", "See the Oracle error's documentation."))
     return CollectionError(kind, step, message, hint)
 
@@ -89,13 +93,27 @@ def sqlplus_error(code: str, text: str, step: str) -> CollectionError:
     # in the preamble, before the first step
     before_steps = step == "connect" and code in ("SP2-0158", "SP2-0735", "SP2-0281")
     if "MARKUP" in text.upper() or "CSV" in text.upper() or before_steps:
-        return CollectionError("old_version", step, message, "This SQL*Plus is older than 12.2 (no SET MARKUP CSV): "
-                               "collect with the '|'-separated session (oracle_session_colsep).")  # fmt: skip
+        return CollectionError(
+            "old_version",
+            step,
+            message,
+            "This SQL*Plus is older than 12.2 (no SET MARKUP CSV): "
+            "collect with the '|'-separated session (oracle_session_colsep).",
+        )
     if code == "SP2-0750":
-        return CollectionError("environment", step, message, "ORACLE_HOME is not set, or is not an Oracle home: set "
-                               "it in the host's collection settings.")  # fmt: skip
-    return CollectionError("sqlplus", step, message, "SQL*Plus refused a command of the script: is the stand-in, the "
-                           "script or the SQL*Plus version the expected one?")  # fmt: skip
+        return CollectionError(
+            "environment",
+            step,
+            message,
+            "ORACLE_HOME is not set, or is not an Oracle home: set it in the host's collection settings.",
+        )
+    return CollectionError(
+        "sqlplus",
+        step,
+        message,
+        "SQL*Plus refused a command of the script: is the stand-in, the "
+        "script or the SQL*Plus version the expected one?",
+    )
 
 
 def db2_error(code: str, text: str, step: str) -> CollectionError:
@@ -105,16 +123,24 @@ def db2_error(code: str, text: str, step: str) -> CollectionError:
 
 
 def not_installed(tool: str, step: str, said: str) -> CollectionError:
-    return CollectionError("not_installed", step, said or f"{tool}: command not found (exit 127)",
-                           f"{tool} is not on the PATH of the SSH session: set ORACLE_HOME (its bin) or source the "
-                           "instance's db2profile in the host's collection settings.")  # fmt: skip
+    return CollectionError(
+        "not_installed",
+        step,
+        said or f"{tool}: command not found (exit 127)",
+        f"{tool} is not on the PATH of the SSH session: set ORACLE_HOME (its bin) or source the "
+        "instance's db2profile in the host's collection settings.",
+    )
 
 
 def timed_out(tool: str, step: str, seconds: float | None) -> CollectionError:
     after = f" after {seconds:g} s" if seconds else ""
-    return CollectionError("timeout", step, f"{tool} did not finish{after} and was stopped",
-                           "The database may be hung, or waiting on a lock or a prompt: look at the host, and at "
-                           "V$SESSION for the collection's session.")  # fmt: skip
+    return CollectionError(
+        "timeout",
+        step,
+        f"{tool} did not finish{after} and was stopped",
+        "The database may be hung, or waiting on a lock or a prompt: look at the host, and at "
+        "V$SESSION for the collection's session.",
+    )
 
 
 def first_error(lines: list[str], tool: str, steps: list[str]) -> CollectionError | None:

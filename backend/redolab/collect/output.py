@@ -114,8 +114,9 @@ def _row(step: str, fields: list[str], number: int):
                 "nls", step, f"line {number}: {len(fields)} values for {len(columns)} columns", _NLS_HINT
             )
         raise _garbage(step, f"line {number}: {len(fields)} values where the script selects {len(columns)}")
-    return row_type(*(value(kind, text, f"line {number}, {name}", step) for (name, kind), text in
-                      zip(columns, fields, strict=True)))  # fmt: skip
+    return row_type(
+        *(value(kind, text, f"line {number}, {name}", step) for (name, kind), text in zip(columns, fields, strict=True))
+    )
 
 
 # -- SQL*Plus --------------------------------------------------------------------------------------
@@ -190,8 +191,12 @@ def _sections(lines: list[str]) -> list[tuple[str, int, int]]:
 def _read_step(step: str, lines: list[str], start: int, end: int) -> tuple[str, list]:
     at = next((i for i in range(start, end) if lines[i].strip()), None)
     if at is None:
-        raise CollectionError("truncated", step, "the step printed nothing, not even 'no rows selected'",
-                              "The session ended early, or FEEDBACK was turned off by a login script.")  # fmt: skip
+        raise CollectionError(
+            "truncated",
+            step,
+            "the step printed nothing, not even 'no rows selected'",
+            "The session ended early, or FEEDBACK was turned off by a login script.",
+        )
     first = lines[at].strip()
     if first == _NO_ROWS:
         _only_blank(step, lines, at + 1, end)
@@ -219,8 +224,9 @@ def _heading(step: str, names: list[str], number: int, *, cut: bool) -> None:
         name == want or (cut and name and want.startswith(name)) for name, want in zip(names, expected, strict=False)
     )
     if not fits:
-        raise _garbage(step, f"line {number}: the heading {', '.join(n[:30] for n in names[:12])} is not "
-                       f"{', '.join(expected)}")  # fmt: skip
+        raise _garbage(
+            step, f"line {number}: the heading {', '.join(n[:30] for n in names[:12])} is not {', '.join(expected)}"
+        )
 
 
 def _feedback(step: str, text: str, rows: int, number: int) -> bool:
@@ -229,8 +235,12 @@ def _feedback(step: str, text: str, rows: int, number: int) -> bool:
     if not match:
         return False
     if int(match.group(1)) != rows:
-        raise CollectionError("truncated", step, f"line {number}: SQL*Plus counted {match.group(1)} rows, "
-                              f"{rows} were read", "Lines of the output were lost: collect again.")  # fmt: skip
+        raise CollectionError(
+            "truncated",
+            step,
+            f"line {number}: SQL*Plus counted {match.group(1)} rows, {rows} were read",
+            "Lines of the output were lost: collect again.",
+        )
     return True
 
 
@@ -249,8 +259,12 @@ def _read_csv(step: str, lines: list[str], at: int, end: int) -> list:
             rows.append(_row(step, fields, number))
     except csv.Error as error:
         raise _garbage(step, f"line {at + records.line_num}: not CSV as SQL*Plus writes it ({error})") from None
-    raise CollectionError("truncated", step, f"{len(rows)} rows and no 'rows selected' line after them",
-                          "The output was cut: collect again.")  # fmt: skip
+    raise CollectionError(
+        "truncated",
+        step,
+        f"{len(rows)} rows and no 'rows selected' line after them",
+        "The output was cut: collect again.",
+    )
 
 
 def _read_colsep(step: str, lines: list[str], at: int, end: int) -> list:
@@ -272,8 +286,12 @@ def _read_colsep(step: str, lines: list[str], at: int, end: int) -> list:
         if line == heading or (line.strip() and _UNDERLINE.match(line.strip())):
             continue  # the heading again at a page break, and its underline
         rows.append(_row(step, line.split("|"), number))
-    raise CollectionError("truncated", step, f"{len(rows)} rows and no 'rows selected' line after them",
-                          "The output was cut: collect again.")  # fmt: skip
+    raise CollectionError(
+        "truncated",
+        step,
+        f"{len(rows)} rows and no 'rows selected' line after them",
+        "The output was cut: collect again.",
+    )
 
 
 # -- Db2 CLP ---------------------------------------------------------------------------------------
@@ -292,8 +310,12 @@ def read_db2(
     if error is not None:
         raise error
     if exit_code not in (0, 1):
-        raise CollectionError("exit", step, f"db2 exited with {exit_code} without an SQL message",
-                              "Run the script by hand on the host as the instance owner.")  # fmt: skip
+        raise CollectionError(
+            "exit",
+            step,
+            f"db2 exited with {exit_code} without an SQL message",
+            "Run the script by hand on the host as the instance owner.",
+        )
     width = len(STEP_COLUMNS[step][1])
     last_optional = STEP_COLUMNS[step][1][-1][1].endswith("?")
     rows = []
@@ -324,11 +346,19 @@ def read_db2pd(stdout: str, *, stderr: str = "", exit_code: int = 0, timeout: fl
         raise not_installed("db2pd", "hadr", stderr.strip()[-300:])
     said = stdout + "\n" + stderr
     if "Unable to attach to database manager" in said:
-        raise CollectionError("instance_down", "hadr", "db2pd: unable to attach to the database manager",
-                              "The instance is not started, or db2pd runs as another instance's owner.")  # fmt: skip
+        raise CollectionError(
+            "instance_down",
+            "hadr",
+            "db2pd: unable to attach to the database manager",
+            "The instance is not started, or db2pd runs as another instance's owner.",
+        )
     if "not activated" in said:
-        raise CollectionError("instance_down", "hadr", "db2pd: the database is not activated",
-                              "Activate the database (or connect to it) before collecting HADR status.")  # fmt: skip
+        raise CollectionError(
+            "instance_down",
+            "hadr",
+            "db2pd: the database is not activated",
+            "Activate the database (or connect to it) before collecting HADR status.",
+        )
     _lines(stdout, "hadr")
     if "HADR_ROLE" not in stdout and "HADR is not active" not in stdout:
         raise _garbage("hadr", "no HADR_ROLE line: this is not `db2pd -db NAME -hadr` output")

@@ -71,8 +71,10 @@ class _Reader:
             await self.task
         # its output read to the end and its exit seen, so no pipe of it outlives the event loop; at most
         # a second (a closed SSH channel may never say more)
-        ends = [asyncio.ensure_future(end) for end in (self.process.drain(), self.process.wait(),
-                                                          self.process.stderr_text())]  # fmt: skip
+        ends = [
+            asyncio.ensure_future(end)
+            for end in (self.process.drain(), self.process.wait(), self.process.stderr_text())
+        ]
         _, pending = await asyncio.wait(ends, timeout=1)
         for end in pending:
             end.cancel()
@@ -118,8 +120,12 @@ async def run_step(
     if ended == "cancelled":
         raise Cancelled
     if reader.too_much:
-        raise CollectionError("truncated", step, f"the output passed {cap_bytes:,} bytes and was stopped",
-                              "Collect a shorter period (fewer days of history) or raise the cap.")  # fmt: skip
+        raise CollectionError(
+            "truncated",
+            step,
+            f"the output passed {cap_bytes:,} bytes and was stopped",
+            "Collect a shorter period (fewer days of history) or raise the cap.",
+        )
     if ended == "stopped":
         return StepOutput("\n".join(reader.lines), "", -1, True)
     try:

@@ -143,9 +143,10 @@ def _control_characters(value: str, allowed: str) -> list[str]:
     import unicodedata
 
     return [
-        f"U+{ord(ch):04X}" for ch in value
+        f"U+{ord(ch):04X}"
+        for ch in value
         if ch not in allowed and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co")
-    ]  # fmt: skip
+    ]
 
 
 def one_line(value: Any) -> Any:

@@ -53,9 +53,15 @@ def create_disk_test(*, session: Session, environment: Environment, test_in: Dis
     if host is None:
         raise FieldError("host_id", f"Host {test_in.host_id} is not a host of environment '{environment.name}'.")
     test = DiskTest(
-        environment_id=environment.id, host_id=host.id, path=test_in.path, write_sizes=test_in.write_sizes,
-        seconds_per_size=test_in.seconds_per_size, status="queued", points=[], created_by=requested_by,
-    )  # fmt: skip
+        environment_id=environment.id,
+        host_id=host.id,
+        path=test_in.path,
+        write_sizes=test_in.write_sizes,
+        seconds_per_size=test_in.seconds_per_size,
+        status="queued",
+        points=[],
+        created_by=requested_by,
+    )
     session.add(test)
     session.flush()
     job = Job(kind=KIND, disk_test_id=test.id, client_host_id=host.id, server_host_id=host.id)
@@ -80,12 +86,20 @@ def get_disk_test(*, session: Session, environment: Environment, test_id: int) -
 
 def disk_test_json(test: DiskTest) -> dict:
     return {
-        "id": test.id, "host_id": test.host_id, "path": test.path, "write_sizes": test.write_sizes,
-        "seconds_per_size": test.seconds_per_size, "status": test.status, "error": test.error, "points": test.points,
-        "rate_bytes_per_second": test.rate_bytes_per_second, "overhead_seconds": test.overhead_seconds,
-        "created_by": test.created_by, "created_at": test.created_at.isoformat() if test.created_at else None,
+        "id": test.id,
+        "host_id": test.host_id,
+        "path": test.path,
+        "write_sizes": test.write_sizes,
+        "seconds_per_size": test.seconds_per_size,
+        "status": test.status,
+        "error": test.error,
+        "points": test.points,
+        "rate_bytes_per_second": test.rate_bytes_per_second,
+        "overhead_seconds": test.overhead_seconds,
+        "created_by": test.created_by,
+        "created_at": test.created_at.isoformat() if test.created_at else None,
         "finished_at": test.finished_at.isoformat() if test.finished_at else None,
-    }  # fmt: skip
+    }
 
 
 def host_disk(host: Host):

@@ -167,9 +167,11 @@ def create_credential(
     """Add an SSH credential: an uploaded key (stored encrypted), a key file path, or the agent."""
     environment = service.get_environment(session=session, environment_id=environment_id)
     credential = credentials.create_credential(
-        session=session, environment=environment, credential_in=credential_in,
+        session=session,
+        environment=environment,
+        credential_in=credential_in,
         secret_key=request.app.state.secret_key,
-    )  # fmt: skip
+    )
     return credentials.public(credential)
 
 

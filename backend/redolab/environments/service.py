@@ -84,8 +84,12 @@ def create_environment(*, session: Session, env_in: EnvironmentCreate) -> Enviro
     environment = Environment(**env_in.model_dump())
     environment.destinations.append(first_destination(environment))
     session.add(environment)
-    _commit(session, "name", f"An environment named '{env_in.name}' already exists.",
-            lambda: _check_name_free(session, env_in.name, None))  # fmt: skip
+    _commit(
+        session,
+        "name",
+        f"An environment named '{env_in.name}' already exists.",
+        lambda: _check_name_free(session, env_in.name, None),
+    )
     return environment
 
 
@@ -110,8 +114,12 @@ def update_environment(*, session: Session, environment: Environment, env_in: En
     for field, value in merged.model_dump().items():
         setattr(environment, field, value)
     mirror(environment=environment, from_environment=True)
-    _commit(session, "name", f"An environment named '{merged.name}' already exists.",
-            lambda: _check_name_free(session, merged.name, environment.id))  # fmt: skip
+    _commit(
+        session,
+        "name",
+        f"An environment named '{merged.name}' already exists.",
+        lambda: _check_name_free(session, merged.name, environment.id),
+    )
     return environment
 
 

@@ -28,12 +28,18 @@ router = APIRouter(prefix="/api/v1/environments", tags=["hadr"], dependencies=[D
 
 def import_json(record) -> dict:
     return {
-        "id": record.id, "filename": record.filename, "sha256": record.sha256, "layouts": record.layouts,
-        "captures": record.captures, "notes": record.notes, "time_zone": record.time_zone,
+        "id": record.id,
+        "filename": record.filename,
+        "sha256": record.sha256,
+        "layouts": record.layouts,
+        "captures": record.captures,
+        "notes": record.notes,
+        "time_zone": record.time_zone,
         "first_time": record.first_time.isoformat() if record.first_time else None,
         "last_time": record.last_time.isoformat() if record.last_time else None,
-        "imported_by": record.imported_by, "created_at": record.created_at.isoformat(),
-    }  # fmt: skip
+        "imported_by": record.imported_by,
+        "created_at": record.created_at.isoformat(),
+    }
 
 
 @router.post("/{environment_id}/hadr/captures", status_code=status.HTTP_201_CREATED)

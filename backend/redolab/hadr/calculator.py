@@ -176,12 +176,18 @@ def receive_buffer_pages(
     if captured_pages and fullest_percent is not None:
         used = captured_pages * PAGE_BYTES * fullest_percent / 100
         if fullest_percent >= 90:
-            full = (f"the receive buffer in use was seen {fullest_percent:.0f} % full, so the need is above its "
-                    f"{captured_pages:,} pages: twice that")  # fmt: skip
+            full = (
+                f"the receive buffer in use was seen {fullest_percent:.0f} % full, so the need is above its "
+                f"{captured_pages:,} pages: twice that"
+            )
             candidates.append((2 * captured_pages * PAGE_BYTES, full))
         elif used:
-            candidates.append((used, f"the most of the receive buffer seen in use ({fullest_percent:.0f} % of "
-                               f"{captured_pages:,} pages)"))  # fmt: skip
+            candidates.append(
+                (
+                    used,
+                    f"the most of the receive buffer seen in use ({fullest_percent:.0f} % of {captured_pages:,} pages)",
+                )
+            )
     if not candidates:
         if captured_pages:
             return captured_pages, f"the size in use ({captured_pages:,} pages): no log rate or gap to size it from"

@@ -218,8 +218,9 @@ class _Reader:
             first = _DATABASE.match(parts[0])
             if first and len(parts) >= 3 and parts[1].startswith("Database ") and len(parts[1].split()) == 2:
                 self.finish()
-                member = _int(first["member"], f"line {number}, Database Member", "a member number",
-                              fields.MAX_NUMBERED)  # fmt: skip
+                member = _int(
+                    first["member"], f"line {number}, Database Member", "a member number", fields.MAX_NUMBERED
+                )
                 date = next((part[5:].strip() for part in parts[3:] if part.startswith("Date ")), None)
                 self.header = {"member": member, "db": parts[1].split()[1], "line": number, "date": date or None}
                 return True
@@ -269,8 +270,9 @@ def _new(header: dict, number: int, role: str, layout: str) -> Sample:
             "placed in time; capture the whole db2pd output"
         )
     at = db2_time(header["date"], f"line {header['line']}, Date")
-    return Sample(line=number, at=at, member=header["member"], database=header["db"], role=_upper(role) or "",
-                  layout=layout)  # fmt: skip
+    return Sample(
+        line=number, at=at, member=header["member"], database=header["db"], role=_upper(role) or "", layout=layout
+    )
 
 
 # NAME = value keys of 10.1 and later (MON_GET_HADR's column names where db2pd's differ)

@@ -88,11 +88,15 @@ class HopCalculator:
         intervals = f"{self.exceeded:,} of {len(self.rows):,} intervals"
         if self.sync_mode == AUXILIARY_MODE:
             if self.keeps_up:
-                return (f"{self.name} keeps up: in SUPERASYNC it receives every interval of the log history as fast as "
-                        "the primary writes it")  # fmt: skip
-            return (f"{self.name} cannot keep up: in SUPERASYNC the standby falls behind in {intervals} (its link "
-                    "or its log disk carries less than the primary writes), and its log gap grows until the rate "
-                    "drops")  # fmt: skip
+                return (
+                    f"{self.name} keeps up: in SUPERASYNC it receives every interval of the log history as fast as "
+                    "the primary writes it"
+                )
+            return (
+                f"{self.name} cannot keep up: in SUPERASYNC the standby falls behind in {intervals} (its link "
+                "or its log disk carries less than the primary writes), and its log gap grows until the rate "
+                "drops"
+            )
         if self.keeps_up:
             return f"{self.name} keeps up: {self.sync_mode} sustains every interval of the log history"
         return f"{self.name} does not keep up: {self.sync_mode} would have slowed the primary in {intervals}"
@@ -107,8 +111,9 @@ def hop_calculators(*, session: Session, environment: Environment) -> list[HopCa
     intervals = environment_intervals(session=session, environment=environment)
     hops = []
     for destination in environment.destinations:
-        inputs, source = hop_inputs(session=session, environment=environment, destination=destination,
-                                    principal=principal)  # fmt: skip
+        inputs, source = hop_inputs(
+            session=session, environment=environment, destination=destination, principal=principal
+        )
         hops.append(hop_calculator(destination=destination, inputs=inputs, source=source, intervals=intervals))
     return hops
 
@@ -117,8 +122,9 @@ def hop_inputs(
     *, session: Session, environment: Environment, destination: Destination, principal: CalculatorInputs
 ) -> tuple[CalculatorInputs, str]:
     """(the calculator's inputs for the hop into `destination`, where its network came from)."""
-    runs = [run for run in measured_runs(session=session, environment=environment, hop=destination.id)
-            if run.conns == 1]  # fmt: skip
+    runs = [
+        run for run in measured_runs(session=session, environment=environment, hop=destination.id) if run.conns == 1
+    ]
     network, basis, needs, run_id = measured_network(
         runs, link_rtt_seconds=destination.link_rtt_seconds, rtt_owner=f"the destination '{destination.name}'"
     )

@@ -37,8 +37,10 @@ def nominal_network(destination) -> tuple[Network | None, str, str | None]:
     """A hop no one-stream run measured: its nominal link (bandwidth, RTT), said so; else what is missing."""
     bandwidth, rtt = destination.link_bandwidth_bits_per_second, destination.link_rtt_seconds
     if bandwidth and rtt is not None:
-        basis = (f"{NOMINAL} of '{destination.name}': {format_bit_rate(bandwidth)}, RTT {rtt * 1000:,.3f} ms (no "
-                 "one-stream run measured this hop)")  # fmt: skip
+        basis = (
+            f"{NOMINAL} of '{destination.name}': {format_bit_rate(bandwidth)}, RTT {rtt * 1000:,.3f} ms (no "
+            "one-stream run measured this hop)"
+        )
         return Network(bandwidth / 8, rtt), basis, None
     needs = f"a network for '{destination.name}': run a one-stream test from the primary to one of its hosts, "
     return None, "", needs + "or set its nominal link bandwidth and RTT"

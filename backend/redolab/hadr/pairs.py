@@ -52,8 +52,13 @@ def pair_key(sample) -> PairKey:
     """The pair a sample shows, the same from the primary's and the standby's side."""
     database = (sample.database or "").upper()
     if sample.primary_host and sample.standby_host:
-        return PairKey(database, sample.primary_host.lower(), sample.primary_member, sample.standby_host.lower(),
-                       sample.standby_member)  # fmt: skip
+        return PairKey(
+            database,
+            sample.primary_host.lower(),
+            sample.primary_member,
+            sample.standby_host.lower(),
+            sample.standby_member,
+        )
     return PairKey(database, standby_id=sample.standby_id)
 
 
@@ -159,8 +164,9 @@ def pair_views(rows: list[tuple[datetime, object]]) -> list[PairView]:
         _latest_settings(view)
         view.mismatches = _mismatches(view)
         view.warnings = _side_warnings(view)
-        view.waits = wait_figures([sample for _, sample in view.samples if sample.role == "PRIMARY"]
-                                  or [sample for _, sample in view.samples])  # fmt: skip
+        view.waits = wait_figures(
+            [sample for _, sample in view.samples if sample.role == "PRIMARY"] or [sample for _, sample in view.samples]
+        )
     return list(views.values())
 
 
@@ -229,18 +235,27 @@ def wait_figures(samples: list) -> list[WaitFigure]:
     writes = latest.wait_count - first.wait_count
     waited = latest.wait_accumulated_seconds - first.wait_accumulated_seconds
     if latest is not first and writes >= 0 and waited >= 0:
-        figures.append(_per_write("captured period", waited, writes,
-                                  "the change of LOG_HADR_WAIT_ACCUMULATED and LOG_HADR_WAIT_COUNT between the first "
-                                  "and the latest capture"))  # fmt: skip
+        figures.append(
+            _per_write(
+                "captured period",
+                waited,
+                writes,
+                "the change of LOG_HADR_WAIT_ACCUMULATED and LOG_HADR_WAIT_COUNT between the first "
+                "and the latest capture",
+            )
+        )
     recent = latest.wait_recent_avg_seconds
     if recent is not None:
         if latest.wait_count < MIN_WAIT_COUNT:
-            why = (f"LOG_HADR_WAIT_RECENT_AVG {recent:g} s averages {latest.wait_count:,} log write(s) at most: "
-                   f"under {MIN_WAIT_COUNT} writes, no per-write figure")  # fmt: skip
+            why = (
+                f"LOG_HADR_WAIT_RECENT_AVG {recent:g} s averages {latest.wait_count:,} log write(s) at most: "
+                f"under {MIN_WAIT_COUNT} writes, no per-write figure"
+            )
             figures.append(WaitFigure("recent", None, latest.wait_count, why))
         else:
-            figures.append(WaitFigure("recent", recent, None, "LOG_HADR_WAIT_RECENT_AVG, Db2's recent average per "
-                                      "log write"))  # fmt: skip
+            figures.append(
+                WaitFigure("recent", recent, None, "LOG_HADR_WAIT_RECENT_AVG, Db2's recent average per log write")
+            )
     return figures
 
 
@@ -251,10 +266,12 @@ def _per_write(basis: str, waited: float, writes: int, source: str) -> WaitFigur
         return WaitFigure(basis, None, 0, f"{source}: no log write waited for HADR")
     stall = f"; one write waited {waited:,.3f} s: one stall, not a per-commit cost" if writes == 1 else ""
     return WaitFigure(
-        basis, None, writes,
+        basis,
+        None,
+        writes,
         f"{source}: {writes:,} log write(s) waited {waited:,.3f} s in all, under {MIN_WAIT_COUNT} writes: no per-write "
         f"figure{stall}",
-    )  # fmt: skip
+    )
 
 
 def series(points: list) -> list[list]:

@@ -51,14 +51,24 @@ def timeout(views: list[PairView]) -> Recommendation:
     line = "db2 update db cfg for <DBNAME> using HADR_TIMEOUT {}"
     same = "the same on both databases (Db2 refuses to connect a pair whose HADR_TIMEOUT differs)"
     if not values:
-        return Recommendation("HADR_TIMEOUT", line.format(DEFAULT_TIMEOUT_SECONDS), DEFAULT_TIMEOUT_SECONDS, None,
-                              "seconds without a message before the pair is disconnected: long enough for a WAN "
-                              f"hiccup, {same}; no capture shows the value in use")  # fmt: skip
+        return Recommendation(
+            "HADR_TIMEOUT",
+            line.format(DEFAULT_TIMEOUT_SECONDS),
+            DEFAULT_TIMEOUT_SECONDS,
+            None,
+            "seconds without a message before the pair is disconnected: long enough for a WAN "
+            f"hiccup, {same}; no capture shows the value in use",
+        )
     top = max(values)
     if missed and top < DEFAULT_TIMEOUT_SECONDS:
-        return Recommendation("HADR_TIMEOUT", line.format(DEFAULT_TIMEOUT_SECONDS), DEFAULT_TIMEOUT_SECONDS, captured,
-                              f"raised from {top:,} s: {missed:,} heartbeat(s) were missed, so the link has pauses; a "
-                              f"longer timeout rides them out instead of disconnecting; {same}")  # fmt: skip
+        return Recommendation(
+            "HADR_TIMEOUT",
+            line.format(DEFAULT_TIMEOUT_SECONDS),
+            DEFAULT_TIMEOUT_SECONDS,
+            captured,
+            f"raised from {top:,} s: {missed:,} heartbeat(s) were missed, so the link has pauses; a "
+            f"longer timeout rides them out instead of disconnecting; {same}",
+        )
     why = f"the value in use ({captured}), kept: {same}"
     if len(values) > 1:
         why = f"the larger of the values in use ({captured}): {same}"
@@ -76,8 +86,10 @@ def peer_window(views: list[PairView], sync_mode: str | None) -> Recommendation:
         kept_why = f"the value in use ({captured}) is kept" if captured else "0 (none) is enough"
         why = f"applies to SYNC and NEARSYNC only; in {sync_mode or 'this mode'} it has no effect, so {kept_why}"
         return Recommendation("HADR_PEER_WINDOW", line.format(kept), kept, captured, why)
-    what = ("how long the primary, having lost the standby, keeps waiting for it as if in peer state before "
-            "committing alone (no committed transaction is lost in that time; commits wait)")  # fmt: skip
+    what = (
+        "how long the primary, having lost the standby, keeps waiting for it as if in peer state before "
+        "committing alone (no committed transaction is lost in that time; commits wait)"
+    )
     if top:
         why = f"the value in use ({captured}), kept: {what}"
         if len(values) > 1:
@@ -86,8 +98,9 @@ def peer_window(views: list[PairView], sync_mode: str | None) -> Recommendation:
     why = f"{what}; {DEFAULT_PEER_WINDOW_SECONDS} s is a common start"
     if captured:
         why = f"the captures show {captured} (no peer window: the primary commits alone at once); " + why
-    return Recommendation("HADR_PEER_WINDOW", line.format(DEFAULT_PEER_WINDOW_SECONDS), DEFAULT_PEER_WINDOW_SECONDS,
-                          captured, why)  # fmt: skip
+    return Recommendation(
+        "HADR_PEER_WINDOW", line.format(DEFAULT_PEER_WINDOW_SECONDS), DEFAULT_PEER_WINDOW_SECONDS, captured, why
+    )
 
 
 def socket_buffers(views: list[PairView], socket_buffer_bytes: int | None) -> list[Recommendation]:
@@ -100,10 +113,17 @@ def socket_buffers(views: list[PairView], socket_buffer_bytes: int | None) -> li
     ):
         requested, requested_text = captured_values(views, asked, "bytes")
         _, granted_text = captured_values(views, granted, "bytes")
-        captured = "; ".join(
-            part for part in (f"requested {requested_text}" if requested_text else "",
-                              f"granted {granted_text}" if granted_text else "") if part
-        ) or None  # fmt: skip
+        captured = (
+            "; ".join(
+                part
+                for part in (
+                    f"requested {requested_text}" if requested_text else "",
+                    f"granted {granted_text}" if granted_text else "",
+                )
+                if part
+            )
+            or None
+        )
         set_to = max(requested) if requested else 0
         if socket_buffer_bytes is None:
             why = f"HADR socket {what} buffer: size it from the plan's bandwidth-delay product"
@@ -111,14 +131,27 @@ def socket_buffers(views: list[PairView], socket_buffer_bytes: int | None) -> li
                 Recommendation(variable, f"db2set {variable}=<socket buffer from the plan>", None, captured, why)
             )
         elif set_to > socket_buffer_bytes:
-            found.append(Recommendation(variable, f"db2set {variable}={set_to}", set_to, captured,
-                                        f"HADR socket {what} buffer: the value set ({set_to:,} bytes) is above the "
-                                        f"bandwidth-delay rule's {socket_buffer_bytes:,} bytes: kept"))  # fmt: skip
+            found.append(
+                Recommendation(
+                    variable,
+                    f"db2set {variable}={set_to}",
+                    set_to,
+                    captured,
+                    f"HADR socket {what} buffer: the value set ({set_to:,} bytes) is above the "
+                    f"bandwidth-delay rule's {socket_buffer_bytes:,} bytes: kept",
+                )
+            )
         else:
-            found.append(Recommendation(variable, f"db2set {variable}={socket_buffer_bytes}", socket_buffer_bytes,
-                                        captured, f"HADR socket {what} buffer: the bandwidth-delay rule"
-                                        + (" (0 requested: not set, the kernel's default is used)" if requested
-                                           and not set_to else "")))  # fmt: skip
+            found.append(
+                Recommendation(
+                    variable,
+                    f"db2set {variable}={socket_buffer_bytes}",
+                    socket_buffer_bytes,
+                    captured,
+                    f"HADR socket {what} buffer: the bandwidth-delay rule"
+                    + (" (0 requested: not set, the kernel's default is used)" if requested and not set_to else ""),
+                )
+            )
     return found
 
 

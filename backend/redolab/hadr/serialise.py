@@ -39,10 +39,20 @@ def pair_json(view: PairView) -> dict:
 
 def sample_json(at: datetime, s: HadrSample, name: str) -> dict:
     return {
-        "at": at.isoformat(), "file": name, "line": s.line, "member": s.member, "database": s.database,
-        "role": s.role, "state": s.state, "sync_mode": s.sync_mode, "connect_status": s.connect_status,
-        "current_log_gap_bytes": s.current_gap_bytes, "running_average_log_gap_bytes": s.log_gap_bytes,
-        "standby_recv_buf_percent": s.recv_buf_percent, "primary_log_file": s.primary_file,
-        "primary_log_position": s.primary_position, "standby_log_file": s.standby_file,
+        "at": at.isoformat(),
+        "file": name,
+        "line": s.line,
+        "member": s.member,
+        "database": s.database,
+        "role": s.role,
+        "state": s.state,
+        "sync_mode": s.sync_mode,
+        "connect_status": s.connect_status,
+        "current_log_gap_bytes": s.current_gap_bytes,
+        "running_average_log_gap_bytes": s.log_gap_bytes,
+        "standby_recv_buf_percent": s.recv_buf_percent,
+        "primary_log_file": s.primary_file,
+        "primary_log_position": s.primary_position,
+        "standby_log_file": s.standby_file,
         "standby_log_position": s.standby_position,
-    }  # fmt: skip
+    }

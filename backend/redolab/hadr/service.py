@@ -74,11 +74,17 @@ def import_captures(
     if parsed.passed_over:
         notes.append(f"{parsed.passed_over:,} line(s) outside any capture were passed over (separators, comments).")
     record = HadrImport(
-        environment_id=environment.id, filename=filename[:255], sha256=digest, layouts=sorted(parsed.layouts),
-        captures=len(samples), notes=notes, time_zone=environment.time_zone,
-        first_time=datetime.fromtimestamp(min(times), UTC), last_time=datetime.fromtimestamp(max(times), UTC),
+        environment_id=environment.id,
+        filename=filename[:255],
+        sha256=digest,
+        layouts=sorted(parsed.layouts),
+        captures=len(samples),
+        notes=notes,
+        time_zone=environment.time_zone,
+        first_time=datetime.fromtimestamp(min(times), UTC),
+        last_time=datetime.fromtimestamp(max(times), UTC),
         imported_by=imported_by,
-    )  # fmt: skip
+    )
     record.samples = [_stored_sample(sample, at) for sample, at in samples]
     session.add(record)
     session.commit()
@@ -295,8 +301,9 @@ def _flags(rows) -> list[Flag]:
                 diagnosis = SLOW_REPLAY if percent >= FULL_BUFFER_PERCENT else NETWORK
             flags.append(Flag(at, sample.line, name, "congested", diagnosis))
         elif sample.recv_buf_percent is not None and sample.recv_buf_percent >= FULL_BUFFER_PERCENT:
-            flags.append(Flag(at, sample.line, name, f"receive buffer {sample.recv_buf_percent:.0f} % full",
-                              SLOW_REPLAY))  # fmt: skip
+            flags.append(
+                Flag(at, sample.line, name, f"receive buffer {sample.recv_buf_percent:.0f} % full", SLOW_REPLAY)
+            )
     return flags
 
 
@@ -335,8 +342,9 @@ def calculator_inputs(*, session: Session, environment: Environment) -> Calculat
     if HostRole.standby not in disks:
         points = [
             DiskPoint(run.message_bytes, run.metrics.write_seconds_per_message)
-            for run in runs if run.mode == "sync" and run.sync_write and run.metrics.write_seconds_per_message
-        ]  # fmt: skip
+            for run in runs
+            if run.mode == "sync" and run.sync_write and run.metrics.write_seconds_per_message
+        ]
         sizes = {point.write_bytes for point in points}
         if len(sizes) >= 2:
             fit = fit_disk(points)
@@ -393,9 +401,12 @@ def _buffer(watched: Monitoring | None, requirement, environment: Environment) -
     fullest = watched.fullest_receive_buffer_percent if watched else None
     headroom = environment.headroom_percent / 100
     return receive_buffer_pages(
-        largest_current_gap_bytes=gap, peak_rate_bytes_per_second=peak, headroom_ratio=headroom,
-        captured_pages=captured, fullest_percent=fullest,
-    )  # fmt: skip
+        largest_current_gap_bytes=gap,
+        peak_rate_bytes_per_second=peak,
+        headroom_ratio=headroom,
+        captured_pages=captured,
+        fullest_percent=fullest,
+    )
 
 
 def hadr_recommendations(
@@ -405,8 +416,13 @@ def hadr_recommendations(
     captures show (the plan passes its socket buffer from the bandwidth-delay product)."""
     watched = monitoring(session=session, environment=environment)
     calculator, _ = environment_calculator(session=session, environment=environment)
-    return recommendations_from(environment=environment, watched=watched, calculator=calculator,
-                                requirement=requirement, socket_buffer_bytes=socket_buffer_bytes)  # fmt: skip
+    return recommendations_from(
+        environment=environment,
+        watched=watched,
+        calculator=calculator,
+        requirement=requirement,
+        socket_buffer_bytes=socket_buffer_bytes,
+    )
 
 
 def hadr_pairs(*, session: Session, environment: Environment) -> list[PairView]:
@@ -423,9 +439,11 @@ def recommendations_from(
     views = watched.pairs if watched else []
     mode = (calculator.advice()[0] if calculator else None) or recommend.captured_sync_mode(views)
     return recommend.recommendations(
-        views, sync_mode=mode or environment.transport_mode.value, buffer=_buffer(watched, requirement, environment),
+        views,
+        sync_mode=mode or environment.transport_mode.value,
+        buffer=_buffer(watched, requirement, environment),
         socket_buffer_bytes=socket_buffer_bytes,
-    )  # fmt: skip
+    )
 
 
 def calculator_json(calculator, inputs) -> dict:

@@ -156,8 +156,9 @@ def keygen(path: Path, comment: str) -> None:
         return
     subprocess.run(
         ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        check=True,
+        capture_output=True,
+    )
 
 
 def _prepare_keys(paths: Paths, lab: Lab) -> None:
@@ -225,8 +226,18 @@ def _build(paths: Paths, lab: Lab, binary: Path) -> None:
         _ip("link", "set", host.tun_name, "netns", host.namespace)
         _ip("-n", host.namespace, "link", "set", host.tun_name, "name", DATA_DEVICE)
         _ip("-n", host.namespace, "addr", "add", f"{host.data_address}/24", "dev", DATA_DEVICE)
-        _ip("-n", host.namespace, "link", "set", DATA_DEVICE, "mtu", str(lab.shape.mtu_bytes),
-            "txqueuelen", str(TXQUEUELEN), "up")  # fmt: skip
+        _ip(
+            "-n",
+            host.namespace,
+            "link",
+            "set",
+            DATA_DEVICE,
+            "mtu",
+            str(lab.shape.mtu_bytes),
+            "txqueuelen",
+            str(TXQUEUELEN),
+            "up",
+        )
         started[host.name] = _start_sshd(paths, host)
         host.sshd_pid = started[host.name].pid  # `ip netns exec` execs sshd: the same process
         _save(paths, lab)
@@ -258,16 +269,21 @@ def _start_sshd(paths: Paths, host: LabHost) -> subprocess.Popen:
     config = paths.run / f"{host.name}.sshd_config"
     config.write_text(
         sshd_config(
-            address=host.management_address, port=22, host_key=paths.host_key(host),
-            pid_file=paths.run / f"{host.name}.sshd.pid", authorized_keys=paths.keys / "authorized_keys",
+            address=host.management_address,
+            port=22,
+            host_key=paths.host_key(host),
+            pid_file=paths.run / f"{host.name}.sshd.pid",
+            authorized_keys=paths.keys / "authorized_keys",
         )
-    )  # fmt: skip
+    )
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
     with open(paths.run / f"{host.name}.sshd.log", "w") as log:
         process = subprocess.Popen(
             ["ip", "netns", "exec", host.namespace, str(SSHD), "-D", "-e", "-f", str(config)],
-            stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
-        )  # fmt: skip
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+        )
     return process
 
 
@@ -326,12 +342,19 @@ def status(paths: Paths) -> dict:
         sysctls = dict(zip(("tcp_rmem_bytes", "tcp_wmem_bytes"), lines, strict=False))
         hosts.append(
             {
-                "name": host.name, "role": host.role, "node": host.node, "namespace": host.namespace,
-                "destination": lab.destination_of(host), "rtt_seconds": lab.rtt_of(host),
-                "ssh_address": host.management_address, "data_address": host.data_address,
-                "data_interface": DATA_DEVICE, "sshd_running": _alive(host.sshd_pid, "sshd"), **sysctls,
+                "name": host.name,
+                "role": host.role,
+                "node": host.node,
+                "namespace": host.namespace,
+                "destination": lab.destination_of(host),
+                "rtt_seconds": lab.rtt_of(host),
+                "ssh_address": host.management_address,
+                "data_address": host.data_address,
+                "data_interface": DATA_DEVICE,
+                "sshd_running": _alive(host.sshd_pid, "sshd"),
+                **sysctls,
             }
-        )  # fmt: skip
+        )
     counters = None
     if paths.stats.exists():
         try:
@@ -342,9 +365,13 @@ def status(paths: Paths) -> dict:
         "up": True,
         "environment": lab.environment_name,
         "shape": {
-            "rtt_seconds": lab.shape.rtt_seconds, "jitter_seconds": lab.shape.jitter_seconds,
-            "loss_ratio": lab.shape.loss_ratio, "rate_bits_per_second": lab.shape.rate_bits_per_second,
-            "mtu_bytes": lab.shape.mtu_bytes, "queue_bytes": lab.shape.queue(), "description": lab.shape.describe(),
+            "rtt_seconds": lab.shape.rtt_seconds,
+            "jitter_seconds": lab.shape.jitter_seconds,
+            "loss_ratio": lab.shape.loss_ratio,
+            "rate_bits_per_second": lab.shape.rate_bits_per_second,
+            "mtu_bytes": lab.shape.mtu_bytes,
+            "queue_bytes": lab.shape.queue(),
+            "description": lab.shape.describe(),
         },
         "destinations": [
             {"name": FIRST_DESTINATION, "kind": "standby", "rtt_seconds": lab.shape.rtt_seconds},
@@ -353,7 +380,7 @@ def status(paths: Paths) -> dict:
         "delayline_running": True,
         "delayline": counters,
         "hosts": hosts,
-    }  # fmt: skip
+    }
 
 
 # -- down -------------------------------------------------------------------------------------------

@@ -217,9 +217,10 @@ def update_link(*, session: Session, lab: Lab) -> None:
     for destination in list(environment.destinations):
         if name_key(destination.name) in names:
             update_destination(
-                session=session, destination=destination,
+                session=session,
+                destination=destination,
                 destination_in=DestinationUpdate(link_bandwidth_bits_per_second=bandwidth),
-            )  # fmt: skip
+            )
     link = _lab_link(environment)
     if link is not None:
         update_shared_link(session=session, link=link, link_in=SharedLinkUpdate(bandwidth_bits_per_second=bandwidth))
