@@ -187,11 +187,13 @@ class Measurements:
         """The left-out runs that would measure what a card misses (of `mode`; one connection when
         `conns` is 1; from primary node `node`; with a standby write when `write`)."""
         return [
-            e for e in self.excluded
-            if e.run.mode == mode and (conns is None or e.run.conns == conns)
+            e
+            for e in self.excluded
+            if e.run.mode == mode
+            and (conns is None or e.run.conns == conns)
             and (node is None or e.run.client_node == node)
             and (not write or (e.run.sync_write and e.run.metrics.server_write_seconds and e.run.metrics.ack_count))
-        ]  # fmt: skip
+        ]
 
 
 def _best(runs) -> MeasuredRun | None:

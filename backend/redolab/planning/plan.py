@@ -175,9 +175,13 @@ def _rehearsal(facts: Facts, requirement, measured: Measurements, chosen, left_o
         newest = max(chosen, key=lambda f: f.id)
         result = outcome(newest, requirement=requirement, measured=measured, rpo_goal_seconds=facts.rpo_goal_seconds)
     return rehearsal_card(
-        result, requirement=requirement, left_out=left_out, rpo_goal_seconds=facts.rpo_goal_seconds,
-        no_history=no_history, zone=facts.time_zone,
-    )  # fmt: skip
+        result,
+        requirement=requirement,
+        left_out=left_out,
+        rpo_goal_seconds=facts.rpo_goal_seconds,
+        no_history=no_history,
+        zone=facts.time_zone,
+    )
 
 
 def _judged_json(verdict) -> dict:

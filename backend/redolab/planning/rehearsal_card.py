@@ -62,9 +62,16 @@ class RehearsalFact:
 
     def window(self) -> Window:
         return Window(
-            self.window_start, self.window_end, self.window_kind, self.window_label, self.granularity_seconds,
-            self.granularity, "", self.threads, 0.0,
-        )  # fmt: skip
+            self.window_start,
+            self.window_end,
+            self.window_kind,
+            self.window_label,
+            self.granularity_seconds,
+            self.granularity,
+            "",
+            self.threads,
+            0.0,
+        )
 
 
 @dataclass(frozen=True)
@@ -144,9 +151,12 @@ def outcome(
     else:
         drain = min(streams, key=lambda s: s.bytes_per_second)
         prediction = predict_rehearsal(
-            requirement, fact.window(), drain_bytes_per_second=drain.bytes_per_second, scale=fact.scale,
+            requirement,
+            fact.window(),
+            drain_bytes_per_second=drain.bytes_per_second,
+            scale=fact.scale,
             speedup=fact.speedup,
-        )  # fmt: skip
+        )
         if fact.result:
             comparison = compare(
                 fact.result["max_lag_seconds"],
@@ -234,21 +244,26 @@ def _rows(card: Card, result: RehearsalOutcome) -> None:
     card.rows.append(("Largest transport lag, measured", f"{format_duration(m['max_lag_seconds'])}{thread}{volumes}"))
     card.rows.append(("Largest redo at risk (backlog)", f"{format_bytes(m['max_backlog_bytes'])}{volumes}"))
     drained = m.get("drain_seconds")
-    card.rows.append((
-        "Drain time after the last scheduled byte",
-        format_duration(drained) if m.get("drained") and drained is not None
-        else ("no backlog to drain" if m.get("drained") else "not drained when the replay stopped"),
-    ))  # fmt: skip
+    card.rows.append(
+        (
+            "Drain time after the last scheduled byte",
+            format_duration(drained)
+            if m.get("drained") and drained is not None
+            else ("no backlog to drain" if m.get("drained") else "not drained when the replay stopped"),
+        )
+    )
     goal = result.rpo_goal_seconds
     card.rows.append(("RPO goal", format_duration(goal) if goal is not None else "not set"))
     if p is None:
         card.rows.append(("Model's prediction, same window", f"none: {result.no_prediction}"))
     else:
-        card.rows.append((
-            "Model's prediction, same window",
-            f"largest lag {format_duration(p.max_lag_seconds)}, {format_bytes(p.max_backlog_bytes)} queued, "
-            f"each stream drained at {format_byte_rate(p.drain_bytes_per_second)} ({result.drain.label})",
-        ))  # fmt: skip
+        card.rows.append(
+            (
+                "Model's prediction, same window",
+                f"largest lag {format_duration(p.max_lag_seconds)}, {format_bytes(p.max_backlog_bytes)} queued, "
+                f"each stream drained at {format_byte_rate(p.drain_bytes_per_second)} ({result.drain.label})",
+            )
+        )
         card.cite(result.drain.source)
     if result.comparison is not None:
         c = result.comparison

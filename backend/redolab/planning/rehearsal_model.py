@@ -100,14 +100,15 @@ def predict_rehearsal(
     threads = tuple(
         _thread(
             thread,
-            _replayed(clipped(requirement.threads[thread].replay, window.start, window.end), window.start,
-                      scale, speedup),
+            _replayed(
+                clipped(requirement.threads[thread].replay, window.start, window.end), window.start, scale, speedup
+            ),
             window.start,
             seconds,
             drain_bytes_per_second,
         )
         for thread in window.threads
-    )  # fmt: skip
+    )
     moments, lag, backlog = _combined(threads, drain_bytes_per_second)
     worst = max(threads, key=lambda t: t.max_lag_seconds)
     return RehearsalPrediction(

@@ -129,12 +129,17 @@ class KeepUp:
         if self.bound is not None:
             values["upper_bound"] = {**verdict_json(self.bound), "undecided": self.undecided}
         values["threads"] = [
-            {"thread": t.need.thread, "run_id": t.stream.run.id if t.stream.run else None,
-             "nominal": t.stream.nominal, "capacity": t.stream.to_json(), "basis": t.need.basis.to_json(),
-             **verdict_json(t.verdict)}
+            {
+                "thread": t.need.thread,
+                "run_id": t.stream.run.id if t.stream.run else None,
+                "nominal": t.stream.nominal,
+                "capacity": t.stream.to_json(),
+                "basis": t.need.basis.to_json(),
+                **verdict_json(t.verdict),
+            }
             for t in self.threads
             if t.verdict is not None
-        ]  # fmt: skip
+        ]
         values["headroom_percent"] = self.headroom_percent
         return values
 
@@ -243,8 +248,17 @@ def copy_time(facts: Facts, measured: Measurements) -> CopyTime:
             overhead_percent=facts.apply_overhead_percent,
         )
     single_only = slowest is not None and slowest.conns == 1 and not any(r.conns > 1 for r in measured.async_runs)
-    return CopyTime(facts.database_bytes, pairs, len(per_pair), slowest, single_only, link, capped_from,
-                    estimate, facts.instantiation_goal_seconds)  # fmt: skip
+    return CopyTime(
+        facts.database_bytes,
+        pairs,
+        len(per_pair),
+        slowest,
+        single_only,
+        link,
+        capped_from,
+        estimate,
+        facts.instantiation_goal_seconds,
+    )
 
 
 # -- the socket-buffer card -------------------------------------------------------------------------

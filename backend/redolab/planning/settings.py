@@ -128,27 +128,42 @@ def _kernel(basis: SettingsBasis) -> Snippet:
         "/etc/sysctl.d/90-redolab.conf",
         (
             against_hosts(
-                "net.core.rmem_max", "rmem_max", [buffer], f"lets a socket be granted the {size} receive buffer "
-                "asked for", hosts,
+                "net.core.rmem_max",
+                "rmem_max",
+                [buffer],
+                f"lets a socket be granted the {size} receive buffer asked for",
+                hosts,
             ),
             against_hosts(
-                "net.core.wmem_max", "wmem_max", [buffer], f"lets a socket be granted the {size} send buffer asked "
-                "for", hosts,
+                "net.core.wmem_max",
+                "wmem_max",
+                [buffer],
+                f"lets a socket be granted the {size} send buffer asked for",
+                hosts,
             ),
             against_hosts(
-                "net.ipv4.tcp_rmem", "tcp_rmem", [4096, 87380, buffer],
-                f"autotuning may grow the receive window to {SOCKET_BUFFER_RULE}", hosts,
+                "net.ipv4.tcp_rmem",
+                "tcp_rmem",
+                [4096, 87380, buffer],
+                f"autotuning may grow the receive window to {SOCKET_BUFFER_RULE}",
+                hosts,
             ),
             against_hosts(
-                "net.ipv4.tcp_wmem", "tcp_wmem", [4096, 16384, buffer],
-                f"autotuning may grow the send buffer to {SOCKET_BUFFER_RULE}", hosts,
+                "net.ipv4.tcp_wmem",
+                "tcp_wmem",
+                [4096, 16384, buffer],
+                f"autotuning may grow the send buffer to {SOCKET_BUFFER_RULE}",
+                hosts,
             ),
             against_hosts(
-                "net.core.netdev_max_backlog", "netdev_max_backlog", [2 * basis.queue_packets],
-                "receive queue: twice the transmit queue, so bursts of a full window are not dropped", hosts,
+                "net.core.netdev_max_backlog",
+                "netdev_max_backlog",
+                [2 * basis.queue_packets],
+                "receive queue: twice the transmit queue, so bursts of a full window are not dropped",
+                hosts,
             ),
         ),
-    )  # fmt: skip
+    )
 
 
 def _transmit_queue(basis: SettingsBasis) -> Snippet:
@@ -161,8 +176,9 @@ def _transmit_queue(basis: SettingsBasis) -> Snippet:
         basis.hosts,
         separator=" ",
     )
-    return Snippet("Transmit queue (primary and standby)", "shell, as root (persist it in the interface configuration)",
-                   (line,))  # fmt: skip
+    return Snippet(
+        "Transmit queue (primary and standby)", "shell, as root (persist it in the interface configuration)", (line,)
+    )
 
 
 def _oracle_net(basis: SettingsBasis) -> Snippet:
@@ -183,8 +199,12 @@ def _hadr(basis: SettingsBasis) -> list[Snippet]:
     why (hadr.recommend); the socket buffers from the bandwidth-delay rule."""
     views = list(basis.hadr_pairs)
     mode = basis.hadr_syncmode[0] if basis.hadr_syncmode else recommend.captured_sync_mode(views)
-    found = {r.setting: r for r in recommend.recommendations(
-        views, sync_mode=mode, buffer=basis.hadr_buffer, socket_buffer_bytes=basis.socket_buffer_bytes)}  # fmt: skip
+    found = {
+        r.setting: r
+        for r in recommend.recommendations(
+            views, sync_mode=mode, buffer=basis.hadr_buffer, socket_buffer_bytes=basis.socket_buffer_bytes
+        )
+    }
 
     def line(setting: str) -> SettingLine:
         item = found[setting]

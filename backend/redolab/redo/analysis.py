@@ -29,8 +29,16 @@ _LAYOUT = (
     "peak_bytes_per_second", "required_bytes_per_second", "required_mbit_per_second", "avg_redo_write_bytes",
     "profile", "warnings", "notes", "ignored_columns", "files_used", "files_skipped", "requirement",
 )  # fmt: skip
-_TYPED = frozenset({"threads", "summed", "peak_bytes_per_second", "required_bytes_per_second",
-                    "required_mbit_per_second", "requirement"})  # fmt: skip
+_TYPED = frozenset(
+    {
+        "threads",
+        "summed",
+        "peak_bytes_per_second",
+        "required_bytes_per_second",
+        "required_mbit_per_second",
+        "requirement",
+    }
+)
 
 
 def _time(value: str | None) -> datetime | None:
@@ -66,10 +74,21 @@ class ThreadFigures:
     def from_json(cls, data: dict) -> ThreadFigures:
         basis = data.get("basis")
         if basis is not None:
-            basis = Basis(basis["statistic"], tuple(basis["imports"]), _time(basis["first"]), _time(basis["last"]),
-                          basis["interval_seconds"])  # fmt: skip
-        return cls(data["thread"], data["peak_bytes_per_second"], _time(data.get("peak_at")),
-                   data["required_bytes_per_second"], data.get("bytes"), basis)  # fmt: skip
+            basis = Basis(
+                basis["statistic"],
+                tuple(basis["imports"]),
+                _time(basis["first"]),
+                _time(basis["last"]),
+                basis["interval_seconds"],
+            )
+        return cls(
+            data["thread"],
+            data["peak_bytes_per_second"],
+            _time(data.get("peak_at")),
+            data["required_bytes_per_second"],
+            data.get("bytes"),
+            basis,
+        )
 
 
 @dataclass(frozen=True)
@@ -103,9 +122,16 @@ class SummedFigures:
             Window(w["minutes"], w["bytes_per_second"], _time(w["start"]), w["reason"] or "")
             for w in data.get("peak_windows") or []
         )
-        return cls(data["peak_bytes_per_second"], _time(data.get("peak_at")), data.get("p95_bytes_per_second"),
-                   data.get("p99_bytes_per_second"), data.get("how"), windows, data.get("percentile_basis"),
-                   data.get("upper_bound_required_bytes_per_second"))  # fmt: skip
+        return cls(
+            data["peak_bytes_per_second"],
+            _time(data.get("peak_at")),
+            data.get("p95_bytes_per_second"),
+            data.get("p99_bytes_per_second"),
+            data.get("how"),
+            windows,
+            data.get("percentile_basis"),
+            data.get("upper_bound_required_bytes_per_second"),
+        )
 
 
 @dataclass(frozen=True)
@@ -156,10 +182,16 @@ class RedoSummary:
         """From a whole requirement (its summed series) and `analysis`, redo.analytics.summary_json."""
         volumes = {t["thread"]: t.get("bytes") for t in analysis.get("threads", [])}
         threads = tuple(
-            ThreadFigures(t.thread, t.peak_bytes_per_second, t.peak_at, t.required_bytes_per_second,
-                          volumes.get(t.thread), t.basis)
+            ThreadFigures(
+                t.thread,
+                t.peak_bytes_per_second,
+                t.peak_at,
+                t.required_bytes_per_second,
+                volumes.get(t.thread),
+                t.basis,
+            )
             for t in sorted(requirement.threads.values(), key=lambda t: t.thread)
-        )  # fmt: skip
+        )
         summed = SummedFigures(
             requirement.summed_peak_bytes_per_second,
             requirement.summed_peak_at,

@@ -83,11 +83,18 @@ def preview_upload(
     try:
         with request.app.state.preview_slots.taken(user.id):
             token, result = preview_jobs.stage_and_preview(
-                upload_dir=settings.upload_dir, source=source, filename=filename, owner=str(user.id),
-                requested_by=user.username, limits=uploads.StagingLimits.of(settings),
-                job_bytes=settings.preview_job_bytes, session=session, environment=environment, fmt=format,
+                upload_dir=settings.upload_dir,
+                source=source,
+                filename=filename,
+                owner=str(user.id),
+                requested_by=user.username,
+                limits=uploads.StagingLimits.of(settings),
+                job_bytes=settings.preview_job_bytes,
+                session=session,
+                environment=environment,
+                fmt=format,
                 mapping={DECIMAL: decimal},
-            )  # fmt: skip
+            )
     except RedoInputError as error:
         raise _unreadable(error) from None
     if isinstance(result, Job):

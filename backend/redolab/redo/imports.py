@@ -54,9 +54,15 @@ def import_now(
 ) -> RedoImport:
     """Import here and now (all rows or none), visible together with its analysis."""
     return redo_service.import_file(
-        session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping,
-        imported_by=imported_by, before_visible=_with_analysis(environment.id),
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        path=path,
+        filename=filename,
+        fmt=fmt,
+        mapping=mapping,
+        imported_by=imported_by,
+        before_visible=_with_analysis(environment.id),
+    )
 
 
 def queue_import(
@@ -71,13 +77,22 @@ def queue_import(
 ) -> Job:
     """Stage the import's record and queue its job (a worker writes the rows and reports progress)."""
     record = redo_service.begin_import(
-        session=session, environment=environment, path=path, filename=filename, mapping=mapping,
+        session=session,
+        environment=environment,
+        path=path,
+        filename=filename,
+        mapping=mapping,
         imported_by=imported_by,
-    )  # fmt: skip
+    )
     job = Job(
-        kind=KIND, import_id=record.id, environment_id=environment.id, label=record.filename,
-        source_path=str(path), options={"format": fmt}, estimated_rows=redo_service.estimate_rows(path),
-    )  # fmt: skip
+        kind=KIND,
+        import_id=record.id,
+        environment_id=environment.id,
+        label=record.filename,
+        source_path=str(path),
+        options={"format": fmt},
+        estimated_rows=redo_service.estimate_rows(path),
+    )
     session.add(job)
     session.commit()
     uploads.mark_queued(path)  # the worker reads it: never removed early to make room
@@ -107,9 +122,14 @@ def execute_import(
             if not path.is_file():
                 raise RedoInputError(f"the upload {job.label} is gone (removed after hours unused): upload it again")
             redo_service.fill_import(
-                session=session, record=record, path=path, fmt=(job.options or {}).get("format", "auto"),
-                progress=progress, before_visible=_with_analysis(record.environment_id), limits=limits,
-            )  # fmt: skip
+                session=session,
+                record=record,
+                path=path,
+                fmt=(job.options or {}).get("format", "auto"),
+                progress=progress,
+                before_visible=_with_analysis(record.environment_id),
+                limits=limits,
+            )
         except (RedoInputError, FieldError) as error:
             message = error.message if isinstance(error, FieldError) else uploads.refusal(error)
             _fail(session, job, f"{job.label}: {message}; nothing was imported")

@@ -72,11 +72,26 @@ def stage_and_preview(
     path, name = uploads.upload_path(upload_dir, token)
     try:
         if is_large(path, job_bytes):
-            job = queue_preview(session=session, environment=environment, path=path, filename=name, fmt=fmt,
-                                mapping=mapping, requested_by=requested_by, new=True)  # fmt: skip
+            job = queue_preview(
+                session=session,
+                environment=environment,
+                path=path,
+                filename=name,
+                fmt=fmt,
+                mapping=mapping,
+                requested_by=requested_by,
+                new=True,
+            )
             return token, job
-        return token, uploads.preview(session=session, environment=environment, path=path, filename=name, fmt=fmt,
-                                      mapping=mapping, limits=limits.reading)  # fmt: skip
+        return token, uploads.preview(
+            session=session,
+            environment=environment,
+            path=path,
+            filename=name,
+            fmt=fmt,
+            mapping=mapping,
+            limits=limits.reading,
+        )
     except BaseException:
         uploads.discard_upload(upload_dir, token)
         raise
@@ -110,9 +125,13 @@ def queue_preview(
             retry_after=30,
         )
     job = Job(
-        kind=KIND, environment_id=environment.id, label=filename, source_path=str(path), requested_by=requested_by,
+        kind=KIND,
+        environment_id=environment.id,
+        label=filename,
+        source_path=str(path),
+        requested_by=requested_by,
         options={"format": fmt, "mapping": mapping, "new": new},
-    )  # fmt: skip
+    )
     # before the commit: a worker may claim the job, and finish it, at once
     result_path(path).unlink(missing_ok=True)  # an older preview of this upload no longer holds
     uploads.mark_queued(path)  # the worker reads it: never removed early to make room

@@ -60,10 +60,21 @@ def begin_import(
             f"{earlier.created_at:%Y-%m-%d %H:%M} UTC): nothing was imported twice.",
         )
     record = RedoImport(
-        environment_id=environment.id, filename=filename[:255], sha256=digest, format="", kind="",
-        mapping=clean_mapping(mapping) or {}, rows_read=0, rows_kept=0, dropped={}, warnings=[], threads=[],
-        imported_by=imported_by, time_zone=environment.time_zone, status=ImportStatus.importing,
-    )  # fmt: skip
+        environment_id=environment.id,
+        filename=filename[:255],
+        sha256=digest,
+        format="",
+        kind="",
+        mapping=clean_mapping(mapping) or {},
+        rows_read=0,
+        rows_kept=0,
+        dropped={},
+        warnings=[],
+        threads=[],
+        imported_by=imported_by,
+        time_zone=environment.time_zone,
+        status=ImportStatus.importing,
+    )
     session.add(record)
     try:
         session.commit()
@@ -157,9 +168,13 @@ def import_file(
     every row or none, a bad line anywhere (in any member of an archive) stores nothing."""
     mapping = clean_mapping(mapping)
     record = begin_import(
-        session=session, environment=environment, path=path, filename=filename, mapping=mapping,
+        session=session,
+        environment=environment,
+        path=path,
+        filename=filename,
+        mapping=mapping,
         imported_by=imported_by,
-    )  # fmt: skip
+    )
     return fill_import(
         session=session, record=record, path=path, fmt=fmt, progress=progress, before_visible=before_visible
     )
@@ -207,11 +222,18 @@ def _parse_here(path: Path, filename: str, fmt: str, mapping: dict | None, impor
         yield batch
     used = [f"Read from the archive: {', '.join(reading.used)}."] if not single else []
     yield {
-        "format": ", ".join(sorted(set(reading.formats)))[:50], "kind": reading_kind(reading),
-        "mapping": reading.mapping if single else {}, "rows_read": reading.rows_read, "kept": kept,
-        "dropped": dict(reading.dropped), "warnings": [*used, *reading.warnings], "threads": sorted(threads),
-        "first": _from_epoch(first), "last": _from_epoch(last), "notes": _read_notes(reading),
-    }  # fmt: skip
+        "format": ", ".join(sorted(set(reading.formats)))[:50],
+        "kind": reading_kind(reading),
+        "mapping": reading.mapping if single else {},
+        "rows_read": reading.rows_read,
+        "kept": kept,
+        "dropped": dict(reading.dropped),
+        "warnings": [*used, *reading.warnings],
+        "threads": sorted(threads),
+        "first": _from_epoch(first),
+        "last": _from_epoch(last),
+        "notes": _read_notes(reading),
+    }
 
 
 def _read_notes(reading: Reading) -> list[str]:
@@ -308,12 +330,20 @@ def _insert_statement(connection) -> str:
 def _row(import_id: int, interval: RedoInterval) -> tuple:
     """One row in _COLUMNS order."""
     return (
-        import_id, interval.kind, interval.thread, interval.sequence, interval.resetlogs,
+        import_id,
+        interval.kind,
+        interval.thread,
+        interval.sequence,
+        interval.resetlogs,
         interval.start.timestamp() if interval.start else None,
         interval.end.timestamp() if interval.end else None,
-        interval.seconds, interval.bytes, interval.writes, interval.peak_bytes_per_second, interval.hour,
+        interval.seconds,
+        interval.bytes,
+        interval.writes,
+        interval.peak_bytes_per_second,
+        interval.hour,
         interval.percentile_bytes_per_second,
-    )  # fmt: skip
+    )
 
 
 def list_imports(*, session: Session, environment: Environment) -> list[RedoImport]:
@@ -362,11 +392,20 @@ STORED_COLUMNS = (
 def stored_interval(r) -> RedoInterval:
     """A stored row (selected with STORED_COLUMNS) as the interval the analytics read."""
     return RedoInterval(
-        line=0, thread=r.thread, start=_from_epoch(r.start_epoch_seconds), end=_from_epoch(r.end_epoch_seconds),
-        seconds=r.seconds, bytes=r.bytes, kind=r.kind, sequence=r.sequence, resetlogs=r.resetlogs, writes=r.writes,
-        peak_bytes_per_second=r.peak_bytes_per_second, hour=r.hour_of_day,
+        line=0,
+        thread=r.thread,
+        start=_from_epoch(r.start_epoch_seconds),
+        end=_from_epoch(r.end_epoch_seconds),
+        seconds=r.seconds,
+        bytes=r.bytes,
+        kind=r.kind,
+        sequence=r.sequence,
+        resetlogs=r.resetlogs,
+        writes=r.writes,
+        peak_bytes_per_second=r.peak_bytes_per_second,
+        hour=r.hour_of_day,
         percentile_bytes_per_second=r.percentile_bytes_per_second,
-    )  # fmt: skip
+    )
 
 
 def environment_analysis(

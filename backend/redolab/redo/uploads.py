@@ -350,9 +350,14 @@ def preview(
     file and quotes nothing of it that is not printable text; so does a limit that stopped the read."""
     try:
         return _preview(
-            session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping,
+            session=session,
+            environment=environment,
+            path=path,
+            filename=filename,
+            fmt=fmt,
+            mapping=mapping,
             limits=limits or _default_reading_limits(),
-        )  # fmt: skip
+        )
     except FileNotFoundError:  # pruned or imported by another request meanwhile
         raise FieldError("upload_token", EXPIRED, 422) from None
     except RedoInputError as error:
@@ -379,9 +384,17 @@ def read_isolated(*, environment, path: Path, filename: str, fmt: str, mapping, 
     with tempfile.TemporaryDirectory(prefix=".preview-", dir=path.parent) as workdir:
         try:
             return run_limited(
-                read_preview, str(path), filename, fmt, mapping, environment.time_zone,
-                environment.headroom_percent, workdir, limits=limits, preload=(read_preview.__module__,),
-            )  # fmt: skip
+                read_preview,
+                str(path),
+                filename,
+                fmt,
+                mapping,
+                environment.time_zone,
+                environment.headroom_percent,
+                workdir,
+                limits=limits,
+                preload=(read_preview.__module__,),
+            )
         except ChildLimitReached as stopped:
             raise over_limit(filename, stopped) from None
 

@@ -19,21 +19,37 @@ router = APIRouter(prefix="/api/v1", tags=["rehearsals"], dependencies=[Depends(
 
 def rehearsal_public(session, rehearsal: Rehearsal) -> RehearsalPublic:
     return RehearsalPublic(
-        id=rehearsal.id, environment_id=rehearsal.environment_id,
-        status=service.status(rehearsal), failure_reason=service.failure(rehearsal),
-        window_kind=rehearsal.window_kind, window_start=rehearsal.window_start, window_end=rehearsal.window_end,
-        window_label=rehearsal.window_label, granularity_seconds=rehearsal.granularity_seconds,
-        granularity=rehearsal.granularity, imports=rehearsal.imports, notes=list(rehearsal.notes or []),
+        id=rehearsal.id,
+        environment_id=rehearsal.environment_id,
+        status=service.status(rehearsal),
+        failure_reason=service.failure(rehearsal),
+        window_kind=rehearsal.window_kind,
+        window_start=rehearsal.window_start,
+        window_end=rehearsal.window_end,
+        window_label=rehearsal.window_label,
+        granularity_seconds=rehearsal.granularity_seconds,
+        granularity=rehearsal.granularity,
+        imports=rehearsal.imports,
+        notes=list(rehearsal.notes or []),
         threads=rehearsal.threads,
-        mode=rehearsal.mode, message_bytes=rehearsal.message_bytes, scale=rehearsal.scale,
-        speedup=rehearsal.speedup, compressed=rehearsal.speedup > 1, slot_seconds=rehearsal.slot_seconds,
+        mode=rehearsal.mode,
+        message_bytes=rehearsal.message_bytes,
+        scale=rehearsal.scale,
+        speedup=rehearsal.speedup,
+        compressed=rehearsal.speedup > 1,
+        slot_seconds=rehearsal.slot_seconds,
         across_hops=rehearsal.across_hops,
-        schedule_sha256=rehearsal.schedule_sha256, schedule_bytes=rehearsal.schedule_bytes,
-        schedule_seconds=rehearsal.schedule_seconds, run_ids=[run.id for run in rehearsal.runs],
-        result=service.current_result(session=session, rehearsal=rehearsal), label=rehearsal.label,
-        requested_by=rehearsal.requested_by, created_at=rehearsal.created_at,
-        status_url=f"/api/v1/rehearsals/{rehearsal.id}", schedule_url=f"/api/v1/rehearsals/{rehearsal.id}/schedule",
-    )  # fmt: skip
+        schedule_sha256=rehearsal.schedule_sha256,
+        schedule_bytes=rehearsal.schedule_bytes,
+        schedule_seconds=rehearsal.schedule_seconds,
+        run_ids=[run.id for run in rehearsal.runs],
+        result=service.current_result(session=session, rehearsal=rehearsal),
+        label=rehearsal.label,
+        requested_by=rehearsal.requested_by,
+        created_at=rehearsal.created_at,
+        status_url=f"/api/v1/rehearsals/{rehearsal.id}",
+        schedule_url=f"/api/v1/rehearsals/{rehearsal.id}/schedule",
+    )
 
 
 @router.post("/environments/{environment_id}/rehearsals", status_code=status.HTTP_201_CREATED)
@@ -49,9 +65,13 @@ def create_rehearsal(
     poll `status_url` until `status` is succeeded, failed or cancelled."""
     environment = get_environment(session=session, environment_id=environment_id)
     rehearsal = service.create_rehearsal(
-        session=session, environment=environment, request=service.request_of(body), requested_by=user.username,
-        caps=QueueCaps.of(settings), settings=settings,
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        request=service.request_of(body),
+        requested_by=user.username,
+        caps=QueueCaps.of(settings),
+        settings=settings,
+    )
     wake_local_worker(request.app)
     return rehearsal_public(session, rehearsal)
 

@@ -61,9 +61,15 @@ class RunSeries:
 def copy_series(series: RunSeries) -> RunSeries:
     """A snapshot: later reads into `series` do not change it."""
     return RunSeries(
-        list(series.end_seconds), list(series.generated), list(series.sent), list(series.received),
-        list(series.backlog), list(series.lag), series.end, series.schedule_seconds,
-    )  # fmt: skip
+        list(series.end_seconds),
+        list(series.generated),
+        list(series.sent),
+        list(series.received),
+        list(series.backlog),
+        list(series.lag),
+        series.end,
+        series.schedule_seconds,
+    )
 
 
 @dataclass(frozen=True)

@@ -113,8 +113,11 @@ def build_schedule(
     # a thread with no whole byte in the window has nothing to send: no connection (the probe counts its
     # connections from the lines, and a node pair would run for nothing), said in the notes
     kept = [(thread, slots) for thread, slots in zip(window.threads, every, strict=True) if slots]
-    quiet = [f"thread {t} has no redo in the window{_after_scale(scale)}: not in the replay"
-             for t, slots in zip(window.threads, every, strict=True) if not slots]  # fmt: skip
+    quiet = [
+        f"thread {t} has no redo in the window{_after_scale(scale)}: not in the replay"
+        for t, slots in zip(window.threads, every, strict=True)
+        if not slots
+    ]
     threads, connections = tuple(t for t, _ in kept), tuple(slots for _, slots in kept)
     window = replace(window, threads=threads, notes=(*window.notes, *quiet))
     return Schedule(

@@ -53,9 +53,12 @@ def text_bytes(schedule: Schedule) -> int:
 def keep_schedule(session: Session, *, environment_id: int, schedule: Schedule, requested_by: str) -> ReplaySchedule:
     """The schedule's one stored copy (flushed: its id is known)."""
     row = ReplaySchedule(
-        environment_id=environment_id, sha256=schedule.sha256, text=schedule.text,
-        text_bytes=text_bytes(schedule), requested_by=owner_of(requested_by),
-    )  # fmt: skip
+        environment_id=environment_id,
+        sha256=schedule.sha256,
+        text=schedule.text,
+        text_bytes=text_bytes(schedule),
+        requested_by=owner_of(requested_by),
+    )
     session.add(row)
     session.flush()
     return row

@@ -178,15 +178,27 @@ def map_table(table: Table, mapping: dict[str, str] | None = None, *, decimal: s
     if shown.source != "default":
         found.append(f"Numbers: {shown.describe()}.")
     mapped = _mapped(table, mapping, kind, found, numbers)
-    return MappedFile(mapped.kind, mapped.mapping, mapped.intervals, mapped.warnings, mapped.ignored, mapped.facts,
-                      shown)  # fmt: skip
+    return MappedFile(
+        mapped.kind, mapped.mapping, mapped.intervals, mapped.warnings, mapped.ignored, mapped.facts, shown
+    )
 
 
 # fields whose values are whole numbers: a '1,234' there has a group separator, never a decimal one
 _INTEGERS = frozenset(
-    ("thread", "sequence", "resetlogs", "dest_id", "inst_id", "hour", "snap_id", "blocks", "block_size", "bytes",
-     "writes")
-)  # fmt: skip
+    (
+        "thread",
+        "sequence",
+        "resetlogs",
+        "dest_id",
+        "inst_id",
+        "hour",
+        "snap_id",
+        "blocks",
+        "block_size",
+        "bytes",
+        "writes",
+    )
+)
 _NUMERIC = _INTEGERS | {"mb", "gb", "seconds", "value", "max_value", "percentile"}
 NUMBER_SAMPLE_ROWS = 500
 
@@ -239,8 +251,12 @@ def _mapped(table: Table, mapping: dict[str, str], kind: str, found: list[str], 
     builders = {"volume": _volumes, "awr-snapshot": _snapshots, "awr-stat": _stats, "awr-profile": _profiles}
     positions = [index[h] for h in ignored]
     rows = (make_row(line, values) for line, values in table.rows)
-    unit = {"mb": "MiB (an Oracle MB is 1,048,576 bytes)", "gb": "GiB (an Oracle GB is 1,073,741,824 bytes)",
-            "bytes": "bytes", "blocks": "blocks x block size"}.get(size_columns[0])  # fmt: skip
+    unit = {
+        "mb": "MiB (an Oracle MB is 1,048,576 bytes)",
+        "gb": "GiB (an Oracle GB is 1,073,741,824 bytes)",
+        "bytes": "bytes",
+        "blocks": "blocks x block size",
+    }.get(size_columns[0])
     if unit and kind in ("volume", "awr-snapshot"):
         found.append(f"Sizes from {mapping.get(size_columns[0], mapping.get('blocks'))} in {unit}.")
     intervals = with_extra(builders[kind](rows, mapping, warnings, found), positions)
@@ -278,11 +294,18 @@ def _logs(raw_rows, fast, make_row) -> Iterator[RedoInterval]:
         if interval is None:  # anything unusual: the careful path, whose errors name line and column
             row = make_row(line, values)
             interval = RedoInterval(
-                line=row.line, thread=row.integer("thread") or 1, start=row.date("first_time"),
-                end=row.date("next_time"), seconds=row.number("seconds"), bytes=row.size(), kind="log",
-                sequence=row.integer("sequence"), resetlogs=row.integer("resetlogs"),
-                dest_id=row.integer("dest_id"), inst_id=row.integer("inst_id"),
-            )  # fmt: skip
+                line=row.line,
+                thread=row.integer("thread") or 1,
+                start=row.date("first_time"),
+                end=row.date("next_time"),
+                seconds=row.number("seconds"),
+                bytes=row.size(),
+                kind="log",
+                sequence=row.integer("sequence"),
+                resetlogs=row.integer("resetlogs"),
+                dest_id=row.integer("dest_id"),
+                inst_id=row.integer("inst_id"),
+            )
         yield interval
 
 
@@ -350,9 +373,15 @@ def _volumes(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, lis
     period, basis = _period(read, mapping)
     for row, start, end in read:
         interval = RedoInterval(
-            line=row.line, thread=row.integer("thread") or 1, start=start, end=end or start + period,
-            seconds=None, bytes=row.size(), kind="period", dest_id=row.integer("dest_id"),
-        )  # fmt: skip
+            line=row.line,
+            thread=row.integer("thread") or 1,
+            start=start,
+            end=end or start + period,
+            seconds=None,
+            bytes=row.size(),
+            kind="period",
+            dest_id=row.integer("dest_id"),
+        )
         yield interval, row.values
     starts = {start for _, start, _ in read}
     if "next_time" in mapping:

@@ -181,8 +181,9 @@ def analyze_files(paths: list[Path], *, fmt: str = "auto", headroom_ratio: float
             used, skipped = prepare(path, path.name, member_dir, fmt=fmt)
             sources.extend(used)
             reading.skipped.extend(skipped)
-        analysis = analyze(read_sources(sources, fmt=fmt, reading=reading), headroom_ratio=headroom_ratio,
-                           keep_points=False)  # fmt: skip
+        analysis = analyze(
+            read_sources(sources, fmt=fmt, reading=reading), headroom_ratio=headroom_ratio, keep_points=False
+        )
     label = ", ".join(sorted({f"{f}/{k}" for f, k in zip(reading.formats, reading.kinds, strict=True)}))
     return analysis, summarise(analysis, fmt=label, reading=reading)
 
@@ -191,9 +192,16 @@ def summarise(analysis: Analysis, *, fmt: str, reading: Reading) -> dict:
     """The analysis as JSON, with `numbers`: per file read, its decimal and group separators and
     whether the file or the user's choice told them."""
     summary = summary_json(
-        analysis, fmt=fmt, rows_read=reading.rows_read, dropped=reading.dropped, warnings=reading.warnings,
-        notes=reading.notes, ignored=reading.ignored, used=reading.used, skipped=reading.skipped,
-    )  # fmt: skip
+        analysis,
+        fmt=fmt,
+        rows_read=reading.rows_read,
+        dropped=reading.dropped,
+        warnings=reading.warnings,
+        notes=reading.notes,
+        ignored=reading.ignored,
+        used=reading.used,
+        skipped=reading.skipped,
+    )
     summary["numbers"] = dict(reading.numbers)
     return summary
 

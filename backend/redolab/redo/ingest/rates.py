@@ -15,10 +15,15 @@ from redolab.redo.schemas import RedoInterval
 def snapshots(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, list[str]]]:
     for row in rows:
         interval = RedoInterval(
-            line=row.line, thread=row.integer("thread") or 1, start=row.date("first_time"),
-            end=row.date("next_time"), seconds=row.number("seconds"), bytes=row.size(), kind="snapshot",
+            line=row.line,
+            thread=row.integer("thread") or 1,
+            start=row.date("first_time"),
+            end=row.date("next_time"),
+            seconds=row.number("seconds"),
+            bytes=row.size(),
+            kind="snapshot",
             writes=row.number("writes"),
-        )  # fmt: skip
+        )
         yield interval, row.values
 
 
@@ -41,9 +46,15 @@ def stats(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, list[s
             average = row.number("value") or 0.0
             duration = (end - start).total_seconds() if start and end else None
             interval = RedoInterval(
-                line=row.line, thread=thread, start=start, end=end, seconds=duration,
-                bytes=average * (duration or 0), kind="rate", peak_bytes_per_second=row.number("max_value"),
-            )  # fmt: skip
+                line=row.line,
+                thread=thread,
+                start=start,
+                end=end,
+                seconds=duration,
+                bytes=average * (duration or 0),
+                kind="rate",
+                peak_bytes_per_second=row.number("max_value"),
+            )
             yield interval, row.values
             continue
         key = (thread, row.text("snap_id"), start, end)
@@ -53,9 +64,15 @@ def stats(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, list[s
         if entry.get("bytes") is None:
             continue
         interval = RedoInterval(
-            line=entry["line"], thread=thread, start=start, end=end, seconds=None, bytes=entry["bytes"],
-            kind="snapshot", writes=entry.get("writes"),
-        )  # fmt: skip
+            line=entry["line"],
+            thread=thread,
+            start=start,
+            end=end,
+            seconds=None,
+            bytes=entry["bytes"],
+            kind="snapshot",
+            writes=entry.get("writes"),
+        )
         yield interval, entry["values"]
 
 
@@ -79,15 +96,23 @@ def profiles(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, lis
         thread = row.integer("thread") or 1
         hours.add((thread, hour))
         interval = RedoInterval(
-            line=row.line, thread=thread, start=None, end=None, seconds=3600.0 if average is not None else None,
-            bytes=(average or 0.0) * 3600, kind="profile", peak_bytes_per_second=maximum, hour=hour,
+            line=row.line,
+            thread=thread,
+            start=None,
+            end=None,
+            seconds=3600.0 if average is not None else None,
+            bytes=(average or 0.0) * 3600,
+            kind="profile",
+            peak_bytes_per_second=maximum,
+            hour=hour,
             percentile_bytes_per_second=percentile,
-        )  # fmt: skip
+        )
         yield interval, row.values
     statistics = ", ".join(
-        f"{name} from {mapping[key]}" for key, name in (("value", "average"), ("max_value", "maximum"),
-                                                          ("percentile", "percentile")) if key in mapping
-    )  # fmt: skip
+        f"{name} from {mapping[key]}"
+        for key, name in (("value", "average"), ("max_value", "maximum"), ("percentile", "percentile"))
+        if key in mapping
+    )
     threads = sorted({thread for thread, _ in hours})
     facts.append(
         f"Hour-of-day profile: {len(hours):,} hours for instance(s) {', '.join(map(str, threads))}; {statistics}."

@@ -107,10 +107,17 @@ def read_awr_miner(lines: list[str], *, decimal: str = "auto") -> Table:
                 raise RedoInputError(f"line {number}, dur_m: {minutes} minutes is not a snapshot length (0 to 7 days)")
             begin = end - timedelta(minutes=duration)
             average = _mib_per_second(values[columns["redo_mb_s"]], number, written)
-            yield number, [
-                values[columns["snap"]], values[columns["inst"]], begin.isoformat(sep=" "), end.isoformat(sep=" "),
-                "Redo Generated Per Sec", average,
-            ]  # fmt: skip
+            yield (
+                number,
+                [
+                    values[columns["snap"]],
+                    values[columns["inst"]],
+                    begin.isoformat(sep=" "),
+                    end.isoformat(sep=" "),
+                    "Redo Generated Per Sec",
+                    average,
+                ],
+            )
 
     return MinerTable("awr-miner", HEADERS, rows(), [note for note in notes if note], numbers=written)
 

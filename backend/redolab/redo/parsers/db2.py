@@ -61,8 +61,14 @@ def detect(text: str) -> str | None:
 def preset(format_name: str, kind: str, intervals, *, facts=None, warnings=None, ignored=None) -> Table:
     """A table whose intervals are already made (the text formats here are no column table)."""
 
-    mapped = Mapped(kind, {}, with_extra(intervals, []), warnings if warnings is not None else [], ignored or [],
-                    facts if facts is not None else [])  # fmt: skip
+    mapped = Mapped(
+        kind,
+        {},
+        with_extra(intervals, []),
+        warnings if warnings is not None else [],
+        ignored or [],
+        facts if facts is not None else [],
+    )
     return Table(format_name, [], iter(()), [], mapped=mapped)
 
 
@@ -245,8 +251,11 @@ def _archived_files(lines: list[str]) -> tuple[list[_ArchivedFile], int]:
             passed += 1
             continue
         where = f"line {number}"
-        closed = db2_time(f"{stamp['date']} {stamp['time'] if stamp['time'].count(':') == 2 else stamp['time'] + ':00'}"
-                          f"{stamp['zone'] or ''}", where)  # fmt: skip
+        closed = db2_time(
+            f"{stamp['date']} {stamp['time'] if stamp['time'].count(':') == 2 else stamp['time'] + ':00'}"
+            f"{stamp['zone'] or ''}",
+            where,
+        )
         before = line[: stamp.start()].split()
         after = line[stamp.end() : name.start()].split()
         # ls -l: the size stands just before the time; find -printf '%T+ %s %p': just after it
@@ -283,10 +292,19 @@ def _archived_file_intervals(
             )
         if data / seconds > MAX_BYTES_PER_SECOND:
             raise RedoInputError(f"line {line}: {data:,.0f} bytes in {seconds:g} s is more than 1 TB/s")
-        yield RedoInterval(
-            line=line, thread=member, start=before[1], end=closed, seconds=None, bytes=data, kind="log",
-            sequence=sequence,
-        ), []  # fmt: skip
+        yield (
+            RedoInterval(
+                line=line,
+                thread=member,
+                start=before[1],
+                end=closed,
+                seconds=None,
+                bytes=data,
+                kind="log",
+                sequence=sequence,
+            ),
+            [],
+        )
     if gaps:
         warnings.append(
             f"{gaps:,} log file(s) follow a gap in the sequence (a file missing from the listing): the time "
@@ -326,10 +344,19 @@ def read_logscan(lines: list[str]) -> Table:
             data = rate * seconds
             flushes = data / (pages_per_flush * PAGE_BYTES) if pages_per_flush > 0 else None
             count += 1
-            yield RedoInterval(
-                line=number, thread=0, start=end - timedelta(seconds=seconds), end=end, seconds=None, bytes=data,
-                kind="snapshot", writes=flushes,
-            ), []  # fmt: skip
+            yield (
+                RedoInterval(
+                    line=number,
+                    thread=0,
+                    start=end - timedelta(seconds=seconds),
+                    end=end,
+                    seconds=None,
+                    bytes=data,
+                    kind="snapshot",
+                    writes=flushes,
+                ),
+                [],
+            )
         if not count:
             raise RedoInputError("no db2logscan rate lines ('<date> <time> N MB/s, N sec, N pg/f, ...') were found")
         facts.append(

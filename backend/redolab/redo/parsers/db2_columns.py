@@ -25,16 +25,46 @@ from redolab.redo.parsers import RedoInputError, normalise
 from redolab.redo.parsers.db2_common import db2_time
 
 # IBM's documented columns (normalised) other than LOG_WRITES: a file with two of them is this table
-DOCUMENTED = frozenset({
-    "TOTALLOGAVAILABLE", "TOTALLOGUSED", "SECLOGUSEDTOP", "TOTLOGUSEDTOP", "SECLOGSALLOCATED", "LOGREADS",
-    "LOGREADTIME", "LOGWRITETIME", "NUMLOGWRITEIO", "NUMLOGREADIO", "NUMLOGPARTPAGEIO", "NUMLOGBUFFERFULL",
-    "NUMLOGDATAFOUNDINBUFFER", "APPLIDHOLDINGOLDESTXACT", "LOGTOREDOFORRECOVERY", "LOGHELDBYDIRTYPAGES",
-    "FIRSTACTIVELOG", "LASTACTIVELOG", "CURRENTACTIVELOG", "CURRENTARCHIVELOG", "CURCOMMITDISKLOGREADS",
-    "CURCOMMITTOTALLOGREADS", "CURCOMMITLOGBUFFLOGREADS", "CURRENTLSN", "CURRENTLSO", "OLDESTTXLSN",
-    "METHOD1NEXTLOGTOARCHIVE", "METHOD2NEXTLOGTOARCHIVE", "METHOD1FIRSTFAILURE", "METHOD2FIRSTFAILURE",
-    "LOGEXTRACTIONDISKSPACEUSEDTOTAL", "LOGEXTRACTIONDISKSPACEUSEDTOTALTOP", "LOGEXTRACTIONPROCESSEDBYTES",
-    "LOGEXTRACTIONWRITTENBYTES", "LOGEXTRACTIONROLLBACKREADS", "LOGEXTRACTIONCURCOMMITREADS",
-})  # fmt: skip
+DOCUMENTED = frozenset(
+    {
+        "TOTALLOGAVAILABLE",
+        "TOTALLOGUSED",
+        "SECLOGUSEDTOP",
+        "TOTLOGUSEDTOP",
+        "SECLOGSALLOCATED",
+        "LOGREADS",
+        "LOGREADTIME",
+        "LOGWRITETIME",
+        "NUMLOGWRITEIO",
+        "NUMLOGREADIO",
+        "NUMLOGPARTPAGEIO",
+        "NUMLOGBUFFERFULL",
+        "NUMLOGDATAFOUNDINBUFFER",
+        "APPLIDHOLDINGOLDESTXACT",
+        "LOGTOREDOFORRECOVERY",
+        "LOGHELDBYDIRTYPAGES",
+        "FIRSTACTIVELOG",
+        "LASTACTIVELOG",
+        "CURRENTACTIVELOG",
+        "CURRENTARCHIVELOG",
+        "CURCOMMITDISKLOGREADS",
+        "CURCOMMITTOTALLOGREADS",
+        "CURCOMMITLOGBUFFLOGREADS",
+        "CURRENTLSN",
+        "CURRENTLSO",
+        "OLDESTTXLSN",
+        "METHOD1NEXTLOGTOARCHIVE",
+        "METHOD2NEXTLOGTOARCHIVE",
+        "METHOD1FIRSTFAILURE",
+        "METHOD2FIRSTFAILURE",
+        "LOGEXTRACTIONDISKSPACEUSEDTOTAL",
+        "LOGEXTRACTIONDISKSPACEUSEDTOTALTOP",
+        "LOGEXTRACTIONPROCESSEDBYTES",
+        "LOGEXTRACTIONWRITTENBYTES",
+        "LOGEXTRACTIONROLLBACKREADS",
+        "LOGEXTRACTIONCURCOMMITREADS",
+    }
+)
 TIME_HEADINGS = ("SNAPSHOTTIME", "SNAPSHOTTIMESTAMP", "CAPTURETIME", "CAPTURETIMESTAMP", "TS", "TIMESTAMP",
                  "CURRENTTIMESTAMP", "SAMPLETIME", "COLLECTED", "COLLECTIONTIME", "TIME", "1")  # fmt: skip
 MEMBER_HEADINGS = ("MEMBER", "MEMBERID", "MEMBERNUMBER", "DBPARTITIONNUM")
@@ -76,10 +106,12 @@ def find_counter_columns(headers: list[str], rows: list[tuple[int, list[str]]]) 
     pages = _named(names, ("LOGWRITES",))
     if pages is None:
         pages = _pages_by_values(headers, names, rows, time, member)
-        found.append(f"{headers[pages]} read as LOG_WRITES (4 KiB pages written): a counter that grows with every "
-                     "capture")  # fmt: skip
-    return CounterColumns(time, pages, member, _named(names, ("NUMLOGWRITEIO",)), _named(names, ("LOGWRITETIME",)),
-                          found)  # fmt: skip
+        found.append(
+            f"{headers[pages]} read as LOG_WRITES (4 KiB pages written): a counter that grows with every capture"
+        )
+    return CounterColumns(
+        time, pages, member, _named(names, ("NUMLOGWRITEIO",)), _named(names, ("LOGWRITETIME",)), found
+    )
 
 
 def _named(names: list[str], wanted: tuple[str, ...]) -> int | None:
@@ -149,13 +181,19 @@ def _pages_by_values(headers: list[str], names: list[str], rows, time: int, memb
         if _grows(rows, position, time, member):
             growing.append(position)
     if len(growing) > 1:  # the DBA's alias may still say what it is
-        said = [p for p in growing if ("PAGE" in names[p] or "WRITE" in names[p]) and "IO" not in names[p]
-                and "TIME" not in names[p]]  # fmt: skip
+        said = [
+            p
+            for p in growing
+            if ("PAGE" in names[p] or "WRITE" in names[p]) and "IO" not in names[p] and "TIME" not in names[p]
+        ]
         growing = said if len(said) == 1 else growing
     if len(growing) == 1:
         return growing[0]
-    what = (f"the columns {', '.join(headers[p] for p in growing)} all grow like counters" if growing
-            else "no column grows from capture to capture like a counter")  # fmt: skip
+    what = (
+        f"the columns {', '.join(headers[p] for p in growing)} all grow like counters"
+        if growing
+        else "no column grows from capture to capture like a counter"
+    )
     raise RedoInputError(
         f"MON_GET_TRANSACTION_LOG rows without LOG_WRITES by name, and {what}: select LOG_WRITES under its own "
         "name (4 KiB log pages written, the rate's source)"

@@ -53,9 +53,15 @@ def db2_time(text: str, where: str) -> datetime:
                 )
             try:
                 return datetime(
-                    int(parts["y"]), int(parts["m"]), int(parts["d"]), int(parts["h"]), int(parts["mi"]),
-                    int(parts["s"]), int((parts["f"] or "0")[:6].ljust(6, "0")), tzinfo=zone,
-                )  # fmt: skip
+                    int(parts["y"]),
+                    int(parts["m"]),
+                    int(parts["d"]),
+                    int(parts["h"]),
+                    int(parts["mi"]),
+                    int(parts["s"]),
+                    int((parts["f"] or "0")[:6].ljust(6, "0")),
+                    tzinfo=zone,
+                )
             except ValueError:
                 break
     raise RedoInputError(

@@ -41,8 +41,11 @@ def complete_heading(name: str, heading: list[str], width: int) -> tuple[list[st
     when no known collector order fits."""
     known = collector_file(name)
     if known is not None:
-        candidates = [(query, versions, order) for (query, versions), order in ORDERS.items()
-                      if query == known[0] and known[1] in versions]  # fmt: skip
+        candidates = [
+            (query, versions, order)
+            for (query, versions), order in ORDERS.items()
+            if query == known[0] and known[1] in versions
+        ]
     else:  # a pasted or renamed file: any known order that the heading starts and the rows fill
         candidates = [(query, versions, order) for (query, versions), order in ORDERS.items()]
     for query, versions, order in candidates:
