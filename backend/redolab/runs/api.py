@@ -32,9 +32,13 @@ def create_run(
     the host pair has the most runs and sweeps queued that the server allows."""
     environment = get_environment(session=session, environment_id=environment_id)
     run = service.create_run(
-        session=session, environment=environment, run_in=run_in, requested_by=user.username,
-        caps=QueueCaps.of(settings), settings=settings,
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        run_in=run_in,
+        requested_by=user.username,
+        caps=QueueCaps.of(settings),
+        settings=settings,
+    )
     wake_local_worker(request.app)
     return run_public(session, run)
 

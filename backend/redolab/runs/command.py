@@ -37,14 +37,23 @@ class ProbeParameters:
     def of_run(cls, run) -> ProbeParameters:
         """A run's (runs.models.Run) parameters."""
         return cls(
-            mode=run.mode.value, conns=run.conns, message_bytes=run.message_bytes,
-            sockbuf_bytes=run.sockbuf_bytes, duration_seconds=run.duration_seconds,
-            interval_seconds=run.interval_seconds, delay_us=run.delay_us,
-            rate_bits_per_second=run.rate_bits_per_second, write_dir=run.write_dir,
-            sync_write=run.sync_write, congestion=run.congestion,
-            fq_rate_bits_per_second=run.fq_rate_bits_per_second, zerocopy=run.zerocopy, reverse=run.reverse,
-            scale=run.replay_scale or 1.0, speedup=run.replay_speedup or 1.0,
-        )  # fmt: skip
+            mode=run.mode.value,
+            conns=run.conns,
+            message_bytes=run.message_bytes,
+            sockbuf_bytes=run.sockbuf_bytes,
+            duration_seconds=run.duration_seconds,
+            interval_seconds=run.interval_seconds,
+            delay_us=run.delay_us,
+            rate_bits_per_second=run.rate_bits_per_second,
+            write_dir=run.write_dir,
+            sync_write=run.sync_write,
+            congestion=run.congestion,
+            fq_rate_bits_per_second=run.fq_rate_bits_per_second,
+            zerocopy=run.zerocopy,
+            reverse=run.reverse,
+            scale=run.replay_scale or 1.0,
+            speedup=run.replay_speedup or 1.0,
+        )
 
 
 def _number(value: float) -> str:

@@ -34,8 +34,10 @@ def schedule_part(text: str, connections: list[int] | None) -> str:
     position = {connection: new for new, connection in enumerate(connections)}
     lines = text.splitlines()
     out = [lines[0]] if lines and lines[0].startswith("#") else []
-    out.append(f"# part: connection{'s' if len(connections) > 1 else ''} {', '.join(map(str, connections))} of the "
-               "rehearsal's schedule, renumbered from 0 in that order")  # fmt: skip
+    out.append(
+        f"# part: connection{'s' if len(connections) > 1 else ''} {', '.join(map(str, connections))} of the "
+        "rehearsal's schedule, renumbered from 0 in that order"
+    )
     for line in lines:
         fields = line.split("#", 1)[0].split()
         if fields and int(fields[0]) in position:

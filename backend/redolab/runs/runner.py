@@ -327,9 +327,11 @@ class RunExecution:
         client_settings["probe_path"] = client_probe.path
         server_settings["probe_path"] = server_probe.path
         self._update(
-            probe_version=client_probe.version, probe_sha256=client_probe.sha256,
-            client_settings=client_settings, server_settings=server_settings,
-        )  # fmt: skip
+            probe_version=client_probe.version,
+            probe_sha256=client_probe.sha256,
+            client_settings=client_settings,
+            server_settings=server_settings,
+        )
         return client_probe, server_probe
 
     async def _first_event(self, started: Started) -> ProbeEvent:

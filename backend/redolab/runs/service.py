@@ -358,9 +358,11 @@ def _measured(environment: Environment) -> tuple:
     """Succeeded runs that measured what the link carries: a rehearsal's runs are paced by their
     schedule (their throughput is the redo replayed, not the link's capacity), so they are not."""
     return (
-        Run.environment_id == environment.id, Run.status == RunStatus.succeeded, Run.bytes_per_second > 0,
+        Run.environment_id == environment.id,
+        Run.status == RunStatus.succeeded,
+        Run.bytes_per_second > 0,
         Run.rehearsal_id.is_(None),
-    )  # fmt: skip
+    )
 
 
 # The measured runs of the environments viewed last, in this process, each with the stamp it was
@@ -379,8 +381,9 @@ def measured_stamp(*, session: Session, environment: Environment) -> tuple:
     count, newest, changes = session.execute(
         select(func.count(Run.id), func.max(Run.id), func.sum(Run.change_mark)).where(*_measured(environment))
     ).one()
-    hosts = sorted((h.id, h.role.value, h.node_number, h.transport.value, h.destination_id or 0)
-                   for h in environment.hosts)  # fmt: skip
+    hosts = sorted(
+        (h.id, h.role.value, h.node_number, h.transport.value, h.destination_id or 0) for h in environment.hosts
+    )
     feeds = tuple((d.id, d.feeds_from_id or 0) for d in environment.destinations)
     return count, newest, changes, tuple(hosts), feeds
 
@@ -430,8 +433,10 @@ def read_measured_runs(*, session: Session, environment: Environment) -> list[Me
     made = {}
     if missing:
         lines = summary_lines(session=session, run_ids=missing)
-        made = {run.id: RunSummary(**summary_values(run, lines[run.id])) for run in session.scalars(
-            select(Run).where(Run.id.in_(missing)))}  # fmt: skip
+        made = {
+            run.id: RunSummary(**summary_values(run, lines[run.id]))
+            for run in session.scalars(select(Run).where(Run.id.in_(missing)))
+        }
     hosts = {host.id: host for host in environment.hosts}
     feeds = {d.id: d.feeds_from_id for d in environment.destinations}
     measured = []

@@ -33,9 +33,13 @@ def create_sweep(
     the most runs and sweeps queued that the server allows."""
     environment = get_environment(session=session, environment_id=environment_id)
     sweep = service.create_sweep(
-        session=session, environment=environment, sweep_in=sweep_in, requested_by=user.username,
-        caps=QueueCaps.of(settings), settings=settings,
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        sweep_in=sweep_in,
+        requested_by=user.username,
+        caps=QueueCaps.of(settings),
+        settings=settings,
+    )
     wake_local_worker(request.app)
     return sweep_public(session, sweep)
 

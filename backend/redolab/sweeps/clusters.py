@@ -80,17 +80,25 @@ def create_cluster(
         )
     template = run_in.model_dump(mode="json", exclude={"client_host_id", "server_host_id"})
     cluster = Cluster(
-        environment_id=environment.id, reverse=reverse and not across_hops, across_hops=across_hops,
-        template=template, label=run_in.label, requested_by=requested_by,
-    )  # fmt: skip
+        environment_id=environment.id,
+        reverse=reverse and not across_hops,
+        across_hops=across_hops,
+        template=template,
+        label=run_in.label,
+        requested_by=requested_by,
+    )
     session.add(cluster)
     session.flush()
     for client, server in pairs:
         pair_in = RunCreate(**template, client_host_id=client.id, server_host_id=server.id)
         run = service.create_run(
-            session=session, environment=environment, run_in=pair_in, requested_by=requested_by, commit=False,
+            session=session,
+            environment=environment,
+            run_in=pair_in,
+            requested_by=requested_by,
+            commit=False,
             together=f"cluster:{cluster.id}" if across_hops else None,
-        )  # fmt: skip
+        )
         run.cluster_id = cluster.id
     session.commit()
     return cluster
@@ -159,10 +167,11 @@ def together(series: Mapping[int, list[tuple[float, float, float, int]]]) -> dic
     if end <= begin:
         return None
     inside = {
-        str(run_id): round(sum(size * max(0.0, min(stop, end) - max(start, begin)) / (stop - start)
-                               for start, stop, size in rows))
+        str(run_id): round(
+            sum(size * max(0.0, min(stop, end) - max(start, begin)) / (stop - start) for start, stop, size in rows)
+        )
         for run_id, rows in placed.items()
-    }  # fmt: skip
+    }
     return {"seconds": end - begin, "bytes": inside}
 
 
@@ -210,8 +219,11 @@ def _per_hop(cluster: Cluster, environment: Environment, at_once: Mapping | None
     hosts = {host.id: host for host in environment.hosts}
     hops = []
     for destination in environment.destinations:
-        runs = [run for run in cluster.runs if getattr(hosts.get(run.server_host_id), "destination_id", None)
-                == destination.id]  # fmt: skip
+        runs = [
+            run
+            for run in cluster.runs
+            if getattr(hosts.get(run.server_host_id), "destination_id", None) == destination.id
+        ]
         if not runs:
             continue
         succeeded = [run for run in runs if run.status is RunStatus.succeeded and run.bytes_per_second]

@@ -63,13 +63,21 @@ def cluster_public(cluster, environment) -> ClusterPublic:
         for hop in summary["hops"]
     ]
     return ClusterPublic(
-        id=cluster.id, environment_id=cluster.environment_id, across_hops=cluster.across_hops,
-        reverse=cluster.reverse, label=cluster.label, finished=summary["finished"], complete=summary["complete"],
-        total_bytes_per_second=summary["total_bytes_per_second"], basis=summary["basis"],
+        id=cluster.id,
+        environment_id=cluster.environment_id,
+        across_hops=cluster.across_hops,
+        reverse=cluster.reverse,
+        label=cluster.label,
+        finished=summary["finished"],
+        complete=summary["complete"],
+        total_bytes_per_second=summary["total_bytes_per_second"],
+        basis=summary["basis"],
         together_seconds=summary["together_seconds"],
-        start_spread_seconds=summary["start_spread_seconds"], overlapped=summary["overlapped"], hops=hops,
+        start_spread_seconds=summary["start_spread_seconds"],
+        overlapped=summary["overlapped"],
+        hops=hops,
         runs=[RunPublic.model_validate(run) for run in cluster.runs],
-    )  # fmt: skip
+    )
 
 
 @router.post("/environments/{environment_id}/clusters", status_code=status.HTTP_201_CREATED)
@@ -87,9 +95,13 @@ def create_cluster(
         }
     )
     cluster = clusters.create_cluster(
-        session=session, environment=environment, run_in=run_in, reverse=False, requested_by=user.username,
+        session=session,
+        environment=environment,
+        run_in=run_in,
+        reverse=False,
+        requested_by=user.username,
         across_hops=cluster_in.across_hops,
-    )  # fmt: skip
+    )
     wake_local_worker(request.app)
     return cluster_public(cluster, environment)
 

@@ -98,10 +98,14 @@ def create_sweep(
     session.flush()
     session.add(
         Job(
-            kind="sweep", sweep_id=sweep.id, client_host_id=client.id, server_host_id=server.id,
-            requested_by=owner_of(requested_by), planned_seconds=planned_seconds(sweep_in),
+            kind="sweep",
+            sweep_id=sweep.id,
+            client_host_id=client.id,
+            server_host_id=server.id,
+            requested_by=owner_of(requested_by),
+            planned_seconds=planned_seconds(sweep_in),
         )
-    )  # fmt: skip
+    )
     session.commit()
     return sweep
 

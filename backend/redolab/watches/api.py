@@ -22,8 +22,9 @@ def create_watch(
 ) -> WatchPublic:  # fmt: skip
     """Watch a path against the environment's requirement (operator role); the first check starts now."""
     environment = get_environment(session=session, environment_id=environment_id)
-    watch = service.create_watch(session=session, environment=environment, watch_in=body, requested_by=user.username,
-                                 caps=QueueCaps.of(settings))  # fmt: skip
+    watch = service.create_watch(
+        session=session, environment=environment, watch_in=body, requested_by=user.username, caps=QueueCaps.of(settings)
+    )
     wake_local_worker(request.app)
     return WatchPublic.model_validate(watch)
 

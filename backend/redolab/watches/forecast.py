@@ -114,8 +114,9 @@ def forecast_growth(
 ) -> Forecast:
     """The date the required rate (peak x (1 + headroom), bytes/s) passes the capacity (bytes/s), with
     its interval at `confidence`, from the peaks of `peaks_by_period`. See the module's rules."""
-    _check_arguments(capacity_bytes_per_second, headroom_ratio, capacity_basis, min_periods, period,
-                     confidence, horizon_days)  # fmt: skip
+    _check_arguments(
+        capacity_bytes_per_second, headroom_ratio, capacity_basis, min_periods, period, confidence, horizon_days
+    )
     series = _validated_peaks(peaks)
     now = _utc(now, "now")
     if series and now < series[-1][0]:
@@ -131,16 +132,18 @@ def forecast_growth(
         if capacity_bytes_per_second is None:
             message += f" The link's capacity ({capacity_basis}) is not measured yet either."
         unknown = dict.fromkeys(("slope_bytes_per_second_per_day", "slope_low", "slope_high"))
-        return Forecast(INSUFFICIENT, message, crossing=None, crossing_earliest=None, crossing_latest=None,
-                        **unknown, **base)  # fmt: skip
+        return Forecast(
+            INSUFFICIENT, message, crossing=None, crossing_earliest=None, crossing_latest=None, **unknown, **base
+        )
     fit = _Fit.of(series, now, confidence, headroom_ratio)
     base |= fit.figures()
     trend = (
         f"{_per_month(fit.slope)} (between {_per_month(fit.low)} and {_per_month(fit.high)} at "
         f"{confidence * 100:g} % confidence, from {len(series)} {_PERIODIC[period]} peaks)"
     )
-    said = _Said(trend, f"{format_byte_rate(fit.peak_now)} + {ratio_as_percent(headroom_ratio)} % headroom",
-                 capacity_basis)  # fmt: skip
+    said = _Said(
+        trend, f"{format_byte_rate(fit.peak_now)} + {ratio_as_percent(headroom_ratio)} % headroom", capacity_basis
+    )
     judged = _without_crossing(fit, capacity_bytes_per_second, said, base)
     if judged is not None:
         return judged
@@ -182,13 +185,26 @@ class _Fit:
         slope, anchor_day, anchor_rate = float(fit.slope), float(np.median(days)), float(np.median(rates))
         now_day = (now - origin).total_seconds() / SECONDS_PER_DAY
         peak_now = max(anchor_rate + slope * (now_day - anchor_day), 0.0)
-        return cls(origin, slope, float(fit.low_slope), float(fit.high_slope), anchor_day, anchor_rate, now_day,
-                   peak_now, peak_now * (1 + headroom))  # fmt: skip
+        return cls(
+            origin,
+            slope,
+            float(fit.low_slope),
+            float(fit.high_slope),
+            anchor_day,
+            anchor_rate,
+            now_day,
+            peak_now,
+            peak_now * (1 + headroom),
+        )
 
     def figures(self) -> dict:
-        return {"slope_bytes_per_second_per_day": self.slope, "slope_low": self.low, "slope_high": self.high,
-                "peak_now_bytes_per_second": self.peak_now,
-                "required_now_bytes_per_second": self.required_now}  # fmt: skip
+        return {
+            "slope_bytes_per_second_per_day": self.slope,
+            "slope_low": self.low,
+            "slope_high": self.high,
+            "peak_now_bytes_per_second": self.peak_now,
+            "required_now_bytes_per_second": self.required_now,
+        }
 
     def crossing_day(self, target: float, rate_slope: float) -> float:
         return self.anchor_day + (target - self.anchor_rate) / rate_slope
@@ -247,8 +263,9 @@ def _crossing(fit: _Fit, capacity: float, headroom: float, horizon_days: float, 
         if earliest is not None:
             when = "now" if earliest_text == "now" else f"around {earliest_text}"
             message += f" At the fastest growth in that interval it stops sufficing {when}."
-        return Forecast(BEYOND_HORIZON, message, crossing=None, crossing_earliest=earliest,
-                        crossing_latest=None, **base)  # fmt: skip
+        return Forecast(
+            BEYOND_HORIZON, message, crossing=None, crossing_earliest=earliest, crossing_latest=None, **base
+        )
     crossing = fit.date(central_day)
     latest = fit.date(latest_day) if latest_day <= horizon_day else None
     latest_text = _month(latest) if latest is not None else f"past the horizon, {_month(fit.date(horizon_day))}"
@@ -256,8 +273,7 @@ def _crossing(fit: _Fit, capacity: float, headroom: float, horizon_days: float, 
         f"At the present growth the link stops sufficing around {_month(crossing)} "
         f"(between {earliest_text} and {latest_text}): {reaches}; the peak redo rate grows {said.trend}."
     )
-    return Forecast(CROSSING, message, crossing=crossing, crossing_earliest=earliest,
-                    crossing_latest=latest, **base)  # fmt: skip
+    return Forecast(CROSSING, message, crossing=crossing, crossing_earliest=earliest, crossing_latest=latest, **base)
 
 
 _PERIODIC = {"week": "weekly", "month": "monthly"}

@@ -119,8 +119,9 @@ def queue_notifications(
         return []
     now = utcnow()
     status = "silenced" if watch.silenced_until is not None and watch.silenced_until > now else "pending"
-    payload = notification_payload(watch=watch, environment=environment, check=check, from_state=from_state,
-                                   to_state=to_state, settings=settings)  # fmt: skip
+    payload = notification_payload(
+        watch=watch, environment=environment, check=check, from_state=from_state, to_state=to_state, settings=settings
+    )
     payload["transition"] = transition
     insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
     for receiver_id in sorted(set(existing)):
@@ -278,8 +279,11 @@ def release_ended_silences(session: Session, now: datetime | None = None) -> int
     update from "silenced"), however many workers call this. Returns the rows released to be sent."""
     now = now or utcnow()
     ended = select(Watch.id).where(or_(Watch.silenced_until.is_(None), Watch.silenced_until <= now))
-    watch_ids = session.scalars(select(Notification.watch_id).distinct().where(
-        Notification.status == "silenced", Notification.watch_id.in_(ended))).all()  # fmt: skip
+    watch_ids = session.scalars(
+        select(Notification.watch_id)
+        .distinct()
+        .where(Notification.status == "silenced", Notification.watch_id.in_(ended))
+    ).all()
     released = 0
     for watch_id in watch_ids:
         released += _release(session, watch_id, now)
@@ -288,25 +292,39 @@ def release_ended_silences(session: Session, now: datetime | None = None) -> int
 
 def _release(session: Session, watch_id: int, now: datetime) -> int:
     silenced = (Notification.watch_id == watch_id, Notification.status == "silenced")
-    newest = session.execute(select(Notification.transition, Notification.to_state).where(*silenced)
-                             .order_by(Notification.transition.desc()).limit(1)).first()  # fmt: skip
+    newest = session.execute(
+        select(Notification.transition, Notification.to_state)
+        .where(*silenced)
+        .order_by(Notification.transition.desc())
+        .limit(1)
+    ).first()
     if newest is None:
         return 0
-    heard = session.scalar(select(Notification.to_state).where(
-        Notification.watch_id == watch_id, Notification.status != "silenced", Notification.status != "superseded",
-        Notification.transition < newest.transition).order_by(Notification.transition.desc()).limit(1))  # fmt: skip
+    heard = session.scalar(
+        select(Notification.to_state)
+        .where(
+            Notification.watch_id == watch_id,
+            Notification.status != "silenced",
+            Notification.status != "superseded",
+            Notification.transition < newest.transition,
+        )
+        .order_by(Notification.transition.desc())
+        .limit(1)
+    )
     news = newest.to_state != (heard or WatchState.ok.value)  # heard nothing yet: the first OK is no news
     sent = 0
     if news:
         sent = session.execute(
-            update(Notification).where(*silenced, Notification.transition == newest.transition)
+            update(Notification)
+            .where(*silenced, Notification.transition == newest.transition)
             .values(status="pending", next_attempt_at=now, last_result="silence ended: sent now")
             .execution_options(synchronize_session=False)
-        ).rowcount  # fmt: skip
+        ).rowcount
     session.execute(
-        update(Notification).where(*silenced, Notification.transition <= newest.transition)
+        update(Notification)
+        .where(*silenced, Notification.transition <= newest.transition)
         .values(status="superseded", last_result="silenced: not sent; a later state was told, or none was news")
         .execution_options(synchronize_session=False)
-    )  # fmt: skip
+    )
     session.commit()
     return sent

@@ -155,8 +155,12 @@ class _Environment:
 
     def required(self, *, all_node_pairs: bool = False, threshold: float | None = None) -> float | None:
         """What a watch of this environment judges against now (bytes per second)."""
-        found = required_for(thread_required=self.threads, summed_required=self.summed_required,
-                             all_node_pairs=all_node_pairs, threshold=threshold)  # fmt: skip
+        found = required_for(
+            thread_required=self.threads,
+            summed_required=self.summed_required,
+            all_node_pairs=all_node_pairs,
+            threshold=threshold,
+        )
         return found.bytes_per_second if found is not None else None
 
 
@@ -233,25 +237,44 @@ def _watches(session: Session, now: datetime) -> tuple[list, dict[int, object], 
     """The active watches, each one's newest judged check, and the 5th percentile of the last 24 hours
     of the checks of those that watch all node pairs at once (the others' runs give theirs)."""
     watches = session.execute(
-        select(Watch.id, Watch.environment_id, Watch.name, Watch.client_host_id, Watch.server_host_id,
-               Watch.all_node_pairs, Watch.path_label, Watch.state, Watch.every_seconds, Watch.silenced_until,
-               Watch.threshold_bytes_per_second)
+        select(
+            Watch.id,
+            Watch.environment_id,
+            Watch.name,
+            Watch.client_host_id,
+            Watch.server_host_id,
+            Watch.all_node_pairs,
+            Watch.path_label,
+            Watch.state,
+            Watch.every_seconds,
+            Watch.silenced_until,
+            Watch.threshold_bytes_per_second,
+        )
         .where(Watch.active)
         .order_by(Watch.id)
-    ).all()  # fmt: skip
+    ).all()
     judged = (WatchCheck.status == CheckStatus.judged, WatchCheck.measured_bytes_per_second.is_not(None))
     active = WatchCheck.watch_id.in_(select(Watch.id).where(Watch.active))
     newest = _newest_per(
-        session, (WatchCheck.watch_id,), WatchCheck.at,
-        (WatchCheck.id, WatchCheck.measured_bytes_per_second, WatchCheck.required_bytes_per_second,
-         WatchCheck.sync_p99_seconds), (*judged, active),
-    )  # fmt: skip
+        session,
+        (WatchCheck.watch_id,),
+        WatchCheck.at,
+        (
+            WatchCheck.id,
+            WatchCheck.measured_bytes_per_second,
+            WatchCheck.required_bytes_per_second,
+            WatchCheck.sync_p99_seconds,
+        ),
+        (*judged, active),
+    )
     checks = {row.watch_id: row for row in session.execute(newest)}
     every_pair = select(Watch.id).where(Watch.active, Watch.all_node_pairs)
     p5 = _p5_by(
-        session, (WatchCheck.watch_id,), WatchCheck.measured_bytes_per_second,
+        session,
+        (WatchCheck.watch_id,),
+        WatchCheck.measured_bytes_per_second,
         (*judged, WatchCheck.watch_id.in_(every_pair), WatchCheck.at >= now - P5_WINDOW),
-    )  # fmt: skip
+    )
     return watches, checks, p5
 
 
@@ -399,10 +422,12 @@ class SnapshotCollector(Collector):
             "at_risk: keeps up with less headroom than the margin; failing: carries less than the requirement).",
             labels=(*labels, "state"),
         )
-        interval = GaugeMetricFamily("redolab_watch_interval_seconds", "How often the watch checks its path "
-                                     "(seconds).", labels=labels)  # fmt: skip
-        silenced = GaugeMetricFamily("redolab_watch_silenced", "1 while the watch is silenced for maintenance.",
-                                     labels=labels)  # fmt: skip
+        interval = GaugeMetricFamily(
+            "redolab_watch_interval_seconds", "How often the watch checks its path (seconds).", labels=labels
+        )
+        silenced = GaugeMetricFamily(
+            "redolab_watch_silenced", "1 while the watch is silenced for maintenance.", labels=labels
+        )
         for watch in self.snapshot.watches:
             key = (watch.environment, watch.path, watch.watch)
             for each in WatchState:
@@ -412,14 +437,21 @@ class SnapshotCollector(Collector):
         yield from (state, interval, silenced)
 
     def _environments(self) -> Iterator[GaugeMetricFamily]:
-        peak = GaugeMetricFamily("redolab_environment_redo_peak_bytes_per_second", "Peak redo rate, every "
-                                 "thread summed, from the stored analysis of the imports (bytes per second).",
-                                 labels=("environment",))  # fmt: skip
-        required = GaugeMetricFamily("redolab_environment_redo_required_bytes_per_second", "The summed peak "
-                                     "redo rate with the environment's headroom (bytes per second).",
-                                     labels=("environment",))  # fmt: skip
-        age = GaugeMetricFamily("redolab_environment_last_import_age_seconds", "Seconds since the environment's "
-                                "last redo history import.", labels=("environment",))  # fmt: skip
+        peak = GaugeMetricFamily(
+            "redolab_environment_redo_peak_bytes_per_second",
+            "Peak redo rate, every thread summed, from the stored analysis of the imports (bytes per second).",
+            labels=("environment",),
+        )
+        required = GaugeMetricFamily(
+            "redolab_environment_redo_required_bytes_per_second",
+            "The summed peak redo rate with the environment's headroom (bytes per second).",
+            labels=("environment",),
+        )
+        age = GaugeMetricFamily(
+            "redolab_environment_last_import_age_seconds",
+            "Seconds since the environment's last redo history import.",
+            labels=("environment",),
+        )
         for environment in self.snapshot.environments:
             for family, value in ((peak, environment.redo_peak_bytes_per_second),
                                   (required, environment.redo_required_bytes_per_second),

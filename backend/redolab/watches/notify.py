@@ -246,8 +246,11 @@ def _mail(message: EmailMessage, settings: Settings, secret_key: str, timeout: f
     try:
         password = smtp_password(settings, secret_key) if settings.smtp_user else ""
     except ValueError:
-        return Delivery(False, "REDOLAB_SMTP_PASSWORD cannot be decrypted with this REDOLAB_SECRET_KEY: "
-                        "encrypt it again with `redolab secret encrypt`")  # fmt: skip
+        return Delivery(
+            False,
+            "REDOLAB_SMTP_PASSWORD cannot be decrypted with this REDOLAB_SECRET_KEY: "
+            "encrypt it again with `redolab secret encrypt`",
+        )
 
     def send(opened: list) -> Delivery:
         smtp = _TrackedSMTP(opened, settings.smtp_host, settings.smtp_port, timeout=timeout)
@@ -280,8 +283,9 @@ class _Target:
 
     @classmethod
     def of(cls, receiver: NotificationReceiver) -> _Target:
-        return cls(receiver.id, receiver.name, receiver.kind, receiver.url, receiver.email_to,
-                   receiver.encrypted_secret)  # fmt: skip
+        return cls(
+            receiver.id, receiver.name, receiver.kind, receiver.url, receiver.email_to, receiver.encrypted_secret
+        )
 
 
 def _send(target: _Target, payload: dict[str, Any], *, notification_id: int | None, settings: Settings,
@@ -309,8 +313,13 @@ def _send(target: _Target, payload: dict[str, Any], *, notification_id: int | No
 
 def send_test(*, receiver: NotificationReceiver, settings: Settings, secret_key: str) -> Delivery:
     """Send a test message to `receiver` at once (nothing is queued); at most the timeout long."""
-    return _send(_Target.of(receiver), sample_payload(receiver=receiver, settings=settings), notification_id=None,
-                 settings=settings, secret_key=secret_key)  # fmt: skip
+    return _send(
+        _Target.of(receiver),
+        sample_payload(receiver=receiver, settings=settings),
+        notification_id=None,
+        settings=settings,
+        secret_key=secret_key,
+    )
 
 
 # -------------------------------------------------------------------------------------------- deliver
@@ -402,12 +411,14 @@ def deliver_due(sessions: sessionmaker, *, settings: Settings, secret_key: str, 
         if released := _release_stale(sessions, now):
             log.warning("%d notification(s) were left sending by a stopped worker: retried", released)
         with sessions() as session:
-            due = list(session.scalars(
-                select(Notification.id)
-                .where(Notification.status == "pending", Notification.next_attempt_at <= now)
-                .order_by(Notification.next_attempt_at, Notification.id)
-                .limit(limit)
-            ))  # fmt: skip
+            due = list(
+                session.scalars(
+                    select(Notification.id)
+                    .where(Notification.status == "pending", Notification.next_attempt_at <= now)
+                    .order_by(Notification.next_attempt_at, Notification.id)
+                    .limit(limit)
+                )
+            )
     except Exception:  # a database that went away: the worker's loop tries again later
         log.exception("notifications: could not read the due ones")
         return 0
@@ -421,11 +432,17 @@ def deliver_due(sessions: sessionmaker, *, settings: Settings, secret_key: str, 
             if target is None:
                 delivery = Delivery(False, "the receiver was removed", final=True)
             else:
-                delivery = _send(target, payload, notification_id=notification_id, settings=settings,
-                                 secret_key=secret_key)  # fmt: skip
+                delivery = _send(
+                    target, payload, notification_id=notification_id, settings=settings, secret_key=secret_key
+                )
             status = _record(sessions, notification_id, worker_id, attempts, delivery, now)
-            log.info("notification %d to receiver %s: %s (%s)", notification_id,
-                     target.name if target else "(removed)", delivery.result, status)  # fmt: skip
+            log.info(
+                "notification %d to receiver %s: %s (%s)",
+                notification_id,
+                target.name if target else "(removed)",
+                delivery.result,
+                status,
+            )
         except Exception:  # one row's trouble never stops the others, nor the worker
             log.exception("notification %d: not sent", notification_id)
     return attempted

@@ -32,8 +32,13 @@ def create_receiver(
 ) -> ReceiverCreated:
     """Add a receiver: webhook (signed; the secret redolab makes is in this answer only), slack, teams
     (their incoming-webhook URL) or email (one address). A URL outside REDOLAB_WEBHOOK_ALLOW is 422."""
-    created = receivers.create_receiver(session=session, receiver_in=receiver_in, created_by=admin.username,
-                                        secret_key=request.app.state.secret_key, settings=settings)  # fmt: skip
+    created = receivers.create_receiver(
+        session=session,
+        receiver_in=receiver_in,
+        created_by=admin.username,
+        secret_key=request.app.state.secret_key,
+        settings=settings,
+    )
     shown = ReceiverPublic.of(created.receiver).model_dump()
     return ReceiverCreated(**shown, signing_secret=created.signing_secret)
 

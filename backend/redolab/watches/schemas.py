@@ -42,8 +42,11 @@ class WatchCreate(BaseModel):
             raise PydanticCustomError("too_often", "Check at most once a minute (every 1 min or more).")
         if self.duration_seconds is not None and self.every_seconds is not None and \
                 self.duration_seconds + 30 > self.every_seconds:  # fmt: skip
-            raise PydanticCustomError("overlap", "Each check's run must end well before the next one: make the "
-                                      "duration at least 30 s shorter than the interval.")  # fmt: skip
+            raise PydanticCustomError(
+                "overlap",
+                "Each check's run must end well before the next one: make the "
+                "duration at least 30 s shorter than the interval.",
+            )
         if self.agree_m > self.of_n:
             raise PydanticCustomError("m_of_n", "M cannot be more than N (e.g. 2 of the last 3).")
         if not self.all_node_pairs and (self.client_host_id is None or self.server_host_id is None):

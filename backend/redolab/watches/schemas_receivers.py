@@ -77,8 +77,10 @@ class ReceiverCreate(BaseModel):
     @classmethod
     def _blanks_are_absent(cls, data):
         if isinstance(data, dict):
-            return {key: blank_to_none(value) if key in ("url", "email_to", "signing_secret") else value
-                    for key, value in data.items()}  # fmt: skip
+            return {
+                key: blank_to_none(value) if key in ("url", "email_to", "signing_secret") else value
+                for key, value in data.items()
+            }
         return data
 
     @model_validator(mode="after")
@@ -87,8 +89,9 @@ class ReceiverCreate(BaseModel):
             if self.url is None:
                 raise PydanticCustomError("url_required", "A {kind} receiver needs its URL.", {"kind": self.kind})
             if self.email_to is not None:
-                raise PydanticCustomError("email_to_unused", "A {kind} receiver takes a URL, not email_to.",
-                                          {"kind": self.kind})  # fmt: skip
+                raise PydanticCustomError(
+                    "email_to_unused", "A {kind} receiver takes a URL, not email_to.", {"kind": self.kind}
+                )
             if problem := url_problem(self.url):
                 raise PydanticCustomError("url", "url: {problem}", {"problem": problem})
         else:
@@ -143,10 +146,15 @@ class ReceiverPublic(BaseModel):
     @classmethod
     def of(cls, receiver: NotificationReceiver) -> ReceiverPublic:
         return cls(
-            id=receiver.id, name=receiver.name, kind=receiver.kind, url=shown_url(receiver.url),
-            email_to=receiver.email_to, signed=receiver.encrypted_secret is not None,
-            created_by=receiver.created_by, created_at=receiver.created_at,
-        )  # fmt: skip
+            id=receiver.id,
+            name=receiver.name,
+            kind=receiver.kind,
+            url=shown_url(receiver.url),
+            email_to=receiver.email_to,
+            signed=receiver.encrypted_secret is not None,
+            created_by=receiver.created_by,
+            created_at=receiver.created_at,
+        )
 
 
 class ReceiverCreated(ReceiverPublic):

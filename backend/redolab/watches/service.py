@@ -48,8 +48,11 @@ def _pairs(environment: Environment, watch: Watch | WatchCreate) -> list[tuple[H
     if watch.all_node_pairs:
         pairs = node_pairs(environment)
         if not pairs:
-            raise FieldError("all_node_pairs", "Every node pair needs primary and standby hosts with the same node "
-                             "numbers: add them first.", 422)  # fmt: skip
+            raise FieldError(
+                "all_node_pairs",
+                "Every node pair needs primary and standby hosts with the same node numbers: add them first.",
+                422,
+            )
         return pairs
     if watch.client_host_id is None or watch.server_host_id is None:
         raise FieldError("client_host_id", "The watch's hosts were removed: choose the hosts again.", 422)
@@ -78,8 +81,9 @@ def _receivers(session: Session, ids: list[int]) -> list[int]:
 def _active_count(session: Session, owner: str) -> int:
     """Active watches and schedules of a user: both fire runs by themselves, under one cap."""
     watches = session.scalar(select(func.count(Watch.id)).where(Watch.active.is_(True), Watch.requested_by == owner))
-    schedules = session.scalar(select(func.count(Schedule.id)).where(
-        Schedule.status == ScheduleStatus.active, Schedule.requested_by == owner))  # fmt: skip
+    schedules = session.scalar(
+        select(func.count(Schedule.id)).where(Schedule.status == ScheduleStatus.active, Schedule.requested_by == owner)
+    )
     return (watches or 0) + (schedules or 0)
 
 
@@ -100,10 +104,13 @@ def create_watch(*, session: Session, environment: Environment, watch_in: WatchC
             status_code=429,
         )
     watch = Watch(
-        environment_id=environment.id, path_label=_path_label(pairs, watch_in.all_node_pairs),
-        receiver_ids=receivers, requested_by=requested_by, next_at=utcnow(),
+        environment_id=environment.id,
+        path_label=_path_label(pairs, watch_in.all_node_pairs),
+        receiver_ids=receivers,
+        requested_by=requested_by,
+        next_at=utcnow(),
         **watch_in.model_dump(exclude={"receiver_ids"}),
-    )  # fmt: skip
+    )
     session.add(watch)
     session.commit()
     return watch
@@ -119,8 +126,9 @@ def list_watches(*, session: Session, environment: Environment) -> list[Watch]:
 
 def list_checks(*, session: Session, watch: Watch, limit: int = CHECKS_SHOWN) -> list[WatchCheck]:
     """The last `limit` checks, oldest first."""
-    newest = session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch.id)
-                             .order_by(WatchCheck.id.desc()).limit(limit)).all()  # fmt: skip
+    newest = session.scalars(
+        select(WatchCheck).where(WatchCheck.watch_id == watch.id).order_by(WatchCheck.id.desc()).limit(limit)
+    ).all()
     return list(reversed(newest))
 
 
@@ -142,8 +150,9 @@ def set_active(*, session: Session, watch: Watch, active: bool, caps: QueueCaps 
         hold_queue_lock(session)
         if _active_count(session, watch.requested_by) >= caps.active_schedules_per_user:
             session.rollback()
-            raise LimitReached("The owner is at REDOLAB_MAX_ACTIVE_SCHEDULES_PER_USER: stop another one first.",
-                               status_code=429)  # fmt: skip
+            raise LimitReached(
+                "The owner is at REDOLAB_MAX_ACTIVE_SCHEDULES_PER_USER: stop another one first.", status_code=429
+            )
         watch.next_at = utcnow()
     watch.active = active
     session.commit()
@@ -167,10 +176,11 @@ def fire_due_watches(sessions: sessionmaker, now: datetime | None = None, *, set
         due = session.scalars(select(Watch).where(Watch.active.is_(True), Watch.next_at <= now)).all()
         for watch in due:
             claimed = session.execute(
-                update(Watch).where(Watch.id == watch.id, Watch.next_at == watch.next_at)
+                update(Watch)
+                .where(Watch.id == watch.id, Watch.next_at == watch.next_at)
                 .values(next_at=now + timedelta(seconds=watch.every_seconds))
                 .execution_options(synchronize_session=False)
-            )  # fmt: skip
+            )
             session.commit()
             if claimed.rowcount != 1:
                 continue
@@ -195,13 +205,24 @@ def start_check(*, session: Session, watch: Watch, settings: Settings | None = N
         runs = []
         for client, server in pairs:
             run_in = RunCreate(
-                client_host_id=client.id, server_host_id=server.id, mode=ProbeMode.async_, conns=watch.conns,
-                message_bytes=watch.message_bytes, sockbuf_bytes=watch.sockbuf_bytes,
-                duration_seconds=watch.duration_seconds, interval_seconds=min(1.0, watch.duration_seconds),
+                client_host_id=client.id,
+                server_host_id=server.id,
+                mode=ProbeMode.async_,
+                conns=watch.conns,
+                message_bytes=watch.message_bytes,
+                sockbuf_bytes=watch.sockbuf_bytes,
+                duration_seconds=watch.duration_seconds,
+                interval_seconds=min(1.0, watch.duration_seconds),
                 label=f"watch {watch.name}"[:200],
-            )  # fmt: skip
-            run = run_service.create_run(session=session, environment=environment, run_in=run_in, requested_by=by,
-                                         settings=settings, commit=False)  # fmt: skip
+            )
+            run = run_service.create_run(
+                session=session,
+                environment=environment,
+                run_in=run_in,
+                requested_by=by,
+                settings=settings,
+                commit=False,
+            )
             run.watch_check_id = check.id
             runs.append(run)
         session.flush()
@@ -227,8 +248,12 @@ def requirement_now(session: Session, environment: Environment, watch: Watch) ->
     analysis = stored_analysis(session=session, environment=environment)
     req = analysis.requirement if analysis is not None else None
     threads = [(n.thread, n.required_bytes_per_second) for n in req.threads.values()] if req else []
-    return required_for(thread_required=threads, summed_required=req.summed_required_bytes_per_second if req else None,
-                        all_node_pairs=watch.all_node_pairs, threshold=watch.threshold_bytes_per_second)  # fmt: skip
+    return required_for(
+        thread_required=threads,
+        summed_required=req.summed_required_bytes_per_second if req else None,
+        all_node_pairs=watch.all_node_pairs,
+        threshold=watch.threshold_bytes_per_second,
+    )
 
 
 def judge_run(*, session: Session, run_id: int, settings: Settings | None = None) -> WatchCheck | None:
@@ -247,9 +272,11 @@ def judge_run(*, session: Session, run_id: int, settings: Settings | None = None
     environment = session.get(Environment, watch.environment_id)
     values = _judgement(session, environment, watch, [r for r in runs if r is not None])
     judged = session.execute(
-        update(WatchCheck).where(WatchCheck.id == check.id, WatchCheck.status == CheckStatus.running)
-        .values(**values).execution_options(synchronize_session=False)
-    )  # fmt: skip
+        update(WatchCheck)
+        .where(WatchCheck.id == check.id, WatchCheck.status == CheckStatus.running)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
     if judged.rowcount != 1:  # another worker judged it
         session.rollback()
         return None
@@ -271,8 +298,9 @@ def link_down(session: Session, run: Run) -> str | None:
     """The client's error message when `run` failed because the link did not carry it, else None."""
     if run.status is not RunStatus.failed:
         return None
-    lines = session.scalars(select(RunEvent.line).where(
-        RunEvent.run_id == run.id, RunEvent.role == "client", RunEvent.event == "error"))  # fmt: skip
+    lines = session.scalars(
+        select(RunEvent.line).where(RunEvent.run_id == run.id, RunEvent.role == "client", RunEvent.event == "error")
+    )
     for line in lines:
         try:
             data = parse_line(line).data
@@ -297,40 +325,68 @@ def _judgement(session: Session, environment: Environment, watch: Watch, runs: l
     if unmeasured or not runs:
         first = unmeasured[0] if unmeasured else None
         why = f"run #{first.id} {first.status.value}: {first.failure_reason or 'no throughput'}" if first else "no run"
-        return values | {"status": CheckStatus.skipped, "verdict": Verdict.skipped,
-                         "reason": f"not measured ({why})"[:2000]}  # fmt: skip
+        return values | {
+            "status": CheckStatus.skipped,
+            "verdict": Verdict.skipped,
+            "reason": f"not measured ({why})"[:2000],
+        }
     measured = sum(0.0 if r.id in down else r.bytes_per_second for r in runs)
-    p99 = [s.ack_p99_seconds for s in session.scalars(select(RunSummary).where(
-        RunSummary.run_id.in_([r.id for r in runs]))) if s.ack_p99_seconds is not None]  # fmt: skip
+    p99 = [
+        s.ack_p99_seconds
+        for s in session.scalars(select(RunSummary).where(RunSummary.run_id.in_([r.id for r in runs])))
+        if s.ack_p99_seconds is not None
+    ]
     verdict = verdict_of(measured, required.bytes_per_second if required else None, watch.margin_ratio)
     reasons = ["no redo history yet: nothing to judge against"] if required is None else []
     reasons += [f"run #{i}: the link did not carry it ({why}), 0 bytes/s" for i, why in down.items()]
     reason = "; ".join(reasons)
-    return values | {"status": CheckStatus.judged, "verdict": verdict, "measured_bytes_per_second": measured,
-                     "sync_p99_seconds": max(p99) if p99 else None, "reason": reason[:2000]}  # fmt: skip
+    return values | {
+        "status": CheckStatus.judged,
+        "verdict": verdict,
+        "measured_bytes_per_second": measured,
+        "sync_p99_seconds": max(p99) if p99 else None,
+        "reason": reason[:2000],
+    }
 
 
 def move_state(session: Session, watch: Watch, check: WatchCheck | None, settings: Settings | None) -> bool:
     """The state from the last N verdicts; a change is one conditional update (state and transition number
     as read) with its notifications, in the caller's transaction: True when this call changed it."""
-    verdicts = list(reversed(session.scalars(
-        select(WatchCheck.verdict).where(WatchCheck.watch_id == watch.id, WatchCheck.status == CheckStatus.judged)
-        .order_by(WatchCheck.id.desc()).limit(watch.of_n)).all()))  # fmt: skip
+    verdicts = list(
+        reversed(
+            session.scalars(
+                select(WatchCheck.verdict)
+                .where(WatchCheck.watch_id == watch.id, WatchCheck.status == CheckStatus.judged)
+                .order_by(WatchCheck.id.desc())
+                .limit(watch.of_n)
+            ).all()
+        )
+    )
     session.refresh(watch)
     new = next_state(watch.state, [v for v in verdicts if v is not None], agree_m=watch.agree_m, of_n=watch.of_n)
     if new is watch.state:
         return False
     old, seen = watch.state, watch.transitions
     moved = session.execute(
-        update(Watch).where(Watch.id == watch.id, Watch.state == old, Watch.transitions == seen)
-        .values(state=new, state_since=utcnow(), transitions=seen + 1).execution_options(synchronize_session=False)
-    )  # fmt: skip
+        update(Watch)
+        .where(Watch.id == watch.id, Watch.state == old, Watch.transitions == seen)
+        .values(state=new, state_since=utcnow(), transitions=seen + 1)
+        .execution_options(synchronize_session=False)
+    )
     if moved.rowcount != 1:  # another worker moved it first
         return False
     session.refresh(watch)
     environment = session.get(Environment, watch.environment_id)
     if old is not WatchState.unknown or new is not WatchState.ok:  # the first OK is no news
-        queue_notifications(session=session, watch=watch, environment=environment, check=check, from_state=old.value,
-                            to_state=new.value, transition=seen + 1, settings=settings or get_settings())  # fmt: skip
+        queue_notifications(
+            session=session,
+            watch=watch,
+            environment=environment,
+            check=check,
+            from_state=old.value,
+            to_state=new.value,
+            transition=seen + 1,
+            settings=settings or get_settings(),
+        )
     log.info("watch %s (%s): %s -> %s", watch.id, watch.path_label, old.value, new.value)
     return True

@@ -28,8 +28,10 @@ RECENT_CHECKS = 20  # the capacity's sample when the last 24 h have too few chec
 def watch_capacity(session: Session, watch: Watch) -> tuple[float | None, str]:
     """The 5th percentile of what the watch's checks measured (bytes/s), and its basis in words."""
     judged = select(WatchCheck.measured_bytes_per_second).where(
-        WatchCheck.watch_id == watch.id, WatchCheck.status == CheckStatus.judged,
-        WatchCheck.measured_bytes_per_second.is_not(None))  # fmt: skip
+        WatchCheck.watch_id == watch.id,
+        WatchCheck.status == CheckStatus.judged,
+        WatchCheck.measured_bytes_per_second.is_not(None),
+    )
     day = session.scalars(judged.where(WatchCheck.at >= utcnow() - timedelta(hours=24))).all()
     if len(day) >= 3:
         return float(np.percentile(day, 5)), f"the watch's 5th percentile over 24 h ({len(day):,} checks)"
@@ -74,12 +76,19 @@ def forecast_from(peaks: list, *, capacity: float | None, headroom: float, basis
     its own data, and the page must still draw."""
     now = utcnow()
     ahead = bool(peaks) and peaks[-1][0] > now
-    forecast = forecast_growth(peaks, capacity_bytes_per_second=capacity, headroom_ratio=headroom,
-                               capacity_basis=basis, now=peaks[-1][0] if ahead else now)  # fmt: skip
+    forecast = forecast_growth(
+        peaks,
+        capacity_bytes_per_second=capacity,
+        headroom_ratio=headroom,
+        capacity_basis=basis,
+        now=peaks[-1][0] if ahead else now,
+    )
     if not ahead:
         return forecast
-    warning = (f"The redo history runs past today (its last whole week starts {peaks[-1][0]:%Y-%m-%d}): check the "
-               "imports' time zone or the database host's clock; this forecast counts from that week. ")  # fmt: skip
+    warning = (
+        f"The redo history runs past today (its last whole week starts {peaks[-1][0]:%Y-%m-%d}): check the "
+        "imports' time zone or the database host's clock; this forecast counts from that week. "
+    )
     return replace(forecast, message=warning + forecast.message)
 
 
@@ -96,7 +105,8 @@ def plan_forecast(*, environment: Environment, plan: Plan, history: RedoAnalysis
     peaks, headroom = weekly_peaks(history, environment)
     result = plan.card("transport").result
     judged = (result.summed if result is not None and result.summed else None) or (
-        result.threads[0] if result is not None and result.threads else None)  # fmt: skip
+        result.threads[0] if result is not None and result.threads else None
+    )
     stream = judged.stream if judged is not None else None
     capacity = stream.bytes_per_second if stream is not None else None
     basis = f"the plan's {capacity_text(stream)}" if stream is not None else "the plan's capacity (no run yet)"
