@@ -48,13 +48,33 @@ def backfill() -> None:
         "runs", sa.column("id", sa.Integer), sa.column("status", sa.String), sa.column("client_settings", sa.JSON)
     )
     events = sa.table(
-        "run_events", sa.column("run_id", sa.Integer), sa.column("seq", sa.Integer), sa.column("role", sa.String),
-        sa.column("event", sa.String), sa.column("line", sa.Text),
-    )  # fmt: skip
-    summaries = sa.table("run_summaries", *(sa.column(name) for name in (
-        "run_id", "interval_count", "rtt_min_seconds", "rtt_median_seconds", "ack_count", "ack_avg_seconds",
-        "ack_p50_seconds", "ack_p95_seconds", "ack_p99_seconds", "server_write_seconds", "mtu_bytes", "damaged",
-    )))  # fmt: skip
+        "run_events",
+        sa.column("run_id", sa.Integer),
+        sa.column("seq", sa.Integer),
+        sa.column("role", sa.String),
+        sa.column("event", sa.String),
+        sa.column("line", sa.Text),
+    )
+    summaries = sa.table(
+        "run_summaries",
+        *(
+            sa.column(name)
+            for name in (
+                "run_id",
+                "interval_count",
+                "rtt_min_seconds",
+                "rtt_median_seconds",
+                "ack_count",
+                "ack_avg_seconds",
+                "ack_p50_seconds",
+                "ack_p95_seconds",
+                "ack_p99_seconds",
+                "server_write_seconds",
+                "mtu_bytes",
+                "damaged",
+            )
+        ),
+    )
     bind = op.get_bind()
     finished = bind.execute(
         sa.select(runs.c.id, runs.c.client_settings)

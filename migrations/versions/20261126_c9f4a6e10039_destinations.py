@@ -150,12 +150,20 @@ def _first_destinations() -> None:
     for row in connection.execute(sa.select(environments)).all():
         connection.execute(
             destinations.insert().values(
-                environment_id=row.id, name=FIRST_NAME, name_key=key, kind="standby", transport=row.transport_mode,
-                hadr_role="principal" if row.platform == "hadr" else None, position=1,
+                environment_id=row.id,
+                name=FIRST_NAME,
+                name_key=key,
+                kind="standby",
+                transport=row.transport_mode,
+                hadr_role="principal" if row.platform == "hadr" else None,
+                position=1,
                 link_bandwidth_bits_per_second=row.link_bandwidth_bits_per_second,
-                link_rtt_seconds=row.link_rtt_seconds, notes="", created_at=now, updated_at=now,
+                link_rtt_seconds=row.link_rtt_seconds,
+                notes="",
+                created_at=now,
+                updated_at=now,
             )
-        )  # fmt: skip
+        )
     first = (
         sa.select(destinations.c.id).where(destinations.c.environment_id == hosts.c.environment_id).scalar_subquery()
     )
@@ -167,9 +175,12 @@ def upgrade() -> None:
     with op.batch_alter_table("hosts", schema=None) as batch_op:  # SQLite: the table is rebuilt (foreign keys off)
         batch_op.add_column(sa.Column("destination_id", sa.Integer(), nullable=True))
         batch_op.create_foreign_key(
-            op.f("fk_hosts_destination_id_destinations"), "destinations", ["destination_id"], ["id"],
+            op.f("fk_hosts_destination_id_destinations"),
+            "destinations",
+            ["destination_id"],
+            ["id"],
             ondelete="SET NULL",
-        )  # fmt: skip
+        )
         batch_op.drop_constraint(op.f("uq_hosts_environment_id_role_node_number"), type_="unique")
         batch_op.create_index(batch_op.f("ix_hosts_destination_id"), ["destination_id"], unique=False)
     _first_destinations()
@@ -177,9 +188,13 @@ def upgrade() -> None:
         "ix_hosts_destination_node", "hosts", ["environment_id", "role", "destination_id", "node_number"], unique=True
     )
     op.create_index(
-        "ix_hosts_primary_node", "hosts", ["environment_id", "role", "node_number"], unique=True,
-        sqlite_where=sa.text("destination_id IS NULL"), postgresql_where=sa.text("destination_id IS NULL"),
-    )  # fmt: skip
+        "ix_hosts_primary_node",
+        "hosts",
+        ["environment_id", "role", "node_number"],
+        unique=True,
+        sqlite_where=sa.text("destination_id IS NULL"),
+        postgresql_where=sa.text("destination_id IS NULL"),
+    )
 
 
 def _refuse_lossy_downgrade() -> None:

@@ -170,9 +170,12 @@ def _texts_back() -> None:
             {"t": texts.get(schedule_id, ""), "r": rehearsal_id},
         )
     runs_table = sa.table(
-        "runs", sa.column("id"), sa.column("replay_schedule"), sa.column("replay_schedule_id"),
+        "runs",
+        sa.column("id"),
+        sa.column("replay_schedule"),
+        sa.column("replay_schedule_id"),
         sa.column("replay_connections", sa.JSON()),
-    )  # fmt: skip
+    )
     runs = bind.execute(
         sa.select(runs_table.c.id, runs_table.c.replay_schedule_id, runs_table.c.replay_connections).where(
             runs_table.c.replay_schedule.is_(None), runs_table.c.replay_schedule_id.is_not(None)

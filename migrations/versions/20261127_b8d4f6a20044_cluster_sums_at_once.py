@@ -29,12 +29,18 @@ def backfill() -> None:
     from redolab.sweeps.clusters import interval_series, together
 
     clusters = sa.table("clusters", sa.column("id", sa.Integer), sa.column("together", sa.JSON))
-    runs = sa.table("runs", sa.column("id", sa.Integer), sa.column("cluster_id", sa.Integer),
-                    sa.column("status", sa.String))  # fmt: skip
+    runs = sa.table(
+        "runs", sa.column("id", sa.Integer), sa.column("cluster_id", sa.Integer), sa.column("status", sa.String)
+    )
     events = sa.table(
-        "run_events", sa.column("run_id", sa.Integer), sa.column("seq", sa.Integer), sa.column("role", sa.String),
-        sa.column("event", sa.String), sa.column("line", sa.Text), sa.column("received_at", UTCDateTime()),
-    )  # fmt: skip
+        "run_events",
+        sa.column("run_id", sa.Integer),
+        sa.column("seq", sa.Integer),
+        sa.column("role", sa.String),
+        sa.column("event", sa.String),
+        sa.column("line", sa.Text),
+        sa.column("received_at", UTCDateTime()),
+    )
     bind = op.get_bind()
     pairs: dict[int, list[tuple[int, str]]] = {}
     for run_id, cluster_id, status in bind.execute(

@@ -177,9 +177,12 @@ def change_password(
     else:
         try:
             ended = service.change_password(
-                session=session, user=user, current=current_password, new=new_password,
+                session=session,
+                user=user,
+                current=current_password,
+                new=new_password,
                 keep_key=request.session.get("sid"),
-            )  # fmt: skip
+            )
         except FieldError as error:
             errors[error.field] = error.message
     return _account(request, session, "password", 422 if errors else 200, errors=errors, ended=ended)

@@ -42,8 +42,11 @@ def collect_context(session, environment, upload_dir, *, values=None, errors=Non
     primaries = [host for host in environment.hosts if host.role is HostRole.primary]
     host = next((h for h in primaries if h.db_kind), primaries[0] if primaries else None)
     collections = service.list_collections(session=session, environment=environment)
-    staged = {c.id: service.staged_pieces(session=session, collection=c, upload_dir=upload_dir)
-              for c in collections if c.staged}  # fmt: skip
+    staged = {
+        c.id: service.staged_pieces(session=session, collection=c, upload_dir=upload_dir)
+        for c in collections
+        if c.staged
+    }
     latest = next((c for c in collections if c.status is CollectionStatus.succeeded and c.facts), None)
     current = {field: getattr(host, field) or "" for field in ACCESS_FIELDS} if host else {}
     return {
@@ -86,12 +89,18 @@ def start_collection(
     environment = get_environment(session=session, environment_id=environment_id)
     with form_errors(session) as errors:
         review = request.app.state.settings.upload_dir if form.get("review") == "on" else None
-        service.queue_collection(session=session, environment=environment, requested_by=user.username,
-                                 review_upload_dir=review)  # fmt: skip
+        service.queue_collection(
+            session=session, environment=environment, requested_by=user.username, review_upload_dir=review
+        )
         wake_local_worker(request.app)
     status = 422 if errors else 200
-    return _section(request, session, environment, status_code=status, errors={"__all__": " ".join(errors.values())}
-                    if errors else None)  # fmt: skip
+    return _section(
+        request,
+        session,
+        environment,
+        status_code=status,
+        errors={"__all__": " ".join(errors.values())} if errors else None,
+    )
 
 
 @router.post("/environments/{environment_id}/collect/access")
@@ -104,16 +113,24 @@ def save_database_access(
     host = next((h for h in environment.hosts if h.role is HostRole.primary), None)
     with form_errors(session) as errors:
         fields = {k: values.get(k) or None for k in ACCESS_FIELDS}
-        access_in = DatabaseAccessUpdate(**fields, password=values.get("password") or None,
-                                         clear_password=values.get("clear_password") == "on")  # fmt: skip
+        access_in = DatabaseAccessUpdate(
+            **fields, password=values.get("password") or None, clear_password=values.get("clear_password") == "on"
+        )
         if host is None:
             errors["__all__"] = "Add a primary host first."
         else:
-            set_database_access(session=session, host=host, access_in=access_in,
-                                secret_key=request.app.state.secret_key)  # fmt: skip
+            set_database_access(
+                session=session, host=host, access_in=access_in, secret_key=request.app.state.secret_key
+            )
     values.pop("password", None)  # never sent back into the page
-    return _section(request, session, environment, status_code=422 if errors else 200,
-                    values=values if errors else None, errors=errors or None)  # fmt: skip
+    return _section(
+        request,
+        session,
+        environment,
+        status_code=422 if errors else 200,
+        values=values if errors else None,
+        errors=errors or None,
+    )
 
 
 @router.post("/environments/{environment_id}/collect/settings")
@@ -125,9 +142,13 @@ def save_collect_settings(
     values = form_data(form)
     every = values.get("collect_every_seconds") or None
     with form_errors(session) as errors:
-        update_environment(session=session, environment=environment, env_in=EnvironmentUpdate(
-            diagnostics_pack_licensed=values.get("diagnostics_pack_licensed") == "on",
-            collect_every_seconds=every))  # fmt: skip
+        update_environment(
+            session=session,
+            environment=environment,
+            env_in=EnvironmentUpdate(
+                diagnostics_pack_licensed=values.get("diagnostics_pack_licensed") == "on", collect_every_seconds=every
+            ),
+        )
     return _section(request, session, environment, status_code=422 if errors else 200, errors=errors or None)
 
 

@@ -64,8 +64,11 @@ def _hops(session, environment, zone: str) -> list[dict]:
     for hop in hop_calculators(session=session, environment=environment):
         view = {"hop": hop, "rows": nearest_limit(hop, TABLE_ROWS), "modes": MODES, "advice": None, "figure": None}
         if hop.calculator is not None and hop.role == "principal":
-            view.update(rows=_nearest_sync(hop.calculator), advice=hop.calculator.advice(),
-                        figure=calculator_figure(hop.calculator, zone))  # fmt: skip
+            view.update(
+                rows=_nearest_sync(hop.calculator),
+                advice=hop.calculator.advice(),
+                figure=calculator_figure(hop.calculator, zone),
+            )
         shown.append(view)
     return shown
 
@@ -124,9 +127,11 @@ def start_disk_test(
             units.parse_size(part) for part in str(form.get("write_sizes") or "4K 64K 1M").replace(",", " ").split()
         ]
         test_in = DiskTestCreate(
-            host_id=int(str(form.get("host_id") or 0)), path=str(form.get("path") or "").strip(),
-            write_sizes=sizes, seconds_per_size=float(str(form.get("seconds_per_size") or 4)),
-        )  # fmt: skip
+            host_id=int(str(form.get("host_id") or 0)),
+            path=str(form.get("path") or "").strip(),
+            write_sizes=sizes,
+            seconds_per_size=float(str(form.get("seconds_per_size") or 4)),
+        )
     except (ValueError, ValidationError) as error:
         message = "; ".join(e["msg"] for e in error.errors()) if isinstance(error, ValidationError) else str(error)
         return _error(f"Disk test not started: {message}")

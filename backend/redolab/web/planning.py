@@ -105,8 +105,9 @@ def _evidence_context(plan, selection: Selection) -> dict:
 def plan_report_page(request: Request, session: SessionDep, environment_id: int) -> Response:
     """The printable plan report: what a change board reads."""
     environment = get_environment(session=session, environment_id=environment_id)
-    report = plan_report(session=session, environment=environment, selection=selection_from(request),
-                         author=request.state.user.username)  # fmt: skip
+    report = plan_report(
+        session=session, environment=environment, selection=selection_from(request), author=request.state.user.username
+    )
     return render(request, "planning/report.html", {"report": report})
 
 
@@ -114,8 +115,9 @@ def plan_report_page(request: Request, session: SessionDep, environment_id: int)
 def plan_report_json(request: Request, session: SessionDep, environment_id: int) -> Response:
     """The plan report as JSON (units in the keys)."""
     environment = get_environment(session=session, environment_id=environment_id)
-    report = plan_report(session=session, environment=environment, selection=selection_from(request),
-                         author=request.state.user.username)  # fmt: skip
+    report = plan_report(
+        session=session, environment=environment, selection=selection_from(request), author=request.state.user.username
+    )
     filename = f"redolab-plan-{environment.id}.json"
     return JSONResponse(report.to_json(), headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
@@ -124,12 +126,14 @@ def plan_report_json(request: Request, session: SessionDep, environment_id: int)
 def plan_report_pdf(request: Request, session: SessionDep, environment_id: int) -> Response:
     """The plan report as PDF, printed by headless Chromium from the same HTML."""
     environment = get_environment(session=session, environment_id=environment_id)
-    report = plan_report(session=session, environment=environment, selection=selection_from(request),
-                         author=request.state.user.username)  # fmt: skip
+    report = plan_report(
+        session=session, environment=environment, selection=selection_from(request), author=request.state.user.username
+    )
     try:
         pdf = render_pdf(report_html(report))
     except ReportError as error:
         return Response(str(error), status_code=503, media_type="text/plain", headers={"Retry-After": "5"})
     filename = f"redolab-plan-{environment.id}.pdf"
-    return Response(pdf, media_type="application/pdf",
-                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})  # fmt: skip
+    return Response(
+        pdf, media_type="application/pdf", headers={"Content-Disposition": f'attachment; filename="{filename}"'}
+    )

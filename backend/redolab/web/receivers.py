@@ -41,9 +41,13 @@ def add_receiver(request: Request, session: SessionDep, admin: AdminUser, form: 
     values = form_data(form)
     fields = {k: values.get(k, "") for k in (*DEFAULTS, "signing_secret")}
     with form_errors(session) as errors:
-        created = receivers.create_receiver(session=session, receiver_in=ReceiverCreate.model_validate(fields),
-                                            created_by=admin.username, secret_key=request.app.state.secret_key,
-                                            settings=request.app.state.settings)  # fmt: skip
+        created = receivers.create_receiver(
+            session=session,
+            receiver_in=ReceiverCreate.model_validate(fields),
+            created_by=admin.username,
+            secret_key=request.app.state.secret_key,
+            settings=request.app.state.settings,
+        )
     values.pop("signing_secret", None)  # never sent back into the page
     if errors:
         placed = {(k if k in DEFAULTS else "__all__"): v for k, v in errors.items()}
@@ -56,8 +60,9 @@ def test_receiver(request: Request, session: SessionDep, admin: AdminUser, recei
     """Send a test message now and show only the receiver's status."""
     receiver = receivers.get_receiver(session=session, receiver_id=receiver_id)
     session.commit()  # ends the transaction: no connection is held while the receiver takes its time
-    delivery = notify.send_test(receiver=receiver, settings=request.app.state.settings,
-                                secret_key=request.app.state.secret_key)  # fmt: skip
+    delivery = notify.send_test(
+        receiver=receiver, settings=request.app.state.settings, secret_key=request.app.state.secret_key
+    )
     return _page(request, session, tested=(receiver.name, delivery))
 
 

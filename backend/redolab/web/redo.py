@@ -103,15 +103,28 @@ def _preview_response(request, session, user, environment, token, fmt, mapping):
     settings = request.app.state.settings
     path, filename = uploads.upload_path(settings.upload_dir, token)
     if preview_jobs.is_large(path, settings.preview_job_bytes):  # read again by a worker, as the first time
-        job = preview_jobs.queue_preview(session=session, environment=environment, path=path, filename=filename,
-                                         fmt=fmt, mapping=mapping, requested_by=user.username, new=False)  # fmt: skip
+        job = preview_jobs.queue_preview(
+            session=session,
+            environment=environment,
+            path=path,
+            filename=filename,
+            fmt=fmt,
+            mapping=mapping,
+            requested_by=user.username,
+            new=False,
+        )
         wake_local_worker(request.app)
         return _render_preview_job(request, session, environment, job, status_code=202)
     try:
         result = uploads.preview(
-            session=session, environment=environment, path=path, filename=filename, fmt=fmt, mapping=mapping,
+            session=session,
+            environment=environment,
+            path=path,
+            filename=filename,
+            fmt=fmt,
+            mapping=mapping,
             limits=uploads.reading_limits(settings),
-        )  # fmt: skip
+        )
     except RedoInputError as error:
         return _render_preview(request, environment, token=token, fmt=fmt, error=str(error), mapping=mapping)
     return _render_preview(request, environment, token=token, fmt=fmt, result=result)
@@ -152,11 +165,18 @@ def preview_upload(
             return _preview_response(request, session, user, environment, token, fmt, mapping)
         try:
             token, result = preview_jobs.stage_and_preview(
-                upload_dir=settings.upload_dir, source=source, filename=filename, owner=str(user.id),
-                requested_by=user.username, limits=uploads.StagingLimits.of(settings),
-                job_bytes=settings.preview_job_bytes, session=session, environment=environment, fmt=fmt,
+                upload_dir=settings.upload_dir,
+                source=source,
+                filename=filename,
+                owner=str(user.id),
+                requested_by=user.username,
+                limits=uploads.StagingLimits.of(settings),
+                job_bytes=settings.preview_job_bytes,
+                session=session,
+                environment=environment,
+                fmt=fmt,
                 mapping=mapping,
-            )  # fmt: skip
+            )
         except RedoInputError as error:
             return _render_preview(request, environment, token="", fmt=fmt, error=str(error), mapping=mapping)
     if isinstance(result, Job):  # a large upload: a worker reads it, the page polls its block

@@ -127,9 +127,13 @@ def create_rehearsal(
         with form_errors(session) as errors:
             body = RehearsalCreate.model_validate({**fields, "window": window_spec(values)})
             rehearsal = service.create_rehearsal(
-                session=session, environment=environment, request=service.request_of(body),
-                requested_by=user.username, caps=QueueCaps.of(settings), settings=settings,
-            )  # fmt: skip
+                session=session,
+                environment=environment,
+                request=service.request_of(body),
+                requested_by=user.username,
+                caps=QueueCaps.of(settings),
+                settings=settings,
+            )
     if not errors:
         wake_local_worker(request.app)
         return redirect(request, f"/rehearsals/{rehearsal.id}")
@@ -145,8 +149,12 @@ def _progress(rehearsal: Rehearsal, series: dict, interval_count: int) -> dict:
     ends = [end for end in series.get("end_seconds") or [] if isinstance(end, int | float)]
     elapsed = float(max(ends)) if ends else None
     percent = min(100.0, 100.0 * (elapsed or 0.0) / replay_seconds) if replay_seconds else 0.0
-    return {"elapsed_seconds": elapsed, "replay_seconds": replay_seconds, "progress_percent": percent,
-            "interval_count": interval_count}  # fmt: skip
+    return {
+        "elapsed_seconds": elapsed,
+        "replay_seconds": replay_seconds,
+        "progress_percent": percent,
+        "interval_count": interval_count,
+    }
 
 
 def _rehearsal_context(session, rehearsal: Rehearsal) -> dict:

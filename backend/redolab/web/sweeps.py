@@ -204,9 +204,11 @@ def show_compare(
         if of_kind:
             series = [one for s in of_kind for one in compare.sweep_series(s)]
             figures.append(
-                (f"Throughput against the {compare.buffer_axis_title(kind)}",
-                 buffer_figure(series, axis_title=compare.buffer_axis_title(kind)))
-            )  # fmt: skip
+                (
+                    f"Throughput against the {compare.buffer_axis_title(kind)}",
+                    buffer_figure(series, axis_title=compare.buffer_axis_title(kind)),
+                )
+            )
     if runs:
         names = [f"#{r.id} {r.label}".strip() for r in runs]
         rates = [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in runs]
@@ -217,12 +219,20 @@ def show_compare(
             for r in timed:  # ASYNC and SYNC runs measure different things: a line each
                 by_mode.setdefault(f"{r.mode.value.upper()} runs", []).append(r)
             figures.append(
-                ("Runs over time", series_over_time_figure([
-                    (name, [r.started_at for r in group],
-                     [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in group])
-                    for name, group in by_mode.items()
-                ]))
-            )  # fmt: skip
+                (
+                    "Runs over time",
+                    series_over_time_figure(
+                        [
+                            (
+                                name,
+                                [r.started_at for r in group],
+                                [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in group],
+                            )
+                            for name, group in by_mode.items()
+                        ]
+                    ),
+                )
+            )
     items = [(compare.sweep_name(s), f"/sweeps/{s.id}", compare.sweep_settings(s)) for s in sweeps]
     items += [(f"run #{r.id} {r.label}".strip(), f"/runs/{r.id}", compare.run_settings(r)) for r in runs]
     differing = compare.differing([settings for _, _, settings in items])
@@ -277,9 +287,13 @@ def create_cluster(
     with form_errors(session) as errors:
         run_in = RunCreate.model_validate({**form_fields(values), **clusters.TEMPLATE_PAIR})
         cluster = clusters.create_cluster(
-            session=session, environment=environment, run_in=run_in, reverse=False, requested_by=user.username,
+            session=session,
+            environment=environment,
+            run_in=run_in,
+            reverse=False,
+            requested_by=user.username,
             across_hops=across_hops,
-        )  # fmt: skip
+        )
     if not errors:
         wake_local_worker(request.app)
         return redirect(request, f"/clusters/{cluster.id}")

@@ -71,9 +71,13 @@ def create_watch(
     fields["receiver_ids"] = form.getlist("receiver_ids")  # validated as ids: "²" is a digit to str.isdigit
     settings = request.app.state.settings
     with form_errors(session) as errors:
-        watch = service.create_watch(session=session, environment=environment,
-                                     watch_in=WatchCreate.model_validate(fields), requested_by=user.username,
-                                     caps=QueueCaps.of(settings))  # fmt: skip
+        watch = service.create_watch(
+            session=session,
+            environment=environment,
+            watch_in=WatchCreate.model_validate(fields),
+            requested_by=user.username,
+            caps=QueueCaps.of(settings),
+        )
     if not errors:
         wake_local_worker(request.app)
         return redirect(request, f"/watches/{watch.id}")
@@ -88,9 +92,18 @@ def band_states(session, watch, checks: list, judged: list) -> list[str]:
     """The state after each judged check shown, replayed from the verdicts: the checks before the first
     shown (BAND_WARM_UP x N of them) are replayed first, so the first band is the state the watch was
     in, not "not yet known" again (a state stays until M of N agree)."""
-    earlier = session.scalars(select(WatchCheck.verdict).where(
-        WatchCheck.watch_id == watch.id, WatchCheck.status == CheckStatus.judged, WatchCheck.id < checks[0].id)
-        .order_by(WatchCheck.id.desc()).limit(BAND_WARM_UP * watch.of_n)).all() if checks else []  # fmt: skip
+    earlier = (
+        session.scalars(
+            select(WatchCheck.verdict)
+            .where(
+                WatchCheck.watch_id == watch.id, WatchCheck.status == CheckStatus.judged, WatchCheck.id < checks[0].id
+            )
+            .order_by(WatchCheck.id.desc())
+            .limit(BAND_WARM_UP * watch.of_n)
+        ).all()
+        if checks
+        else []
+    )
     verdicts = [*reversed(earlier), *(c.verdict for c in judged)]
     states = state_history(verdicts, agree_m=watch.agree_m, of_n=watch.of_n)
     return [s.value for s in states[len(earlier) :]]
@@ -102,8 +115,9 @@ def watch_context(session, watch) -> dict:
     judged = [c for c in checks if c.status is CheckStatus.judged]
     states = band_states(session, watch, checks, judged)
     skipped = [c.at for c in checks if c.status is CheckStatus.skipped]
-    notifications = session.scalars(select(Notification).where(Notification.watch_id == watch.id)
-                                    .order_by(Notification.id.desc()).limit(50)).all()  # fmt: skip
+    notifications = session.scalars(
+        select(Notification).where(Notification.watch_id == watch.id).order_by(Notification.id.desc()).limit(50)
+    ).all()
     receivers = {r.id: r.name for r in session.scalars(select(NotificationReceiver))}
     required = service.requirement_now(session, environment, watch)
     return {
@@ -151,8 +165,7 @@ def stop_watch(request: Request, session: SessionDep, user: OperatorUser, watch_
 def start_watch(request: Request, session: SessionDep, user: OperatorUser, watch_id: int) -> Response:
     watch = service.get_watch(session=session, watch_id=watch_id)
     try:
-        service.set_active(session=session, watch=watch, active=True,
-                           caps=QueueCaps.of(request.app.state.settings))  # fmt: skip
+        service.set_active(session=session, watch=watch, active=True, caps=QueueCaps.of(request.app.state.settings))
     except LimitReached as refused:  # the owner's cap of active schedules
         if is_htmx(request):  # htmx shows a refusal's text beside the button (app.js), not a whole page
             return PlainTextResponse(refused.message, status_code=refused.status_code)

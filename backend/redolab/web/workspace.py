@@ -58,16 +58,36 @@ def first_steps(context: dict, user) -> list[FirstStep]:
     operators = "an operator or an admin"
     keys_label = "Verify the hosts' SSH keys" + (" (not needed on this machine)" if hosts and not over_ssh else "")
     return [
-        FirstStep("history", "Import the redo history", bool(context["imports"]),
-                  "#redo-upload-panel" if operator else "#history", "" if operator else operators),
-        FirstStep("hosts", "Add the primary and standby hosts", {"primary", "standby"} <= roles,
-                  "#host-panel-form" if admin else "#hosts", "" if admin else "an admin"),
-        FirstStep("keys", keys_label, bool(hosts) and all(h.host_key_fingerprint for h in over_ssh),
-                  "#hosts", "" if admin else "an admin"),
-        FirstStep("run", "Run an experiment between them", ran,
-                  "#run-panel" if can_run else "#experiments", "" if operator else operators),
+        FirstStep(
+            "history",
+            "Import the redo history",
+            bool(context["imports"]),
+            "#redo-upload-panel" if operator else "#history",
+            "" if operator else operators,
+        ),
+        FirstStep(
+            "hosts",
+            "Add the primary and standby hosts",
+            {"primary", "standby"} <= roles,
+            "#host-panel-form" if admin else "#hosts",
+            "" if admin else "an admin",
+        ),
+        FirstStep(
+            "keys",
+            keys_label,
+            bool(hosts) and all(h.host_key_fingerprint for h in over_ssh),
+            "#hosts",
+            "" if admin else "an admin",
+        ),
+        FirstStep(
+            "run",
+            "Run an experiment between them",
+            ran,
+            "#run-panel" if can_run else "#experiments",
+            "" if operator else operators,
+        ),
         FirstStep("plan", "Read the plan", plan.card("transport").status != MISSING, "#plan"),
-    ]  # fmt: skip
+    ]
 
 
 def environment_page(request: Request, session, environment, *, status_code: int = 200, **forms) -> Response:
