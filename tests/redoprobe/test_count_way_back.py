@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 
+from tests.margins import measured_within
 from tests.redoprobe.conftest import run_client
 from tests.redoprobe.test_redoprobe import by_event
 from tests.redoprobe.test_schedule import write_schedule
@@ -74,21 +75,34 @@ def test_a_count_held_up_on_its_way_back_is_not_lag(redoprobe, server, tmp_path)
     held counts made it 0.16 s; stamped by the server, the fastest way back of the last seconds sets
     the clocks' offset and the hold comes off. A report in a hold reads the count before it as the
     receiver's at the report (0.11 s): the maxima take it only if no count comes after it."""
-    srv = server("--once")
-    relay = ReturnHoldingRelay(srv.port)
-    try:
-        path = write_schedule(tmp_path / "steady.txt", [(0, k / 100, 20_000) for k in range(300)])
-        # reports every 0.1 s: some fall in a hold, their guess (a newer count would have come by now) wrong
-        client = run_client(redoprobe, relay.port, "--schedule", str(path), "--warmup", "0", "--interval", "0.1")
-        assert client.returncode == 0, client.stderr + client.stdout
-        assert srv.finish()[0] == 0, srv.stderr
-    finally:
-        relay.close()
-    end = by_event(client.events, "end")[0]
-    assert relay.holds >= 4, relay.holds  # the way back was held up, many counts with it
-    assert end["drained"] is True and end["bytes_received"] == 6_000_000, end
-    assert 0.009 <= end["max_lag_seconds"] <= 0.06, end
-    assert end["max_backlog_bytes"] <= 120_000, end
+    path = write_schedule(tmp_path / "steady.txt", [(0, k / 100, 20_000) for k in range(300)])
+
+    def replayed() -> tuple[int, dict]:
+        srv = server("--once")
+        relay = ReturnHoldingRelay(srv.port)
+        try:
+            # reports every 0.1 s: some fall in a hold, their guess (a newer count would have come by now) wrong
+            client = run_client(redoprobe, relay.port, "--schedule", str(path), "--warmup", "0", "--interval", "0.1")
+            assert client.returncode == 0, client.stderr + client.stdout
+            assert srv.finish()[0] == 0, srv.stderr
+        finally:
+            relay.close()
+        end = by_event(client.events, "end")[0]
+        assert end["drained"] is True and end["bytes_received"] == 6_000_000, end
+        assert end["max_lag_seconds"] >= 0.009, end  # a slot leaves whole at its end: 10 ms old
+        return relay.holds, end
+
+    # The relay's Python threads share the machine: held fewer times, or slow on the way out (a lag
+    # the probe rightly reports), the run is measured once more before it fails.
+    def misses(result) -> list[str]:
+        holds, end = result
+        missed = [f"the way back held {holds} times (>= 4)"] if holds < 4 else []  # many counts with it
+        if end["max_lag_seconds"] > 0.06 or end["max_backlog_bytes"] > 120_000:
+            missed.append(f"largest lag {end['max_lag_seconds']:.3f} s (<= 0.06 s; held counts made it 0.16 s), "
+                          f"backlog {end['max_backlog_bytes']:,} B (<= 120,000 B)")  # fmt: skip
+        return missed
+
+    measured_within(replayed, misses, "counts held 150 ms on their way back")
 
 
 def test_counts_come_back_together_each_with_its_own_moment(redoprobe, server, tmp_path):
@@ -98,32 +112,43 @@ def test_counts_come_back_together_each_with_its_own_moment(redoprobe, server, t
     with a fresh one (the clocks' offset): the lag stays about a message time plus the relay's way
     out, under 2 ms in the median 0.1 s interval (the relay's Python threads now and then hold the
     way out itself for some ms: a lag the probe rightly reports)."""
-    srv = server("--once")
-    relay = ReturnHoldingRelay(srv.port, hold_seconds=0)
-    try:
-        path = write_schedule(tmp_path / "steady.txt", [(0, k / 100, 200_000) for k in range(300)])
-        client = run_client(
-            redoprobe,
-            relay.port,
-            "--schedule",
-            str(path),
-            "--warmup",
-            "0",
-            "--message-size",
-            "16K",
-            "--interval",
-            "0.1",
-        )
-        assert client.returncode == 0, client.stderr + client.stdout
-        assert srv.finish()[0] == 0, srv.stderr
-    finally:
-        relay.close()
-    end = by_event(client.events, "end")[0]
-    assert end["drained"] is True and end["bytes_received"] == 60_000_000, end
-    counts = sum(relay.returned) // 16
-    # a count a message's worth at most (a busy server reads several messages at once), several a packet
-    assert counts >= 2 * len(relay.returned), (counts, len(relay.returned))
-    assert len(relay.returned) <= 3 / 0.005 + 20, (counts, len(relay.returned))
-    lags = sorted(interval["lag_seconds"] for interval in by_event(client.events, "interval"))
-    assert len(lags) >= 25 and lags[len(lags) // 2] < 0.002, lags
-    assert end["max_lag_seconds"] < 0.05, end
+    path = write_schedule(tmp_path / "steady.txt", [(0, k / 100, 200_000) for k in range(300)])
+
+    def replayed() -> tuple[list[float], dict]:
+        srv = server("--once")
+        relay = ReturnHoldingRelay(srv.port, hold_seconds=0)
+        try:
+            client = run_client(
+                redoprobe,
+                relay.port,
+                "--schedule",
+                str(path),
+                "--warmup",
+                "0",
+                "--message-size",
+                "16K",
+                "--interval",
+                "0.1",
+            )
+            assert client.returncode == 0, client.stderr + client.stdout
+            assert srv.finish()[0] == 0, srv.stderr
+        finally:
+            relay.close()
+        end = by_event(client.events, "end")[0]
+        assert end["drained"] is True and end["bytes_received"] == 60_000_000, end
+        counts = sum(relay.returned) // 16
+        # a count a message's worth at most (a busy server reads several messages at once), several a packet
+        assert counts >= 2 * len(relay.returned), (counts, len(relay.returned))
+        assert len(relay.returned) <= 3 / 0.005 + 20, (counts, len(relay.returned))  # a packet every 5 ms at most
+        lags = sorted(interval["lag_seconds"] for interval in by_event(client.events, "interval"))
+        assert len(lags) >= 25, lags
+        return lags, end
+
+    def misses(result) -> list[str]:  # the relay's threads, starved, hold the way out: measured once more
+        lags, end = result
+        if lags[len(lags) // 2] < 0.002 and end["max_lag_seconds"] < 0.05:
+            return []
+        return [f"median interval lag {lags[len(lags) // 2] * 1000:.2f} ms (< 2 ms), largest lag "
+                f"{end['max_lag_seconds'] * 1000:.1f} ms (< 50 ms)"]  # fmt: skip
+
+    measured_within(replayed, misses, "counts sent together")
