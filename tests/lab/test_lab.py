@@ -33,6 +33,7 @@ from redolab.sweeps import service
 from redolab.sweeps.models import Sweep
 from redolab.sweeps.schemas import SweepCreate
 from tests.execution import execute_next, reload, request_run
+from tests.margins import measured_within
 from tests.services import IS_ROOT, REDOLAB, leftover_probes, missing, redolab_env
 
 RTT = 0.020
@@ -72,6 +73,22 @@ def ping(namespace: str, address: str, count: int = 5) -> tuple[float, float]:
     return float(low) / 1000, float(avg) / 1000
 
 
+def fastest_ping(namespace: str, address: str, low: float, high: float, count: int = 10) -> float:
+    """The fastest of `count` pings: never below `low` (the delay line holds every packet for its RTT),
+    below `high` unless the machine is busy (its delay line is a userspace process, which once put
+    every ping of a loaded 2-core CI machine 3-11 ms late): pinged once more before that fails."""
+
+    def pinged() -> float:
+        fastest, _ = ping(namespace, address, count=count)
+        assert fastest >= low, f"{address}: {fastest * 1000:.2f} ms, below the {low * 1000:g} ms the delay line holds"
+        return fastest
+
+    def misses(fastest: float) -> list[str]:
+        return [f"fastest of {count} pings {fastest * 1000:.2f} ms (< {high * 1000:g} ms)"] if fastest >= high else []
+
+    return measured_within(pinged, misses, f"{namespace} to {address}")
+
+
 def lab_cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(REDOLAB), "lab", *args], capture_output=True, text=True, env=redolab_env(data_dir), timeout=120
@@ -94,8 +111,7 @@ def test_cli_up_status_set_down_leaves_the_machine_as_it_was(tmp_path):
         assert report["shape"]["rtt_seconds"] == RTT and report["shape"]["queue_bytes"] == 125_000
         # The delay line adds the RTT asked for: the fastest of ten pings shows it (the average also carries
         # the scheduling noise of a loaded 2-core machine, which once put every ping 3-11 ms late in CI).
-        low, _ = ping("redolab-primary-1", "10.77.0.41", count=10)
-        assert RTT <= low < RTT + 0.005, low
+        fastest_ping("redolab-primary-1", "10.77.0.41", RTT, RTT + 0.005)
 
         again = lab_cli(tmp_path, "up")
         assert again.returncode == 1 and "the lab is already up" in again.stderr
@@ -103,8 +119,7 @@ def test_cli_up_status_set_down_leaves_the_machine_as_it_was(tmp_path):
         changed = lab_cli(tmp_path, "set", "--rtt", "40ms", "--mtu", "9000")
         assert changed.returncode == 0, changed.stderr
         assert "RTT 40 ms, 1 Gbit/s, MTU 9000 bytes" in changed.stdout
-        low, _ = ping("redolab-standby-1", "10.77.0.11", count=10)
-        assert 0.040 <= low < 0.045, low
+        fastest_ping("redolab-standby-1", "10.77.0.11", 0.040, 0.045)
         link = subprocess.run(
             ["ip", "-n", "redolab-standby-1", "link", "show", DATA_DEVICE], capture_output=True, text=True
         ).stdout
@@ -141,16 +156,23 @@ def test_extra_destination_has_its_own_rtt_behind_the_shared_rate(tmp_path):
         ]  # fmt: skip
         assert "lab-remote-1 (remote, RTT 40 ms): ssh 10.78.0.71" in lab_cli(tmp_path, "status").stdout
 
-        far, _ = ping("redolab-primary-1", "10.77.0.71", count=3)
-        assert 0.038 <= far < 0.070, far
-        # the 2 ms path, measured while the 40 ms path always has packets in flight: it never waits behind them
-        with subprocess.Popen(
-            ["ip", "netns", "exec", "redolab-primary-1", "ping", "-n", "-q", "-c", "150", "-i", "0.01", "10.77.0.71"],
-            stdout=subprocess.DEVNULL,
-        ) as load:  # fmt: skip
-            near, _ = ping("redolab-primary-1", "10.77.0.41", count=3)
-            load.kill()
-        assert 0.0015 <= near < 0.015, near
+        fastest_ping("redolab-primary-1", "10.77.0.71", 0.038, 0.070, count=3)
+
+        # the 2 ms path, measured while the 40 ms path always has packets in flight: it never waits behind
+        # them (it would be 40 ms); above 15 ms only on a busy machine, then measured once more
+        def near_under_load() -> float:
+            with subprocess.Popen(
+                ["ip", "netns", "exec", "redolab-primary-1", "ping", "-n", "-q", "-c", "150", "-i", "0.01",
+                 "10.77.0.71"],
+                stdout=subprocess.DEVNULL,
+            ) as load:  # fmt: skip
+                near, _ = ping("redolab-primary-1", "10.77.0.41", count=3)
+                load.kill()
+            assert near >= 0.0015, near
+            return near
+
+        measured_within(near_under_load, lambda near: [f"{near * 1000:.2f} ms (< 15 ms)"] * (near >= 0.015),
+                        "the 2 ms path beside a busy 40 ms path")  # fmt: skip
 
         changed = lab_cli(tmp_path, "set", "--rate", "100Mbit/s")
         assert changed.returncode == 0, changed.stderr
@@ -275,17 +297,32 @@ def _set_kernel_maximum(paths, value: int) -> None:
 
 def test_explicit_socket_buffers_follow_window_over_rtt(lab):
     engine, environment_id, _ = lab
-    rates = {}
-    for sockbuf in (128 * 1024, 512 * 1024):
-        run, metrics, _ = _run(engine, environment_id, sockbuf_bytes=sockbuf)
-        assert metrics.rtt_min_seconds >= RTT  # TCP_INFO sees the delay line's RTT
-        ideal = sockbuf / metrics.rtt_min_seconds
-        assert 0.8 * ideal <= run.bytes_per_second <= 2.0 * ideal, (sockbuf, run.bytes_per_second / ideal)
-        assert run.client_settings["interface"] == DATA_DEVICE
-        rates[sockbuf] = run.bytes_per_second
-    # four times the window: each run is within 0.8..1.2 of its ideal (checked above; CI runs measured
-    # 0.87 and 1.15, a ratio of 5.29, and 1.12 and 0.84, a ratio of 2.97), so the ratio lies in 2.67..6
-    assert 2.6 <= rates[512 * 1024] / rates[128 * 1024] <= 6.0, rates
+
+    def both_sizes() -> dict[int, tuple[float, float]]:
+        """{socket buffer: (bytes/s, the ideal request / RTT)}; the window is at most twice the request
+        (Linux doubles it), so never more than twice the ideal."""
+        measured = {}
+        for sockbuf in (128 * 1024, 512 * 1024):
+            run, metrics, _ = _run(engine, environment_id, sockbuf_bytes=sockbuf)
+            assert metrics.rtt_min_seconds >= RTT  # TCP_INFO sees the delay line's RTT
+            ideal = sockbuf / metrics.rtt_min_seconds
+            assert run.bytes_per_second <= 2.0 * ideal, (sockbuf, run.bytes_per_second / ideal)
+            assert run.client_settings["interface"] == DATA_DEVICE
+            measured[sockbuf] = (run.bytes_per_second, ideal)
+        return measured
+
+    # At least 0.8 of the ideal (the first RTTs of slow start count too), unless the delay line was
+    # starved of CPU; four times the window: each run is within 0.8..1.2 of its ideal (CI runs measured
+    # 0.87 and 1.15, a ratio of 5.29, and 1.12 and 0.84, a ratio of 2.97), so the ratio lies in 2.67..6.
+    def misses(measured: dict[int, tuple[float, float]]) -> list[str]:
+        missed = [f"{sockbuf // 1024} KiB: {rate / MIB:.2f} MiB/s = {rate / ideal:.2f} x the ideal (>= 0.8)"
+                  for sockbuf, (rate, ideal) in measured.items() if rate < 0.8 * ideal]  # fmt: skip
+        ratio = measured[512 * 1024][0] / measured[128 * 1024][0]
+        if not 2.6 <= ratio <= 6.0:
+            missed.append(f"512 KiB / 128 KiB = {ratio:.2f} (2.6..6)")
+        return missed
+
+    measured_within(both_sizes, misses, "explicit socket buffers at 20 ms")
     assert leftover_probes() == []
 
 
@@ -296,32 +333,46 @@ def test_autotuning_maximum_raises_throughput_until_the_rate_limit(lab):
     # 8 MiB run's slow start overshoots into tail drops and a CI run spent its 4 s recovering (7.6 MB/s)
     bdp = round(rate_bits / 8 * RTT)
     control.change(paths, Shape(rtt_seconds=RTT, rate_bits_per_second=rate_bits, queue_bytes=bdp))
-    rates = {}
+    limit = rate_bits / 8
+
+    def under(maximum: int) -> float:
+        run, _, _ = _run(engine, environment_id)
+        assert run.client_settings["tcp_wmem"][-1] == maximum  # the run recorded the limit it ran under
+        assert run.bytes_per_second <= 1.03 * limit, run.bytes_per_second / MIB  # never above the link's rate
+        return run.bytes_per_second
+
     try:
-        for maximum in (256 * 1024, 8 * MIB):
-            _set_kernel_maximum(paths, maximum)
-            for _attempt in range(2):  # a 4 s run whose userspace delay line was starved of CPU runs again once
-                run, _, _ = _run(engine, environment_id)
-                assert run.client_settings["tcp_wmem"][-1] == maximum  # the run recorded the limit it ran under
-                rates[maximum] = run.bytes_per_second
-                if maximum < 8 * MIB or rates[maximum] >= 0.6 * rate_bits / 8:
-                    break
+        _set_kernel_maximum(paths, 256 * 1024)
+        small = under(256 * 1024)
+        assert small <= 12.5 * MIB * 1.1, small / MIB  # the window caps it...
+        _set_kernel_maximum(paths, 8 * MIB)
+
+        # ...and a larger maximum lifts it up to the link's rate: a 4 s run whose userspace delay line was
+        # starved of CPU runs again once, the message naming both
+        def misses(large: float) -> list[str]:
+            if large >= 0.6 * limit and large >= 1.5 * small:
+                return []
+            return [f"{large / MIB:.2f} MiB/s (>= 0.6 x {limit / MIB:.2f}, >= 1.5 x 256 KiB's {small / MIB:.2f})"]
+
+        measured_within(lambda: under(8 * MIB), misses, "8 MiB maximum on a 200 Mbit/s link")
     finally:
         _set_kernel_maximum(paths, 4 * MIB)
         control.change(paths, Shape(rtt_seconds=RTT, rate_bits_per_second=1_000_000_000))
-    limit = rate_bits / 8
-    assert rates[256 * 1024] <= 12.5 * MIB * 1.1, rates  # the window caps it...
-    assert rates[8 * MIB] >= 1.5 * rates[256 * 1024], rates  # ...and a larger maximum lifts it...
-    assert 0.6 * limit <= rates[8 * MIB] <= 1.03 * limit, (rates, limit)  # ...up to the link's rate
 
 
 def test_sync_acknowledgement_latency_is_at_least_the_rtt(lab):
     engine, environment_id, _ = lab
-    _, metrics, lines = _run(engine, environment_id, mode="sync", message_bytes="64K", duration_seconds=2)
-    end = next(json.loads(line)["data"] for line in lines if '"event":"end"' in line.replace(" ", ""))
-    assert metrics.ack_count > 10
-    assert end["ack_latency_us"]["min"] >= RTT * 1e6
-    assert metrics.ack_avg_seconds >= RTT
+
+    def acknowledged():
+        _, metrics, lines = _run(engine, environment_id, mode="sync", message_bytes="64K", duration_seconds=2)
+        end = next(json.loads(line)["data"] for line in lines if '"event":"end"' in line.replace(" ", ""))
+        assert end["ack_latency_us"]["min"] >= RTT * 1e6
+        assert metrics.ack_avg_seconds >= RTT
+        return metrics
+
+    # 2 s at 20 ms allow at most 100: more than 10 unless the delay line was starved, then once more
+    measured_within(acknowledged, lambda metrics: [f"{metrics.ack_count} acknowledgements in 2 s (> 10)"]
+                    * (metrics.ack_count <= 10), "SYNC at 20 ms")  # fmt: skip
 
 
 # -- the kernel-maximum sweep: tcp_rmem/tcp_wmem per namespace, always put back ------------------------
@@ -370,25 +421,34 @@ def _sweep(engine, sweep_id: int) -> Sweep:
 
 def test_kernel_sweep_sets_each_maximum_and_puts_the_originals_back(kernel_lab):
     engine, environment_id, paths = kernel_lab
-    sweep_id = _kernel_sweep(engine, environment_id, sizes="256K, 4M", conns_values="1", duration_seconds=3)
-    assert execute_next(engine, "lab-tests")
-    sweep = _sweep(engine, sweep_id)
-    assert sweep.status is RunStatus.succeeded, sweep.failure_reason
-    assert sweep.kernel_restored is True
-    assert sweep.kernel_original["client"] == {"tcp_rmem": [4096, 87380, 3000000], "tcp_wmem": [4096, 16384, 3100000]}
-    assert set(_namespace_buffers(paths).values()) == {(ORIGINAL_RMEM, ORIGINAL_WMEM)}
-    small, large = sweep.runs
-    for run, maximum in ((small, 256 * 1024), (large, 4 * MIB)):
-        assert run.kernel_max_bytes == maximum and run.sockbuf_bytes is None  # autotuning
-        for settings in (run.client_settings, run.server_settings):  # recorded on each run, both hosts
-            assert settings["tcp_rmem"] == [4096, min(87380, maximum), maximum]
-            assert settings["tcp_wmem"] == [4096, 16384, maximum]
-    # 20 ms: a 256 KiB window allows at most 12.5 MiB/s; 4 MiB lifts it well above
-    assert small.bytes_per_second <= 12.5 * MIB * 1.1
-    assert large.bytes_per_second >= 2 * small.bytes_per_second
-    rows = service.seed_rows(sweep)
-    assert [row.buffer_bytes for row in rows] == [256 * 1024, 4 * MIB]
-    assert rows[1].single_bytes_per_second == large.bytes_per_second
+
+    def swept() -> Sweep:
+        sweep_id = _kernel_sweep(engine, environment_id, sizes="256K, 4M", conns_values="1", duration_seconds=3)
+        assert execute_next(engine, "lab-tests")
+        sweep = _sweep(engine, sweep_id)
+        assert sweep.status is RunStatus.succeeded, sweep.failure_reason
+        assert sweep.kernel_restored is True
+        original = {"tcp_rmem": [4096, 87380, 3000000], "tcp_wmem": [4096, 16384, 3100000]}
+        assert sweep.kernel_original["client"] == original
+        assert set(_namespace_buffers(paths).values()) == {(ORIGINAL_RMEM, ORIGINAL_WMEM)}
+        small, large = sweep.runs
+        for run, maximum in ((small, 256 * 1024), (large, 4 * MIB)):
+            assert run.kernel_max_bytes == maximum and run.sockbuf_bytes is None  # autotuning
+            for settings in (run.client_settings, run.server_settings):  # recorded on each run, both hosts
+                assert settings["tcp_rmem"] == [4096, min(87380, maximum), maximum]
+                assert settings["tcp_wmem"] == [4096, 16384, maximum]
+        # 20 ms: a 256 KiB window allows at most 12.5 MiB/s
+        assert small.bytes_per_second <= 12.5 * MIB * 1.1
+        rows = service.seed_rows(sweep)
+        assert [row.buffer_bytes for row in rows] == [256 * 1024, 4 * MIB]
+        assert rows[1].single_bytes_per_second == large.bytes_per_second
+        return sweep
+
+    def misses(sweep: Sweep) -> list[str]:  # 4 MiB lifts it well above, unless the delay line was starved
+        small, large = (run.bytes_per_second for run in sweep.runs)
+        return [f"4 MiB: {large / MIB:.2f} MiB/s < 2 x the {small / MIB:.2f} of 256 KiB"] if large < 2 * small else []
+
+    measured_within(swept, misses, "a kernel-maximum sweep at 20 ms")
 
 
 def test_kernel_sweep_puts_the_originals_back_when_a_run_fails(kernel_lab, tmp_path):
