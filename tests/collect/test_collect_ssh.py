@@ -18,6 +18,7 @@ from redolab.collect.models import Collection, CollectionStatus
 from redolab.core.db import make_sessionmaker
 from redolab.redo.models import RedoImport, RedoRow
 from tests.execution import execute_next
+from tests.margins import measured_within
 from tests.standins.standin_common import DEFAULT_DATA
 
 
@@ -159,20 +160,27 @@ def test_hang_is_stopped(session, engine, secret_key, oracle_env, database):
     environment, _ = oracle_env
     database.scenario, database.hang_seconds = "hang", 60
     database.write()
-    collection = service.queue_collection(session=session, environment=environment, requested_by="alice")
-    execution = CollectionExecution(make_sessionmaker(engine), secret_key, collection.id, step_seconds=1.5)
-    started = time.monotonic()
-    assert asyncio.run(execution.execute()) == "failed"
-    assert time.monotonic() - started < 4
-    session.expire_all()
-    collection = session.get(Collection, collection.id)
-    assert collection.failure_kind == "timeout" and "did not finish" in collection.failure_message
-    assert stored(session) == (0, 0)
-    # and the host ended the hung sqlplus by itself (the SSH channel's close signals nothing)
-    deadline = time.monotonic() + 10
-    while hung_standins() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert hung_standins() == []
+
+    def stopped() -> float:
+        collection = service.queue_collection(session=session, environment=environment, requested_by="alice")
+        execution = CollectionExecution(make_sessionmaker(engine), secret_key, collection.id, step_seconds=1.5)
+        started = time.monotonic()
+        assert asyncio.run(execution.execute()) == "failed"
+        seconds = time.monotonic() - started
+        session.expire_all()
+        collection = session.get(Collection, collection.id)
+        assert collection.failure_kind == "timeout" and "did not finish" in collection.failure_message
+        assert stored(session) == (0, 0)
+        # and the host ended the hung sqlplus by itself (the SSH channel's close signals nothing)
+        deadline = time.monotonic() + 10
+        while hung_standins() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert hung_standins() == []
+        return seconds
+
+    # the 1.5 s step limit, not the 60 s hang; on a busy machine past 4 s, then collected once more
+    measured_within(stopped, lambda seconds: [f"stopped after {seconds:.2f} s (< 4 s)"] * (seconds >= 4),
+                    "a hung step with a 1.5 s limit")  # fmt: skip
 
 
 def hung_standins() -> list[str]:
@@ -185,29 +193,44 @@ def test_cancel_midway(session, engine, secret_key, oracle_env, database):
     environment, _ = oracle_env
     database.scenario, database.hang_seconds = "hang", 60
     database.write()
-    collection = service.queue_collection(session=session, environment=environment, requested_by="alice")
-    thread = threading.Thread(target=execute_next, args=(engine, secret_key))
-    thread.start()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if any(call["tool"] == "sqlplus" and call["scripts"] for call in database.calls()):
-            break
-        time.sleep(0.05)
-    service.cancel_collection(session=session, collection=collection)
-    cancelled_at = time.monotonic()
-    thread.join(10)
-    assert not thread.is_alive()
-    assert time.monotonic() - cancelled_at < 2
-    session.expire_all()
-    collection = session.get(Collection, collection.id)
-    assert collection.status is CollectionStatus.cancelled
-    assert stored(session) == (0, 0)
-    # the hung sqlplus ended on the host with the cancel, not at its 300 s step limit
-    deadline = time.monotonic() + 2
-    while hung_standins() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert hung_standins() == []
-    assert time.monotonic() - cancelled_at < 4
+
+    def cancelled() -> tuple[float, float]:
+        """(seconds from the cancel until the worker was done, until the hung sqlplus was gone)."""
+
+        def hung() -> int:  # the sqlplus calls that were given scripts so far
+            return sum(call["tool"] == "sqlplus" and bool(call["scripts"]) for call in database.calls())
+
+        before = hung()
+        collection = service.queue_collection(session=session, environment=environment, requested_by="alice")
+        thread = threading.Thread(target=execute_next, args=(engine, secret_key))
+        thread.start()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and hung() == before:
+            time.sleep(0.05)
+        service.cancel_collection(session=session, collection=collection)
+        cancelled_at = time.monotonic()
+        thread.join(10)
+        assert not thread.is_alive()
+        done = time.monotonic() - cancelled_at
+        session.expire_all()
+        collection = session.get(Collection, collection.id)
+        assert collection.status is CollectionStatus.cancelled
+        assert stored(session) == (0, 0)
+        # the hung sqlplus ended on the host with the cancel, not at its 300 s step limit (nor the
+        # stand-in's 60 s hang)
+        deadline = time.monotonic() + 30
+        while hung_standins() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert hung_standins() == []
+        return done, time.monotonic() - cancelled_at
+
+    def misses(seconds: tuple[float, float]) -> list[str]:  # at once; a busy machine: once more first
+        done, gone = seconds
+        return [f"done {done:.2f} s (< 2 s), sqlplus gone {gone:.2f} s (< 4 s) after the cancel"] * (
+            done >= 2 or gone >= 4
+        )
+
+    measured_within(cancelled, misses, "a cancel during a hung step")
 
 
 def test_cancel_before_start(session, engine, secret_key, oracle_env, database, api_client):

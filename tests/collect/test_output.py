@@ -21,6 +21,7 @@ from redolab.collect.output import (
 )
 from redolab.collect.rows import ArchivedLog, Db2ArchivedLog, Db2LogCapture
 from redolab.redo.ingest.pipeline import Reading, read_files
+from tests.margins import measured_within
 
 ARCHIVED_CSV = """redolab-step: archived_log
 
@@ -333,15 +334,26 @@ def test_mutated_db2_output_gives_rows_or_a_collection_error(sample, edits, exit
 @pytest.mark.parametrize("filler", [" ", "-", "|", ",", '"', "\n", "-|"])
 def test_long_runs_are_read_in_linear_time(filler):
     """A run of one character at N and 4N: refused (or read) in time that grows with N, not N squared."""
-    spent = []
-    for size in (15_000, 60_000):
-        text = ARCHIVED_CSV.replace("1228800", "1228800" + filler * size)
-        started = time.perf_counter()
-        for output in (text, "redolab-step: archived_log\n" + filler * size + "\n"):
-            with contextlib.suppress(CollectionError):
-                read_sqlplus(output)
-        spent.append(time.perf_counter() - started)
-    assert spent[1] < 1.0 and spent[1] < 20 * spent[0] + 0.05
+
+    def timed() -> list[float]:
+        """The CPU seconds of this process reading each size (the other test workers' share of the
+        machine left out)."""
+        spent = []
+        for size in (15_000, 60_000):
+            text = ARCHIVED_CSV.replace("1228800", "1228800" + filler * size)
+            started = time.process_time()
+            for output in (text, "redolab-step: archived_log\n" + filler * size + "\n"):
+                with contextlib.suppress(CollectionError):
+                    read_sqlplus(output)
+            spent.append(time.process_time() - started)
+        return spent
+
+    def misses(spent: list[float]) -> list[str]:  # a busy machine's caches and clocks: timed once more first
+        if spent[1] < 1.0 and spent[1] < 20 * spent[0] + 0.05:
+            return []
+        return [f"{spent[0] * 1000:.1f} ms at 15,000, {spent[1] * 1000:.1f} ms at 60,000 (< 1 s and < 20 x + 50 ms)"]
+
+    measured_within(timed, misses, f"a run of {filler!r}")
 
 
 def test_a_quoted_value_over_two_lines():

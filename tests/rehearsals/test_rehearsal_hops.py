@@ -12,6 +12,7 @@ from redolab.rehearsals import service
 from redolab.rehearsals.models import Rehearsal
 from redolab.runs.models import RunStatus
 from tests.factories import make_environment, make_host
+from tests.margins import measured_within
 from tests.rehearsals.test_rehearsal_runs import MIB, archived_log_csv, import_history, run_until_done
 
 
@@ -33,19 +34,28 @@ def test_the_worst_hour_to_both_destinations_at_once(api_client, browser_client,
     import_history(api_client, environment, archived_log_csv(burst_mib=300))
     page = browser_client.get(f"/environments/{environment.id}").text
     assert 'id="rh-across_hops"' in page and "To all 2 destinations at once" in page
-    created = api_client.post(
-        f"/api/v1/environments/{environment.id}/rehearsals",
-        json={"window": "worst-60m", "speedup": 600, "across_hops": True},
+
+    def rehearsed() -> tuple[dict, float]:
+        created = api_client.post(
+            f"/api/v1/environments/{environment.id}/rehearsals",
+            json={"window": "worst-60m", "speedup": 600, "across_hops": True},
+        )
+        assert created.status_code == 201, created.text
+        body = created.json()
+        assert body["across_hops"] is True and len(body["run_ids"]) == 2
+        rehearsal = run_until_done(engine, secret_key, session, body["id"])
+        pairs = [(run.client_host_name, run.server_host_name, run.conns) for run in rehearsal.runs]
+        assert pairs == [("p1", "near", 1), ("p1", "far", 1)]  # the primary sends to each
+        assert all(run.status is RunStatus.succeeded for run in rehearsal.runs), [
+            r.failure_reason for r in rehearsal.runs
+        ]
+        starts = sorted(run.started_at for run in rehearsal.runs)
+        return body, (starts[1] - starts[0]).total_seconds()
+
+    # together, though they share the primary: a loaded machine can start them apart, then once more
+    body, _ = measured_within(
+        rehearsed, lambda done: [f"started {done[1]:.2f} s apart (< 1.5 s)"] * (done[1] >= 1.5), "both destinations"
     )
-    assert created.status_code == 201, created.text
-    body = created.json()
-    assert body["across_hops"] is True and len(body["run_ids"]) == 2
-    rehearsal = run_until_done(engine, secret_key, session, body["id"])
-    pairs = [(run.client_host_name, run.server_host_name, run.conns) for run in rehearsal.runs]
-    assert pairs == [("p1", "near", 1), ("p1", "far", 1)]  # the primary sends to each
-    assert all(run.status is RunStatus.succeeded for run in rehearsal.runs), [r.failure_reason for r in rehearsal.runs]
-    starts = sorted(run.started_at for run in rehearsal.runs)
-    assert (starts[1] - starts[0]).total_seconds() < 1.5  # together, though they share the primary
     result = api_client.get(body["status_url"]).json()["result"]
     assert result["bytes_generated"] == 6 * 300 * MIB  # the first destination's copy: the rehearsal's figures
     by_name = {d["name"]: d for d in result["destinations"]}

@@ -23,6 +23,7 @@ from redolab.runs.schemas import RunCreate
 from redolab.worker import Worker
 from tests.execution import work_until
 from tests.factories import PASSWORD, make_environment, make_host, make_user
+from tests.margins import measured_within
 from tests.services import leftover_probes
 
 MIB = 1024 * 1024
@@ -79,33 +80,44 @@ def count(session, model) -> int:
 def test_worst_hour_replayed_through_the_probe_and_read_back(api_client, browser_client, session, engine, secret_key):
     environment = local_env(session, link_bandwidth_bits_per_second=5 * 10**8)
     import_history(api_client, environment, archived_log_csv(burst_mib=300))
-    created = api_client.post(  # 720x: the hour in 5 s, at 360 MiB/s
-        f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m", "speedup": 720}
-    )
-    assert created.status_code == 201, created.text
-    body = created.json()
-    assert body["window_start"].startswith("2025-03-04T13:00") and body["window_end"].startswith("2025-03-04T14:00")
-    assert body["threads"] == [1] and body["compressed"] is True and body["status"] == "queued"
-    assert body["schedule_bytes"] == 6 * 300 * MIB  # every byte of the worst hour, none from outside it
-    schedule = api_client.get(body["schedule_url"])
-    assert schedule.status_code == 200 and schedule.headers["x-schedule-sha256"] == body["schedule_sha256"]
-    slots = [line.split() for line in schedule.text.splitlines() if line and not line.startswith("#")]
-    assert sum(int(b) for _, _, b in slots) == body["schedule_bytes"]
 
-    rehearsal = run_until_done(engine, secret_key, session, body["id"])
-    (run,) = rehearsal.runs
-    assert run.status is RunStatus.succeeded, run.failure_reason
-    assert "--schedule" in run.client_command and "--speedup 720" in run.client_command
-    stored = session.get(Rehearsal, body["id"]).result  # by the worker as the last run ended, before any read
-    assert stored is not None and stored["drained"] is True
-    read = api_client.get(body["status_url"]).json()
-    result = read["result"]
-    assert read["status"] == "succeeded" and result["drained"] is True
-    assert result["bytes_generated"] == body["schedule_bytes"] == result["bytes_received"]
-    assert 0 <= result["max_lag_seconds"] < 2  # 360 MiB/s replayed on loopback: never far behind
-    assert len(result["series"]["end_seconds"]) >= 4  # 5 s of replay at 1 s intervals
-    assert stored == result  # the read returns what was stored
-    assert leftover_probes() == []
+    def rehearsed() -> tuple[dict, dict]:
+        created = api_client.post(  # 720x: the hour in 5 s, at 360 MiB/s
+            f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m", "speedup": 720}
+        )
+        assert created.status_code == 201, created.text
+        body = created.json()
+        assert body["window_start"].startswith("2025-03-04T13:00")
+        assert body["window_end"].startswith("2025-03-04T14:00")
+        assert body["threads"] == [1] and body["compressed"] is True and body["status"] == "queued"
+        assert body["schedule_bytes"] == 6 * 300 * MIB  # every byte of the worst hour, none from outside it
+        schedule = api_client.get(body["schedule_url"])
+        assert schedule.status_code == 200 and schedule.headers["x-schedule-sha256"] == body["schedule_sha256"]
+        slots = [line.split() for line in schedule.text.splitlines() if line and not line.startswith("#")]
+        assert sum(int(b) for _, _, b in slots) == body["schedule_bytes"]
+
+        rehearsal = run_until_done(engine, secret_key, session, body["id"])
+        (run,) = rehearsal.runs
+        assert run.status is RunStatus.succeeded, run.failure_reason
+        assert "--schedule" in run.client_command and "--speedup 720" in run.client_command
+        stored = session.get(Rehearsal, body["id"]).result  # by the worker as the last run ended, before any read
+        assert stored is not None and stored["drained"] is True
+        read = api_client.get(body["status_url"]).json()
+        result = read["result"]
+        assert read["status"] == "succeeded" and result["drained"] is True
+        assert result["bytes_generated"] == body["schedule_bytes"] == result["bytes_received"]
+        assert result["max_lag_seconds"] >= 0
+        assert len(result["series"]["end_seconds"]) >= 4  # 5 s of replay at 1 s intervals
+        assert stored == result  # the read returns what was stored
+        assert leftover_probes() == []
+        return body, result
+
+    # 360 MiB/s replayed on loopback: never far behind, unless the machine is busy (then once more)
+    body, result = measured_within(
+        rehearsed,
+        lambda done: [f"largest lag {done[1]['max_lag_seconds']:.2f} s (< 2 s)"] * (done[1]["max_lag_seconds"] >= 2),
+        "the worst hour at 720x on loopback",
+    )
     # its page: the measured figures beside the model's for the same window: 720x compressed, the
     # hour's 0.5 MiB/s is 360 MiB/s, above the nominal 500 Mbit/s link (59.6 MiB/s), so the model queues
     # (1,800 MiB in 5 s, 298 MiB of it sent meanwhile: 1,502 MiB left at 59.6 MiB/s, 25.2 s behind)
@@ -142,16 +154,25 @@ def test_a_scaled_rehearsal_replays_its_schedule_once_scaled(api_client, session
 def test_two_threads_over_two_node_pairs_each_carry_their_own(api_client, session, engine, secret_key):
     environment = local_env(session, nodes=2)
     import_history(api_client, environment, archived_log_csv(threads=2, burst_mib=150))
-    created = api_client.post(  # the hour in 3 s, 300 MiB/s a thread
-        f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m", "speedup": 1200}
+
+    def rehearsed() -> tuple[Rehearsal, float]:
+        created = api_client.post(  # the hour in 3 s, 300 MiB/s a thread
+            f"/api/v1/environments/{environment.id}/rehearsals", json={"window": "worst-60m", "speedup": 1200}
+        )
+        assert created.status_code == 201, created.text
+        rehearsal = run_until_done(engine, secret_key, session, created.json()["id"])
+        pairs = [(run.client_host_name, run.server_host_name, run.conns) for run in rehearsal.runs]
+        assert pairs == [("p1", "s1", 1), ("p2", "s2", 1)]
+        assert all(run.status is RunStatus.succeeded for run in rehearsal.runs), [
+            r.failure_reason for r in rehearsal.runs
+        ]
+        starts = sorted(run.started_at for run in rehearsal.runs)
+        return rehearsal, (starts[1] - starts[0]).total_seconds()
+
+    # replayed together: a loaded machine can start the two probes apart, then it is replayed once more
+    rehearsal, _ = measured_within(
+        rehearsed, lambda done: [f"started {done[1]:.2f} s apart (< 1.5 s)"] * (done[1] >= 1.5), "two node pairs"
     )
-    assert created.status_code == 201, created.text
-    rehearsal = run_until_done(engine, secret_key, session, created.json()["id"])
-    pairs = [(run.client_host_name, run.server_host_name, run.conns) for run in rehearsal.runs]
-    assert pairs == [("p1", "s1", 1), ("p2", "s2", 1)]
-    assert all(run.status is RunStatus.succeeded for run in rehearsal.runs), [r.failure_reason for r in rehearsal.runs]
-    starts = sorted(run.started_at for run in rehearsal.runs)
-    assert (starts[1] - starts[0]).total_seconds() < 1.5  # replayed together
     result = api_client.get(f"/api/v1/rehearsals/{rehearsal.id}").json()["result"]
     assert [t["thread"] for t in result["threads"]] == [1, 2]
     assert all(t["max_lag_seconds"] is not None for t in result["threads"])
@@ -292,18 +313,25 @@ def test_cancel_stops_the_replay_and_leaves_no_probe(api_client, session, engine
 def test_a_sync_rehearsal_sends_commit_sized_writes_and_reports_the_slip(api_client, session, engine, secret_key):
     environment = local_env(session)
     import_history(api_client, environment, archived_log_csv(burst_mib=30, quiet_mib=30))
-    created = api_client.post(  # the hour in 5 s, 36 MiB/s
-        f"/api/v1/environments/{environment.id}/rehearsals",
-        json={"window": "worst-60m", "speedup": 720, "mode": "sync", "message_bytes": "64 KiB"},
-    )
-    assert created.status_code == 201, created.text
-    rehearsal = run_until_done(engine, secret_key, session, created.json()["id"])
-    (run,) = rehearsal.runs
-    assert run.status is RunStatus.succeeded, run.failure_reason
-    assert "--mode sync" in run.client_command and "--message-size 65536" in run.client_command
-    result = api_client.get(f"/api/v1/rehearsals/{rehearsal.id}").json()["result"]
-    assert result["max_slip_seconds"] is not None and 0 <= result["max_slip_seconds"] < 1
-    assert result["bytes_received"] == created.json()["schedule_bytes"]
+
+    def rehearsed() -> dict:
+        created = api_client.post(  # the hour in 5 s, 36 MiB/s
+            f"/api/v1/environments/{environment.id}/rehearsals",
+            json={"window": "worst-60m", "speedup": 720, "mode": "sync", "message_bytes": "64 KiB"},
+        )
+        assert created.status_code == 201, created.text
+        rehearsal = run_until_done(engine, secret_key, session, created.json()["id"])
+        (run,) = rehearsal.runs
+        assert run.status is RunStatus.succeeded, run.failure_reason
+        assert "--mode sync" in run.client_command and "--message-size 65536" in run.client_command
+        result = api_client.get(f"/api/v1/rehearsals/{rehearsal.id}").json()["result"]
+        assert result["max_slip_seconds"] is not None and result["max_slip_seconds"] >= 0
+        assert result["bytes_received"] == created.json()["schedule_bytes"]
+        return result
+
+    # on time on loopback: a slip of a second or more only on a busy machine, then replayed once more
+    measured_within(rehearsed, lambda result: [f"largest slip {result['max_slip_seconds']:.2f} s (< 1 s)"]
+                    * (result["max_slip_seconds"] >= 1), "a sync rehearsal on loopback")  # fmt: skip
 
 
 def test_a_sync_rehearsal_refuses_a_history_whose_average_write_is_no_commit(api_client, session):

@@ -50,7 +50,7 @@ def test_deleting_the_environment_under_a_running_item_ends_it_quietly(serving, 
             return bool(leftover_probes()) and _status(client, item, root) == "running"
 
         _wait_until(measuring, 60, "the run never started", server)
-        time.sleep(1.5)  # a few intervals stored
+        _wait_until(lambda: _intervals_stored(client, item, root) >= 2, 30, "no intervals stored", server)
         deleted = client.delete(f"/api/v1/environments/{lab.environment_id}", headers=root)
         assert deleted.status_code == 204, deleted.text
         _wait_until(lambda: not leftover_probes(), PROBE_STOPPED_SECONDS, "a probe outlived its run", server)
@@ -59,6 +59,17 @@ def test_deleting_the_environment_under_a_running_item_ends_it_quietly(serving, 
         assert client.get("/healthz").status_code == 200
     log = "".join(server.output)
     assert "Traceback" not in log and "crashed" not in log and "exception" not in log.lower(), log[-4000:]
+
+
+def _intervals_stored(client, item: str, headers) -> int:
+    """The client interval events stored for the item (a run, or a sweep's runs)."""
+    body = client.get(item, headers=headers).json()
+    run_ids = [run["id"] for run in body["runs"]] if "runs" in body else [body["id"]]
+    stored = 0
+    for run_id in run_ids:
+        events = client.get(f"/api/v1/runs/{run_id}/events", headers=headers).json()
+        stored += sum(event["role"] == "client" and event["event"] == "interval" for event in events)
+    return stored
 
 
 def _status(client, item: str, headers) -> str | None:

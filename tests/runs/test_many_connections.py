@@ -91,7 +91,9 @@ def test_output_redolab_cannot_read_fails_with_its_cause(session, engine, secret
     assert run.status is RunStatus.failed
     assert f"printed a line of more than {MAX_LINE_BYTES:,} bytes" in run.failure_reason
     assert "SSH" not in run.failure_reason  # a local host has no SSH connection to blame
-    assert elapsed < 20, run.failure_reason  # stopped at once, not at the end of its 30 s
+    # stopped at once: the claim to the end took less than the client's own 30 s (left to run, it
+    # could not end sooner), whatever the load
+    assert elapsed < 30, (elapsed, run.failure_reason)
 
 
 def test_text_that_is_not_an_event_fails_with_its_cause(session, engine, secret_key, monkeypatch):
@@ -105,4 +107,4 @@ def test_text_that_is_not_an_event_fails_with_its_cause(session, engine, secret_
     assert run.status is RunStatus.failed
     assert f"redoprobe client on {primary.name} printed something unexpected" in run.failure_reason
     assert "SSH" not in run.failure_reason
-    assert elapsed < 20  # the client was sent TERM when the line arrived, not left to its 30 s
+    assert elapsed < 30, elapsed  # the client was sent TERM when the line arrived, not left to its 30 s

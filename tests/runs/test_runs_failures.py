@@ -26,6 +26,7 @@ from tests.execution import (
     wait_for_intervals,
 )
 from tests.factories import make_ssh_environment
+from tests.margins import measured_within
 from tests.services import REDOLAB, free_port, redolab_env
 
 
@@ -88,17 +89,25 @@ def test_host_unreachable(session, engine, secret_key, ssh_env):
 
 def test_cancel_keeps_samples(session, engine, secret_key, ssh_env):
     environment, primary, standby = ssh_env
-    run = request_run(session, environment, primary, standby, duration_seconds=30)
-    thread = execute_in_background(engine, secret_key)
-    wait_for_intervals(session, run, 2)
-    service.cancel_run(session=session, run=reload(session, run))
-    started = time.monotonic()
-    thread.join(timeout=20)
-    assert time.monotonic() - started < 10
-    run = reload(session, run)
-    assert run.status is RunStatus.cancelled
-    assert "cancelled by the user" in run.failure_reason
-    assert _kept_intervals(session, run) >= 2
+
+    def cancelled() -> float:
+        run = request_run(session, environment, primary, standby, duration_seconds=30)
+        thread = execute_in_background(engine, secret_key)
+        wait_for_intervals(session, run, 2)
+        service.cancel_run(session=session, run=reload(session, run))
+        started = time.monotonic()
+        thread.join(timeout=30)
+        assert not thread.is_alive(), "the worker did not finish the cancelled run"  # its 30 s: not stopped
+        seconds = time.monotonic() - started
+        run = reload(session, run)
+        assert run.status is RunStatus.cancelled
+        assert "cancelled by the user" in run.failure_reason
+        assert _kept_intervals(session, run) >= 2
+        return seconds
+
+    # a second or two on this machine; a busy one may take longer: cancelled once more before that fails
+    measured_within(cancelled, lambda seconds: [f"cancel to done {seconds:.2f} s (< 10 s)"] * (seconds >= 10),
+                    "a cancelled 30 s run over SSH")  # fmt: skip
 
 
 def test_cancel_queued_run(session, ssh_env):

@@ -22,6 +22,7 @@ from redolab.sweeps import clusters
 from redolab.sweeps.models import Cluster
 from tests.execution import request_run, work_until
 from tests.factories import make_environment, make_host
+from tests.margins import measured_within
 from tests.planning.test_topology_plan import two_destinations
 
 TEMPLATE = {"duration_seconds": 2, "interval_seconds": 0.5, "label": "both hops"}
@@ -89,28 +90,41 @@ def test_a_run_across_hops_from_the_api_runs_both_at_once(session, engine, secre
     environment, _remote, _hosts = hops_env(session)
     page = browser_client.get(f"/environments/{environment.id}")
     assert "Run on all 2 hops at once" in page.text
-    created = api_client.post(
-        f"/api/v1/environments/{environment.id}/clusters",
-        # 5 s runs: "overlapped" allows a tenth of the duration between the starts, and on CI's loaded
-        # cores two SSH sessions starting their probes drifted past 0.2 s
-        json={**TEMPLATE, "duration_seconds": 5, "rate_bits_per_second": "100 Mbit/s", "across_hops": True},
-    )
-    assert created.status_code == 201, created.text
-    cluster_id = created.json()["id"]
-    assert created.json()["across_hops"] is True and len(created.json()["runs"]) == 2
 
-    def finished() -> bool:
-        session.expire_all()
-        return all(run.status.finished for run in session.get(Cluster, cluster_id).runs)
+    def across_hops() -> dict:
+        created = api_client.post(
+            f"/api/v1/environments/{environment.id}/clusters",
+            # 5 s runs: "overlapped" allows a tenth of the duration between the starts, and on CI's loaded
+            # cores two SSH sessions starting their probes drifted past 0.2 s
+            json={**TEMPLATE, "duration_seconds": 5, "rate_bits_per_second": "100 Mbit/s", "across_hops": True},
+        )
+        assert created.status_code == 201, created.text
+        cluster_id = created.json()["id"]
+        assert created.json()["across_hops"] is True and len(created.json()["runs"]) == 2
 
-    work_until(engine, secret_key, finished, 60, what="the run across hops")
-    body = api_client.get(f"/api/v1/clusters/{cluster_id}").json()
-    assert [run["status"] for run in body["runs"]] == ["succeeded", "succeeded"]
-    assert body["overlapped"] is True and body["start_spread_seconds"] < 1.0  # together, not one after the other
-    assert [hop["destination"] for hop in body["hops"]] == ["standby", "remote"]
-    assert body["total_bytes_per_second"] == pytest.approx(sum(hop["bytes_per_second"] for hop in body["hops"]))
-    for hop in body["hops"]:  # paced to 100 Mbit/s each: the sum is two of them
-        assert 0.7 * 12.5e6 < hop["bytes_per_second"] < 1.3 * 12.5e6
+        def finished() -> bool:
+            session.expire_all()
+            return all(run.status.finished for run in session.get(Cluster, cluster_id).runs)
+
+        work_until(engine, secret_key, finished, 60, what="the run across hops")
+        body = api_client.get(f"/api/v1/clusters/{cluster_id}").json()
+        assert [run["status"] for run in body["runs"]] == ["succeeded", "succeeded"]
+        assert [hop["destination"] for hop in body["hops"]] == ["standby", "remote"]
+        assert body["total_bytes_per_second"] == pytest.approx(sum(hop["bytes_per_second"] for hop in body["hops"]))
+        for hop in body["hops"]:  # paced to 100 Mbit/s each: never more (the intervals' edges aside)
+            assert hop["bytes_per_second"] < 1.3 * 12.5e6, hop
+        return body
+
+    # together, not one after the other, each carrying its pace: a loaded machine can start the two
+    # probes apart or starve one, so the run is made once more before that fails
+    def misses(body: dict) -> list[str]:
+        missed = [f"{hop['destination']}: {hop['bytes_per_second'] / 1e6:.2f} MB/s (> 0.7 x 12.5 MB/s)"
+                  for hop in body["hops"] if hop["bytes_per_second"] <= 0.7 * 12.5e6]  # fmt: skip
+        if not (body["overlapped"] is True and body["start_spread_seconds"] < 1.0):
+            missed.append(f"overlapped {body['overlapped']}, starts {body['start_spread_seconds']} s apart (< 1 s)")
+        return missed
+
+    cluster_id = measured_within(across_hops, misses, "a run across 2 hops")["id"]
     shown = browser_client.get(f"/clusters/{cluster_id}")
     assert "Run across hops #" in shown.text and 'id="hops-sums"' in shown.text and "reverse-button" not in shown.text
     assert 'data-destination="remote"' in shown.text and "MiB/s" in shown.text

@@ -23,6 +23,7 @@ from redolab.sweeps.schemas import SweepCreate
 from redolab.worker import Worker
 from tests.conftest import migrated_sqlite
 from tests.execution import execute_in_background
+from tests.margins import measured_within
 from tests.runs.test_cancel_stops import wait_for_event
 from tests.runs.test_many_connections import this_machine
 
@@ -86,24 +87,31 @@ def test_cancelled_after_the_claim_it_never_begins(session, engine, secret_key, 
 
 
 def test_cancelled_mid_run_only_puts_the_original_values_back(session, engine, secret_key, sysctls):
-    sweep, original = kernel_sweep(session, duration_seconds=3600, interval_seconds=600)
-    thread = execute_in_background(engine, secret_key)
-    deadline = time.monotonic() + 30
-    while not reload_sweep(session, sweep).runs and time.monotonic() < deadline:
-        time.sleep(0.05)
-    wait_for_event(session, reload_sweep(session, sweep).runs[0], "client", "start")
-    asked = time.monotonic()
-    service.cancel_sweep(session=session, sweep=reload_sweep(session, sweep))
-    thread.join(60)
-    gone = time.monotonic() - asked
-    assert not thread.is_alive()
-    sweep = reload_sweep(session, sweep)
-    assert sweep.status is RunStatus.cancelled, sweep.failure_reason
-    assert [run.status for run in sweep.runs] == [RunStatus.cancelled]  # the 2 MiB point never ran
-    before = [values for at, values in sysctls if at < asked]
-    after = [values for at, values in sysctls if at >= asked]
-    assert [values["tcp_rmem"][2] for values in before] == [1024 * 1024] * 2  # both hosts, the first size
-    assert after == [original, original]  # after the cancel: only the originals, put back
-    assert sweep.kernel_restored is True
-    assert gone < 10  # the run's next interval was 600 s away
+
+    def cancelled() -> float:
+        sysctls.clear()
+        sweep, original = kernel_sweep(session, duration_seconds=3600, interval_seconds=600)
+        thread = execute_in_background(engine, secret_key)
+        deadline = time.monotonic() + 30
+        while not reload_sweep(session, sweep).runs and time.monotonic() < deadline:
+            time.sleep(0.05)
+        wait_for_event(session, reload_sweep(session, sweep).runs[0], "client", "start")
+        asked = time.monotonic()
+        service.cancel_sweep(session=session, sweep=reload_sweep(session, sweep))
+        thread.join(60)
+        gone = time.monotonic() - asked
+        assert not thread.is_alive()
+        sweep = reload_sweep(session, sweep)
+        assert sweep.status is RunStatus.cancelled, sweep.failure_reason
+        assert [run.status for run in sweep.runs] == [RunStatus.cancelled]  # the 2 MiB point never ran
+        before = [values for at, values in sysctls if at < asked]
+        after = [values for at, values in sysctls if at >= asked]
+        assert [values["tcp_rmem"][2] for values in before] == [1024 * 1024] * 2  # both hosts, the first size
+        assert after == [original, original]  # after the cancel: only the originals, put back
+        assert sweep.kernel_restored is True
+        return gone
+
+    # the run's next interval was 600 s away; a busy machine may take longer than 10 s: once more then
+    gone = measured_within(cancelled, lambda gone: [f"cancel to gone {gone:.2f} s (< 10 s)"] * (gone >= 10),
+                           "a kernel sweep cancelled mid-run")  # fmt: skip
     print(f"\nkernel sweep: cancel to gone {gone:.2f} s")

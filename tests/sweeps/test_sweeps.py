@@ -16,6 +16,7 @@ from redolab.sweeps.grid import find_plateau
 from redolab.sweeps.models import Sweep, SweepKind
 from redolab.sweeps.schemas import SweepCreate
 from tests.execution import execute_next
+from tests.margins import measured_within
 
 
 def request_sweep(session, environment, client, server, **fields) -> Sweep:
@@ -34,22 +35,38 @@ def test_connection_sweep_stops_at_its_plateau(session, engine, secret_key, ssh_
     """Paced to 400 Mbit/s in total, more connections cannot help: the seed's rule stops the
     sweep after three values that do not improve on one connection, and 1 is the best count."""
     environment, primary, standby = ssh_env
-    sweep = request_sweep(
-        session, environment, primary, standby,
-        kind="connections", conns_max=16, duration_seconds=1, rate_bits_per_second="400 Mbit/s", tags="paced, lo",
-    )  # fmt: skip
-    assert sweep.values == [1, 2, 4, 6, 8, 10, 12, 14, 16]
-    assert execute_next(engine, secret_key)
-    sweep = reload_sweep(session, sweep)
-    assert sweep.status is RunStatus.succeeded, sweep.failure_reason
-    assert [run.conns for run in sweep.runs] == [1, 2, 4, 6]
-    assert all(run.status is RunStatus.succeeded for run in sweep.runs)
-    assert all(run.tags == ["paced", "lo"] and run.rate_bits_per_second == 400_000_000 for run in sweep.runs)
-    measured = [(run.conns, run.bytes_per_second) for run in sweep.runs]
-    assert find_plateau(measured).reached
-    assert sweep.best_conns == find_plateau(measured).best == 1
-    for run in sweep.runs:  # paced: every point carries about 400 Mbit/s
-        assert 0.7 * 50e6 < run.bytes_per_second < 1.1 * 50e6
+
+    def swept() -> Sweep:
+        sweep = request_sweep(
+            session, environment, primary, standby,
+            kind="connections", conns_max=16, duration_seconds=1, rate_bits_per_second="400 Mbit/s", tags="paced, lo",
+        )  # fmt: skip
+        assert sweep.values == [1, 2, 4, 6, 8, 10, 12, 14, 16]
+        assert execute_next(engine, secret_key)
+        sweep = reload_sweep(session, sweep)
+        assert sweep.status is RunStatus.succeeded, sweep.failure_reason
+        assert all(run.status is RunStatus.succeeded for run in sweep.runs)
+        assert all(run.tags == ["paced", "lo"] and run.rate_bits_per_second == 400_000_000 for run in sweep.runs)
+        measured = [(run.conns, run.bytes_per_second) for run in sweep.runs]
+        assert sweep.best_conns == find_plateau(measured).best  # the seed's rule on what was measured
+        for run in sweep.runs:  # paced: no point carries more than 400 Mbit/s (and the intervals' edges)
+            assert run.bytes_per_second < 1.1 * 50e6, (run.conns, run.bytes_per_second)
+        return sweep
+
+    # Every point carries about 400 Mbit/s, so the sweep stops after three values that do not improve on
+    # one connection; a point starved of CPU carries less, and its neighbour seems to improve: then the
+    # sweep is measured once more.
+    def misses(sweep: Sweep) -> list[str]:
+        measured = [(run.conns, run.bytes_per_second) for run in sweep.runs]
+        missed = [f"{conns} connection(s): {rate / 1e6:.1f} MB/s (> 0.7 x 50 MB/s)" for conns, rate in measured
+                  if rate <= 0.7 * 50e6]  # fmt: skip
+        if [conns for conns, _ in measured] != [1, 2, 4, 6] or sweep.best_conns != 1:
+            missed.append(f"stopped after {[conns for conns, _ in measured]} (1, 2, 4, 6), best {sweep.best_conns} (1)")
+        if not find_plateau(measured).reached:
+            missed.append("no plateau")
+        return missed
+
+    measured_within(swept, misses, "a connection sweep paced to 400 Mbit/s")
 
 
 def test_buffer_sweep_runs_every_point_and_repetition(session, engine, secret_key, ssh_env):
