@@ -22,9 +22,14 @@ CHROMIUM_ARGS = services.CHROMIUM_ARGS  # the launch options; the browser fixtur
 chromium_path = services.chromium_path
 
 
+# how long `redolab serve` may take to say it is up: seconds here, but four test workers on CI's 2 cores
+# once kept it from printing a line for 30 s (the wait ends as soon as it is up)
+STARTUP_SECONDS = 120
+
+
 @pytest.fixture
 def server(tmp_path):
-    server = services.start_redolab(tmp_path)
+    server = services.start_redolab(tmp_path, timeout=STARTUP_SECONDS)
     yield server
     server.stop()
 

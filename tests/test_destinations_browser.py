@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests import test_browser
+from tests.margins import measured_within
 from tests.test_browser import (
     add_this_machine_hosts,
     create_first_user,
@@ -47,27 +48,38 @@ def run_on_both_hops(page, env_url: str) -> None:
     each hop's throughput and their sum on the page it opens."""
     from playwright.sync_api import expect
 
-    page.goto(env_url)
-    open_panel(page, "run-panel")
-    for selector, value in (("#r-conns", "1"), ("#r-message_bytes", "64 KiB"), ("#r-duration_seconds", "2 s"),
-                            ("#r-interval_seconds", "1 s"), ("#r-rate_bits_per_second", "200 Mbit/s"),
-                            ("#r-label", "both hops")):  # fmt: skip
-        fill_kept(page, selector, value)
-    expect(page.locator("#hops-button")).to_have_text("Run on all 2 hops at once")
-    page.click("#hops-button")
-    expect(page.locator("h1")).to_contain_text("Run across hops")
-    expect(page.locator("#pairs-table tfoot")).not_to_contain_text("so far", timeout=60_000)
-    rows = page.locator("#pairs-table tbody tr")
-    expect(rows).to_have_count(2)
-    for row in rows.all():
-        expect(row).to_contain_text("succeeded")
-    hops = {name: mib_per_second(page.locator(f"#hops-sums tr[data-destination={name}]").inner_text())
-            for name in ("standby", "remote")}  # fmt: skip
-    total = mib_per_second(page.locator("#cluster-total").text_content())  # a heading cell: shown in capitals
-    assert total == pytest.approx(sum(hops.values()), rel=0.01), (hops, total)
-    for rate in hops.values():  # each paced to 200 Mbit/s = 23.84 MiB/s
-        assert 15 < rate < 30, hops
-    expect(page.locator("#overlap-warning")).to_have_count(0)  # they ran at the same time
+    def across_hops() -> tuple[dict[str, float], int]:
+        """Each hop's MiB/s, and the overlap warnings on the page."""
+        page.goto(env_url)
+        open_panel(page, "run-panel")
+        for selector, value in (("#r-conns", "1"), ("#r-message_bytes", "64 KiB"), ("#r-duration_seconds", "2 s"),
+                                ("#r-interval_seconds", "1 s"), ("#r-rate_bits_per_second", "200 Mbit/s"),
+                                ("#r-label", "both hops")):  # fmt: skip
+            fill_kept(page, selector, value)
+        expect(page.locator("#hops-button")).to_have_text("Run on all 2 hops at once")
+        page.click("#hops-button")
+        expect(page.locator("h1")).to_contain_text("Run across hops")
+        expect(page.locator("#pairs-table tfoot")).not_to_contain_text("so far", timeout=60_000)
+        rows = page.locator("#pairs-table tbody tr")
+        expect(rows).to_have_count(2)
+        for row in rows.all():
+            expect(row).to_contain_text("succeeded")
+        hops = {name: mib_per_second(page.locator(f"#hops-sums tr[data-destination={name}]").inner_text())
+                for name in ("standby", "remote")}  # fmt: skip
+        total = mib_per_second(page.locator("#cluster-total").text_content())  # a heading cell: shown in capitals
+        assert total == pytest.approx(sum(hops.values()), rel=0.01), (hops, total)
+        for rate in hops.values():  # each paced to 200 Mbit/s = 23.84 MiB/s: never more (the edges aside)
+            assert rate < 30, hops
+        return hops, page.locator("#overlap-warning").count()
+
+    # each carried about its pace, and they ran at the same time: a loaded machine can starve one or
+    # start them apart, then the run is made once more before that fails
+    def misses(result) -> list[str]:
+        hops, warnings = result
+        missed = [f"{name}: {rate} MiB/s (> 15)" for name, rate in hops.items() if rate <= 15]
+        return missed + ["the page warns the hops did not overlap"] * (warnings > 0)
+
+    measured_within(across_hops, misses, "a run on both hops at once")
 
 
 def mib_per_second(text: str) -> float:

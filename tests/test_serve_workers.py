@@ -38,10 +38,10 @@ def test_several_web_processes_need_postgresql(tmp_path):
 
 def test_two_web_processes_share_the_setup_link_the_login_and_the_data(tmp_path, postgres_server):
     url = _fresh_postgres_database(postgres_server)
-    server = start_redolab(tmp_path, "--workers", "2", REDOLAB_DATABASE_URL=url)
+    server = start_redolab(tmp_path, "--workers", "2", timeout=120, REDOLAB_DATABASE_URL=url)  # a busy machine
     try:
         with httpx.Client(base_url=server.url, timeout=10) as client:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 120  # both processes up: seconds here, longer on a busy machine
             while len(_children(server.process.pid)) < 2 or _health(client) != 200:
                 assert time.monotonic() < deadline, "".join(server.output)
                 time.sleep(0.2)
