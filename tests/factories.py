@@ -51,9 +51,15 @@ def make_ssh_environment(session, sshd, *, secret_key: str, pinned: bool = True,
     hosts = []
     for role, name in (("primary", "db1"), ("standby", "sb1")):
         host = make_host(
-            session, environment, role=role, name=name, ssh_address="127.0.0.1", ssh_port=sshd.port,
-            ssh_user=sshd.user, credential_id=credential.id,
-        )  # fmt: skip
+            session,
+            environment,
+            role=role,
+            name=name,
+            ssh_address="127.0.0.1",
+            ssh_port=sshd.port,
+            ssh_user=sshd.user,
+            credential_id=credential.id,
+        )
         if pinned:
             host.host_key, host.host_key_fingerprint = sshd.host_key_line, sshd.host_key_fingerprint
         hosts.append(host)

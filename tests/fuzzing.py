@@ -111,9 +111,12 @@ def _swap_dates(rng, data, seed):
     first, second = list(_DATE.finditer(lines[i]))[:2]
     line = lines[i]
     lines[i] = (
-        line[: first.start()] + second.group() + line[first.end() : second.start()] + first.group()
+        line[: first.start()]
+        + second.group()
+        + line[first.end() : second.start()]
+        + first.group()
         + line[second.end() :]
-    )  # fmt: skip
+    )
     return b"\n".join(lines)
 
 

@@ -119,10 +119,12 @@ def test_admins_acting_on_each_other_at_once_leave_an_active_admin(app, session,
         ben = make_user(session, f"ben{round_number}", role=Role.admin)
         with TestClient(app) as client:
             ann_headers, ben_headers = _bearer(client, ann.username), _bearer(client, ben.username)
-            answers = _at_once([
-                partial(ACTIONS[first], client, ben.id, ann_headers),
-                partial(ACTIONS[second], client, ann.id, ben_headers),
-            ])  # fmt: skip
+            answers = _at_once(
+                [
+                    partial(ACTIONS[first], client, ben.id, ann_headers),
+                    partial(ACTIONS[second], client, ann.id, ben_headers),
+                ]
+            )
         codes = sorted(a.status_code for a in answers)
         assert codes[0] in (200, 204) and codes[1] in (401, 403, 404, 409), [(a.status_code, a.text) for a in answers]
         session.expire_all()

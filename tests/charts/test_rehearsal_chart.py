@@ -89,10 +89,12 @@ def test_the_backlogs_peak_survives_the_thinning_where_the_lags_is_elsewhere():
     """A day of one-second intervals: the lag peaks at one moment and the backlog at another (a slow
     drain of a big burst); both peaks are drawn, as the page's figures state them, and the time axis
     writes 86,400 s, not 86.4k."""
-    day = series_of([
-        (float(s), s * MIB, s * MIB, s * MIB, 900 * MIB if s == 50_000 else MIB, 300.0 if s == 1234 else 0.25)
-        for s in range(1, 86_401)
-    ])  # fmt: skip
+    day = series_of(
+        [
+            (float(s), s * MIB, s * MIB, s * MIB, 900 * MIB if s == 50_000 else MIB, 300.0 if s == 1234 else 0.25)
+            for s in range(1, 86_401)
+        ]
+    )
     figure = json.loads(rehearsal_figure(day))
     backlog = next(t for t in figure["data"] if t["name"] == "backlog, measured (MiB)")
     lag = next(t for t in figure["data"] if t["name"] == "lag, measured (s)")

@@ -59,8 +59,9 @@ class Database:
         tools.mkdir(exist_ok=True)
         for directory, tool in ((bin_dir, "sqlplus"), (tools, "db2"), (tools, "db2pd")):
             wrapper = directory / tool
-            wrapper.write_text(f"#!/bin/sh\n{exports}exec {shlex.quote(sys.executable)} "
-                               f"{shlex.quote(str(STANDINS / tool))} \"$@\"\n")  # fmt: skip
+            wrapper.write_text(
+                f'#!/bin/sh\n{exports}exec {shlex.quote(sys.executable)} {shlex.quote(str(STANDINS / tool))} "$@"\n'
+            )
             wrapper.chmod(0o755)
         self.sqllib.mkdir(exist_ok=True)
         (self.sqllib / "db2profile").write_text(f"PATH={shlex.quote(str(tools))}:$PATH\nexport PATH\n")
@@ -80,15 +81,24 @@ def database(tmp_path) -> Database:
 @pytest.fixture
 def oracle_env(session, sshd, secret_key, database):
     environment, primary, _ = make_ssh_environment(session, sshd, secret_key=secret_key)
-    set_database_access(session=session, host=primary, secret_key=secret_key, access_in=DatabaseAccessUpdate(
-        db_kind="oracle", oracle_home=str(database.oracle_home), oracle_sid="ORCL1"))  # fmt: skip
+    set_database_access(
+        session=session,
+        host=primary,
+        secret_key=secret_key,
+        access_in=DatabaseAccessUpdate(db_kind="oracle", oracle_home=str(database.oracle_home), oracle_sid="ORCL1"),
+    )
     return environment, primary
 
 
 @pytest.fixture
 def db2_env(session, sshd, secret_key, database):
-    environment, primary, _ = make_ssh_environment(session, sshd, secret_key=secret_key, platform="hadr",
-                                                         transport_mode="NEARSYNC", protection_mode=None)  # fmt: skip
-    set_database_access(session=session, host=primary, secret_key=secret_key, access_in=DatabaseAccessUpdate(
-        db_kind="db2", db2_sqllib=str(database.sqllib), db2_database="SAMPLE"))  # fmt: skip
+    environment, primary, _ = make_ssh_environment(
+        session, sshd, secret_key=secret_key, platform="hadr", transport_mode="NEARSYNC", protection_mode=None
+    )
+    set_database_access(
+        session=session,
+        host=primary,
+        secret_key=secret_key,
+        access_in=DatabaseAccessUpdate(db_kind="db2", db2_sqllib=str(database.sqllib), db2_database="SAMPLE"),
+    )
     return environment, primary

@@ -24,8 +24,15 @@ def environment(tmp_path: Path, scenario: str = "ok", data: dict | None = None, 
 
 
 def run(tool: str, args: list[str], *, stdin: str = "", env: dict[str, str], timeout: float = 30):
-    return subprocess.run([str(STANDINS / tool), *args], input=stdin, capture_output=True, text=True, env=env,
-                          timeout=timeout, check=False)  # fmt: skip
+    return subprocess.run(
+        [str(STANDINS / tool), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def logged(tmp_path: Path) -> list[dict]:

@@ -13,8 +13,14 @@ from tests.services import REDOLAB, redolab_env
 
 
 def cli(tmp_path, database_url, *args):
-    return subprocess.run([str(REDOLAB), "collect", *args], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                          env=redolab_env(tmp_path, REDOLAB_DATABASE_URL=database_url))  # fmt: skip
+    return subprocess.run(
+        [str(REDOLAB), "collect", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=redolab_env(tmp_path, REDOLAB_DATABASE_URL=database_url),
+    )
 
 
 def test_collect_waits_and_prints_json(session, engine, secret_key, database_url, oracle_env, tmp_path):

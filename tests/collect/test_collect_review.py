@@ -37,12 +37,12 @@ def test_a_reviewed_collection_stores_nothing_until_its_preview_is_imported(
     # the page offers the preview; the preview is the one a file gets
     page = browser_client.get(f"/environments/{environment.id}")
     assert f'id="staged-preview-{body["id"]}-archived_log"' in page.text and "waiting for its preview" in page.text
-    preview = browser_client.post(f"/environments/{environment.id}/redo/preview",
-                                  data={"upload_token": piece["token"], "format": piece["format"]})  # fmt: skip
+    preview = browser_client.post(
+        f"/environments/{environment.id}/redo/preview", data={"upload_token": piece["token"], "format": piece["format"]}
+    )
     assert preview.status_code == 200 and 'id="preview-rows">11 / 11' in preview.text, preview.text[:2000]
     assert stored(session) == (0, 0)
-    done = api_client.post(f"/api/v1/environments/{environment.id}/redo/imports",
-                           json={"upload_token": piece["token"]})  # fmt: skip
+    done = api_client.post(f"/api/v1/environments/{environment.id}/redo/imports", json={"upload_token": piece["token"]})
     assert done.status_code == 201, done.text
     assert stored(session) == (1, 11)
     session.expire_all()
@@ -53,8 +53,9 @@ def test_a_reviewed_collection_stores_nothing_until_its_preview_is_imported(
     assert f"imported as import #{done.json()['id']}" in page.text
 
     # the next collection starts after the imported logs: nothing new, nothing staged
-    again = service.queue_collection(session=session, environment=environment, requested_by="alice",
-                                     review_upload_dir=upload_dir)  # fmt: skip
+    again = service.queue_collection(
+        session=session, environment=environment, requested_by="alice", review_upload_dir=upload_dir
+    )
     assert execute_next(engine, secret_key)
     session.expire_all()
     again = session.get(Collection, again.id)
@@ -65,8 +66,9 @@ def test_a_reviewed_collection_stores_nothing_until_its_preview_is_imported(
 def test_a_discarded_review_says_so_and_stores_nothing(session, engine, secret_key, oracle_env, database, app):
     environment, _ = oracle_env
     upload_dir = app.state.settings.upload_dir
-    collection = service.queue_collection(session=session, environment=environment, requested_by="alice",
-                                          review_upload_dir=upload_dir)  # fmt: skip
+    collection = service.queue_collection(
+        session=session, environment=environment, requested_by="alice", review_upload_dir=upload_dir
+    )
     assert execute_next(engine, secret_key)
     session.expire_all()
     collection = session.get(Collection, collection.id)

@@ -70,8 +70,12 @@ def test_facts_offered_and_applied(session, engine, secret_key, oracle_env, api_
     environment, _ = oracle_env
     collection = collect(session, engine, secret_key, environment)
     offered = collection.facts["offered"]
-    assert offered == {"database_size_bytes": 2_199_023_255_552, "primary_rac_nodes": 2,
-                       "transport_mode": "ASYNC", "time_zone": "Etc/GMT-1"}  # fmt: skip
+    assert offered == {
+        "database_size_bytes": 2_199_023_255_552,
+        "primary_rac_nodes": 2,
+        "transport_mode": "ASYNC",
+        "time_zone": "Etc/GMT-1",
+    }
     response = api_client.get(f"/api/v1/collections/{collection.id}")
     assert response.status_code == 200
     assert response.json()["facts"]["database"]["name"] == "ORCL"
@@ -179,8 +183,11 @@ def test_hang_is_stopped(session, engine, secret_key, oracle_env, database):
         return seconds
 
     # the 1.5 s step limit, not the 60 s hang; on a busy machine past 4 s, then collected once more
-    measured_within(stopped, lambda seconds: [f"stopped after {seconds:.2f} s (< 4 s)"] * (seconds >= 4),
-                    "a hung step with a 1.5 s limit")  # fmt: skip
+    measured_within(
+        stopped,
+        lambda seconds: [f"stopped after {seconds:.2f} s (< 4 s)"] * (seconds >= 4),
+        "a hung step with a 1.5 s limit",
+    )
 
 
 def hung_standins() -> list[str]:
@@ -253,9 +260,15 @@ def test_password_on_standard_input_only(session, engine, secret_key, oracle_env
 
     response = api_client.put(
         f"/api/v1/environments/{environment.id}/hosts/{primary.id}/database-access",
-        json={"db_kind": "oracle", "oracle_home": str(database.oracle_home), "oracle_sid": "ORCL1",
-              "db_user": "redolab_collect", "db_connect": "orcl_prim", "password": secret},
-    )  # fmt: skip
+        json={
+            "db_kind": "oracle",
+            "oracle_home": str(database.oracle_home),
+            "oracle_sid": "ORCL1",
+            "db_user": "redolab_collect",
+            "db_connect": "orcl_prim",
+            "password": secret,
+        },
+    )
     assert response.status_code == 200, response.text
     assert response.json()["has_db_password"] is True and secret not in response.text
     session.expire_all()

@@ -26,8 +26,21 @@ HOME = "/u01/app/oracle/product/19.0.0/dbhome_1"
 def test_bequeath_logon_through_sudo():
     access = DatabaseAccess("oracle", "db1", os_user="oracle", oracle_sid="ORCL1")
     argv = sqlplus_argv(access, HOME)
-    assert argv == ["sudo", "-n", "-u", "oracle", "env", f"ORACLE_HOME={HOME}", "ORACLE_SID=ORCL1",
-                    f"{HOME}/bin/sqlplus", "-S", "-L", "/", "as", "sysdba"]  # fmt: skip
+    assert argv == [
+        "sudo",
+        "-n",
+        "-u",
+        "oracle",
+        "env",
+        f"ORACLE_HOME={HOME}",
+        "ORACLE_SID=ORCL1",
+        f"{HOME}/bin/sqlplus",
+        "-S",
+        "-L",
+        "/",
+        "as",
+        "sysdba",
+    ]
     assert shlex.split(shell_join(argv)) == argv
     assert sqlplus_version_argv(access, HOME)[-2:] == [f"{HOME}/bin/sqlplus", "-V"]
 

@@ -73,8 +73,9 @@ def test_csv_markup_rows_quotes_doubled_quotes_and_nulls():
     collected = read_sqlplus(ARCHIVED_CSV + DESTS_CSV, expected=("archived_log", "archive_dests"))
     assert collected.layout == "csv"
     logs = collected.steps["archived_log"]
-    assert logs[0] == ArchivedLog(1, 121, 1088, 1, datetime(2026, 11, 20, 8, 30), datetime(2026, 11, 20, 8, 40),
-                                  1_228_800, 512)  # fmt: skip
+    assert logs[0] == ArchivedLog(
+        1, 121, 1088, 1, datetime(2026, 11, 20, 8, 30), datetime(2026, 11, 20, 8, 40), 1_228_800, 512
+    )
     assert logs[1].bytes == 2_457_600 * 512
     dest = collected.steps["archive_dests"][0]
     assert dest.destination == 'service="stby", ASYNC' and dest.db_unique_name is None and dest.net_timeout == 30
@@ -190,8 +191,12 @@ def test_db2_x_rows():
     captures = read_db2("db2_transaction_log", TRANSACTION_LOG)
     assert captures[1] == Db2LogCapture(datetime(2026, 11, 20, 10), 1, 500_000, 30_000, 90_000)
     config = {row.name: row.value for row in read_db2("db2_config", CONFIG)}
-    assert config == {"hadr_peer_window": "300", "hadr_syncmode": "NEARSYNC", "hadr_spool_limit": None,
-                      "logarchmeth1": "DISK:/db2arch/my archive/"}  # fmt: skip
+    assert config == {
+        "hadr_peer_window": "300",
+        "hadr_syncmode": "NEARSYNC",
+        "hadr_spool_limit": None,
+        "logarchmeth1": "DISK:/db2arch/my archive/",
+    }
     history = read_db2("db2_archived_logs", HISTORY)
     assert history[0].location == "/db2arch/my archive/" and history[1].location is None
     assert history[0].end_time == datetime(2026, 11, 20, 10, 0, 2)
@@ -227,8 +232,11 @@ def test_db2_failures_are_named(stdout, exit_code, kind):
 
 def test_db2_message_keeps_its_continuation_lines():
     with pytest.raises(CollectionError) as caught:
-        read_db2("db2_transaction_log", 'SQL0551N  The statement failed\nObject: "SYSPROC.MON_GET_TRANSACTION_LOG".  '
-                 "SQLSTATE=42501\n", exit_code=4)  # fmt: skip
+        read_db2(
+            "db2_transaction_log",
+            'SQL0551N  The statement failed\nObject: "SYSPROC.MON_GET_TRANSACTION_LOG".  SQLSTATE=42501\n',
+            exit_code=4,
+        )
     assert "SYSPROC.MON_GET_TRANSACTION_LOG" in caught.value.message
 
 
@@ -297,9 +305,31 @@ def test_to_import_csv_refuses_mixed_or_unknown_rows():
 
 # -- every output: a result or a CollectionError -----------------------------------------------------
 SAMPLES = [ARCHIVED_CSV + DESTS_CSV + AWR_CSV, ARCHIVED_COLSEP + DESTS_COLSEP]
-PIECES = st.sampled_from(['"', ",", "|", "\n", "\r", " ", "-", ".", "0", "9", "ORA-01017: x\n", "SP2-0158: CSV\n",
-                          "2 rows selected.", "no rows selected", "redolab-step: size\n", "redolab-step: x\n",
-                          "\x00", "é", "1e999", "2026-02-30 25:61:00", "-" * 70])  # fmt: skip
+PIECES = st.sampled_from(
+    [
+        '"',
+        ",",
+        "|",
+        "\n",
+        "\r",
+        " ",
+        "-",
+        ".",
+        "0",
+        "9",
+        "ORA-01017: x\n",
+        "SP2-0158: CSV\n",
+        "2 rows selected.",
+        "no rows selected",
+        "redolab-step: size\n",
+        "redolab-step: x\n",
+        "\x00",
+        "é",
+        "1e999",
+        "2026-02-30 25:61:00",
+        "-" * 70,
+    ]
+)
 
 
 @settings(max_examples=50, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])

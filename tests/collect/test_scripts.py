@@ -23,7 +23,7 @@ from redolab.collect.scripts import (
     define_lines,
     oracle_session,
     script_text,
-)  # fmt: skip
+)
 from tests.collect.standin import STANDINS
 
 sys.path.insert(0, str(STANDINS))

@@ -17,7 +17,7 @@ from redolab.collect.scripts import (
     db2pd_hadr_arguments,
     oracle_session,
     script_text,
-)  # fmt: skip
+)
 from redolab.hadr import db2pd
 from tests.collect.standin import LOGON, STANDINS, environment, logged, run
 
@@ -162,12 +162,26 @@ def test_an_unknown_scenario_fails_loudly(tmp_path):
 def test_on_the_path_and_not_installed(tmp_path):
     """As the collection calls them: by name, through a shell, from the PATH."""
     env = environment(tmp_path, PATH=f"{STANDINS}{os.pathsep}{os.environ['PATH']}")
-    done = subprocess.run(["sh", "-c", "sqlplus -S -L / as sysdba"], input=oracle_session([("oracle_size", {})]),
-                          capture_output=True, text=True, env=env, check=False, timeout=30)  # fmt: skip
+    done = subprocess.run(
+        ["sh", "-c", "sqlplus -S -L / as sysdba"],
+        input=oracle_session([("oracle_size", {})]),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=30,
+    )
     assert read_sqlplus(done.stdout, exit_code=done.returncode).steps["size"]
     env["PATH"] = str(tmp_path)
-    missing = subprocess.run(["/bin/sh", "-c", "sqlplus -S -L / as sysdba"], input="", capture_output=True, text=True,
-                             env=env, check=False, timeout=30)  # fmt: skip
+    missing = subprocess.run(
+        ["/bin/sh", "-c", "sqlplus -S -L / as sysdba"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=30,
+    )
     assert missing.returncode == 127
     with pytest.raises(CollectionError) as caught:
         read_sqlplus(missing.stdout, stderr=missing.stderr, exit_code=missing.returncode)

@@ -16,8 +16,9 @@ from tests.margins import measured_within
 
 def test_output_over_the_cap_is_stopped_and_refused():
     with pytest.raises(CollectionError) as caught:
-        asyncio.run(run_step(LocalTransport(), ["sh", "-c", "yes redo | head -c 1000000"], step="session",
-                             cap_bytes=10_000))  # fmt: skip
+        asyncio.run(
+            run_step(LocalTransport(), ["sh", "-c", "yes redo | head -c 1000000"], step="session", cap_bytes=10_000)
+        )
     assert caught.value.kind == "truncated" and "10,000 bytes" in caught.value.message
 
 
@@ -29,8 +30,11 @@ def test_a_hang_is_stopped_at_the_time_limit():
         return time.monotonic() - started
 
     # at its 0.5 s limit, not the command's 30 s; past 3 s only on a busy machine, then once more
-    measured_within(stopped, lambda seconds: [f"stopped after {seconds:.2f} s (< 3 s)"] * (seconds >= 3),
-                    "a 30 s command with a 0.5 s limit")  # fmt: skip
+    measured_within(
+        stopped,
+        lambda seconds: [f"stopped after {seconds:.2f} s (< 3 s)"] * (seconds >= 3),
+        "a 30 s command with a 0.5 s limit",
+    )
 
 
 def running(marker: str) -> list[str]:
@@ -48,8 +52,14 @@ def test_a_cancel_stops_the_command_within_a_second():
         started = time.monotonic()
         marker = next(markers)
         with pytest.raises(Cancelled):
-            asyncio.run(run_step(LocalTransport(), ["sh", "-c", f"{marker}; echo never"], step="session",
-                                 should_stop=lambda: time.monotonic() - started > 0.3))  # fmt: skip
+            asyncio.run(
+                run_step(
+                    LocalTransport(),
+                    ["sh", "-c", f"{marker}; echo never"],
+                    step="session",
+                    should_stop=lambda: time.monotonic() - started > 0.3,
+                )
+            )
         returned = time.monotonic() - started
         deadline = time.monotonic() + 20  # long before its own 29.7 s
         while running(marker) and time.monotonic() < deadline:
@@ -72,7 +82,13 @@ def test_the_pid_line_is_not_part_of_the_output():
 
 
 def test_output_and_exit_code_and_undecodable_bytes():
-    said = asyncio.run(run_step(LocalTransport(), ["sh", "-c", "cat; printf '\\377\\n' ; echo oops >&2; exit 3"],
-                                step="session", input="hello\n"))  # fmt: skip
+    said = asyncio.run(
+        run_step(
+            LocalTransport(),
+            ["sh", "-c", "cat; printf '\\377\\n' ; echo oops >&2; exit 3"],
+            step="session",
+            input="hello\n",
+        )
+    )
     assert said.stdout == "hello\n\ufffd" and said.stderr.strip() == "oops" and said.exit_code == 3
     assert not said.was_stopped

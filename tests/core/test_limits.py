@@ -99,8 +99,9 @@ def test_the_floor_refuses_an_upload_before_its_body_is_read(tmp_path):
         asked.append(needed)
         return 0  # nothing unused to remove
 
-    guarded = UploadSpaceMiddleware(_inner, applies=lambda path: "/redo/" in path, directory=tmp_path,
-                                    floor_bytes=floor, make_room=make_room)  # fmt: skip
+    guarded = UploadSpaceMiddleware(
+        _inner, applies=lambda path: "/redo/" in path, directory=tmp_path, floor_bytes=floor, make_room=make_room
+    )
     status, body, read = anyio.run(_call, guarded)
     assert (status, read) == (507, False)
     assert "REDOLAB_UPLOAD_FREE_SPACE_FLOOR_BYTES" in json.loads(body)["detail"] and asked and asked[0] > 0
@@ -111,8 +112,9 @@ def test_the_floor_refuses_an_upload_before_its_body_is_read(tmp_path):
 
 def test_the_floor_first_removes_unused_previews(tmp_path):
     free = shutil.disk_usage(tmp_path).free
-    guarded = UploadSpaceMiddleware(_inner, applies=lambda path: True, directory=tmp_path, floor_bytes=free,
-                                    make_room=lambda needed: needed)  # fmt: skip
+    guarded = UploadSpaceMiddleware(
+        _inner, applies=lambda path: True, directory=tmp_path, floor_bytes=free, make_room=lambda needed: needed
+    )
     assert anyio.run(_call, guarded)[0] == 200  # room was made: the upload goes on
 
 

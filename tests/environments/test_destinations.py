@@ -75,9 +75,15 @@ def test_a_new_environment_has_its_first_destination(api_client):
 def test_create_list_read_update_delete(api_client):
     environment = _env(api_client)
     created = _add(
-        api_client, environment["id"], name="DR London", kind="standby", transport="ASYNC",
-        link_bandwidth_bits_per_second="1 GB/s", link_rtt_seconds="40 ms", notes="WAN circuit 7",
-    )  # fmt: skip
+        api_client,
+        environment["id"],
+        name="DR London",
+        kind="standby",
+        transport="ASYNC",
+        link_bandwidth_bits_per_second="1 GB/s",
+        link_rtt_seconds="40 ms",
+        notes="WAN circuit 7",
+    )
     assert created.status_code == 201, created.text
     body = created.json()
     assert body["position"] == 2 and body["transport"] == "ASYNC" and body["host_ids"] == []
@@ -106,14 +112,18 @@ def test_the_environment_mirrors_its_first_destination(api_client):
     assert changed.status_code == 200, changed.text
     mirrored = api_client.get(env_url).json()
     assert (mirrored["transport_mode"], mirrored["link_bandwidth_bits_per_second"], mirrored["link_rtt_seconds"]) == (
-        "FASTSYNC", 2_500_000_000, 0.003,
-    )  # fmt: skip
+        "FASTSYNC",
+        2_500_000_000,
+        0.003,
+    )
     patched = api_client.patch(env_url, json={"transport_mode": "SYNC", "link_rtt_seconds": "5 ms"})
     assert patched.status_code == 200, patched.text
     first = api_client.get(f"/api/v1/destinations/{first['id']}").json()
     assert (first["transport"], first["link_rtt_seconds"], first["link_bandwidth_bits_per_second"]) == (
-        "SYNC", 0.005, 2_500_000_000,
-    )  # fmt: skip
+        "SYNC",
+        0.005,
+        2_500_000_000,
+    )
     assert api_client.get(f"/api/v1/destinations/{second['id']}").json()["transport"] == "SYNC"
     # the first deleted: the next is the first, at position 1, and the environment follows it
     assert api_client.delete(f"/api/v1/destinations/{first['id']}").status_code == 204
@@ -121,8 +131,10 @@ def test_the_environment_mirrors_its_first_destination(api_client):
     assert now_first["id"] == second["id"] and now_first["position"] == 1
     after = api_client.get(env_url).json()
     assert (after["transport_mode"], after["link_rtt_seconds"], after["link_bandwidth_bits_per_second"]) == (
-        "SYNC", 0.03, None,
-    )  # fmt: skip
+        "SYNC",
+        0.03,
+        None,
+    )
 
 
 def test_the_first_destination_keeps_the_environment_valid(api_client):
@@ -186,9 +198,14 @@ def test_the_maa_shape_a_far_sync_near_the_primary_feeding_a_remote_standby(api_
     assert far.status_code == 201, far.text
     assert far.json()["feeds_from"] is None and far.json()["transport"] == "SYNC"
     remote = _add(
-        api_client, environment["id"], name="remote", kind="standby", feeds_from=far.json()["id"], transport="ASYNC",
+        api_client,
+        environment["id"],
+        name="remote",
+        kind="standby",
+        feeds_from=far.json()["id"],
+        transport="ASYNC",
         link_rtt_seconds="40 ms",
-    )  # fmt: skip
+    )
     assert remote.status_code == 201, remote.text
     assert (remote.json()["kind"], remote.json()["feeds_from"]) == ("standby", far.json()["id"])
     assert remote.json()["transport"] == "ASYNC"
@@ -383,9 +400,10 @@ def test_the_next_first_destination_must_be_fed_by_the_primary(session):
         session=session, environment=environment, destination_in=DestinationCreate(name="b")
     )
     cascaded = destinations.create_destination(
-        session=session, environment=environment,
+        session=session,
+        environment=environment,
         destination_in=DestinationCreate(name="c", kind="cascaded", feeds_from=standby.id),
-    )  # fmt: skip
+    )
     # order by hand: the cascaded one right after the first
     cascaded.position, standby.position = 2, 3
     session.commit()
@@ -480,9 +498,13 @@ def test_shared_links(api_client):
     second = _add(api_client, environment["id"], name="dr2", transport="SYNC").json()
     url = f"/api/v1/environments/{environment['id']}/shared-links"
     created = api_client.post(
-        url, json={"name": "Primary uplink", "destination_ids": [first["id"], second["id"], first["id"]],
-                   "bandwidth_bits_per_second": "10 Gbit/s"},
-    )  # fmt: skip
+        url,
+        json={
+            "name": "Primary uplink",
+            "destination_ids": [first["id"], second["id"], first["id"]],
+            "bandwidth_bits_per_second": "10 Gbit/s",
+        },
+    )
     assert created.status_code == 201, created.text
     link = created.json()
     assert link["destination_ids"] == [first["id"], second["id"]] and link["bandwidth_bits_per_second"] == 10**10
@@ -630,8 +652,10 @@ def _check_invariants(session, environment) -> None:
     first = rows[0]
     assert first.feeds_from_id is None
     assert (environment.transport_mode, environment.link_bandwidth_bits_per_second, environment.link_rtt_seconds) == (
-        first.transport, first.link_bandwidth_bits_per_second, first.link_rtt_seconds,
-    )  # fmt: skip
+        first.transport,
+        first.link_bandwidth_bits_per_second,
+        first.link_rtt_seconds,
+    )
     by_id = {d.id: d for d in rows}
     for destination in rows:
         source = by_id[destination.feeds_from_id].kind.value if destination.feeds_from_id is not None else None
@@ -659,9 +683,14 @@ def _request(session, environment, op) -> None:
     if op[0] == "create":
         _, name, kind, source, mode, role, bandwidth, rtt = op
         destination_in = DestinationCreate(
-            name=name, kind=kind, feeds_from=source, transport=mode, hadr_role=role,
-            link_bandwidth_bits_per_second=bandwidth, link_rtt_seconds=rtt,
-        )  # fmt: skip
+            name=name,
+            kind=kind,
+            feeds_from=source,
+            transport=mode,
+            hadr_role=role,
+            link_bandwidth_bits_per_second=bandwidth,
+            link_rtt_seconds=rtt,
+        )
         destinations.create_destination(session=session, environment=environment, destination_in=destination_in)
     elif op[0] == "update":
         _, target, kind, source, mode, role, bandwidth, rtt = op

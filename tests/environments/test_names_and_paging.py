@@ -84,9 +84,12 @@ def test_run_tags_are_stored_folded_and_once(api_client, session):
     environment, primary, standby = local_env(session)
     run = api_client.post(
         f"/api/v1/environments/{environment.id}/runs",
-        json={"client_host_id": primary.id, "server_host_id": standby.id,
-              "tags": ["MTU9000", "\uff4d\uff54\uff559000", "mtu9000", "WAN"]},
-    )  # fmt: skip
+        json={
+            "client_host_id": primary.id,
+            "server_host_id": standby.id,
+            "tags": ["MTU9000", "\uff4d\uff54\uff559000", "mtu9000", "WAN"],
+        },
+    )
     assert run.status_code == 201, run.text
     assert run.json()["tags"] == ["mtu9000", "wan"]
     filler = api_client.post(
@@ -224,10 +227,11 @@ def test_simultaneous_api_creates_of_look_alike_names_answer_201_and_409(
     monkeypatch.setattr(service, "_check_name_free", checked_then_wait)
     answers: list = []
     threads = [
-        threading.Thread(target=lambda n=name: answers.append(api_client.post("/api/v1/environments",
-                                                                              json={**ENV, "name": n})))
+        threading.Thread(
+            target=lambda n=name: answers.append(api_client.post("/api/v1/environments", json={**ENV, "name": n}))
+        )
         for name in look_alikes
-    ]  # fmt: skip
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -258,19 +262,23 @@ def test_the_migration_keeps_look_alikes_created_before_with_a_suffixed_key(tmp_
     with engine.begin() as connection:
         for row_id, name in ((1, "Prod"), (2, FULLWIDTH_PROD), (3, "Test"), (4, "prod")):
             connection.execute(
-                text("INSERT INTO environments (id, name, description, platform, primary_rac_nodes, "
-                     "standby_rac_nodes, transport_mode, headroom_percent, apply_overhead_percent, time_zone, "
-                     "notes, created_at, updated_at) VALUES (:id, :name, '', 'dataguard', 1, 1, 'async', 30, 30, "
-                     "'UTC', '', :at, :at)"),
+                text(
+                    "INSERT INTO environments (id, name, description, platform, primary_rac_nodes, "
+                    "standby_rac_nodes, transport_mode, headroom_percent, apply_overhead_percent, time_zone, "
+                    "notes, created_at, updated_at) VALUES (:id, :name, '', 'dataguard', 1, 1, 'async', 30, 30, "
+                    "'UTC', '', :at, :at)"
+                ),
                 {"id": row_id, "name": name, "at": stamp},
-            )  # fmt: skip
+            )
         for host_id, environment_id, node, name in ((1, 1, 1, "db1"), (2, 1, 2, "DB1"), (3, 3, 1, "db1")):
             connection.execute(
-                text("INSERT INTO hosts (id, environment_id, role, node_number, name, ssh_address, ssh_port, "
-                     "ssh_user, transport, allow_kernel_changes, created_at, updated_at) VALUES (:id, :env, "
-                     "'primary', :node, :name, '10.0.0.1', 22, 'oracle', 'ssh', 0, :at, :at)"),
+                text(
+                    "INSERT INTO hosts (id, environment_id, role, node_number, name, ssh_address, ssh_port, "
+                    "ssh_user, transport, allow_kernel_changes, created_at, updated_at) VALUES (:id, :env, "
+                    "'primary', :node, :name, '10.0.0.1', 22, 'oracle', 'ssh', 0, :at, :at)"
+                ),
                 {"id": host_id, "env": environment_id, "node": node, "name": name, "at": stamp},
-            )  # fmt: skip
+            )
     upgrade(engine, "d8f1e2a30033")
     with engine.connect() as connection:
         environments = dict(connection.execute(text("SELECT id, name_key FROM environments")).all())

@@ -35,17 +35,30 @@ def database_url(tmp_path_factory):
 def two_standbys(session):
     """(environment, primary host, principal standby host, auxiliary destination, auxiliary host) with the
     log history imported and a disk test on the principal standby only."""
-    environment = make_environment(session, platform="hadr", transport_mode="NEARSYNC", link_rtt_seconds=0.001,
-                                   link_bandwidth_bits_per_second=10**9)  # fmt: skip
-    auxiliary = create_destination(session=session, environment=environment, destination_in=DestinationCreate(
-        name="dr", link_bandwidth_bits_per_second=10**7, link_rtt_seconds=0.08))  # fmt: skip
+    environment = make_environment(
+        session,
+        platform="hadr",
+        transport_mode="NEARSYNC",
+        link_rtt_seconds=0.001,
+        link_bandwidth_bits_per_second=10**9,
+    )
+    auxiliary = create_destination(
+        session=session,
+        environment=environment,
+        destination_in=DestinationCreate(name="dr", link_bandwidth_bits_per_second=10**7, link_rtt_seconds=0.08),
+    )
     primary = make_host(session, environment, name="p", role="primary")
     standby = make_host(session, environment, name="s", role="standby")
     far = make_host(session, environment, name="dr1", role="standby", destination_id=auxiliary.id)
     standby.disk_rate_bytes_per_second, standby.disk_overhead_seconds, standby.disk_path = 200 * MIB, 0.001, "/u02"
     session.commit()
-    redo_service.import_file(session=session, environment=environment, filename="mon.txt", imported_by="alice",
-                             path=FIXTURES / "mon_get_transaction_log_clp.txt")  # fmt: skip
+    redo_service.import_file(
+        session=session,
+        environment=environment,
+        filename="mon.txt",
+        imported_by="alice",
+        path=FIXTURES / "mon_get_transaction_log_clp.txt",
+    )
     return environment, primary, standby, auxiliary, far
 
 
@@ -155,8 +168,11 @@ def test_hops_never_exceed_their_link_and_the_principal_matches(
     principal_destination = environment.first_destination
     for destination, bits, rtt in ((principal_destination, principal_bits, principal_rtt),
                                    (auxiliary, auxiliary_bits, auxiliary_rtt)):  # fmt: skip
-        update_destination(session=session, destination=destination, destination_in=DestinationUpdate(
-            link_bandwidth_bits_per_second=bits, link_rtt_seconds=rtt))  # fmt: skip
+        update_destination(
+            session=session,
+            destination=destination,
+            destination_in=DestinationUpdate(link_bandwidth_bits_per_second=bits, link_rtt_seconds=rtt),
+        )
     principal, far = hop_calculators(session=session, environment=environment)
     single, _ = service.environment_calculator(session=session, environment=environment)
     assert principal.calculator.rows == single.rows and principal.calculator.network == single.network

@@ -37,9 +37,12 @@ def test_the_seeds_db2pd_output_before_10_1_parses():
 def test_seed_loop_file_monitoring_rates_and_diagnosis(session, tmp_path):
     environment = make_environment(session, platform="hadr", transport_mode="ASYNC")
     record = service.import_captures(
-        session=session, environment=environment, path=FIXTURES / "db2pd_hadr_97_loop.txt",
-        filename="kk_hadr", imported_by="alice",
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        path=FIXTURES / "db2pd_hadr_97_loop.txt",
+        filename="kk_hadr",
+        imported_by="alice",
+    )
     assert record.captures == 6 and record.layouts == ["before 10.1"]
     monitoring = service.monitoring(session=session, environment=environment)
     # the primary's LSN: +10,485,760 bytes in 5 s, then +5,242,880 in 5 s
@@ -60,9 +63,12 @@ def test_seed_loop_file_monitoring_rates_and_diagnosis(session, tmp_path):
 def test_10_1_layout_with_two_standbys(session):
     environment = make_environment(session, platform="hadr", transport_mode="NEARSYNC")
     service.import_captures(
-        session=session, environment=environment, path=FIXTURES / "db2pd_hadr_101.txt", filename="pd.txt",
+        session=session,
+        environment=environment,
+        path=FIXTURES / "db2pd_hadr_101.txt",
+        filename="pd.txt",
         imported_by="alice",
-    )  # fmt: skip
+    )
     monitoring = service.monitoring(session=session, environment=environment)
     assert [rate for *_, rate in monitoring.rates] == [3 * MIB, 3 * MIB]  # one per standby, 30 MiB in 10 s
     assert {s.sync_mode for _, s, _ in monitoring.samples} == {"NEARSYNC", "SUPERASYNC"}

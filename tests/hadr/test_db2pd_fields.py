@@ -34,8 +34,9 @@ def views_of(text: str):
 
 def test_both_sides_of_one_pair_count_once_with_both_gaps(session):
     environment = make_environment(session, platform="hadr", transport_mode="NEARSYNC")
-    record = service.import_captures(session=session, environment=environment, path=BOTH_SIDES,
-                                     filename="salesdb.txt", imported_by="alice")  # fmt: skip
+    record = service.import_captures(
+        session=session, environment=environment, path=BOTH_SIDES, filename="salesdb.txt", imported_by="alice"
+    )
     assert record.notes[0].startswith(
         "1 HADR pair: SALESDB: db2sales@db2a.example.net member 0 → db2sales@db2b.example.net member 0 "
         "(primary and standby sides, 6 capture(s))"
@@ -102,14 +103,17 @@ def test_settings_of_the_two_sides_are_compared_with_both_values():
 def test_a_buffer_granted_below_the_request_is_a_warning():
     capped = Side("PRIMARY", T0, send_buffer=(4_194_304, 425_984))
     (view,) = views_of(render([[capped]]))
-    assert any("send buffer granted (425,984 bytes) is below DB2_HADR_SOSNDBUF (4,194,304 bytes)" in w
-               for w in view.warnings)  # fmt: skip
+    assert any(
+        "send buffer granted (425,984 bytes) is below DB2_HADR_SOSNDBUF (4,194,304 bytes)" in w for w in view.warnings
+    )
 
 
 def test_recommendations_start_from_the_values_in_use():
     views = views_of(BOTH_SIDES.read_text())
-    found = {r.setting: r for r in recommend.recommendations(views, sync_mode="NEARSYNC", buffer=None,
-                                                             socket_buffer_bytes=262_144)}  # fmt: skip
+    found = {
+        r.setting: r
+        for r in recommend.recommendations(views, sync_mode="NEARSYNC", buffer=None, socket_buffer_bytes=262_144)
+    }
     # heartbeats were missed with a 60 s timeout: raised, and said so
     assert found["HADR_TIMEOUT"].value == 120 and "raised from 60 s" in found["HADR_TIMEOUT"].why
     assert found["HADR_TIMEOUT"].captured == "60 s on both sides"
@@ -121,15 +125,17 @@ def test_recommendations_start_from_the_values_in_use():
         "granted 131,072 bytes on the primary side; 374,400 bytes on the standby side"
         in found["DB2_HADR_SORCVBUF"].captured
     )
-    async_mode = {r.setting: r for r in recommend.recommendations(views, sync_mode="ASYNC", buffer=None,
-                                                                  socket_buffer_bytes=None)}  # fmt: skip
+    async_mode = {
+        r.setting: r for r in recommend.recommendations(views, sync_mode="ASYNC", buffer=None, socket_buffer_bytes=None)
+    }
     assert async_mode["HADR_PEER_WINDOW"].value == 300 and "no effect" in async_mode["HADR_PEER_WINDOW"].why
 
 
 def test_the_receive_buffer_is_never_sized_from_the_running_average(session):
     environment = make_environment(session, platform="hadr", transport_mode="NEARSYNC")
-    service.import_captures(session=session, environment=environment, path=BOTH_SIDES, filename="s.txt",
-                            imported_by="alice")  # fmt: skip
+    service.import_captures(
+        session=session, environment=environment, path=BOTH_SIDES, filename="s.txt", imported_by="alice"
+    )
     pages, why = service.hadr_settings(session=session, environment=environment, requirement=None)["hadr_buffer"]
     # 8 MiB current gap + 30 % = 2,663 pages, below the 4,096 in use: kept, and said so
     assert pages == 4096 and "the size in use (4,096 pages) is kept" in why and "current log gap" in why
@@ -148,9 +154,12 @@ def test_the_receive_buffer_is_never_sized_from_the_running_average(session):
 def test_the_buffer_never_goes_below_the_size_in_use(captured, gap, average, rate, fullest, headroom):
     """Property: DB2_HADR_BUF_SIZE is never below the pages in use, and the running average has no say."""
     pages, why = receive_buffer_pages(
-        largest_current_gap_bytes=gap, peak_rate_bytes_per_second=rate, headroom_ratio=headroom,
-        captured_pages=captured, fullest_percent=fullest,
-    )  # fmt: skip
+        largest_current_gap_bytes=gap,
+        peak_rate_bytes_per_second=rate,
+        headroom_ratio=headroom,
+        captured_pages=captured,
+        fullest_percent=fullest,
+    )
     assert pages >= captured and why
     if fullest is not None and fullest >= 90:
         assert pages >= 2 * captured
@@ -193,8 +202,9 @@ def test_recommendations_never_go_below_a_value_in_use(timeouts, windows, missed
     ],
 )
 def test_every_variant_reads_to_the_same_samples(variant):
-    captures = [[Side("PRIMARY", T0 + timedelta(minutes=n), primary_pos=10**9 + n * MIB, standby_pos=10**9)]
-                for n in range(3)]  # fmt: skip
+    captures = [
+        [Side("PRIMARY", T0 + timedelta(minutes=n), primary_pos=10**9 + n * MIB, standby_pos=10**9)] for n in range(3)
+    ]
     plain = db2pd.parse(render(captures).splitlines()).samples
     other = db2pd.parse(render(captures, **variant).splitlines()).samples
     assert [
@@ -226,23 +236,29 @@ def test_a_malformed_field_names_the_file_line_and_field(session, tmp_path, old,
 
 def test_two_databases_months_apart_are_separate_series_with_times(session, tmp_path):
     environment = make_environment(session, platform="hadr", transport_mode="NEARSYNC")
-    service.import_captures(session=session, environment=environment, path=BOTH_SIDES, filename="nov.txt",
-                            imported_by="alice")  # fmt: skip
+    service.import_captures(
+        session=session, environment=environment, path=BOTH_SIDES, filename="nov.txt", imported_by="alice"
+    )
     august = tmp_path / "aug.txt"
     base = 5 * 10**9
-    captures = [[Side("PRIMARY", datetime(2026, 8, 3, 22, n), database="HRDB", primary_pos=base + n * MIB,
-                      standby_pos=base)] for n in range(4)]  # fmt: skip
+    captures = [
+        [Side("PRIMARY", datetime(2026, 8, 3, 22, n), database="HRDB", primary_pos=base + n * MIB, standby_pos=base)]
+        for n in range(4)
+    ]
     august.write_text(render(captures))
-    service.import_captures(session=session, environment=environment, path=august, filename="aug.txt",
-                            imported_by="alice")  # fmt: skip
+    service.import_captures(
+        session=session, environment=environment, path=august, filename="aug.txt", imported_by="alice"
+    )
     watched = service.monitoring(session=session, environment=environment)
     assert [view.key.database for view in watched.pairs] == ["HRDB", "SALESDB"]
     assert len(watched.stretches) == 2 and len(watched.spans) == 2
     figure = json.loads(monitoring_figure(watched, "UTC"))
     assert {trace["type"] for trace in figure["data"]} == {"scatter"}  # never scattergl: range breaks need SVG
     gap_lines = [trace for trace in figure["data"] if trace["name"].endswith("current log gap (MiB)")]
-    assert [trace["name"].split(": ")[0] for trace in gap_lines] == ["HRDB from 2026-08-03 22:00",
-                                                                  "SALESDB from 2026-11-24 09:00"]  # fmt: skip
+    assert [trace["name"].split(": ")[0] for trace in gap_lines] == [
+        "HRDB from 2026-08-03 22:00",
+        "SALESDB from 2026-11-24 09:00",
+    ]
     assert gap_lines[0]["x"][0].startswith("2026-08-03T22:00") and gap_lines[1]["x"][0].startswith("2026-11-24T09:00")
     # side by side, each span on its own time axis: August's captures on the first, November's on the second
     layout = figure["layout"]

@@ -74,9 +74,14 @@ def test_disk_test_runs_redoprobe_disk_and_keeps_the_fit_on_the_host(
     # a refusal is retried (twice at most), and the test still needs one fit to check it lands on the host
     for _attempt in range(3):
         started = api_client.post(
-            url, json={"host_id": standby.id, "path": str(log_disk), "write_sizes": [4096, 16 * MIB],
-                       "seconds_per_size": 0.5},
-        )  # fmt: skip
+            url,
+            json={
+                "host_id": standby.id,
+                "path": str(log_disk),
+                "write_sizes": [4096, 16 * MIB],
+                "seconds_per_size": 0.5,
+            },
+        )
         assert started.status_code == 202 and started.json()["status"] == "queued"
         assert execute_next(engine, secret_key)
         test = api_client.get(f"{url}/{started.json()['id']}").json()
@@ -100,8 +105,9 @@ def test_disk_test_failure_is_named(api_client, engine, secret_key, db2, tmp_pat
     environment, primary, _ = db2
     url = f"/api/v1/environments/{environment.id}/disk-tests"
     missing = tmp_path / "no-such-directory" / "below"
-    started = api_client.post(url, json={"host_id": primary.id, "path": str(missing), "write_sizes": [4096, 65536],
-                                         "seconds_per_size": 0.5})  # fmt: skip
+    started = api_client.post(
+        url, json={"host_id": primary.id, "path": str(missing), "write_sizes": [4096, 65536], "seconds_per_size": 0.5}
+    )
     assert execute_next(engine, secret_key)
     test = api_client.get(f"{url}/{started.json()['id']}").json()
     assert test["status"] == "failed" and "p: redoprobe disk" in test["error"] and str(missing) in test["error"]
@@ -117,9 +123,12 @@ def test_calculator_names_what_is_missing_then_shows_every_mode(
     assert any("log history" in m for m in body["missing"])
     assert not any("network" in m for m in body["missing"])  # no run yet: the nominal 1 Gbit/s link stands in
     record = redo_service.import_file(
-        session=session, environment=environment, path=FIXTURES / "mon_get_transaction_log_clp.txt",
-        filename="mon.txt", imported_by="alice",
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        path=FIXTURES / "mon_get_transaction_log_clp.txt",
+        filename="mon.txt",
+        imported_by="alice",
+    )
     run = stored_run(session, environment, primary, standby, conns=1, bytes_per_second=4 * MIB)
     standby.disk_rate_bytes_per_second, standby.disk_overhead_seconds, standby.disk_path = 200 * MIB, 0.001, "/u02"
     session.commit()
@@ -137,9 +146,12 @@ def test_calculator_names_what_is_missing_then_shows_every_mode(
     page = browser_client.get(f"/environments/{environment.id}").text
     assert 'id="hadr-calculator"' in page and "HADR_SYNCMODE" in page and "Member 0" in page
     result = subprocess.run(
-        [str(REDOLAB), "plan", "hadr", "--env", environment.name, "--json"], capture_output=True, text=True,
-        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url}, timeout=60,
-    )  # fmt: skip
+        [str(REDOLAB), "plan", "hadr", "--env", environment.name, "--json"],
+        capture_output=True,
+        text=True,
+        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["intervals"] == body["intervals"]
     # the settings in Db2 terms, and the SYNC commit card from the standby's disk test (no SYNC run)
@@ -164,8 +176,9 @@ def test_disk_test_over_ssh_deploys_the_probe_and_leaves_nothing_running(
 
     from tests.factories import make_ssh_environment
 
-    environment, _, standby = make_ssh_environment(session, sshd, secret_key=secret_key, platform="hadr",
-                                                   transport_mode="SYNC")  # fmt: skip
+    environment, _, standby = make_ssh_environment(
+        session, sshd, secret_key=secret_key, platform="hadr", transport_mode="SYNC"
+    )
     directory = tmp_path / "ssh-log-disk"
     directory.mkdir()
     started = api_client.post(

@@ -10,10 +10,16 @@ FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"
 
 
 def test_the_plans_db2_settings_start_from_the_captured_values(session):
-    environment = make_environment(session, platform="hadr", transport_mode="NEARSYNC", link_rtt_seconds=0.01,
-                                   link_bandwidth_bits_per_second=10**9)  # fmt: skip
-    service.import_captures(session=session, environment=environment, path=FIXTURES / "db2pd_hadr_111_both_sides.txt",
-                            filename="salesdb.txt", imported_by="alice")  # fmt: skip
+    environment = make_environment(
+        session, platform="hadr", transport_mode="NEARSYNC", link_rtt_seconds=0.01, link_bandwidth_bits_per_second=10**9
+    )
+    service.import_captures(
+        session=session,
+        environment=environment,
+        path=FIXTURES / "db2pd_hadr_111_both_sides.txt",
+        filename="salesdb.txt",
+        imported_by="alice",
+    )
     plan = environment_plan(session=session, environment=environment)
     lines = {line.line: line.why for snippet in plan.snippets for line in snippet.lines}
     assert "db2 update db cfg for <DBNAME> using HADR_PEER_WINDOW 300" in lines  # the primary's, not 120 below it

@@ -45,9 +45,13 @@ def test_an_admin_cancels_one_users_work_and_nothing_else(api_client, session, e
     answer = api_client.post("/api/v1/admin/cancel", json={"user": "ann"})
     assert answer.status_code == 200, answer.text
     assert answer.json() == {
-        "runs_cancelled": 3, "runs_stopping": 1, "sweeps_cancelled": 1, "sweeps_stopping": 0,
-        "schedules_stopped": 1, "count": 5,
-    }  # fmt: skip
+        "runs_cancelled": 3,
+        "runs_stopping": 1,
+        "sweeps_cancelled": 1,
+        "sweeps_stopping": 0,
+        "schedules_stopped": 1,
+        "count": 5,
+    }
     runs = statuses(session, Run)
     assert all(runs[run.id] == (RunStatus.cancelled, True) for run in waiting)
     # claimed by a worker: the cancel is recorded, and seen when the worker would mark it running

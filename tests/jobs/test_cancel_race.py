@@ -95,11 +95,15 @@ def test_a_cancel_racing_the_claim_of_a_sweep(session, engine, secret_key):
             session=session,
             environment=environment,
             sweep_in=SweepCreate(
-                client_host_id=primary.id, server_host_id=standby.id, kind="sockbuf", sizes="64K, 128K",
-                duration_seconds=2, interval_seconds=0.5,
+                client_host_id=primary.id,
+                server_host_id=standby.id,
+                kind="sockbuf",
+                sizes="64K, 128K",
+                duration_seconds=2,
+                interval_seconds=0.5,
             ),
             requested_by="alice",
-        )  # fmt: skip
+        )
         answered, claimed = race(
             sessions,
             secret_key,

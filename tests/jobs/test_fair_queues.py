@@ -72,8 +72,13 @@ def two_pairs(session):
 
 
 def run_body(client_host, server_host, **fields) -> dict:
-    return {"client_host_id": client_host.id, "server_host_id": server_host.id, "duration_seconds": 60,
-            "interval_seconds": 5, **fields}  # fmt: skip
+    return {
+        "client_host_id": client_host.id,
+        "server_host_id": server_host.id,
+        "duration_seconds": 60,
+        "interval_seconds": 5,
+        **fields,
+    }
 
 
 def count(session, model, *where) -> int:
@@ -155,9 +160,15 @@ def test_the_planned_time_counts_every_point_and_repetition(start, extra, step, 
     stepped = {} if step is None else {"conns_step": step}  # the form's blank step: connection_steps' default
     try:
         sweep_in = SweepCreate(
-            client_host_id=1, server_host_id=2, conns_start=start, conns_max=start + extra, **stepped,
-            repetitions=repetitions, duration_seconds=duration, interval_seconds=min(duration, 0.5),
-        )  # fmt: skip
+            client_host_id=1,
+            server_host_id=2,
+            conns_start=start,
+            conns_max=start + extra,
+            **stepped,
+            repetitions=repetitions,
+            duration_seconds=duration,
+            interval_seconds=min(duration, 0.5),
+        )
     except ValidationError:  # more grid points than a sweep may have: refused before any cap
         assume(False)
     planned = planned_seconds(sweep_in)
@@ -170,10 +181,13 @@ def test_the_planned_time_counts_every_point_and_repetition(start, extra, step, 
 
 def hourly(session, environment, client, server, user="ann", caps=QueueCaps(active_schedules_per_user=2)):
     return create_schedule(
-        session=session, environment=environment,
+        session=session,
+        environment=environment,
         item=RunCreate(client_host_id=client.id, server_host_id=server.id, duration_seconds=1, interval_seconds=0.5),
-        repeat=Repeat(every_seconds="1 h", until=utcnow() + timedelta(hours=5)), requested_by=user, caps=caps,
-    )  # fmt: skip
+        repeat=Repeat(every_seconds="1 h", until=utcnow() + timedelta(hours=5)),
+        requested_by=user,
+        caps=caps,
+    )
 
 
 def test_a_users_active_schedules_are_capped_also_when_made_at_once(session, engine):

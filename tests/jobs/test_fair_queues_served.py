@@ -64,8 +64,13 @@ def token(client: httpx.Client, username: str) -> dict[str, str]:
 
 
 def run_body(pair: tuple[int, int], **fields) -> dict:
-    return {"client_host_id": pair[0], "server_host_id": pair[1], "duration_seconds": 60, "interval_seconds": 5,
-            **fields}  # fmt: skip
+    return {
+        "client_host_id": pair[0],
+        "server_host_id": pair[1],
+        "duration_seconds": 60,
+        "interval_seconds": 5,
+        **fields,
+    }
 
 
 @dataclass

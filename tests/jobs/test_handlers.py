@@ -61,8 +61,13 @@ def test_the_worker_knows_no_feature():
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("redolab")
     }
-    assert imported <= {"redolab.core.db", "redolab.handlers", "redolab.jobs", "redolab.jobs.handlers",
-                        "redolab.jobs.models"}, imported  # fmt: skip
+    assert imported <= {
+        "redolab.core.db",
+        "redolab.handlers",
+        "redolab.jobs",
+        "redolab.jobs.handlers",
+        "redolab.jobs.models",
+    }, imported
     assert len(source.splitlines()) <= 150
     assert [step.what for step in AFTER_RUN] == ["rehearsal", "watch check", "cluster sum"]
     assert len({duty.name for duty in DUTIES}) == len(DUTIES)

@@ -98,8 +98,13 @@ def test_two_copies_fail_the_shared_uplink_although_each_hop_alone_passes(tmp_pa
     try:
         with sessions() as session:
             environment = register(session=session, lab=lab, paths=paths, secret_key="lab-tests")
-            redo_service.import_file(session=session, environment=environment, path=history(tmp_path / "arch.csv"),
-                                     filename="arch.csv", imported_by="alice")  # fmt: skip
+            redo_service.import_file(
+                session=session,
+                environment=environment,
+                path=history(tmp_path / "arch.csv"),
+                filename="arch.csv",
+                imported_by="alice",
+            )
             environment = session.get(Environment, environment.id)
             hosts = {h.name: h for h in environment.hosts}
         thread = worker.start_thread()
@@ -116,9 +121,13 @@ def test_two_copies_fail_the_shared_uplink_although_each_hop_alone_passes(tmp_pa
         with sessions() as session:
             environment = session.get(Environment, environment.id)
             cluster = clusters.create_cluster(
-                session=session, environment=environment, run_in=RunCreate(**RUN, **clusters.TEMPLATE_PAIR),
-                reverse=False, requested_by="alice", across_hops=True,
-            )  # fmt: skip
+                session=session,
+                environment=environment,
+                run_in=RunCreate(**RUN, **clusters.TEMPLATE_PAIR),
+                reverse=False,
+                requested_by="alice",
+                across_hops=True,
+            )
             together_ids = [run.id for run in cluster.runs]
             cluster_id = cluster.id
         together = wait_for(sessions, together_ids)

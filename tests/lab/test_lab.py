@@ -67,8 +67,10 @@ def ping(namespace: str, address: str, count: int = 5) -> tuple[float, float]:
     """(min, avg) RTT in seconds."""
     out = subprocess.run(
         ["ip", "netns", "exec", namespace, "ping", "-n", "-q", "-c", str(count), "-i", "0.2", address],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     low, avg = re.search(r"= ([\d.]+)/([\d.]+)/", out).groups()
     return float(low) / 1000, float(avg) / 1000
 
@@ -152,8 +154,10 @@ def test_extra_destination_has_its_own_rtt_behind_the_shared_rate(tmp_path):
         assert "lab-remote-1: ssh root@10.78.0.71, data 10.77.0.71 (redolab-remote-1)" in up.stdout
         report = json.loads(lab_cli(tmp_path, "status", "--json").stdout)
         assert [(h["name"], h["destination"], h["rtt_seconds"]) for h in report["hosts"]] == [
-            ("lab-primary-1", None, None), ("lab-standby-1", "standby", 0.002), ("lab-remote-1", "remote", 0.040),
-        ]  # fmt: skip
+            ("lab-primary-1", None, None),
+            ("lab-standby-1", "standby", 0.002),
+            ("lab-remote-1", "remote", 0.040),
+        ]
         assert "lab-remote-1 (remote, RTT 40 ms): ssh 10.78.0.71" in lab_cli(tmp_path, "status").stdout
 
         fastest_ping("redolab-primary-1", "10.77.0.71", 0.038, 0.070, count=3)
@@ -171,8 +175,11 @@ def test_extra_destination_has_its_own_rtt_behind_the_shared_rate(tmp_path):
             assert near >= 0.0015, near
             return near
 
-        measured_within(near_under_load, lambda near: [f"{near * 1000:.2f} ms (< 15 ms)"] * (near >= 0.015),
-                        "the 2 ms path beside a busy 40 ms path")  # fmt: skip
+        measured_within(
+            near_under_load,
+            lambda near: [f"{near * 1000:.2f} ms (< 15 ms)"] * (near >= 0.015),
+            "the 2 ms path beside a busy 40 ms path",
+        )
 
         changed = lab_cli(tmp_path, "set", "--rate", "100Mbit/s")
         assert changed.returncode == 0, changed.stderr
@@ -182,8 +189,11 @@ def test_extra_destination_has_its_own_rtt_behind_the_shared_rate(tmp_path):
             standby, remote = environment.destinations
             assert (standby.name, standby.link_rtt_seconds) == ("standby", 0.002)
             assert (remote.name, remote.kind, remote.transport, remote.feeds_from_id) == (
-                "remote", DestinationKind.standby, TransportMode.async_, None,
-            )  # fmt: skip
+                "remote",
+                DestinationKind.standby,
+                TransportMode.async_,
+                None,
+            )
             assert (remote.link_rtt_seconds, remote.link_bandwidth_bits_per_second) == (0.040, 100_000_000)
             assert [h.name for h in standby.hosts] == ["lab-standby-1"]
             assert [h.name for h in remote.hosts] == ["lab-remote-1"]
@@ -217,17 +227,20 @@ def test_registering_again_updates_the_destinations_and_removes_the_lab_s_old_on
 
     three = registered("remote=40ms", "farsync=2ms:far_sync")
     assert three == (
-        [("standby", "standby", 0.002, ["lab-standby-1"]), ("remote", "standby", 0.040, ["lab-remote-1"]),
-         ("farsync", "far_sync", 0.002, ["lab-farsync-1"])],
+        [
+            ("standby", "standby", 0.002, ["lab-standby-1"]),
+            ("remote", "standby", 0.040, ["lab-remote-1"]),
+            ("farsync", "far_sync", 0.002, ["lab-farsync-1"]),
+        ],
         [(LINK_NAME, ["farsync", "remote", "standby"])],
         4,
-    )  # fmt: skip
+    )
     assert registered("remote=40ms", "farsync=2ms:far_sync") == three  # idempotent
     assert registered("remote=30ms") == (
         [("standby", "standby", 0.002, ["lab-standby-1"]), ("remote", "standby", 0.030, ["lab-remote-1"])],
         [(LINK_NAME, ["remote", "standby"])],
         3,
-    )  # fmt: skip
+    )
     assert registered() == ([("standby", "standby", 0.002, ["lab-standby-1"])], [], 2)
     engine.dispose()
 
@@ -271,9 +284,12 @@ def _run(engine, environment_id: int, **fields):
         environment = session.get(Environment, environment_id)
         hosts = {h.name: h for h in environment.hosts}
         run = request_run(
-            session, environment, hosts["lab-primary-1"], hosts["lab-standby-1"],
+            session,
+            environment,
+            hosts["lab-primary-1"],
+            hosts["lab-standby-1"],
             **{"duration_seconds": 4, "interval_seconds": 1, **fields},
-        )  # fmt: skip
+        )
         assert execute_next(engine, "lab-tests")
         run = reload(session, run)
         assert run.status is RunStatus.succeeded, run.failure_reason
@@ -285,10 +301,19 @@ def _set_buffers(paths, rmem: str, wmem: str) -> None:
     """tcp_rmem/tcp_wmem ("min default max") in every lab namespace."""
     for host in control.load(paths).hosts:
         subprocess.run(
-            ["ip", "netns", "exec", host.namespace, "sysctl", "-q", "-w",
-             f"net.ipv4.tcp_rmem={rmem}", f"net.ipv4.tcp_wmem={wmem}"],
+            [
+                "ip",
+                "netns",
+                "exec",
+                host.namespace,
+                "sysctl",
+                "-q",
+                "-w",
+                f"net.ipv4.tcp_rmem={rmem}",
+                f"net.ipv4.tcp_wmem={wmem}",
+            ],
             check=True,
-        )  # fmt: skip
+        )
 
 
 def _set_kernel_maximum(paths, value: int) -> None:
@@ -315,8 +340,11 @@ def test_explicit_socket_buffers_follow_window_over_rtt(lab):
     # starved of CPU; four times the window: each run is within 0.8..1.2 of its ideal (CI runs measured
     # 0.87 and 1.15, a ratio of 5.29, and 1.12 and 0.84, a ratio of 2.97), so the ratio lies in 2.67..6.
     def misses(measured: dict[int, tuple[float, float]]) -> list[str]:
-        missed = [f"{sockbuf // 1024} KiB: {rate / MIB:.2f} MiB/s = {rate / ideal:.2f} x the ideal (>= 0.8)"
-                  for sockbuf, (rate, ideal) in measured.items() if rate < 0.8 * ideal]  # fmt: skip
+        missed = [
+            f"{sockbuf // 1024} KiB: {rate / MIB:.2f} MiB/s = {rate / ideal:.2f} x the ideal (>= 0.8)"
+            for sockbuf, (rate, ideal) in measured.items()
+            if rate < 0.8 * ideal
+        ]
         ratio = measured[512 * 1024][0] / measured[128 * 1024][0]
         if not 2.6 <= ratio <= 6.0:
             missed.append(f"512 KiB / 128 KiB = {ratio:.2f} (2.6..6)")
@@ -371,8 +399,11 @@ def test_sync_acknowledgement_latency_is_at_least_the_rtt(lab):
         return metrics
 
     # 2 s at 20 ms allow at most 100: more than 10 unless the delay line was starved, then once more
-    measured_within(acknowledged, lambda metrics: [f"{metrics.ack_count} acknowledgements in 2 s (> 10)"]
-                    * (metrics.ack_count <= 10), "SYNC at 20 ms")  # fmt: skip
+    measured_within(
+        acknowledged,
+        lambda metrics: [f"{metrics.ack_count} acknowledgements in 2 s (> 10)"] * (metrics.ack_count <= 10),
+        "SYNC at 20 ms",
+    )
 
 
 # -- the kernel-maximum sweep: tcp_rmem/tcp_wmem per namespace, always put back ------------------------
@@ -384,8 +415,10 @@ def _namespace_buffers(paths) -> dict[str, tuple[str, str]]:
     for host in control.load(paths).hosts:
         out = subprocess.run(
             ["ip", "netns", "exec", host.namespace, "sysctl", "-n", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         rmem, wmem = (" ".join(line.split()) for line in out.strip().splitlines())
         values[host.namespace] = (rmem, wmem)
     return values

@@ -36,8 +36,11 @@ def test_extra_destinations_get_a_host_each_with_its_own_rtt():
     assert all(len(h.bridge_port) <= 15 and len(h.tun_name) <= 15 for h in lab.hosts)  # IFNAMSIZ
     # the delay line: the first destination follows the parameters' RTT (`lab set --rtt`), the others their own
     assert control.delayline_devices(lab) == [
-        "rlabd-p1:P:10.77.0.11", "rlabd-s1:S:10.77.0.41", "rlabd-x1:S:10.77.0.71:40000", "rlabd-x2:S:10.77.0.72:2000",
-    ]  # fmt: skip
+        "rlabd-p1:P:10.77.0.11",
+        "rlabd-s1:S:10.77.0.41",
+        "rlabd-x1:S:10.77.0.71:40000",
+        "rlabd-x2:S:10.77.0.72:2000",
+    ]
     assert "remote: RTT 40 ms; farsync (far sync): RTT 2 ms" in lab.describe()
     assert Lab.from_json(lab.to_json()) == lab
 

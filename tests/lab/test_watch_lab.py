@@ -49,8 +49,10 @@ def fire_and_judge(engine, watch_id: int, timeout: float = 60) -> WatchCheck:
     with sessions() as session:
         session.execute(Watch.__table__.update().where(Watch.id == watch_id).values(next_at=utcnow()))
         session.commit()
-        before = session.scalar(select(WatchCheck.id).where(WatchCheck.watch_id == watch_id)
-                                .order_by(WatchCheck.id.desc())) or 0  # fmt: skip
+        before = (
+            session.scalar(select(WatchCheck.id).where(WatchCheck.watch_id == watch_id).order_by(WatchCheck.id.desc()))
+            or 0
+        )
     threads = [threading.Thread(target=service.fire_due_watches, args=(sessions,)) for _ in range(2)]
     for thread in threads:
         thread.start()
@@ -59,8 +61,9 @@ def fire_and_judge(engine, watch_id: int, timeout: float = 60) -> WatchCheck:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with sessions() as session:
-            checks = session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch_id,
-                                                              WatchCheck.id > before)).all()  # fmt: skip
+            checks = session.scalars(
+                select(WatchCheck).where(WatchCheck.watch_id == watch_id, WatchCheck.id > before)
+            ).all()
             assert len(checks) <= 1, "an occurrence was fired twice"
             if checks and checks[0].status is not CheckStatus.running:  # judged with the state it leads to
                 return checks[0]
@@ -90,17 +93,31 @@ def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  
     try:
         with make_sessionmaker(engine)() as session:
             environment = register(session=session, lab=lab, paths=paths, secret_key="lab-tests")
-            redo_service.import_file(session=session, environment=environment, path=history(tmp_path / "arch.csv"),
-                                     filename="arch.csv", imported_by="alice")  # fmt: skip
+            redo_service.import_file(
+                session=session,
+                environment=environment,
+                path=history(tmp_path / "arch.csv"),
+                filename="arch.csv",
+                imported_by="alice",
+            )
             environment = session.get(Environment, environment.id)
             hosts = {h.name: h for h in environment.hosts}
             receiver = NotificationReceiver(name="ops", kind="webhook", url=hook.url, created_by="admin")
             session.add(receiver)
             session.commit()
-            watch = service.create_watch(session=session, environment=environment, requested_by="alice",
-                                         watch_in=WatchCreate(
-                name="dg", client_host_id=hosts["lab-primary-1"].id, server_host_id=hosts["lab-standby-1"].id,
-                duration_seconds=1, every_seconds=3600, receiver_ids=[receiver.id]))  # fmt: skip
+            watch = service.create_watch(
+                session=session,
+                environment=environment,
+                requested_by="alice",
+                watch_in=WatchCreate(
+                    name="dg",
+                    client_host_id=hosts["lab-primary-1"].id,
+                    server_host_id=hosts["lab-standby-1"].id,
+                    duration_seconds=1,
+                    every_seconds=3600,
+                    receiver_ids=[receiver.id],
+                ),
+            )
             watch_id = watch.id
         threads = [worker.start_thread() for worker in workers]
         verdicts = []
@@ -137,8 +154,10 @@ def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  
         assert [(b["from_state"], b["to_state"]) for b in hook.bodies()] == [("ok", "failing"), ("failing", "ok")]
         with make_sessionmaker(engine)() as session:
             rows = session.scalars(select(Notification).order_by(Notification.id)).all()
-            assert [(n.to_state, n.status, n.attempts) for n in rows] == [("failing", "delivered", 1),
-                                                                         ("ok", "delivered", 1)]  # fmt: skip
+            assert [(n.to_state, n.status, n.attempts) for n in rows] == [
+                ("failing", "delivered", 1),
+                ("ok", "delivered", 1),
+            ]
     finally:
         for worker in workers:
             worker.stopping.set()

@@ -35,9 +35,11 @@ def test_left_out_loopback_runs_are_named_where_they_would_fill_a_figure():
     sync = run(13, mode="sync", sync_write=True, loopback=True, metrics=SYNC_WRITE)
     excluded = left_out([*loopback_runs(), sync])
     plan = build_plan(
-        facts=facts(link_bits_per_second=None, link_rtt_seconds=None), requirement=history(), runs=[],
+        facts=facts(link_bits_per_second=None, link_rtt_seconds=None),
+        requirement=history(),
+        runs=[],
         excluded=excluded,
-    )  # fmt: skip
+    )
     instantiation, commit = plan.card("instantiation"), plan.card("commit")
     said = " ".join(instantiation.missing)
     assert "12 ASYNC runs (#1 to #12) exist but are left out: loopback" in said
@@ -107,8 +109,9 @@ def mixed_history(headroom=0.3):
     a paste without times peaking at 14.47 MiB/s: their sum is 92.27 MiB/s, 119.95 MiB/s with headroom."""
     timed = [row(1, n * 600, 600, 600 * (77.8 if n == 5 else 22.2)) for n in range(40)]
     untimed = [row(2, 0, 100, 1447, timed=False), row(2, 0, 100, 500, timed=False)]
-    return requirement([ImportSeries(1, "timed.csv", timed), ImportSeries(2, "paste.txt", untimed)],
-                       headroom_ratio=headroom)  # fmt: skip
+    return requirement(
+        [ImportSeries(1, "timed.csv", timed), ImportSeries(2, "paste.txt", untimed)], headroom_ratio=headroom
+    )
 
 
 def test_only_the_upper_bound_above_the_link_is_undecided_not_a_pass():
@@ -135,8 +138,9 @@ def test_percentiles_come_from_timed_series_only():
     timed = [row(t, n * 600, 600, 600 * (60 if n == 5 else 20) / t) for t in (1, 2) for n in range(40)]
     alone = requirement([ImportSeries(1, "timed.csv", timed)], headroom_ratio=0.3)
     untimed = [row(1, 99_999, 10, 1000, timed=False)]  # 100 MiB/s, above the 90 MiB/s the timed threads reach
-    mixed = requirement([ImportSeries(1, "timed.csv", timed), ImportSeries(2, "paste.txt", untimed)],
-                        headroom_ratio=0.3)  # fmt: skip
+    mixed = requirement(
+        [ImportSeries(1, "timed.csv", timed), ImportSeries(2, "paste.txt", untimed)], headroom_ratio=0.3
+    )
     assert mixed.summed_peak_bytes_per_second == pytest.approx(100 * MIB)
     for percent in (95, 99):
         assert mixed.summed_percentile(percent) == alone.summed_percentile(percent)
@@ -175,12 +179,15 @@ def test_the_lag_chart_names_what_each_thread_was_drained_at():
 
     plan = build_plan(facts=facts(link_bits_per_second=GBIT), requirement=history(), runs=loopback_runs(1))
     lag = plan.card("lag")
-    drains = {t.need.thread: f"drained at {format_byte_rate(t.stream.bytes_per_second)}, {t.stream.label}"
-              for t in lag.result.replayed}  # fmt: skip
+    drains = {
+        t.need.thread: f"drained at {format_byte_rate(t.stream.bytes_per_second)}, {t.stream.label}"
+        for t in lag.result.replayed
+    }
     series = {1: [(row(1, 0, 1, 1).start, 0.0), (row(1, 60, 1, 1).start, 2.5)]}
     names = [trace["name"] for trace in json.loads(lag_figure(series, "UTC", drains))["data"]]
-    assert names == ["thread 1 (drained at 119.21 MiB/s, loopback run #1: this machine, not the link, capped at the "
-                     "nominal link)"]  # fmt: skip
+    assert names == [
+        "thread 1 (drained at 119.21 MiB/s, loopback run #1: this machine, not the link, capped at the nominal link)"
+    ]
 
 
 def test_threads_timed_in_different_periods_are_decided_by_an_overlapping_history():

@@ -35,9 +35,16 @@ def facts(**overrides) -> Facts:
 def log(thread, sequence, start_s, seconds, mib, writes=None):
     start = T0 + timedelta(seconds=start_s)
     return RedoInterval(
-        line=sequence, thread=thread, start=start, end=start + timedelta(seconds=seconds), seconds=None,
-        bytes=mib * MIB, kind="log", sequence=sequence, writes=writes,
-    )  # fmt: skip
+        line=sequence,
+        thread=thread,
+        start=start,
+        end=start + timedelta(seconds=seconds),
+        seconds=None,
+        bytes=mib * MIB,
+        kind="log",
+        sequence=sequence,
+        writes=writes,
+    )
 
 
 def history():
@@ -49,11 +56,20 @@ def history():
 
 def run(id, node=1, mode="async", conns=1, rate_mib=100.0, **overrides):
     values = dict(
-        id=id, label="", client_node=node, server_node=node, mode=mode, conns=conns, message_bytes=128 * 1024,
-        bytes_per_second=rate_mib * MIB, sync_write=False, loopback=False, mtu_bytes=1500,
+        id=id,
+        label="",
+        client_node=node,
+        server_node=node,
+        mode=mode,
+        conns=conns,
+        message_bytes=128 * 1024,
+        bytes_per_second=rate_mib * MIB,
+        sync_write=False,
+        loopback=False,
+        mtu_bytes=1500,
         metrics=RunMetrics(rtt_min_seconds=0.0102, ack_count=0, ack_avg_seconds=None, server_write_seconds=None),
         created_at=T0 + timedelta(days=1, minutes=id),
-    )  # fmt: skip
+    )
     return MeasuredRun(**{**values, **overrides})
 
 
@@ -125,9 +141,10 @@ def test_buffers_from_environment_or_from_runs():
     plan = build_plan(facts=facts(link_bits_per_second=1e9, link_rtt_seconds=0.025), requirement=None, runs=[])
     assert plan.card("buffers").values["socket_buffer_bytes"] == 9_375_000
     measured = build_plan(
-        facts=facts(link_bits_per_second=None, link_rtt_seconds=None), requirement=None,
+        facts=facts(link_bits_per_second=None, link_rtt_seconds=None),
+        requirement=None,
         runs=[run(1, rate_mib=100), run(2, conns=4, rate_mib=200)],
-    )  # fmt: skip
+    )
     values = measured.card("buffers").values
     assert values["bandwidth_bits_per_second"] == pytest.approx(200 * MIB * 8)
     assert values["rtt_seconds"] == pytest.approx(0.0102)
@@ -155,14 +172,20 @@ def test_commit_impact_needs_a_standby_write_measurement():
     runs = [run(1)]
     assert plan_status(runs, "commit") == MISSING
     no_messages = run(
-        3, mode="sync", sync_write=True,
+        3,
+        mode="sync",
+        sync_write=True,
         metrics=RunMetrics(rtt_min_seconds=0.01, ack_count=0, ack_avg_seconds=None, server_write_seconds=0.5),
-    )  # fmt: skip
+    )
     assert plan_status([*runs, no_messages], "commit") == MISSING  # no acknowledged write: no write time
     sync = run(
-        2, mode="sync", sync_write=True, message_bytes=16384, created_at=T0 + timedelta(days=2),
+        2,
+        mode="sync",
+        sync_write=True,
+        message_bytes=16384,
+        created_at=T0 + timedelta(days=2),
         metrics=RunMetrics(rtt_min_seconds=0.0101, ack_count=1000, ack_avg_seconds=0.0125, server_write_seconds=2.0),
-    )  # fmt: skip
+    )
     plan = build_plan(facts=facts(transport_mode="SYNC"), requirement=history(), runs=[*runs, sync])
     card = plan.card("commit")
     assert card.values["write_seconds"] == pytest.approx(0.002)
