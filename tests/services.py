@@ -247,12 +247,15 @@ def start_sshd() -> SshServer | None:
         config = root / "sshd_config"
         config.write_text(
             sshd_config(
-                address="127.0.0.1", port=port, host_key=root / "host_ed25519", pid_file=root / "sshd.pid",
+                address="127.0.0.1",
+                port=port,
+                host_key=root / "host_ed25519",
+                pid_file=root / "sshd.pid",
                 authorized_keys=root / "authorized_keys",
             )
             # the probes its sessions start carry the owner mark of this test process (leftover_probes)
             + (f"SetEnv {OWNER_VARIABLE}={owner}\n" if (owner := os.environ.get(OWNER_VARIABLE)) else "")
-        )  # fmt: skip
+        )
         with open(root / "log", "w") as log:  # the child keeps its own copy of the descriptor
             process = subprocess.Popen(
                 [str(SSHD), "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=log

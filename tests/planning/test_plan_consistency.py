@@ -52,13 +52,17 @@ def histories(draw):
                 timed = kind != "log-untimed"
                 rows.append(
                     RedoInterval(
-                        line=sequence, thread=thread, start=start if timed else None,
+                        line=sequence,
+                        thread=thread,
+                        start=start if timed else None,
                         end=start + timedelta(seconds=seconds) if timed else None,
-                        seconds=None if timed else seconds, bytes=mib * MIB, kind=kind.removesuffix("-untimed"),
+                        seconds=None if timed else seconds,
+                        bytes=mib * MIB,
+                        kind=kind.removesuffix("-untimed"),
                         sequence=sequence + 1 if kind.startswith("log") else None,
                         peak_bytes_per_second=(mib * MIB / seconds) * draw(st.floats(1, 5)) if kind == "rate" else None,
                     )
-                )  # fmt: skip
+                )
                 clock += seconds + draw(st.sampled_from([0, 0, 30, 7200]))
         imports.append(ImportSeries(number, f"import{number}.csv", rows))
     return imports
@@ -71,28 +75,43 @@ def run_sets(draw):
         node = draw(st.integers(1, 3))
         runs.append(
             MeasuredRun(
-                id=number, label="", client_node=node, server_node=node,
-                mode=draw(st.sampled_from(["async", "async", "sync"])), conns=draw(st.sampled_from([1, 1, 4])),
-                message_bytes=1 * MIB, bytes_per_second=draw(st.floats(0.1, 500)) * MIB,
-                sync_write=draw(st.booleans()), loopback=draw(st.booleans()), mtu_bytes=None,
-                metrics=RunMetrics(rtt_min_seconds=0.01, ack_count=100, ack_avg_seconds=0.012,
-                                   server_write_seconds=draw(st.sampled_from([None, 0.2]))),
+                id=number,
+                label="",
+                client_node=node,
+                server_node=node,
+                mode=draw(st.sampled_from(["async", "async", "sync"])),
+                conns=draw(st.sampled_from([1, 1, 4])),
+                message_bytes=1 * MIB,
+                bytes_per_second=draw(st.floats(0.1, 500)) * MIB,
+                sync_write=draw(st.booleans()),
+                loopback=draw(st.booleans()),
+                mtu_bytes=None,
+                metrics=RunMetrics(
+                    rtt_min_seconds=0.01,
+                    ack_count=100,
+                    ack_avg_seconds=0.012,
+                    server_write_seconds=draw(st.sampled_from([None, 0.2])),
+                ),
                 created_at=T0 + timedelta(days=number),
             )
-        )  # fmt: skip
+        )
     return runs
 
 
 @st.composite
 def facts(draw):
     return Facts(
-        platform="dataguard", transport_mode=draw(st.sampled_from(["ASYNC", "SYNC", "FASTSYNC"])),
-        database_bytes=draw(st.sampled_from([None, 10 * 1024**4])), primary_nodes=3, standby_nodes=3,
+        platform="dataguard",
+        transport_mode=draw(st.sampled_from(["ASYNC", "SYNC", "FASTSYNC"])),
+        database_bytes=draw(st.sampled_from([None, 10 * 1024**4])),
+        primary_nodes=3,
+        standby_nodes=3,
         instantiation_goal_seconds=draw(st.sampled_from([None, 3600.0, 48 * 3600.0])),
-        headroom_percent=draw(st.sampled_from([0.0, 30.0, 100.0])), apply_overhead_percent=30.0,
+        headroom_percent=draw(st.sampled_from([0.0, 30.0, 100.0])),
+        apply_overhead_percent=30.0,
         link_bits_per_second=draw(st.sampled_from([None, 1e8, 1e10, "below bound", "above bound"])),
         link_rtt_seconds=draw(st.sampled_from([None, 0.025])),
-    )  # fmt: skip
+    )
 
 
 def check_badge(card) -> None:

@@ -34,15 +34,22 @@ RECAPTURE = os.environ.get("RECAPTURE_PROBE_OUTPUT") == "1"  # see tests/fixture
 def requested(session, tmp_path):
     """An environment with the GV$ARCHIVED_LOG fixture imported and three runs on this machine, queued."""
     environment = make_environment(
-        session, platform="dataguard", transport_mode="SYNC", database_size_bytes=2 * 1024**4,
-        instantiation_goal_seconds=48 * 3600, link_rtt_seconds=0.025,
-    )  # fmt: skip
+        session,
+        platform="dataguard",
+        transport_mode="SYNC",
+        database_size_bytes=2 * 1024**4,
+        instantiation_goal_seconds=48 * 3600,
+        link_rtt_seconds=0.025,
+    )
     primary = make_host(session, environment, role="primary", name="here-p", transport="local")
     standby = make_host(session, environment, role="standby", name="here-s", transport="local")
     redo_service.import_file(
-        session=session, environment=environment, path=FIXTURES / "gv_archived_log.csv",
-        filename="gv_archived_log.csv", imported_by="alice",
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        path=FIXTURES / "gv_archived_log.csv",
+        filename="gv_archived_log.csv",
+        imported_by="alice",
+    )
     # "This machine" writes only under REDOLAB_LOCAL_WRITE_ROOT (runs.queueing)
     write_dir = get_settings().resolved_local_write_root / f"standby-redo-{tmp_path.name}"
     write_dir.mkdir(parents=True, exist_ok=True)
@@ -183,9 +190,11 @@ def test_plan_api_page_and_cli_agree(session, measured, api_client, browser_clie
 
     result = subprocess.run(
         [str(REDOLAB), "plan", "show", "--env", environment.name, "--json", *[f"--run={r.id}" for r in runs]],
-        capture_output=True, text=True, env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
+        capture_output=True,
+        text=True,
+        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
         timeout=60,
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["cards"]["buffers"]["values"]["socket_buffer_bytes"] == socket_buffer
 
@@ -199,11 +208,20 @@ def stored_run(session, environment, client, server, *, conns, bytes_per_second)
     from redolab.runs.models import ProbeMode, Run
 
     run = Run(
-        environment_id=environment.id, client_host_id=client.id, server_host_id=server.id,
-        client_host_name=client.name, server_host_name=server.name, mode=ProbeMode.async_, conns=conns,
-        message_bytes=1024 * 1024, duration_seconds=60, interval_seconds=1, status=RunStatus.succeeded,
-        requested_by="alice", bytes_per_second=bytes_per_second,
-    )  # fmt: skip
+        environment_id=environment.id,
+        client_host_id=client.id,
+        server_host_id=server.id,
+        client_host_name=client.name,
+        server_host_name=server.name,
+        mode=ProbeMode.async_,
+        conns=conns,
+        message_bytes=1024 * 1024,
+        duration_seconds=60,
+        interval_seconds=1,
+        status=RunStatus.succeeded,
+        requested_by="alice",
+        bytes_per_second=bytes_per_second,
+    )
     session.add(run)
     session.commit()
     return run
@@ -215,23 +233,31 @@ def test_the_seeds_worked_examples_on_the_page(session, browser_client, tmp_path
     --json` show them."""
     mib = 1024 * 1024
     environment = make_environment(
-        session, database_size_bytes=100 * 1024**4, primary_rac_nodes=2, standby_rac_nodes=2,
-        apply_overhead_percent=30, link_rtt_seconds=0.0277,
-    )  # fmt: skip
+        session,
+        database_size_bytes=100 * 1024**4,
+        primary_rac_nodes=2,
+        standby_rac_nodes=2,
+        apply_overhead_percent=30,
+        link_rtt_seconds=0.0277,
+    )
     hosts = {
         (role, node): make_host(session, environment, role=role, node_number=node, name=f"{role}{node}")
         for role in ("primary", "standby")
         for node in (1, 2)
     }
     for node in (1, 2):
-        stored_run(session, environment, hosts["primary", node], hosts["standby", node], conns=8,
-                   bytes_per_second=300 * mib)  # fmt: skip
+        stored_run(
+            session, environment, hosts["primary", node], hosts["standby", node], conns=8, bytes_per_second=300 * mib
+        )
     stored_run(session, environment, hosts["primary", 1], hosts["standby", 1], conns=1, bytes_per_second=2.02 * mib)
 
     redo_service.import_file(
-        session=session, environment=environment, path=FIXTURES / "seed000.csv", filename="seed000.csv",
+        session=session,
+        environment=environment,
+        path=FIXTURES / "seed000.csv",
+        filename="seed000.csv",
         imported_by="alice",
-    )  # fmt: skip
+    )
     page = browser_client.get(f"/environments/{environment.id}").text
     assert "48.55 h" in page and "63.11 h" in page  # seed 000: "about 50 hours", then +30 %
     assert "58,672 bytes" in page  # seed 001: the single stream's window
@@ -239,9 +265,11 @@ def test_the_seeds_worked_examples_on_the_page(session, browser_client, tmp_path
     assert "54.67 MiB/s" in page and "71.07 MiB/s" in page
     result = subprocess.run(
         [str(REDOLAB), "plan", "show", "--env", environment.name, "--json"],
-        capture_output=True, text=True, env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
+        capture_output=True,
+        text=True,
+        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
         timeout=60,
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr
     body = json.loads(result.stdout)
     assert body["requirement"]["summed"]["required_bytes_per_second"] == pytest.approx(54.672887 * 1.3 * mib, rel=1e-6)
@@ -249,9 +277,11 @@ def test_the_seeds_worked_examples_on_the_page(session, browser_client, tmp_path
     assert body["cards"]["buffers"]["values"]["measured_window_bytes"] == 58_672
     text = subprocess.run(
         [str(REDOLAB), "plan", "show", "--env", environment.name],
-        capture_output=True, text=True, env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
+        capture_output=True,
+        text=True,
+        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
         timeout=60,
-    ).stdout  # fmt: skip
+    ).stdout
     assert "all threads: 71.07 MiB/s (peak 54.67 MiB/s; " in text and "per-log rate from import #" in text
     assert "[x] import #" in text and "seed000.csv" in text
 

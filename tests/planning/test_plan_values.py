@@ -25,9 +25,13 @@ from redolab.runs.parsers.redoprobe import RunMetrics
 from tests.planning.test_plan import MIB, T0, facts, history, log, run
 
 SYNC_RUN = run(
-    9, mode="sync", sync_write=True, message_bytes=16384, created_at=T0 + timedelta(days=2),
+    9,
+    mode="sync",
+    sync_write=True,
+    message_bytes=16384,
+    created_at=T0 + timedelta(days=2),
     metrics=RunMetrics(rtt_min_seconds=0.0101, ack_count=1000, ack_avg_seconds=0.0125, server_write_seconds=2.0),
-)  # fmt: skip
+)
 DISK = DiskFact(Disk(200 * MIB, 0.0004), "standby-1:/redo")
 
 
@@ -66,10 +70,19 @@ def plans():
 
 def report(plan) -> str:
     made = Report(
-        title="Plan", environment="prod", environment_id=1, platform="Oracle Data Guard",
-        generated_at=datetime(2026, 1, 1, tzinfo=UTC), author="alice", version="0", time_zone=plan.time_zone,
-        hosts=[], facts=[], plan=plan, selection=Selection(),
-    )  # fmt: skip
+        title="Plan",
+        environment="prod",
+        environment_id=1,
+        platform="Oracle Data Guard",
+        generated_at=datetime(2026, 1, 1, tzinfo=UTC),
+        author="alice",
+        version="0",
+        time_zone=plan.time_zone,
+        hosts=[],
+        facts=[],
+        plan=plan,
+        selection=Selection(),
+    )
     return report_html(made)
 
 
@@ -216,8 +229,10 @@ def test_a_chosen_loopback_run_is_one_capped_capacity_on_every_card():
         assert card.loopback and card.badge.endswith("(loopback)"), card
         assert card.headline.startswith("Loopback, not the link: ") and "Nominal" not in card.headline
     assert buffers.result.window_bytes == round(link * 0.025)  # not 3,715.56 MiB/s x the WAN round trip
-    assert "run #9" in dict(commit.rows)["Measured standby write"] and "loopback" in dict(commit.rows)[
-        "Measured standby write"]  # fmt: skip
+    assert (
+        "run #9" in dict(commit.rows)["Measured standby write"]
+        and "loopback" in dict(commit.rows)["Measured standby write"]
+    )
     assert not any("left out of the verdicts" in r for r in plan.risks)
     assert any(r.startswith("Loopback runs #9, #20, #21") and "and 7 more" in r for r in plan.risks)
     assert plan.to_json()["cards"]["transport"]["loopback"] is True

@@ -31,12 +31,24 @@ def fact(
         "series": {"end_seconds": [1.0, 2.0, 3.0], "lag_seconds": [0.0, max_lag, 0.0]},
     }  # fmt: skip
     return RehearsalFact(
-        id=7, when=T0 + timedelta(days=30), window_kind="worst", window_start=T0 + timedelta(hours=1),
-        window_end=T0 + timedelta(hours=2), window_label="worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC",
-        granularity_seconds=600, granularity="per log (~10 min each)", threads=(1,), scale=scale, speedup=speedup,
-        mode="async", loopback=loopback, status=status, failure=None, result=measured if result else None,
+        id=7,
+        when=T0 + timedelta(days=30),
+        window_kind="worst",
+        window_start=T0 + timedelta(hours=1),
+        window_end=T0 + timedelta(hours=2),
+        window_label="worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC",
+        granularity_seconds=600,
+        granularity="per log (~10 min each)",
+        threads=(1,),
+        scale=scale,
+        speedup=speedup,
+        mode="async",
+        loopback=loopback,
+        status=status,
+        failure=None,
+        result=measured if result else None,
         imports=imports,
-    )  # fmt: skip
+    )
 
 
 def plan_with(
@@ -165,8 +177,10 @@ def test_a_rehearsal_of_an_import_no_longer_chosen_gets_no_prediction_of_other_r
     other = plan_with(rehearsed, req=history(2, "arch-again.csv", worst_mib=1200), link_bits=1.5 * MIB * 8)
     card = other.card("rehearsal")
     said = dict(card.rows)["Model's prediction, same window"]
-    assert said.startswith("none: the redo history it replayed (import #1 (arch.csv)) is not the plan's chosen "
-                           "history now (import #2 (arch-again.csv))"), said  # fmt: skip
+    assert said.startswith(
+        "none: the redo history it replayed (import #1 (arch.csv)) is not the plan's chosen "
+        "history now (import #2 (arch-again.csv))"
+    ), said
     assert "not be of the same redo" in said
     assert card.values["predicted"] is None and card.values["explanation"] is None
     assert "Measured against the model" not in dict(card.rows)

@@ -23,10 +23,16 @@ def row(thread, start_s, seconds, mib, *, kind="log", base=T0, peak=None, timed=
     start = base + timedelta(seconds=start_s)
     end = start + timedelta(seconds=seconds)
     return RedoInterval(
-        line=1, thread=thread, start=start if timed else None, end=end if timed else None,
-        seconds=None if timed else seconds, bytes=mib * MIB, kind=kind, peak_bytes_per_second=peak,
+        line=1,
+        thread=thread,
+        start=start if timed else None,
+        end=end if timed else None,
+        seconds=None if timed else seconds,
+        bytes=mib * MIB,
+        kind=kind,
+        peak_bytes_per_second=peak,
         sequence=int(start.timestamp()) if kind == "log" else None,
-    )  # fmt: skip
+    )
 
 
 def test_finest_basis_wins_and_the_sum_never_drops_below_a_thread():
@@ -34,8 +40,9 @@ def test_finest_basis_wins_and_the_sum_never_drops_below_a_thread():
     Per thread the per-log rate wins; all threads together need at least thread 2's 54.67 MiB/s."""
     logs = [row(1, 0, 781, 29365.6553, timed=False), row(2, 0, 537, 29359.3403, timed=False)]
     sysmetric = [row(1, 0, 600, 600, kind="rate", peak=5 * MIB), row(1, 600, 600, 1200, kind="rate", peak=3 * MIB)]
-    req = requirement([ImportSeries(1, "seed000.csv", logs), ImportSeries(2, "sysmetric.tsv", sysmetric)],
-                      headroom_ratio=0.3)  # fmt: skip
+    req = requirement(
+        [ImportSeries(1, "seed000.csv", logs), ImportSeries(2, "sysmetric.tsv", sysmetric)], headroom_ratio=0.3
+    )
     assert req.threads[1].peak_bytes_per_second == pytest.approx(29365.6553 * MIB / 781)
     assert req.threads[1].basis.statistic == "per-log rate"
     assert req.threads[1].replay_basis.imports == ("import #2 (sysmetric.tsv)",)  # times for the replay
@@ -54,10 +61,12 @@ def test_disjoint_periods_are_separate_stretches_and_the_sum_is_only_where_threa
     assert req.summed_peak_bytes_per_second == pytest.approx(10 * MIB)  # raised to thread 1's 2024 peak
     assert "raised to thread 1's own peak" in req.summed_how
     two = requirement(
-        [ImportSeries(1, "2022.csv", rows[:2]), ImportSeries(2, "2024.csv", [row(1, 0, 60, 60, base=later),
-                                                                             row(2, 0, 60, 60, base=later)])],
+        [
+            ImportSeries(1, "2022.csv", rows[:2]),
+            ImportSeries(2, "2024.csv", [row(1, 0, 60, 60, base=later), row(2, 0, 60, 60, base=later)]),
+        ],
         headroom_ratio=0.3,
-    )  # fmt: skip
+    )
     assert [s.start.year for s in two.spans] == [2022, 2024]  # two series, no line across the gap
 
 
@@ -70,27 +79,45 @@ def test_peak_windows_are_the_highest_averages_and_only_where_the_data_is_fine_e
     assert windows[1].start == T0 + timedelta(minutes=4)
     assert windows[5].bytes_per_second == pytest.approx((3600 + 4 * 360) * MIB / 300)
     assert windows[60].bytes_per_second is None and "no stretch" in windows[60].reason
-    hourly = requirement([ImportSeries(1, "hourly.csv", [row(1, 3600 * i, 3600, 3600, kind="period")
-                                                         for i in range(3)])], headroom_ratio=0.3)  # fmt: skip
+    hourly = requirement(
+        [ImportSeries(1, "hourly.csv", [row(1, 3600 * i, 3600, 3600, kind="period") for i in range(3)])],
+        headroom_ratio=0.3,
+    )
     assert {w.minutes: w.reason for w in hourly.windows}[15].endswith("too coarse")
     assert best_window([(T0, T0 + timedelta(seconds=10), 5.0)], 60) is None
 
 
 def run(id, *, node=1, conns=1, rate_mib=10.0, loopback=False, mtu=None):
     return MeasuredRun(
-        id=id, label="", client_node=node, server_node=node, mode="async", conns=conns, message_bytes=MIB,
-        bytes_per_second=rate_mib * MIB, sync_write=False, loopback=loopback, mtu_bytes=mtu,
+        id=id,
+        label="",
+        client_node=node,
+        server_node=node,
+        mode="async",
+        conns=conns,
+        message_bytes=MIB,
+        bytes_per_second=rate_mib * MIB,
+        sync_write=False,
+        loopback=loopback,
+        mtu_bytes=mtu,
         metrics=RunMetrics(rtt_min_seconds=0.01, ack_count=0, ack_avg_seconds=None, server_write_seconds=None),
         created_at=T0 + timedelta(days=id),
-    )  # fmt: skip
+    )
 
 
 def facts(**overrides):
     values = dict(
-        platform="dataguard", transport_mode="ASYNC", database_bytes=1024**4, primary_nodes=1, standby_nodes=1,
-        instantiation_goal_seconds=None, headroom_percent=30, apply_overhead_percent=30,
-        link_bits_per_second=1e9, link_rtt_seconds=0.025,
-    )  # fmt: skip
+        platform="dataguard",
+        transport_mode="ASYNC",
+        database_bytes=1024**4,
+        primary_nodes=1,
+        standby_nodes=1,
+        instantiation_goal_seconds=None,
+        headroom_percent=30,
+        apply_overhead_percent=30,
+        link_bits_per_second=1e9,
+        link_rtt_seconds=0.025,
+    )
     return Facts(**{**values, **overrides})
 
 

@@ -53,11 +53,14 @@ triples = st.lists(st.integers(0, 2**31 - 1), min_size=3, max_size=3)
 captures = st.fixed_dictionaries(
     {},
     optional={
-        "tcp_rmem": st.one_of(triples, st.none()), "tcp_wmem": triples, "rmem_max": st.integers(0, 2**31 - 1),
-        "wmem_max": st.integers(0, 2**31 - 1), "netdev_max_backlog": st.integers(0, 10**6),
+        "tcp_rmem": st.one_of(triples, st.none()),
+        "tcp_wmem": triples,
+        "rmem_max": st.integers(0, 2**31 - 1),
+        "wmem_max": st.integers(0, 2**31 - 1),
+        "netdev_max_backlog": st.integers(0, 10**6),
         "txqueuelen": st.integers(0, 10**5),
     },
-)  # fmt: skip
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -85,8 +88,9 @@ def test_no_line_ever_lowers_a_field_a_host_has(captured, buffer):
 
 def test_the_plan_json_gives_each_line_with_the_hosts_values():
     hosts = (HostKernel("p1 (primary 1)", {"tcp_rmem": LINUX_RMEM}, "run #3"),)
-    plan = build_plan(facts=facts(link_bits_per_second=1e9, link_rtt_seconds=0.025, host_kernels=hosts),
-                      requirement=None, runs=[])  # fmt: skip
+    plan = build_plan(
+        facts=facts(link_bits_per_second=1e9, link_rtt_seconds=0.025, host_kernels=hosts), requirement=None, runs=[]
+    )
     lines = {line["line"]: line for s in plan.to_json()["settings"] for line in s["lines"]}
     rmem = next(line for text, line in lines.items() if "tcp_rmem" in text)
     assert rmem["keep"] is True and rmem["recommended"] == "4096 87380 9375000"
@@ -100,11 +104,24 @@ def test_host_kernels_come_from_each_hosts_latest_run_not_a_kernel_sweep(session
     make_host(session, environment, name="s2", role="standby", node_number=2, ssh_address="10.0.0.3")
     older = {"tcp_rmem": [4096, 87380, 6291456]}
     make_measured_run(session, environment.id, primary, standby, client_settings=older, server_settings=older)
-    latest = make_measured_run(session, environment.id, primary, standby, client_settings={"tcp_rmem": LINUX_RMEM},
-                               server_settings={"tcp_rmem": LINUX_RMEM})  # fmt: skip
+    latest = make_measured_run(
+        session,
+        environment.id,
+        primary,
+        standby,
+        client_settings={"tcp_rmem": LINUX_RMEM},
+        server_settings={"tcp_rmem": LINUX_RMEM},
+    )
     swept = {"tcp_rmem": [4096, 87380, 1048576]}  # set by a kernel-maximum sweep for its test
-    make_measured_run(session, environment.id, primary, standby, client_settings=swept, server_settings=swept,
-                      kernel_max_bytes=1048576)  # fmt: skip
+    make_measured_run(
+        session,
+        environment.id,
+        primary,
+        standby,
+        client_settings=swept,
+        server_settings=swept,
+        kernel_max_bytes=1048576,
+    )
     session.refresh(environment)
     found = {k.host: k for k in host_kernels(session=session, environment=environment)}
     assert found["p1 (primary 1)"].captured["tcp_rmem"] == LINUX_RMEM

@@ -27,16 +27,20 @@ def two_destinations(session):
     each, the archived-log fixture imported; returns (environment, primary, near standby, remote standby)."""
     environment = make_environment(session, name="two hops", platform="dataguard", transport_mode="ASYNC")
     remote = destinations.create_destination(
-        session=session, environment=environment,
+        session=session,
+        environment=environment,
         destination_in=DestinationCreate(name="remote", kind="standby", transport="ASYNC", link_rtt_seconds="40 ms"),
-    )  # fmt: skip
+    )
     primary = make_host(session, environment, role="primary", name="p1")
     near = make_host(session, environment, role="standby", name="near1")
     far = make_host(session, environment, role="standby", name="remote1", destination_id=remote.id)
     redo_service.import_file(
-        session=session, environment=environment, path=FIXTURES / "gv_archived_log.csv",
-        filename="gv_archived_log.csv", imported_by="alice",
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        path=FIXTURES / "gv_archived_log.csv",
+        filename="gv_archived_log.csv",
+        imported_by="alice",
+    )
     return environment, primary, near, far, remote
 
 
@@ -47,10 +51,12 @@ def test_a_shared_uplink_fails_with_two_copies_although_each_hop_passes(session,
     remote_run = stored_run(session, environment, primary, far, conns=4, bytes_per_second=1.2 * required)
     first = environment.first_destination
     destinations.create_shared_link(
-        session=session, environment=environment,
-        link_in=SharedLinkCreate(name="uplink", destination_ids=[first.id, remote.id],
-                                 bandwidth_bits_per_second=int(1.5 * required * 8)),
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        link_in=SharedLinkCreate(
+            name="uplink", destination_ids=[first.id, remote.id], bandwidth_bits_per_second=int(1.5 * required * 8)
+        ),
+    )
     session.expire_all()
     plan = environment_plan(session=session, environment=environment)
     hops = {v.name: v for v in plan.topology.hops}
@@ -108,13 +114,23 @@ def test_no_hop_verdict_contradicts_its_destinations_transport_card(single, many
     card = build_plan(facts=hop_facts, requirement=requirement, runs=runs).card("transport")
     best, rtt = hop_capacity(hop_facts, runs)
     hop = HopFact(
-        id=1, name="standby", kind="standby", transport="ASYNC", feeds_from=None, nominal_bits_per_second=nominal,
-        rtt_seconds=rtt, measured_bytes_per_second=best.bytes_per_second if best else None,
-    )  # fmt: skip
-    topology = plan_topology(TopologyFacts(
-        platform="dataguard", protection_mode=None, hops=(hop,),
-        required_bytes_per_second=requirement.summed_required_bytes_per_second,
-    ))  # fmt: skip
+        id=1,
+        name="standby",
+        kind="standby",
+        transport="ASYNC",
+        feeds_from=None,
+        nominal_bits_per_second=nominal,
+        rtt_seconds=rtt,
+        measured_bytes_per_second=best.bytes_per_second if best else None,
+    )
+    topology = plan_topology(
+        TopologyFacts(
+            platform="dataguard",
+            protection_mode=None,
+            hops=(hop,),
+            required_bytes_per_second=requirement.summed_required_bytes_per_second,
+        )
+    )
     (verdict,) = topology.hops
     if verdict.status == FAIL:
         assert card.status == FAIL, (verdict.headline, card.headline)
@@ -128,9 +144,10 @@ def test_each_destination_is_instantiated_over_its_own_hop(session):
     environment, primary, near, far, remote = two_destinations(session)
     environment.database_size_bytes = 10 * 1024**4
     cascade = destinations.create_destination(
-        session=session, environment=environment,
+        session=session,
+        environment=environment,
         destination_in=DestinationCreate(name="cascade", kind="cascaded", transport="ASYNC", feeds_from=remote.id),
-    )  # fmt: skip
+    )
     leaf = make_host(session, environment, role="standby", name="leaf1", destination_id=cascade.id)
     stored_run(session, environment, primary, near, conns=8, bytes_per_second=400 * MIB)
     stored_run(session, environment, primary, far, conns=8, bytes_per_second=100 * MIB)

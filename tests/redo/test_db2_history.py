@@ -136,9 +136,12 @@ def test_db2pd_output_given_as_history_says_where_it_goes(tmp_path):
 def test_a_db2_import_is_stored_all_or_nothing(session, tmp_path):
     environment = make_environment(session, platform="hadr", transport_mode="NEARSYNC")
     record = service.import_file(
-        session=session, environment=environment, path=FIXTURES / "mon_get_transaction_log_clp.txt",
-        filename="mon.txt", imported_by="alice",
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        path=FIXTURES / "mon_get_transaction_log_clp.txt",
+        filename="mon.txt",
+        imported_by="alice",
+    )
     assert (record.kind, record.rows_kept, record.threads) == ("db2-log-counters", 7, [0, 1])
     bad = tmp_path / "bad.txt"
     bad.write_text((FIXTURES / "db2_snapshot_database.txt").read_text().replace("= 2030720", "= 20x30720"))

@@ -224,8 +224,9 @@ def test_archive_upload_previews_members_and_imports_all_or_nothing(browser_clie
     )
     path = write_zip(tmp_path / "broken.zip", broken)
     with pytest.raises(RedoInputError, match=r"^broken.zip/dma_output/awr-hist-1234567890-ORCL-1000-1003.out: "):
-        service.import_file(session=session, environment=environment, path=path, filename="broken.zip",
-                            imported_by="alice")  # fmt: skip
+        service.import_file(
+            session=session, environment=environment, path=path, filename="broken.zip", imported_by="alice"
+        )
     assert count(session, RedoImport) == 1 and count(session, RedoRow) == 60
 
 
@@ -277,9 +278,12 @@ def test_times_are_read_in_the_database_time_zone_and_stored_in_utc(session):
 
     environment = make_environment(session, time_zone="Europe/Berlin")
     record = service.import_file(
-        session=session, environment=environment, path=FIXTURES / "gv_archived_log.csv", filename="gv.csv",
+        session=session,
+        environment=environment,
+        path=FIXTURES / "gv_archived_log.csv",
+        filename="gv.csv",
         imported_by="alice",
-    )  # fmt: skip
+    )
     assert record.time_zone == "Europe/Berlin"
     assert record.first_time == datetime(2022, 1, 15, 7, 0, tzinfo=UTC)
     summer = list(pipeline.in_zone([_interval(datetime(2022, 7, 15, 8, 0, tzinfo=UTC))], "Europe/Berlin"))
@@ -296,8 +300,9 @@ def _interval(start):
 
     from redolab.redo.schemas import RedoInterval
 
-    return RedoInterval(line=1, thread=1, start=start, end=start + timedelta(minutes=10), seconds=None, bytes=1.0,
-                        kind="log")  # fmt: skip
+    return RedoInterval(
+        line=1, thread=1, start=start, end=start + timedelta(minutes=10), seconds=None, bytes=1.0, kind="log"
+    )
 
 
 def test_times_written_with_their_own_zone_keep_it():
@@ -308,8 +313,9 @@ def test_times_written_with_their_own_zone_keep_it():
     from redolab.redo.ingest.values import DateColumn
 
     column = DateColumn("FIRST_TIME")
-    written = [column.parse(text, 1) for text in ("2022-01-15 08:00:00 +02:00", "2022-01-15T08:00:00Z",
-                                                  "2022-01-15 08:00:00")]  # fmt: skip
+    written = [
+        column.parse(text, 1) for text in ("2022-01-15 08:00:00 +02:00", "2022-01-15T08:00:00Z", "2022-01-15 08:00:00")
+    ]
     read = [i.start for i in pipeline.in_zone([_interval(moment) for moment in written], "Europe/Berlin")]
     assert read == [
         datetime(2022, 1, 15, 6, 0, tzinfo=UTC),

@@ -45,8 +45,16 @@ def test_a_preview_is_read_in_another_process_and_pickles_whole(tmp_path):
     result = read_preview(str(source), "gv.csv", "auto", None, "UTC", 30.0, str(tmp_path))
     again = pickle.loads(pickle.dumps(result))  # noqa: S301  (our own bytes)
     assert [f.name for f in dataclasses.fields(Preview)][:9] == [
-        "filename", "format", "kind", "headers", "mapping", "sample", "summary", "analysis", "duplicate_of",
-    ]  # fmt: skip
+        "filename",
+        "format",
+        "kind",
+        "headers",
+        "mapping",
+        "sample",
+        "summary",
+        "analysis",
+        "duplicate_of",
+    ]
     assert again.filename == "gv.csv" and again.kind == result.kind and again.summary == result.summary
     assert again.duplicate_of is None and len(again.sha256) == 64
     assert again.sample == result.sample and 0 < len(again.sample) <= 8
@@ -140,8 +148,9 @@ def test_an_import_job_past_the_cpu_bound_fails_naming_it_and_leaves_nothing(
 
 
 def test_the_staging_limits_carry_the_reading_bounds_from_the_settings(settings):
-    changed = Settings(**{**settings.model_dump(), "preview_cpu_seconds": 7, "preview_memory_bytes": GIB},
-                       _env_file=None)  # fmt: skip
+    changed = Settings(
+        **{**settings.model_dump(), "preview_cpu_seconds": 7, "preview_memory_bytes": GIB}, _env_file=None
+    )
     limits = uploads.StagingLimits.of(changed)
     assert limits.reading == ChildLimits(cpu_seconds=7, memory_bytes=GIB, wall_seconds=changed.preview_wall_seconds)
     assert uploads.StagingLimits(1, 1, 0, 0).reading.cpu_seconds == 60  # the defaults, when not given

@@ -105,9 +105,11 @@ def parse(html: str) -> Node:
 
 def preview(client, environment, name: str, data: bytes):
     response = client.post(
-        f"/environments/{environment.id}/redo/preview", files={"file": (name, data)}, data={"format": "auto"},
+        f"/environments/{environment.id}/redo/preview",
+        files={"file": (name, data)},
+        data={"format": "auto"},
         headers=HTMX,
-    )  # fmt: skip
+    )
     assert response.status_code == 200, response.text
     return response
 

@@ -72,8 +72,16 @@ def test_shuffles_destinations_and_names_never_change_the_peak(rows, hourly, nam
     threads, summed = expected_peaks(rows, hourly)
     with TemporaryDirectory() as directory:
         path = Path(directory) / "volumes.txt"
-        path.write_text(export(rows, hourly=hourly, names=names, delimiter=delimiter, order=random.Random(seed),
-                               standby_share=standby_share))  # fmt: skip
+        path.write_text(
+            export(
+                rows,
+                hourly=hourly,
+                names=names,
+                delimiter=delimiter,
+                order=random.Random(seed),
+                standby_share=standby_share,
+            )
+        )
         _, summary = analyze_files([path])
     assert {t["thread"]: t["peak_bytes_per_second"] for t in summary["threads"]} == pytest.approx(threads)
     assert summary["summed"]["peak_bytes_per_second"] == pytest.approx(summed)
@@ -83,8 +91,14 @@ def test_shuffles_destinations_and_names_never_change_the_peak(rows, hourly, nam
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(rows=volumes, seed=st.integers(0, 2**32 - 1), unknown=st.sampled_from(["HR_OF_DAY", "X", "BUCKET"]))
 def test_an_unrecognised_hour_column_is_refused_not_read_as_days(rows, seed, unknown):
-    text = export(rows, hourly=True, names=("DAY", unknown, "THREAD#", "MB"), delimiter=",", order=random.Random(seed),
-                  standby_share=1.0)  # fmt: skip
+    text = export(
+        rows,
+        hourly=True,
+        names=("DAY", unknown, "THREAD#", "MB"),
+        delimiter=",",
+        order=random.Random(seed),
+        standby_share=1.0,
+    )
     with TemporaryDirectory() as directory:
         path = Path(directory) / "hourly.csv"
         path.write_text(text)

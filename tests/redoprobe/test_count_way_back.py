@@ -98,8 +98,10 @@ def test_a_count_held_up_on_its_way_back_is_not_lag(redoprobe, server, tmp_path)
         holds, end = result
         missed = [f"the way back held {holds} times (>= 4)"] if holds < 4 else []  # many counts with it
         if end["max_lag_seconds"] > 0.06 or end["max_backlog_bytes"] > 120_000:
-            missed.append(f"largest lag {end['max_lag_seconds']:.3f} s (<= 0.06 s; held counts made it 0.16 s), "
-                          f"backlog {end['max_backlog_bytes']:,} B (<= 120,000 B)")  # fmt: skip
+            missed.append(
+                f"largest lag {end['max_lag_seconds']:.3f} s (<= 0.06 s; held counts made it 0.16 s), "
+                f"backlog {end['max_backlog_bytes']:,} B (<= 120,000 B)"
+            )
         return missed
 
     measured_within(replayed, misses, "counts held 150 ms on their way back")
@@ -148,7 +150,9 @@ def test_counts_come_back_together_each_with_its_own_moment(redoprobe, server, t
         lags, end = result
         if lags[len(lags) // 2] < 0.002 and end["max_lag_seconds"] < 0.05:
             return []
-        return [f"median interval lag {lags[len(lags) // 2] * 1000:.2f} ms (< 2 ms), largest lag "
-                f"{end['max_lag_seconds'] * 1000:.1f} ms (< 50 ms)"]  # fmt: skip
+        return [
+            f"median interval lag {lags[len(lags) // 2] * 1000:.2f} ms (< 2 ms), largest lag "
+            f"{end['max_lag_seconds'] * 1000:.1f} ms (< 50 ms)"
+        ]
 
     measured_within(replayed, misses, "counts sent together")

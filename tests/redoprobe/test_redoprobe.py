@@ -141,9 +141,23 @@ def test_congestion_fq_rate_bind_and_cport_are_applied_and_reported(redoprobe, s
         srv = server("--once")
         port = first + (os.getpid() * 7 + attempt * 211) % (spare - 1)
         client = run_client(
-            redoprobe, srv.port, "--congestion", available[0], "--fq-rate", "200M", "--bind", "127.0.0.1",
-            "--cport", str(port), "--conns", "2", "--message-size", "64K", "--duration", "2",
-        )  # fmt: skip
+            redoprobe,
+            srv.port,
+            "--congestion",
+            available[0],
+            "--fq-rate",
+            "200M",
+            "--bind",
+            "127.0.0.1",
+            "--cport",
+            str(port),
+            "--conns",
+            "2",
+            "--message-size",
+            "64K",
+            "--duration",
+            "2",
+        )
         if "Address in use" not in client.stdout:
             break
         srv.process.kill()
@@ -193,8 +207,11 @@ def test_rate_paces_the_stream(redoprobe, server):
         return rate
 
     # a client starved of CPU falls behind its pace: measured once more before that fails
-    measured_within(paced, lambda rate: [f"{rate / 1e6:.2f} MB/s < 0.85 x {pace / 1e6:g} MB/s"] * (rate < 0.85 * pace),
-                    "the paced rate")  # fmt: skip
+    measured_within(
+        paced,
+        lambda rate: [f"{rate / 1e6:.2f} MB/s < 0.85 x {pace / 1e6:g} MB/s"] * (rate < 0.85 * pace),
+        "the paced rate",
+    )
 
 
 def test_delay_between_messages(redoprobe, server):
@@ -261,8 +278,11 @@ def test_a_test_longer_than_the_servers_cap_is_refused_at_once(redoprobe, server
         assert "stops tests before this one's 10 s" in error["message"] and "--max-duration" in error["message"], error
         return client.elapsed
 
-    measured_within(refused, lambda seconds: [f"refused after {seconds:.2f} s (margin 3 s)"] * (seconds >= 3),
-                    "the refusal at the handshake")  # fmt: skip
+    measured_within(
+        refused,
+        lambda seconds: [f"refused after {seconds:.2f} s (margin 3 s)"] * (seconds >= 3),
+        "the refusal at the handshake",
+    )
     srv.kill(signal.SIGTERM)
     _, server_events = srv.finish(timeout=15)
     assert "over this server's --max-duration 1 s" in srv.stderr + str(server_events)
@@ -281,8 +301,11 @@ def test_server_idle_timeout(redoprobe):
         assert "no client connected within" in by_event(events(result.stdout), "error")[0]["message"]
         return time.monotonic() - started
 
-    measured_within(idle, lambda seconds: [f"ended after {seconds:.2f} s (margin 3 s)"] * (seconds >= 3),
-                    "the idle timeout of 0.5 s")  # fmt: skip
+    measured_within(
+        idle,
+        lambda seconds: [f"ended after {seconds:.2f} s (margin 3 s)"] * (seconds >= 3),
+        "the idle timeout of 0.5 s",
+    )
 
 
 def _closed_port() -> int:
@@ -332,8 +355,11 @@ def test_silent_peer_times_out_instead_of_hanging(redoprobe):
         assert "did not answer the handshake" in by_event(client.events, "error")[0]["message"]
         return client.elapsed
 
-    measured_within(timed_out, lambda seconds: [f"ended after {seconds:.2f} s (margin 4 s)"] * (seconds >= 4),
-                    "the connect timeout of 1 s")  # fmt: skip
+    measured_within(
+        timed_out,
+        lambda seconds: [f"ended after {seconds:.2f} s (margin 4 s)"] * (seconds >= 4),
+        "the connect timeout of 1 s",
+    )
 
 
 def test_version_mismatch_is_clear(redoprobe):
@@ -533,8 +559,7 @@ def test_disk_duration_and_fdatasync(redoprobe, tmp_path):
         return end["seconds"]
 
     # the last fdatasync of a busy disk can run past the duration: measured once more before that fails
-    measured_within(written, lambda seconds: [f"{seconds:.2f} s (margin 5 s)"] * (seconds >= 5),
-                    "a 0.5 s disk test")  # fmt: skip
+    measured_within(written, lambda seconds: [f"{seconds:.2f} s (margin 5 s)"] * (seconds >= 5), "a 0.5 s disk test")
 
 
 def test_no_probe_left_running(redoprobe):
@@ -676,5 +701,8 @@ def test_term_while_the_client_waits_for_the_servers_count_ends_it(redoprobe, se
         assert by_event(events(out), "interval"), "the intervals before the stop are reported"
         return waited
 
-    measured_within(stopped_waiting, lambda waited: [f"the client ended {waited:.2f} s after TERM (margin 3 s)"]
-                    * (waited >= 3), "TERM during the wait for the count")  # fmt: skip
+    measured_within(
+        stopped_waiting,
+        lambda waited: [f"the client ended {waited:.2f} s after TERM (margin 3 s)"] * (waited >= 3),
+        "TERM during the wait for the count",
+    )

@@ -106,8 +106,10 @@ def test_replay_below_the_link_rate_follows_the_schedule(redoprobe, server, tmp_
                     missed.append(f"second {second}: {key} {interval[key]:,} B, not {expected:,} +- {slot:,} B")
             # a 1 MiB message is more than a slot: each slot leaves once generated, 0.1 s after its start
             if not (interval["lag_seconds"] < 0.12 and interval["backlog_bytes"] < expected / 8):
-                missed.append(f"second {second}: lag {interval['lag_seconds']} s (< 0.12 s), backlog "
-                              f"{interval['backlog_bytes']:,} B (< {expected / 8:,.0f} B)")  # fmt: skip
+                missed.append(
+                    f"second {second}: lag {interval['lag_seconds']} s (< 0.12 s), backlog "
+                    f"{interval['backlog_bytes']:,} B (< {expected / 8:,.0f} B)"
+                )
         if not (end["drain_seconds"] < 0.1 and end["max_lag_seconds"] < 0.12):
             missed.append(f"drain {end['drain_seconds']} s (< 0.1 s), lag {end['max_lag_seconds']} s (< 0.12 s)")
         if end["seconds"] >= 5:  # it ends once every byte arrived, not at the 67.9 s cap
@@ -158,12 +160,16 @@ def test_a_burst_above_the_link_rate_builds_a_backlog_that_drains(redoprobe, ser
         for interval in draining:
             elapsed = interval["end_seconds"] - 0.5
             if interval["lag_seconds"] > elapsed * (1 - link / rate) + 0.05:
-                missed.append(f"lag {interval['lag_seconds']:.3f} s at {interval['end_seconds']} s > "
-                              f"{elapsed * (1 - link / rate):.3f} + 0.05 s")  # fmt: skip
+                missed.append(
+                    f"lag {interval['lag_seconds']:.3f} s at {interval['end_seconds']} s > "
+                    f"{elapsed * (1 - link / rate):.3f} + 0.05 s"
+                )
             if interval["backlog_bytes"] / link > done - interval["end_seconds"] + 0.3:
                 left = done - interval["end_seconds"]
-                missed.append(f"backlog {interval['backlog_bytes']:,} B at {interval['end_seconds']} s: "
-                              f"{interval['backlog_bytes'] / link:.2f} s to drain > {left:.2f} + 0.3 s")  # fmt: skip
+                missed.append(
+                    f"backlog {interval['backlog_bytes']:,} B at {interval['end_seconds']} s: "
+                    f"{interval['backlog_bytes'] / link:.2f} s to drain > {left:.2f} + 0.3 s"
+                )
         return missed
 
     measured_within(replayed, misses, "a burst through a 64 Mbit/s pace")
@@ -243,8 +249,10 @@ def test_sync_reports_the_schedule_slip(redoprobe, server, tmp_path):
         missed = [f"largest slip {end['max_slip_seconds']:.3f} s (< 1 s)"] if end["max_slip_seconds"] >= 1.0 else []
         first, acked = intervals[0], intervals[0]["ack_latency_us"]["count"]
         if first["slip_seconds_max"] != end["max_slip_seconds"] or acked != 64:
-            missed.append(f"the first second: slip {first['slip_seconds_max']} s (the largest: "
-                          f"{end['max_slip_seconds']} s), {acked} of 64 commits acknowledged")  # fmt: skip
+            missed.append(
+                f"the first second: slip {first['slip_seconds_max']} s (the largest: "
+                f"{end['max_slip_seconds']} s), {acked} of 64 commits acknowledged"
+            )
         if intervals[1]["slip_seconds_max"] >= 0.05:
             missed.append(f"the second second: slip {intervals[1]['slip_seconds_max']:.3f} s (< 0.05 s)")
         return missed
@@ -266,8 +274,11 @@ def test_the_duration_caps_a_replay_that_cannot_drain(redoprobe, server, tmp_pat
         return end
 
     # the cap holds: the server stops at the END, not when the buffers drain (64 MiB at 2 MB/s: 34 s)
-    measured_within(replayed, lambda end: [f"ended after {end['seconds']:.2f} s (< 3 s)"] * (end["seconds"] >= 3),
-                    "a replay capped at 1.5 s")  # fmt: skip
+    measured_within(
+        replayed,
+        lambda end: [f"ended after {end['seconds']:.2f} s (< 3 s)"] * (end["seconds"] >= 3),
+        "a replay capped at 1.5 s",
+    )
 
 
 def test_sigint_ends_a_replay_with_what_it_has(redoprobe, server, tmp_path):
@@ -276,8 +287,10 @@ def test_sigint_ends_a_replay_with_what_it_has(redoprobe, server, tmp_path):
     srv = server("--once")
     process = subprocess.Popen(
         [redoprobe, "client", "127.0.0.1", "--json", "--port", str(srv.port), "--schedule", str(path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert '"event":"start"' in process.stdout.readline()
     first = json.loads(process.stdout.readline())  # a second of the replay reported (1 MB/s): stopped then
     assert first["event"] == "interval", first
@@ -289,8 +302,10 @@ def test_sigint_ends_a_replay_with_what_it_has(redoprobe, server, tmp_path):
     # what it has: at least what had arrived at the first report, at most what was generated by its end
     received, generated_by_end = end["bytes_received"], generated(slots, end["seconds"])
     assert 0 < first["data"]["bytes_received"] <= received <= generated_by_end < 60 * 1_000_000, (
-        first["data"], end, generated_by_end,
-    )  # fmt: skip
+        first["data"],
+        end,
+        generated_by_end,
+    )
     assert srv.finish()[0] == 0
 
 
@@ -429,22 +444,45 @@ def test_replays_under_address_sanitizer(tmp_path):
     path = write_schedule(tmp_path / "two.txt", [(0, 0.05, 300_000), (1, 0.1, 200_000), (0, 0.3, 70_000)])
     for mode in ("async", "sync"):
         server = subprocess.Popen(
-            [asan, "server", "--json", "--port", "0", "--once"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, env=env,
-        )  # fmt: skip
+            [asan, "server", "--json", "--port", "0", "--once"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         port = json.loads(server.stdout.readline())["data"]["port"]
         client = subprocess.run(
-            [asan, "client", "127.0.0.1", "--json", "--port", str(port), "--schedule", str(path), "--mode", mode,
-             "--message-size", "64K"],
-            capture_output=True, text=True, timeout=60, env=env,
-        )  # fmt: skip
+            [
+                asan,
+                "client",
+                "127.0.0.1",
+                "--json",
+                "--port",
+                str(port),
+                "--schedule",
+                str(path),
+                "--mode",
+                mode,
+                "--message-size",
+                "64K",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
         _, server_err = server.communicate(timeout=30)
         assert client.returncode == 0, client.stderr
         assert server.returncode == 0, server_err
         assert "Sanitizer" not in client.stderr + server_err
         assert '"drained":true' in client.stdout
-    bad = subprocess.run([asan, "client", "127.0.0.1", "--schedule", str(tmp_path / "none")], capture_output=True,
-                         text=True, env=env, timeout=30)  # fmt: skip
+    bad = subprocess.run(
+        [asan, "client", "127.0.0.1", "--schedule", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
     assert bad.returncode == 1 and "Sanitizer" not in bad.stderr
 
 
@@ -453,8 +491,18 @@ def test_the_warmup_opens_the_connections_and_is_left_out_of_every_figure(redopr
     # filler at full speed before time zero (--warmup): reported in the start event, never redo
     slots = [(conn, tenth / 10, 200_000) for conn in range(2) for tenth in range(5)]
     srv = server("--once")
-    client = run_client(redoprobe, srv.port, "--schedule", str(write_schedule(tmp_path / "w.txt", slots)),
-                        "--mode", mode, "--message-size", "64K", "--warmup", "0.3")  # fmt: skip
+    client = run_client(
+        redoprobe,
+        srv.port,
+        "--schedule",
+        str(write_schedule(tmp_path / "w.txt", slots)),
+        "--mode",
+        mode,
+        "--message-size",
+        "64K",
+        "--warmup",
+        "0.3",
+    )
     assert client.returncode == 0, client.stderr + client.stdout
     status, server_events = srv.finish()
     assert status == 0
@@ -481,8 +529,9 @@ def test_no_warmup_when_asked(redoprobe, server, tmp_path):
 def test_warmup_needs_a_schedule_and_a_range(redoprobe):
     plain = subprocess.run([redoprobe, "client", "127.0.0.1", "--warmup", "1"], capture_output=True, text=True)
     assert plain.returncode == 2 and "--warmup opens the connections before a --schedule replay" in plain.stderr
-    wide = subprocess.run([redoprobe, "client", "127.0.0.1", "--schedule", "-", "--warmup", "61"], capture_output=True,
-                          text=True)  # fmt: skip
+    wide = subprocess.run(
+        [redoprobe, "client", "127.0.0.1", "--schedule", "-", "--warmup", "61"], capture_output=True, text=True
+    )
     assert wide.returncode == 2 and "--warmup must be 0..60 seconds" in wide.stderr
 
 
@@ -505,8 +554,10 @@ def test_the_lag_peaks_just_before_a_count_arrives(redoprobe, server, tmp_path, 
         def misses(end) -> list[str]:
             if end["max_lag_seconds"] <= 0.2 and end["max_backlog_bytes"] <= limit:
                 return []
-            return [f"largest lag {end['max_lag_seconds']:.3f} s (<= 0.2 s), backlog {end['max_backlog_bytes']:,} B "
-                    f"(<= {limit:,} B)"]  # fmt: skip
+            return [
+                f"largest lag {end['max_lag_seconds']:.3f} s (<= 0.2 s), backlog {end['max_backlog_bytes']:,} B "
+                f"(<= {limit:,} B)"
+            ]
 
         return misses
 

@@ -19,9 +19,10 @@ from tests.rehearsals.test_rehearsal_runs import MIB, archived_log_csv, import_h
 def two_destinations(session):
     environment = make_environment(session, name="rehearse both")
     remote = destinations.create_destination(
-        session=session, environment=environment,
+        session=session,
+        environment=environment,
         destination_in=DestinationCreate(name="remote", kind="standby", transport="ASYNC", link_rtt_seconds="40 ms"),
-    )  # fmt: skip
+    )
     make_host(session, environment, role="primary", name="p1", transport="local")
     make_host(session, environment, role="standby", name="near", transport="local")
     make_host(session, environment, role="standby", name="far", transport="local", destination_id=remote.id)

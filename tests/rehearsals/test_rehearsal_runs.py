@@ -211,9 +211,11 @@ def test_refusals_name_what_and_write_nothing(api_client, app, session, engine):
     # a busy host: its threads must start together, so the rehearsal does not queue behind a run
     primary, standby = sorted(environment.hosts, key=lambda h: h.role.value)
     run = run_service.create_run(
-        session=session, environment=environment, requested_by="alice",
+        session=session,
+        environment=environment,
+        requested_by="alice",
         run_in=RunCreate(client_host_id=primary.id, server_host_id=standby.id, duration_seconds=2, interval_seconds=1),
-    )  # fmt: skip
+    )
     busy = api_client.post(url, json={})
     assert busy.status_code == 409 and "busy with run #" + str(run.id) in busy.text and primary.name in busy.text
     assert count(session, Rehearsal) == 0 and count(session, Run) == 1  # nothing written by a refusal
@@ -330,8 +332,11 @@ def test_a_sync_rehearsal_sends_commit_sized_writes_and_reports_the_slip(api_cli
         return result
 
     # on time on loopback: a slip of a second or more only on a busy machine, then replayed once more
-    measured_within(rehearsed, lambda result: [f"largest slip {result['max_slip_seconds']:.2f} s (< 1 s)"]
-                    * (result["max_slip_seconds"] >= 1), "a sync rehearsal on loopback")  # fmt: skip
+    measured_within(
+        rehearsed,
+        lambda result: [f"largest slip {result['max_slip_seconds']:.2f} s (< 1 s)"] * (result["max_slip_seconds"] >= 1),
+        "a sync rehearsal on loopback",
+    )
 
 
 def test_a_sync_rehearsal_refuses_a_history_whose_average_write_is_no_commit(api_client, session):

@@ -112,14 +112,22 @@ def test_the_window_text_is_read_or_refused_naming_the_field():
 
 def profile_row(thread, hour, mib_per_second):
     return RedoInterval(
-        line=1, thread=thread, start=None, end=None, seconds=3600.0, bytes=mib_per_second * MIB * 3600,
-        kind="profile", peak_bytes_per_second=2 * mib_per_second * MIB, hour=hour,
-    )  # fmt: skip
+        line=1,
+        thread=thread,
+        start=None,
+        end=None,
+        seconds=3600.0,
+        bytes=mib_per_second * MIB * 3600,
+        kind="profile",
+        peak_bytes_per_second=2 * mib_per_second * MIB,
+        hour=hour,
+    )
 
 
 def test_history_without_times_is_refused_saying_what_to_import():
-    profiles = requirement([ImportSeries(1, "awr-profile.csv", [profile_row(1, h, 3) for h in range(24)])],
-                           headroom_ratio=0.3)  # fmt: skip
+    profiles = requirement(
+        [ImportSeries(1, "awr-profile.csv", [profile_row(1, h, 3) for h in range(24)])], headroom_ratio=0.3
+    )
     with pytest.raises(RehearsalRefused) as refused:
         choose_window(profiles)
     assert PROFILE_REFUSAL in str(refused.value)

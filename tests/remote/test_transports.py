@@ -58,9 +58,12 @@ def test_a_command_that_overruns_its_timeout_is_named():
 def test_settings_text_is_read_field_by_field():
     text = "kernel=Linux 6.1.0\nmtu_bytes=9000\ntcp_rmem=4096 131072 6291456\ntcp_wmem=garbage\nrmem_max=\nnoise\n"
     assert parse_settings(text) == {
-        "kernel": "Linux 6.1.0", "mtu_bytes": 9000, "tcp_rmem": [4096, 131072, 6291456], "tcp_wmem": None,
+        "kernel": "Linux 6.1.0",
+        "mtu_bytes": 9000,
+        "tcp_rmem": [4096, 131072, 6291456],
+        "tcp_wmem": None,
         "rmem_max": None,
-    }  # fmt: skip
+    }
 
 
 def test_kernel_maxima_keep_the_hosts_minimum_and_default():

@@ -17,9 +17,17 @@ HTMX = {"HX-Request": "true"}
 
 def test_client_argv_carries_the_options():
     parameters = ProbeParameters(
-        mode="async", conns=2, message_bytes=1 << 20, sockbuf_bytes=None, duration_seconds=5, interval_seconds=1,
-        congestion="bbr", fq_rate_bits_per_second=1_000_000_000, zerocopy=True, reverse=True,
-    )  # fmt: skip
+        mode="async",
+        conns=2,
+        message_bytes=1 << 20,
+        sockbuf_bytes=None,
+        duration_seconds=5,
+        interval_seconds=1,
+        congestion="bbr",
+        fq_rate_bits_per_second=1_000_000_000,
+        zerocopy=True,
+        reverse=True,
+    )
     argv = client_argv("/p/redoprobe", parameters, server_address="10.0.0.2", port=5201)
     assert argv[-6:] == ["--congestion", "bbr", "--fq-rate", "1000000000", "--zerocopy", "--reverse"]
     plain = client_argv("/p/redoprobe", ProbeParameters("async", 1, 1 << 20, None, 5, 1), server_address="h", port=1)
@@ -50,9 +58,17 @@ def test_a_reverse_zerocopy_run_measures_the_other_direction(session, engine, se
     available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
     # the standby is the client: in reverse the primary (server) sends, the redo direction
     run = request_run(
-        session, environment, standby, primary, duration_seconds=1.5, interval_seconds=0.5,
-        reverse=True, zerocopy=True, congestion=available[0], fq_rate_bits_per_second=4_000_000_000,
-    )  # fmt: skip
+        session,
+        environment,
+        standby,
+        primary,
+        duration_seconds=1.5,
+        interval_seconds=0.5,
+        reverse=True,
+        zerocopy=True,
+        congestion=available[0],
+        fq_rate_bits_per_second=4_000_000_000,
+    )
     assert execute_next(engine, secret_key)
     run = reload(session, run)
     assert run.status is RunStatus.succeeded, run.failure_reason

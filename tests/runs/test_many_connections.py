@@ -58,9 +58,16 @@ def test_1024_connections_end_to_end(kind, session, engine, secret_key, request)
         environment, primary, standby = this_machine(session)
     # paced (1 Gbit/s in all): 2,048 busy threads on a small test machine would measure the CPU
     run = request_run(
-        session, environment, primary, standby, conns=MOST_CONNECTIONS, duration_seconds=2, interval_seconds=0.5,
-        message_bytes="64K", rate_bits_per_second="1 Gbit/s",
-    )  # fmt: skip
+        session,
+        environment,
+        primary,
+        standby,
+        conns=MOST_CONNECTIONS,
+        duration_seconds=2,
+        interval_seconds=0.5,
+        message_bytes="64K",
+        rate_bits_per_second="1 Gbit/s",
+    )
     started = time.monotonic()
     assert execute_next(engine, secret_key)
     elapsed = time.monotonic() - started

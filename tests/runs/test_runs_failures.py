@@ -106,8 +106,11 @@ def test_cancel_keeps_samples(session, engine, secret_key, ssh_env):
         return seconds
 
     # a second or two on this machine; a busy one may take longer: cancelled once more before that fails
-    measured_within(cancelled, lambda seconds: [f"cancel to done {seconds:.2f} s (< 10 s)"] * (seconds >= 10),
-                    "a cancelled 30 s run over SSH")  # fmt: skip
+    measured_within(
+        cancelled,
+        lambda seconds: [f"cancel to done {seconds:.2f} s (< 10 s)"] * (seconds >= 10),
+        "a cancelled 30 s run over SSH",
+    )
 
 
 def test_cancel_queued_run(session, ssh_env):
@@ -226,9 +229,17 @@ def test_label_and_write_dir_cannot_inject(session, engine, secret_key, ssh_env,
     write_dir = tmp_path / "redo"
     write_dir.mkdir()
     run = request_run(
-        session, environment, primary, standby, label=label, write_dir=str(write_dir), sync_write=True,
-        mode="sync", message_bytes="64K", duration_seconds=1,
-    )  # fmt: skip
+        session,
+        environment,
+        primary,
+        standby,
+        label=label,
+        write_dir=str(write_dir),
+        sync_write=True,
+        mode="sync",
+        message_bytes="64K",
+        duration_seconds=1,
+    )
     execute_next(engine, secret_key)
     run = reload(session, run)
     assert run.status is RunStatus.succeeded, run.failure_reason

@@ -77,10 +77,14 @@ def test_csv_export_neutralises_formula_cells(browser_client, api_client, sessio
     for label in FORMULAS:
         response = api_client.post(
             f"/api/v1/environments/{environment.id}/runs/import",
-            data={"client_host_id": primary.id, "server_host_id": standby.id, "test_date": "2026-03-04",
-                  "label": label[:1] + "label" if label[0] in "\t\r" else label},
+            data={
+                "client_host_id": primary.id,
+                "server_host_id": standby.id,
+                "test_date": "2026-03-04",
+                "label": label[:1] + "label" if label[0] in "\t\r" else label,
+            },
             files=[("files", ("=cmd|' /C calc'!A0.txt", (DATA / "oratcptest_async.txt").read_bytes(), "text/plain"))],
-        )  # fmt: skip
+        )
         assert response.status_code == 201, response.text
     export = browser_client.get(f"/environments/{environment.id}/runs/export.csv")
     assert export.status_code == 200

@@ -30,9 +30,13 @@ def test_a_run_interval_the_probe_refuses_is_refused_by_the_api(api_client, sess
     environment, primary, standby = local_env(session)
     response = api_client.post(
         f"/api/v1/environments/{environment.id}/runs",
-        json={"client_host_id": primary.id, "server_host_id": standby.id, "duration_seconds": 3600,
-              "interval_seconds": interval},
-    )  # fmt: skip
+        json={
+            "client_host_id": primary.id,
+            "server_host_id": standby.id,
+            "duration_seconds": 3600,
+            "interval_seconds": interval,
+        },
+    )
     assert response.status_code == 422, response.text
     assert ["body", "interval_seconds"] in [error["loc"] for error in response.json()["detail"]]
     assert _count(session, Run) == 0
@@ -43,9 +47,14 @@ def test_a_sweep_interval_the_probe_refuses_is_refused_by_the_api(api_client, se
     environment, primary, standby = local_env(session)
     response = api_client.post(
         f"/api/v1/environments/{environment.id}/sweeps",
-        json={"client_host_id": primary.id, "server_host_id": standby.id, "duration_seconds": 3600,
-              "interval_seconds": interval, "conns_max": 2},
-    )  # fmt: skip
+        json={
+            "client_host_id": primary.id,
+            "server_host_id": standby.id,
+            "duration_seconds": 3600,
+            "interval_seconds": interval,
+            "conns_max": 2,
+        },
+    )
     assert response.status_code == 422, response.text
     assert ["body", "interval_seconds"] in [error["loc"] for error in response.json()["detail"]]
     assert _count(session, Sweep) == 0
@@ -56,9 +65,13 @@ def test_the_probes_own_bounds_are_accepted(api_client, session, interval):
     environment, primary, standby = local_env(session)
     response = api_client.post(
         f"/api/v1/environments/{environment.id}/runs",
-        json={"client_host_id": primary.id, "server_host_id": standby.id, "duration_seconds": 3600,
-              "interval_seconds": interval},
-    )  # fmt: skip
+        json={
+            "client_host_id": primary.id,
+            "server_host_id": standby.id,
+            "duration_seconds": 3600,
+            "interval_seconds": interval,
+        },
+    )
     assert response.status_code == 201, response.text
 
 
@@ -66,9 +79,13 @@ def test_the_run_form_refuses_it_too(browser_client, session):
     environment, primary, standby = local_env(session)
     response = browser_client.post(
         f"/environments/{environment.id}/runs",
-        data={"client_host_id": primary.id, "server_host_id": standby.id, "duration_seconds": "10 s",
-              "interval_seconds": "20 ms"},
+        data={
+            "client_host_id": primary.id,
+            "server_host_id": standby.id,
+            "duration_seconds": "10 s",
+            "interval_seconds": "20 ms",
+        },
         headers={"HX-Request": "true"},
-    )  # fmt: skip
+    )
     assert response.status_code == 422 and "0.1 s to 1 h" in response.text
     assert _count(session, Run) == 0

@@ -30,8 +30,9 @@ def no_tarpit(app):
 
 
 def test_forty_wrong_passwords_then_the_right_one_does_not_log_in(anonymous, user):
-    codes = [anonymous.post("/login", data={"username": "alice", "password": f"wrong {i}"}).status_code
-             for i in range(40)]  # fmt: skip
+    codes = [
+        anonymous.post("/login", data={"username": "alice", "password": f"wrong {i}"}).status_code for i in range(40)
+    ]
     assert codes[:FREE_PER_ACCOUNT] == [401] * FREE_PER_ACCOUNT
     assert set(codes[FREE_PER_ACCOUNT:]) == {429}
     right = anonymous.post("/login", data={"username": "alice", "password": PASSWORD})
@@ -49,8 +50,10 @@ def test_the_token_endpoint_is_throttled_too(anonymous, user):
 
 
 def test_one_address_spraying_many_names_is_throttled(anonymous, session):
-    codes = [anonymous.post("/login", data={"username": f"u{i}", "password": "x" * 12}).status_code
-             for i in range(FREE_PER_ADDRESS + 3)]  # fmt: skip
+    codes = [
+        anonymous.post("/login", data={"username": f"u{i}", "password": "x" * 12}).status_code
+        for i in range(FREE_PER_ADDRESS + 3)
+    ]
     assert codes[:FREE_PER_ADDRESS] == [401] * FREE_PER_ADDRESS
     assert codes[FREE_PER_ADDRESS:] == [429] * 3
 

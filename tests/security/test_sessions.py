@@ -50,13 +50,25 @@ def test_password_change_ends_the_other_sessions_and_bearer_tokens(app, user, se
     bearer = _bearer(app, user.username)
     with _browser(app, user.username) as here, _browser(app, user.username) as elsewhere, TestClient(app) as api:
         assert _works(api, bearer) and _works(elsewhere)
-        wrong = here.post("/account/password", headers=HTMX, data={
-            "current_password": "not it at all", "new_password": NEW_PASSWORD, "new_password_again": NEW_PASSWORD,
-        })  # fmt: skip
+        wrong = here.post(
+            "/account/password",
+            headers=HTMX,
+            data={
+                "current_password": "not it at all",
+                "new_password": NEW_PASSWORD,
+                "new_password_again": NEW_PASSWORD,
+            },
+        )
         assert wrong.status_code == 422 and "current password is wrong" in wrong.text
-        changed = here.post("/account/password", headers=HTMX, data={
-            "current_password": PASSWORD, "new_password": NEW_PASSWORD, "new_password_again": NEW_PASSWORD,
-        })  # fmt: skip
+        changed = here.post(
+            "/account/password",
+            headers=HTMX,
+            data={
+                "current_password": PASSWORD,
+                "new_password": NEW_PASSWORD,
+                "new_password_again": NEW_PASSWORD,
+            },
+        )
         assert changed.status_code == 200 and "1 other session ended" in changed.text
         assert _works(here)  # the session that changed it stays
         assert not _works(elsewhere)
@@ -67,12 +79,18 @@ def test_password_change_ends_the_other_sessions_and_bearer_tokens(app, user, se
 def test_password_change_through_the_api(app, user):
     bearer = _bearer(app, user.username)
     with TestClient(app) as api:
-        weak = api.put("/api/v1/users/me/password", headers=bearer,
-                       json={"current_password": PASSWORD, "new_password": "aaaaaaaaaaaaaaa"})  # fmt: skip
+        weak = api.put(
+            "/api/v1/users/me/password",
+            headers=bearer,
+            json={"current_password": PASSWORD, "new_password": "aaaaaaaaaaaaaaa"},
+        )
         assert weak.status_code == 422 and "too easy to guess" in weak.text
         assert "aaaaaaaaaaaaaaa" not in weak.text  # the value is never echoed
-        done = api.put("/api/v1/users/me/password", headers=bearer,
-                       json={"current_password": PASSWORD, "new_password": NEW_PASSWORD})  # fmt: skip
+        done = api.put(
+            "/api/v1/users/me/password",
+            headers=bearer,
+            json={"current_password": PASSWORD, "new_password": NEW_PASSWORD},
+        )
         assert done.status_code == 200, done.text
         assert not _works(api, bearer)  # its own bearer token was issued before the change
 

@@ -33,9 +33,10 @@ def hops_env(session):
     spare host pair for unrelated jobs; all "This machine"."""
     environment = make_environment(session, name="hops")
     remote = destinations.create_destination(
-        session=session, environment=environment,
+        session=session,
+        environment=environment,
         destination_in=DestinationCreate(name="remote", kind="standby", transport="ASYNC", link_rtt_seconds="40 ms"),
-    )  # fmt: skip
+    )
     hosts = {
         "p1": make_host(session, environment, role="primary", name="p1", transport="local"),
         "near": make_host(session, environment, role="standby", name="near", transport="local"),
@@ -47,18 +48,23 @@ def hops_env(session):
 
 def queue_hops(session, environment, **fields) -> Cluster:
     return clusters.create_cluster(
-        session=session, environment=environment, run_in=RunCreate(**{**TEMPLATE, **fields}, **clusters.TEMPLATE_PAIR),
-        reverse=False, requested_by="alice", across_hops=True,
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        run_in=RunCreate(**{**TEMPLATE, **fields}, **clusters.TEMPLATE_PAIR),
+        reverse=False,
+        requested_by="alice",
+        across_hops=True,
+    )
 
 
 def test_the_pairs_are_the_primary_to_each_destination(session):
     environment, remote, _hosts = hops_env(session)
     assert [(c.name, s.name) for c, s in clusters.hop_pairs(environment)] == [("p1", "near"), ("p1", "far")]
     cascaded = destinations.create_destination(
-        session=session, environment=environment,
+        session=session,
+        environment=environment,
         destination_in=DestinationCreate(name="cascade", kind="cascaded", transport="ASYNC", feeds_from=remote.id),
-    )  # fmt: skip
+    )
     make_host(session, environment, role="standby", name="c1", transport="local", destination_id=cascaded.id)
     session.refresh(environment)
     assert len(clusters.hop_pairs(environment)) == 2  # a cascaded standby is not fed by the primary
@@ -118,8 +124,11 @@ def test_a_run_across_hops_from_the_api_runs_both_at_once(session, engine, secre
     # together, not one after the other, each carrying its pace: a loaded machine can start the two
     # probes apart or starve one, so the run is made once more before that fails
     def misses(body: dict) -> list[str]:
-        missed = [f"{hop['destination']}: {hop['bytes_per_second'] / 1e6:.2f} MB/s (> 0.7 x 12.5 MB/s)"
-                  for hop in body["hops"] if hop["bytes_per_second"] <= 0.7 * 12.5e6]  # fmt: skip
+        missed = [
+            f"{hop['destination']}: {hop['bytes_per_second'] / 1e6:.2f} MB/s (> 0.7 x 12.5 MB/s)"
+            for hop in body["hops"]
+            if hop["bytes_per_second"] <= 0.7 * 12.5e6
+        ]
         if not (body["overlapped"] is True and body["start_spread_seconds"] < 1.0):
             missed.append(f"overlapped {body['overlapped']}, starts {body['start_spread_seconds']} s apart (< 1 s)")
         return missed
@@ -155,17 +164,36 @@ def _pair_run(session, environment, cluster, client, server, rate, *, started, m
     stored as when a pair ends."""
     rates = rates or [rate] * 60
     run = Run(
-        environment_id=environment.id, client_host_id=client.id, server_host_id=server.id,
-        client_host_name=client.name, server_host_name=server.name, mode=mode, conns=1,
-        message_bytes=1024 * 1024, duration_seconds=len(rates), interval_seconds=1, status=RunStatus.succeeded,
-        requested_by="alice", bytes_per_second=sum(rates) / len(rates), cluster_id=cluster.id, started_at=started,
-    )  # fmt: skip
+        environment_id=environment.id,
+        client_host_id=client.id,
+        server_host_id=server.id,
+        client_host_name=client.name,
+        server_host_name=server.name,
+        mode=mode,
+        conns=1,
+        message_bytes=1024 * 1024,
+        duration_seconds=len(rates),
+        interval_seconds=1,
+        status=RunStatus.succeeded,
+        requested_by="alice",
+        bytes_per_second=sum(rates) / len(rates),
+        cluster_id=cluster.id,
+        started_at=started,
+    )
     session.add(run)
     session.flush()
     for k, each in enumerate(rates):
         line = json.dumps({"event": "interval", "data": {"start_seconds": k, "end_seconds": k + 1, "bytes": each}})
-        session.add(RunEvent(run_id=run.id, seq=k + 1, role="server", event="interval", line=line,
-                             received_at=started + timedelta(seconds=k + 1, milliseconds=3 * (k % 4))))  # fmt: skip
+        session.add(
+            RunEvent(
+                run_id=run.id,
+                seq=k + 1,
+                role="server",
+                event="interval",
+                line=line,
+                received_at=started + timedelta(seconds=k + 1, milliseconds=3 * (k % 4)),
+            )
+        )
     session.commit()
     clusters.record_together(session=session, cluster_id=cluster.id)
     return run
@@ -185,10 +213,12 @@ def test_the_plan_reads_the_sum_as_the_shared_links_capacity(session, api_client
     required = environment_plan(session=session, environment=environment).requirement.summed_required_bytes_per_second
     first = environment.first_destination
     destinations.create_shared_link(
-        session=session, environment=environment,
-        link_in=SharedLinkCreate(name="uplink", destination_ids=[first.id, remote.id],
-                                 bandwidth_bits_per_second=int(10 * required * 8)),
-    )  # fmt: skip
+        session=session,
+        environment=environment,
+        link_in=SharedLinkCreate(
+            name="uplink", destination_ids=[first.id, remote.id], bandwidth_bits_per_second=int(10 * required * 8)
+        ),
+    )
     now = utcnow()
     # each hop alone carries 1.5 copies; both at once, 0.8 copy each: the uplink fails although its
     # nominal 10 copies would pass
@@ -251,8 +281,16 @@ def test_pairs_that_started_apart_are_summed_over_the_span_they_all_ran(session,
     now, hops = utcnow(), frozenset({environment.first_destination.id, remote.id})
     cluster = _cluster(session, environment)
     a = _pair_run(session, environment, cluster, primary, near, 0, started=now, rates=[100.0] * 6 + [50.0] * 54)
-    b = _pair_run(session, environment, cluster, primary, far, 0, started=now + timedelta(seconds=6),
-                  rates=[50.0] * 54 + [100.0] * 6)  # fmt: skip
+    b = _pair_run(
+        session,
+        environment,
+        cluster,
+        primary,
+        far,
+        0,
+        started=now + timedelta(seconds=6),
+        rates=[50.0] * 54 + [100.0] * 6,
+    )
     assert a.bytes_per_second + b.bytes_per_second == pytest.approx(110.0)  # what the sum used to say
     session.expire_all()
     runs = run_service.measured_runs(session=session, environment=environment, hop=run_service.EVERY_HOP)

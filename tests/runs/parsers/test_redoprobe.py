@@ -22,9 +22,19 @@ def sync_run(redoprobe, tmp_path_factory):  # noqa: F811
     write_dir = tmp_path_factory.mktemp("standby")
     server = start_server(redoprobe, "--once", "--write-dir", str(write_dir))
     client = run_client(
-        redoprobe, server.port, "--mode", "sync", "--conns", "2", "--message-size", "64K",
-        "--duration", "1.5", "--interval", "0.5",
-    )  # fmt: skip
+        redoprobe,
+        server.port,
+        "--mode",
+        "sync",
+        "--conns",
+        "2",
+        "--message-size",
+        "64K",
+        "--duration",
+        "1.5",
+        "--interval",
+        "0.5",
+    )
     assert client.returncode == 0, client.stderr
     server.finish()
     lines = [line for line in client.stdout.splitlines() if line.strip()]
