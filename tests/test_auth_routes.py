@@ -80,10 +80,18 @@ def test_docs_need_login(app, anonymous, browser_client):
 
 
 # Changes every user may make to their own account.
-PERSONAL = frozenset({
-    "/logout", "/account/password", "/account/sessions/end", "/account/tokens", "/account/tokens/{token_id}",
-    "/api/v1/tokens", "/api/v1/tokens/{token_id}", "/api/v1/users/me/password",
-})  # fmt: skip
+PERSONAL = frozenset(
+    {
+        "/logout",
+        "/account/password",
+        "/account/sessions/end",
+        "/account/tokens",
+        "/account/tokens/{token_id}",
+        "/api/v1/tokens",
+        "/api/v1/tokens/{token_id}",
+        "/api/v1/users/me/password",
+    }
+)
 
 
 def _changes(app):

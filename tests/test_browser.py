@@ -494,9 +494,12 @@ def test_import_oratcptest_and_iperf3_results(server, page, tmp_path):
     data = Path(__file__).parent / "runs" / "data"
     trimmed = tmp_path / "oratcptest_trimmed.txt"
     trimmed.write_text(
-        "".join(line for line in (data / "oratcptest_async.txt").read_text().splitlines(True)
-                if "Message payload" not in line)
-    )  # fmt: skip
+        "".join(
+            line
+            for line in (data / "oratcptest_async.txt").read_text().splitlines(True)
+            if "Message payload" not in line
+        )
+    )
     create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "imports")

@@ -217,9 +217,23 @@ def test_run_command_waits_for_a_worker(tmp_path, schema):
     )
     try:
         result = run(
-            tmp_path, "run", "--env", "lab one", "--client", "p1", "--server", "s1",
-            "--duration", "1 s", "--interval", "0.5 s", "--conns", "2", "--wait", "--json",
-        )  # fmt: skip
+            tmp_path,
+            "run",
+            "--env",
+            "lab one",
+            "--client",
+            "p1",
+            "--server",
+            "s1",
+            "--duration",
+            "1 s",
+            "--interval",
+            "0.5 s",
+            "--conns",
+            "2",
+            "--wait",
+            "--json",
+        )
     finally:
         worker.terminate()
         worker.wait(timeout=30)

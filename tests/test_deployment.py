@@ -43,8 +43,12 @@ def test_compose_config_is_valid_with_secrets():
     assert len(web) == 2 and len(workers) == 2  # two web processes, two job workers, one database
     for name in web + workers:
         assert services[name]["environment"]["REDOLAB_DATABASE_URL"].startswith("postgresql+psycopg://")
-        assert any(v.startswith("redolab-data:/data") or v.get("target") == "/data" if isinstance(v, dict) else
-                   v.startswith("redolab-data:/data") for v in services[name]["volumes"])  # fmt: skip
+        assert any(
+            v.startswith("redolab-data:/data") or v.get("target") == "/data"
+            if isinstance(v, dict)
+            else v.startswith("redolab-data:/data")
+            for v in services[name]["volumes"]
+        )
     for name in web:  # the workers run the jobs; the web processes only serve
         assert services[name]["environment"]["REDOLAB_WORKER_ENABLED"] == "false"
         assert "ports" not in services[name]  # reached through the proxy only

@@ -64,8 +64,10 @@ def run_on_both_hops(page, env_url: str) -> None:
         expect(rows).to_have_count(2)
         for row in rows.all():
             expect(row).to_contain_text("succeeded")
-        hops = {name: mib_per_second(page.locator(f"#hops-sums tr[data-destination={name}]").inner_text())
-                for name in ("standby", "remote")}  # fmt: skip
+        hops = {
+            name: mib_per_second(page.locator(f"#hops-sums tr[data-destination={name}]").inner_text())
+            for name in ("standby", "remote")
+        }
         total = mib_per_second(page.locator("#cluster-total").text_content())  # a heading cell: shown in capitals
         assert total == pytest.approx(sum(hops.values()), rel=0.01), (hops, total)
         for rate in hops.values():  # each paced to 200 Mbit/s = 23.84 MiB/s: never more (the edges aside)

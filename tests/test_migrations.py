@@ -97,64 +97,180 @@ def _rows_before_destinations(connection) -> None:
         return sa.column("created_at", UTCDateTime()), sa.column("updated_at", UTCDateTime())
 
     environments = sa.table(
-        "environments", *(sa.column(name) for name in (
-            "id", "name", "description", "platform", "primary_rac_nodes", "standby_rac_nodes", "protection_mode",
-            "transport_mode", "headroom_percent", "apply_overhead_percent", "link_bandwidth_bits_per_second",
-            "link_rtt_seconds", "notes", "time_zone")), *stamp(),
-    )  # fmt: skip
+        "environments",
+        *(
+            sa.column(name)
+            for name in (
+                "id",
+                "name",
+                "description",
+                "platform",
+                "primary_rac_nodes",
+                "standby_rac_nodes",
+                "protection_mode",
+                "transport_mode",
+                "headroom_percent",
+                "apply_overhead_percent",
+                "link_bandwidth_bits_per_second",
+                "link_rtt_seconds",
+                "notes",
+                "time_zone",
+            )
+        ),
+        *stamp(),
+    )
     common = {"description": "", "headroom_percent": 30.0, "apply_overhead_percent": 30.0, "notes": "",
               "time_zone": "UTC", "created_at": now, "updated_at": now}  # fmt: skip
-    connection.execute(environments.insert(), [
-        {**common, "id": 1, "name": "sales", "platform": "dataguard", "primary_rac_nodes": 2, "standby_rac_nodes": 2,
-         "protection_mode": "max_availability", "transport_mode": "SYNC",
-         "link_bandwidth_bits_per_second": 10_000_000_000, "link_rtt_seconds": 0.025},
-        {**common, "id": 2, "name": "db2", "platform": "hadr", "primary_rac_nodes": 1, "standby_rac_nodes": 1,
-         "protection_mode": None, "transport_mode": "NEARSYNC", "link_bandwidth_bits_per_second": None,
-         "link_rtt_seconds": None},
-    ])  # fmt: skip
+    connection.execute(
+        environments.insert(),
+        [
+            {
+                **common,
+                "id": 1,
+                "name": "sales",
+                "platform": "dataguard",
+                "primary_rac_nodes": 2,
+                "standby_rac_nodes": 2,
+                "protection_mode": "max_availability",
+                "transport_mode": "SYNC",
+                "link_bandwidth_bits_per_second": 10_000_000_000,
+                "link_rtt_seconds": 0.025,
+            },
+            {
+                **common,
+                "id": 2,
+                "name": "db2",
+                "platform": "hadr",
+                "primary_rac_nodes": 1,
+                "standby_rac_nodes": 1,
+                "protection_mode": None,
+                "transport_mode": "NEARSYNC",
+                "link_bandwidth_bits_per_second": None,
+                "link_rtt_seconds": None,
+            },
+        ],
+    )
     hosts = sa.table(
-        "hosts", *(sa.column(name) for name in (
-            "id", "environment_id", "role", "node_number", "name", "ssh_address", "ssh_port", "ssh_user")), *stamp(),
-    )  # fmt: skip
+        "hosts",
+        *(
+            sa.column(name)
+            for name in ("id", "environment_id", "role", "node_number", "name", "ssh_address", "ssh_port", "ssh_user")
+        ),
+        *stamp(),
+    )
     host = {"ssh_address": "10.0.0.1", "ssh_port": 22, "ssh_user": "oracle", "created_at": now, "updated_at": now}
-    connection.execute(hosts.insert(), [
-        {**host, "id": 11, "environment_id": 1, "role": "primary", "node_number": 1, "name": "db1"},
-        {**host, "id": 12, "environment_id": 1, "role": "primary", "node_number": 2, "name": "db2"},
-        {**host, "id": 13, "environment_id": 1, "role": "standby", "node_number": 1, "name": "sb1"},
-        {**host, "id": 14, "environment_id": 1, "role": "standby", "node_number": 2, "name": "sb2"},
-        {**host, "id": 21, "environment_id": 2, "role": "primary", "node_number": 1, "name": "p"},
-        {**host, "id": 22, "environment_id": 2, "role": "standby", "node_number": 1, "name": "s"},
-    ])  # fmt: skip
-    runs = sa.table("runs", *(sa.column(name) for name in (
-        "id", "environment_id", "client_host_id", "server_host_id", "client_host_name", "server_host_name", "mode",
-        "conns", "message_bytes", "duration_seconds", "interval_seconds", "delay_us", "sync_write", "label", "notes",
-        "status", "cancel_requested", "requested_by", "bytes_per_second")), sa.column("created_at", UTCDateTime()),
+    connection.execute(
+        hosts.insert(),
+        [
+            {**host, "id": 11, "environment_id": 1, "role": "primary", "node_number": 1, "name": "db1"},
+            {**host, "id": 12, "environment_id": 1, "role": "primary", "node_number": 2, "name": "db2"},
+            {**host, "id": 13, "environment_id": 1, "role": "standby", "node_number": 1, "name": "sb1"},
+            {**host, "id": 14, "environment_id": 1, "role": "standby", "node_number": 2, "name": "sb2"},
+            {**host, "id": 21, "environment_id": 2, "role": "primary", "node_number": 1, "name": "p"},
+            {**host, "id": 22, "environment_id": 2, "role": "standby", "node_number": 1, "name": "s"},
+        ],
+    )
+    runs = sa.table(
+        "runs",
+        *(
+            sa.column(name)
+            for name in (
+                "id",
+                "environment_id",
+                "client_host_id",
+                "server_host_id",
+                "client_host_name",
+                "server_host_name",
+                "mode",
+                "conns",
+                "message_bytes",
+                "duration_seconds",
+                "interval_seconds",
+                "delay_us",
+                "sync_write",
+                "label",
+                "notes",
+                "status",
+                "cancel_requested",
+                "requested_by",
+                "bytes_per_second",
+            )
+        ),
+        sa.column("created_at", UTCDateTime()),
         sa.column("tags", sa.JSON()),
-    )  # fmt: skip
-    connection.execute(runs.insert().values(
-        id=7, environment_id=1, client_host_id=11, server_host_id=13, client_host_name="db1", server_host_name="sb1",
-        mode="async", conns=1, message_bytes=1048576, duration_seconds=10.0, interval_seconds=1.0, delay_us=0,
-        sync_write=False, label="baseline", notes="", status="succeeded", cancel_requested=False,
-        requested_by="alice", bytes_per_second=123456789.0, created_at=now, tags=["wan"],
-    ))  # fmt: skip
-    imports = sa.table("redo_imports", *(sa.column(name) for name in (
-        "id", "environment_id", "filename", "sha256", "format", "kind", "rows_read", "rows_kept", "imported_by")),
+    )
+    connection.execute(
+        runs.insert().values(
+            id=7,
+            environment_id=1,
+            client_host_id=11,
+            server_host_id=13,
+            client_host_name="db1",
+            server_host_name="sb1",
+            mode="async",
+            conns=1,
+            message_bytes=1048576,
+            duration_seconds=10.0,
+            interval_seconds=1.0,
+            delay_us=0,
+            sync_write=False,
+            label="baseline",
+            notes="",
+            status="succeeded",
+            cancel_requested=False,
+            requested_by="alice",
+            bytes_per_second=123456789.0,
+            created_at=now,
+            tags=["wan"],
+        )
+    )
+    imports = sa.table(
+        "redo_imports",
+        *(
+            sa.column(name)
+            for name in (
+                "id",
+                "environment_id",
+                "filename",
+                "sha256",
+                "format",
+                "kind",
+                "rows_read",
+                "rows_kept",
+                "imported_by",
+            )
+        ),
         *(sa.column(name, sa.JSON()) for name in ("mapping", "dropped", "warnings", "threads")),
         sa.column("created_at", UTCDateTime()),
-    )  # fmt: skip
-    connection.execute(imports.insert().values(
-        id=5, environment_id=1, filename="history.csv", sha256="ab" * 32, format="csv", kind="archived_log",
-        rows_read=10, rows_kept=9, imported_by="alice", mapping={}, dropped=[], warnings=[], threads=[1, 2],
-        created_at=now,
-    ))  # fmt: skip
+    )
+    connection.execute(
+        imports.insert().values(
+            id=5,
+            environment_id=1,
+            filename="history.csv",
+            sha256="ab" * 32,
+            format="csv",
+            kind="archived_log",
+            rows_read=10,
+            rows_kept=9,
+            imported_by="alice",
+            mapping={},
+            dropped=[],
+            warnings=[],
+            threads=[1, 2],
+            created_at=now,
+        )
+    )
 
 
 def _one_destination_each(connection) -> dict[int, int]:
     """{environment id: its destination's id}, after checking each has exactly the migrated one."""
-    rows = connection.execute(sa.text(
-        "SELECT id, environment_id, name, kind, transport, hadr_role, position, link_bandwidth_bits_per_second, "
-        "link_rtt_seconds, feeds_from_id, name_key FROM destinations ORDER BY environment_id"
-    )).all()  # fmt: skip
+    rows = connection.execute(
+        sa.text(
+            "SELECT id, environment_id, name, kind, transport, hadr_role, position, link_bandwidth_bits_per_second, "
+            "link_rtt_seconds, feeds_from_id, name_key FROM destinations ORDER BY environment_id"
+        )
+    ).all()
     assert [tuple(row[1:10]) for row in rows] == [
         (1, "standby", "standby", "SYNC", None, 1, 10_000_000_000, 0.025, None),
         (2, "standby", "standby", "NEARSYNC", "principal", 1, None, None, None),
@@ -180,11 +296,13 @@ def test_every_environment_becomes_one_destination_and_back(empty_database_url):
         assert connection.execute(sa.text("SELECT rows_kept FROM redo_imports WHERE id = 5")).scalar() == 9
         # the new uniqueness: a primary's node per environment, a standby's per destination
         with pytest.raises(sa.exc.IntegrityError), connection.begin_nested():
-            connection.execute(sa.text(
-                "INSERT INTO hosts (environment_id, role, node_number, name, ssh_address, ssh_port, ssh_user, "
-                "transport, allow_kernel_changes, created_at, updated_at) VALUES (1, 'primary', 1, 'dup', 'h', 22, "
-                "'u', 'ssh', false, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
-            ))  # fmt: skip
+            connection.execute(
+                sa.text(
+                    "INSERT INTO hosts (environment_id, role, node_number, name, ssh_address, ssh_port, ssh_user, "
+                    "transport, allow_kernel_changes, created_at, updated_at) VALUES (1, 'primary', 1, 'dup', 'h', 22, "
+                    "'u', 'ssh', false, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                )
+            )
     # the application reads the migrated rows as its own: the environment mirrors its destination
     with make_sessionmaker(engine)() as session:
         environment = session.get(Environment, 1)
@@ -193,10 +311,13 @@ def test_every_environment_becomes_one_destination_and_back(empty_database_url):
     engine.dispose()
     # more than one destination: the downgrade refuses and changes nothing
     with engine.begin() as connection:
-        connection.execute(sa.text(
-            "INSERT INTO destinations (environment_id, name, kind, transport, position, notes, created_at, updated_at)"
-            " VALUES (1, 'far', 'far_sync', 'SYNC', 2, '', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
-        ))  # fmt: skip
+        connection.execute(
+            sa.text(
+                "INSERT INTO destinations"
+                " (environment_id, name, kind, transport, position, notes, created_at, updated_at)"
+                " VALUES (1, 'far', 'far_sync', 'SYNC', 2, '', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+            )
+        )
     with pytest.raises(RuntimeError, match="'sales' \\(2 destinations\\)"):
         _downgrade(engine, BEFORE_DESTINATIONS)
     with engine.begin() as connection:
@@ -227,9 +348,12 @@ def test_rehearsal_schedules_move_to_one_stored_copy_and_back(empty_database_url
     from tests.rehearsals.test_rehearsal_runs import archived_log_csv, import_history, local_env
 
     settings = Settings(
-        database_url=empty_database_url, data_dir=tmp_path / "var", secret_key="k" * 48, worker_enabled=False,
+        database_url=empty_database_url,
+        data_dir=tmp_path / "var",
+        secret_key="k" * 48,
+        worker_enabled=False,
         _env_file=None,
-    )  # fmt: skip
+    )
     engine = make_engine(empty_database_url)
     with TestClient(create_app(settings)) as client, make_sessionmaker(engine)() as session:
         make_user(session, "alice")
@@ -262,9 +386,12 @@ def test_rehearsal_schedules_move_to_one_stored_copy_and_back(empty_database_url
             ).scalar()
             assert stored[schedule_id] == text
             runs = connection.execute(
-                sa.text("SELECT replay_schedule, replay_schedule_id, replay_destination_id FROM runs "
-                        "WHERE rehearsal_id = :r"), {"r": rehearsal_id}
-            ).all()  # fmt: skip
+                sa.text(
+                    "SELECT replay_schedule, replay_schedule_id, replay_destination_id FROM runs "
+                    "WHERE rehearsal_id = :r"
+                ),
+                {"r": rehearsal_id},
+            ).all()
             assert {run.replay_schedule_id for run in runs} == {schedule_id}
             assert all(run.replay_destination_id is not None for run in runs)
             # the whole schedule is named, not copied; a thread's part, kept before, stays (read first)
@@ -286,8 +413,16 @@ def test_cluster_sums_at_once_are_backfilled_from_the_stored_intervals(empty_dat
         now = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
         ended, running = _cluster(session, environment), _cluster(session, environment)
         _pair_run(session, environment, ended, primary, near, 0, started=now, rates=[100.0] * 6 + [50.0] * 54)
-        _pair_run(session, environment, ended, primary, far, 0, started=now + timedelta(seconds=6),
-                  rates=[50.0] * 54 + [100.0] * 6)  # fmt: skip
+        _pair_run(
+            session,
+            environment,
+            ended,
+            primary,
+            far,
+            0,
+            started=now + timedelta(seconds=6),
+            rates=[50.0] * 54 + [100.0] * 6,
+        )
         _pair_run(session, environment, running, primary, near, 80.0, started=now)
         session.get(Cluster, running.id).runs[0].status = RunStatus.running
         session.commit()
@@ -298,8 +433,11 @@ def test_cluster_sums_at_once_are_backfilled_from_the_stored_intervals(empty_dat
     _downgrade(engine, BEFORE_CLUSTER_SUMS)
     upgrade(engine)
     with engine.connect() as connection:
-        rows = dict(connection.execute(sa.text("SELECT id, together FROM clusters WHERE id IN (:a, :b)"),
-                                       {"a": ids[0], "b": ids[1]}).all())  # fmt: skip
+        rows = dict(
+            connection.execute(
+                sa.text("SELECT id, together FROM clusters WHERE id IN (:a, :b)"), {"a": ids[0], "b": ids[1]}
+            ).all()
+        )
     again = rows[ids[0]] if isinstance(rows[ids[0]], dict) else json.loads(rows[ids[0]])
     assert again["bytes"] == stored["bytes"] and again["seconds"] == pytest.approx(stored["seconds"])
     assert rows[ids[1]] is None

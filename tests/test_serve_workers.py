@@ -48,14 +48,19 @@ def test_two_web_processes_share_the_setup_link_the_login_and_the_data(tmp_path,
             token = server.setup_url.split("token=")[1]
             answers = {client.get(f"/setup?token={token}").status_code for _ in range(12)}
             assert answers == {200}, "".join(server.output)  # every process knows the one-time link
-        assert run(tmp_path, "user", "create", "alice", stdin="a long enough password\n",
-                   REDOLAB_DATABASE_URL=url).returncode == 0  # fmt: skip
+        assert (
+            run(
+                tmp_path, "user", "create", "alice", stdin="a long enough password\n", REDOLAB_DATABASE_URL=url
+            ).returncode
+            == 0
+        )
         with httpx.Client(base_url=server.url, timeout=10) as browser:
             browser.get("/login")
             response = browser.post(
-                "/login", data={"username": "alice", "password": "a long enough password"},
+                "/login",
+                data={"username": "alice", "password": "a long enough password"},
                 headers={"X-CSRFToken": browser.cookies["csrftoken"], "Origin": server.url},
-            )  # fmt: skip
+            )
             assert response.status_code == 303, response.text
             pages = [browser.get("/environments").status_code for _ in range(20)]
             assert pages == [200] * 20  # whichever process answers, the session is valid

@@ -112,6 +112,9 @@ def test_cancelled_mid_run_only_puts_the_original_values_back(session, engine, s
         return gone
 
     # the run's next interval was 600 s away; a busy machine may take longer than 10 s: once more then
-    gone = measured_within(cancelled, lambda gone: [f"cancel to gone {gone:.2f} s (< 10 s)"] * (gone >= 10),
-                           "a kernel sweep cancelled mid-run")  # fmt: skip
+    gone = measured_within(
+        cancelled,
+        lambda gone: [f"cancel to gone {gone:.2f} s (< 10 s)"] * (gone >= 10),
+        "a kernel sweep cancelled mid-run",
+    )
     print(f"\nkernel sweep: cancel to gone {gone:.2f} s")

@@ -38,9 +38,16 @@ def test_connection_sweep_stops_at_its_plateau(session, engine, secret_key, ssh_
 
     def swept() -> Sweep:
         sweep = request_sweep(
-            session, environment, primary, standby,
-            kind="connections", conns_max=16, duration_seconds=1, rate_bits_per_second="400 Mbit/s", tags="paced, lo",
-        )  # fmt: skip
+            session,
+            environment,
+            primary,
+            standby,
+            kind="connections",
+            conns_max=16,
+            duration_seconds=1,
+            rate_bits_per_second="400 Mbit/s",
+            tags="paced, lo",
+        )
         assert sweep.values == [1, 2, 4, 6, 8, 10, 12, 14, 16]
         assert execute_next(engine, secret_key)
         sweep = reload_sweep(session, sweep)
@@ -58,8 +65,11 @@ def test_connection_sweep_stops_at_its_plateau(session, engine, secret_key, ssh_
     # sweep is measured once more.
     def misses(sweep: Sweep) -> list[str]:
         measured = [(run.conns, run.bytes_per_second) for run in sweep.runs]
-        missed = [f"{conns} connection(s): {rate / 1e6:.1f} MB/s (> 0.7 x 50 MB/s)" for conns, rate in measured
-                  if rate <= 0.7 * 50e6]  # fmt: skip
+        missed = [
+            f"{conns} connection(s): {rate / 1e6:.1f} MB/s (> 0.7 x 50 MB/s)"
+            for conns, rate in measured
+            if rate <= 0.7 * 50e6
+        ]
         if [conns for conns, _ in measured] != [1, 2, 4, 6] or sweep.best_conns != 1:
             missed.append(f"stopped after {[conns for conns, _ in measured]} (1, 2, 4, 6), best {sweep.best_conns} (1)")
         if not find_plateau(measured).reached:
@@ -72,9 +82,16 @@ def test_connection_sweep_stops_at_its_plateau(session, engine, secret_key, ssh_
 def test_buffer_sweep_runs_every_point_and_repetition(session, engine, secret_key, ssh_env):
     environment, primary, standby = ssh_env
     sweep = request_sweep(
-        session, environment, primary, standby,
-        kind="sockbuf", sizes="256K, 64K", conns_values="2", repetitions=2, duration_seconds=0.5,
-    )  # fmt: skip
+        session,
+        environment,
+        primary,
+        standby,
+        kind="sockbuf",
+        sizes="256K, 64K",
+        conns_values="2",
+        repetitions=2,
+        duration_seconds=0.5,
+    )
     assert sweep.values == [64 * 1024, 256 * 1024] and sweep.conns_values == [2]
     assert execute_next(engine, secret_key)
     sweep = reload_sweep(session, sweep)
@@ -130,9 +147,15 @@ def test_a_failed_run_fails_the_sweep_and_keeps_what_ran(session, engine, secret
     sweep says which run and why, and runs nothing more."""
     environment, primary, standby = ssh_env
     sweep = request_sweep(
-        session, environment, primary, standby,
-        kind="sockbuf", sizes="64K, 128K", duration_seconds=0.5, write_dir=str(tmp_path / "missing"),
-    )  # fmt: skip
+        session,
+        environment,
+        primary,
+        standby,
+        kind="sockbuf",
+        sizes="64K, 128K",
+        duration_seconds=0.5,
+        write_dir=str(tmp_path / "missing"),
+    )
     assert execute_next(engine, secret_key)
     sweep = reload_sweep(session, sweep)
     assert sweep.status is RunStatus.failed
@@ -161,8 +184,13 @@ def test_kernel_sweep_needs_the_admins_permission(session, ssh_env):
 
 def test_sweep_grid_limits():
     with pytest.raises(ValueError, match="too many"):
-        SweepCreate(client_host_id=1, server_host_id=2, kind="sockbuf", sizes=",".join(f"{k}K" for k in range(4, 70)),
-                    conns_values="1, 2")  # fmt: skip
+        SweepCreate(
+            client_host_id=1,
+            server_host_id=2,
+            kind="sockbuf",
+            sizes=",".join(f"{k}K" for k in range(4, 70)),
+            conns_values="1, 2",
+        )
     with pytest.raises(ValueError, match="autotuning"):
         SweepCreate(client_host_id=1, server_host_id=2, kind=SweepKind.kernel_max, sizes="1M", sockbuf_bytes="1M")
     with pytest.raises(ValueError, match="not a tag"):

@@ -34,8 +34,9 @@ def weekly(rates, start=MONDAY):
 
 def forecast(peaks, capacity, *, headroom=0.3, basis=WATCH, now=None, **options):
     now = now or peaks[-1][0] + timedelta(days=7)
-    return forecast_growth(peaks, capacity_bytes_per_second=capacity, headroom_ratio=headroom,
-                           capacity_basis=basis, now=now, **options)  # fmt: skip
+    return forecast_growth(
+        peaks, capacity_bytes_per_second=capacity, headroom_ratio=headroom, capacity_basis=basis, now=now, **options
+    )
 
 
 def days_after(origin, moment):

@@ -42,8 +42,17 @@ def test_two_of_three_fail_then_recover():
         state = next_state(state, history, agree_m=2, of_n=3)
         states.append(state)
     # one failure is noise; the second within three makes it FAILING; a skip changes nothing; two OKs recover
-    assert states == [WatchState.ok, WatchState.ok, WatchState.ok, WatchState.failing, WatchState.failing,
-                      WatchState.failing, WatchState.failing, WatchState.failing, WatchState.ok]  # fmt: skip
+    assert states == [
+        WatchState.ok,
+        WatchState.ok,
+        WatchState.ok,
+        WatchState.failing,
+        WatchState.failing,
+        WatchState.failing,
+        WatchState.failing,
+        WatchState.failing,
+        WatchState.ok,
+    ]
 
 
 def test_unknown_until_m_verdicts():

@@ -56,16 +56,28 @@ def check_once(session, engine, secret_key, watch_id: int) -> WatchCheck:
     while execute_next(engine, secret_key):
         pass
     session.expire_all()
-    return session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch_id)
-                           .order_by(WatchCheck.id.desc())).first()  # fmt: skip
+    return session.scalars(
+        select(WatchCheck).where(WatchCheck.watch_id == watch_id).order_by(WatchCheck.id.desc())
+    ).first()
 
 
 def test_a_threshold_above_the_link_fails_after_two_of_three_and_recovers(session, engine, secret_key):
     environment, primary, standby = local_pair(session)
     ops = receiver(session)
-    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
-        name="loopback", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1,
-        every_seconds=60, threshold_bytes_per_second=1e12 - 1, receiver_ids=[ops.id]))  # fmt: skip
+    watch = service.create_watch(
+        session=session,
+        environment=environment,
+        requested_by="alice",
+        watch_in=WatchCreate(
+            name="loopback",
+            client_host_id=primary.id,
+            server_host_id=standby.id,
+            duration_seconds=1,
+            every_seconds=60,
+            threshold_bytes_per_second=1e12 - 1,
+            receiver_ids=[ops.id],
+        ),
+    )
     first = check_once(session, engine, secret_key, watch.id)
     assert first.status is CheckStatus.judged and first.verdict is Verdict.failing, first.reason
     assert first.measured_bytes_per_second > 10 * MIB and first.required_bytes_per_second == 1e12 - 1
@@ -77,7 +89,8 @@ def test_a_threshold_above_the_link_fails_after_two_of_three_and_recovers(sessio
     assert watch.state is WatchState.failing and watch.transitions == 1
     sent = session.scalars(select(Notification).where(Notification.watch_id == watch.id)).all()
     assert [(n.from_state, n.to_state, n.receiver_id, n.transition) for n in sent] == [
-        ("unknown", "failing", ops.id, 1)]  # fmt: skip
+        ("unknown", "failing", ops.id, 1)
+    ]
     assert sent[0].payload["to_state"] == "failing"
     # the threshold lowered under the link: two OK checks recover, one more notification
     session.execute(Watch.__table__.update().where(Watch.id == watch.id).values(threshold_bytes_per_second=MIB))
@@ -88,8 +101,9 @@ def test_a_threshold_above_the_link_fails_after_two_of_three_and_recovers(sessio
     check_once(session, engine, secret_key, watch.id)
     session.refresh(watch)
     assert watch.state is WatchState.ok and watch.transitions == 2
-    changes = session.scalars(select(Notification.to_state).where(Notification.watch_id == watch.id)
-                              .order_by(Notification.id)).all()  # fmt: skip
+    changes = session.scalars(
+        select(Notification.to_state).where(Notification.watch_id == watch.id).order_by(Notification.id)
+    ).all()
     assert changes == ["failing", "ok"]
 
 
@@ -97,9 +111,21 @@ def test_a_busy_host_skips_the_check_and_never_fails(session, engine, secret_key
     from tests.execution import request_run
 
     environment, primary, standby = local_pair(session)
-    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
-        name="busy", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1, every_seconds=60,
-        threshold_bytes_per_second=1e12 - 1, agree_m=1, of_n=1))  # fmt: skip
+    watch = service.create_watch(
+        session=session,
+        environment=environment,
+        requested_by="alice",
+        watch_in=WatchCreate(
+            name="busy",
+            client_host_id=primary.id,
+            server_host_id=standby.id,
+            duration_seconds=1,
+            every_seconds=60,
+            threshold_bytes_per_second=1e12 - 1,
+            agree_m=1,
+            of_n=1,
+        ),
+    )
     request_run(session, environment, primary, standby, duration_seconds=1)  # holds the hosts (queued)
     session.execute(Watch.__table__.update().where(Watch.id == watch.id).values(next_at=utcnow()))
     session.commit()
@@ -116,9 +142,21 @@ def a_check_whose_run_failed(session, engine, code: str | None, message: str | N
     """A watch (1 of 1 over 10 MiB/s) whose check fired and whose run failed, its client's error event
     carrying `code` (None: no error event, as when SSH failed); not judged yet."""
     environment, primary, standby = local_pair(session)
-    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
-        name="down", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1, every_seconds=60,
-        threshold_bytes_per_second=10 * MIB, agree_m=1, of_n=1))  # fmt: skip
+    watch = service.create_watch(
+        session=session,
+        environment=environment,
+        requested_by="alice",
+        watch_in=WatchCreate(
+            name="down",
+            client_host_id=primary.id,
+            server_host_id=standby.id,
+            duration_seconds=1,
+            every_seconds=60,
+            threshold_bytes_per_second=10 * MIB,
+            agree_m=1,
+            of_n=1,
+        ),
+    )
     session.execute(Watch.__table__.update().where(Watch.id == watch.id).values(next_at=utcnow()))
     session.commit()
     assert service.fire_due_watches(make_sessionmaker(engine)) == 1
@@ -184,9 +222,22 @@ def test_the_verdict_and_the_state_it_leads_to_are_one_transaction(session, engi
 def test_two_workers_judging_at_once_notify_once(session, engine, secret_key):
     environment, primary, standby = local_pair(session)
     ops, pager = receiver(session, "ops"), receiver(session, "pager")
-    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
-        name="race", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1, every_seconds=60,
-        threshold_bytes_per_second=1e12 - 1, agree_m=1, of_n=1, receiver_ids=[ops.id, pager.id]))  # fmt: skip
+    watch = service.create_watch(
+        session=session,
+        environment=environment,
+        requested_by="alice",
+        watch_in=WatchCreate(
+            name="race",
+            client_host_id=primary.id,
+            server_host_id=standby.id,
+            duration_seconds=1,
+            every_seconds=60,
+            threshold_bytes_per_second=1e12 - 1,
+            agree_m=1,
+            of_n=1,
+            receiver_ids=[ops.id, pager.id],
+        ),
+    )
     session.execute(Watch.__table__.update().where(Watch.id == watch.id).values(next_at=utcnow()))
     session.commit()
     assert service.fire_due_watches(make_sessionmaker(engine)) == 1
@@ -218,9 +269,14 @@ def test_two_workers_judging_at_once_notify_once(session, engine, secret_key):
 
 def test_fired_once_per_occurrence_by_two_workers(session, engine):
     environment, primary, standby = local_pair(session)
-    watch = service.create_watch(session=session, environment=environment, requested_by="alice", watch_in=WatchCreate(
-        name="once", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1,
-        every_seconds=60))  # fmt: skip
+    watch = service.create_watch(
+        session=session,
+        environment=environment,
+        requested_by="alice",
+        watch_in=WatchCreate(
+            name="once", client_host_id=primary.id, server_host_id=standby.id, duration_seconds=1, every_seconds=60
+        ),
+    )
     now = utcnow() + timedelta(seconds=1)
     gate, fired = threading.Barrier(2), []
 

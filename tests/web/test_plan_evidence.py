@@ -85,10 +85,11 @@ def test_a_chosen_loopback_run_is_marked_on_the_page_and_left_out_ones_are_named
     standby = make_host(session, environment, name="here-s", role="standby", transport="local")
     rmem = {"tcp_rmem": [4096, 131072, 33554432]}
     runs = [
-        make_measured_run(session, environment.id, primary, standby, 3715.56 * 1024 * 1024,
-                          client_settings=rmem, server_settings=rmem)
+        make_measured_run(
+            session, environment.id, primary, standby, 3715.56 * 1024 * 1024, client_settings=rmem, server_settings=rmem
+        )
         for _ in range(3)
-    ]  # fmt: skip
+    ]
     url = f"/environments/{environment.id}"
     page = browser_client.get(url).text
     assert f"no ASYNC run chosen (3 ASYNC runs (#{runs[0].id}, " in page and "exist but are left out: loopback" in page

@@ -54,16 +54,37 @@ def replayed(session, rehearsal: Rehearsal, status=RunStatus.succeeded, interval
     lines = [{"event": "start", "data": {"conns": run.conns}}]
     for i in range(intervals):
         backlog = [4, 8, 0][i % 3] * 1024 * 1024
-        lines.append({"event": "interval", "data": {
-            "start_seconds": float(i), "end_seconds": float(i + 1), "bytes_generated": 10 * 1024 * 1024,
-            "bytes_sent": 10 * 1024 * 1024, "bytes_received": 10 * 1024 * 1024 - backlog,
-            "backlog_bytes": backlog, "lag_seconds": [0.5, 1.25, 0.0][i % 3]}})  # fmt: skip
+        lines.append(
+            {
+                "event": "interval",
+                "data": {
+                    "start_seconds": float(i),
+                    "end_seconds": float(i + 1),
+                    "bytes_generated": 10 * 1024 * 1024,
+                    "bytes_sent": 10 * 1024 * 1024,
+                    "bytes_received": 10 * 1024 * 1024 - backlog,
+                    "backlog_bytes": backlog,
+                    "lag_seconds": [0.5, 1.25, 0.0][i % 3],
+                },
+            }
+        )
     if status is RunStatus.succeeded:
-        streams = [{"id": c, "max_lag_seconds": 1.25 - c * 0.5, "max_backlog_bytes": (8 - c * 4) * 1024 * 1024}
-                   for c in range(run.conns)]  # fmt: skip
-        lines.append({"event": "end", "data": {
-            "max_lag_seconds": 1.25, "drain_seconds": 1.5, "drained": True,
-            "bytes_received": intervals * 10 * 1024 * 1024, "streams": streams}})  # fmt: skip
+        streams = [
+            {"id": c, "max_lag_seconds": 1.25 - c * 0.5, "max_backlog_bytes": (8 - c * 4) * 1024 * 1024}
+            for c in range(run.conns)
+        ]
+        lines.append(
+            {
+                "event": "end",
+                "data": {
+                    "max_lag_seconds": 1.25,
+                    "drain_seconds": 1.5,
+                    "drained": True,
+                    "bytes_received": intervals * 10 * 1024 * 1024,
+                    "streams": streams,
+                },
+            }
+        )
     for seq, line in enumerate(lines):
         session.add(RunEvent(run_id=run.id, seq=seq, role="client", event=line["event"], line=json.dumps(line)))
     run.status, run.failure_reason = status, reason
@@ -100,8 +121,9 @@ def test_a_window_without_timed_data_is_refused_beside_its_field(browser_client,
     assert worst.status_code == 422
     assert 'id="e-rh-window"' in worst.text and "no stretch of 60 minutes" in worst.text
     assert "<html" not in worst.text and 'id="rehearsals"' in worst.text  # the section, swapped in place
-    outside = start(browser_client, environment, window="period", window_from="2022-01-16 08:00",
-                    window_to="2022-01-16 09:00")  # fmt: skip
+    outside = start(
+        browser_client, environment, window="period", window_from="2022-01-16 08:00", window_to="2022-01-16 09:00"
+    )
     assert outside.status_code == 422
     assert 'id="e-rh-window_from"' in outside.text and "no redo with times from" in outside.text
     assert 'value="2022-01-16 08:00"' in outside.text  # what was typed is kept
@@ -114,12 +136,14 @@ def test_a_window_without_timed_data_is_refused_beside_its_field(browser_client,
 
 def test_a_bad_period_is_refused_beside_from_or_to(browser_client, session):
     environment = environment_with_history(session)
-    unreadable = start(browser_client, environment, window="period", window_from="yesterday",
-                       window_to="2022-01-15 08:15")  # fmt: skip
+    unreadable = start(
+        browser_client, environment, window="period", window_from="yesterday", window_to="2022-01-15 08:15"
+    )
     assert unreadable.status_code == 422
     assert 'id="e-rh-window_from"' in unreadable.text and "is not an ISO time" in unreadable.text
-    backwards = start(browser_client, environment, window="period", window_from="2022-01-15 08:15",
-                      window_to="2022-01-15 08:05")  # fmt: skip
+    backwards = start(
+        browser_client, environment, window="period", window_from="2022-01-15 08:15", window_to="2022-01-15 08:05"
+    )
     assert backwards.status_code == 422
     assert 'id="e-rh-window_to"' in backwards.text and "is not after the start" in backwards.text
     half = start(browser_client, environment, window="period", window_from="2022-01-15 08:05", window_to="")
@@ -403,17 +427,37 @@ def test_progress_counts_the_replays_clock_not_the_set_up(browser_client, sessio
     for i in range(3):
         data = {"start_seconds": float(i), "end_seconds": float(i + 1), "bytes_generated": 100, "bytes_sent": 100,
                 "bytes_received": 100, "backlog_bytes": 0, "lag_seconds": 0.0}  # fmt: skip
-        session.add(RunEvent(run_id=run.id, seq=i, role="client", event="interval",
-                             line=json.dumps({"event": "interval", "data": data})))  # fmt: skip
+        session.add(
+            RunEvent(
+                run_id=run.id,
+                seq=i,
+                role="client",
+                event="interval",
+                line=json.dumps({"event": "interval", "data": data}),
+            )
+        )
     session.commit()
     live = browser_client.get(f"/rehearsals/{rehearsal.id}/live", headers=HTMX).text
     assert "3 s of 10 min" in live and "3 intervals" in live and "draining the backlog" not in live
     from redolab.rehearsals.results import RunReplay, measured, stored
 
-    lines = [json.dumps({"event": "interval", "data": {
-        "start_seconds": float(i), "end_seconds": float(i + 1), "bytes_generated": 100, "bytes_sent": 100,
-        "bytes_received": 100, "backlog_bytes": 0, "lag_seconds": 0.5 if i == 7 else 0.0}})
-        for i in range(3000)]  # fmt: skip
+    lines = [
+        json.dumps(
+            {
+                "event": "interval",
+                "data": {
+                    "start_seconds": float(i),
+                    "end_seconds": float(i + 1),
+                    "bytes_generated": 100,
+                    "bytes_sent": 100,
+                    "bytes_received": 100,
+                    "backlog_bytes": 0,
+                    "lag_seconds": 0.5 if i == 7 else 0.0,
+                },
+            }
+        )
+        for i in range(3000)
+    ]
     session.refresh(rehearsal)
     rehearsal.result = stored(measured([RunReplay(run.id, [1, 2], lines)]))
     assert len(rehearsal.result["series"]["end_seconds"]) < 3000

@@ -38,10 +38,16 @@ A4_POINTS, LETTER_POINTS = "594.96 x 841.92 pts (A4)", "612 x 792 pts (letter)"
 
 def evidence(runs, unused: int = 12) -> list[EvidenceItem]:
     items = [EvidenceItem("import", 1, "import #1 (arch.csv)", "2026-03-02 09:00 UTC to 09:21 UTC", True, "used")]
-    items += [EvidenceItem("run", r.id, f"run #{r.id} (ASYNC, {r.conns} conn)", "2026-03-03 09:01 UTC", True, "used")
-              for r in runs]  # fmt: skip
-    items += [EvidenceItem("run", 100 + i, f"run #{100 + i} (ASYNC, 1 conn, loopback check)", "2026-03-01 10:00 UTC",
-                           False, LOOPBACK) for i in range(unused)]  # fmt: skip
+    items += [
+        EvidenceItem("run", r.id, f"run #{r.id} (ASYNC, {r.conns} conn)", "2026-03-03 09:01 UTC", True, "used")
+        for r in runs
+    ]
+    items += [
+        EvidenceItem(
+            "run", 100 + i, f"run #{100 + i} (ASYNC, 1 conn, loopback check)", "2026-03-01 10:00 UTC", False, LOOPBACK
+        )
+        for i in range(unused)
+    ]
     return items
 
 
@@ -55,12 +61,21 @@ def make_report(
     environment = facts(transport_mode="SYNC")
     plan = build_plan(facts=environment, requirement=history(), runs=runs, evidence=chosen)
     return Report(
-        title=title, environment="SALES", environment_id=1, platform="Oracle Data Guard",
-        generated_at=datetime(2026, 11, 25, 12, 0, tzinfo=UTC), author=author, version="9.8.7", time_zone="UTC",
+        title=title,
+        environment="SALES",
+        environment_id=1,
+        platform="Oracle Data Guard",
+        generated_at=datetime(2026, 11, 25, 12, 0, tzinfo=UTC),
+        author=author,
+        version="9.8.7",
+        time_zone="UTC",
         hosts=[{"role": "primary", "node": 1, "name": "dc1-db1", "address": "10.20.0.11", "interface": "ens3"}],
-        facts=[("Database size", "10 TiB")], plan=plan, selection=Selection(),
-        document_id=document_id(environment, chosen), paper=paper,
-    )  # fmt: skip
+        facts=[("Database size", "10 TiB")],
+        plan=plan,
+        selection=Selection(),
+        document_id=document_id(environment, chosen),
+        paper=paper,
+    )
 
 
 def pdf_tools() -> None:
@@ -139,12 +154,17 @@ RUNS = st.lists(
         lambda i, node, mode, conns, rate, loopback, sync_write: run(
             i, node=node, mode=mode, conns=conns, rate_mib=rate, loopback=loopback, sync_write=sync_write
         ),
-        st.integers(1, 50), st.integers(1, 2), st.sampled_from(["async", "sync"]), st.sampled_from([1, 4]),
-        st.floats(0.5, 500), st.booleans(), st.booleans(),
+        st.integers(1, 50),
+        st.integers(1, 2),
+        st.sampled_from(["async", "sync"]),
+        st.sampled_from([1, 4]),
+        st.floats(0.5, 500),
+        st.booleans(),
+        st.booleans(),
     ),
     max_size=4,
     unique_by=lambda r: r.id,
-)  # fmt: skip
+)
 
 
 @settings(max_examples=60, deadline=None)

@@ -27,10 +27,17 @@ def test_form_defaults_and_errors(browser_client, session):
     assert 'id="run-form"' in page.text and 'value="1 MiB"' in page.text and 'value="60 s"' in page.text
     bad = browser_client.post(
         f"/environments/{environment.id}/runs",
-        data={"client_host_id": primary.id, "server_host_id": standby.id, "message_bytes": "1 Mb",
-              "duration_seconds": "60", "conns": "0", "interval_seconds": "5 s", "write_dir": "/tmp/x;reboot"},
+        data={
+            "client_host_id": primary.id,
+            "server_host_id": standby.id,
+            "message_bytes": "1 Mb",
+            "duration_seconds": "60",
+            "conns": "0",
+            "interval_seconds": "5 s",
+            "write_dir": "/tmp/x;reboot",
+        },
         headers=HTMX,
-    )  # fmt: skip
+    )
     assert bad.status_code == 422
     for message in ("looks like bits", "has no unit", "Must be at least 1.", "is not a safe absolute directory"):
         assert message in bad.text, message
@@ -42,9 +49,17 @@ def test_run_page_live_then_record(browser_client, session, engine, secret_key):
     environment, primary, standby = local_env(session)
     created = browser_client.post(
         f"/environments/{environment.id}/runs",
-        data={"client_host_id": primary.id, "server_host_id": standby.id, "duration_seconds": "1.5 s",
-              "interval_seconds": "0.5 s", "message_bytes": "256 KiB", "conns": "2", "mode": "async", "label": "l1"},
-    )  # fmt: skip
+        data={
+            "client_host_id": primary.id,
+            "server_host_id": standby.id,
+            "duration_seconds": "1.5 s",
+            "interval_seconds": "0.5 s",
+            "message_bytes": "256 KiB",
+            "conns": "2",
+            "mode": "async",
+            "label": "l1",
+        },
+    )
     assert created.status_code == 303
     run_url = created.headers["location"]
     queued = browser_client.get(run_url)
@@ -113,9 +128,15 @@ def test_empty_label_is_fine(browser_client, session):
     environment, primary, standby = local_env(session)
     response = browser_client.post(
         f"/environments/{environment.id}/runs",
-        data={"client_host_id": primary.id, "server_host_id": standby.id, "label": "", "write_dir": "",
-              "duration_seconds": "10 s", "interval_seconds": "1 s"},
-    )  # fmt: skip
+        data={
+            "client_host_id": primary.id,
+            "server_host_id": standby.id,
+            "label": "",
+            "write_dir": "",
+            "duration_seconds": "10 s",
+            "interval_seconds": "1 s",
+        },
+    )
     assert response.status_code == 303, response.text
 
 
@@ -127,10 +148,15 @@ def test_the_run_form_at_the_queue_cap_says_which_cap(browser_client, session):
         run_service.create_run(session=session, environment=environment, run_in=run_in, requested_by="alice")
     refused = browser_client.post(
         f"/environments/{environment.id}/runs",
-        data={"client_host_id": primary.id, "server_host_id": standby.id, "duration_seconds": "60 s",
-              "interval_seconds": "5 s", "label": ""},
+        data={
+            "client_host_id": primary.id,
+            "server_host_id": standby.id,
+            "duration_seconds": "60 s",
+            "interval_seconds": "5 s",
+            "label": "",
+        },
         headers=HTMX,
-    )  # fmt: skip
+    )
     assert refused.status_code == 429, refused.text
     assert "REDOLAB_MAX_QUEUED_PER_USER=20" in refused.text and "20 runs and sweeps queued" in refused.text
     assert session.scalar(select(func.count()).select_from(Run)) == 20
