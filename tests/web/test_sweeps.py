@@ -31,9 +31,16 @@ def test_connection_sweep_page_marks_the_plateau(browser_client, session, engine
     # stall cut the first run short by more than the default 5 % and moved the plateau to 8: a count
     # must now beat the best by 30 % to count as better, which a pacing limit never lets it do
     url = start_sweep(
-        browser_client, environment, primary, standby, kind="connections", conns_max="8",
-        rate_bits_per_second="200 Mbit/s", tags="paced", threshold_percent="30",
-    )  # fmt: skip
+        browser_client,
+        environment,
+        primary,
+        standby,
+        kind="connections",
+        conns_max="8",
+        rate_bits_per_second="200 Mbit/s",
+        tags="paced",
+        threshold_percent="30",
+    )
     queued = browser_client.get(url)
     assert "queued" in queued.text and 'hx-trigger="every 1s"' in queued.text
     assert execute_next(engine, secret_key)
@@ -54,10 +61,28 @@ def test_connection_sweep_page_marks_the_plateau(browser_client, session, engine
 def test_buffer_sweeps_compared_with_exports_and_filters(browser_client, session, engine, secret_key):
     environment, primary, standby = local_env(session)
     shared = {"kind": "sockbuf", "sizes": "64K, 256K"}
-    first = start_sweep(browser_client, environment, primary, standby, **shared, conns_values="1, 2",
-                        rate_bits_per_second="400 Mbit/s", tags="before", label="before")  # fmt: skip
-    second = start_sweep(browser_client, environment, primary, standby, **shared, conns_values="1",
-                         rate_bits_per_second="200 Mbit/s", tags="after", label="after")  # fmt: skip
+    first = start_sweep(
+        browser_client,
+        environment,
+        primary,
+        standby,
+        **shared,
+        conns_values="1, 2",
+        rate_bits_per_second="400 Mbit/s",
+        tags="before",
+        label="before",
+    )
+    second = start_sweep(
+        browser_client,
+        environment,
+        primary,
+        standby,
+        **shared,
+        conns_values="1",
+        rate_bits_per_second="200 Mbit/s",
+        tags="after",
+        label="after",
+    )
     assert execute_next(engine, secret_key) and execute_next(engine, secret_key)
     first_id, second_id = (int(u.rsplit("/", 1)[1]) for u in (first, second))
 
@@ -118,12 +143,23 @@ def test_sweep_form_errors_name_the_field(browser_client, session):
 def test_sweep_api(api_client, session, engine, secret_key):
     environment, primary, standby = local_env(session)
     base = f"/api/v1/environments/{environment.id}/sweeps"
-    refused = api_client.post(base, json={"client_host_id": primary.id, "server_host_id": standby.id,
-                                          "kind": "kernel_max", "sizes": [1048576]})  # fmt: skip
+    refused = api_client.post(
+        base,
+        json={"client_host_id": primary.id, "server_host_id": standby.id, "kind": "kernel_max", "sizes": [1048576]},
+    )
     assert refused.status_code == 422 and "sysctl -w" in refused.json()["detail"][0]["msg"]
-    created = api_client.post(base, json={"client_host_id": primary.id, "server_host_id": standby.id,
-                                          "kind": "sockbuf", "sizes": ["128K"], "conns_values": [1, 2],
-                                          "duration_seconds": 0.5, "interval_seconds": 0.25})  # fmt: skip
+    created = api_client.post(
+        base,
+        json={
+            "client_host_id": primary.id,
+            "server_host_id": standby.id,
+            "kind": "sockbuf",
+            "sizes": ["128K"],
+            "conns_values": [1, 2],
+            "duration_seconds": 0.5,
+            "interval_seconds": 0.25,
+        },
+    )
     assert created.status_code == 201, created.text
     assert created.json()["values"] == [131072] and created.json()["status"] == "queued"
     assert execute_next(engine, secret_key)

@@ -33,18 +33,29 @@ def environment_with_hosts(session):
 
 def form(environment, **fields) -> dict:
     primary, standby = sorted(environment.hosts, key=lambda h: h.role.value)
-    return {"name": "DG link", "client_host_id": str(primary.id), "server_host_id": str(standby.id),
-            "every_seconds": "15 min", "duration_seconds": "10 s", "conns": "1", "message_bytes": "1 MiB",
-            "threshold_bytes_per_second": "40 MiB/s", "margin_ratio": "0.10", "agree_m": "2", "of_n": "3",
-            **fields}  # fmt: skip
+    return {
+        "name": "DG link",
+        "client_host_id": str(primary.id),
+        "server_host_id": str(standby.id),
+        "every_seconds": "15 min",
+        "duration_seconds": "10 s",
+        "conns": "1",
+        "message_bytes": "1 MiB",
+        "threshold_bytes_per_second": "40 MiB/s",
+        "margin_ratio": "0.10",
+        "agree_m": "2",
+        "of_n": "3",
+        **fields,
+    }
 
 
 def test_the_form_makes_a_watch_and_says_what_is_wrong(browser_client, session):
     environment = environment_with_hosts(session)
     page = browser_client.get(f"/environments/{environment.id}")
     assert 'id="watches"' in page.text and 'id="watch-form"' in page.text and 'href="#watches"' in page.text
-    wrong = browser_client.post(f"/environments/{environment.id}/watches", data=form(environment, every_seconds="20 s"),
-                                headers=HTMX)  # fmt: skip
+    wrong = browser_client.post(
+        f"/environments/{environment.id}/watches", data=form(environment, every_seconds="20 s"), headers=HTMX
+    )
     assert wrong.status_code == 422 and "once a minute" in wrong.text and 'id="watch-form"' in wrong.text
     made = browser_client.post(f"/environments/{environment.id}/watches", data=form(environment), headers=HTMX)
     assert made.status_code == 200 and made.headers["HX-Redirect"].startswith("/watches/"), made.text
@@ -56,20 +67,39 @@ def test_the_form_makes_a_watch_and_says_what_is_wrong(browser_client, session):
 
 def test_the_watch_page_draws_checks_on_state_bands(browser_client, session):
     environment = environment_with_hosts(session)
-    browser_client.post(f"/environments/{environment.id}/watches", data=form(environment, agree_m="1", of_n="1"),
-                        headers=HTMX)  # fmt: skip
+    browser_client.post(
+        f"/environments/{environment.id}/watches", data=form(environment, agree_m="1", of_n="1"), headers=HTMX
+    )
     watch = session.query(Watch).one()
     start = utcnow() - timedelta(hours=1)
     for i, (measured, verdict) in enumerate(((50, Verdict.ok), (30, Verdict.failing), (None, None), (60, Verdict.ok))):
         skipped = verdict is None
-        session.add(WatchCheck(
-            watch_id=watch.id, at=start + timedelta(minutes=15 * i), run_ids=[],
-            status=CheckStatus.skipped if skipped else CheckStatus.judged, verdict=verdict or Verdict.skipped,
-            measured_bytes_per_second=None if skipped else measured * MIB, required_bytes_per_second=40 * MIB,
-            reason="skipped: the hosts were busy with run #7" if skipped else ""))  # fmt: skip
+        session.add(
+            WatchCheck(
+                watch_id=watch.id,
+                at=start + timedelta(minutes=15 * i),
+                run_ids=[],
+                status=CheckStatus.skipped if skipped else CheckStatus.judged,
+                verdict=verdict or Verdict.skipped,
+                measured_bytes_per_second=None if skipped else measured * MIB,
+                required_bytes_per_second=40 * MIB,
+                reason="skipped: the hosts were busy with run #7" if skipped else "",
+            )
+        )
     watch.state, watch.transitions = WatchState.ok, 3
-    session.add(Notification(watch_id=watch.id, transition=2, receiver_id=None, from_state="ok", to_state="failing",
-                             payload={}, status="delivered", attempts=1, last_result="HTTP 200"))  # fmt: skip
+    session.add(
+        Notification(
+            watch_id=watch.id,
+            transition=2,
+            receiver_id=None,
+            from_state="ok",
+            to_state="failing",
+            payload={},
+            status="delivered",
+            attempts=1,
+            last_result="HTTP 200",
+        )
+    )
     session.commit()
     page = browser_client.get(f"/watches/{watch.id}")
     assert page.status_code == 200
@@ -179,11 +209,17 @@ def test_the_bands_start_in_the_state_the_watch_was_in(browser_client, session):
     start = utcnow() - timedelta(days=3)
     verdicts = [Verdict.failing] * 3 + [Verdict.ok] * service.CHECKS_SHOWN
     session.add_all(
-        WatchCheck(watch_id=watch.id, at=start + timedelta(minutes=5 * i), run_ids=[], status=CheckStatus.judged,
-                   verdict=verdict, measured_bytes_per_second=(50 if verdict is Verdict.ok else 30) * MIB,
-                   required_bytes_per_second=40 * MIB)
+        WatchCheck(
+            watch_id=watch.id,
+            at=start + timedelta(minutes=5 * i),
+            run_ids=[],
+            status=CheckStatus.judged,
+            verdict=verdict,
+            measured_bytes_per_second=(50 if verdict is Verdict.ok else 30) * MIB,
+            required_bytes_per_second=40 * MIB,
+        )
         for i, verdict in enumerate(verdicts)
-    )  # fmt: skip
+    )
     session.commit()
     checks = service.list_checks(session=session, watch=watch)
     assert len(checks) == service.CHECKS_SHOWN and all(c.verdict is Verdict.ok for c in checks)
