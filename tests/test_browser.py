@@ -40,13 +40,14 @@ def page(browser):
     a style, an eval): the policy must allow every part of the UI the tests drive."""
     context = browser.new_context()
     page = context.new_page()
-    page.set_default_timeout(10_000)
-    # expect()'s own wait (5 s by default) ran out on CI's loaded 2 cores while an htmx swap of a
-    # preview the server had answered 200 was still on its way (test_redo_paste_box_and_collection_archive,
-    # twice); a mark that never comes still fails, after 15 s
+    # Waits for a mark, not margins: a mark that never comes still fails, after 30 s. expect()'s own 5 s
+    # ran out on CI's loaded 2 cores while an htmx swap of a preview the server had answered 200 was
+    # still on its way (test_redo_paste_box_and_collection_archive, twice), and a click's 10 s while a
+    # preview of an upload was read (#redo-import, two tests with helpers' suites beside them)
+    page.set_default_timeout(30_000)
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=15_000)
+    expect.set_options(timeout=30_000)
     blocked = []
     page.on("console", lambda message: "Content Security Policy" in message.text and blocked.append(message.text))
     yield page
