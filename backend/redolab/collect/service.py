@@ -253,15 +253,16 @@ def json_safe(value):
 
 def offered_changes(environment: Environment, collection: Collection) -> dict[str, tuple]:
     """field -> (current, read) for every offered fact that differs from the environment's value. A
-    time zone differs when its offset now differs (Europe/Paris and Etc/GMT-1 agree in winter)."""
+    time zone differs when its offset differed when the host said it (the collection's end): Europe/Paris
+    and Etc/GMT-1 agree in winter, and a collection of January still agrees when looked at in July."""
     changes = {}
+    said_at = collection.finished_at or collection.started_at or datetime.now(UTC)
     for field, read in ((collection.facts or {}).get("offered") or {}).items():
         current = getattr(environment, field, None)
         current = current.value if hasattr(current, "value") else current
         if field == "time_zone":
-            now = datetime.now(UTC)
             try:
-                if now.astimezone(ZoneInfo(current)).utcoffset() == now.astimezone(ZoneInfo(read)).utcoffset():
+                if said_at.astimezone(ZoneInfo(current)).utcoffset() == said_at.astimezone(ZoneInfo(read)).utcoffset():
                     continue
             except (KeyError, ValueError):
                 pass
