@@ -51,6 +51,14 @@ def _stages(settings: Settings) -> list[Path]:
     return sorted(settings.upload_dir.glob("*.upload")) if settings.upload_dir.is_dir() else []
 
 
+def _dated_now(settings: Settings) -> None:
+    """The staged previews made just now, on this process's clock, the one the pruning reads: the file
+    system stamps the kernel's time, which a moved test clock (tests/frozen_date.py) is not."""
+    now = time.time()
+    for path in _stages(settings):
+        os.utime(path, (now, now))
+
+
 def _preview(client, environment, name: str, content: bytes):
     return client.post(
         f"/api/v1/environments/{environment.id}/redo/preview", files={"file": (name, BytesIO(content), "text/csv")}
@@ -121,6 +129,7 @@ def test_the_per_user_cap_refuses_with_429_naming_the_cap_and_the_file(settings,
     app = _app(settings, upload_quota_per_user_bytes=1 * MIB)
     with _api_client(app, user.username) as alice, _api_client(app, "bob") as bob:
         assert _preview(alice, environment, "first.csv", history).status_code == 200
+        _dated_now(settings)  # too recent to make room early
         refused = _preview(alice, environment, "second.csv", history + MARKER.encode())
         assert refused.status_code == 429, refused.text
         message = refused.json()["detail"]
@@ -139,6 +148,7 @@ def test_the_total_cap_refuses_with_507_naming_the_cap_and_the_file(settings, en
     app = _app(settings, upload_quota_total_bytes=1 * MIB)
     with _api_client(app, user.username) as alice, _api_client(app, "bob") as bob:
         assert _preview(alice, environment, "first.csv", history).status_code == 200
+        _dated_now(settings)  # too recent to make room early
         refused = _preview(bob, environment, "bobs.csv", history + MARKER.encode())
         assert refused.status_code == 507, refused.text
         message = refused.json()["detail"]
@@ -161,9 +171,11 @@ def test_unused_previews_make_room_early_oldest_first(settings, engine, session,
     app = _app(settings, upload_quota_per_user_bytes=2 * MIB, upload_early_prune_seconds=60)
     with _api_client(app, user.username) as alice:
         tokens = [_preview(alice, environment, f"f{n}.csv", history).json()["upload_token"] for n in range(3)]
-        stale = time.time() - 120
-        for token in tokens[:2]:  # the first two were previewed two minutes ago, the third just now
-            os.utime(settings.upload_dir / f"{token}.upload", (stale, stale))
+        # the first two were previewed two minutes ago, the third just now: on this process's clock, which
+        # the pruning reads (the file system stamps the real time, a frozen clock's day is another)
+        now = time.time()
+        for token, at in zip(tokens, (now - 120, now - 120, now), strict=True):
+            os.utime(settings.upload_dir / f"{token}.upload", (at, at))
         uploads.mark_queued(settings.upload_dir / f"{tokens[0]}.upload")  # an import job will read the oldest
         again = _preview(alice, environment, "f3.csv", history)
         assert again.status_code == 200, again.text
@@ -176,6 +188,9 @@ def test_the_pruning_timer_removes_unused_previews_early_when_the_disk_is_short(
     upload_dir = tmp_path / "uploads"
     unused, queued = (store_upload(upload_dir, BytesIO(b"x" * KIB), f"{n}.csv", owner="1") for n in range(2))
     uploads.mark_queued(upload_dir / f"{queued}.upload")
+    stored = time.time() - 1  # both a second ago, on the clock the pruning reads (not the file system's)
+    for token in (unused, queued):
+        os.utime(upload_dir / f"{token}.upload", (stored, stored))
     roomy = StagingLimits(per_user_bytes=GIB, total_bytes=GIB, free_space_floor_bytes=0, early_prune_seconds=0)
     assert uploads.prune_uploads(upload_dir, 3600, roomy) == 0 and len(list(upload_dir.glob("*.upload"))) == 2
     short = StagingLimits(per_user_bytes=GIB, total_bytes=GIB, free_space_floor_bytes=1024**5, early_prune_seconds=0)
@@ -188,8 +203,10 @@ def test_concurrent_uploads_cannot_pass_a_cap_together(tmp_path):
     """Each upload counts and reserves its bytes under one lock: 8 uploads of 300 KiB at once against
     a cap of 1 MiB store exactly 3 (a check-then-write race would store more)."""
     upload_dir = tmp_path / "uploads"
+    # none goes early to make room: the files are written now, on the kernel's clock, and a moved test
+    # clock (tests/frozen_date.py) may be weeks ahead of it
     limits = StagingLimits(per_user_bytes=1 * MIB, total_bytes=10 * GIB, free_space_floor_bytes=0,
-                           early_prune_seconds=3600)  # fmt: skip
+                           early_prune_seconds=10 * 365 * 86400)  # fmt: skip
     start, results = threading.Barrier(8), []
 
     def upload(n: int) -> None:

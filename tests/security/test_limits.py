@@ -165,8 +165,9 @@ def test_key_file_messages_do_not_tell_whether_a_file_exists(api_client, credent
 def test_old_uploads_are_pruned_and_pruning_tolerates_concurrent_deletes(tmp_path):
     uploads = tmp_path / "uploads"
     old, fresh = store_pasted(uploads, "a"), store_pasted(uploads, "b")
-    stale = time.time() - 7200
-    os.utime(uploads / f"{old}.upload", (stale, stale))
+    now = time.time()  # the ages on the clock the pruning reads (the file system stamps the real time)
+    for token, at in ((old, now - 7200), (fresh, now)):
+        os.utime(uploads / f"{token}.upload", (at, at))
     assert prune_uploads(uploads, max_age_seconds=3600) == 1
     assert not (uploads / f"{old}.upload").exists() and not (uploads / f"{old}.name").exists()
     assert (uploads / f"{fresh}.upload").exists()

@@ -32,6 +32,7 @@ from redolab.watches.models import CheckStatus, Verdict, Watch, WatchCheck, Watc
 from tests import services
 from tests.conftest import migrated_sqlite
 from tests.factories import make_environment, make_host, make_measured_run
+from tests.margins import measured_within
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -124,8 +125,16 @@ def value(found: dict, name: str, **labels) -> float:
 
 
 def test_the_exposition_says_each_figure_in_base_units(session):
+    before = utcnow()
     data = populate(session)
     found = samples(render_metrics(session=session).decode())
+    # an age is what populate() gave it, grown by the time gone by until the render (however busy the
+    # machine), never less
+    grown = (utcnow() - before).total_seconds()
+
+    def aged(age: float, given: float) -> bool:
+        return given <= age <= given + grown
+
     pair = {"environment": "Payroll", "path": "p1 -> s1"}
     # the newest ASYNC run: the SYNC one after it measured commit-sized writes awaiting their acknowledgements
     assert value(found, "redolab_path_throughput_bytes_per_second", **pair) == 80 * MB
@@ -135,14 +144,16 @@ def test_the_exposition_says_each_figure_in_base_units(session):
     assert value(found, "redolab_path_required_bytes_per_second", **pair) == 60 * MB  # the watch's judgement
     assert value(found, "redolab_path_headroom_ratio", **pair) == pytest.approx(80 / 60 - 1)
     assert value(found, "redolab_path_sync_ack_p99_seconds", **pair) == 0.004
-    assert value(found, "redolab_path_last_run_age_seconds", **pair) == pytest.approx(2700, abs=60)  # the SYNC run
+    age = value(found, "redolab_path_last_run_age_seconds", **pair)
+    assert aged(age, 2700), (age, grown)  # the SYNC run
 
     every = {"environment": "Payroll", "path": data.every_pair}
     assert value(found, "redolab_path_throughput_bytes_per_second", **every) == 62 * MB  # the last judged check
     assert value(found, "redolab_path_throughput_p5_24h_bytes_per_second", **every) == pytest.approx(62.1 * MB)
     assert value(found, "redolab_path_headroom_ratio", **every) == pytest.approx(62 / 60 - 1)
     assert ("redolab_path_sync_ack_p99_seconds", frozenset(every.items())) not in found  # the last check had none
-    assert value(found, "redolab_path_last_run_age_seconds", **every) == pytest.approx(600, abs=60)
+    age = value(found, "redolab_path_last_run_age_seconds", **every)
+    assert aged(age, 600), (age, grown)  # the last judged check began 10 minutes ago
 
     cluster = {**every, "watch": "cluster"}
     assert value(found, "redolab_watch_state", **cluster, state="at_risk") == 1
@@ -155,7 +166,7 @@ def test_the_exposition_says_each_figure_in_base_units(session):
     assert value(found, "redolab_environment_redo_peak_bytes_per_second", environment="Payroll") == 50 * MB
     assert value(found, "redolab_environment_redo_required_bytes_per_second", environment="Payroll") == 65 * MB
     age = value(found, "redolab_environment_last_import_age_seconds", environment="Payroll")
-    assert age == pytest.approx(2 * 86400, abs=60)
+    assert aged(age, 2 * 86400), (age, grown)
     assert not [key for key in found if ("environment", "Billing") in key[1]]  # nothing measured or imported
 
 
@@ -293,7 +304,7 @@ def test_label_values_are_escaped_as_the_format_wants(session):
 
 
 # -- a real Prometheus --------------------------------------------------------------------------------
-PROMETHEUS_SECONDS = 18
+PROMETHEUS_SECONDS = 60  # the deadline for the series to come back at all (some 5 s, and 20 s is the margin)
 
 
 def _tool(name: str) -> str:
@@ -357,32 +368,43 @@ def test_a_real_prometheus_scrapes_redolab_and_reads_the_series_back(tmp_path, t
         data = populate(session)
         expected = session.get(Run, data.last_run_id).bytes_per_second
     engine.dispose()
-    started = time.monotonic()
-    # Prometheus first: it takes its targets some 5 s after it starts, while redolab starts
-    port = services.free_port()
-    prometheus, prometheus_url = _start_prometheus(binary, tmp_path, f"127.0.0.1:{port}")
-    redolab = _start_redolab(tmp_path, port, url)
     selector = f'redolab_path_throughput_bytes_per_second{{environment="{data.environment}",path="{data.pair}"}}'
-    try:
-        with httpx.Client(base_url=prometheus_url, timeout=5) as client:
-            result = []
-            while not result and time.monotonic() - started < PROMETHEUS_SECONDS:
-                time.sleep(0.3)
-                result = _query(client, selector)
-            up = _query(client, 'up{job="redolab"}')
-            state = _query(client, 'redolab_watch_state{watch="cluster"} == 1')
-    finally:
-        for process in (prometheus, redolab):
-            process.terminate()
-        for process in (prometheus, redolab):
-            process.wait(timeout=10)
-    logs = "\n".join((tmp_path / name).read_text()[-2000:] for name in ("prometheus.log", "redolab.log"))
-    assert result, f"no series after {PROMETHEUS_SECONDS} s:\n{logs}"
-    assert float(result[0]["value"][1]) == expected == 80 * MB
-    assert result[0]["metric"]["job"] == "redolab"
-    assert [float(u["value"][1]) for u in up] == [1.0]
-    assert [s["metric"]["state"] for s in state] == ["at_risk"]
-    assert time.monotonic() - started < 20
+    attempts = iter(range(1, 3))
+
+    def scraped() -> float:
+        """Seconds from the start of both until the series was read back."""
+        directory = tmp_path / f"attempt-{next(attempts)}"
+        directory.mkdir()
+        started = time.monotonic()
+        # Prometheus first: it takes its targets some 5 s after it starts, while redolab starts
+        port = services.free_port()
+        prometheus, prometheus_url = _start_prometheus(binary, directory, f"127.0.0.1:{port}")
+        redolab = _start_redolab(directory, port, url)
+        try:
+            with httpx.Client(base_url=prometheus_url, timeout=5) as client:
+                result = []
+                while not result and time.monotonic() - started < PROMETHEUS_SECONDS:
+                    time.sleep(0.3)
+                    result = _query(client, selector)
+                read_after = time.monotonic() - started
+                up = _query(client, 'up{job="redolab"}')
+                state = _query(client, 'redolab_watch_state{watch="cluster"} == 1')
+        finally:
+            for process in (prometheus, redolab):
+                process.terminate()
+            for process in (prometheus, redolab):
+                process.wait(timeout=10)
+        logs = "\n".join((directory / name).read_text()[-2000:] for name in ("prometheus.log", "redolab.log"))
+        assert result, f"no series after {PROMETHEUS_SECONDS} s:\n{logs}"
+        assert float(result[0]["value"][1]) == expected == 80 * MB
+        assert result[0]["metric"]["job"] == "redolab"
+        assert [float(u["value"][1]) for u in up] == [1.0]
+        assert [s["metric"]["state"] for s in state] == ["at_risk"]
+        return read_after
+
+    # some 5 s on this machine; a busy one starts both processes slower: once more before that fails
+    measured_within(scraped, lambda seconds: [f"read back after {seconds:.1f} s (< 20 s)"] * (seconds >= 20),
+                    "a real Prometheus scraping redolab")  # fmt: skip
 
 
 # -- the deploy files ---------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from redolab.watches import messages, notify, receivers, receivers_api
 from redolab.watches.models import CheckStatus, Notification, NotificationReceiver, Verdict, Watch, WatchCheck
 from redolab.watches.schemas_receivers import ReceiverCreate, ReceiverPublic, shown_url
 from tests.factories import PASSWORD, make_environment, make_user
+from tests.margins import measured_within
 
 MEASURED = 40 * MIB  # 40 MiB/s = 335.5 Mbit/s
 REQUIRED = 50e6  # 47.68 MiB/s = 400 Mbit/s
@@ -408,17 +409,24 @@ def test_a_receiver_that_does_not_answer_costs_at_most_the_timeout(
     settings = settings.model_copy(update={"notification_timeout_seconds": 1.0})
     receiver = add_receiver(session, settings, secret_key, url=f"http://127.0.0.1:{port}/hook").receiver
     environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
-    (row,) = queue(session, settings, environment, watch, check)
-    started = time.monotonic()
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
-    elapsed = time.monotonic() - started
-    # The trickle answers a byte every 0.2 s forever: only a deadline over the whole attempt ends it.
-    # The margin is the delivery's own bookkeeping (claim, decrypt, record): 1.2 s on a loaded machine.
-    assert elapsed < 1.0 + 2.0
-    stored = reread(session, row.id)
-    assert stored.status == "pending" and stored.attempts == 1
     expected = {"dead": "connection refused", "silent": "timed out after 1 s", "trickle": "timed out after 1 s"}
-    assert stored.last_result == expected[where]
+    transitions = iter(range(1, 3))
+
+    def delivered() -> float:
+        (row,) = queue(session, settings, environment, watch, check, transition=next(transitions))
+        started = time.monotonic()
+        assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+        elapsed = time.monotonic() - started
+        stored = reread(session, row.id)
+        assert stored.status == "pending" and stored.attempts == 1
+        assert stored.last_result == expected[where]
+        return elapsed
+
+    # The trickle answers a byte every 0.2 s forever: only a deadline over the whole attempt ends it.
+    # The margin is the delivery's own bookkeeping (claim, decrypt, record): 1.2 s on a loaded machine,
+    # more on a busier one, when a second notification is delivered before that fails.
+    measured_within(delivered, lambda elapsed: [f"{elapsed:.2f} s (< 1 s timeout + 2 s)"] * (elapsed >= 1.0 + 2.0),
+                    f"a {where} receiver")  # fmt: skip
 
 
 def test_two_workers_send_each_notification_once(session, sessions, settings, secret_key, hook):
@@ -513,11 +521,13 @@ def _self_signed(tmp_path):
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "redolab test SMTP")])
-    now = dt.datetime.now(dt.UTC)
+    # Valid on any day: OpenSSL checks it against the kernel's clock, not this process's (which a test may
+    # have moved, tests/frozen_date.py); 9999-12-31 23:59:59 is RFC 5280's "no well-defined expiration".
+    since, until = dt.datetime(2000, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
     certificate = (
         x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
+        .not_valid_before(since).not_valid_after(until)
         .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
                                                     x509.DNSName("localhost")]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)

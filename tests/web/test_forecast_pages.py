@@ -4,17 +4,32 @@ the whole environment page answered 500)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 
-from redolab.core.db import utcnow
 from redolab.core.units import MIB
 from redolab.watches.models import Watch
 from tests.factories import make_environment, make_host, make_measured_run
 
 HTMX = {"HX-Request": "true"}
 LOG_SECONDS = 2 * 3600
+# The pages' today: a Wednesday noon, UTC. The forecast counts whole ISO weeks (Monday to Sunday, UTC) up
+# to now, so how many weeks a history "ending yesterday" holds depends on the day the suite runs (on a
+# Tuesday, 3 weeks ending yesterday held 3 whole weeks, on other days 2): each test here runs on this
+# day, its clients logging in on it, and says which weeks its history covers.
+TODAY = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+YESTERDAY_NOON = TODAY - timedelta(days=1)  # a Tuesday: 3 weeks back is a Tuesday noon too
+LAST_MONDAY = datetime(2026, 11, 23, tzinfo=UTC)  # 00:00, this week's first moment
+
+
+@pytest.fixture(autouse=True)
+def on_a_wednesday():
+    """The clock at TODAY (and moving) for the test and every fixture it brings up: autouse, so it
+    comes before the clients, whose session and token are dated by it."""
+    with time_machine.travel(TODAY, tick=True):
+        yield
 
 
 def history_csv(weeks: int, *, end, growth_mib_per_week: float, base_mib: float = 10.0) -> str:
@@ -52,18 +67,22 @@ def growth_block(page: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("weeks", "growth", "expected"),
+    ("weeks", "end", "growth", "expected"),
     [
-        (16, 0.5, "At the present growth the link stops sufficing around "),
-        (16, 0.0, "No growth detected"),
-        (3, 0.5, "Needs at least 8 weeks of history; there are 2."),
+        (16, YESTERDAY_NOON, 0.5, "At the present growth the link stops sufficing around "),
+        (16, YESTERDAY_NOON, 0.0, "No growth detected"),
+        # Tuesday noon to Tuesday noon: the first and the last week are partial, 2 whole weeks between
+        (3, YESTERDAY_NOON, 0.5, "Needs at least 8 weeks of history; there are 2."),
+        # Monday 00:00 to Monday 00:00: 3 whole weeks, each counted
+        (3, LAST_MONDAY, 0.5, "Needs at least 8 weeks of history; there are 3."),
     ],
 )
 def test_the_plans_growth_block_says_when_the_link_stops_sufficing(
-    api_client, browser_client, session, weeks, growth, expected
+    api_client, browser_client, session, weeks, end, growth, expected
 ):
+    assert datetime.now(UTC) - TODAY < timedelta(minutes=5)  # on the fixed day, not today
     environment, primary, standby = environment_with_history(
-        session, api_client, history_csv(weeks, end=utcnow() - timedelta(days=1), growth_mib_per_week=growth)
+        session, api_client, history_csv(weeks, end=end, growth_mib_per_week=growth)
     )
     make_measured_run(session, environment.id, primary, standby, bytes_per_second=30 * MIB)
     page = browser_client.get(f"/environments/{environment.id}")
@@ -78,12 +97,13 @@ def test_a_history_past_today_still_draws_the_plan_and_the_watch_page(api_client
     """An import whose times are 3 weeks ahead (a wrong time zone, a host's clock): the pages draw, and
     the forecast says why it counts from the newest week rather than from today."""
     environment, primary, standby = environment_with_history(
-        session, api_client, history_csv(12, end=utcnow() + timedelta(weeks=3), growth_mib_per_week=0.5)
+        session, api_client, history_csv(12, end=TODAY + timedelta(weeks=3), growth_mib_per_week=0.5)
     )
     make_measured_run(session, environment.id, primary, standby, bytes_per_second=30 * MIB)
     page = browser_client.get(f"/environments/{environment.id}")
     assert page.status_code == 200, page.text[-500:]
-    assert "The redo history runs past today" in growth_block(page.text)
+    # 12 weeks up to Wednesday 2026-12-16 noon: the week from Monday 2026-12-14 is partial, not counted
+    assert "The redo history runs past today (its last whole week starts 2026-12-07)" in growth_block(page.text)
     made = browser_client.post(
         f"/environments/{environment.id}/watches",
         data={"name": "DG link", "client_host_id": str(primary.id), "server_host_id": str(standby.id),
