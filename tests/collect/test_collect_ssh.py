@@ -4,10 +4,12 @@ collection, the facts offered and applied, licence gating, every failure storing
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -177,9 +179,9 @@ def test_hang_is_stopped(session, engine, secret_key, oracle_env, database):
         assert stored(session) == (0, 0)
         # and the host ended the hung sqlplus by itself (the SSH channel's close signals nothing)
         deadline = time.monotonic() + 10
-        while hung_standins() and time.monotonic() < deadline:
+        while hung_standins(database) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert hung_standins() == []
+        assert hung_standins(database) == []
         return seconds
 
     # the 1.5 s step limit, not the 60 s hang; on a busy machine past 4 s, then collected once more
@@ -190,10 +192,18 @@ def test_hang_is_stopped(session, engine, secret_key, oracle_env, database):
     )
 
 
-def hung_standins() -> list[str]:
+def hung_standins(database) -> list[str]:
+    """This test's stand-ins still running: those whose STANDIN_LOG is its database's (another test
+    worker's collection may run a stand-in at the same moment; seen in CI with four workers)."""
     out = subprocess.run(["pgrep", "-a", "-f", "standins/sqlplus"], capture_output=True, text=True).stdout
-    # another test worker's pgrep, running at the same moment, names the pattern too: it is not a stand-in
-    return [line for line in out.splitlines() if line.strip() and line.split()[1:2] != ["pgrep"]]
+    mine = f"STANDIN_LOG={database.log}".encode()
+    found = []
+    for line in out.splitlines():
+        pid = line.split()[0] if line.strip() else ""
+        with contextlib.suppress(OSError):  # gone meanwhile, or pgrep's own line
+            if mine in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                found.append(line)
+    return found
 
 
 def test_cancel_midway(session, engine, secret_key, oracle_env, database):
@@ -226,9 +236,9 @@ def test_cancel_midway(session, engine, secret_key, oracle_env, database):
         # the hung sqlplus ended on the host with the cancel, not at its 300 s step limit (nor the
         # stand-in's 60 s hang)
         deadline = time.monotonic() + 30
-        while hung_standins() and time.monotonic() < deadline:
+        while hung_standins(database) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert hung_standins() == []
+        assert hung_standins(database) == []
         return done, time.monotonic() - cancelled_at
 
     def misses(seconds: tuple[float, float]) -> list[str]:  # at once; a busy machine: once more first
