@@ -304,7 +304,7 @@ def test_label_values_are_escaped_as_the_format_wants(session):
 
 
 # -- a real Prometheus --------------------------------------------------------------------------------
-PROMETHEUS_SECONDS = 60  # the deadline for the series to come back at all (some 5 s, and 20 s is the margin)
+PROMETHEUS_SECONDS = 60  # the deadline for the series to come back at all: some 5 s; 45 s is the margin
 
 
 def _tool(name: str) -> str:
@@ -403,7 +403,7 @@ def test_a_real_prometheus_scrapes_redolab_and_reads_the_series_back(tmp_path, t
         return read_after
 
     # some 5 s on this machine; a busy one starts both processes slower: once more before that fails
-    measured_within(scraped, lambda seconds: [f"read back after {seconds:.1f} s (< 20 s)"] * (seconds >= 20),
+    measured_within(scraped, lambda seconds: [f"read back after {seconds:.1f} s (< 45 s)"] * (seconds >= 45),
                     "a real Prometheus scraping redolab")  # fmt: skip
 
 
