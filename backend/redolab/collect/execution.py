@@ -6,16 +6,14 @@ stores nothing."""
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import sessionmaker
 
 from redolab.auth.models import User
 from redolab.collect import output, scripts
@@ -32,24 +30,29 @@ from redolab.collect.commands import (
 )
 from redolab.collect.errors import CollectionError
 from redolab.collect.models import Collection, CollectionStatus
-from redolab.collect.rows import Db2LogCapture
-from redolab.collect.service import json_safe, last_log_end, new_awr_rows, oracle_facts, watermarks
+from redolab.collect.pieces import Piece, pieces_of, stage_pieces
+from redolab.collect.service import json_safe, last_log_end, watermarks
 from redolab.collect.steps import STEP_SECONDS, Cancelled, run_step
 from redolab.core.config import get_settings
 from redolab.core.db import utcnow
 from redolab.core.errors import FieldError
-from redolab.core.limits import LimitReached
 from redolab.core.security import decrypt_secret
 from redolab.environments.connect import connect_host
 from redolab.environments.models import Environment, Host
 from redolab.redo.imports import delete_import, import_now
-from redolab.redo.uploads import StagingLimits, discard_upload, store_upload
+from redolab.redo.uploads import discard_upload
 from redolab.remote.transport import Transport, TransportError
 
 log = logging.getLogger("redolab.collect")
 
-ORACLE_STEPS = ("oracle_database", "oracle_instances", "oracle_size", "oracle_redo_logs", "oracle_archive_dests",
-                "oracle_archived_log")  # fmt: skip
+ORACLE_STEPS = (
+    "oracle_database",
+    "oracle_instances",
+    "oracle_size",
+    "oracle_redo_logs",
+    "oracle_archive_dests",
+    "oracle_archived_log",
+)
 AWR_DAYS = 8
 REFUSED = "The rows were read but the import refused them: nothing was stored."
 SHUTDOWN_MESSAGE = "redolab was stopped during the collection; nothing was stored"
@@ -58,18 +61,33 @@ SHUTDOWN_MESSAGE = "redolab was stopped during the collection; nothing was store
 def _access(host: Host, secret_key: str) -> DatabaseAccess:
     password = decrypt_secret(host.db_encrypted_password, secret_key=secret_key) if host.db_encrypted_password else None
     return DatabaseAccess(
-        kind=host.db_kind or "", host_name=host.name, os_user=host.db_os_user, oracle_home=host.oracle_home,
-        oracle_sid=host.oracle_sid, connect=host.db_connect, user=host.db_user, password=password,
-        db2_sqllib=host.db2_sqllib, db2_database=host.db2_database,
-    )  # fmt: skip
+        kind=host.db_kind or "",
+        host_name=host.name,
+        os_user=host.db_os_user,
+        oracle_home=host.oracle_home,
+        oracle_sid=host.oracle_sid,
+        connect=host.db_connect,
+        user=host.db_user,
+        password=password,
+        db2_sqllib=host.db2_sqllib,
+        db2_database=host.db2_database,
+    )
 
 
 class CollectionExecution:
     """Run one collection on its host: connect, run the scripts, read them, import, record."""
 
-    def __init__(self, sessions: sessionmaker, secret_key: str, collection_id: int, *,
-                 heartbeat: Callable[[], None] = lambda: None, shutting_down: Callable[[], bool] = lambda: False,
-                 step_seconds: float = STEP_SECONDS, upload_dir: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sessions: sessionmaker,
+        secret_key: str,
+        collection_id: int,
+        *,
+        heartbeat: Callable[[], None] = lambda: None,
+        shutting_down: Callable[[], bool] = lambda: False,
+        step_seconds: float = STEP_SECONDS,
+        upload_dir: str | None = None,
+    ) -> None:
         self.sessions, self.secret_key, self.collection_id = sessions, secret_key, collection_id
         self.upload_dir = Path(upload_dir) if upload_dir else get_settings().upload_dir  # a review's uploads
         self.heartbeat, self.shutting_down, self.step_seconds = heartbeat, shutting_down, step_seconds
@@ -104,27 +122,10 @@ class CollectionExecution:
     async def execute(self) -> str:
         """Run it; returns the Collection's final status (succeeded, failed or cancelled)."""
         if not self._begin():
-            with self.sessions() as session:
-                row = session.get(Collection, self.collection_id)
-                if row is not None and not row.status.finished:
-                    row.status, row.finished_at = CollectionStatus.cancelled, utcnow()
-                    session.commit()
-                return row.status.value if row is not None else "cancelled"
+            return self._not_begun()
         transport: Transport | None = None
         try:
-            with self.sessions() as session:
-                collection = session.get(Collection, self.collection_id)
-                host = session.get(Host, collection.host_id) if collection.host_id else None
-                if host is None or not host.db_kind:
-                    raise CollectionError("environment", "connect", "the host was removed, or its database access "
-                                          "was cleared", "Set up the host's database access again.")  # fmt: skip
-                _ = host.credential
-                access = _access(host, self.secret_key)
-                environment = session.get(Environment, collection.environment_id)
-                licensed = environment.diagnostics_pack_licensed
-                resetlogs, marks = watermarks(session, environment.id)
-                since = last_log_end(session, environment.id)
-                session.expunge(host)
+            host, access, licensed, resetlogs, marks, since = self._target()
             validate(access)  # before anything runs
             transport = await self._watched(connect_host(host, secret_key=self.secret_key))
             if access.kind == "oracle":
@@ -134,18 +135,32 @@ class CollectionExecution:
             await self._store(result, since)
             return CollectionStatus.succeeded.value
         except Cancelled:
-            return self._end(CollectionStatus.cancelled, CollectionError(
-                "cancelled", self.step, "cancelled by the user; the command under way was stopped and nothing was "
-                "stored", ""))  # fmt: skip
+            return self._end(
+                CollectionStatus.cancelled,
+                CollectionError(
+                    "cancelled",
+                    self.step,
+                    "cancelled by the user; the command under way was stopped and nothing was stored",
+                    "",
+                ),
+            )
         except CollectionError as error:
             return self._end(CollectionStatus.failed, error)
         except TransportError as error:
-            return self._end(CollectionStatus.failed, CollectionError(
-                "ssh", self.step, str(error), "Check the host's SSH settings (Test connection on the environment "
-                "page)."))  # fmt: skip
+            return self._end(
+                CollectionStatus.failed,
+                CollectionError(
+                    "ssh",
+                    self.step,
+                    str(error),
+                    "Check the host's SSH settings (Test connection on the environment page).",
+                ),
+            )
         except ValueError as error:  # a setting that does not validate, a password that no longer decrypts
-            return self._end(CollectionStatus.failed, CollectionError(
-                "environment", self.step, str(error), "Correct the host's database access settings."))  # fmt: skip
+            return self._end(
+                CollectionStatus.failed,
+                CollectionError("environment", self.step, str(error), "Correct the host's database access settings."),
+            )
         except Exception as error:  # a bug must still end the collection
             log.exception("collection %s crashed", self.collection_id)
             return self._end(
@@ -160,6 +175,38 @@ class CollectionExecution:
                     await transport.close()
                 except Exception:  # closing must never hide the outcome
                     log.debug("closing the transport failed", exc_info=True)
+
+    def _not_begun(self) -> str:
+        """A collection cancelled (or removed) before it began: ended as cancelled unless it had ended."""
+        with self.sessions() as session:
+            row = session.get(Collection, self.collection_id)
+            if row is not None and not row.status.finished:
+                row.status, row.finished_at = CollectionStatus.cancelled, utcnow()
+                session.commit()
+            return row.status.value if row is not None else "cancelled"
+
+    def _target(self) -> tuple[Host, DatabaseAccess, bool, int, dict[int, int], datetime | None]:
+        """What the collection needs before anything runs: the host (detached, its credential loaded) and
+        its database access; whether AWR may be read (the Diagnostics Pack licence); the stored history's
+        watermarks (resetlogs id, thread -> last sequence); and the end of its last stored log."""
+        with self.sessions() as session:
+            collection = session.get(Collection, self.collection_id)
+            host = session.get(Host, collection.host_id) if collection.host_id else None
+            if host is None or not host.db_kind:
+                raise CollectionError(
+                    "environment",
+                    "connect",
+                    "the host was removed, or its database access was cleared",
+                    "Set up the host's database access again.",
+                )
+            _ = host.credential
+            access = _access(host, self.secret_key)
+            environment = session.get(Environment, collection.environment_id)
+            licensed = environment.diagnostics_pack_licensed
+            resetlogs, marks = watermarks(session, environment.id)
+            since = last_log_end(session, environment.id)
+            session.expunge(host)
+        return host, access, licensed, resetlogs, marks, since
 
     async def _watched(self, awaitable):
         task = asyncio.ensure_future(awaitable)
@@ -193,8 +240,15 @@ class CollectionExecution:
 
     async def _run(self, transport: Transport, argv: list[str], step: str, input: str | None = None):
         self.step = step
-        return await run_step(transport, argv, step=step, input=input, timeout=self.step_seconds,
-                              should_stop=self._stop, heartbeat=self.heartbeat)  # fmt: skip
+        return await run_step(
+            transport,
+            argv,
+            step=step,
+            input=input,
+            timeout=self.step_seconds,
+            should_stop=self._stop,
+            heartbeat=self.heartbeat,
+        )
 
     def _evidence(self, name: str, defines: dict | None = None) -> None:
         """A script as sent: its sha256 and every DEFINE value it got (the neutral defaults included)."""
@@ -207,22 +261,37 @@ class CollectionExecution:
         if access.oracle_home:
             return access.oracle_home
         if not access.oracle_sid:
-            raise CollectionError("environment", "oratab", "no ORACLE_HOME and no ORACLE_SID to look it up",
-                                  "Set ORACLE_HOME or ORACLE_SID in the host's database access.")  # fmt: skip
+            raise CollectionError(
+                "environment",
+                "oratab",
+                "no ORACLE_HOME and no ORACLE_SID to look it up",
+                "Set ORACLE_HOME or ORACLE_SID in the host's database access.",
+            )
         said = await self._run(transport, ["cat", ORATAB], "oratab")
         home = oratab_home(said.stdout, access.oracle_sid) if said.exit_code == 0 else None
         if home is None:
-            raise CollectionError("environment", "oratab", f"{ORATAB} has no line for {access.oracle_sid}"
-                                  + (f" ({said.stderr.strip()[:200]})" if said.stderr.strip() else ""),
-                                  "Type ORACLE_HOME in the host's database access.")  # fmt: skip
+            raise CollectionError(
+                "environment",
+                "oratab",
+                f"{ORATAB} has no line for {access.oracle_sid}"
+                + (f" ({said.stderr.strip()[:200]})" if said.stderr.strip() else ""),
+                "Type ORACLE_HOME in the host's database access.",
+            )
         return home
 
     async def _sqlplus(self, transport, access, home, steps, *, csv_markup: bool, expected: tuple[str, ...]):
         session_text = scripts.oracle_session(steps, csv_markup=csv_markup)
-        said = await self._run(transport, sqlplus_argv(access, home), "session",
-                               input=sqlplus_input(access, session_text))  # fmt: skip
-        return output.read_sqlplus(said.stdout, stderr=said.stderr, exit_code=said.exit_code, expected=expected,
-                                   timeout=self.step_seconds, was_stopped=said.was_stopped)  # fmt: skip
+        said = await self._run(
+            transport, sqlplus_argv(access, home), "session", input=sqlplus_input(access, session_text)
+        )
+        return output.read_sqlplus(
+            said.stdout,
+            stderr=said.stderr,
+            exit_code=said.exit_code,
+            expected=expected,
+            timeout=self.step_seconds,
+            was_stopped=said.was_stopped,
+        )
 
     async def _oracle(self, transport, access, *, licensed: bool, resetlogs: int, marks: dict[int, int]) -> dict:
         home = await self._oracle_home(transport, access)
@@ -234,11 +303,19 @@ class CollectionExecution:
         if said.exit_code != 0:
             told = (said.stderr or said.stdout).strip()[-300:] or "nothing"
             if "sudo" in said.stderr:
-                raise CollectionError("environment", "version", f"sudo refused: {told}",
-                                      f"Let {access.host_name}'s SSH user run commands as {access.os_user} without a "
-                                      "password (sudoers NOPASSWD), or clear 'Run as'.")  # fmt: skip
-            raise CollectionError("exit", "version", f"sqlplus -V exited with {said.exit_code} and said {told}",
-                                  "Run it by hand on the host as the collection's user.")  # fmt: skip
+                raise CollectionError(
+                    "environment",
+                    "version",
+                    f"sudo refused: {told}",
+                    f"Let {access.host_name}'s SSH user run commands as {access.os_user} without a "
+                    "password (sudoers NOPASSWD), or clear 'Run as'.",
+                )
+            raise CollectionError(
+                "exit",
+                "version",
+                f"sqlplus -V exited with {said.exit_code} and said {told}",
+                "Run it by hand on the host as the collection's user.",
+            )
         csv_markup = output.csv_markup_supported(said.stdout)
         release = output.sqlplus_release(said.stdout)
         variables = scripts.archived_log_variables(marks, resetlogs_id=resetlogs)
@@ -259,8 +336,9 @@ class CollectionExecution:
         if licensed:
             awr = [("oracle_awr", {"awr_days": AWR_DAYS})]
             try:
-                got = await self._sqlplus(transport, access, home, awr, csv_markup=csv_markup,
-                                          expected=scripts.ORACLE_STEPS["oracle_awr"])  # fmt: skip
+                got = await self._sqlplus(
+                    transport, access, home, awr, csv_markup=csv_markup, expected=scripts.ORACLE_STEPS["oracle_awr"]
+                )
                 found.update(got.steps)
                 self._evidence("oracle_awr", {"awr_days": AWR_DAYS})
             except CollectionError as error:
@@ -280,53 +358,33 @@ class CollectionExecution:
         found: dict[str, list] = {}
         for name in scripts.DB2_SCRIPTS:
             said = await self._run(transport, db2_argv(access), name, input=scripts.db2_script(name))
-            found[name] = output.read_db2(name, said.stdout, stderr=said.stderr, exit_code=said.exit_code,
-                                          timeout=self.step_seconds, was_stopped=said.was_stopped)  # fmt: skip
+            found[name] = output.read_db2(
+                name,
+                said.stdout,
+                stderr=said.stderr,
+                exit_code=said.exit_code,
+                timeout=self.step_seconds,
+                was_stopped=said.was_stopped,
+            )
             self._evidence(name)
         said = await self._run(transport, db2pd_argv(access), "hadr")
-        hadr = output.read_db2pd(said.stdout, stderr=said.stderr, exit_code=said.exit_code,
-                                 timeout=self.step_seconds, was_stopped=said.was_stopped)  # fmt: skip
+        hadr = output.read_db2pd(
+            said.stdout,
+            stderr=said.stderr,
+            exit_code=said.exit_code,
+            timeout=self.step_seconds,
+            was_stopped=said.was_stopped,
+        )
         self.row_counts = {step: len(rows) for step, rows in found.items()}
         return {"kind": "db2", "steps": found, "hadr": hadr, "version": None}
 
     # -- storing ----------------------------------------------------------------------------------
-    def _pieces(self, session: Session, environment: Environment, result: dict) -> tuple[dict, list[Piece]]:
-        """The facts read and the imports the collection makes, in order (each a file the import reads)."""
-        steps = result["steps"]
-        if result["kind"] == "oracle":
-            facts = oracle_facts(steps)
-            pieces = [Piece("archived_log", output.to_import_csv(rows), "csv", None, len(rows))
-                      for rows in [steps.get("archived_log") or []] if rows]  # fmt: skip
-            metrics = steps.get("awr_sysmetric") or []
-            fresh = new_awr_rows(session, environment, metrics)
-            if len(fresh) < len(metrics):
-                self.notes.append(f"{len(metrics) - len(fresh):,} AWR snapshots were imported before: not again.")
-            if fresh:
-                pieces.append(Piece("awr_sysmetric", output.to_import_csv(fresh), "csv", None, len(fresh)))
-            return facts, pieces
-        facts = db2_facts(steps, result.get("hadr") or "")
-        config = {row.name: row.value for row in steps["db2_config"]}
-        pieces = []
-        captures = _capture_pair(session, environment.id, steps.get("db2_transaction_log") or [])
-        if captures:  # the deltas since the previous collection's capture: a rate per member
-            pieces.append(Piece("db2_transaction_log", output.to_import_csv(captures), "csv", None, len(captures)))
-        else:
-            self.notes.append("One MON_GET_TRANSACTION_LOG capture: the rate needs the next collection's capture as "
-                              "well (a schedule makes them); it is imported then.")  # fmt: skip
-        listing = steps["db2_archived_logs"]
-        if listing:
-            pages = config.get("logfilsiz") or ""
-            mapping = {"log_file_pages": int(pages)} if pages.isdigit() else None
-            pieces.append(Piece("db2_archived_logs", output.db2_history_listing(listing), "db2-archive-listing",
-                                mapping, len(listing)))  # fmt: skip
-        return facts, pieces
-
     async def _store(self, result: dict, since: datetime | None) -> None:
         self.step = "import"
         with self.sessions() as session:
             collection = session.get(Collection, self.collection_id)
             environment = session.get(Environment, collection.environment_id)
-            facts, pieces = self._pieces(session, environment, result)
+            facts, pieces = pieces_of(session, environment, result, self.notes)
             review, requested_by = collection.review, collection.requested_by
         if review:
             self.step = "preview"
@@ -370,26 +428,10 @@ class CollectionExecution:
         return imported
 
     def _stage_all(self, pieces: list[Piece], requested_by: str) -> list[dict]:
-        """Every piece kept as an upload of its requester's, for the same preview and import as a file
-        (under the same staging caps); all or none."""
-        settings, upload_dir = get_settings(), self.upload_dir
+        """Every piece kept as an upload of its requester's, for the same preview and import as a file; all
+        or none (pieces.stage_pieces)."""
         owner = self._owner(requested_by)
-        staged: list[dict] = []
-        try:
-            for piece in pieces:
-                name = piece.filename(self.collection_id)
-                token = store_upload(upload_dir, io.BytesIO(piece.text.encode()), name, owner=owner,
-                                     limits=StagingLimits.of(settings))  # fmt: skip
-                staged.append({"name": piece.name, "token": token, "filename": name,
-                               "format": piece.fmt, "mapping": piece.mapping, "rows": piece.rows})  # fmt: skip
-        except BaseException as error:
-            for done in staged:
-                discard_upload(upload_dir, done["token"])
-            if isinstance(error, LimitReached):
-                raise CollectionError("preview", "preview", str(error), "Import or discard your other previews, "
-                                      "or collect without a preview.") from None  # fmt: skip
-            raise
-        return staged
+        return stage_pieces(pieces, collection_id=self.collection_id, owner=owner, upload_dir=self.upload_dir)
 
     def _owner(self, requested_by: str) -> str:
         """Staged uploads count against a user's cap by user id (as uploads from the page do)."""
@@ -408,9 +450,15 @@ class CollectionExecution:
             path = Path(workdir) / piece.filename(collection.id)
             path.write_text(piece.text, encoding="utf-8")
             try:
-                record = import_now(session=session, environment=environment, path=path, filename=path.name,
-                                    fmt=piece.fmt, mapping=piece.mapping,
-                                    imported_by=collection.requested_by)  # fmt: skip
+                record = import_now(
+                    session=session,
+                    environment=environment,
+                    path=path,
+                    filename=path.name,
+                    fmt=piece.fmt,
+                    mapping=piece.mapping,
+                    imported_by=collection.requested_by,
+                )
             except FieldError as error:
                 if "already imported" in error.message:  # the same rows as an earlier import: nothing new
                     self.notes.append(f"No new rows in {piece.name}: {error.message}")
@@ -418,55 +466,10 @@ class CollectionExecution:
                 raise CollectionError("import", "import", f"{piece.name}: {error.message}", REFUSED) from None
             except Exception as error:  # a RedoInputError names the line
                 raise CollectionError("import", "import", f"{piece.name}: {error}", REFUSED) from None
-            record.notes = [*(record.notes or []), f"Collected by redolab (collection #{collection.id}) on "
-                            f"{collection.host_name}: " + ", ".join(f"{s['name']} {s['sha256'][:12]}"
-                                                                    for s in self.scripts_run)]  # fmt: skip
+            record.notes = [
+                *(record.notes or []),
+                f"Collected by redolab (collection #{collection.id}) on "
+                f"{collection.host_name}: " + ", ".join(f"{s['name']} {s['sha256'][:12]}" for s in self.scripts_run),
+            ]
             session.commit()
             return record.id
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One import a collection makes: its rows as the file an upload of the same query would be."""
-
-    name: str  # the step: archived_log, awr_sysmetric, db2_transaction_log, db2_archived_logs
-    text: str
-    fmt: str
-    mapping: dict | None
-    rows: int
-
-    def filename(self, collection_id: int) -> str:
-        return f"collection-{collection_id}-{self.name}.{'csv' if self.fmt == 'csv' else 'txt'}"
-
-
-def _capture_pair(session: Session, environment_id: int, current: list) -> list:
-    """The previous Db2 collection's captures and these, when every member has two distinct times."""
-    earlier = session.scalars(
-        select(Collection).where(Collection.environment_id == environment_id, Collection.database_kind == "db2",
-                                 Collection.status == CollectionStatus.succeeded).order_by(Collection.id.desc())
-    ).first()  # fmt: skip
-    previous = []
-    for row in ((earlier.facts or {}).get("log_captures") or []) if earlier is not None else []:
-        try:
-            previous.append(Db2LogCapture(datetime.fromisoformat(row["snapshot_time"]), int(row["member"]),
-                                          int(row["log_writes"]), int(row["num_log_write_io"]),
-                                          int(row["log_write_time"])))  # fmt: skip
-        except (KeyError, TypeError, ValueError):
-            return []
-    pairs = {(row.snapshot_time, row.member): row for row in [*previous, *current]}
-    members = {row.member for row in current}
-    if not members or any(len({t for t, m in pairs if m == member}) < 2 for member in members):
-        return []
-    return sorted(pairs.values(), key=lambda row: (row.snapshot_time, row.member))
-
-
-def db2_facts(steps: dict[str, list], hadr: str) -> dict:
-    config = {row.name: row.value for row in steps.get("db2_config", [])}
-    captures = [asdict(row) for row in steps.get("db2_transaction_log", [])]
-    return {
-        "config": config,
-        "log_captures": captures,
-        "hadr": hadr[:20000],
-        "archived_logs": len(steps.get("db2_archived_logs", [])),
-        "offered": {"transport_mode": config["hadr_syncmode"].upper()} if config.get("hadr_syncmode") else {},
-    }

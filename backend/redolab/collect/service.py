@@ -39,16 +39,62 @@ def collection_host(environment: Environment) -> Host:
     for host in environment.hosts:
         if host.role is HostRole.primary and host.db_kind:
             return host
-    raise FieldError("host", "No primary host of this environment has database access set up: an admin sets it "
-                     "under the host's 'Collect from the database' settings.", 422)  # fmt: skip
+    raise FieldError(
+        "host",
+        "No primary host of this environment has database access set up: an admin sets it "
+        "under the host's 'Collect from the database' settings.",
+        422,
+    )
 
 
-def queue_collection(*, session: Session, environment: Environment, requested_by: str,
-                     scheduled: bool = False, review_upload_dir: Path | None = None) -> Collection:  # fmt: skip
+def queue_collection(
+    *,
+    session: Session,
+    environment: Environment,
+    requested_by: str,
+    scheduled: bool = False,
+    review_upload_dir: Path | None = None,
+) -> Collection:
     """A queued collection and its job (the worker runs it). `review_upload_dir`: its rows are kept there
     as uploads of the requester's, to preview and import as a file is, instead of being imported at once."""
     host = collection_host(environment)
-    hold_queue_lock(session)  # the checks below and the rows written are one step (jobs.admission)
+    _admit(session, environment, host, requested_by=requested_by)
+    collection = Collection(
+        environment_id=environment.id,
+        host_id=host.id,
+        host_name=host.name,
+        database_kind=host.db_kind,
+        requested_by=requested_by,
+        scheduled=scheduled,
+        review=review_upload_dir is not None,
+        scripts=[],
+        row_counts={},
+        notes=[],
+    )
+    session.add(collection)
+    session.flush()
+    review = review_upload_dir is not None
+    job = Job(
+        kind=KIND,
+        environment_id=environment.id,
+        label=f"collection #{collection.id} on {host.name}",
+        options={"collection_id": collection.id} | ({"upload_dir": str(review_upload_dir)} if review else {}),
+        client_host_id=host.id,
+        server_host_id=host.id,
+        requested_by=requested_by,
+    )
+    session.add(job)
+    session.flush()
+    collection.job_id = job.id
+    session.commit()
+    return collection
+
+
+def _admit(session: Session, environment: Environment, host: Host, *, requested_by: str) -> None:
+    """Under the queue lock (held until the caller's commit; a refusal rolls back): no other collection of
+    the environment queued or running (409), and the requester and the host within their queue caps (429).
+    The checks and the rows written after them are one step (jobs.admission)."""
+    hold_queue_lock(session)
     busy = session.scalar(
         select(Collection.id).where(
             Collection.environment_id == environment.id,
@@ -57,33 +103,21 @@ def queue_collection(*, session: Session, environment: Environment, requested_by
     )
     if busy is not None:
         session.rollback()
-        raise FieldError("collection", f"Collection #{busy} of this environment has not ended yet: wait for it, or "
-                         "cancel it.", 409)  # fmt: skip
+        raise FieldError(
+            "collection", f"Collection #{busy} of this environment has not ended yet: wait for it, or cancel it.", 409
+        )
     try:
-        check_queue_caps(session, owner=requested_by, client_host_id=host.id, server_host_id=host.id,
-                         pair_name=host.name, caps=current_caps())  # fmt: skip
+        check_queue_caps(
+            session,
+            owner=requested_by,
+            client_host_id=host.id,
+            server_host_id=host.id,
+            pair_name=host.name,
+            caps=current_caps(),
+        )
     except LimitReached:
         session.rollback()
         raise
-    collection = Collection(
-        environment_id=environment.id, host_id=host.id, host_name=host.name, database_kind=host.db_kind,
-        requested_by=requested_by, scheduled=scheduled, review=review_upload_dir is not None, scripts=[],
-        row_counts={}, notes=[],
-    )  # fmt: skip
-    session.add(collection)
-    session.flush()
-    review = review_upload_dir is not None
-    job = Job(
-        kind=KIND, environment_id=environment.id, label=f"collection #{collection.id} on {host.name}",
-        options={"collection_id": collection.id} | ({"upload_dir": str(review_upload_dir)} if review else {}),
-        client_host_id=host.id, server_host_id=host.id,
-        requested_by=requested_by,
-    )  # fmt: skip
-    session.add(job)
-    session.flush()
-    collection.job_id = job.id
-    session.commit()
-    return collection
 
 
 def get_collection(*, session: Session, collection_id: int) -> Collection:
@@ -110,11 +144,17 @@ def cancel_collection(*, session: Session, collection: Collection) -> Collection
         .execution_options(synchronize_session=False)
     )
     if ended.rowcount == 1 and collection.job_id is not None:
-        session.execute(update(Job).where(Job.id == collection.job_id, Job.status == JobStatus.queued)
-                        .values(status=JobStatus.cancelled, finished_at=utcnow()))  # fmt: skip
+        session.execute(
+            update(Job)
+            .where(Job.id == collection.job_id, Job.status == JobStatus.queued)
+            .values(status=JobStatus.cancelled, finished_at=utcnow())
+        )
     elif ended.rowcount == 0:
-        session.execute(update(Collection).where(Collection.id == collection.id, Collection.status ==
-                                                 CollectionStatus.running).values(cancel_requested=True))  # fmt: skip
+        session.execute(
+            update(Collection)
+            .where(Collection.id == collection.id, Collection.status == CollectionStatus.running)
+            .values(cancel_requested=True)
+        )
     session.commit()
     session.refresh(collection)
     return collection
@@ -139,9 +179,17 @@ class StagedPiece:
 def staged_pieces(*, session: Session, collection: Collection, upload_dir: Path) -> list[StagedPiece]:
     """Each staged piece: waiting (its upload is still there), imported (as import #N) or gone. The
     environment's import names are read once per transaction, not once per piece."""
-    imported = memo(session, ("import ids by name", collection.environment_id), lambda: dict(session.execute(
-        select(RedoImport.filename, RedoImport.id).where(RedoImport.environment_id == collection.environment_id,
-        RedoImport.status == ImportStatus.ready).order_by(RedoImport.id.desc())).all()))  # fmt: skip
+    imported = memo(
+        session,
+        ("import ids by name", collection.environment_id),
+        lambda: dict(
+            session.execute(
+                select(RedoImport.filename, RedoImport.id)
+                .where(RedoImport.environment_id == collection.environment_id, RedoImport.status == ImportStatus.ready)
+                .order_by(RedoImport.id.desc())
+            ).all()
+        ),
+    )
     pieces = []
     for piece in collection.staged or []:
         try:
@@ -151,20 +199,33 @@ def staged_pieces(*, session: Session, collection: Collection, upload_dir: Path)
             import_id = imported.get(piece.get("filename"))
             state = "imported" if import_id is not None else "gone"
         pages = (piece.get("mapping") or {}).get("log_file_pages")
-        pieces.append(StagedPiece(str(piece.get("name")), str(piece.get("token")), str(piece.get("filename")),
-                                  str(piece.get("format") or "auto"), int(pages) if pages else None,
-                                  int(piece.get("rows") or 0), state, import_id))  # fmt: skip
+        pieces.append(
+            StagedPiece(
+                str(piece.get("name")),
+                str(piece.get("token")),
+                str(piece.get("filename")),
+                str(piece.get("format") or "auto"),
+                int(pages) if pages else None,
+                int(piece.get("rows") or 0),
+                state,
+                import_id,
+            )
+        )
     return pieces
 
 
 # -- the watermark --------------------------------------------------------------------------------
 def watermarks(session: Session, environment_id: int) -> tuple[int, dict[int, int]]:
     """(resetlogs id, thread -> last sequence) of the newest incarnation in the stored imports."""
-    ready = select(RedoImport.id).where(RedoImport.environment_id == environment_id,
-                                        RedoImport.status == ImportStatus.ready)  # fmt: skip
+    ready = select(RedoImport.id).where(
+        RedoImport.environment_id == environment_id, RedoImport.status == ImportStatus.ready
+    )
     base = select(RedoRow).where(RedoRow.import_id.in_(ready), RedoRow.sequence.is_not(None))
-    resetlogs = session.scalar(select(func.max(RedoRow.resetlogs)).where(
-        RedoRow.import_id.in_(ready), RedoRow.sequence.is_not(None), RedoRow.resetlogs.is_not(None)))  # fmt: skip
+    resetlogs = session.scalar(
+        select(func.max(RedoRow.resetlogs)).where(
+            RedoRow.import_id.in_(ready), RedoRow.sequence.is_not(None), RedoRow.resetlogs.is_not(None)
+        )
+    )
     if resetlogs is None or resetlogs > scripts.MAX_SEQUENCE:
         return 0, {}
     rows = session.execute(
@@ -178,8 +239,9 @@ def watermarks(session: Session, environment_id: int) -> tuple[int, dict[int, in
 
 
 def last_log_end(session: Session, environment_id: int) -> datetime | None:
-    ready = select(RedoImport.id).where(RedoImport.environment_id == environment_id,
-                                        RedoImport.status == ImportStatus.ready)  # fmt: skip
+    ready = select(RedoImport.id).where(
+        RedoImport.environment_id == environment_id, RedoImport.status == ImportStatus.ready
+    )
     seconds = session.scalar(select(func.max(RedoRow.end_epoch_seconds)).where(RedoRow.import_id.in_(ready)))
     return datetime.fromtimestamp(seconds, UTC) if seconds is not None else None
 
@@ -190,15 +252,23 @@ def new_awr_rows(session: Session, environment: Environment, metrics: list) -> l
     Times are the host's clock, read in the environment's time zone as the import reads them."""
     if not metrics:
         return []
-    ready = select(RedoImport.id).where(RedoImport.environment_id == environment.id,
-                                        RedoImport.status == ImportStatus.ready)  # fmt: skip
-    last = dict(session.execute(
-        select(RedoRow.thread, func.max(RedoRow.end_epoch_seconds))
-        .where(RedoRow.import_id.in_(ready), RedoRow.kind == "rate").group_by(RedoRow.thread)).all())  # fmt: skip
+    ready = select(RedoImport.id).where(
+        RedoImport.environment_id == environment.id, RedoImport.status == ImportStatus.ready
+    )
+    last = dict(
+        session.execute(
+            select(RedoRow.thread, func.max(RedoRow.end_epoch_seconds))
+            .where(RedoRow.import_id.in_(ready), RedoRow.kind == "rate")
+            .group_by(RedoRow.thread)
+        ).all()
+    )
     zone = ZoneInfo(environment.time_zone or "UTC")
-    return [row for row in metrics
-            if last.get(row.instance_number) is None
-            or row.end_time.replace(tzinfo=zone).timestamp() > last[row.instance_number]]  # fmt: skip
+    return [
+        row
+        for row in metrics
+        if last.get(row.instance_number) is None
+        or row.end_time.replace(tzinfo=zone).timestamp() > last[row.instance_number]
+    ]
 
 
 # -- facts ----------------------------------------------------------------------------------------
@@ -217,12 +287,16 @@ def oracle_facts(steps: dict[str, list]) -> dict:
     database, size = steps["database"][0], steps["size"][0]
     dests = steps["archive_dests"]
     facts = {
-        "database": asdict(database), "instances": [asdict(i) for i in steps["instances"]],
-        "size": asdict(size), "redo_logs": [asdict(r) for r in steps["redo_logs"]],
+        "database": asdict(database),
+        "instances": [asdict(i) for i in steps["instances"]],
+        "size": asdict(size),
+        "redo_logs": [asdict(r) for r in steps["redo_logs"]],
         "archive_dests": [asdict(d) for d in dests],
-    }  # fmt: skip
-    offered: dict = {"database_size_bytes": size.controlfile_datafile_bytes,
-                     "primary_rac_nodes": max(1, len(steps["instances"]))}  # fmt: skip
+    }
+    offered: dict = {
+        "database_size_bytes": size.controlfile_datafile_bytes,
+        "primary_rac_nodes": max(1, len(steps["instances"])),
+    }
     standby = [d for d in dests if (d.target or "").upper() == "STANDBY" and d.status == "VALID"]
     modes = {"SYNCHRONOUS": "SYNC", "ASYNCHRONOUS": "ASYNC", "PARALLELSYNC": "SYNC"}
     if standby and (standby[0].transmit_mode or "").upper() in modes:
@@ -295,9 +369,12 @@ def fire_due_collections(sessions: sessionmaker, now: datetime | None = None) ->
     now = now or utcnow()
     started = 0
     with sessions() as session:
-        due = session.scalars(select(Environment).where(
-            Environment.collect_every_seconds.is_not(None),
-            (Environment.collect_next_at.is_(None)) | (Environment.collect_next_at <= now))).all()  # fmt: skip
+        due = session.scalars(
+            select(Environment).where(
+                Environment.collect_every_seconds.is_not(None),
+                (Environment.collect_next_at.is_(None)) | (Environment.collect_next_at <= now),
+            )
+        ).all()
         for environment in due:
             following = now + timedelta(seconds=environment.collect_every_seconds or DAILY_SECONDS)
             claimed = session.execute(
@@ -314,9 +391,12 @@ def fire_due_collections(sessions: sessionmaker, now: datetime | None = None) ->
             session.commit()
             if claimed.rowcount != 1:
                 continue
-            busy = session.scalar(select(func.count(Collection.id)).where(
-                Collection.environment_id == environment.id,
-                Collection.status.in_((CollectionStatus.queued, CollectionStatus.running))))  # fmt: skip
+            busy = session.scalar(
+                select(func.count(Collection.id)).where(
+                    Collection.environment_id == environment.id,
+                    Collection.status.in_((CollectionStatus.queued, CollectionStatus.running)),
+                )
+            )
             if busy:
                 continue
             try:
