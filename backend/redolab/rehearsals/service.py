@@ -18,21 +18,19 @@ from redolab.core.db import get_or_404
 from redolab.core.errors import FieldError
 from redolab.core.limits import LimitReached
 from redolab.core.units import format_bytes
-from redolab.environments.models import Environment, Host
+from redolab.environments.models import Environment
 from redolab.jobs.admission import QueueCaps
-from redolab.jobs.models import Job, JobStatus
 from redolab.redo.analysis import stored_analysis
 from redolab.rehearsals import storage
+from redolab.rehearsals.carriers import Carrier, admit_pairs, carrier_notes, carriers
 from redolab.rehearsals.models import Rehearsal
 from redolab.rehearsals.results import RunReplay, RunSeries, copy_series, measured, stored
 from redolab.rehearsals.schedule import Schedule, build_schedule
 from redolab.rehearsals.schemas import RehearsalCreate
-from redolab.rehearsals.window import RehearsalRefused, choose_window, parse_window_spec
+from redolab.rehearsals.window import RehearsalRefused, Window, choose_window, parse_window_spec
 from redolab.runs import service as runs
 from redolab.runs.models import ProbeMode, Run, RunEvent, RunStatus
-from redolab.runs.queueing import admit
 from redolab.runs.schemas import MAX_MESSAGE_BYTES, RunCreate
-from redolab.sweeps.clusters import node_pairs
 
 DEFAULT_MESSAGE_BYTES = 1024 * 1024  # ASYNC: as oratcptest; SYNC: the history's average redo write
 MIN_SYNC_MESSAGE_BYTES = 512  # a redo block
@@ -53,112 +51,20 @@ class RehearsalRequest:
     label: str = ""
 
 
-Carrier = tuple[Host, Host, list[int]]  # client, server, the threads its connections carry
-
-
 def request_of(body: RehearsalCreate) -> RehearsalRequest:
     """The request from its validated form, JSON body or CLI options."""
     return RehearsalRequest(**body.model_dump())
 
 
 def _pairs(environment: Environment, request: RehearsalRequest, threads: list[int]) -> list[Carrier]:
-    """(client, server, threads it carries): a given pair carries every thread; with node pairs for
-    every thread, thread n goes from primary node n to standby node n; else node 1's pair. Across hops:
-    the same for every destination the primary feeds, each carrying every thread (one copy of the redo each)."""
-    if request.across_hops:
-        if request.client_host_id is not None or request.server_host_id is not None:
-            raise FieldError("client_host_id", "To every destination at once: leave the host pair empty.", 422)
-        direct = [d for d in environment.destinations if d.feeds_from_id is None and environment.standby_hosts(d)]
-        if len(direct) < 2:
-            raise FieldError(
-                "across_hops",
-                "To every destination at once needs two or more destinations fed by the primary, each with a "
-                "standby host (add them on the Destinations page).",
-                422,
-            )
-        return [carrier for d in direct for carrier in _destination_pairs(environment, threads, d)]
-    if request.client_host_id is not None or request.server_host_id is not None:
-        if request.client_host_id is None or request.server_host_id is None:
-            raise FieldError("client_host_id", "Give both hosts of the pair (client and server), or neither.", 422)
-        client = runs.host_in(environment, request.client_host_id, "client_host_id")
-        server = runs.host_in(environment, request.server_host_id, "server_host_id")
-        return [(client, server, threads)]
-    return _destination_pairs(environment, threads, None)
-
-
-def _destination_pairs(environment: Environment, threads: list[int], destination) -> list[Carrier]:
-    """The carriers into one destination (None: the first): thread n over node pair n, else node 1's pair."""
-    pairs = {
-        client.node_number: (client, server) for client, server in node_pairs(environment, destination=destination)
-    }
-    if not pairs and destination is not None:
-        primaries = sorted((h for h in environment.hosts if h.role.value == "primary"), key=lambda h: h.node_number)
-        standbys = sorted(environment.standby_hosts(destination), key=lambda h: h.node_number)
-        pairs = {1: (primaries[0], standbys[0])} if primaries and standbys else {}
-    if not pairs:
-        raise FieldError(
-            "client_host_id",
-            "A rehearsal needs a primary and a standby host with the same node number: add them first.",
-            422,
-        )
-    if all(t in pairs for t in threads):  # thread n over node pair n (thread 2 alone: pair 2)
-        return [(*pairs[t], [t]) for t in threads]
-    first = pairs[min(pairs)]  # a thread without its pair: node 1's carries every thread (said in the notes)
-    return [(*first, threads)]
-
-
-def carrier_notes(environment: Environment, pairs: list[Carrier], threads: list[int]) -> list[str]:
-    """What the rehearsal's notes say of one host pair carrying every thread because some thread has no
-    node pair (a primary and a standby host with its node number) of its own."""
-    notes = []
-    for client, server, carried in pairs:
-        if len(threads) < 2 or len(carried) != len(threads):
-            continue
-        destination = next((d for d in environment.destinations if d.id == server.destination_id), None)
-        paired = {c.node_number for c, _ in node_pairs(environment, destination=destination)}
-        missing = [t for t in carried if t not in paired]
-        if missing:
-            many = len(missing) > 1
-            notes.append(
-                f"Every thread replays over {client.name} to {server.name}: thread{'s' if many else ''} "
-                f"{', '.join(map(str, missing))} {'have' if many else 'has'} no node pair (a primary and a "
-                "standby host with that node number); add them to replay each thread from its own node."
-            )
-    return notes
-
-
-def _busy(session: Session, hosts: list[Host]) -> None:
-    """409 when a host of the rehearsal already has a run queued or running: its threads must start
-    together, so it does not wait in the queue behind other work."""
-    ids = {host.id for host in hosts}
-    job = session.scalars(
-        select(Job).where(
-            Job.status.in_((JobStatus.queued, JobStatus.running)),
-            (Job.client_host_id.in_(ids)) | (Job.server_host_id.in_(ids)),
-        )
-    ).first()
-    if job is not None:
-        host = next(h for h in hosts if h.id in (job.client_host_id, job.server_host_id))
-        what = f"run #{job.run_id}" if job.run_id else f"sweep #{job.sweep_id}" if job.sweep_id else f"job #{job.id}"
-        raise FieldError(
-            "client_host_id",
-            f"Host '{host.name}' is busy with {what} ({job.status.value}); a rehearsal's threads replay at the "
-            "same moment, so its hosts must be free. Start it when that ends, or cancel it.",
-            409,
-        )
-
-
-def _admit(session: Session, pairs: list[Carrier], *, requested_by: str, caps: QueueCaps | None) -> None:
-    """Under the queue lock (held until the caller's commit or rollback): every host free (409) and each
-    pair within its owner's and its own queue cap (429). One step with the rows written after it, so two
-    rehearsals asked for at once cannot both find the same hosts free."""
-    try:
-        for client, server, _ in pairs:  # the owner's cap counts every run of the rehearsal
-            admit(session, requested_by=requested_by, client=client, server=server, caps=caps, adding=len(pairs))
-        _busy(session, [host for client, server, _ in pairs for host in (client, server)])
-    except Exception:
-        session.rollback()
-        raise
+    """The host pairs that carry the threads, and which threads each carries (carriers.carriers)."""
+    return carriers(
+        environment,
+        threads,
+        client_host_id=request.client_host_id,
+        server_host_id=request.server_host_id,
+        across_hops=request.across_hops,
+    )
 
 
 def _message_bytes(request: RehearsalRequest, requirement) -> int:
@@ -226,35 +132,85 @@ def create_rehearsal(
         window = choose_window(requirement, parse_window_spec(request.window, zone=zone), zone=zone)
         # the caps, busy hosts and stored schedules before the schedule is built (up to 2,000,000 lines): a
         # refusal costs nothing
-        _admit(session, _pairs(environment, request, list(window.threads)), requested_by=requested_by, caps=caps)
+        admit_pairs(session, _pairs(environment, request, list(window.threads)), requested_by=requested_by, caps=caps)
         storage.check_room(session, requested_by=requested_by, settings=settings)
         session.rollback()  # releases the queue lock while the schedule is built
         schedule = _build_one_at_a_time(requirement, window, request)
     except RehearsalRefused as refused:
         raise FieldError(refused.field, str(refused), 422) from None
     pairs = _pairs(environment, request, list(schedule.threads))
-    _admit(session, pairs, requested_by=requested_by, caps=caps)  # again, now under the lock until the commit
+    admit_pairs(session, pairs, requested_by=requested_by, caps=caps)  # again, now under the lock until the commit
     storage.check_room(session, requested_by=requested_by, settings=settings, adding=storage.text_bytes(schedule))
     kept = storage.keep_schedule(session, environment_id=environment.id, schedule=schedule, requested_by=requested_by)
     carried = [] if request.client_host_id else carrier_notes(environment, pairs, list(schedule.threads))
-    rehearsal = Rehearsal(
-        environment_id=environment.id, window_kind=window.kind, window_start=window.start, window_end=window.end,
-        window_label=window.label, granularity_seconds=window.granularity_seconds, granularity=window.granularity,
-        imports=sorted({label for t in schedule.threads for label in _imports_of(requirement, t)}),
-        notes=[*schedule.notes, *carried], threads=list(schedule.threads), mode=request.mode,
-        message_bytes=message_bytes, scale=request.scale, speedup=request.speedup,
-        slot_seconds=schedule.slot_seconds, schedule_sha256=schedule.sha256, schedule_bytes=schedule.total_bytes,
-        schedule_seconds=schedule.seconds, schedule_lines=schedule.line_count, schedule_id=kept.id,
-        label=request.label, requested_by=requested_by, across_hops=request.across_hops,
-    )  # fmt: skip
+    rehearsal = _rehearsal_row(
+        environment,
+        request,
+        window,
+        schedule,
+        requirement=requirement,
+        message_bytes=message_bytes,
+        schedule_id=kept.id,
+        notes=[*schedule.notes, *carried],
+        requested_by=requested_by,
+    )
     session.add(rehearsal)
     session.flush()
     for client, server, threads in pairs:
         carrier = (client, server, connections_of(schedule, threads))
-        _queue_run(session, environment, rehearsal, carrier, requested_by=requested_by, caps=caps,
-                   settings=settings, sockbuf_bytes=request.sockbuf_bytes)  # fmt: skip
+        _queue_run(
+            session,
+            environment,
+            rehearsal,
+            carrier,
+            requested_by=requested_by,
+            caps=caps,
+            settings=settings,
+            sockbuf_bytes=request.sockbuf_bytes,
+        )
     session.commit()
     return rehearsal
+
+
+def _rehearsal_row(
+    environment: Environment,
+    request: RehearsalRequest,
+    window: Window,
+    schedule: Schedule,
+    *,
+    requirement,
+    message_bytes: int,
+    schedule_id: int,
+    notes: list[str],
+    requested_by: str,
+) -> Rehearsal:
+    """The rehearsal as recorded: its window, the imports its threads replay, the schedule as stored, and
+    how its runs replay it."""
+    return Rehearsal(
+        environment_id=environment.id,
+        window_kind=window.kind,
+        window_start=window.start,
+        window_end=window.end,
+        window_label=window.label,
+        granularity_seconds=window.granularity_seconds,
+        granularity=window.granularity,
+        imports=sorted({label for t in schedule.threads for label in _imports_of(requirement, t)}),
+        notes=notes,
+        threads=list(schedule.threads),
+        mode=request.mode,
+        message_bytes=message_bytes,
+        scale=request.scale,
+        speedup=request.speedup,
+        slot_seconds=schedule.slot_seconds,
+        schedule_sha256=schedule.sha256,
+        schedule_bytes=schedule.total_bytes,
+        schedule_seconds=schedule.seconds,
+        schedule_lines=schedule.line_count,
+        schedule_id=schedule_id,
+        label=request.label,
+        requested_by=requested_by,
+        across_hops=request.across_hops,
+    )
 
 
 def _queue_run(
@@ -271,24 +227,37 @@ def _queue_run(
     """One run of the rehearsal: its host pair replays the stored schedule's connections (all: None)."""
     client, server, connections = carrier
     run_in = RunCreate(
-        client_host_id=client.id, server_host_id=server.id, mode=rehearsal.mode,
+        client_host_id=client.id,
+        server_host_id=server.id,
+        mode=rehearsal.mode,
         conns=len(connections) if connections is not None else len(rehearsal.threads),
-        message_bytes=rehearsal.message_bytes, sockbuf_bytes=sockbuf_bytes, interval_seconds=1.0,
+        message_bytes=rehearsal.message_bytes,
+        sockbuf_bytes=sockbuf_bytes,
+        interval_seconds=1.0,
         label=rehearsal.label or f"rehearsal #{rehearsal.id}",
-    )  # fmt: skip
+    )
     replay = {
-        "rehearsal_id": rehearsal.id, "replay_schedule_id": rehearsal.schedule_id, "replay_connections": connections,
+        "rehearsal_id": rehearsal.id,
+        "replay_schedule_id": rehearsal.schedule_id,
+        "replay_connections": connections,
         "replay_destination_id": server.destination_id,
         # the schedule's bytes are already scaled (schedule.build_schedule): the probe replays
         # them as written; its own --scale would multiply them again
-        "replay_scale": 1.0, "replay_speedup": rehearsal.speedup,
+        "replay_scale": 1.0,
+        "replay_speedup": rehearsal.speedup,
         "duration_seconds": replay_cap(rehearsal.schedule_seconds, rehearsal.speedup),
-    }  # fmt: skip
+    }
     runs.create_run(
-        session=session, environment=environment, run_in=run_in, requested_by=requested_by, caps=caps,
-        settings=settings, replay=replay, commit=False,
+        session=session,
+        environment=environment,
+        run_in=run_in,
+        requested_by=requested_by,
+        caps=caps,
+        settings=settings,
+        replay=replay,
+        commit=False,
         together=f"rehearsal:{rehearsal.id}" if rehearsal.across_hops else None,
-    )  # fmt: skip
+    )
 
 
 def connections_of(schedule: Schedule, threads: list[int]) -> list[int] | None:
