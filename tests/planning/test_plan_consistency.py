@@ -11,10 +11,16 @@ The rules, for every plan:
   risks never call a used loopback run "left out";
 - when only the upper bound (every thread peaking at once, with headroom) is above what the link
   carries, the transport verdict is not a plain PASS and says it is undecided;
-- a missing item never repeats the headline.
+- a missing item never repeats the headline;
+- with several destinations and shared links, the first answer (the transport card) is the worst of its
+  own link, every hop, every shared link and every destination's own streams: a part that fails fails it
+  and is named in its headline, it passes only when every part passes, the answer, the JSON and the
+  Destinations section agree, and a changed answer changes the report's document id.
 
 The generators cover every choice a user makes: loopback runs chosen or left out (and named where they
-would fill a gap), timed and untimed imports mixed, and a link just below or just above the bound.
+would fill a gap), timed and untimed imports mixed, a link just below or just above the bound, and up to
+three destinations (fed by the primary or cascaded, links absent, just below or above one copy, or ample,
+runs over each) behind up to two shared links (just below or above the copies crossing them, or unset).
 """
 
 from dataclasses import replace
@@ -23,7 +29,24 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from redolab.planning.plan import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Excluded, Facts, build_plan
+from redolab.planning.answer import answers
+from redolab.planning.card import show_time
+from redolab.planning.plan import (
+    FAIL,
+    INFO,
+    MISSING,
+    PARTIAL,
+    PASS,
+    WARN,
+    DestinationCards,
+    Excluded,
+    Facts,
+    build_plan,
+    with_topology,
+)
+from redolab.planning.report import document_id
+from redolab.planning.service import hop_capacity
+from redolab.planning.topology import STATUS_ORDER, HopFact, SharedLinkFact, TopologyFacts, plan_topology
 from redolab.redo.requirement import ImportSeries, requirement
 from redolab.redo.schemas import RedoInterval
 from redolab.runs.measured import MeasuredRun
@@ -229,3 +252,88 @@ def test_the_upper_bound_alone_above_the_link_is_never_a_plain_pass(imports, env
     assert transport.result.undecided == (side == "below bound" and summed.passed)
     if side == "above bound":
         assert transport.result.bound.passed and "undecided" not in transport.headline
+
+
+KEPT = ("transport", "instantiation", "lag")  # an ASYNC destination's own cards
+LINK_SIDES = {"below": 0.999, "above": 1.001, "ample": 10.0}  # of the copies a hop or a shared link carries
+
+
+def own_cards(destination: int, name: str, plan) -> DestinationCards:
+    return DestinationCards(destination, name, "ASYNC", tuple(c for c in plan.cards if c.key in KEPT))
+
+
+def hop_of(ident, name, feeds_from, hop_facts, runs) -> HopFact:
+    """A destination's hop as planning.service judges it: its nominal link, its best ASYNC run."""
+    best, rtt = hop_capacity(hop_facts, runs)
+    return HopFact(
+        ident, name, "cascaded" if feeds_from else "standby", "ASYNC", feeds_from,
+        nominal_bits_per_second=hop_facts.link_bits_per_second, rtt_seconds=rtt,
+        measured_bytes_per_second=best.bytes_per_second if best else None,
+    )  # fmt: skip
+
+
+def draw_topology(data, req, environment, used):
+    """The first destination mirrors the environment's link and runs; up to two more and two shared links."""
+    need = req.summed_required_bytes_per_second if req else 100e6 / 8
+    plan = build_plan(facts=environment, requirement=req, runs=used)
+    hops, own = [hop_of(1, "standby", None, environment, used)], [own_cards(1, "standby", plan)]
+    for ident in range(2, 2 + data.draw(st.integers(0, 2), label="more destinations")):
+        side = data.draw(st.sampled_from([None, *LINK_SIDES]), label=f"hop {ident} link")
+        hop_facts = replace(environment, link_bits_per_second=side and need * 8 * LINK_SIDES[side])
+        runs = [r for r in data.draw(run_sets(), label=f"runs over hop {ident}") if not r.loopback]
+        feeds_from = data.draw(st.sampled_from([None, *range(1, ident)]), label=f"hop {ident} fed from")
+        hops.append(hop_of(ident, f"dr{ident}", feeds_from, hop_facts, runs))
+        own.append(own_cards(ident, f"dr{ident}", build_plan(facts=hop_facts, requirement=req, runs=runs)))
+    links = []
+    for ident in range(1, 1 + data.draw(st.integers(0, 2), label="shared links")):
+        crossing = data.draw(st.lists(st.sampled_from([h.id for h in hops]), min_size=1, unique=True))
+        side = data.draw(st.sampled_from([None, *LINK_SIDES]), label=f"shared link {ident}")
+        nominal = side and need * len(crossing) * 8 * LINK_SIDES[side]
+        links.append(SharedLinkFact(ident, f"wan{ident}", tuple(crossing), nominal_bits_per_second=nominal))
+    required = req.summed_required_bytes_per_second if req else None
+    topology = plan_topology(TopologyFacts("dataguard", None, required, tuple(hops), tuple(links)))
+    return plan, topology, tuple(own)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(), run_sets(), facts(), st.data())
+def test_the_first_answer_never_contradicts_the_topology(imports, runs, environment, data):
+    req = requirement(imports, headroom_ratio=environment.headroom_percent / 100)
+    environment = link_for(environment, req)
+    used = [r for r in runs if not r.loopback]
+    alone, topology, own = draw_topology(data, req, environment, used)
+    plan = with_topology(alone, topology, own)
+    transport, before = plan.card("transport"), alone.card("transport")
+    for card in plan.cards:
+        check_badge(card)
+    check_capacities(plan, used, environment.link_bits_per_second)
+    check_bound(plan)
+    assert STATUS_ORDER.index(transport.status) >= STATUS_ORDER.index(before.status)  # never better than its link
+    others = [next(c for c in d.cards if c.key == "transport") for d in own[1:]]
+    failing = [v for v in (*topology.hops, *topology.shared_links) if v.status == FAIL]
+    failing += [c for c in others if c.status == FAIL]
+    event(f"{len(topology.hops)} destinations, {len(topology.shared_links)} shared links: {transport.status}")
+    if failing:
+        assert transport.status == FAIL, (transport.headline, [f.headline for f in failing])
+    for link in topology.shared_links:
+        if link.status == FAIL:
+            event("a shared link fails")
+            assert f"shared link {link.name}:" in transport.headline, transport.headline
+    for hop in topology.hops[1:]:
+        if hop.status == FAIL:
+            assert f"hop {hop.path}:" in transport.headline, transport.headline
+    if transport.status == PASS:
+        judged = [v for v in (*topology.hops[1:], *topology.shared_links) if v.required_bytes_per_second is not None]
+        assert all(v.status == PASS for v in judged) and all(c.status == PASS for c in others)
+    answer = answers(plan, lambda moment: show_time(moment, "UTC"))[0]
+    assert (answer.status, answer.badge) == (transport.status, transport.badge)
+    if transport.status == FAIL and transport.result is not None:
+        assert "margin -" in answer.number, answer.number  # the figure is a shortfall
+    if transport.nominal and transport.status != MISSING:
+        assert answer.to_measure, answer  # the run that would measure the nominal part
+    body = plan.to_json()
+    assert body["cards"]["transport"]["status"] == transport.status
+    assert [link["status"] for link in body["topology"]["shared_links"]] == [v.status for v in topology.shared_links]
+    if transport.status != before.status:
+        unjudged = replace(plan, cards=[before if c.key == "transport" else c for c in plan.cards])
+        assert document_id(environment, plan) != document_id(environment, unjudged)

@@ -2,6 +2,7 @@
 against the sum of its hops, on the page and in the JSON; and no destination's transport card
 contradicts its hop's verdict."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,9 @@ def test_a_shared_uplink_fails_with_two_copies_although_each_hop_passes(session,
     stored_run(session, environment, primary, near, conns=4, bytes_per_second=1.5 * required)
     remote_run = stored_run(session, environment, primary, far, conns=4, bytes_per_second=1.2 * required)
     first = environment.first_destination
+    session.expire_all()
+    before = browser_client.get(f"/environments/{environment.id}/plan/report.json").json()
+    assert before["answers"][0]["status"] != FAIL  # two hops, each carrying its copy: no shared link yet
     destinations.create_shared_link(
         session=session,
         environment=environment,
@@ -66,19 +70,23 @@ def test_a_shared_uplink_fails_with_two_copies_although_each_hop_passes(session,
     assert uplink.required_bytes_per_second == 2 * required and uplink.status == FAIL
     assert "although each hop alone passes" in uplink.headline
     assert plan.topology.copies_from_primary == 2 and plan.topology.status == FAIL
-    assert plan.card("transport").status != FAIL  # the first destination's own card: its hop alone carries it
+    # the first answer is judged over every hop and shared link: the uplink fails it, by name (issue 55)
+    transport = plan.card("transport")
+    assert transport.status == FAIL and "shared link uplink: carries 2 copies" in transport.headline
 
     cards = {d.name: {c.key: c for c in d.cards} for d in plan.destination_cards}
     assert set(cards) == {first.name, "remote"}
     assert set(cards["remote"]) == {"transport", "instantiation", "lag"}  # ASYNC: no commit card
-    assert cards[first.name]["transport"] is plan.card("transport")  # the first destination's are the plan's
-    assert "remote" not in plan.card("transport").headline
+    own = cards[first.name]["transport"]  # the first destination's own card: its hop alone carries its copy
+    assert own.status != FAIL and own is not transport and "uplink" not in own.headline
+    assert cards[first.name]["lag"] is plan.card("lag")  # its other cards are the plan's
     remote_transport = cards["remote"]["transport"]
     assert remote_transport.status != FAIL and remote_transport.sources[0].url.endswith(
         f"/runs/{remote_run.id}"
     )  # judged on its own hop's run
     body = api_client.get(f"/api/v1/environments/{environment.id}/plan").json()
     assert body["topology"]["shared_links"][0]["status"] == FAIL
+    assert body["cards"]["transport"]["status"] == FAIL and "uplink" in body["cards"]["transport"]["headline"]
     assert [d["name"] for d in body["topology"]["destinations"]] == [first.name, "remote"]
     assert {h["name"]: h["status"] for h in body["topology"]["hops"]} == {first.name: PASS, "remote": PASS}
     page = browser_client.get(f"/environments/{environment.id}")
@@ -86,9 +94,17 @@ def test_a_shared_uplink_fails_with_two_copies_although_each_hop_passes(session,
     assert 'id="topology-diagram"' in page.text and 'id="shared-link-' in page.text
     assert f'id="destination-{remote.id}"' in page.text
     assert "primary -&gt; remote" in page.text and "MiB/s" in page.text and "40 ms" in page.text
+    card = re.search(r'<article class="card (\w+)[^"]*" id="plan-transport"(.*?)</article>', page.text, re.S)
+    assert card.group(1) == FAIL and "shared link uplink: carries 2 copies" in card.group(2)
+    assert 'class="topology-shared-link" data-status="fail"' in page.text  # the diagram draws it with its verdict
     report = browser_client.get(f"/environments/{environment.id}/plan/report")  # what the PDF prints
     assert report.status_code == 200 and 'id="topology-diagram"' in report.text
     assert "although each hop alone passes" in report.text
+    answer = re.search(r'<tr id="answer-transport" data-status="(\w+)">(.*?)</tr>', report.text, re.S)
+    assert answer.group(1) == FAIL and "Shared link uplink: margin" in answer.group(2)  # page 1
+    after = browser_client.get(f"/environments/{environment.id}/plan/report.json").json()
+    assert after["answers"][0]["status"] == FAIL and after["answers"][0]["number"].startswith("Shared link uplink")
+    assert after["document_id"] != before["document_id"]  # another answer, another id
 
 
 def test_one_destination_shows_no_destinations_block(session, browser_client):

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from redolab.core.units import format_byte_rate, format_bytes, format_duration
 from redolab.planning.card import MISSING, PARTIAL, PASS, WARN, Card
+from redolab.planning.over_topology import OverTopology
 from redolab.planning.plan import Plan
 from redolab.planning.rehearsal_card import RehearsalOutcome
 from redolab.planning.results import SHORT, BufferSizing, CopyTime, KeepUp, LagExposure, SyncCommit
@@ -46,7 +47,7 @@ QUESTIONS = {
 def answers(plan: Plan, show: Show) -> list[Answer]:
     """The answers in the order a change board reads them."""
     return [
-        _from_card(plan.card("transport"), _keep_up),
+        _from_card(plan.card("transport"), lambda result: _keep_up(result, plan.over_topology)),
         _from_card(plan.card("lag"), lambda result: _lag(result, show)),
         _from_card(plan.card("rehearsal"), _rehearsal),
         _from_card(plan.card("commit"), _commit),
@@ -82,25 +83,30 @@ def _streams_to_run(threads: list[int]) -> str:
     )
 
 
-def _keep_up(result: KeepUp) -> tuple[str, str]:
-    tightest = result.tightest
-    if tightest is None:
+def _keep_up(result: KeepUp, over: OverTopology | None = None) -> tuple[str, str]:
+    """The tightest verdict over the first link's streams and, with several destinations, every hop and
+    shared link (planning.over_topology): a shared link that fails is the one named."""
+    judged = [(v.subject.split(":")[0], v) for v in result.verdicts]
+    judged += [(p.label, p.verdict) for p in (over.judged if over is not None else ())]
+    if not judged:
         return "no stream to judge against", ""
-    subject = tightest.subject.split(":")[0]
-    failed = len(result.failed)
+    subject, tightest = min(judged, key=lambda pair: pair[1].margin_percent)
+    failed = sum(not verdict.passed for _, verdict in judged)
     needs, carries = tightest.required_bytes_per_second, tightest.available_bytes_per_second
     number = (
         f"{subject}: margin {tightest.margin_percent:+.1f} % (needs {format_byte_rate(needs)}, "
         f"carries {format_byte_rate(carries)})"
     )
     if failed > 1:
-        number += f"; {failed} of {len(result.verdicts)} verdicts short"
+        number += f"; {failed} of {len(judged)} verdicts short"
     nominal = [t.need.thread for t in result.threads if t.stream is not None and t.stream.nominal]
     to_measure = _streams_to_run(nominal)
     summed = result.summed
     if summed is not None and summed.stream is not None and summed.stream.nominal:
         to_measure += ("; " if to_measure else "") + "an ASYNC run over the link (any connection count) measures all "
         to_measure += "threads together"
+    parts = [p.to_measure for p in (over.judged if over is not None else ()) if p.to_measure]
+    to_measure = "; ".join([*([to_measure] if to_measure else []), *parts])
     return number, to_measure
 
 

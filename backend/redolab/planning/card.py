@@ -86,6 +86,17 @@ def settle(card: Card, *, failed: bool, judged: bool, warned: bool = False, info
         card.headline = f"{prefix}{_after_prefix(card.headline)}"
 
 
+def bare_headline(card: Card) -> str:
+    """The headline as its writer wrote it, before `settle` prefixed it ("Nominal, not measured: ",
+    "Partly measured: "): what a card judged again over more parts is settled from ("" for MISSING)."""
+    if card.status == MISSING:
+        return ""
+    headline = card.headline.removeprefix(_capacity_prefix(card))
+    if card.status == PARTIAL:
+        headline = headline.removeprefix("Partly measured: ").removeprefix("partly measured: ")
+    return headline[:1].upper() + headline[1:]
+
+
 def _after_prefix(headline: str) -> str:
     """A headline continued after a prefix: its first word in lower case, unless an acronym (SYNC)."""
     return headline if headline[1:2].isupper() else headline[0].lower() + headline[1:]

@@ -10,7 +10,7 @@ thread against the same requirement and the same stream, so they cannot either.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 
@@ -20,6 +20,7 @@ from redolab.planning import results, writer
 from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Card, settle, show_time
 from redolab.planning.commit_card import commit_card
 from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
+from redolab.planning.over_topology import OverTopology, judge_over_topology
 from redolab.planning.rehearsal_card import RehearsalFact, outcome, rehearsal_card
 from redolab.planning.settings import SettingsBasis, Snippet, snippets_for
 from redolab.planning.topology import Topology
@@ -29,7 +30,7 @@ from redolab.runs.measured import MeasuredRun, Source
 
 __all__ = [
     "FAIL", "INFO", "MISSING", "PARTIAL", "PASS", "WARN", "Card", "DiskFact", "EvidenceItem", "Excluded", "Facts",
-    "Plan", "build_plan", "settle", "show_time",
+    "Plan", "build_plan", "settle", "show_time", "with_topology",
 ]  # fmt: skip
 
 
@@ -75,6 +76,7 @@ class Plan:
     settings_basis: SettingsBasis | None = None  # what the snippets were sized from
     topology: Topology | None = None  # every destination's hop and shared link (set by planning.service)
     destination_cards: tuple[DestinationCards, ...] = ()  # each destination's own cards, in position order
+    over_topology: OverTopology | None = None  # the parts the transport card was judged over beyond its link
 
     @property
     def topology_diagram(self) -> Markup:
@@ -166,6 +168,20 @@ def build_plan(
     snippets, sources = (snippets_for(basis), list(writer.SETTINGS_SOURCES)) if basis else ([], [])
     cards = [card for card, _ in written]
     return Plan(cards, risks, snippets, sources, requirement, list(evidence or []), facts.time_zone, basis)
+
+
+def with_topology(plan: Plan, topology: Topology, destination_cards: tuple[DestinationCards, ...] = ()) -> Plan:
+    """The plan with its destinations: the transport card, the first answer, judged over every hop and shared
+    link as well (planning.over_topology) and their risks first; each destination keeps its own cards."""
+    own = [
+        (d.destination_id, d.name, next((c for c in d.cards if c.key == "transport"), None)) for d in destination_cards
+    ]
+    card, over, risks = judge_over_topology(plan.card("transport"), topology, own)
+    cards = [card if c.key == "transport" else c for c in plan.cards]
+    return replace(
+        plan, cards=cards, risks=[*risks, *plan.risks], topology=topology, destination_cards=destination_cards,
+        over_topology=over,
+    )  # fmt: skip
 
 
 def _rehearsal(facts: Facts, requirement, measured: Measurements, chosen, left_out, no_history):

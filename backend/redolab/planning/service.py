@@ -13,7 +13,7 @@ from redolab.environments.models import Environment, HostRole, HostTransport
 from redolab.hadr.service import hadr_pairs, hadr_settings
 from redolab.planning.card import show_time
 from redolab.planning.facts import Capacity, DiskFact, Excluded, Facts, Measurements
-from redolab.planning.plan import DestinationCards, EvidenceItem, Plan, build_plan
+from redolab.planning.plan import DestinationCards, EvidenceItem, Plan, build_plan, with_topology
 from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, outcome
 from redolab.planning.settings import HostKernel
 from redolab.planning.topology import HopFact, SharedLinkFact, TopologyFacts, plan_topology
@@ -224,8 +224,8 @@ def environment_plan(
         facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history, excluded=excluded,
         rehearsals=chosen_rehearsals, rehearsals_left_out=left_out,
     )  # fmt: skip
-    return replace(plan, **environment_topology(session=session, environment=environment, requirement=req,
-                                                 selection=selection, facts=facts, plan=plan))  # fmt: skip
+    return with_topology(plan, **environment_topology(session=session, environment=environment, requirement=req,
+                                                       selection=selection, facts=facts, plan=plan))  # fmt: skip
 
 
 def hop_capacity(facts: Facts, runs: list[MeasuredRun]) -> tuple[Capacity | None, float | None]:
@@ -247,7 +247,8 @@ def environment_topology(
     each hop: a hop's measured capacity is its best ASYNC run (any connection count, over the link
     first), as the transport card's summed verdict reads it, so a hop that fails fails there too. And
     each destination's own transport, lag and (SYNC or FASTSYNC only) commit cards, from its hop's
-    runs and path; the first destination's are the plan's. Returns the Plan fields they fill."""
+    runs and path; the first destination's are the plan's, judged on its own link (plan.with_topology then
+    judges the plan's transport card over every hop and shared link). Returns the Plan fields they fill."""
     runs = run_service.measured_runs(session=session, environment=environment, hop=run_service.EVERY_HOP)
     write_seconds = None
     if facts.standby_disk is not None and requirement is not None and requirement.avg_redo_write_bytes:
