@@ -198,6 +198,18 @@ def test_two_destinations_a_run_on_each_hop_and_the_shared_link_verdict(server, 
     expect(shared).to_contain_text("FAIL")
     expect(shared).to_contain_text("2 copies")
     assert mib_per_second(shared.locator("td").nth(2).inner_text()) == pytest.approx(2 * need, rel=0.01)
+    # the diagram draws the shared link with its verdict: a mark on each hop crossing it and its line
+    drawn = page.locator("#topology-diagram .topology-shared-link")
+    expect(drawn).to_have_attribute("data-status", "fail")
+    expect(drawn).to_contain_text("shared link uplink")
+    expect(drawn.locator("circle")).to_have_count(3)
+    for mark in drawn.locator("circle").all():
+        box = mark.bounding_box()
+        assert box is not None and box["width"] > 0 and box["height"] > 0, box
+    # and the first answer, judged over every hop and shared link, fails naming it (issue 55)
+    transport = page.locator("#plan-transport")
+    expect(transport).to_have_attribute("data-status", "fail")
+    expect(transport.locator(".headline")).to_contain_text("shared link uplink")
 
     cards = page.locator("#destination-cards article")
     expect(cards).to_have_count(2)

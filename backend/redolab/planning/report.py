@@ -70,12 +70,16 @@ def report_paper(configured: str | None = None, environ=os.environ) -> str:
     return "Letter" if server_territory(environ) in LETTER_TERRITORIES else "A4"
 
 
-def document_id(facts: Facts, evidence: list[EvidenceItem]) -> str:
-    """A short hash of what the plan is computed from: the environment's facts and the evidence used
-    (kind, id, name, period). The same inputs give the same id; the date and the author do not enter it."""
+def document_id(facts: Facts, plan: Plan) -> str:
+    """A short hash of what the report says: the environment's facts, the evidence used (kind, id, name,
+    period) and every verdict, figure, risk and setting, the destinations and shared links with theirs
+    (the plan's JSON). A different answer is a different id; the same plan, the same id. The date, the
+    author and the evidence not used do not enter it."""
+    said = {key: value for key, value in plan.to_json().items() if key != "evidence"}
     inputs = {
         "facts": dataclasses.asdict(facts),
-        "evidence": sorted((e.kind, e.id, e.label, e.when) for e in evidence if e.chosen),
+        "evidence": sorted((e.kind, e.id, e.label, e.when) for e in plan.evidence if e.chosen),
+        "says": said,
     }
     digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
     return "-".join(digest[i : i + 4] for i in range(0, 12, 4))
@@ -208,7 +212,7 @@ def plan_report(*, session, environment, selection: Selection, author: str) -> R
         facts=facts,
         plan=plan,
         selection=selection,
-        document_id=document_id(environment_facts(environment), plan.evidence),
+        document_id=document_id(environment_facts(environment), plan),
         paper=report_paper(),
     )
 
