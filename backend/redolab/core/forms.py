@@ -33,7 +33,10 @@ def field_errors(error: ValidationError) -> dict[str, str]:
     for item in error.errors():
         field = str(item["loc"][-1]) if item["loc"] else "__all__"
         template = _MESSAGES.get(item["type"])
-        text = template.format(**item.get("ctx", {})) if template else item["msg"]
+        try:
+            text = template.format(**item.get("ctx", {})) if template else item["msg"]
+        except KeyError:  # a custom error of that type with its own context (core.fields.at_most): its own words
+            text = item["msg"]
         messages.setdefault(field, text)
     return messages
 
