@@ -442,3 +442,39 @@ def test_cluster_sums_at_once_are_backfilled_from_the_stored_intervals(empty_dat
     assert again["bytes"] == stored["bytes"] and again["seconds"] == pytest.approx(stored["seconds"])
     assert rows[ids[1]] is None
     engine.dispose()
+
+
+# -- a3e6c8d10045: an environment's own link tiers (issue 55) -------------------------------------------
+
+BEFORE_LINK_TIERS = "b8d4f6a20044"
+
+
+def test_link_tiers_come_and_go_with_their_revision(empty_database_url):
+    """Up: the table with its unique name index per environment; down: gone, the environments kept;
+    up again: the table back, empty."""
+    from redolab.environments.models import LinkTier
+    from tests.factories import make_environment
+
+    engine = make_engine(empty_database_url)
+    upgrade(engine)
+    with make_sessionmaker(engine)() as session:
+        environment = make_environment(session, name="tiered")
+        session.add(LinkTier(environment_id=environment.id, name="Gold", bits_per_second=10**9, monthly_price=9.5))
+        session.commit()
+        environment_id = environment.id
+    indexes = {index["name"]: index for index in inspect(engine).get_indexes("link_tiers")}
+    assert indexes["ix_link_tiers_environment_id_name_key"]["unique"]
+    engine.dispose()
+
+    _downgrade(engine, BEFORE_LINK_TIERS)
+    assert "link_tiers" not in inspect(engine).get_table_names()
+    with engine.connect() as connection:
+        names = connection.execute(sa.text("SELECT name FROM environments WHERE id = :i"), {"i": environment_id})
+        assert names.scalar() == "tiered"
+    engine.dispose()
+
+    upgrade(engine)
+    assert "link_tiers" in inspect(engine).get_table_names()
+    with engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT count(*) FROM link_tiers")).scalar() == 0
+    engine.dispose()

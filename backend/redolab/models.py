@@ -4,7 +4,7 @@ from redolab.auth.models import ApiToken, User
 from redolab.collect.models import Collection
 from redolab.core.db import Base
 from redolab.disktest.models import DiskTest
-from redolab.environments.models import Credential, Destination, Environment, Host, SharedLink
+from redolab.environments.models import Credential, Destination, Environment, Host, LinkTier, SharedLink
 from redolab.hadr.models import HadrImport, HadrSample
 from redolab.jobs.models import Job
 from redolab.redo.models import RedoImport, RedoRow, StoredAnalysis
@@ -26,6 +26,7 @@ __all__ = [
     "HadrSample",
     "Host",
     "Job",
+    "LinkTier",
     "Notification",
     "NotificationReceiver",
     "RedoImport",

@@ -166,6 +166,10 @@ class Environment(TimestampMixin, Base):
     shared_links: Mapped[list[SharedLink]] = relationship(
         cascade="all, delete-orphan", passive_deletes=True, order_by="SharedLink.id"
     )
+    # the link tiers the buyer can choose here, each with its monthly price (planning/tiers.py reads them)
+    link_tiers: Mapped[list[LinkTier]] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, order_by="(LinkTier.bits_per_second, LinkTier.id)"
+    )
 
     @validates("name")
     def _keyed(self, _field: str, name: str) -> str:
@@ -248,6 +252,27 @@ class SharedLink(TimestampMixin, Base):
     destinations: Mapped[list[Destination]] = relationship(
         secondary=shared_link_hops, back_populates="shared_links", order_by="(Destination.position, Destination.id)"
     )
+
+    @validates("name")
+    def _keyed(self, _field: str, name: str) -> str:
+        self.name_key = same_or_new_key(self.name_key, name)
+        return name
+
+
+class LinkTier(TimestampMixin, Base):
+    """A link the environment's buyer can order: its nominal rate (bit/s, at most 1 Tbit/s) and, when
+    known, its monthly price in a currency (ISO 4217 code). Names are unique per environment."""
+
+    __tablename__ = "link_tiers"
+    __table_args__ = (Index("ix_link_tiers_environment_id_name_key", "environment_id", "name_key", unique=True),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    name_key: Mapped[str | None] = mapped_column(String(NAME_KEY_LENGTH))  # set with the name; unique per environment
+    bits_per_second: Mapped[int] = mapped_column(BigInteger)
+    monthly_price: Mapped[float | None] = mapped_column(Float)
+    currency: Mapped[str | None] = mapped_column(String(3))
 
     @validates("name")
     def _keyed(self, _field: str, name: str) -> str:
