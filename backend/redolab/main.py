@@ -45,7 +45,7 @@ from redolab.core.static import Assets, HashedStaticFiles
 from redolab.core.templating import FRONTEND_DIR, is_htmx, render, templates
 from redolab.core.units import MIB
 from redolab.environments import api as environments_api
-from redolab.environments import destinations_api
+from redolab.environments import destinations_api, tiers_api
 from redolab.hadr import api as hadr_api
 from redolab.hadr.service import MAX_CAPTURE_BYTES
 from redolab.planning import api as planning_api
@@ -70,6 +70,7 @@ from redolab.web import redo as redo_pages
 from redolab.web import rehearsals as rehearsal_pages
 from redolab.web import runs as run_pages
 from redolab.web import sweeps as sweep_pages
+from redolab.web import tiers as tier_pages
 from redolab.web import watches as watch_pages
 from redolab.web import workspace
 from redolab.worker import Worker, fail_orphans
@@ -350,6 +351,8 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(environments_api.router)
     app.include_router(destinations_api.router)
     app.include_router(destination_pages.router, include_in_schema=False)
+    app.include_router(tiers_api.router)
+    app.include_router(tier_pages.router, include_in_schema=False)
     app.include_router(collect_api.router)
     app.include_router(collect_pages.router, include_in_schema=False)
     app.include_router(runs_api.router)
