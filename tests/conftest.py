@@ -27,7 +27,7 @@ from redolab.main import create_app
 from tests import services
 from tests.factories import PASSWORD, make_user
 
-pytest_plugins = ["tests.frozen_date"]
+pytest_plugins = ["tests.frozen_date", *(["tests.cpu_profile"] if os.environ.get("REDOLAB_CPU_PROFILE") else [])]
 BACKENDS = ["sqlite", "postgresql"]
 
 # Where the database can change the answer, a test runs on SQLite (the default deployment) and on a
