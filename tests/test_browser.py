@@ -266,8 +266,10 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     # the New experiment form is open (no run yet) with its defaults; make it short
     expect(page.locator("#run-panel")).to_have_attribute("open", "")
     expect(page.locator("#r-message_bytes")).to_have_value("1 MiB")
-    for selector, value in (("#r-duration_seconds", "6 s"), ("#r-interval_seconds", "1 s"),
-                            ("#r-label", "first loopback run")):  # fmt: skip
+    # 12 s paced to 200 Mbit/s: long enough that a busy machine draws two points while it runs (at 6 s
+    # unpaced the run had ended first, with four workers and other work on the 2 cores), light on the CPU
+    for selector, value in (("#r-duration_seconds", "12 s"), ("#r-interval_seconds", "1 s"),
+                            ("#r-rate_bits_per_second", "200 Mbit/s"), ("#r-label", "first loopback run")):  # fmt: skip
         fill_kept(page, selector, value)
     # A host added meanwhile refreshes the Experiments section; the form being typed in is kept.
     open_panel(page, "host-panel-form")
@@ -278,7 +280,7 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     with page.expect_response(lambda response: response.url.endswith("/experiments")):
         page.click("text=Add host")
     expect(page.locator("#hosts-table")).to_contain_text("here-standby-2")
-    expect(page.locator("#r-duration_seconds")).to_have_value("6 s")
+    expect(page.locator("#r-duration_seconds")).to_have_value("12 s")
     expect(page.locator("#r-label")).to_have_value("first loopback run")
     page.click("#run-button")
     expect(page.locator("h1")).to_contain_text("first loopback run")

@@ -371,8 +371,8 @@ def test_a_real_prometheus_scrapes_redolab_and_reads_the_series_back(tmp_path, t
     selector = f'redolab_path_throughput_bytes_per_second{{environment="{data.environment}",path="{data.pair}"}}'
     attempts = iter(range(1, 3))
 
-    def scraped() -> float:
-        """Seconds from the start of both until the series was read back."""
+    def scraped() -> float | str:
+        """Seconds from the start of both until the series was read back (what the logs said if never)."""
         directory = tmp_path / f"attempt-{next(attempts)}"
         directory.mkdir()
         started = time.monotonic()
@@ -394,8 +394,9 @@ def test_a_real_prometheus_scrapes_redolab_and_reads_the_series_back(tmp_path, t
                 process.terminate()
             for process in (prometheus, redolab):
                 process.wait(timeout=10)
-        logs = "\n".join((directory / name).read_text()[-2000:] for name in ("prometheus.log", "redolab.log"))
-        assert result, f"no series after {PROMETHEUS_SECONDS} s:\n{logs}"
+        if not result:  # a machine too busy to start both in time: a miss, measured once more
+            logs = "\n".join((directory / name).read_text()[-2000:] for name in ("prometheus.log", "redolab.log"))
+            return f"no series after {PROMETHEUS_SECONDS} s:\n{logs}"
         assert float(result[0]["value"][1]) == expected == 80 * MB
         assert result[0]["metric"]["job"] == "redolab"
         assert [float(u["value"][1]) for u in up] == [1.0]
@@ -403,8 +404,12 @@ def test_a_real_prometheus_scrapes_redolab_and_reads_the_series_back(tmp_path, t
         return read_after
 
     # some 5 s on this machine; a busy one starts both processes slower: once more before that fails
-    measured_within(scraped, lambda seconds: [f"read back after {seconds:.1f} s (< 45 s)"] * (seconds >= 45),
-                    "a real Prometheus scraping redolab")  # fmt: skip
+    def misses(seconds: float | str) -> list[str]:
+        if isinstance(seconds, str):
+            return [seconds]
+        return [f"read back after {seconds:.1f} s (< 45 s)"] * (seconds >= 45)
+
+    measured_within(scraped, misses, "a real Prometheus scraping redolab")
 
 
 # -- the deploy files ---------------------------------------------------------------------------------
