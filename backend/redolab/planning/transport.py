@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from functools import cached_property
+from operator import eq, itemgetter, sub
+
+import numpy as np
 
 from redolab.planning.network import require_positive
 
@@ -128,6 +132,86 @@ def replay_lag(
         clock = end
     result.series = points.done()
     return result
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """A redo series as arrays, for the same queue as `replay_lag` drained at many rates: piece i runs
+    from `bounds[i]` to `bounds[i + 1]` (seconds after `origin`) at `rates[i]` bytes/s; the gaps between
+    the series' pieces are pieces of rate 0 that are not `counted` (the queue drains through them, but
+    they are no time of the history)."""
+
+    origin: datetime
+    bounds: np.ndarray
+    rates: np.ndarray
+    counted: np.ndarray
+
+    @cached_property
+    def seconds(self) -> np.ndarray:
+        return np.diff(self.bounds)
+
+    @cached_property
+    def generated(self) -> np.ndarray:
+        """The bytes generated before each bound (len(bounds) values, from 0)."""
+        return np.concatenate(([0.0], np.cumsum(self.rates * self.seconds)))
+
+
+def series_arrays(segments: list[tuple[datetime, datetime, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A series' starts and ends (seconds since the epoch; aware times) and rates (bytes/s) as arrays.
+    Reading a time costs most: a series whose pieces follow each other (logs do) reads its starts only,
+    one at a fixed step (1-minute samples) only its first."""
+    count = len(segments)
+    rates = np.fromiter(map(itemgetter(2), segments), float, count)
+    if not count:
+        return np.empty(0), np.empty(0), rates
+    firsts, lasts = list(map(itemgetter(0), segments)), list(map(itemgetter(1), segments))
+    if not all(map(eq, lasts[:-1], firsts[1:])):
+        starts = np.fromiter(map(datetime.timestamp, firsts), float, count)
+        return starts, np.fromiter(map(datetime.timestamp, lasts), float, count), rates
+    steps = set(map(sub, lasts, firsts))
+    if len(steps) == 1:
+        step = steps.pop().total_seconds()
+        starts = firsts[0].timestamp() + step * np.arange(count, dtype=float)
+    else:
+        starts = np.fromiter(map(datetime.timestamp, firsts), float, count)
+    return starts, np.append(starts[1:], lasts[-1].timestamp()), rates
+
+
+def pieces_of(bounds: np.ndarray, rates: np.ndarray, counted: np.ndarray) -> Pieces:
+    """Pieces from bounds in seconds since the epoch."""
+    origin = datetime.fromtimestamp(float(bounds[0]), UTC)
+    return Pieces(origin, bounds - bounds[0], rates, counted)
+
+
+def as_pieces(segments: Iterable[tuple[datetime, datetime, float]]) -> Pieces | None:
+    """The series (start, end, bytes/s; sorted, not overlapping) as arrays; None when it is empty."""
+    return pieces_from_arrays(*series_arrays(list(segments)))
+
+
+def pieces_from_arrays(starts: np.ndarray, ends: np.ndarray, rates: np.ndarray) -> Pieces | None:
+    """series_arrays' arrays as pieces, the gaps between them pieces not counted; None when empty."""
+    keep = ends > starts
+    starts, ends, rates = starts[keep], ends[keep], rates[keep]
+    if not len(starts):
+        return None
+    gaps = starts[1:] - ends[:-1] > 0
+    if not gaps.any():
+        return pieces_of(np.concatenate((starts, ends[-1:])), rates, np.ones(len(starts), bool))
+    count = len(starts) + int(gaps.sum())
+    place = np.arange(len(starts)) + np.concatenate(([0], np.cumsum(gaps)))  # each piece's index among all
+    bounds, all_rates, counted = np.empty(count + 1), np.zeros(count), np.zeros(count, bool)
+    bounds[place], all_rates[place], counted[place] = starts, rates, True
+    bounds[place[1:][gaps] - 1] = ends[:-1][gaps]
+    bounds[-1] = ends[-1]
+    return pieces_of(bounds, all_rates, counted)
+
+
+def backlog_ends(pieces: Pieces, drain_bytes_per_second: float) -> np.ndarray:
+    """The backlog at the end of every piece, as `replay_lag` computes it (the same first-in first-out
+    queue, in array form: the backlog is the net redo since the moment it was last empty)."""
+    require_positive(drain_bytes_per_second, "drain rate")
+    net = np.cumsum((pieces.rates - drain_bytes_per_second) * pieces.seconds)
+    return np.maximum(net - np.minimum(np.minimum.accumulate(net), 0.0), 0.0)
 
 
 class _Thinner:
