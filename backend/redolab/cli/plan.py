@@ -194,6 +194,56 @@ def _requirement_lines(plan):
         yield f"   highest {window.minutes}-minute average: {figure}"
 
 
+@plan_app.command("rpo")
+def plan_rpo(
+    env: str = typer.Option(..., "--env", help="Environment name."),
+    rpo: str | None = typer.Option(None, "--rpo", help="RPO, e.g. 30s (default: the environment's RPO goal)."),
+    archive_free: str | None = typer.Option(
+        None, "--archive-free", help="Free space of the primary's archive destination, e.g. 2TiB (TB means TiB)."
+    ),
+    outage: str = typer.Option("1h", "--outage", help="Outage length whose catch-up time is shown, e.g. 1h."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (units in the keys)."),
+) -> None:
+    """The link for the RPO: the least rate holding it 100 / 99.9 / 99 % of the time, the lag at the link
+    judged, the what-if over link tiers and the outage budget, from the stored redo series."""
+    from redolab.core.units import parse_duration, parse_size
+    from redolab.planning.service import environment_rpo_sizing
+
+    goal = parse_option(parse_duration, rpo, "--rpo") if rpo is not None else None
+    if goal is not None and goal <= 0:
+        fail("--rpo must be greater than zero")
+    free = parse_option(parse_size, archive_free, "--archive-free") if archive_free is not None else None
+    outage_seconds = parse_option(parse_duration, outage, "--outage")
+    if outage_seconds <= 0:
+        fail("--outage must be greater than zero")
+    with environment_named(env) as (session, environment):
+        sizing, why = environment_rpo_sizing(
+            session=session, environment=environment, rpo_seconds=goal, archive_free_bytes=free,
+            outage_seconds=outage_seconds,
+        )  # fmt: skip
+        zone = environment.time_zone or "UTC"
+    if sizing is None:
+        fail(why)
+    emit(as_json, sizing.to_json, _rpo_lines(sizing, zone))
+
+
+def _rpo_lines(sizing, zone: str):
+    """The text form of `plan rpo`: the card's rows, then one line per tier."""
+    from redolab.core.units import format_bit_rate, format_duration
+    from redolab.planning.card import show_time
+    from redolab.planning.rpo_card import rpo_rows
+
+    for label, value in rpo_rows(sizing, lambda moment: show_time(moment, zone)):
+        yield f"{label}: {value}"
+    yield f"Tiers ({sizing.efficiency.basis}):"
+    for tier in sizing.tiers:
+        yield (
+            f"   {tier.name} ({format_bit_rate(tier.bits_per_second)}): "
+            f"{tier.at.share_of_time_within_rpo * 100:.3f} % within the RPO, worst lag "
+            f"{format_duration(tier.at.worst_lag_seconds)}, {tier.days_with_violations} day(s) with violations"
+        )
+
+
 @plan_app.command("hadr")
 def plan_hadr(
     env: str = typer.Option(..., "--env", help="Environment name (a Db2 HADR environment)."),

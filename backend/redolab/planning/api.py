@@ -75,6 +75,9 @@ class PlanPublic(BaseModel):
     # each destination's hop and each shared link against the redo it carries (bytes/s, seconds), the
     # protection mode against the destinations, far sync advice and the topology's errors
     topology: dict | None = None
+    # the link for the RPO: the least rate holding it 100 / 99.9 / 99 % of the time, the lag at the link judged,
+    # the what-if over link tiers and the outage budget (units in the keys; None: no RPO goal or no timed series)
+    rpo_sizing: dict | None = None
 
 
 @router.get("/{environment_id}/plan", response_model=PlanPublic)

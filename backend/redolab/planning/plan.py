@@ -22,6 +22,7 @@ from redolab.planning.commit_card import commit_card
 from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
 from redolab.planning.over_topology import OverTopology, judge_over_topology
 from redolab.planning.rehearsal_card import RehearsalFact, outcome, rehearsal_card
+from redolab.planning.rpo_sizing import RpoSizing, plan_rpo_sizing
 from redolab.planning.settings import SettingsBasis, Snippet, snippets_for
 from redolab.planning.topology import Topology
 from redolab.planning.topology_svg import topology_svg
@@ -77,6 +78,7 @@ class Plan:
     topology: Topology | None = None  # every destination's hop and shared link (set by planning.service)
     destination_cards: tuple[DestinationCards, ...] = ()  # each destination's own cards, in position order
     over_topology: OverTopology | None = None  # the parts the transport card was judged over beyond its link
+    rpo_sizing: RpoSizing | None = None  # the link for the RPO (None: no RPO goal or no series with times)
 
     @property
     def topology_diagram(self) -> Markup:
@@ -131,6 +133,7 @@ class Plan:
             ],
             "settings_sources": [{"label": s.label, "url": s.url} for s in self.snippet_sources],
             "topology": topology_json(self.topology, self.destination_cards) if self.topology is not None else None,
+            "rpo_sizing": self.rpo_sizing.to_json() if self.rpo_sizing is not None else None,
         }
 
 
@@ -144,19 +147,24 @@ def build_plan(
     excluded: list[Excluded] | None = None,
     rehearsals: list[RehearsalFact] | None = None,
     rehearsals_left_out: list[tuple[RehearsalFact, str]] | None = None,
+    tiers: tuple[tuple[str, float], ...] | None = None,
+    size_for_rpo: bool = True,
 ) -> Plan:
     """All cards, in the order the page shows them, then the risks they found. Loopback runs never
     feed a verdict or a setting unless chosen by name: they are not the link; chosen, they stand in
     only where no run over the link measured the same thing, capped at the nominal link, and every
     card using one says so. `excluded`: the runs left out, named where they would fill a missing
-    figure. `no_history` says why there is no requirement when it is not "nothing imported yet"."""
+    figure. `no_history` says why there is no requirement when it is not "nothing imported yet".
+    `tiers`: (name, bits per second) for the link for the RPO's what-if; `size_for_rpo` False leaves it out
+    (a destination's own cards)."""
     measured = Measurements.of(facts, runs, excluded)
+    for_rpo = plan_rpo_sizing(facts, requirement, measured, tiers=tiers) if size_for_rpo else None
     sizing = results.buffer_sizing(facts, measured)
     show = partial(show_time, zone=facts.time_zone)
     keep_up = results.keep_up(facts, requirement, measured) if requirement else None
     lag = results.lag_exposure(requirement, measured) if requirement else None
     written = [
-        writer.transport_card(keep_up, measured, no_history=no_history, show=show),
+        writer.transport_card(keep_up, measured, no_history=no_history, show=show, rpo=for_rpo),
         writer.instantiation_card(results.copy_time(facts, measured), measured),
         writer.buffers_card(sizing, measured),
         writer.lag_card(lag, measured, no_history=no_history, show=show),
@@ -167,7 +175,9 @@ def build_plan(
     basis = results.settings_basis(facts, requirement, measured, sizing.bdp)
     snippets, sources = (snippets_for(basis), list(writer.SETTINGS_SOURCES)) if basis else ([], [])
     cards = [card for card, _ in written]
-    return Plan(cards, risks, snippets, sources, requirement, list(evidence or []), facts.time_zone, basis)
+    return Plan(
+        cards, risks, snippets, sources, requirement, list(evidence or []), facts.time_zone, basis, rpo_sizing=for_rpo
+    )
 
 
 def with_topology(plan: Plan, topology: Topology, destination_cards: tuple[DestinationCards, ...] = ()) -> Plan:

@@ -15,6 +15,7 @@ from redolab.planning.card import show_time
 from redolab.planning.facts import Capacity, DiskFact, Excluded, Facts, Measurements
 from redolab.planning.plan import DestinationCards, EvidenceItem, Plan, build_plan, with_topology
 from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, outcome
+from redolab.planning.rpo_sizing import DEFAULT_OUTAGE_SECONDS, RpoSizing, default_tiers, plan_rpo_sizing
 from redolab.planning.settings import HostKernel
 from redolab.planning.topology import HopFact, SharedLinkFact, TopologyFacts, plan_topology
 from redolab.redo import service as redo_service
@@ -222,7 +223,7 @@ def environment_plan(
         )
     plan = build_plan(
         facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history, excluded=excluded,
-        rehearsals=chosen_rehearsals, rehearsals_left_out=left_out,
+        rehearsals=chosen_rehearsals, rehearsals_left_out=left_out, tiers=default_tiers(environment),
     )  # fmt: skip
     return with_topology(plan, **environment_topology(session=session, environment=environment, requirement=req,
                                                        selection=selection, facts=facts, plan=plan))  # fmt: skip
@@ -336,7 +337,7 @@ def _destination_cards(destination, first: bool, plan: Plan, hop_facts: Facts, r
         receivers = len(environment.standby_hosts(destination))
         own = replace(hop_facts, transport_mode=destination.transport.value, standby_disk=None,
                       primary_nodes=max(1, senders), standby_nodes=max(1, receivers))  # fmt: skip
-        cards = build_plan(facts=own, requirement=requirement, runs=runs).cards
+        cards = build_plan(facts=own, requirement=requirement, runs=runs, size_for_rpo=False).cards
     keys = ("transport", "instantiation", "lag")
     keys += ("commit",) if destination.transport.value in SYNC_TRANSPORTS else ()
     chosen = tuple(card for key in keys for card in cards if card.key == key)
@@ -390,3 +391,32 @@ def rehearsal_fact(*, session: Session, rehearsal, result: dict | None = None) -
         result=result if result is not None else rehearsal_service.current_result(session=session, rehearsal=rehearsal),
         notes=tuple(rehearsal.notes or ()), imports=tuple(rehearsal.imports or ()),
     )  # fmt: skip
+
+
+def environment_rpo_sizing(
+    *,
+    session: Session,
+    environment: Environment,
+    rpo_seconds: float | None = None,
+    archive_free_bytes: float | None = None,
+    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
+) -> tuple[RpoSizing | None, str]:
+    """The link for the RPO from the default evidence (every import, every run over the link), at the
+    environment's RPO goal unless `rpo_seconds`; (None, why) when it cannot be computed."""
+    goal = rpo_seconds if rpo_seconds is not None else environment.rpo_goal_seconds
+    if not goal:
+        return None, "no RPO goal: set one on the environment, or pass --rpo"
+    history = stored_analysis(session=session, environment=environment)
+    requirement = history.requirement if history is not None else None
+    if requirement is None:
+        return None, "no redo history with a redo rate: import one first"
+    if not requirement.spans:
+        return None, "no redo series with times where every thread has data: import V$ARCHIVED_LOG with its times"
+    selection, facts = Selection(), environment_facts(environment)
+    runs = run_service.measured_runs(session=session, environment=environment)
+    runs = [run for run in runs if selection.run_choice(run)[0]]
+    sizing = plan_rpo_sizing(
+        facts, requirement, Measurements.of(facts, runs), rpo_seconds=goal, tiers=default_tiers(environment),
+        archive_free_bytes=archive_free_bytes, outage_seconds=outage_seconds,
+    )  # fmt: skip
+    return sizing, "" if sizing is not None else "no redo series with times"

@@ -25,6 +25,8 @@ from redolab.planning.results import (
     LagExposure,
     ThreadReplay,
 )
+from redolab.planning.rpo_card import write_rpo
+from redolab.planning.rpo_sizing import RpoSizing, granularity_note
 from redolab.planning.wording import capacity_text, left_out, rate, verdict_text, with_left_out
 from redolab.redo.requirement import Requirement
 from redolab.runs.measured import Source
@@ -38,7 +40,9 @@ SETTINGS_SOURCES = (Source(f"the socket-buffer card ({SOCKET_BUFFER_RULE})"),)
 
 
 # -- transport -------------------------------------------------------------------------------------
-def transport_card(result: KeepUp | None, measured: Measurements, *, no_history: str | None, show: Show) -> Written:
+def transport_card(
+    result: KeepUp | None, measured: Measurements, *, no_history: str | None, show: Show, rpo: RpoSizing | None = None
+) -> Written:
     card = Card("transport", "Redo transport", result=result)
     if result is None:
         card.missing.append(no_history or NO_HISTORY)
@@ -75,6 +79,7 @@ def transport_card(result: KeepUp | None, measured: Measurements, *, no_history:
         f"required = peak redo rate x (1 + {headroom:g} %); available = the best receiver-confirmed "
         "throughput measured (seed 000: one ASYNC stream carries one instance's redo)"
     )
+    write_rpo(card, rpo, result, show)
     card.headline = _transport_headline(result)
     if result.undecided:
         card.headline += "; undecided if every thread peaked at once"
@@ -357,6 +362,9 @@ def lag_card(result: LagExposure | None, measured: Measurements, *, no_history: 
         )
     elif result.in_state(KEEPS_UP):
         card.headline = "Never behind: every replayed thread's stream carries its requirement"
+    coarsest = max((t.need.replay_basis.interval_seconds or 0 for t in result.replayed), default=0)
+    if card.headline and granularity_note(coarsest):
+        card.headline += f" ({granularity_note(coarsest)})"
     settle(card, failed=result.failed, judged=bool(result.replayed), warned=bool(result.in_state(BEHIND) or short))
     return card, risks
 
@@ -401,7 +409,8 @@ def _write_replay(card: Card, thread: ThreadReplay, measured: Measurements, show
             f"short of the {required} requirement: no queue at the {need.replay_basis.statistic}s replayed, but "
             f"bursts above {drain} within them queue"
         )
-    card.rows.append((label, said))
+    note = granularity_note(need.replay_basis.interval_seconds or 0)
+    card.rows.append((label, f"{said}; {note}" if note else said))
     card.working.append(f"thread {need.thread} replayed from {need.replay_basis.describe(show)}")
 
 

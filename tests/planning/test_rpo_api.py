@@ -1,0 +1,94 @@
+"""The link for the RPO in the plan's JSON (issue 55, item 7), on the transport card and from the CLI
+(`redolab plan rpo`): the figures the pure model gives for the stored series, units in the keys."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from redolab.planning import rpo
+from redolab.planning.rpo_sizing import summed_pieces
+from redolab.redo.analysis import stored_analysis
+from tests.factories import make_environment
+from tests.planning.test_stored import _import
+from tests.services import REDOLAB, redolab_env
+
+TARGET_KEYS = {"share_of_time", "bytes_per_second", "with_headroom_bytes_per_second", "bits_per_second"}
+TIER_KEYS = {"name", "bits_per_second", "share_of_time_within_rpo", "worst_lag_seconds", "days_with_violations"}
+AT_LINK_KEYS = {"bytes_per_second", "worst_lag_seconds", "worst_at", "share_of_time_within_rpo"}
+
+
+@pytest.fixture
+def sized(api_client, session):
+    environment = make_environment(
+        session, name="SALES rpo", link_bandwidth_bits_per_second=10**9, rpo_goal_seconds=30, headroom_percent=30
+    )
+    _import(api_client, environment, "gv_archived_log.csv")
+    return environment
+
+
+def test_the_plan_json_carries_the_link_for_the_rpo(api_client, session, sized):
+    response = api_client.get(f"/api/v1/environments/{sized.id}/plan")
+    assert response.status_code == 200
+    sizing = response.json()["rpo_sizing"]
+    assert sizing["rpo_seconds"] == 30
+    assert [t["share_of_time"] for t in sizing["targets"]] == [1.0, 0.999, 0.99]
+    for target in sizing["targets"]:
+        assert set(target) == TARGET_KEYS
+        assert target["with_headroom_bytes_per_second"] == pytest.approx(target["bytes_per_second"] * 1.3)
+        assert target["bits_per_second"] > target["with_headroom_bytes_per_second"] * 8  # after efficiency
+    shares = [t["bytes_per_second"] for t in sizing["targets"]]
+    assert shares == sorted(shares, reverse=True)  # a smaller share never needs more
+    assert set(sizing["at_link"]) >= AT_LINK_KEYS
+    assert sizing["at_link"]["bytes_per_second"] == pytest.approx(10**9 / 8)  # the nominal link the plan judges
+    assert sizing["tiers"] and all(set(t) >= TIER_KEYS for t in sizing["tiers"])
+    assert {"rpo_lost_after_seconds", "archive_full_after_seconds", "catch_up_seconds"} <= set(sizing["outage"])
+    assert sizing["outage"]["archive_full_after_seconds"] is None and "unknown" in sizing["outage"]["archive_note"]
+    assert sizing["granularity_seconds"] > 0
+
+    # the figure is the pure model's for the stored series: one model, one source
+    history = stored_analysis(session=session, environment=sized)
+    pieces = summed_pieces(history.requirement)
+    assert sizing["targets"][0]["bytes_per_second"] == pytest.approx(rpo.least_for_every_moment(pieces, 30))
+    card = response.json()["cards"]["transport"]
+    assert any("link for the RPO" in line for line in card["working"])
+
+
+def test_without_an_rpo_goal_there_is_no_sizing_and_the_card_says_what_to_set(api_client, session):
+    environment = make_environment(session, name="no goal", link_bandwidth_bits_per_second=10**9)
+    _import(api_client, environment, "gv_archived_log.csv")
+    body = api_client.get(f"/api/v1/environments/{environment.id}/plan").json()
+    assert body["rpo_sizing"] is None
+
+
+def cli(tmp_path, database_url, *args):
+    return subprocess.run(
+        [str(REDOLAB), "plan", "rpo", *args],
+        capture_output=True,
+        text=True,
+        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
+        timeout=120,
+    )
+
+
+def test_the_cli_gives_the_same_figures_and_takes_another_rpo(api_client, sized, tmp_path, database_url):
+    planned = api_client.get(f"/api/v1/environments/{sized.id}/plan").json()["rpo_sizing"]
+    result = cli(tmp_path, database_url, "--env", sized.name, "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    for mine, theirs in zip(document["targets"], planned["targets"], strict=True):
+        assert mine == pytest.approx(theirs)
+    looser = cli(tmp_path, database_url, "--env", sized.name, "--rpo", "10min", "--archive-free", "1GiB", "--json")
+    assert looser.returncode == 0, looser.stderr
+    loose = json.loads(looser.stdout)
+    assert loose["rpo_seconds"] == 600
+    assert loose["targets"][0]["bytes_per_second"] <= document["targets"][0]["bytes_per_second"]
+    assert loose["outage"]["archive_free_bytes"] == 2**30
+    text = cli(tmp_path, database_url, "--env", sized.name, "--rpo", "45s")
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("Link for the RPO of 45 s: ")
+    assert "Outage budget: " in text.stdout and "Tiers (" in text.stdout
+    bad = cli(tmp_path, database_url, "--env", sized.name, "--rpo", "0s")
+    assert bad.returncode == 1 and "--rpo" in bad.stderr
