@@ -1,5 +1,6 @@
-"""The report's first page: one line per question a change board asks, with the card's badge and its
-number, read from the card's typed result (planning.results); nothing is computed here but words.
+"""The answer strip that opens the environment page and the report's first page: the link for the RPO,
+then one line per question a change board asks, with the card's badge and its number, read from the
+card's typed result (planning.results); nothing is computed here but words.
 
 A verdict resting on the environment's nominal link says which run would make it a measured one.
 """
@@ -10,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from redolab.core.units import format_byte_rate, format_bytes, format_duration
+from redolab.core.units import format_bit_rate, format_byte_rate, format_bytes, format_duration
 from redolab.planning.card import MISSING, PARTIAL, PASS, WARN, Card
 from redolab.planning.over_topology import OverTopology
 from redolab.planning.plan import Plan
@@ -33,28 +34,97 @@ class Answer:
     to_measure: str = ""
 
 
-QUESTIONS = {
+QUESTIONS = {  # in the order a change board reads them (issue 55): the first five open the environment page
     "transport": "Does the link keep up with the redo?",
-    "lag": "ASYNC lag and data at risk",
-    "rehearsal": "The worst window replayed: lag against the RPO goal",
-    "commit": "SYNC commit cost",
     "instantiation": "Instantiation time against the goal",
+    "lag": "ASYNC lag and data at risk",
+    "commit": "SYNC commit cost",
+    "rehearsal": "The worst window replayed: lag against the RPO goal",
     "buffers": "Settings to apply",
     "risks": "Open risks",
 }
+FIRST_SCREEN = ("transport", "instantiation", "lag", "commit", "rehearsal")  # the strip on the environment page
 
 
 def answers(plan: Plan, show: Show) -> list[Answer]:
     """The answers in the order a change board reads them."""
     return [
         _from_card(plan.card("transport"), lambda result: _keep_up(result, plan.over_topology)),
-        _from_card(plan.card("lag"), lambda result: _lag(result, show)),
-        _from_card(plan.card("rehearsal"), _rehearsal),
-        _from_card(plan.card("commit"), _commit),
         _from_card(plan.card("instantiation"), _copy_time),
+        _from_card(plan.card("lag"), lambda result: _lag(result, show)),
+        _from_card(plan.card("commit"), _commit),
+        _from_card(plan.card("rehearsal"), _rehearsal),
         _from_card(plan.card("buffers"), lambda result: _settings(result, plan)),
         _risks(plan),
     ]
+
+
+NEEDS = {"history": "import redo history", "goal": "set an RPO goal"}  # what the link for the RPO waits for
+
+
+@dataclass(frozen=True)
+class RpoLink:
+    """The strip's first line: the least link rate that keeps transport lag within the RPO all of the time
+    (the plan's `rpo_sizing`), or what it still needs: `needs` holds "history" and/or "goal"."""
+
+    figure: str = ""
+    needs: tuple[str, ...] = ()
+
+    @property
+    def words(self) -> str:
+        """The figure, or what to do first: "import redo history and set an RPO goal"."""
+        return self.figure or " and ".join(NEEDS[need] for need in self.needs)
+
+    @property
+    def text(self) -> str:
+        return f"Link for the RPO: {self.words}"
+
+    @property
+    def steps(self) -> tuple[tuple[str, str], ...]:
+        """What it waits for, each as (need, words): the page links each to where it is done."""
+        return tuple((need, NEEDS[need]) for need in self.needs)
+
+
+@dataclass(frozen=True)
+class Strip:
+    """The answer strip that opens the environment page and the report: the link for the RPO, then one
+    line per question."""
+
+    rpo_link: RpoLink
+    answers: list[Answer]
+
+
+def answer_strip(plan: Plan, show: Show, *, rpo_goal_seconds: float | None, keys=FIRST_SCREEN) -> Strip:
+    """The link for the RPO and the answers to `keys` (every question when None), in QUESTIONS' order."""
+    found = [answer for answer in answers(plan, show) if keys is None or answer.key in keys]
+    return Strip(rpo_link(plan, rpo_goal_seconds), found)
+
+
+def rpo_link(plan: Plan, rpo_goal_seconds: float | None) -> RpoLink:
+    """The link for the RPO from the plan's `rpo_sizing` (planning.rpo_sizing; its first target is 100 % of
+    the time, its bits per second the line rate needed); without one, what it waits for: the redo history,
+    the RPO goal. Where one thread's own stream cannot hold the RPO, no link size does: said instead."""
+    sizing = plan.rpo_sizing
+    if sizing is None:
+        needs = (*(("history",) if plan.requirement is None else ()), *(("goal",) if rpo_goal_seconds is None else ()))
+        return (
+            RpoLink(needs=needs) if needs else RpoLink(figure="no figure yet: the redo history has no times to replay")
+        )
+    rpo = format_duration(sizing.rpo_seconds)
+    short = [thread.thread for thread in sizing.streams_short]
+    if short:
+        threads = ", ".join(str(t) for t in short)
+        return RpoLink(
+            figure=f"no link size holds the RPO of {rpo}: the single stream of thread{'s' if len(short) > 1 else ''} "
+            f"{threads} is too slow"
+        )
+    if not sizing.targets:
+        return RpoLink(figure="no figure yet: see the transport card")
+    first = sizing.targets[0]
+    return RpoLink(
+        figure=f"{format_bit_rate(first.bits_per_second)} ({first.share_of_time * 100:g} % of the time within the "
+        f"RPO of {rpo})"
+    )
 
 
 def _from_card(card: Card, words: Callable[[object], tuple[str, str]]) -> Answer:

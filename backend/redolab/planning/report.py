@@ -27,7 +27,7 @@ from redolab import __version__
 from redolab.core import units
 from redolab.core.config import get_settings
 from redolab.core.templating import templates
-from redolab.planning.answer import Answer, answers
+from redolab.planning.answer import Answer, Strip, answer_strip, answers
 from redolab.planning.card import show_time
 from redolab.planning.facts import Facts
 from redolab.planning.plan import EvidenceItem, Plan
@@ -111,6 +111,7 @@ class Report:
     selection: Selection
     document_id: str = ""
     paper: str = "A4"
+    rpo_goal_seconds: float | None = None  # what the link for the RPO is sized against, when set
 
     @property
     def generated(self) -> str:
@@ -143,6 +144,12 @@ class Report:
     @property
     def answers(self) -> list[Answer]:
         return answers(self.plan, partial(show_time, zone=self.time_zone))
+
+    @property
+    def strip(self) -> Strip:
+        """Page 1's lead: the environment page's answer strip, with every question."""
+        show = partial(show_time, zone=self.time_zone)
+        return answer_strip(self.plan, show, rpo_goal_seconds=self.rpo_goal_seconds, keys=None)
 
     @property
     def used_evidence(self) -> list[EvidenceItem]:
@@ -214,6 +221,7 @@ def plan_report(*, session, environment, selection: Selection, author: str) -> R
         selection=selection,
         document_id=document_id(environment_facts(environment), plan),
         paper=report_paper(),
+        rpo_goal_seconds=environment.rpo_goal_seconds,
     )
 
 

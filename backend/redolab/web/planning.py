@@ -3,6 +3,8 @@ print, PDF, JSON)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import JSONResponse, Response
 
@@ -13,6 +15,8 @@ from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
 from redolab.core.units import format_byte_rate
 from redolab.environments.service import get_environment
+from redolab.planning.answer import answer_strip
+from redolab.planning.card import show_time
 from redolab.planning.report import ReportError, plan_report, render_pdf, report_html
 from redolab.planning.service import Selection, environment_plan
 from redolab.redo.analysis import RedoAnalysis
@@ -72,6 +76,9 @@ def plan_context(
         "evidence_inline": show_evidence or bool(selection.query) or len(plan.evidence) <= EVIDENCE_INLINE,
         "lag_figure": lag_figure(lag.lag_series, plan.time_zone, _drains(lag)) if lag.lag_series else None,
         "plan_forecast": plan_forecast(environment=environment, plan=plan, history=history),
+        "answer_strip": answer_strip(
+            plan, partial(show_time, zone=plan.time_zone), rpo_goal_seconds=environment.rpo_goal_seconds
+        ),
     }
 
 
