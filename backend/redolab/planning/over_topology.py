@@ -95,7 +95,8 @@ def judge_over_topology(
 ) -> tuple[Card, OverTopology, list[str]]:
     """The transport card judged over every hop and shared link, the parts, and the risks they found.
     `destinations`: each destination's own transport card, the first's being `card` itself. One
-    destination and no shared link: the card as it is (its hop is its own link)."""
+    destination and no shared link: the card as it is (its hop is its own link), unless that hop fails
+    where the card does not (a card missing its single-stream runs while a run measured the hop short)."""
     over = OverTopology(_parts(card, topology, destinations) if topology is not None else ())
     if not over.parts:
         return card, over, []
@@ -128,8 +129,6 @@ def _parts(card: Card, topology: Topology, destinations: Sequence[Destination]) 
     """Every hop but the first destination's (the card judges its link, unless that hop fails where the card
     does not), every other destination's streams where worse than its hop, every shared link with copies."""
     first = destinations[0][0] if destinations else (topology.hops[0].hop.id if topology.hops else None)
-    if len(topology.hops) < 2 and not topology.shared_links:
-        return ()
     own = {ident: (name, transport) for ident, name, transport in destinations}
     parts, seen = [], set()
     for verdict in topology.hops:
