@@ -171,8 +171,10 @@ def _install_docs(app: FastAPI) -> None:
     """OpenAPI docs behind login, with Swagger UI served from our own static files (no CDN)."""
 
     @app.get("/api/v1/openapi.json", include_in_schema=False, dependencies=[Depends(current_api_user)])
-    def read_openapi() -> JSONResponse:
-        return JSONResponse(app.openapi())
+    def read_openapi(request: Request) -> JSONResponse:
+        # request.app, not a closure over app: FastAPI caches endpoint callables process-wide, and a
+        # closure would keep every app a test process builds alive
+        return JSONResponse(request.app.openapi())
 
     @app.get("/api/docs", include_in_schema=False, dependencies=[Depends(current_html_user)])
     def show_api_docs() -> Response:
