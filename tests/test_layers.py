@@ -11,6 +11,7 @@ functions included, so an upward arrow cannot hide in a function; and outside th
 its start-up fast) every import of redolab sits at the top of its file."""
 
 import ast
+import functools
 from collections import defaultdict
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
@@ -79,11 +80,14 @@ def _imports(name: str) -> dict[str, set[str]]:
     return found
 
 
-GRAPH = {name: _imports(name) for name in MODULES}
+@functools.cache
+def graph() -> dict[str, dict[str, set[str]]]:
+    """Every module's imports, read when a test first asks (not at collection, in every xdist worker)."""
+    return {name: _imports(name) for name in MODULES}
 
 
 def _edges():
-    for name, imported in GRAPH.items():
+    for name, imported in graph().items():
         for target, names in imported.items():
             yield name, target, names
 
@@ -103,8 +107,8 @@ def _is_model(name: str) -> bool:
 def test_the_graph_was_read():
     """The reader sees the modules and their imports (a broken reader would pass every rule below)."""
     assert {"redolab.core.units", "redolab.web.environments", "redolab.worker"} <= set(MODULES)
-    assert "redolab.web.environments" in GRAPH["redolab.main"]
-    assert "redolab.core.units" in GRAPH["redolab.charts.runs"]
+    assert "redolab.web.environments" in graph()["redolab.main"]
+    assert "redolab.core.units" in graph()["redolab.charts.runs"]
 
 
 def _level(name: str) -> int:
@@ -169,12 +173,12 @@ def test_the_rules_can_fail():
 def test_no_cycles():
     """No module reaches itself through its imports, deferred ones included. The root package
     (only the version) and a package's own __init__ are left out: importing a.b runs a first."""
-    graph = {
+    edges = {
         name: {t for t in imported if t != "redolab" and not name.startswith(t + ".")}
-        for name, imported in GRAPH.items()
+        for name, imported in graph().items()
     }
     try:
-        tuple(TopologicalSorter(graph).static_order())
+        tuple(TopologicalSorter(edges).static_order())
     except CycleError as error:
         pytest.fail(f"import cycle: {' -> '.join(error.args[1])}")
 
