@@ -11,14 +11,8 @@ from hypothesis import strategies as st
 
 from redolab.planning import rpo
 from redolab.planning.facts import Capacity, Measurements
-from redolab.planning.rpo_sizing import (
-    DEFAULT_EFFICIENCY,
-    Efficiency,
-    granularity_note,
-    plan_rpo_sizing,
-    size_for_rpo,
-    summed_pieces,
-)
+from redolab.planning.rpo_sizing import granularity_note, plan_rpo_sizing, size_for_rpo, summed_pieces
+from redolab.planning.tiers import DEFAULT_EFFICIENCY, Efficiency
 from redolab.planning.transport import as_pieces, backlog_ends, replay_lag
 from redolab.runs.measured import Source
 

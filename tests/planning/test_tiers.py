@@ -138,6 +138,30 @@ def test_a_run_faster_than_the_nominal_rate_caps_the_efficiency_at_one():
     assert path_efficiency(200e6, 10**9) == 1.0
 
 
+@pytest.mark.parametrize(("carried_bytes", "measured"), [(0.30 * 10**9 / 8, False), (0.50 * 10**9 / 8, True)])
+def test_a_run_that_did_not_fill_the_link_leaves_the_default(carried_bytes, measured):
+    """One stream on a busy host at 30 % of 1 Gbit/s says nothing of protocol overhead; half the link does."""
+    carried = stream_rate(10**9, measured_bytes_per_second=carried_bytes, nominal_bits_per_second=10**9)
+    assert (carried.efficiency != DEFAULT_EFFICIENCY) is measured
+    assert ("it did not fill it" in carried.basis) is not measured
+
+
+def test_the_plan_and_the_what_if_use_one_rule():
+    """rpo_sizing.path_efficiency (the plan) is tiers.efficiency on the best run over the link."""
+    from redolab.planning.rpo_sizing import path_efficiency as plans_efficiency
+
+    for carried in (10e6, 40e6, 62.5e6, 100e6, 200e6):
+        run = SimpleNamespace(id=7, loopback=False, bytes_per_second=carried)
+        plan = plans_efficiency(SimpleNamespace(best_aggregate=run, link_bytes_per_second=125e6))
+        alone = tiers.efficiency(carried, 10**9, run="run #7")
+        assert plan == alone
+        assert stream_rate(10**9, measured_bytes_per_second=carried, nominal_bits_per_second=10**9).efficiency == (
+            alone.ratio
+        )
+    loopback = SimpleNamespace(id=8, loopback=True, bytes_per_second=100e6)
+    assert not plans_efficiency(SimpleNamespace(best_aggregate=loopback, link_bytes_per_second=125e6)).measured
+
+
 def test_without_a_nominal_rate_the_default_stands():
     carried = stream_rate(10**9, measured_bytes_per_second=100e6, nominal_bits_per_second=None)
     assert carried.efficiency == DEFAULT_EFFICIENCY

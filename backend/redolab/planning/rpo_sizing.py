@@ -12,39 +12,13 @@ import numpy as np
 from redolab.core.units import format_duration
 from redolab.planning import rpo
 from redolab.planning.facts import Capacity, Facts, Measurements
+from redolab.planning.tiers import Efficiency, catalogue_tiers
+from redolab.planning.tiers import efficiency as efficiency_of
 from redolab.planning.transport import Pieces, pieces_from_arrays, pieces_of, series_arrays
 from redolab.redo.requirement import Requirement
 
-try:  # the dated tier catalogue and the path's efficiency, where this build has them
-    from redolab.planning.tiers import DEFAULT_BASIS, DEFAULT_EFFICIENCY, catalogue_tiers
-    from redolab.planning.tiers import path_efficiency as efficiency_ratio
-except ImportError:  # pragma: no cover - a build without the catalogue
-    catalogue_tiers = efficiency_ratio = None
-    # TCP over IPv4 with timestamps on Ethernet at MTU 1500: 1448 payload bytes per 1538 on the wire
-    DEFAULT_EFFICIENCY = 1448 / 1538
-    DEFAULT_BASIS = "default for protocol overhead: TCP/IPv4 over Ethernet at MTU 1500 carries 1448 of 1538 bytes"
-
-# Plain port speeds: the what-if's tiers when the tier catalogue (planning.tiers) is not there.
-PLAIN_TIERS: tuple[tuple[str, float], ...] = (
-    ("10 Mbit/s", 10e6), ("50 Mbit/s", 50e6), ("100 Mbit/s", 100e6), ("200 Mbit/s", 200e6),
-    ("500 Mbit/s", 500e6), ("1 Gbit/s", 1e9), ("2 Gbit/s", 2e9), ("5 Gbit/s", 5e9), ("10 Gbit/s", 10e9),
-    ("25 Gbit/s", 25e9), ("40 Gbit/s", 40e9), ("100 Gbit/s", 100e9),
-)  # fmt: skip
 DEFAULT_OUTAGE_SECONDS = 3600.0
-# A run carrying less than this share of the nominal rate did not fill the link (one stream, a busy host):
-# its ratio is no protocol overhead, so the default stands.
-FILLED_LINK = 0.5
 GRANULARITY_SEEN_SECONDS = 60.0  # pieces up to a minute: per-minute data, nothing more to say
-
-
-@dataclass(frozen=True)
-class Efficiency:
-    """Line rate -> redo payload: measured on this path (a run's throughput over the nominal rate), else
-    the default for protocol overhead."""
-
-    ratio: float
-    basis: str
-    measured: bool
 
 
 @dataclass(frozen=True)
@@ -220,25 +194,16 @@ def granularity_note(seconds: float) -> str | None:
 
 def default_tiers(environment=None) -> tuple[tuple[str, float], ...]:
     """(name, bits per second) of the tiers the what-if weighs: the environment's own, else the
-    catalogue's plain steps (planning.tiers), else PLAIN_TIERS."""
-    if catalogue_tiers is None:
-        return PLAIN_TIERS
+    catalogue's plain steps (planning.tiers)."""
     return tuple((tier.name, float(tier.bits_per_second)) for tier in catalogue_tiers(environment))
 
 
 def path_efficiency(measured: Measurements) -> Efficiency:
-    """A run's throughput over the link's nominal rate (over the link, not loopback), else the default."""
+    """The path's efficiency (tiers.efficiency) from the best run over the link, not loopback."""
     run, link = measured.best_aggregate, measured.link_bytes_per_second
-    if run is None or run.loopback or not link or run.bytes_per_second <= 0:
-        return Efficiency(DEFAULT_EFFICIENCY, DEFAULT_BASIS, False)
-    if efficiency_ratio is not None:
-        ratio = efficiency_ratio(run.bytes_per_second, link * 8)
-    else:
-        ratio = min(1.0, run.bytes_per_second / link)
-    if ratio < FILLED_LINK:
-        said = f"{DEFAULT_BASIS}; run #{run.id} carried {ratio * 100:.1f} % of the nominal link: it did not fill it"
-        return Efficiency(DEFAULT_EFFICIENCY, said, False)
-    return Efficiency(ratio, f"measured: run #{run.id} carried {ratio * 100:.1f} % of the nominal link", True)
+    if run is None or run.loopback or not link:
+        return efficiency_of(None, None)
+    return efficiency_of(run.bytes_per_second, link * 8, run=f"run #{run.id}")
 
 
 _ARRAYS: dict[int, tuple[list, tuple]] = {}  # id(a thread's series) -> (the series, its arrays)
@@ -323,15 +288,17 @@ def size_for_rpo(
     headroom_ratio: float,
     efficiency: Efficiency,
     link: Capacity | None,
-    tiers: tuple[tuple[str, float], ...] = PLAIN_TIERS,
+    tiers: tuple[tuple[str, float], ...] | None = None,
     zone: str = "UTC",
     threads: tuple[ThreadStream, ...] = (),
     archive_free_bytes: float | None = None,
     outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
 ) -> RpoSizing:
-    """Every figure of the link for the RPO from one summed series (`tiers`: (name, bits per second))."""
+    """Every figure of the link for the RPO from one summed series (`tiers`: (name, bits per second),
+    default_tiers() when not given)."""
     if rpo_seconds <= 0:
         raise ValueError("the RPO must be positive")
+    tiers = default_tiers() if tiers is None else tiers
     every = rpo.least_for_every_moment(pieces, rpo_seconds)
     targets = tuple(
         Target(share, rpo.least_for_share(pieces, rpo_seconds, share, every), headroom_ratio, efficiency.ratio)

@@ -144,13 +144,19 @@ DEFAULT_BASIS = (
 )
 
 
-@dataclass(frozen=True)
-class StreamRate:
-    """What a nominal tier carries as redo payload: bytes/s, the ratio used and how it was chosen."""
+# A run carrying less than this share of the nominal rate did not fill the link (one stream, a busy
+# host): its ratio says nothing of protocol overhead, so the default stands.
+FILLED_LINK = 0.5
 
-    bytes_per_second: float
-    efficiency: float  # payload bits over line-rate bits, 0 < efficiency <= 1
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Line rate -> redo payload: measured on this path (a run's throughput over the nominal rate),
+    else the default for protocol overhead; `basis` says which and why."""
+
+    ratio: float  # payload bits over line-rate bits, 0 < ratio <= 1
     basis: str
+    measured: bool
 
 
 def path_efficiency(measured_bytes_per_second: float, nominal_bits_per_second: float) -> float:
@@ -161,27 +167,45 @@ def path_efficiency(measured_bytes_per_second: float, nominal_bits_per_second: f
     return min(1.0, measured_bytes_per_second * 8 / nominal_bits_per_second)
 
 
+def efficiency(
+    measured_bytes_per_second: float | None, nominal_bits_per_second: float | None, *, run: str = "a run"
+) -> Efficiency:
+    """The one rule: the measured ratio when a run (`run` names it) filled at least FILLED_LINK of a
+    known nominal rate, else DEFAULT_EFFICIENCY."""
+    if not measured_bytes_per_second or not nominal_bits_per_second or measured_bytes_per_second <= 0:
+        return Efficiency(DEFAULT_EFFICIENCY, DEFAULT_BASIS, False)
+    ratio = path_efficiency(measured_bytes_per_second, nominal_bits_per_second)
+    if ratio < FILLED_LINK:
+        said = f"{DEFAULT_BASIS}; {run} carried {ratio * 100:.1f} % of the nominal link: it did not fill it"
+        return Efficiency(DEFAULT_EFFICIENCY, said, False)
+    said = (
+        f"measured on this path: {ratio * 100:.1f} % of the nominal rate ({run}'s "
+        f"{measured_bytes_per_second * 8 / 1e6:,.1f} Mbit/s of payload over {nominal_bits_per_second / 1e6:,.1f} "
+        "Mbit/s nominal)"
+    )
+    return Efficiency(ratio, said, True)
+
+
+@dataclass(frozen=True)
+class StreamRate:
+    """What a nominal tier carries as redo payload: bytes/s, the ratio used and how it was chosen."""
+
+    bytes_per_second: float
+    efficiency: float  # payload bits over line-rate bits, 0 < efficiency <= 1
+    basis: str
+
+
 def stream_rate(
     tier_bits_per_second: float,
     *,
     measured_bytes_per_second: float | None = None,
     nominal_bits_per_second: float | None = None,
 ) -> StreamRate:
-    """The redo payload (bytes/s) a tier of `tier_bits_per_second` carries: scaled by the efficiency
-    measured on this path when a run and the link's nominal rate are both known, else by
-    DEFAULT_EFFICIENCY (protocol overhead only); `basis` says which."""
+    """The redo payload (bytes/s) a tier of `tier_bits_per_second` carries, scaled by efficiency()."""
     if tier_bits_per_second <= 0:
         raise ValueError("a tier's rate must be positive")
-    if measured_bytes_per_second and nominal_bits_per_second:
-        ratio = path_efficiency(measured_bytes_per_second, nominal_bits_per_second)
-        basis = (
-            f"measured on this path: {ratio * 100:.1f} % of the nominal rate "
-            f"(a run's {measured_bytes_per_second * 8 / 1e6:,.1f} Mbit/s of payload over "
-            f"{nominal_bits_per_second / 1e6:,.1f} Mbit/s nominal)"
-        )
-    else:
-        ratio, basis = DEFAULT_EFFICIENCY, DEFAULT_BASIS
-    return StreamRate(tier_bits_per_second * ratio / 8, ratio, basis)
+    found = efficiency(measured_bytes_per_second, nominal_bits_per_second)
+    return StreamRate(tier_bits_per_second * found.ratio / 8, found.ratio, found.basis)
 
 
 # -- one stream's ceiling under loss ----------------------------------------------------------------
