@@ -167,6 +167,38 @@ def _import_evidence(record: RedoImport, chosen: bool, req, zone: str) -> Eviden
     return EvidenceItem("import", record.id, label, _import_period(record, zone), chosen, note)
 
 
+def _choose_runs(runs, selection: Selection, evidence: list, zone: str) -> tuple[list, list]:
+    """The runs the selection keeps and those it leaves out (with why), each added to `evidence`."""
+    chosen, excluded = [], []
+    for run in sorted(runs, key=lambda r: r.id):
+        used, why = selection.run_choice(run)
+        if used:
+            chosen.append(run)
+        else:
+            excluded.append(Excluded(run, why))
+        what = f"{run.mode.upper()}, {run.conns} conn{'s' if run.conns > 1 else ''}, {run.origin}"
+        if run.label:
+            what += f", {run.label}"
+        if run.tags:
+            what += f", tags {', '.join(run.tags)}"
+        evidence.append(
+            EvidenceItem("run", run.id, f"run #{run.id} ({what})", "", used, why, run.tags, run.created_at, zone)
+        )
+    return chosen, excluded
+
+
+def _plan_facts(session: Session, environment: Environment, requirement) -> Facts:
+    """The environment's facts with its hosts' kernels and, for Db2 HADR, its settings and pairs."""
+    facts = replace(environment_facts(environment), host_kernels=host_kernels(session=session, environment=environment))
+    if environment.platform.value != "hadr":
+        return facts
+    return replace(
+        facts,
+        **hadr_settings(session=session, environment=environment, requirement=requirement),
+        hadr_pairs=tuple(hadr_pairs(session=session, environment=environment)),
+    )
+
+
 def environment_plan(
     *,
     session: Session,
@@ -185,33 +217,16 @@ def environment_plan(
         history = stored_analysis(session=session, environment=environment, chosen=selection.imports)
     req = history.requirement if history is not None else None
     runs = run_service.measured_runs(session=session, environment=environment)
-    chosen_runs, excluded = [], []
     evidence = [
         _import_evidence(record, record in chosen_imports, req, zone) for record in sorted(imports, key=lambda i: i.id)
     ]
-    for run in sorted(runs, key=lambda r: r.id):
-        used, why = selection.run_choice(run)
-        if used:
-            chosen_runs.append(run)
-        else:
-            excluded.append(Excluded(run, why))
-        what = f"{run.mode.upper()}, {run.conns} conn{'s' if run.conns > 1 else ''}, {run.origin}"
-        if run.label:
-            what += f", {run.label}"
-        if run.tags:
-            what += f", tags {', '.join(run.tags)}"
-        evidence.append(
-            EvidenceItem("run", run.id, f"run #{run.id} ({what})", "", used, why, run.tags, run.created_at, zone)
-        )
+    chosen_runs, excluded = _choose_runs(runs, selection, evidence, zone)
     no_history = None
     if imports and not chosen_imports:
         no_history = "no redo import is chosen: tick one in the evidence list (or use the default evidence)"
     elif chosen_imports and req is None:
         no_history = "the chosen imports hold no redo rate (see how each was read on the imports list)"
-    facts = replace(environment_facts(environment), host_kernels=host_kernels(session=session, environment=environment))
-    if environment.platform.value == "hadr":
-        facts = replace(facts, **hadr_settings(session=session, environment=environment, requirement=req),
-                        hadr_pairs=tuple(hadr_pairs(session=session, environment=environment)))  # fmt: skip
+    facts = _plan_facts(session, environment, req)
     rehearsals = rehearsal_facts(session=session, environment=environment)
     chosen_rehearsals, left_out = [], []
     for fact in rehearsals:
@@ -222,11 +237,22 @@ def environment_plan(
             EvidenceItem("rehearsal", fact.id, f"rehearsal #{fact.id} ({what})", "", used, why, (), fact.when, zone)
         )
     plan = build_plan(
-        facts=facts, requirement=req, runs=chosen_runs, evidence=evidence, no_history=no_history, excluded=excluded,
-        rehearsals=chosen_rehearsals, rehearsals_left_out=left_out, tiers=default_tiers(environment),
-    )  # fmt: skip
-    return with_topology(plan, **environment_topology(session=session, environment=environment, requirement=req,
-                                                       selection=selection, facts=facts, plan=plan))  # fmt: skip
+        facts=facts,
+        requirement=req,
+        runs=chosen_runs,
+        evidence=evidence,
+        no_history=no_history,
+        excluded=excluded,
+        rehearsals=chosen_rehearsals,
+        rehearsals_left_out=left_out,
+        tiers=default_tiers(environment),
+    )
+    return with_topology(
+        plan,
+        **environment_topology(
+            session=session, environment=environment, requirement=req, selection=selection, facts=facts, plan=plan
+        ),
+    )
 
 
 def hop_capacity(facts: Facts, runs: list[MeasuredRun]) -> tuple[Capacity | None, float | None]:
@@ -258,36 +284,55 @@ def environment_topology(
     chosen = [run for run in runs if selection.run_choice(run)[0]]
     for destination in environment.destinations:
         mine = [run for run in chosen if run.hop == destination.id]
-        hop_facts = replace(facts, link_bits_per_second=destination.link_bandwidth_bits_per_second,
-                            link_rtt_seconds=destination.link_rtt_seconds)  # fmt: skip
+        hop_facts = replace(
+            facts,
+            link_bits_per_second=destination.link_bandwidth_bits_per_second,
+            link_rtt_seconds=destination.link_rtt_seconds,
+        )
         best, rtt = hop_capacity(hop_facts, mine)
         first = destination is environment.first_destination
         cards.append(_destination_cards(destination, first, plan, hop_facts, requirement, mine))
-        hops.append(HopFact(
-            id=destination.id, name=destination.name, kind=destination.kind.value,
-            transport=destination.transport.value, feeds_from=destination.feeds_from_id,
-            nominal_bits_per_second=destination.link_bandwidth_bits_per_second, rtt_seconds=rtt,
-            measured_bytes_per_second=best.bytes_per_second if best is not None else None,
-            measured_label=best.label if best is not None else "",
-            hadr_role=destination.hadr_role.value if destination.hadr_role is not None else None,
-        ))  # fmt: skip
-    links = []
-    for link in environment.shared_links:
-        loaded = shared_link_capacity(session, frozenset(d.id for d in link.destinations), chosen)
-        links.append(SharedLinkFact(
-            id=link.id, name=link.name, hops=tuple(d.id for d in link.destinations),
-            nominal_bits_per_second=link.bandwidth_bits_per_second,
-            measured_bytes_per_second=loaded[0] if loaded else None, measured_label=loaded[1] if loaded else "",
-        ))  # fmt: skip
-    topology = plan_topology(TopologyFacts(
-        platform=environment.platform.value,
-        protection_mode=environment.protection_mode.value if environment.protection_mode is not None else None,
-        required_bytes_per_second=requirement.summed_required_bytes_per_second if requirement is not None else None,
-        hops=tuple(hops), shared_links=tuple(links),
-        commit_write_bytes=requirement.avg_redo_write_bytes if requirement is not None else None,
-        standby_write_seconds=write_seconds,
-    ))  # fmt: skip
+        hops.append(_hop_fact(destination, best, rtt))
+    links = [_shared_link_fact(session, link, chosen) for link in environment.shared_links]
+    topology = plan_topology(
+        TopologyFacts(
+            platform=environment.platform.value,
+            protection_mode=environment.protection_mode.value if environment.protection_mode is not None else None,
+            required_bytes_per_second=requirement.summed_required_bytes_per_second if requirement is not None else None,
+            hops=tuple(hops),
+            shared_links=tuple(links),
+            commit_write_bytes=requirement.avg_redo_write_bytes if requirement is not None else None,
+            standby_write_seconds=write_seconds,
+        )
+    )
     return {"topology": topology, "destination_cards": tuple(cards)}
+
+
+def _hop_fact(destination, best: Capacity | None, rtt: float | None) -> HopFact:
+    return HopFact(
+        id=destination.id,
+        name=destination.name,
+        kind=destination.kind.value,
+        transport=destination.transport.value,
+        feeds_from=destination.feeds_from_id,
+        nominal_bits_per_second=destination.link_bandwidth_bits_per_second,
+        rtt_seconds=rtt,
+        measured_bytes_per_second=best.bytes_per_second if best is not None else None,
+        measured_label=best.label if best is not None else "",
+        hadr_role=destination.hadr_role.value if destination.hadr_role is not None else None,
+    )
+
+
+def _shared_link_fact(session: Session, link, runs: list[MeasuredRun]) -> SharedLinkFact:
+    loaded = shared_link_capacity(session, frozenset(d.id for d in link.destinations), runs)
+    return SharedLinkFact(
+        id=link.id,
+        name=link.name,
+        hops=tuple(d.id for d in link.destinations),
+        nominal_bits_per_second=link.bandwidth_bits_per_second,
+        measured_bytes_per_second=loaded[0] if loaded else None,
+        measured_label=loaded[1] if loaded else "",
+    )
 
 
 def shared_link_capacity(session: Session, hops: frozenset[int], runs: list[MeasuredRun]) -> tuple[float, str] | None:
@@ -303,9 +348,11 @@ def shared_link_capacity(session: Session, hops: frozenset[int], runs: list[Meas
     candidates = {cid: pairs for cid, pairs in together.items() if hops <= {run.hop for run in pairs}}
     if not candidates:
         return None
-    sizes = dict(session.execute(
-        select(Run.cluster_id, func.count(Run.id)).where(Run.cluster_id.in_(candidates)).group_by(Run.cluster_id)
-    ).all())  # fmt: skip
+    sizes = dict(
+        session.execute(
+            select(Run.cluster_id, func.count(Run.id)).where(Run.cluster_id.in_(candidates)).group_by(Run.cluster_id)
+        ).all()
+    )
     at_once = dict(session.execute(select(Cluster.id, Cluster.together).where(Cluster.id.in_(candidates))).all())
     best = None
     for cid, pairs in candidates.items():
@@ -335,8 +382,13 @@ def _destination_cards(destination, first: bool, plan: Plan, hop_facts: Facts, r
         feeder = next((d for d in environment.destinations if d.id == destination.feeds_from_id), None)
         senders = len(environment.standby_hosts(feeder)) if feeder is not None else hop_facts.primary_nodes
         receivers = len(environment.standby_hosts(destination))
-        own = replace(hop_facts, transport_mode=destination.transport.value, standby_disk=None,
-                      primary_nodes=max(1, senders), standby_nodes=max(1, receivers))  # fmt: skip
+        own = replace(
+            hop_facts,
+            transport_mode=destination.transport.value,
+            standby_disk=None,
+            primary_nodes=max(1, senders),
+            standby_nodes=max(1, receivers),
+        )
         cards = build_plan(facts=own, requirement=requirement, runs=runs, size_for_rpo=False).cards
     keys = ("transport", "instantiation", "lag")
     keys += ("commit",) if destination.transport.value in SYNC_TRANSPORTS else ()
@@ -362,14 +414,18 @@ def rehearsal_outcome(
     when the caller has them already)."""
     selection = Selection()
     facts = environment_facts(environment)
-    runs = [run for run in run_service.measured_runs(session=session, environment=environment)
-            if selection.run_choice(run)[0]]  # fmt: skip
+    runs = [
+        run
+        for run in run_service.measured_runs(session=session, environment=environment)
+        if selection.run_choice(run)[0]
+    ]
     history = stored_analysis(session=session, environment=environment)
     return outcome(
         rehearsal_fact(session=session, rehearsal=rehearsal, result=result),
         requirement=history.requirement if history is not None else None,
-        measured=Measurements.of(facts, runs, []), rpo_goal_seconds=environment.rpo_goal_seconds,
-    )  # fmt: skip
+        measured=Measurements.of(facts, runs, []),
+        rpo_goal_seconds=environment.rpo_goal_seconds,
+    )
 
 
 def rehearsal_fact(*, session: Session, rehearsal, result: dict | None = None) -> RehearsalFact:
@@ -377,20 +433,32 @@ def rehearsal_fact(*, session: Session, rehearsal, result: dict | None = None) -
     state = rehearsal_service.status(rehearsal)
     runs = rehearsal.runs
     loopback = all(
-        run.client_host is not None and run.server_host is not None
-        and run.client_host.transport is HostTransport.local and run.server_host.transport is HostTransport.local
+        run.client_host is not None
+        and run.server_host is not None
+        and run.client_host.transport is HostTransport.local
+        and run.server_host.transport is HostTransport.local
         for run in runs
-    )  # fmt: skip
+    )
     return RehearsalFact(
-        id=rehearsal.id, when=rehearsal.created_at, window_kind=rehearsal.window_kind,
-        window_start=rehearsal.window_start, window_end=rehearsal.window_end, window_label=rehearsal.window_label,
-        granularity_seconds=rehearsal.granularity_seconds, granularity=rehearsal.granularity,
-        threads=tuple(rehearsal.threads), scale=rehearsal.scale, speedup=rehearsal.speedup,
-        mode=rehearsal.mode.value, loopback=bool(runs) and loopback, status=state.value,
+        id=rehearsal.id,
+        when=rehearsal.created_at,
+        window_kind=rehearsal.window_kind,
+        window_start=rehearsal.window_start,
+        window_end=rehearsal.window_end,
+        window_label=rehearsal.window_label,
+        granularity_seconds=rehearsal.granularity_seconds,
+        granularity=rehearsal.granularity,
+        threads=tuple(rehearsal.threads),
+        scale=rehearsal.scale,
+        speedup=rehearsal.speedup,
+        mode=rehearsal.mode.value,
+        loopback=bool(runs) and loopback,
+        status=state.value,
         failure=rehearsal_service.failure(rehearsal),
         result=result if result is not None else rehearsal_service.current_result(session=session, rehearsal=rehearsal),
-        notes=tuple(rehearsal.notes or ()), imports=tuple(rehearsal.imports or ()),
-    )  # fmt: skip
+        notes=tuple(rehearsal.notes or ()),
+        imports=tuple(rehearsal.imports or ()),
+    )
 
 
 def environment_rpo_sizing(
@@ -416,7 +484,12 @@ def environment_rpo_sizing(
     runs = run_service.measured_runs(session=session, environment=environment)
     runs = [run for run in runs if selection.run_choice(run)[0]]
     sizing = plan_rpo_sizing(
-        facts, requirement, Measurements.of(facts, runs), rpo_seconds=goal, tiers=default_tiers(environment),
-        archive_free_bytes=archive_free_bytes, outage_seconds=outage_seconds,
-    )  # fmt: skip
+        facts,
+        requirement,
+        Measurements.of(facts, runs),
+        rpo_seconds=goal,
+        tiers=default_tiers(environment),
+        archive_free_bytes=archive_free_bytes,
+        outage_seconds=outage_seconds,
+    )
     return sizing, "" if sizing is not None else "no redo series with times"

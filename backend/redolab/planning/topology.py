@@ -42,6 +42,8 @@ STATUS_ORDER = (PASS, INFO, WARN, PARTIAL, MISSING, FAIL)  # planning.card's ord
 NO_HOP_CAPACITY = "set its nominal bandwidth or run an experiment over it"
 NO_LINK_CAPACITY = "set its nominal bandwidth or measure it with all its hops loaded at once"
 FASTSYNC_IN_MAX_PROTECTION = "FASTSYNC (SYNC NOAFFIRM) is not allowed: Maximum Protection requires SYNC AFFIRM"
+FEEDS_RULE = "a far sync feeds standbys; a standby or a cascaded standby feeds cascaded standbys"
+FORWARDS_ASYNC = "a standby or a far sync forwards redo ASYNC only; only the primary sends SYNC or FASTSYNC"
 COMMIT_MODEL = "SYNC ~ 2 x write + send + RTT; FASTSYNC as NEARSYNC ~ max(write, send + RTT) (IBM hadrCalculator)"
 
 
@@ -347,7 +349,7 @@ def topology_problems(facts: TopologyFacts) -> tuple[str, ...]:
 
 def _dataguard_problems(hop: HopFact, source: HopFact | None, facts: TopologyFacts) -> list[str]:
     name, problems = _name(hop), []
-    say = problems.append
+    say, kind = problems.append, KIND_NAMES.get
     if hop.kind == CASCADED and hop.feeds_from is None:
         say(f"{name} is a cascaded standby without a source: set the destination that forwards redo to it")
     if hop.kind == FAR_SYNC and hop.feeds_from is not None:
@@ -356,11 +358,9 @@ def _dataguard_problems(hop: HopFact, source: HopFact | None, facts: TopologyFac
     if hop.kind == FAR_SYNC and not any(h.feeds_from == hop.id for h in facts.hops if h is not hop):
         say(f"far sync {name} feeds no destination: a far sync only forwards: add the remote standby it feeds")
     if source is not None and hop.kind != FAR_SYNC and (hop.kind == CASCADED) == (source.kind == FAR_SYNC):
-        say(f"{name} is a {KIND_NAMES.get(hop.kind)} fed by {_name(source)}, a {KIND_NAMES.get(source.kind)}: "
-            "a far sync feeds standbys; a standby or a cascaded standby feeds cascaded standbys")  # fmt: skip
+        say(f"{name} is a {kind(hop.kind)} fed by {_name(source)}, a {kind(source.kind)}: {FEEDS_RULE}")
     if hop.transport in SYNC_TRANSPORTS and source is not None:
-        say(f"{name} is fed {hop.transport} by {_name(source)}: a standby or a far sync forwards redo ASYNC only; "
-            "only the primary sends SYNC or FASTSYNC")  # fmt: skip
+        say(f"{name} is fed {hop.transport} by {_name(source)}: {FORWARDS_ASYNC}")
     if hop.transport == FASTSYNC and facts.protection_mode == MAX_PROTECTION:
         say(f"{name}: {FASTSYNC_IN_MAX_PROTECTION}")
     return problems
