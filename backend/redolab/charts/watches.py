@@ -27,21 +27,34 @@ def _mib(value: float | None) -> float | None:
     return value / MIB if value is not None else None
 
 
-def watch_figure(checks: Sequence[CheckPoint], states: Sequence[str], skipped: Sequence[datetime],
-                 until: datetime | None = None) -> str:  # fmt: skip
+def watch_figure(
+    checks: Sequence[CheckPoint], states: Sequence[str], skipped: Sequence[datetime], until: datetime | None = None
+) -> str:
     """`checks`: judged checks oldest first; `states`: the watch's state after each of them (its value:
     ok, at_risk, failing, unknown); `skipped`: when checks were skipped; `until`: where the last state's
     band ends (now; default the last check). Rates in MiB/s."""
     times = [c.at for c in checks]
     x = [t.isoformat() for t in times]
     traces = [
-        {"type": "scatter", "x": x, "y": [_mib(c.required_bytes_per_second) for c in checks],
-         "name": "required (MiB/s)", "mode": "lines+markers", "line": {"dash": "dash", "color": "#d62728"},
-         "hovertemplate": "required %{y:,.2f} MiB/s at %{x}<extra></extra>"},
-        {"type": "scatter", "x": x, "y": [_mib(c.measured_bytes_per_second) for c in checks],
-         "name": "measured (MiB/s)", "mode": "lines+markers", "line": {"color": "#1f77b4"},
-         "hovertemplate": "measured %{y:,.2f} MiB/s at %{x}<extra></extra>"},
-    ]  # fmt: skip
+        {
+            "type": "scatter",
+            "x": x,
+            "y": [_mib(c.required_bytes_per_second) for c in checks],
+            "name": "required (MiB/s)",
+            "mode": "lines+markers",
+            "line": {"dash": "dash", "color": "#d62728"},
+            "hovertemplate": "required %{y:,.2f} MiB/s at %{x}<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "x": x,
+            "y": [_mib(c.measured_bytes_per_second) for c in checks],
+            "name": "measured (MiB/s)",
+            "mode": "lines+markers",
+            "line": {"color": "#1f77b4"},
+            "hovertemplate": "measured %{y:,.2f} MiB/s at %{x}<extra></extra>",
+        },
+    ]
     if skipped:
         traces.append(
             {
@@ -65,7 +78,20 @@ def watch_figure(checks: Sequence[CheckPoint], states: Sequence[str], skipped: S
                 "marker": {"symbol": "square", "size": 12, "color": colour},
             }
         )
-    bands = [
+    bands = _band_shapes(times, states, until)
+    layout = {
+        **LAYOUT,
+        "height": 360,
+        "shapes": bands,
+        "yaxis": {"title": {"text": "throughput (MiB/s)"}, "rangemode": "tozero", "tickformat": ","},
+        "xaxis": {"title": {"text": "time (UTC)"}, "type": "date"},
+    }
+    return document_json({"data": traces, "layout": layout})
+
+
+def _band_shapes(times: Sequence[datetime], states: Sequence[str], until: datetime | None = None) -> list:
+    """The state bands as plotly rectangles behind the traces, the full height of the plot."""
+    return [
         {
             "type": "rect",
             "xref": "x",
@@ -80,12 +106,6 @@ def watch_figure(checks: Sequence[CheckPoint], states: Sequence[str], skipped: S
         }
         for start, end, state in _bands(times, states, until)
     ]
-    layout = {
-        **LAYOUT, "height": 360, "shapes": bands,
-        "yaxis": {"title": {"text": "throughput (MiB/s)"}, "rangemode": "tozero", "tickformat": ","},
-        "xaxis": {"title": {"text": "time (UTC)"}, "type": "date"},
-    }  # fmt: skip
-    return document_json({"data": traces, "layout": layout})
 
 
 def _bands(times: Sequence[datetime], states: Sequence[str], until: datetime | None = None) -> list:

@@ -218,9 +218,12 @@ def plan_rpo(
         fail("--outage must be greater than zero")
     with environment_named(env) as (session, environment):
         sizing, why = environment_rpo_sizing(
-            session=session, environment=environment, rpo_seconds=goal, archive_free_bytes=free,
+            session=session,
+            environment=environment,
+            rpo_seconds=goal,
+            archive_free_bytes=free,
             outage_seconds=outage_seconds,
-        )  # fmt: skip
+        )
         zone = environment.time_zone or "UTC"
     if sizing is None:
         fail(why)

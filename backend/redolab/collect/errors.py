@@ -16,9 +16,23 @@ _DB2 = re.compile(r"^(SQL\d{4,5}[NCW])\s{1,8}(.{0,300})")
 _NOT_FOUND = re.compile(r"(command not found|No such file or directory|not found)$")
 
 KINDS = (
-    "not_installed", "authentication", "privilege", "missing_view", "no_awr", "instance_down", "environment",
-    "old_version", "sqlplus", "oracle", "db2", "nls", "garbage", "truncated", "timeout", "exit",
-)  # fmt: skip
+    "not_installed",
+    "authentication",
+    "privilege",
+    "missing_view",
+    "no_awr",
+    "instance_down",
+    "environment",
+    "old_version",
+    "sqlplus",
+    "oracle",
+    "db2",
+    "nls",
+    "garbage",
+    "truncated",
+    "timeout",
+    "exit",
+)
 
 
 class CollectionError(Exception):

@@ -121,9 +121,14 @@ def _row(step: str, fields: list[str], number: int):
 
 # -- SQL*Plus --------------------------------------------------------------------------------------
 def read_sqlplus(
-    stdout: str, *, stderr: str = "", exit_code: int = 0, expected: tuple[str, ...] = (),
-    timeout: float | None = None, was_stopped: bool = False,
-) -> Collected:  # fmt: skip
+    stdout: str,
+    *,
+    stderr: str = "",
+    exit_code: int = 0,
+    expected: tuple[str, ...] = (),
+    timeout: float | None = None,
+    was_stopped: bool = False,
+) -> Collected:
     """The steps of one SQL*Plus run. `expected`: the steps the session ran (each must be there);
     `was_stopped`: the caller stopped it after `timeout` seconds."""
     if was_stopped:
@@ -296,9 +301,14 @@ def _read_colsep(step: str, lines: list[str], at: int, end: int) -> list:
 
 # -- Db2 CLP ---------------------------------------------------------------------------------------
 def read_db2(
-    step: str, stdout: str, *, stderr: str = "", exit_code: int = 0, timeout: float | None = None,
+    step: str,
+    stdout: str,
+    *,
+    stderr: str = "",
+    exit_code: int = 0,
+    timeout: float | None = None,
     was_stopped: bool = False,
-) -> list:  # fmt: skip
+) -> list:
     """The rows `db2 -x` printed for the script of `step`. CLP exit codes: 0 rows, 1 no rows, 2 a
     warning, 4 a Db2 or SQL error, 8 a CLP system error."""
     if was_stopped:
@@ -337,8 +347,9 @@ def _db2_null(field: str, kind: str) -> str:
     return "" if kind.endswith("?") and field.strip() == "-" else field
 
 
-def read_db2pd(stdout: str, *, stderr: str = "", exit_code: int = 0, timeout: float | None = None,
-               was_stopped: bool = False) -> str:  # fmt: skip
+def read_db2pd(
+    stdout: str, *, stderr: str = "", exit_code: int = 0, timeout: float | None = None, was_stopped: bool = False
+) -> str:
     """db2pd -db NAME -hadr's text, for the HADR reader, once it is known to be that text."""
     if was_stopped:
         raise timed_out("db2pd", "hadr", timeout)
@@ -368,8 +379,12 @@ def read_db2pd(stdout: str, *, stderr: str = "", exit_code: int = 0, timeout: fl
 
 
 # -- into the redo import ----------------------------------------------------------------------------
-_IMPORT_STEPS = {"ArchivedLog": "archived_log", "AwrMetric": "awr_sysmetric", "AwrStat": "awr_sysstat",
-                 "Db2LogCapture": "db2_transaction_log"}  # fmt: skip
+_IMPORT_STEPS = {
+    "ArchivedLog": "archived_log",
+    "AwrMetric": "awr_sysmetric",
+    "AwrStat": "awr_sysstat",
+    "Db2LogCapture": "db2_transaction_log",
+}
 
 
 def to_import_csv(rows: list, step: str = "archived_log") -> str:

@@ -97,10 +97,16 @@ async def _watch(reader: _Reader, *, deadline: float, should_stop, heartbeat) ->
 
 
 async def run_step(
-    transport: Transport, argv: Sequence[str], *, step: str, input: str | None = None,
-    timeout: float = STEP_SECONDS, cap_bytes: int = OUTPUT_CAP_BYTES,
-    should_stop: Callable[[], bool] = lambda: False, heartbeat: Callable[[], None] = lambda: None,
-) -> StepOutput:  # fmt: skip
+    transport: Transport,
+    argv: Sequence[str],
+    *,
+    step: str,
+    input: str | None = None,
+    timeout: float = STEP_SECONDS,
+    cap_bytes: int = OUTPUT_CAP_BYTES,
+    should_stop: Callable[[], bool] = lambda: False,
+    heartbeat: Callable[[], None] = lambda: None,
+) -> StepOutput:
     """Run `argv` with `input` on its standard input; its output decoded (errors replaced). The host
     ends the command by itself shortly after the time limit (see HOST_GRACE_SECONDS)."""
     limit = str(math.ceil(timeout) + HOST_GRACE_SECONDS)

@@ -124,9 +124,13 @@ def update_host(
 
 @router.put("/{environment_id}/hosts/{host_id}/database-access")
 def set_database_access(
-    request: Request, session: SessionDep, user: ApiAdmin, environment_id: int, host_id: int,
+    request: Request,
+    session: SessionDep,
+    user: ApiAdmin,
+    environment_id: int,
+    host_id: int,
     access_in: DatabaseAccessUpdate,
-) -> HostPublic:  # fmt: skip
+) -> HostPublic:
     """How collections reach the primary's database (admin role, like credentials); the password is
     stored encrypted and never returned."""
     host = _host(session, environment_id, host_id)

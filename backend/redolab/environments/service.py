@@ -293,8 +293,16 @@ def set_database_access(*, session: Session, host: Host, access_in: DatabaseAcce
     like an SSH key; without a new one the stored one is kept (clear_password removes it)."""
     if access_in.db_kind is not None and host.role is not HostRole.primary:
         raise FieldError("db_kind", "Collections read the primary's database: set this on a primary host.", 422)
-    for field in ("db_kind", "db_os_user", "oracle_home", "oracle_sid", "db_connect", "db_user", "db2_sqllib",
-                  "db2_database"):  # fmt: skip
+    for field in (
+        "db_kind",
+        "db_os_user",
+        "oracle_home",
+        "oracle_sid",
+        "db_connect",
+        "db_user",
+        "db2_sqllib",
+        "db2_database",
+    ):
         setattr(host, field, getattr(access_in, field))
     if access_in.clear_password or access_in.db_kind is None:
         host.db_encrypted_password = None

@@ -32,8 +32,12 @@ from redolab.disktest.fit import Disk
 PAGE_BYTES = DB2_PAGE_BYTES  # a Db2 log page
 DEFAULT_FLUSH_BYTES = 16 * PAGE_BYTES  # simhadr's default flush size
 MODES = ("SYNC", "NEARSYNC", "ASYNC", "SUPERASYNC")
-LEVELS = ((1.0, "keeps up", ""), (1.5, "slows the primary", "?"), (3.0, "much slower", "??"),
-          (math.inf, "far beyond", "???"))  # fmt: skip
+LEVELS = (
+    (1.0, "keeps up", ""),
+    (1.5, "slows the primary", "?"),
+    (3.0, "much slower", "??"),
+    (math.inf, "far beyond", "???"),
+)
 
 
 @dataclass(frozen=True)

@@ -277,9 +277,11 @@ def _new(header: dict, number: int, role: str, layout: str) -> Sample:
 
 # NAME = value keys of 10.1 and later (MON_GET_HADR's column names where db2pd's differ)
 _TEXTS = {
-    "PRIMARY_MEMBER_HOST": "primary_host", "PRIMARY_INSTANCE": "primary_instance",
-    "STANDBY_MEMBER_HOST": "standby_host", "STANDBY_INSTANCE": "standby_instance",
-}  # fmt: skip
+    "PRIMARY_MEMBER_HOST": "primary_host",
+    "PRIMARY_INSTANCE": "primary_instance",
+    "STANDBY_MEMBER_HOST": "standby_host",
+    "STANDBY_INSTANCE": "standby_instance",
+}
 _COUNTS = {
     "HEARTBEAT_MISSED": ("heartbeats_missed", "a count"),
     "HEARTBEAT_EXPECTED": ("heartbeats_expected", "a count"),

@@ -194,19 +194,28 @@ def hop_json(hop: HopCalculator) -> dict:
     mode, network source and verdict; each interval with its level in the hop's own mode."""
     body = calculator_json(hop.calculator, hop.inputs)
     body = {
-        "destination_id": hop.destination_id, "name": hop.name, "role": hop.role, "sync_mode": hop.sync_mode,
-        "network_source": {"kind": hop.network_kind, "run_id": hop.inputs.network_run_id,
-                           "basis": hop.inputs.network_basis},
+        "destination_id": hop.destination_id,
+        "name": hop.name,
+        "role": hop.role,
+        "sync_mode": hop.sync_mode,
+        "network_source": {
+            "kind": hop.network_kind,
+            "run_id": hop.inputs.network_run_id,
+            "basis": hop.inputs.network_basis,
+        },
         **body,
-    }  # fmt: skip
+    }
     if hop.calculator is None:
         return body
     if hop.role == HadrRole.auxiliary.value:
         body["hadr_syncmode"] = {"value": AUXILIARY_MODE, "why": AUXILIARY_WHY}
     body.update(keeps_up=hop.keeps_up, intervals_above_sync_mode_limit=hop.exceeded, verdict=hop.verdict)
     for interval, row in zip(body["intervals"], hop.rows, strict=True):
-        interval["sync_mode_level"] = {"limit_bytes_per_second": row.limit_bytes_per_second, "words": row.words,
-                                       "marks": row.marks}  # fmt: skip
+        interval["sync_mode_level"] = {
+            "limit_bytes_per_second": row.limit_bytes_per_second,
+            "words": row.words,
+            "marks": row.marks,
+        }
     return body
 
 

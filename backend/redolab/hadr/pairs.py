@@ -143,8 +143,14 @@ COMPARED = (
      "after a takeover the other side receives with its buffer: set DB2_HADR_SORCVBUF (and the kernel limits) "
      "alike."),
 )  # fmt: skip
-_OTHER_SETTINGS = ("sock_send_requested_bytes", "sock_recv_requested_bytes", "recv_buf_pages", "heartbeats_missed",
-                   "heartbeats_expected", "peer_wait_limit_seconds")  # fmt: skip
+_OTHER_SETTINGS = (
+    "sock_send_requested_bytes",
+    "sock_recv_requested_bytes",
+    "recv_buf_pages",
+    "heartbeats_missed",
+    "heartbeats_expected",
+    "peer_wait_limit_seconds",
+)
 
 
 def pair_views(rows: list[tuple[datetime, object]]) -> list[PairView]:
@@ -211,10 +217,10 @@ def _side_warnings(view: PairView) -> list[str]:
                 f"{side.lower()} side: HEARTBEAT_MISSED {missed:,} of HEARTBEAT_EXPECTED {expected or 0:,}{share} "
                 "since activation: the link dropped or delayed heartbeats; HADR_TIMEOUT is how long that may last."
             )
-        for what, asked, granted, variable in (("send", "sock_send_requested_bytes", "sock_send_actual_bytes",
-                                                "DB2_HADR_SOSNDBUF"),
-                                               ("receive", "sock_recv_requested_bytes", "sock_recv_actual_bytes",
-                                                "DB2_HADR_SORCVBUF")):  # fmt: skip
+        for what, asked, granted, variable in (
+            ("send", "sock_send_requested_bytes", "sock_send_actual_bytes", "DB2_HADR_SOSNDBUF"),
+            ("receive", "sock_recv_requested_bytes", "sock_recv_actual_bytes", "DB2_HADR_SORCVBUF"),
+        ):
             if values.get(asked) and values.get(granted) is not None and values[granted] < values[asked]:
                 warnings.append(
                     f"{side.lower()} side: the socket {what} buffer granted ({values[granted]:,} bytes) is below "

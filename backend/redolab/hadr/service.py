@@ -432,9 +432,13 @@ def hadr_pairs(*, session: Session, environment: Environment) -> list[PairView]:
 
 
 def recommendations_from(
-    *, environment: Environment, watched: Monitoring | None, calculator, requirement=None,
+    *,
+    environment: Environment,
+    watched: Monitoring | None,
+    calculator,
+    requirement=None,
     socket_buffer_bytes: int | None = None,
-) -> list[recommend.Recommendation]:  # fmt: skip
+) -> list[recommend.Recommendation]:
     """The same, from a monitoring view and calculator already computed (the environment page)."""
     views = watched.pairs if watched else []
     mode = (calculator.advice()[0] if calculator else None) or recommend.captured_sync_mode(views)

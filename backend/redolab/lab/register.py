@@ -95,9 +95,13 @@ def register(*, session: Session, lab: Lab, paths: Paths, secret_key: str) -> En
 
 
 def _lab_host(
-    session: Session, environment: Environment, lab_host: LabHost, host: Host | None, credential: Credential,
+    session: Session,
+    environment: Environment,
+    lab_host: LabHost,
+    host: Host | None,
+    credential: Credential,
     destination: Destination | None,
-) -> Host:  # fmt: skip
+) -> Host:
     """The environment's host for `lab_host`: `host` brought up to date, or a new one."""
     fields = {
         "name": lab_host.name,

@@ -160,9 +160,15 @@ def _verdict(judged: HopVerdict | SharedLinkVerdict) -> Verdict | None:
 def _hop_part(verdict: HopVerdict) -> Part:
     to_measure = f"an ASYNC run over the hop {verdict.path} measures it" if verdict.basis == NOMINAL else ""
     return Part(
-        HOP, f"Hop {verdict.path}", verdict.status, verdict.headline.removeprefix(f"{verdict.path}: "),
-        _verdict(verdict), verdict.basis, to_measure, verdict.missing[0] if verdict.missing else "",
-    )  # fmt: skip
+        HOP,
+        f"Hop {verdict.path}",
+        verdict.status,
+        verdict.headline.removeprefix(f"{verdict.path}: "),
+        _verdict(verdict),
+        verdict.basis,
+        to_measure,
+        verdict.missing[0] if verdict.missing else "",
+    )
 
 
 def _link_part(verdict: SharedLinkVerdict) -> Part:
@@ -171,9 +177,15 @@ def _link_part(verdict: SharedLinkVerdict) -> Part:
         hops = ", ".join(verdict.hop_names)
         to_measure = f"ASYNC runs to {hops} at once (a cluster run) measure the shared link {verdict.name}"
     return Part(
-        SHARED_LINK, f"Shared link {verdict.name}", verdict.status, verdict.headline, _verdict(verdict),
-        verdict.basis, to_measure, verdict.missing[0] if verdict.missing else "",
-    )  # fmt: skip
+        SHARED_LINK,
+        f"Shared link {verdict.name}",
+        verdict.status,
+        verdict.headline,
+        _verdict(verdict),
+        verdict.basis,
+        to_measure,
+        verdict.missing[0] if verdict.missing else "",
+    )
 
 
 def _streams_part(name: str, transport: Card) -> Part:
@@ -184,8 +196,17 @@ def _streams_part(name: str, transport: Card) -> Part:
     to_measure = f"single-connection ASYNC runs to {name} measure its streams" if basis == NOMINAL else ""
     said = f"{transport.badge}: {transport.headline}"
     missing = transport.missing[0] if transport.missing else ""
-    return Part(DESTINATION, f"Streams to {name}", transport.status, said, tightest, basis, to_measure, missing,
-                transport.loopback)  # fmt: skip
+    return Part(
+        DESTINATION,
+        f"Streams to {name}",
+        transport.status,
+        said,
+        tightest,
+        basis,
+        to_measure,
+        missing,
+        transport.loopback,
+    )
 
 
 def _headline(card: Card, over: OverTopology, destinations: Sequence[Destination]) -> str:

@@ -30,9 +30,23 @@ from redolab.redo.requirement import Requirement
 from redolab.runs.measured import MeasuredRun, Source
 
 __all__ = [
-    "FAIL", "INFO", "MISSING", "PARTIAL", "PASS", "WARN", "Card", "DiskFact", "EvidenceItem", "Excluded", "Facts",
-    "Plan", "build_plan", "settle", "show_time", "with_topology",
-]  # fmt: skip
+    "FAIL",
+    "INFO",
+    "MISSING",
+    "PARTIAL",
+    "PASS",
+    "WARN",
+    "Card",
+    "DiskFact",
+    "EvidenceItem",
+    "Excluded",
+    "Facts",
+    "Plan",
+    "build_plan",
+    "settle",
+    "show_time",
+    "with_topology",
+]
 
 
 @dataclass(frozen=True)
@@ -189,9 +203,13 @@ def with_topology(plan: Plan, topology: Topology, destination_cards: tuple[Desti
     card, over, risks = judge_over_topology(plan.card("transport"), topology, own)
     cards = [card if c.key == "transport" else c for c in plan.cards]
     return replace(
-        plan, cards=cards, risks=[*risks, *plan.risks], topology=topology, destination_cards=destination_cards,
+        plan,
+        cards=cards,
+        risks=[*risks, *plan.risks],
+        topology=topology,
+        destination_cards=destination_cards,
         over_topology=over,
-    )  # fmt: skip
+    )
 
 
 def _rehearsal(facts: Facts, requirement, measured: Measurements, chosen, left_out, no_history):

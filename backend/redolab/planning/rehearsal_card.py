@@ -135,8 +135,9 @@ def outcome(
     prediction = drain = comparison = None
     why = None
     streams = [measured.stream(t) for t in fact.threads]
-    if requirement is None or any(t not in requirement.threads or not requirement.threads[t].replay
-                                  for t in fact.threads):  # fmt: skip
+    if requirement is None or any(
+        t not in requirement.threads or not requirement.threads[t].replay for t in fact.threads
+    ):
         why = "the redo history it replayed is no longer chosen in the plan's evidence"
     elif fact.imports and set(fact.imports) != set(replay_imports(requirement, fact.threads)):
         # another import over the same hours gives the threads a replay series too: the model would

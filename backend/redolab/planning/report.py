@@ -261,12 +261,21 @@ def _print(browser: str, html: str) -> bytes:
         page, pdf = Path(workdir) / "report.html", Path(workdir) / "report.pdf"
         page.write_text(html, encoding="utf-8")
         command = [
-            browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--disable-extensions", "--disable-background-networking", "--no-first-run",
-            "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
-            f"--user-data-dir={workdir}/profile", "--no-pdf-header-footer", f"--print-to-pdf={pdf}",
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--no-first-run",
+            "--proxy-server=127.0.0.1:9",
+            "--proxy-bypass-list=<-loopback>",
+            f"--user-data-dir={workdir}/profile",
+            "--no-pdf-header-footer",
+            f"--print-to-pdf={pdf}",
             page.as_uri(),
-        ]  # fmt: skip
+        ]
         try:
             result = subprocess.run(  # noqa: S603  (a fixed argument list: our own file, no shell)
                 command, capture_output=True, timeout=PDF_TIMEOUT_SECONDS, check=False, cwd=workdir

@@ -30,10 +30,27 @@ from redolab.redo.requirement import Requirement, ThreadNeed
 from redolab.runs.measured import MeasuredRun, Source
 
 __all__ = [
-    "AWR", "BEHIND", "FLUSH", "KEEPS_UP", "MESSAGE", "SHORT", "BufferSizing", "CopyTime", "KeepUp", "LagExposure",
-    "StreamVerdict", "SyncCommit", "ThreadReplay", "ThreadVerdict", "buffer_sizing", "copy_time", "keep_up",
-    "lag_exposure", "settings_basis", "sync_commit",
-]  # fmt: skip
+    "AWR",
+    "BEHIND",
+    "FLUSH",
+    "KEEPS_UP",
+    "MESSAGE",
+    "SHORT",
+    "BufferSizing",
+    "CopyTime",
+    "KeepUp",
+    "LagExposure",
+    "StreamVerdict",
+    "SyncCommit",
+    "ThreadReplay",
+    "ThreadVerdict",
+    "buffer_sizing",
+    "copy_time",
+    "keep_up",
+    "lag_exposure",
+    "settings_basis",
+    "sync_commit",
+]
 
 SUMMED_SUBJECT = "All threads together over the link"
 BOUND_SUBJECT = "Upper bound: every thread peaking at once"
@@ -123,9 +140,13 @@ class KeepUp:
         summed = self.summed
         if summed is not None and summed.verdict is not None:
             run = summed.stream.run
-            values["summed"] = {"run_id": run.id if run else None, "nominal": summed.stream.nominal,
-                                "capacity": summed.stream.to_json(), "how": self.requirement.summed_how,
-                                **verdict_json(summed.verdict)}  # fmt: skip
+            values["summed"] = {
+                "run_id": run.id if run else None,
+                "nominal": summed.stream.nominal,
+                "capacity": summed.stream.to_json(),
+                "how": self.requirement.summed_how,
+                **verdict_json(summed.verdict),
+            }
         if self.bound is not None:
             values["upper_bound"] = {**verdict_json(self.bound), "undecided": self.undecided}
         values["threads"] = [

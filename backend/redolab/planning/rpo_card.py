@@ -29,31 +29,37 @@ def write_rpo(card: Card, sizing: RpoSizing | None, result, show: Show) -> None:
             f"({sizing.efficiency.basis})"
         )
     req = result.requirement
-    rows.append((
-        f"Rule of thumb: peak + {result.headroom_percent:g} %",
-        f"{rate(req.summed_required_bytes_per_second)} (the verdicts below judge it)",
-    ))  # fmt: skip
+    rows.append(
+        (
+            f"Rule of thumb: peak + {result.headroom_percent:g} %",
+            f"{rate(req.summed_required_bytes_per_second)} (the verdicts below judge it)",
+        )
+    )
     card.rows[:0] = rows
 
 
 def rpo_rows(sizing: RpoSizing, show: Show) -> list[tuple[str, str]]:
     first, rest = sizing.targets[0], sizing.targets[1:]
     others = "; ".join(f"{t.share_of_time * 100:g} %: {format_bit_rate(t.bits_per_second)}" for t in rest)
-    rows = [(
-        f"Link for the RPO of {format_duration(sizing.rpo_seconds)}",
-        f"{format_bit_rate(first.bits_per_second)} line rate for 100 % of the time "
-        f"({format_byte_rate(first.bytes_per_second)} of redo as recorded, "
-        f"{format_byte_rate(first.with_headroom_bytes_per_second)} with headroom); {others}",
-    )]  # fmt: skip
+    rows = [
+        (
+            f"Link for the RPO of {format_duration(sizing.rpo_seconds)}",
+            f"{format_bit_rate(first.bits_per_second)} line rate for 100 % of the time "
+            f"({format_byte_rate(first.bytes_per_second)} of redo as recorded, "
+            f"{format_byte_rate(first.with_headroom_bytes_per_second)} with headroom); {others}",
+        )
+    ]
     grain = f"; {sizing.granularity_note}" if sizing.granularity_note else ""
     at = sizing.at_link
     if at is not None:
         when = f" at {show(at.worst_at)}" if at.worst_at is not None else ""
-        rows.append((
-            f"Lag at the link judged ({sizing.at_link_label})",
-            f"worst {format_duration(at.worst_lag_seconds)}{when}; within the RPO "
-            f"{at.share_of_time_within_rpo * 100:.3g} % of the time{grain}",
-        ))  # fmt: skip
+        rows.append(
+            (
+                f"Lag at the link judged ({sizing.at_link_label})",
+                f"worst {format_duration(at.worst_lag_seconds)}{when}; within the RPO "
+                f"{at.share_of_time_within_rpo * 100:.3g} % of the time{grain}",
+            )
+        )
     for thread in sizing.threads:
         said = thread.why or (
             f"holds the RPO: worst lag {format_duration(thread.at.worst_lag_seconds)} on its "
@@ -71,10 +77,12 @@ def rpo_rows(sizing: RpoSizing, show: Show) -> list[tuple[str, str]]:
         if outage.catch_up_seconds is not None
         else outage.catch_up_note
     )
-    rows.append((
-        "Outage budget",
-        f"the RPO is lost {format_duration(outage.rpo_lost_after_seconds)} into an outage; {full}; "
-        f"a {format_duration(outage.outage_seconds)} outage over the worst stretch queues "
-        f"{format_bytes(outage.backlog_bytes)} and {catch_up}",
-    ))  # fmt: skip
+    rows.append(
+        (
+            "Outage budget",
+            f"the RPO is lost {format_duration(outage.rpo_lost_after_seconds)} into an outage; {full}; "
+            f"a {format_duration(outage.outage_seconds)} outage over the worst stretch queues "
+            f"{format_bytes(outage.backlog_bytes)} and {catch_up}",
+        )
+    )
     return rows

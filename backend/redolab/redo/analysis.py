@@ -25,10 +25,25 @@ from redolab.redo.schemas import RedoInterval
 # -- the summary's typed figures -------------------------------------------------------------------
 # summary_json's keys in its order, with "requirement" last: the typed figures are written back in place
 _LAYOUT = (
-    "format", "rows_read", "unique_logs", "dropped", "threads", "summed", "headroom_ratio",
-    "peak_bytes_per_second", "required_bytes_per_second", "required_mbit_per_second", "avg_redo_write_bytes",
-    "profile", "warnings", "notes", "ignored_columns", "files_used", "files_skipped", "requirement",
-)  # fmt: skip
+    "format",
+    "rows_read",
+    "unique_logs",
+    "dropped",
+    "threads",
+    "summed",
+    "headroom_ratio",
+    "peak_bytes_per_second",
+    "required_bytes_per_second",
+    "required_mbit_per_second",
+    "avg_redo_write_bytes",
+    "profile",
+    "warnings",
+    "notes",
+    "ignored_columns",
+    "files_used",
+    "files_skipped",
+    "requirement",
+)
 _TYPED = frozenset(
     {
         "threads",

@@ -189,8 +189,15 @@ def import_upload(
     environment = get_environment(session=session, environment_id=environment_id)
     upload_dir = request.app.state.settings.upload_dir
     path, filename = uploads.upload_path(upload_dir, body.upload_token)
-    arguments = {"session": session, "environment": environment, "path": path, "filename": filename,
-                 "fmt": body.format, "mapping": body.mapping, "imported_by": user.username}  # fmt: skip
+    arguments = {
+        "session": session,
+        "environment": environment,
+        "path": path,
+        "filename": filename,
+        "fmt": body.format,
+        "mapping": body.mapping,
+        "imported_by": user.username,
+    }
     try:
         if path.stat().st_size >= imports.JOB_MIN_BYTES:
             job = imports.queue_import(**arguments)

@@ -78,9 +78,14 @@ def over_limit(filename: str, stopped: ChildLimitReached) -> RedoInputError:
 
 
 def read_preview(
-    path: str, filename: str, fmt: str, mapping: dict | None, time_zone: str | None, headroom_percent: float,
+    path: str,
+    filename: str,
+    fmt: str,
+    mapping: dict | None,
+    time_zone: str | None,
+    headroom_percent: float,
     workdir: str,
-) -> Preview:  # fmt: skip
+) -> Preview:
     """Read the whole upload at `path` (an archive unpacked under `workdir`, which the caller owns and
     removes): a Preview without `duplicate_of`, with the upload's sha256."""
     reading = Reading()

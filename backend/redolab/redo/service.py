@@ -315,9 +315,21 @@ def _parse_elsewhere(
             child.kill()
 
 
-_COLUMNS = ("import_id", "kind", "thread", "sequence", "resetlogs", "start_epoch_seconds", "end_epoch_seconds",
-            "seconds", "bytes", "writes", "peak_bytes_per_second", "hour_of_day",
-            "percentile_bytes_per_second")  # fmt: skip
+_COLUMNS = (
+    "import_id",
+    "kind",
+    "thread",
+    "sequence",
+    "resetlogs",
+    "start_epoch_seconds",
+    "end_epoch_seconds",
+    "seconds",
+    "bytes",
+    "writes",
+    "peak_bytes_per_second",
+    "hour_of_day",
+    "percentile_bytes_per_second",
+)
 _THREAD, _START, _END = map(_COLUMNS.index, ("thread", "start_epoch_seconds", "end_epoch_seconds"))
 
 
@@ -383,10 +395,19 @@ def _from_epoch(seconds: float | None) -> datetime | None:
 
 # What a stored row holds, in the order stored_interval reads it.
 STORED_COLUMNS = (
-    RedoRow.kind, RedoRow.thread, RedoRow.sequence, RedoRow.resetlogs, RedoRow.start_epoch_seconds,
-    RedoRow.end_epoch_seconds, RedoRow.seconds, RedoRow.bytes, RedoRow.writes, RedoRow.peak_bytes_per_second,
-    RedoRow.hour_of_day, RedoRow.percentile_bytes_per_second,
-)  # fmt: skip
+    RedoRow.kind,
+    RedoRow.thread,
+    RedoRow.sequence,
+    RedoRow.resetlogs,
+    RedoRow.start_epoch_seconds,
+    RedoRow.end_epoch_seconds,
+    RedoRow.seconds,
+    RedoRow.bytes,
+    RedoRow.writes,
+    RedoRow.peak_bytes_per_second,
+    RedoRow.hour_of_day,
+    RedoRow.percentile_bytes_per_second,
+)
 
 
 def stored_interval(r) -> RedoInterval:

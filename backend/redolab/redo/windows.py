@@ -60,8 +60,12 @@ def best_window(segments: list[Segment] | _Prepared, seconds: float) -> tuple[fl
         return None
     series = segments if isinstance(segments, _Prepared) else _Prepared.of(segments)
     origin, starts, ends, rates, cumulative = (
-        series.origin, series.starts, series.ends, series.rates, series.cumulative
-    )  # fmt: skip
+        series.origin,
+        series.starts,
+        series.ends,
+        series.rates,
+        series.cumulative,
+    )
     if ends[-1] - starts[0] < seconds:
         return None
     count, last = len(starts), ends[-1]

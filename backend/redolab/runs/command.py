@@ -62,11 +62,19 @@ def _number(value: float) -> str:
 
 def server_argv(probe: str, p: ProbeParameters) -> list[str]:
     argv = [
-        probe, "server", "--json", "--once", "--port", "0",
-        "--max-duration", _number(p.duration_seconds + SERVER_GRACE_SECONDS),
-        "--idle-timeout", str(SERVER_IDLE_SECONDS),
-        "--interval", _number(p.interval_seconds),
-    ]  # fmt: skip
+        probe,
+        "server",
+        "--json",
+        "--once",
+        "--port",
+        "0",
+        "--max-duration",
+        _number(p.duration_seconds + SERVER_GRACE_SECONDS),
+        "--idle-timeout",
+        str(SERVER_IDLE_SECONDS),
+        "--interval",
+        _number(p.interval_seconds),
+    ]
     if p.write_dir:
         argv += ["--write-dir", p.write_dir]
         if p.sync_write:
@@ -76,11 +84,25 @@ def server_argv(probe: str, p: ProbeParameters) -> list[str]:
 
 def client_argv(probe: str, p: ProbeParameters, *, server_address: str, port: int) -> list[str]:
     argv = [
-        probe, "client", server_address, "--json", "--port", str(port),
-        "--mode", p.mode, "--conns", str(p.conns), "--message-size", str(p.message_bytes),
-        "--duration", _number(p.duration_seconds), "--interval", _number(p.interval_seconds),
-        "--connect-timeout", "10",
-    ]  # fmt: skip
+        probe,
+        "client",
+        server_address,
+        "--json",
+        "--port",
+        str(port),
+        "--mode",
+        p.mode,
+        "--conns",
+        str(p.conns),
+        "--message-size",
+        str(p.message_bytes),
+        "--duration",
+        _number(p.duration_seconds),
+        "--interval",
+        _number(p.interval_seconds),
+        "--connect-timeout",
+        "10",
+    ]
     if p.sockbuf_bytes:
         argv += ["--sockbuf", str(p.sockbuf_bytes)]
     if p.delay_us:

@@ -17,9 +17,13 @@ from redolab.runs.schemas import RunPublic
 # SYNC runs: the acknowledgement latency (p50/p95/p99 from the probe's histogram) and the standby's
 # write time per message (with a write directory): what the plan's SYNC card uses.
 SYNC_COLUMNS = [
-    "ack_count", "ack_avg_seconds", "ack_p50_seconds", "ack_p95_seconds", "ack_p99_seconds",
+    "ack_count",
+    "ack_avg_seconds",
+    "ack_p50_seconds",
+    "ack_p95_seconds",
+    "ack_p99_seconds",
     "standby_write_seconds_per_message",
-]  # fmt: skip
+]
 
 
 def sync_numbers(session, runs: list[Run]) -> dict[int, dict]:
@@ -48,14 +52,45 @@ def sync_numbers(session, runs: list[Run]) -> dict[int, dict]:
 
 
 RUN_COLUMNS = [
-    "id", "environment_id", "sweep_id", "sweep_point", "repetition", "label", "tags", "status",
-    "client_host_name", "server_host_name", "mode", "conns", "message_bytes", "sockbuf_bytes",
-    "kernel_max_bytes", "duration_seconds", "rate_bits_per_second", "bytes_per_second", "mbit_per_second",
-    "bytes_received", "seconds", "retransmits", "sndbuf_granted_bytes", "rcvbuf_granted_bytes",
-    "client_mtu_bytes", "server_mtu_bytes", "client_tcp_rmem", "client_tcp_wmem", "server_tcp_rmem",
-    "server_tcp_wmem", "client_congestion_control", "probe_version", "source", "source_name", "created_at",
-    "started_at", "failure_reason", *SYNC_COLUMNS,
-]  # fmt: skip
+    "id",
+    "environment_id",
+    "sweep_id",
+    "sweep_point",
+    "repetition",
+    "label",
+    "tags",
+    "status",
+    "client_host_name",
+    "server_host_name",
+    "mode",
+    "conns",
+    "message_bytes",
+    "sockbuf_bytes",
+    "kernel_max_bytes",
+    "duration_seconds",
+    "rate_bits_per_second",
+    "bytes_per_second",
+    "mbit_per_second",
+    "bytes_received",
+    "seconds",
+    "retransmits",
+    "sndbuf_granted_bytes",
+    "rcvbuf_granted_bytes",
+    "client_mtu_bytes",
+    "server_mtu_bytes",
+    "client_tcp_rmem",
+    "client_tcp_wmem",
+    "server_tcp_rmem",
+    "server_tcp_wmem",
+    "client_congestion_control",
+    "probe_version",
+    "source",
+    "source_name",
+    "created_at",
+    "started_at",
+    "failure_reason",
+    *SYNC_COLUMNS,
+]
 
 
 def csv_row(run: Run, sync: dict[int, dict]) -> list:

@@ -292,9 +292,16 @@ def queue_position(*, session: Session, run: Run) -> int | None:
 MAX_RUNS = 500  # the newest succeeded runs are enough to find the best of each kind
 
 _METRIC_FIELDS = (
-    "interval_count", "rtt_min_seconds", "rtt_median_seconds", "ack_count", "ack_avg_seconds", "ack_p50_seconds",
-    "ack_p95_seconds", "ack_p99_seconds", "server_write_seconds",
-)  # fmt: skip
+    "interval_count",
+    "rtt_min_seconds",
+    "rtt_median_seconds",
+    "ack_count",
+    "ack_avg_seconds",
+    "ack_p50_seconds",
+    "ack_p95_seconds",
+    "ack_p99_seconds",
+    "server_write_seconds",
+)
 
 
 def summary_values(run: Run, lines: list[str]) -> dict:

@@ -31,9 +31,15 @@ from redolab.sweeps.models import SweepKind
 
 # What every run of a sweep shares; the sweep sets conns, sockbuf_bytes and the kernel maximum.
 SHARED_RUN_FIELDS = (
-    "mode", "message_bytes", "duration_seconds", "interval_seconds", "delay_us",
-    "rate_bits_per_second", "write_dir", "sync_write",
-)  # fmt: skip
+    "mode",
+    "message_bytes",
+    "duration_seconds",
+    "interval_seconds",
+    "delay_us",
+    "rate_bits_per_second",
+    "write_dir",
+    "sync_write",
+)
 
 
 class SweepCreate(RunCreate):

@@ -17,9 +17,13 @@ router = APIRouter(prefix="/api/v1", tags=["watches"], dependencies=[Depends(cur
 
 @router.post("/environments/{environment_id}/watches", status_code=status.HTTP_201_CREATED)
 def create_watch(
-    request: Request, session: SessionDep, settings: SettingsDep, user: ApiOperator, environment_id: int,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: ApiOperator,
+    environment_id: int,
     body: WatchCreate,
-) -> WatchPublic:  # fmt: skip
+) -> WatchPublic:
     """Watch a path against the environment's requirement (operator role); the first check starts now."""
     environment = get_environment(session=session, environment_id=environment_id)
     watch = service.create_watch(
@@ -68,8 +72,9 @@ def stop_watch(session: SessionDep, user: ApiOperator, watch_id: int) -> WatchPu
 
 
 @router.post("/watches/{watch_id}/start")
-def start_watch(request: Request, session: SessionDep, settings: SettingsDep, user: ApiOperator,
-                watch_id: int) -> WatchPublic:  # fmt: skip
+def start_watch(
+    request: Request, session: SessionDep, settings: SettingsDep, user: ApiOperator, watch_id: int
+) -> WatchPublic:
     watch = service.get_watch(session=session, watch_id=watch_id)
     watch = service.set_active(session=session, watch=watch, active=True, caps=QueueCaps.of(settings))
     wake_local_worker(request.app)

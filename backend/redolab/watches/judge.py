@@ -23,8 +23,13 @@ class Required:
     basis: str
 
 
-def required_for(*, thread_required: Sequence[tuple[int, float]], summed_required: float | None,
-                 all_node_pairs: bool, threshold: float | None) -> Required | None:  # fmt: skip
+def required_for(
+    *,
+    thread_required: Sequence[tuple[int, float]],
+    summed_required: float | None,
+    all_node_pairs: bool,
+    threshold: float | None,
+) -> Required | None:
     """The watch's threshold when set; else for all node pairs at once the summed requirement, and for one
     pair the largest thread's (one pair carries one instance's redo). None: no redo history yet."""
     if threshold is not None:

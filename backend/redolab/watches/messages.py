@@ -105,9 +105,16 @@ def sample_payload(*, receiver: NotificationReceiver, settings: Settings) -> dic
 
 
 def queue_notifications(
-    *, session: Session, watch: Watch, environment, check: WatchCheck | None, from_state, to_state,
-    transition: int, settings: Settings,
-) -> list[Notification]:  # fmt: skip
+    *,
+    session: Session,
+    watch: Watch,
+    environment,
+    check: WatchCheck | None,
+    from_state,
+    to_state,
+    transition: int,
+    settings: Settings,
+) -> list[Notification]:
     """One row per receiver of the watch that still exists ("silenced" while the watch is silenced,
     else "pending"), in the caller's transaction: flushed, not committed. A row that exists already for
     (watch, transition, receiver) is kept as it is (insert ... on conflict do nothing)."""

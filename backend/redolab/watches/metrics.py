@@ -221,9 +221,12 @@ def _measured_runs(session: Session, now: datetime) -> tuple[list, dict[tuple, f
     receiver = case((Run.reverse, Run.client_host_id), else_=Run.server_host_id).label("receiver")
     ended = func.coalesce(Run.finished_at, Run.started_at, Run.created_at)
     measured = (  # as runs.service._measured, for every environment at once
-        Run.status == RunStatus.succeeded, Run.bytes_per_second > 0, Run.rehearsal_id.is_(None),
-        Run.client_host_id.is_not(None), Run.server_host_id.is_not(None),
-    )  # fmt: skip
+        Run.status == RunStatus.succeeded,
+        Run.bytes_per_second > 0,
+        Run.rehearsal_id.is_(None),
+        Run.client_host_id.is_not(None),
+        Run.server_host_id.is_not(None),
+    )
     path = (Run.environment_id, sender, receiver)
     newest = _newest_per(session, (*path, Run.mode), ended, (Run.id, Run.bytes_per_second), measured).subquery()
     latest = session.execute(
@@ -453,9 +456,11 @@ class SnapshotCollector(Collector):
             labels=("environment",),
         )
         for environment in self.snapshot.environments:
-            for family, value in ((peak, environment.redo_peak_bytes_per_second),
-                                  (required, environment.redo_required_bytes_per_second),
-                                  (age, environment.last_import_age_seconds)):  # fmt: skip
+            for family, value in (
+                (peak, environment.redo_peak_bytes_per_second),
+                (required, environment.redo_required_bytes_per_second),
+                (age, environment.last_import_age_seconds),
+            ):
                 if value is not None:
                     family.add_metric((environment.environment,), value)
         yield from (peak, required, age)

@@ -288,8 +288,9 @@ class _Target:
         )
 
 
-def _send(target: _Target, payload: dict[str, Any], *, notification_id: int | None, settings: Settings,
-          secret_key: str) -> Delivery:  # fmt: skip
+def _send(
+    target: _Target, payload: dict[str, Any], *, notification_id: int | None, settings: Settings, secret_key: str
+) -> Delivery:
     timeout = settings.notification_timeout_seconds
     if target.kind == "email":
         if not target.email_to:
@@ -377,8 +378,9 @@ def _load(sessions: sessionmaker, notification_id: int) -> tuple[int, dict[str, 
         return notification.attempts, dict(notification.payload), _Target.of(receiver) if receiver else None
 
 
-def _record(sessions: sessionmaker, notification_id: int, worker_id: str, attempts: int, delivery: Delivery,
-            now: datetime) -> str:  # fmt: skip
+def _record(
+    sessions: sessionmaker, notification_id: int, worker_id: str, attempts: int, delivery: Delivery, now: datetime
+) -> str:
     attempts += 1
     if delivery.delivered:
         values = {"status": "delivered", "delivered_at": now}
@@ -401,8 +403,15 @@ def _record(sessions: sessionmaker, notification_id: int, worker_id: str, attemp
     return values["status"]
 
 
-def deliver_due(sessions: sessionmaker, *, settings: Settings, secret_key: str, worker_id: str,
-                now: datetime | None = None, limit: int = 20) -> int:  # fmt: skip
+def deliver_due(
+    sessions: sessionmaker,
+    *,
+    settings: Settings,
+    secret_key: str,
+    worker_id: str,
+    now: datetime | None = None,
+    limit: int = 20,
+) -> int:
     """Send up to `limit` due notifications (pending, next_attempt_at <= now), each claimed first so no
     other worker sends it too; returns how many were attempted. Never raises for a bad receiver; each
     attempt takes at most REDOLAB_NOTIFICATION_TIMEOUT_SECONDS, so a call at most `limit` times that."""

@@ -51,8 +51,9 @@ def delete_receiver(session: SessionDep, admin: ApiAdmin, receiver_id: int) -> N
 
 
 @router.post("/notification-receivers/{receiver_id}/test")
-def test_receiver(request: Request, session: SessionDep, settings: SettingsDep, admin: ApiAdmin,
-                  receiver_id: int) -> ReceiverTestResult:  # fmt: skip
+def test_receiver(
+    request: Request, session: SessionDep, settings: SettingsDep, admin: ApiAdmin, receiver_id: int
+) -> ReceiverTestResult:
     """Send a test message now (nothing queued) and say what the receiver answered: its status only."""
     receiver = receivers.get_receiver(session=session, receiver_id=receiver_id)
     session.close()  # no connection is held while the receiver takes its time (the row stays readable)

@@ -40,8 +40,11 @@ class WatchCreate(BaseModel):
     def _consistent(self) -> WatchCreate:
         if self.every_seconds is not None and self.every_seconds < MIN_EVERY_SECONDS:
             raise PydanticCustomError("too_often", "Check at most once a minute (every 1 min or more).")
-        if self.duration_seconds is not None and self.every_seconds is not None and \
-                self.duration_seconds + 30 > self.every_seconds:  # fmt: skip
+        if (
+            self.duration_seconds is not None
+            and self.every_seconds is not None
+            and self.duration_seconds + 30 > self.every_seconds
+        ):
             raise PydanticCustomError(
                 "overlap",
                 "Each check's run must end well before the next one: make the "

@@ -87,8 +87,14 @@ def _active_count(session: Session, owner: str) -> int:
     return (watches or 0) + (schedules or 0)
 
 
-def create_watch(*, session: Session, environment: Environment, watch_in: WatchCreate, requested_by: str,
-                 caps: QueueCaps | None = None) -> Watch:  # fmt: skip
+def create_watch(
+    *,
+    session: Session,
+    environment: Environment,
+    watch_in: WatchCreate,
+    requested_by: str,
+    caps: QueueCaps | None = None,
+) -> Watch:
     """Check the path and the receivers, and the owner's cap of active schedules and watches (429, under
     the queue lock so two made at once at the cap cannot both pass); the first check is due at once."""
     caps = caps or current_caps()
@@ -320,8 +326,10 @@ def _judgement(session: Session, environment: Environment, watch: Watch, runs: l
         r for r in runs if r.id not in down and (r.status is not RunStatus.succeeded or not r.bytes_per_second)
     ]
     required = requirement_now(session, environment, watch)
-    values = {"required_bytes_per_second": required.bytes_per_second if required else None,
-              "required_basis": (required.basis if required else "no redo history yet")[:300]}  # fmt: skip
+    values = {
+        "required_bytes_per_second": required.bytes_per_second if required else None,
+        "required_basis": (required.basis if required else "no redo history yet")[:300],
+    }
     if unmeasured or not runs:
         first = unmeasured[0] if unmeasured else None
         why = f"run #{first.id} {first.status.value}: {first.failure_reason or 'no throughput'}" if first else "no run"

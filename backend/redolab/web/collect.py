@@ -21,10 +21,22 @@ from redolab.jobs.queue import wake_local_worker
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
-ACCESS_FIELDS = ("db_kind", "db_os_user", "oracle_home", "oracle_sid", "db_connect", "db_user", "db2_sqllib",
-                 "db2_database")  # fmt: skip
-SCHEDULES = [("", "Off"), (str(6 * 3600), "Every 6 hours"), (str(DAILY_SECONDS), "Daily"),
-             (str(7 * DAILY_SECONDS), "Weekly")]  # fmt: skip
+ACCESS_FIELDS = (
+    "db_kind",
+    "db_os_user",
+    "oracle_home",
+    "oracle_sid",
+    "db_connect",
+    "db_user",
+    "db2_sqllib",
+    "db2_database",
+)
+SCHEDULES = [
+    ("", "Off"),
+    (str(6 * 3600), "Every 6 hours"),
+    (str(DAILY_SECONDS), "Daily"),
+    (str(7 * DAILY_SECONDS), "Weekly"),
+]
 KINDS = [("", "Not set up"), ("oracle", "Oracle (SQL*Plus)"), ("db2", "Db2 (CLP, db2pd)")]
 
 

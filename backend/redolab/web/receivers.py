@@ -16,16 +16,23 @@ from redolab.watches.schemas_receivers import ReceiverCreate, ReceiverPublic
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
-KINDS = [("webhook", "Webhook (signed JSON)"), ("slack", "Slack incoming webhook"),
-         ("teams", "Teams incoming webhook"), ("email", "Mail")]  # fmt: skip
+KINDS = [
+    ("webhook", "Webhook (signed JSON)"),
+    ("slack", "Slack incoming webhook"),
+    ("teams", "Teams incoming webhook"),
+    ("email", "Mail"),
+]
 DEFAULTS = {"name": "", "kind": "webhook", "url": "", "email_to": ""}
 
 
 def _page(request, session, *, status_code=200, **extra) -> Response:
     context = {
         "receivers": [ReceiverPublic.of(r) for r in receivers.list_receivers(session=session)],
-        "receiver_kinds": KINDS, "receiver_values": DEFAULTS, "receiver_errors": {}, **extra,
-    }  # fmt: skip
+        "receiver_kinds": KINDS,
+        "receiver_values": DEFAULTS,
+        "receiver_errors": {},
+        **extra,
+    }
     return render(request, "watches/receivers.html", context, status_code=status_code)
 
 

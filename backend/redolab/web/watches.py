@@ -30,9 +30,19 @@ from redolab.watches.trend import watch_forecast
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
-WATCH_DEFAULTS = {"name": "", "client_host_id": "", "server_host_id": "", "every_seconds": "15 min",
-                  "duration_seconds": "10 s", "conns": "1", "message_bytes": "1 MiB", "threshold_bytes_per_second": "",
-                  "margin_ratio": "0.10", "agree_m": "2", "of_n": "3"}  # fmt: skip
+WATCH_DEFAULTS = {
+    "name": "",
+    "client_host_id": "",
+    "server_host_id": "",
+    "every_seconds": "15 min",
+    "duration_seconds": "10 s",
+    "conns": "1",
+    "message_bytes": "1 MiB",
+    "threshold_bytes_per_second": "",
+    "margin_ratio": "0.10",
+    "agree_m": "2",
+    "of_n": "3",
+}
 
 
 def watches_context(session, environment: Environment, *, values=None, errors=None) -> dict:

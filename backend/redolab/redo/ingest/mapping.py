@@ -61,8 +61,11 @@ def guess_mapping(headers: list[str]) -> dict[str, str]:
 
 
 def detect_kind(mapping: dict[str, str], headers: list[str] | None = None) -> str:
-    if "hour" in mapping and "first_time" not in mapping and any(k in mapping for k in ("value", "max_value",
-                                                                                       "percentile")):  # fmt: skip
+    if (
+        "hour" in mapping
+        and "first_time" not in mapping
+        and any(k in mapping for k in ("value", "max_value", "percentile"))
+    ):
         return "awr-profile"  # hour of day, no dates: DBA_HIST_SYSMETRIC_SUMMARY grouped by hour
     if "stat_name" in mapping and "value" in mapping:
         return "awr-stat"  # long form: one row per statistic or metric

@@ -20,9 +20,18 @@ from redolab.redo.parsers.delimited import DELIMITERS, field_count, is_skippable
 from redolab.redo.parsers.sqlplus import read_sqlplus, underline_at
 
 FORMATS = (
-    "auto", "csv", "semicolon", "pipe", "tab", "sqlplus", "awr-report", "awr-miner",
-    "db2-snapshot", "db2-archive-listing", "db2logscan",
-)  # fmt: skip
+    "auto",
+    "csv",
+    "semicolon",
+    "pipe",
+    "tab",
+    "sqlplus",
+    "awr-report",
+    "awr-miner",
+    "db2-snapshot",
+    "db2-archive-listing",
+    "db2logscan",
+)
 DB2PD_HADR_HERE = (
     "this is `db2pd -db DBNAME -hadr` output, HADR monitoring, not log history: import it under HADR monitoring "
     "on the environment page (or POST /api/v1/environments/{id}/hadr)"

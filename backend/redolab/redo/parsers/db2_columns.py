@@ -65,8 +65,20 @@ DOCUMENTED = frozenset(
         "LOGEXTRACTIONCURCOMMITREADS",
     }
 )
-TIME_HEADINGS = ("SNAPSHOTTIME", "SNAPSHOTTIMESTAMP", "CAPTURETIME", "CAPTURETIMESTAMP", "TS", "TIMESTAMP",
-                 "CURRENTTIMESTAMP", "SAMPLETIME", "COLLECTED", "COLLECTIONTIME", "TIME", "1")  # fmt: skip
+TIME_HEADINGS = (
+    "SNAPSHOTTIME",
+    "SNAPSHOTTIMESTAMP",
+    "CAPTURETIME",
+    "CAPTURETIMESTAMP",
+    "TS",
+    "TIMESTAMP",
+    "CURRENTTIMESTAMP",
+    "SAMPLETIME",
+    "COLLECTED",
+    "COLLECTIONTIME",
+    "TIME",
+    "1",
+)
 MEMBER_HEADINGS = ("MEMBER", "MEMBERID", "MEMBERNUMBER", "DBPARTITIONNUM")
 MAX_MEMBER = 999  # Db2 member and partition numbers
 SAMPLE_ROWS = 200  # rows looked at to find a column by its values (every row is read and checked later)

@@ -95,8 +95,9 @@ class Counters:
         self.captures = 0
         self.write_time: dict[int, list[float]] = {}  # member -> [milliseconds, flushes] over the intervals kept
 
-    def add(self, line: int, member: int, at: datetime, pages: float, flushes: float | None,
-            write_ms: float | None = None):  # fmt: skip
+    def add(
+        self, line: int, member: int, at: datetime, pages: float, flushes: float | None, write_ms: float | None = None
+    ):
         """The interval since this member's previous capture, or None (the first, or across a reset)."""
 
         self.captures += 1

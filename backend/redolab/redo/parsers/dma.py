@@ -19,9 +19,24 @@ from redolab.redo.parsers import normalise
 # awrhistsysmetrichist, collector 2.0.1 to 2.0.6: DBA_HIST_SYSMETRIC_HISTORY grouped by instance, hour
 # of day and metric; PERCnn are PERCENTILE_CONT(1 - nn/100) WITHIN GROUP (ORDER BY value DESC): PERC95 is the p95
 SYSMETRIC_2_0 = (
-    "PKEY", "DBID", "INSTANCE_NUMBER", "HOUR", "METRIC_NAME", "METRIC_UNIT", "AVG_VALUE", "MODE_VALUE",
-    "MEDIAN_VALUE", "MIN_VALUE", "MAX_VALUE", "SUM_VALUE", "PERC50", "PERC75", "PERC90", "PERC95", "PERC100",
-)  # fmt: skip
+    "PKEY",
+    "DBID",
+    "INSTANCE_NUMBER",
+    "HOUR",
+    "METRIC_NAME",
+    "METRIC_UNIT",
+    "AVG_VALUE",
+    "MODE_VALUE",
+    "MEDIAN_VALUE",
+    "MIN_VALUE",
+    "MAX_VALUE",
+    "SUM_VALUE",
+    "PERC50",
+    "PERC75",
+    "PERC90",
+    "PERC95",
+    "PERC100",
+)
 # (query, collector versions) -> the select expression's column order
 ORDERS: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {
     ("awrhistsysmetrichist", ("2.0.1", "2.0.2", "2.0.3", "2.0.4", "2.0.5", "2.0.6")): SYSMETRIC_2_0,

@@ -210,8 +210,11 @@ def _stream(stream, where: str, number: int, mss: float | None) -> dict:
     """One stream of an interval in redoprobe's form, numbered from 1."""
     stream = _object(stream, where)
     one = {"id": number, "bytes": int(_number(stream.get("bytes", 0), f"{where}.bytes"))}
-    for theirs, ours, maximum in (("rtt", "rtt_us", _MAX_RTT_US), ("rttvar", "rttvar_us", _MAX_RTT_US),
-                                  ("pmtu", "pmtu", MAX_MTU_BYTES)):  # fmt: skip
+    for theirs, ours, maximum in (
+        ("rtt", "rtt_us", _MAX_RTT_US),
+        ("rttvar", "rttvar_us", _MAX_RTT_US),
+        ("pmtu", "pmtu", MAX_MTU_BYTES),
+    ):
         if stream.get(theirs) is not None:  # iperf3 gives round-trip times in µs, as redoprobe
             one[ours] = int(_number(stream[theirs], f"{where}.{theirs}", maximum))
     if stream.get("snd_cwnd") is not None and mss:
