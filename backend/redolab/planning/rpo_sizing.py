@@ -253,8 +253,11 @@ def _outage(pieces: Pieces, rpo_seconds: float, rate: float | None, free: float 
         full, note = None, "unknown: no free space of the archive destination given (redolab plan rpo --archive-free)"
     else:
         full = rpo.fills_after(pieces, free)
-        note = "the worst stretch of the history of that length fills it" if full is not None else (
-            "the whole history generates less than the free space")  # fmt: skip
+        note = (
+            "the worst stretch of the history of that length fills it"
+            if full is not None
+            else ("the whole history generates less than the free space")
+        )
     backlog, catch_up, said = rpo.worst_window(pieces, seconds)[0], None, "no link rate to catch up at"
     if rate is not None:
         backlog, catch_up = rpo.catch_up_seconds(pieces, rate, seconds)
@@ -313,10 +316,18 @@ def size_for_rpo(
         what_if.append(TierResult(name, bits, rpo.at_rate(pieces, payload, rpo_seconds), count, tuple(worst)))
     rate = link.bytes_per_second if link is not None else None
     return RpoSizing(
-        rpo_seconds, rpo.granularity_seconds(pieces), rpo.counted_seconds(pieces), headroom_ratio, efficiency,
-        targets, at_link, link.label if link is not None else "", tuple(what_if), threads,
+        rpo_seconds,
+        rpo.granularity_seconds(pieces),
+        rpo.counted_seconds(pieces),
+        headroom_ratio,
+        efficiency,
+        targets,
+        at_link,
+        link.label if link is not None else "",
+        tuple(what_if),
+        threads,
         _outage(pieces, rpo_seconds, rate, archive_free_bytes, outage_seconds),
-    )  # fmt: skip
+    )
 
 
 _KEPT: dict[tuple, tuple[Requirement, RpoSizing]] = {}  # id(requirement), inputs -> (requirement, sizing)
@@ -351,10 +362,17 @@ def plan_rpo_sizing(
     if pieces is None:
         return None
     sizing = size_for_rpo(
-        pieces, rpo_seconds=goal, headroom_ratio=requirement.headroom_ratio, efficiency=efficiency, link=link,
-        tiers=tiers, zone=facts.time_zone, threads=_thread_streams(requirement, measured, goal),
-        archive_free_bytes=archive_free_bytes, outage_seconds=outage_seconds,
-    )  # fmt: skip
+        pieces,
+        rpo_seconds=goal,
+        headroom_ratio=requirement.headroom_ratio,
+        efficiency=efficiency,
+        link=link,
+        tiers=tiers,
+        zone=facts.time_zone,
+        threads=_thread_streams(requirement, measured, goal),
+        archive_free_bytes=archive_free_bytes,
+        outage_seconds=outage_seconds,
+    )
     if len(_KEPT) >= _KEPT_MAX:
         _KEPT.clear()
     _KEPT[key] = (requirement, sizing)
