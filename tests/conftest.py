@@ -214,6 +214,44 @@ def cheap_password_hashing():
     security._hasher, security._DUMMY_HASH = saved
 
 
+@pytest.fixture(scope="session", autouse=True)
+def routes_analysed_once():
+    """FastAPI (0.165) analyses an included router's routes again for every app, on the first request
+    that passes them: each route's parameters and dependencies become pydantic models, about 1 s of CPU
+    per app for redolab's routes. Every test builds its own app from the same routers, so that analysis
+    was more than half of an API test's CPU (yappi on tests/environments: 33.6 s of 57.9 s). Here a
+    route's analysis under the same inclusion is made once per test process and shared by the apps.
+    Nothing in it depends on the app except dependency_overrides, which no test sets (one that did
+    would see the first app's), and the first app is kept alive by it. `redolab serve` and the CLI, in
+    processes of their own, analyse theirs."""
+    from fastapi import routing
+
+    analyse = routing._EffectiveRouteContext.from_api_route.__func__
+    made: dict[tuple, tuple] = {}
+
+    def from_api_route(cls, *, original_route, include_context):
+        key = (
+            id(original_route),
+            id(include_context.included_router),
+            include_context.prefix,
+            tuple(include_context.tags),
+            tuple((d.dependency, d.use_cache) for d in include_context.dependencies),
+            include_context.include_in_schema,
+            include_context.max_body_size,
+        )
+        found = made.get(key)
+        if found is None or found[0] is not original_route:
+            found = made[key] = (
+                original_route,
+                analyse(cls, original_route=original_route, include_context=include_context),
+            )
+        return found[1]
+
+    routing._EffectiveRouteContext.from_api_route = classmethod(from_api_route)
+    yield analyse  # FastAPI's own, for a test that needs every app to analyse its routes (test_app_freed)
+    routing._EffectiveRouteContext.from_api_route = classmethod(analyse)
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     import os
