@@ -92,3 +92,14 @@ def test_the_cli_gives_the_same_figures_and_takes_another_rpo(api_client, sized,
     assert "Outage budget: " in text.stdout and "Tiers (" in text.stdout
     bad = cli(tmp_path, database_url, "--env", sized.name, "--rpo", "0s")
     assert bad.returncode == 1 and "--rpo" in bad.stderr
+
+
+def test_the_reports_environment_table_names_the_rpo_goal(browser_client, session, sized):
+    unset = make_environment(session, name="no goal", link_bandwidth_bits_per_second=10**9)
+    facts = {}
+    for environment in (sized, unset):
+        response = browser_client.get(f"/environments/{environment.id}/plan/report.json")
+        assert response.status_code == 200
+        facts[environment.name] = {f["name"]: f["value"] for f in response.json()["facts"]}
+    assert facts["SALES rpo"]["RPO goal"] == "30 s"
+    assert facts["no goal"]["RPO goal"].startswith("not set")

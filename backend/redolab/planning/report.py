@@ -204,6 +204,8 @@ def plan_report(*, session, environment, selection: Selection, author: str) -> R
         ("Headroom on peak redo", f"{environment.headroom_percent:g} %"),
         ("Apply overhead", f"{environment.apply_overhead_percent:g} %"),
         ("Instantiation goal", units.format_duration(environment.instantiation_goal_seconds)),
+        ("RPO goal", units.format_duration(environment.rpo_goal_seconds) if environment.rpo_goal_seconds
+         else "not set: the link for the RPO is sized against it"),
         ("Database time zone", environment.time_zone or "UTC"),
     ]  # fmt: skip
     return Report(
