@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -103,3 +104,15 @@ def test_the_reports_environment_table_names_the_rpo_goal(browser_client, sessio
         facts[environment.name] = {f["name"]: f["value"] for f in response.json()["facts"]}
     assert facts["SALES rpo"]["RPO goal"] == "30 s"
     assert facts["no goal"]["RPO goal"].startswith("not set")
+
+
+def test_every_link_inside_the_report_reaches_its_section(browser_client, session, sized):
+    """The answer strip links each question to its section (#report-<key>), risks included when none
+    were found, with history and without."""
+    bare = make_environment(session, name="bare", link_bandwidth_bits_per_second=10**9)
+    for environment in (sized, bare):
+        page = browser_client.get(f"/environments/{environment.id}/plan/report").text
+        targets = set(re.findall(r'href="#([^"]+)"', page))
+        assert "report-risks" in targets
+        missing = targets - set(re.findall(r'id="([^"]+)"', page))
+        assert not missing, f"{environment.name}: links to {sorted(missing)} reach nothing"
