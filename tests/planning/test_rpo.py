@@ -120,6 +120,18 @@ def test_the_outage_budget_at_a_constant_rate():
     assert rpo.catch_up_seconds(pieces, 1e6, 3600)[1] is None  # a link at the redo rate never catches up
 
 
+def test_an_outage_longer_than_the_history_says_so_rather_than_a_catch_up():
+    pieces = as_pieces([(at(0), at(36000), 1e6)])  # 10 h at 1 MB/s
+    link = Capacity(5e6, Source("environment: nominal link rate (not measured)"))
+    efficiency = Efficiency(DEFAULT_EFFICIENCY, "default", False)
+    common = {"rpo_seconds": RPO, "headroom_ratio": 0.3, "efficiency": efficiency, "link": link}
+    inside = size_for_rpo(pieces, outage_seconds=3600, **common).outage
+    assert inside.catch_up_seconds == pytest.approx(3.6e9 / (5e6 - 1e6))  # 900 s
+    longer = size_for_rpo(pieces, outage_seconds=86400, **common).outage
+    assert longer.catch_up_seconds is None
+    assert "longer than the history (10 h" in longer.catch_up_note and "shorter outage" in longer.catch_up_note
+
+
 def test_the_sizing_applies_headroom_and_efficiency_exactly():
     pieces = as_pieces(burst_history())
     efficiency = Efficiency(DEFAULT_EFFICIENCY, "default", False)

@@ -267,6 +267,15 @@ def _outage(pieces: Pieces, rpo_seconds: float, rate: float | None, free: float 
         )
         if catch_up is None:
             said = "does not catch up before the history ends: the link is below the redo that follows"
+    span = float(pieces.bounds[-1] - pieces.bounds[0])
+    if seconds > span:  # the backlog can hold no more than the history generated
+        catch_up, said = (
+            None,
+            (
+                f"the outage ({format_duration(seconds)}) is longer than the history ({format_duration(span)}): "
+                "the backlog counts the whole history only; import a longer history or give a shorter outage"
+            ),
+        )
     return Outage(rpo_seconds, free, full, note, seconds, backlog, rate, catch_up, said)
 
 
