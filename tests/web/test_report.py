@@ -86,7 +86,8 @@ def pdf_tools() -> None:
 
 
 def printed(tmp_path, report: Report) -> tuple:
-    """The PDF of `report`: its pages' text (pdftotext -layout, page by page) and pdfinfo's lines."""
+    """The PDF of `report` (tmp_path / report.pdf): its pages' text (pdftotext -layout, page by page)
+    and pdfinfo's lines."""
     path = tmp_path / "report.pdf"
     path.write_bytes(render_pdf(report_html(report)))
     info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True).stdout
@@ -107,11 +108,40 @@ def squeeze(text: str) -> str:
     return " ".join(text.split())
 
 
-@pytest.mark.parametrize("nominal", [False, True], ids=["measured", "nominal"])
-def test_page_one_carries_every_question_with_its_badge_and_figure(tmp_path, nominal):
+@pytest.fixture(scope="module")
+def a4_printed(tmp_path_factory) -> tuple:
+    """make_report() printed once for the tests that only read it (a Chromium run each costs seconds of
+    CPU): the report, its pages (pdftotext -layout), pdfinfo's lines, and its whole text in reading
+    order (pdftotext without -layout: cells in reading order, not side by side)."""
     pdf_tools()
-    report = make_report(nominal=nominal)
-    pages, _ = printed(tmp_path, report)
+    directory, report = tmp_path_factory.mktemp("a4-report"), make_report()
+    pages, info = printed(directory, report)
+    text = subprocess.run(["pdftotext", str(directory / "report.pdf"), "-"], capture_output=True, text=True).stdout
+    return report, pages, info, text
+
+
+NASTY_AUTHOR, NASTY_TITLE = 'ops "night" \\ team </style><h1>x</h1>\nnext', "Plan: ünïcode ‘SALES’ & co"
+
+
+@pytest.fixture(scope="module")
+def letter_printed(tmp_path_factory) -> tuple:
+    """A report printed with REDOLAB_REPORT_PAPER=letter, its title and author full of what could end a
+    CSS string or the style element: its pages and pdfinfo's lines (one Chromium run for two tests)."""
+    pdf_tools()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("REDOLAB_REPORT_PAPER", "letter")
+        report = make_report(paper=report_paper(), author=NASTY_AUTHOR, title=NASTY_TITLE)
+    return printed(tmp_path_factory.mktemp("letter-report"), report)
+
+
+@pytest.mark.parametrize("nominal", [False, True], ids=["measured", "nominal"])
+def test_page_one_carries_every_question_with_its_badge_and_figure(tmp_path, nominal, request):
+    pdf_tools()
+    if nominal:
+        report = make_report(nominal=nominal)
+        pages, _ = printed(tmp_path, report)
+    else:  # make_report(), printed once for the module
+        report, pages, _, _ = request.getfixturevalue("a4_printed")
     first = pages[0]
     lines = first.splitlines()
     assert len(report.answers) == len(QUESTIONS) == 7
@@ -196,10 +226,8 @@ def test_each_answer_is_its_cards_badge_with_a_figure(runs, link, rtt, size, mod
     assert found[-1].status in ("pass", "warn", "missing") and (found[-1].status == "warn") == bool(plan.risks)
 
 
-def test_every_page_names_document_version_author_date_and_number(tmp_path):
-    pdf_tools()
-    report = make_report()
-    pages, info = printed(tmp_path, report)
+def test_every_page_names_document_version_author_date_and_number(a4_printed):
+    report, pages, info, _ = a4_printed
     assert A4_POINTS in info and len(pages) > 1
     for number, text in enumerate(pages, start=1):
         flat = squeeze(text)
@@ -208,24 +236,19 @@ def test_every_page_names_document_version_author_date_and_number(tmp_path):
         assert "redolab 9.8.7 · alice · 2026-11-25 12:00 UTC" in flat
 
 
-def test_evidence_not_used_is_one_compact_table_at_the_end(tmp_path):
-    pdf_tools()
-    pages, _ = printed(tmp_path, make_report())
-    reading_order = subprocess.run(["pdftotext", str(tmp_path / "report.pdf"), "-"], capture_output=True, text=True)
-    everything = squeeze(reading_order.stdout)  # cells in reading order, not side by side
+def test_evidence_not_used_is_one_compact_table_at_the_end(a4_printed):
+    _, pages, _, reading_order = a4_printed
+    everything = squeeze(reading_order)  # cells in reading order, not side by side
     assert everything.count("tick it to use it anyway") == 1  # said once for the 12 loopback runs
     assert "Evidence not used" in squeeze(pages[-1])
     assert all(f"run #{100 + i}" in everything for i in range(12))
     assert everything.index("Evidence used") < everything.index("Verdicts") < everything.index("Evidence not used")
 
 
-def test_every_verdict_with_its_formula_sources_and_evidence_follows(tmp_path):
+def test_every_verdict_with_its_formula_sources_and_evidence_follows(a4_printed):
     """What the change board checks after page 1: each card's headline, working and sources, and each
     piece of evidence with how it is (or is not) used."""
-    pdf_tools()
-    report = make_report()
-    printed(tmp_path, report)
-    text = subprocess.run(["pdftotext", str(tmp_path / "report.pdf"), "-"], capture_output=True, text=True).stdout
+    report, _, _, text = a4_printed
 
     def solid(words: str) -> str:  # table cells wrap, and pdftotext joins 'single-' + 'stream'
         return "".join(words.split()).replace("-", "")
@@ -239,19 +262,15 @@ def test_every_verdict_with_its_formula_sources_and_evidence_follows(tmp_path):
         assert solid(item.label) in flat and solid(item.note) in flat, item
 
 
-def test_letter_paper_when_asked(tmp_path, monkeypatch):
-    pdf_tools()
-    monkeypatch.setenv("REDOLAB_REPORT_PAPER", "letter")
-    _, info = printed(tmp_path, make_report(paper=report_paper()))
+def test_letter_paper_when_asked(letter_printed):
+    _, info = letter_printed
     assert LETTER_POINTS in info
 
 
-def test_names_in_the_page_margins_are_text(tmp_path):
+def test_names_in_the_page_margins_are_text(letter_printed):
     """A title or author with quotes, backslashes, a newline or '</style>' is printed as typed and
     breaks neither the CSS string nor the style element."""
-    pdf_tools()
-    nasty = 'ops "night" \\ team </style><h1>x</h1>\nnext'
-    pages, _ = printed(tmp_path, make_report(author=nasty, title="Plan: ünïcode ‘SALES’ & co"))
+    pages, _ = letter_printed
     flat = squeeze(pages[1])
     assert "Plan: ünïcode ‘SALES’ & co" in flat and 'ops "night" \\ team </style><h1>x</h1>' in flat
 
@@ -308,6 +327,22 @@ def test_an_unknown_paper_is_refused_by_name():
     with pytest.raises(ReportError, match=r"REDOLAB_REPORT_PAPER is 'A5': set A4 or Letter"):
         report_paper(environ={"REDOLAB_REPORT_PAPER": "A5"})
     assert server_territory({"LANG": "sr_RS@latin"}) == "RS"
+
+
+@pytest.fixture
+def browser():
+    """Headless Chromium through Playwright as tests/conftest.py's `browser` starts it, but for the one
+    test here that uses it: the module-scoped one lived on, idle, until the module's last test (in
+    random order, through the PDF tests after it), its CPU counted when it was reaped at the end."""
+    path = services.chromium_path()
+    if path is None:
+        services.missing("Chromium", "install Debian's chromium package (make test does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, headless=True, args=services.CHROMIUM_ARGS)
+        yield browser
+        browser.close()
 
 
 def test_the_report_reads_on_a_phone(browser):
