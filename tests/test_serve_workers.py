@@ -1,11 +1,15 @@
-"""`redolab serve --workers N`: several web processes on one PostgreSQL database, one setup link,
-one login for all of them; refused on SQLite with what to do instead."""
+"""`redolab serve --workers N`: several web processes on one PostgreSQL database, one setup link
+(which makes one admin however many posts arrive at once, in whichever process), one login for all
+of them; refused on SQLite with what to do instead."""
 
 import time
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 import httpx2 as httpx
 
+from tests.auth.test_races import _at_once, _setup_form
 from tests.conftest import _fresh_postgres_database
 from tests.services import start_redolab
 from tests.test_cli import run
@@ -30,6 +34,13 @@ def _health(client) -> int | None:
         return None
 
 
+def _get_or_none(client, path: str):
+    try:
+        return client.get(path)
+    except httpx.ConnectError:  # the processes are still starting
+        return None
+
+
 def test_several_web_processes_need_postgresql(tmp_path):
     result = run(tmp_path, "serve", "--workers", "2")
     assert result.returncode == 1
@@ -37,6 +48,9 @@ def test_several_web_processes_need_postgresql(tmp_path):
 
 
 def test_two_web_processes_share_the_setup_link_the_login_and_the_data(tmp_path, postgres_server):
+    """Also the race of tests/auth/test_races.py on the setup link shared by the processes: each
+    process of `serve --workers 2` holds the link; only the database can tell them apart (one server
+    started for both: a `serve --workers 2` on a fresh database costs some 20 s of CPU)."""
     url = _fresh_postgres_database(postgres_server)
     server = start_redolab(tmp_path, "--workers", "2", timeout=120, REDOLAB_DATABASE_URL=url)  # a busy machine
     try:
@@ -48,6 +62,17 @@ def test_two_web_processes_share_the_setup_link_the_login_and_the_data(tmp_path,
             token = server.setup_url.split("token=")[1]
             answers = {client.get(f"/setup?token={token}").status_code for _ in range(12)}
             assert answers == {200}, "".join(server.output)  # every process knows the one-time link
+        with ExitStack() as stack:  # the link used at once from six clients: one admin
+            clients = [stack.enter_context(httpx.Client(base_url=server.url, timeout=30)) for _ in range(6)]
+            for client in clients:
+                while (page := _get_or_none(client, f"/setup?token={token}")) is None:
+                    assert time.monotonic() < deadline, "".join(server.output)
+                    time.sleep(0.2)
+                assert page.status_code == 200, "".join(server.output)
+                client.headers.update({"X-CSRFToken": client.cookies["csrftoken"], "Origin": server.url})
+            forms = [{**_setup_form(i), "token": token} for i in range(len(clients))]
+            answers = _at_once([partial(c.post, "/setup", data=f) for c, f in zip(clients, forms, strict=True)])
+        assert sorted(a.status_code for a in answers) == [303] + [404] * 5, [a.text[:200] for a in answers]
         assert (
             run(
                 tmp_path, "user", "create", "alice", stdin="a long enough password\n", REDOLAB_DATABASE_URL=url

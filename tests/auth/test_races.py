@@ -1,8 +1,9 @@
 """Auth under races and reuse (issue 32, item 8): simultaneous requests against one app and one
 database (each sent from a thread of its own, released together by a barrier; the app answers
-them at once in its thread pool), and a real `redolab serve --workers 2` for the setup link shared
-by two processes. One TestClient per test: each client runs its own event loop, and two loops in
-one process would share the audit log's writer limiter, which belongs to one loop.
+them at once in its thread pool); the setup link shared by the two processes of a real `redolab
+serve --workers 2` is raced in tests/test_serve_workers.py, beside what else they share. One
+TestClient per test: each client runs its own event loop, and two loops in one process would share
+the audit log's writer limiter, which belongs to one loop.
 
 - the one-time setup link makes one admin however many posts arrive at once;
 - admins demoting, disabling or deleting each other at once always leave an active admin;
@@ -13,14 +14,11 @@ one process would share the audit log's writer limiter, which belongs to one loo
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
 from functools import partial
 from typing import TypeVar
 
-import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import delete, func, select
@@ -28,9 +26,7 @@ from sqlalchemy import delete, func, select
 from redolab.auth.models import ApiToken, Role, User
 from redolab.auth.service import count_users, start_session
 from redolab.core.security import create_access_token
-from tests.conftest import _fresh_postgres_database
 from tests.factories import PASSWORD, make_user
-from tests.services import start_redolab
 
 T = TypeVar("T")
 ROUNDS = 4  # each race is run this often: a lost race shows within a few (it did before the fix)
@@ -73,33 +69,8 @@ def test_simultaneous_setup_posts_make_one_admin(app, session):
         session.commit()
 
 
-def test_setup_link_shared_by_two_web_processes_makes_one_admin(tmp_path, postgres_server):
-    """Each process of `serve --workers 2` holds the link; only the database can tell them apart."""
-    url = _fresh_postgres_database(postgres_server)
-    server = start_redolab(tmp_path, "--workers", "2", REDOLAB_DATABASE_URL=url)
-    try:
-        token = server.setup_url.split("token=")[1]
-        with ExitStack() as stack:
-            clients = [stack.enter_context(httpx.Client(base_url=server.url, timeout=30)) for _ in range(6)]
-            deadline = time.monotonic() + 120  # every process of a loaded machine up: a wait, not a margin
-            for client in clients:
-                while (page := _get_or_none(client, f"/setup?token={token}")) is None:
-                    assert time.monotonic() < deadline, "".join(server.output)
-                    time.sleep(0.2)
-                assert page.status_code == 200, "".join(server.output)
-                client.headers.update({"X-CSRFToken": client.cookies["csrftoken"], "Origin": server.url})
-            forms = [{**_setup_form(i), "token": token} for i in range(len(clients))]
-            answers = _at_once([partial(c.post, "/setup", data=f) for c, f in zip(clients, forms, strict=True)])
-        assert sorted(a.status_code for a in answers) == [303] + [404] * 5, [a.text[:200] for a in answers]
-    finally:
-        server.stop()
-
-
-def _get_or_none(client, path: str):
-    try:
-        return client.get(path)
-    except httpx.ConnectError:  # the processes are still starting
-        return None
+# The setup link shared by the two web processes of a real `redolab serve --workers 2`, posted at once
+# from six clients, makes one admin: tests/test_serve_workers.py, on the server it starts anyway.
 
 
 ACTIONS = {
