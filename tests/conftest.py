@@ -121,6 +121,7 @@ GROUPS = {
     "tests/lab/test_lab.py": "lab",
     "tests/lab/test_watch_lab.py": "lab",
     "tests/jobs/test_fair_queues_served.py": "fair queues served",
+    "tests/test_cli.py": "cli",  # one schema copy and one `redolab worker` for the module's commands
 }
 # Tests that run while no other worker runs a test: they measure with tight tolerances through the
 # lab's delay line (a process starved by a parallel loopback run distorts RTT and rate, seen failing).

@@ -1,6 +1,15 @@
-"""The `redolab` command, run as a real process."""
+"""The `redolab` command. Most commands run in this process through typer's CliRunner
+(tests/cli_runner.py: the same app, environment, working directory and standard input as the installed
+command; a `redolab` process costs 1-5 s of CPU, mostly imports this process has done already). A
+real process where the process is the point: `--version` (the installed entry point starts),
+`db upgrade` (Alembic's scripts loaded by the command itself), the first `user create` on a new data
+directory with its password piped in, `secret encrypt` reading a pipe, and `redolab worker`, which
+runs what the commands queue and stops on SIGTERM. `redolab serve` runs as a process in the browser
+and served tests (tests/services.py start_redolab); here only its refusals of a production
+configuration, which come before it binds a port."""
 
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -11,28 +20,17 @@ from sqlalchemy.engine import make_url
 from redolab.auth.service import get_user_by_username
 from redolab.core.db import make_engine, make_sessionmaker
 from redolab.core.security import verify_password
+from tests.cli_runner import invoke, run_process
 from tests.conftest import migrated_sqlite
 from tests.factories import make_user
 from tests.services import REDOLAB, redolab_env
-
-
-def run(data_dir, *args, stdin: str | None = None, **env):
-    return subprocess.run(
-        [str(REDOLAB), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=redolab_env(data_dir, **env),
-        cwd=data_dir,
-        timeout=60,
-    )
 
 
 @pytest.fixture(scope="module")
 def schema(tmp_path_factory) -> Path:
     """A SQLite database at the current schema, upgraded as `redolab db upgrade` does it (that command is
     test_db_upgrade_creates_the_schema's): the tests of other commands start from a copy of it rather
-    than from a process of their own for the upgrade (one `redolab` process takes 1.5-3 s)."""
+    than from an upgrade of their own (Alembic's scripts: 1.5 s of CPU in this process, 4 s in a new one)."""
     return Path(make_url(migrated_sqlite(tmp_path_factory)).database)
 
 
@@ -65,13 +63,13 @@ def _user(data_dir, username):
 
 
 def test_version(tmp_path):
-    result = run(tmp_path, "--version")
+    result = run_process(tmp_path, "--version")
     assert result.returncode == 0
     assert result.stdout.strip() == "0.1.0"
 
 
 def test_db_upgrade_creates_the_schema(tmp_path):
-    result = run(tmp_path, "db", "upgrade")
+    result = run_process(tmp_path, "db", "upgrade")
     assert result.returncode == 0, result.stderr
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
     assert {"environments", "hosts", "users"} <= set(inspect(engine).get_table_names())
@@ -79,22 +77,23 @@ def test_db_upgrade_creates_the_schema(tmp_path):
 
 
 def test_user_create_reads_password_from_stdin(tmp_path):
-    result = run(tmp_path, "user", "create", "bob", "--password-stdin", stdin="a long enough pass\n")
+    """The first user as a process on a new data directory (the schema created), the others in this one."""
+    result = run_process(tmp_path, "user", "create", "bob", "--password-stdin", stdin="a long enough pass\n")
     assert result.returncode == 0, result.stderr
     assert "user 'bob' created (admin: the first user is an admin" in result.stdout  # as the setup link
     assert "a long enough pass" not in result.stdout + result.stderr
     user = _user(tmp_path, "bob")
     assert verify_password("a long enough pass", user.password_hash)
-    second = run(tmp_path, "user", "create", "carl", "--role", "viewer", stdin="a long enough pass\n")
+    second = invoke(tmp_path, "user", "create", "carl", "--role", "viewer", stdin="a long enough pass\n")
     assert "user 'carl' created (viewer)" in second.stdout, second.stderr
-    third = run(tmp_path, "user", "create", "dora", stdin="a long enough pass\n")
+    third = invoke(tmp_path, "user", "create", "dora", stdin="a long enough pass\n")
     assert "user 'dora' created (operator)" in third.stdout, third.stderr
-    listing = run(tmp_path, "user", "list")
+    listing = invoke(tmp_path, "user", "list")
     assert listing.stdout.startswith("bob\tadmin\t") and "carl\tviewer\t" in listing.stdout
 
 
 def test_user_create_never_takes_password_from_argv(tmp_path):
-    result = run(tmp_path, "user", "create", "bob", "--password", "secret-in-argv")
+    result = invoke(tmp_path, "user", "create", "bob", "--password", "secret-in-argv")
     assert result.returncode == 2
     assert _user(tmp_path, "bob") is None if (tmp_path / "redolab.db").exists() else True
 
@@ -103,8 +102,9 @@ def test_user_create_never_takes_password_from_argv(tmp_path):
     ("username", "password", "message"),
     [("bob", "short", "at least 12 characters"), ("bad name!", "long enough password", "1 to 64")],
 )
-def test_user_create_refuses_bad_input(tmp_path, username, password, message):
-    result = run(tmp_path, "user", "create", username, stdin=password + "\n")
+def test_user_create_refuses_bad_input(tmp_path, schema, username, password, message):
+    upgraded(tmp_path, schema)  # what the command would create first (test_user_create_reads_password_from_stdin)
+    result = invoke(tmp_path, "user", "create", username, stdin=password + "\n")
     assert result.returncode == 1
     assert message in result.stderr
     assert _user(tmp_path, username) is None
@@ -116,7 +116,7 @@ def test_duplicate_user_refused(tmp_path, schema):
     with make_sessionmaker(engine)() as session:
         make_user(session, "bob")
     engine.dispose()
-    again = run(tmp_path, "user", "create", "bob", stdin="another long password\n")
+    again = invoke(tmp_path, "user", "create", "bob", stdin="another long password\n")
     assert again.returncode == 1
     assert "already exists" in again.stderr
 
@@ -134,68 +134,62 @@ def test_user_lifecycle_commands(tmp_path, schema):
         session.add(UserSession(user_id=bob.id, key_hash="0" * 64))
         session.commit()
     engine.dispose()
-    changed = run(tmp_path, "user", "password", "bob", "--password-stdin", stdin="violet tractor sonnet\n")
+    changed = invoke(tmp_path, "user", "password", "bob", "--password-stdin", stdin="violet tractor sonnet\n")
     assert changed.returncode == 0 and "1 session(s) ended" in changed.stdout, changed.stderr
     assert verify_password("violet tractor sonnet", _user(tmp_path, "bob").password_hash)
-    assert run(tmp_path, "user", "disable", "bob").returncode == 0
+    assert invoke(tmp_path, "user", "disable", "bob").returncode == 0
     assert _user(tmp_path, "bob").disabled_at is not None
-    assert run(tmp_path, "user", "enable", "bob").returncode == 0
+    assert invoke(tmp_path, "user", "enable", "bob").returncode == 0
     assert _user(tmp_path, "bob").disabled_at is None
-    assert "0 session(s) of 'bob' ended" in run(tmp_path, "user", "end-sessions", "bob").stdout
-    last = run(tmp_path, "user", "delete", "root1")
+    assert "0 session(s) of 'bob' ended" in invoke(tmp_path, "user", "end-sessions", "bob").stdout
+    last = invoke(tmp_path, "user", "delete", "root1")
     assert last.returncode == 1 and "last active admin" in last.stderr
-    assert run(tmp_path, "user", "delete", "bob").returncode == 0
+    assert invoke(tmp_path, "user", "delete", "bob").returncode == 0
     assert _user(tmp_path, "bob") is None
-
-
-def test_worker_stops_on_sigterm(tmp_path, schema):
-    import signal
-    import time
-
-    upgraded(tmp_path, schema)
-    process = subprocess.Popen(
-        [str(REDOLAB), "worker"], env=redolab_env(tmp_path), cwd=tmp_path, stdout=subprocess.PIPE, text=True
-    )
-    assert "waiting for jobs" in process.stdout.readline()
-    time.sleep(0.5)
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=15) == 0
 
 
 def test_run_command_refuses_unknown_names(tmp_path, schema):
     upgraded(tmp_path, schema)
-    result = run(tmp_path, "run", "--env", "nope", "--client", "a", "--server", "b")
+    result = invoke(tmp_path, "run", "--env", "nope", "--client", "a", "--server", "b")
     assert result.returncode == 1
     assert "no environment named 'nope'" in result.stderr
 
 
 def test_user_create_refuses_unknown_role(tmp_path):
-    result = run(tmp_path, "user", "create", "bob", "--role", "god", stdin="long enough password\n")
+    result = invoke(tmp_path, "user", "create", "bob", "--role", "god", stdin="long enough password\n")
     assert result.returncode == 1
     assert "--role must be viewer, operator or admin" in result.stderr
 
 
-def test_production_refuses_weak_secret(tmp_path):
-    result = run(tmp_path, "serve", REDOLAB_ENV="production", REDOLAB_SECRET_KEY="changeme")
+@pytest.fixture
+def no_server(monkeypatch):
+    """`redolab serve` in this process must refuse before it serves: were it to get as far as uvicorn,
+    the test fails rather than serving (a process would listen until its timeout)."""
+    monkeypatch.setattr("uvicorn.run", lambda *args, **kwargs: pytest.fail("redolab serve started serving"))
+
+
+def test_production_refuses_weak_secret(tmp_path, no_server):
+    result = invoke(tmp_path, "serve", REDOLAB_ENV="production", REDOLAB_SECRET_KEY="changeme")
     assert result.returncode == 1
     assert "REDOLAB_SECRET_KEY is too weak" in result.stderr
     assert "changeme" not in result.stderr
 
 
-def test_production_requires_secret(tmp_path):
-    result = run(tmp_path, "serve", REDOLAB_ENV="production")
+def test_production_requires_secret(tmp_path, no_server):
+    result = invoke(tmp_path, "serve", REDOLAB_ENV="production")
     assert result.returncode == 1
     assert "REDOLAB_SECRET_KEY is required" in result.stderr
 
 
 def test_secret_encrypt_prints_what_the_mail_sender_decrypts(tmp_path):
     """`redolab secret encrypt` reads the secret from stdin (never argv) and prints the value to set;
-    redolab decrypts it with the same key only to log in (tests/watches/test_notify.py sends with it)."""
+    redolab decrypts it with the same key only to log in (tests/watches/test_notify.py sends with it).
+    The first as a process reading a pipe, the refusal of an empty line in this one."""
     from redolab.core.config import Settings
     from redolab.watches.notify import ENCRYPTED_PREFIX, smtp_password
 
     key = "a secret key for this test only, long enough"
-    result = run(tmp_path, "secret", "encrypt", stdin="smtp-pass-6f1e\n", REDOLAB_SECRET_KEY=key)
+    result = run_process(tmp_path, "secret", "encrypt", stdin="smtp-pass-6f1e\n", REDOLAB_SECRET_KEY=key)
     assert result.returncode == 0, result.stderr
     value = result.stdout.strip()
     assert value.startswith(ENCRYPTED_PREFIX) and "smtp-pass-6f1e" not in value + result.stderr
@@ -203,47 +197,61 @@ def test_secret_encrypt_prints_what_the_mail_sender_decrypts(tmp_path):
     assert smtp_password(settings, key) == "smtp-pass-6f1e"
     with pytest.raises(ValueError, match="cannot be decrypted"):
         smtp_password(settings, "another key, as long as the first one")
-    empty = run(tmp_path, "secret", "encrypt", stdin="\n", REDOLAB_SECRET_KEY=key)
+    empty = invoke(tmp_path, "secret", "encrypt", stdin="\n", REDOLAB_SECRET_KEY=key)
     assert empty.returncode == 1 and "no secret on standard input" in empty.stderr
 
 
-def test_run_command_waits_for_a_worker(tmp_path, schema):
+@pytest.fixture(scope="module")
+def lab_with_worker(tmp_path_factory, schema):
+    """A data directory with "lab one" (lab_one) and a real `redolab worker` on it, shared by the tests
+    that wait for a run or a rehearsal (a worker process takes some 3 s of CPU to start). At the end the
+    worker, waiting for jobs, stops on SIGTERM with exit code 0, or this fixture fails."""
+    data_dir = tmp_path_factory.mktemp("lab")
+    lab_one(data_dir, schema)
+    worker = subprocess.Popen(
+        [str(REDOLAB), "worker"], env=redolab_env(data_dir), cwd=data_dir, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert "waiting for jobs" in worker.stdout.readline()
+        yield data_dir
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=15) == 0, "redolab worker did not stop on SIGTERM with exit code 0"
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        worker.stdout.close()
+
+
+def test_run_command_waits_for_a_worker(lab_with_worker):
     """`redolab run --wait --json` on "This machine" hosts, executed by a real `redolab worker`."""
     import json
 
-    lab_one(tmp_path, schema)
-    worker = subprocess.Popen(
-        [str(REDOLAB), "worker"], env=redolab_env(tmp_path), cwd=tmp_path, stdout=subprocess.DEVNULL
+    result = invoke(
+        lab_with_worker,
+        "run",
+        "--env",
+        "lab one",
+        "--client",
+        "p1",
+        "--server",
+        "s1",
+        "--duration",
+        "1 s",
+        "--interval",
+        "0.5 s",
+        "--conns",
+        "2",
+        "--wait",
+        "--json",
     )
-    try:
-        result = run(
-            tmp_path,
-            "run",
-            "--env",
-            "lab one",
-            "--client",
-            "p1",
-            "--server",
-            "s1",
-            "--duration",
-            "1 s",
-            "--interval",
-            "0.5 s",
-            "--conns",
-            "2",
-            "--wait",
-            "--json",
-        )
-    finally:
-        worker.terminate()
-        worker.wait(timeout=30)
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
     assert record["status"] == "succeeded" and record["conns"] == 2
     assert record["bytes_received"] == record["bytes_sent"] > 0
 
 
-def test_rehearse_command_replays_the_worst_minute_and_reports_the_lag(tmp_path, schema):
+def test_rehearse_command_replays_the_worst_minute_and_reports_the_lag(tmp_path, lab_with_worker):
     """`redolab rehearse --wait --json` after `redolab redo import`: a two-thread per-log history whose
     second thread (512 bytes a log) is too quiet to carry a whole byte at the scale asked, replayed by a real `redolab
     worker` on "This machine" hosts; the queued line says what was left out, and a bad scale is refused
@@ -251,27 +259,19 @@ def test_rehearse_command_replays_the_worst_minute_and_reports_the_lag(tmp_path,
     import json
     from datetime import datetime, timedelta
 
-    lab_one(tmp_path, schema)
     lines, t0 = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"], datetime(2025, 3, 4, 12, 0)
     for thread, blocks in ((1, 2048 * 600), (2, 1)):  # 600 MiB and 512 bytes per 10-minute log
         for n in range(3):
             start, end = t0 + timedelta(minutes=10 * n), t0 + timedelta(minutes=10 * (n + 1))
             lines.append(f"{thread},{100 + n},{start:%Y-%m-%d %H:%M:%S},{end:%Y-%m-%d %H:%M:%S},{blocks},512")
     (tmp_path / "arch.csv").write_text("\n".join(lines) + "\n")
-    imported = run(tmp_path, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv"))
+    imported = invoke(lab_with_worker, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv"))
     assert imported.returncode == 0, imported.stderr
-    refused = run(tmp_path, "rehearse", "--env", "lab one", "--scale", "2000")
+    refused = invoke(lab_with_worker, "rehearse", "--env", "lab one", "--scale", "2000")
     assert refused.returncode == 1 and "scale" in refused.stderr and "1000" in refused.stderr, refused.stderr
-    worker = subprocess.Popen(
-        [str(REDOLAB), "worker"], env=redolab_env(tmp_path), cwd=tmp_path, stdout=subprocess.DEVNULL
-    )
     rehearse = ("rehearse", "--env", "lab one", "--window", "worst-1m", "--scale", "0.005", "--speedup", "30", "--wait")
-    try:
-        shown = run(tmp_path, *rehearse)
-        result = run(tmp_path, *rehearse, "--json")
-    finally:
-        worker.terminate()
-        worker.wait(timeout=30)
+    shown = invoke(lab_with_worker, *rehearse)
+    result = invoke(lab_with_worker, *rehearse, "--json")
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
     assert record["status"] == "succeeded" and record["threads"] == [1] and record["compressed"] is True
@@ -285,19 +285,20 @@ def test_rehearse_command_replays_the_worst_minute_and_reports_the_lag(tmp_path,
 
 def test_rehearse_command_past_the_queue_cap_is_refused_naming_the_cap(tmp_path, schema):
     """With REDOLAB_MAX_QUEUED_PER_USER=1 and no worker, the first rehearsal stays queued and the second is
-    refused by the cap (429): an error line naming the cap and exit 1, not a traceback."""
+    refused by the cap (429): an error line naming the cap and exit 1, not a traceback (in this process an
+    exception the command lets out fails the test: tests/cli_runner.py)."""
     lab_one(tmp_path, schema)
     lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
     lines += [
         f"1,{100 + n},2025-03-04 12:{10 * n:02d}:00,2025-03-04 12:{10 * n + 10:02d}:00,2048,512" for n in range(3)
     ]
     (tmp_path / "arch.csv").write_text("\n".join(lines) + "\n")
-    imported = run(tmp_path, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv"))
+    imported = invoke(tmp_path, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv"))
     assert imported.returncode == 0, imported.stderr
     rehearse = ("rehearse", "--env", "lab one", "--window", "worst-1m")
-    queued = run(tmp_path, *rehearse, REDOLAB_MAX_QUEUED_PER_USER="1")
+    queued = invoke(tmp_path, *rehearse, REDOLAB_MAX_QUEUED_PER_USER="1")
     assert queued.returncode == 0 and "queued" in queued.stdout, queued.stderr
-    refused = run(tmp_path, *rehearse, REDOLAB_MAX_QUEUED_PER_USER="1")
+    refused = invoke(tmp_path, *rehearse, REDOLAB_MAX_QUEUED_PER_USER="1")
     assert refused.returncode == 1, refused.stderr
     assert refused.stderr.startswith("error: You have 1 runs and sweeps queued"), refused.stderr
     assert "REDOLAB_MAX_QUEUED_PER_USER=1" in refused.stderr and "Traceback" not in refused.stderr
@@ -315,7 +316,7 @@ def test_run_command_names_bad_options(tmp_path, schema):
             session=session, environment=environment, host_in=HostCreate(role="primary", name="p", transport="local")
         )
     engine.dispose()
-    result = run(tmp_path, "run", "--env", "e", "--client", "p", "--server", "p", "--message-size", "1 Mb")
+    result = invoke(tmp_path, "run", "--env", "e", "--client", "p", "--server", "p", "--message-size", "1 Mb")
     assert result.returncode == 1
     assert "message_bytes: Message size: '1 Mb' looks like bits" in result.stderr  # the option and the field
 
@@ -328,11 +329,11 @@ def test_import_results_command(tmp_path, schema):
     lab_one(tmp_path, schema)
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
     base = ("import-results", "--env", "lab one", "--client", "p1", "--server", "s1", "--date", "2026-03-04")
-    bad = run(tmp_path, *base, str(data / "oratcptest_async.txt"), str(data / "oratcptest_server.txt"))
+    bad = invoke(tmp_path, *base, str(data / "oratcptest_async.txt"), str(data / "oratcptest_server.txt"))
     assert bad.returncode == 1
     assert "oratcptest_server.txt: this is oratcptest server output" in bad.stderr
     assert "nothing was imported" in bad.stderr
-    good = run(tmp_path, *base, str(data / "oratcptest_two_tests.txt"), str(data / "iperf3_two_streams.json"))
+    good = invoke(tmp_path, *base, str(data / "oratcptest_two_tests.txt"), str(data / "iperf3_two_streams.json"))
     assert good.returncode == 0, good.stderr
     assert "oratcptest from oratcptest_two_tests.txt, 4 connection(s), 195 MiB/s" in good.stdout
     with make_sessionmaker(engine)() as session:

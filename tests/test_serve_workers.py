@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx2 as httpx
 
 from tests.auth.test_races import _at_once, _setup_form
+from tests.cli_runner import run_process as run
 from tests.conftest import _fresh_postgres_database
 from tests.services import start_redolab
-from tests.test_cli import run
 
 
 def _children(pid: int) -> list[int]:

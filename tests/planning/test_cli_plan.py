@@ -1,18 +1,16 @@
-"""`redolab plan bdp|window|instantiation`, run as real processes: the seeds' worked examples."""
+"""`redolab plan bdp|window|instantiation|show`: the seeds' worked examples. The commands run in this
+process (tests/cli_runner.py); the text output runs as a real process, the installed entry point."""
 
 import json
-import subprocess
 
 import pytest
 
-from tests.services import REDOLAB, redolab_env
+from tests.cli_runner import invoke, run_process
+from tests.conftest import migrated
 
 
 def plan(tmp_path, *args):
-    result = subprocess.run(
-        [str(REDOLAB), "plan", *args], capture_output=True, text=True, env=redolab_env(tmp_path), timeout=60
-    )
-    return result
+    return invoke(tmp_path, "plan", *args)
 
 
 def plan_json(tmp_path, *args) -> dict:
@@ -42,7 +40,7 @@ def test_instantiation_seed_000(tmp_path):
 
 
 def test_text_output_carries_units(tmp_path):
-    result = plan(tmp_path, "bdp", "--bandwidth", "10 Gbit/s", "--rtt", "2 ms")
+    result = run_process(tmp_path, "plan", "bdp", "--bandwidth", "10 Gbit/s", "--rtt", "2 ms")
     assert result.returncode == 0, result.stderr
     assert "2,500,000 bytes" in result.stdout and "7,500,000 bytes" in result.stdout
 
@@ -66,10 +64,8 @@ def test_show_on_a_new_database_then_an_unknown_environment(tmp_path):
     result = plan(tmp_path, "show", "--env", "nope")
     assert result.returncode == 1
     assert "no redolab tables yet: run `redolab db upgrade`" in result.stderr
-    upgrade = subprocess.run(
-        [str(REDOLAB), "db", "upgrade"], capture_output=True, text=True, env=redolab_env(tmp_path), timeout=60
-    )
-    assert upgrade.returncode == 0, upgrade.stderr
+    # the schema `redolab db upgrade` creates (tests/test_cli.py runs that command), copied from a template
+    migrated(f"sqlite:///{tmp_path / 'redolab.db'}")
     result = plan(tmp_path, "show", "--env", "nope")
     assert result.returncode == 1
     assert "no environment named 'nope'" in result.stderr

@@ -1,25 +1,20 @@
-"""`redolab redo analyze` and `redolab redo import`, run as real processes."""
+"""`redolab redo analyze` and `redolab redo import`, run in this process (tests/cli_runner.py); an
+error kept off stdout runs as a real process, as a shell sees it."""
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.services import REDOLAB, redolab_env
+from tests.cli_runner import invoke, run_process
+from tests.conftest import migrated
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
 MIB = 1024 * 1024
 
 
-def run(tmp_path, *args):
-    return subprocess.run(
-        [str(REDOLAB), *args], capture_output=True, text=True, env=redolab_env(tmp_path), cwd=tmp_path, timeout=60
-    )
-
-
 def test_analyze_json_has_the_promised_keys(tmp_path):
-    result = run(
+    result = invoke(
         tmp_path,
         "redo",
         "analyze",
@@ -55,14 +50,14 @@ def test_analyze_json_has_the_promised_keys(tmp_path):
 
 
 def test_analyze_text_for_the_seed(tmp_path):
-    result = run(tmp_path, "redo", "analyze", str(FIXTURES / "seed000.csv"))
+    result = invoke(tmp_path, "redo", "analyze", str(FIXTURES / "seed000.csv"))
     assert result.returncode == 0
     assert "thread 2: peak 54.67 MiB/s" in result.stdout
     assert "must carry 71.07 MiB/s" in result.stdout and "Mbit/s" in result.stdout
 
 
 def test_analyze_error_goes_to_stderr(tmp_path):
-    result = run(tmp_path, "redo", "analyze", str(FIXTURES / "bad_date.csv"))
+    result = run_process(tmp_path, "redo", "analyze", str(FIXTURES / "bad_date.csv"))
     assert result.returncode == 1
     assert "line 4, NEXT_TIME: '31-FEB-22 10:30:00' is not a date in DD-MON-YY HH24:MI:SS" in result.stderr
     assert result.stdout == ""
@@ -73,15 +68,15 @@ def test_import_into_an_environment(tmp_path):
     from redolab.environments.schemas import EnvironmentCreate
     from redolab.environments.service import create_environment
 
-    assert run(tmp_path, "db", "upgrade").returncode == 0
-    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    # the schema `redolab db upgrade` creates (tests/test_cli.py runs that command), copied from a template
+    engine = make_engine(migrated(f"sqlite:///{tmp_path / 'redolab.db'}"))
     with make_sessionmaker(engine)() as session:
         create_environment(session=session, env_in=EnvironmentCreate(name="sales"))
     engine.dispose()
-    ok = run(tmp_path, "redo", "import", "--env", "sales", str(FIXTURES / "gv_archived_log.csv"))
+    ok = invoke(tmp_path, "redo", "import", "--env", "sales", str(FIXTURES / "gv_archived_log.csv"))
     assert ok.returncode == 0, ok.stderr
     assert "7 rows read, 3 kept" in ok.stdout
-    again = run(tmp_path, "redo", "import", "--env", "sales", str(FIXTURES / "gv_archived_log.csv"))
+    again = invoke(tmp_path, "redo", "import", "--env", "sales", str(FIXTURES / "gv_archived_log.csv"))
     assert again.returncode == 1 and "already imported" in again.stderr
 
 
@@ -89,7 +84,7 @@ def test_analyze_a_collection_archive_and_a_refusal_named_once(tmp_path):
     from tests.redo.test_collectors import collection, write_zip
 
     archive = write_zip(tmp_path / "dma.zip", collection())
-    result = run(tmp_path, "redo", "analyze", str(archive))
+    result = invoke(tmp_path, "redo", "analyze", str(archive))
     assert result.returncode == 0, result.stderr
     assert "read: dma.zip/dma_output/opdb__archlogs__" in result.stdout
     users = "dma.zip/dma_output/opdb__users__193_4.3.30_dbhost01.log"
@@ -97,6 +92,6 @@ def test_analyze_a_collection_archive_and_a_refusal_named_once(tmp_path):
     assert "1 h periods, 3 of them (the hour in HO)." in result.stdout
     refused = tmp_path / "cpu.csv"
     refused.write_text("HOST,CPU_PCT\nh1,40\n")
-    result = run(tmp_path, "redo", "analyze", str(refused))
+    result = invoke(tmp_path, "redo", "analyze", str(refused))
     assert result.returncode == 1 and result.stderr.count("cpu.csv") == 1
     assert "a table with columns HOST, CPU_PCT" in result.stderr
