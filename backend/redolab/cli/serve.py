@@ -34,16 +34,16 @@ def serve(
     settings = get_settings()
     bind = host or settings.bind
     port = port or settings.port
-    try:
-        application = create_app(settings)
-    except ConfigError as error:
-        fail(str(error))
-    if workers > 1 and application.state.engine.dialect.name != "postgresql":
+    if workers > 1 and _backend(settings.database_url) != "postgresql":  # before the app is built
         fail(
             f"--workers {workers}: several web processes need PostgreSQL (SQLite has one writer, and each "
             "process would take the others' running jobs for orphans). Set REDOLAB_DATABASE_URL="
             "postgresql+psycopg://user:password@host/redolab, or serve with one process."
         )
+    try:
+        application = create_app(settings)
+    except ConfigError as error:
+        fail(str(error))
     upgrade(application.state.engine)  # once, here: the web processes find the schema current
     token = _setup_token(application, bind, port)
     proxies = settings.forwarded_allow_ips.strip()
@@ -104,3 +104,14 @@ def worker() -> None:
     typer.echo(f"redolab worker {job_worker.worker_id}: waiting for jobs (Ctrl-C stops after the current run)")
     asyncio.run(job_worker.run_forever())
     database.dispose()
+
+
+def _backend(url: str) -> str:
+    """The database URL's backend ("sqlite", "postgresql"); "" when it is no URL (create_app says why)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).get_backend_name()
+    except ArgumentError:
+        return ""
