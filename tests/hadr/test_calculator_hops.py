@@ -4,7 +4,6 @@ auxiliary on 10 Mbit/s, 80 ms against the MON_GET_TRANSACTION_LOG fixture (membe
 SUPERASYNC until a run measured on its hop replaces its nominal link."""
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,10 @@ from redolab.environments.schemas_destinations import DestinationCreate, Destina
 from redolab.hadr import service
 from redolab.hadr.hops import hop_calculators
 from redolab.redo import service as redo_service
+from tests.cli_runner import invoke
 from tests.conftest import migrated_sqlite
 from tests.factories import make_environment, make_host
 from tests.planning.test_plan_service import stored_run
-from tests.services import REDOLAB, redolab_env
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"
 MIB = 1024 * 1024
@@ -127,12 +126,11 @@ def test_the_api_the_page_and_the_cli_show_one_calculator_per_standby(
     )
     assert worst in page
     # `redolab plan hadr` says the same: the API's document, and each hop's verdict first in text
-    command = [str(REDOLAB), "plan", "hadr", "--env", environment.name]
-    run_env = {**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url}
-    printed = subprocess.run([*command, "--json"], capture_output=True, text=True, env=run_env, timeout=60)
+    command = ["plan", "hadr", "--env", environment.name]
+    printed = invoke(tmp_path, *command, "--json", REDOLAB_DATABASE_URL=database_url)
     assert printed.returncode == 0, printed.stderr
     assert json.loads(printed.stdout)["destinations"] == body["destinations"]
-    text = subprocess.run(command, capture_output=True, text=True, env=run_env, timeout=60)
+    text = invoke(tmp_path, *command, REDOLAB_DATABASE_URL=database_url)
     assert text.returncode == 0, text.stderr
     assert text.stdout.startswith("standby (principal, NEARSYNC): standby keeps up")
     assert "dr (auxiliary, SUPERASYNC): dr cannot keep up" in text.stdout

@@ -2,18 +2,17 @@
 redoprobe on "This machine", the calculator's JSON, page and `redolab plan hadr`."""
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from redolab.environments.models import Host
 from redolab.redo import service as redo_service
+from tests.cli_runner import invoke
 from tests.conftest import migrated_sqlite
 from tests.execution import execute_next
 from tests.factories import make_environment, make_host
 from tests.planning.test_plan_service import stored_run
-from tests.services import REDOLAB, redolab_env
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"
 MIB = 1024 * 1024
@@ -145,13 +144,7 @@ def test_calculator_names_what_is_missing_then_shows_every_mode(
     assert body["hadr_syncmode"]["value"] in ("SYNC", "NEARSYNC", "ASYNC", "SUPERASYNC")
     page = browser_client.get(f"/environments/{environment.id}").text
     assert 'id="hadr-calculator"' in page and "HADR_SYNCMODE" in page and "Member 0" in page
-    result = subprocess.run(
-        [str(REDOLAB), "plan", "hadr", "--env", environment.name, "--json"],
-        capture_output=True,
-        text=True,
-        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
-        timeout=60,
-    )
+    result = invoke(tmp_path, "plan", "hadr", "--env", environment.name, "--json", REDOLAB_DATABASE_URL=database_url)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["intervals"] == body["intervals"]
     # the settings in Db2 terms, and the SYNC commit card from the standby's disk test (no SYNC run)

@@ -3,7 +3,6 @@ API, the environment page and `redolab plan show`."""
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,9 @@ from redolab.redo import service as redo_service
 from redolab.runs.models import RunStatus
 from redolab.runs.parsers.redoprobe import run_metrics
 from redolab.runs.service import run_lines
+from tests.cli_runner import invoke
 from tests.execution import captured_lines, execute_captured, execute_next, reload, request_run, write_captured
 from tests.factories import make_environment, make_host
-from tests.services import REDOLAB, redolab_env
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
 
@@ -188,12 +187,15 @@ def test_plan_api_page_and_cli_agree(session, measured, api_client, browser_clie
     assert f"RECV_BUF_SIZE={socket_buffer}" in page.text
     assert "never behind" in page.text and 'id="lag-chart"' not in page.text  # loopback outruns every log
 
-    result = subprocess.run(
-        [str(REDOLAB), "plan", "show", "--env", environment.name, "--json", *[f"--run={r.id}" for r in runs]],
-        capture_output=True,
-        text=True,
-        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
-        timeout=60,
+    result = invoke(
+        tmp_path,
+        "plan",
+        "show",
+        "--env",
+        environment.name,
+        "--json",
+        *[f"--run={r.id}" for r in runs],
+        REDOLAB_DATABASE_URL=database_url,
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["cards"]["buffers"]["values"]["socket_buffer_bytes"] == socket_buffer
@@ -263,25 +265,13 @@ def test_the_seeds_worked_examples_on_the_page(session, browser_client, tmp_path
     assert "58,672 bytes" in page  # seed 001: the single stream's window
     # seed 000: "the highest rate was about 52MB/s ... the maximum rate plus 30%": thread 2's 54.67 MiB/s log
     assert "54.67 MiB/s" in page and "71.07 MiB/s" in page
-    result = subprocess.run(
-        [str(REDOLAB), "plan", "show", "--env", environment.name, "--json"],
-        capture_output=True,
-        text=True,
-        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
-        timeout=60,
-    )
+    result = invoke(tmp_path, "plan", "show", "--env", environment.name, "--json", REDOLAB_DATABASE_URL=database_url)
     assert result.returncode == 0, result.stderr
     body = json.loads(result.stdout)
     assert body["requirement"]["summed"]["required_bytes_per_second"] == pytest.approx(54.672887 * 1.3 * mib, rel=1e-6)
     assert body["cards"]["instantiation"]["values"]["copy_seconds"] == pytest.approx(100 * 1024**4 / (600 * mib))
     assert body["cards"]["buffers"]["values"]["measured_window_bytes"] == 58_672
-    text = subprocess.run(
-        [str(REDOLAB), "plan", "show", "--env", environment.name],
-        capture_output=True,
-        text=True,
-        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
-        timeout=60,
-    ).stdout
+    text = invoke(tmp_path, "plan", "show", "--env", environment.name, REDOLAB_DATABASE_URL=database_url).stdout
     assert "all threads: 71.07 MiB/s (peak 54.67 MiB/s; " in text and "per-log rate from import #" in text
     assert "[x] import #" in text and "seed000.csv" in text
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 
 import pytest
 
 from redolab.planning import rpo
 from redolab.planning.rpo_sizing import summed_pieces
 from redolab.redo.analysis import stored_analysis
+from tests.cli_runner import invoke
 from tests.factories import make_environment
 from tests.planning.test_stored import _import
-from tests.services import REDOLAB, redolab_env
 
 TARGET_KEYS = {"share_of_time", "bytes_per_second", "with_headroom_bytes_per_second", "bits_per_second"}
 TIER_KEYS = {"name", "bits_per_second", "share_of_time_within_rpo", "worst_lag_seconds", "days_with_violations"}
@@ -65,13 +64,7 @@ def test_without_an_rpo_goal_there_is_no_sizing_and_the_card_says_what_to_set(ap
 
 
 def cli(tmp_path, database_url, *args):
-    return subprocess.run(
-        [str(REDOLAB), "plan", "rpo", *args],
-        capture_output=True,
-        text=True,
-        env={**redolab_env(tmp_path), "REDOLAB_DATABASE_URL": database_url},
-        timeout=120,
-    )
+    return invoke(tmp_path, "plan", "rpo", *args, REDOLAB_DATABASE_URL=database_url)
 
 
 def test_the_cli_gives_the_same_figures_and_takes_another_rpo(api_client, sized, tmp_path, database_url):
