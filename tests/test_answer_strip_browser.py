@@ -1,26 +1,29 @@
 """The answer first (issue 55, item 5), in a real browser (headless Chromium): on the environment page the
 answer strip's badges are inside the first screen at 1440x900 and at 390x844, each visible, each row
-linking to its card, and axe finds nothing serious. One server and one environment serve both viewports."""
+linking to its card, and axe finds nothing serious. One environment serves both viewports."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests import test_browser
-from tests.test_browser import axe_violations, create_first_user, screenshot, server_screenshot_dir
+from tests.test_browser import axe_violations, screenshot, server_screenshot_dir
 from tests.test_rehearsal_browser import import_history
 
 pytestmark = pytest.mark.browser
-server, page = test_browser.server, test_browser.page  # fixtures, found by name (browser: tests/conftest.py)
+# fixtures, found by name (browser: tests/conftest.py): the shared `redolab serve`, its first user logged in
+shared_server, admin_context = test_browser.shared_server, test_browser.admin_context
+admin_page = test_browser.admin_page
 
 VIEWPORTS = {"desktop": (1440, 900), "phone": (390, 844)}
 QUESTIONS = 5  # keep up, instantiation, lag at risk, SYNC cost, rehearsal
 
 
-def test_the_answer_strips_badges_are_on_the_first_screen(server, page):
+def test_the_answer_strips_badges_are_on_the_first_screen(admin_page):
     from playwright.sync_api import expect
 
-    create_first_user(page, server)
+    page = admin_page  # logged in as the shared server's first user
+
     page.click("text=New environment")
     page.fill("#f-name", "SALES prod → DR, Frankfurt to Dublin")  # a name that wraps on a phone
     page.fill("#f-database_size_bytes", "2 TiB")

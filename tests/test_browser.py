@@ -40,6 +40,14 @@ def page(browser):
     a style, an eval): the policy must allow every part of the UI the tests drive."""
     context = browser.new_context()
     page = context.new_page()
+    blocked = watched(page)
+    yield page
+    context.close()
+    assert blocked == [], blocked
+
+
+def watched(page) -> list[str]:
+    """The page's timeouts, and the list its Content-Security-Policy reports go to (empty at the end)."""
     # Waits for a mark, not margins: a mark that never comes still fails, after 30 s. expect()'s own 5 s
     # ran out on CI's loaded 2 cores while an htmx swap of a preview the server had answered 200 was
     # still on its way (test_redo_paste_box_and_collection_archive, twice), and a click's 10 s while a
@@ -48,10 +56,62 @@ def page(browser):
     from playwright.sync_api import expect
 
     expect.set_options(timeout=30_000)
-    blocked = []
+    blocked: list[str] = []
     page.on("console", lambda message: "Content Security Policy" in message.text and blocked.append(message.text))
-    yield page
+    return blocked
+
+
+# The browser tests that are not about start-up, the first user or logging in and out (those take
+# `server` and `page`) share one `redolab serve` per test process and its first user's login: each
+# test makes environments of names of its own. A server's start and its first user cost some 5 CPU-s,
+# a new browser context per test downloads and compiles plotly.js (4.8 MB) again. Stopped when pytest ends.
+_shared: dict = {}
+
+
+@pytest.fixture(scope="module")
+def shared_server(request, tmp_path_factory):
+    """The test process's shared `redolab serve`; `data_dir` is its REDOLAB_DATA_DIR (its database, and
+    probe-writes/, where "This machine" may write)."""
+    if "server" not in _shared:
+        data_dir = tmp_path_factory.mktemp("shared-serve")
+        server = services.start_redolab(data_dir, timeout=STARTUP_SECONDS)
+        request.config.add_cleanup(server.stop)
+        server.data_dir = data_dir
+        _shared["server"] = server
+    server = _shared["server"]
+    assert server.process.poll() is None, "the shared redolab serve ended:\n" + "".join(server.output)
+    return server
+
+
+@pytest.fixture(scope="module")
+def admin_context(browser, shared_server):
+    """A browser context logged in as the shared server's first user (made once through its setup link),
+    one per module: the pages of its tests share its cache (plotly.js, htmx, app.js)."""
+    from playwright.sync_api import expect
+
+    if "state" not in _shared:
+        context = browser.new_context()
+        page = context.new_page()
+        create_first_user(page, shared_server)
+        expect(page.locator("h1")).to_have_text("Environments")
+        _shared["state"] = context.storage_state()
+        context.close()
+    context = browser.new_context(storage_state=_shared["state"])
+    yield context
     context.close()
+
+
+@pytest.fixture
+def admin_page(admin_context, shared_server):
+    """A page of `admin_context` on the Environments list, with `page`'s Content-Security-Policy check."""
+    from playwright.sync_api import expect
+
+    page = admin_context.new_page()
+    blocked = watched(page)
+    page.goto(shared_server.url + "/environments")
+    expect(page.locator("h1")).to_have_text("Environments")
+    yield page
+    page.close()
     assert blocked == [], blocked
 
 
@@ -253,11 +313,11 @@ def test_login_page_and_logout(server, page, tmp_path):
     expect(page).to_have_url(server.url + "/login")
 
 
-def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path):
+def test_run_on_this_machine_fills_live_chart_and_summary(admin_page):
     """A new user's first experiment: two "This machine" hosts, Run, the chart fills live."""
+    page = admin_page  # logged in as the shared server's first user
     from playwright.sync_api import expect
 
-    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "loopback")
     page.click("text=Create environment")
@@ -303,18 +363,18 @@ def test_run_on_this_machine_fills_live_chart_and_summary(server, page, tmp_path
     expect(page.locator("#settings")).to_contain_text("tcp_rmem")
     screenshot(page, path=str(server_screenshot_dir() / "run-done.png"), full_page=True)
     page.goto(page.url.rsplit("/runs/", 1)[0].replace("/runs", "") + "/environments")
-    page.click("text=loopback")
+    page.locator("#environments").get_by_role("link", name="loopback", exact=True).click()  # other tests' too
     expect(page.locator("#runs-table")).to_contain_text("succeeded")
     expect(page.locator("#runs-table")).to_contain_text("MiB/s")
 
 
-def test_redo_upload_preview_import_and_chart(server, page):
+def test_redo_upload_preview_import_and_chart(admin_page):
     """Upload the seed's SQL*Plus output, see the preview, import, see the numbers and the chart."""
+    page = admin_page  # logged in as the shared server's first user
     from pathlib import Path
 
     from playwright.sync_api import expect
 
-    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "redo env")
     page.click("text=Create environment")
@@ -336,16 +396,16 @@ def test_redo_upload_preview_import_and_chart(server, page):
     screenshot(page, path=str(server_screenshot_dir() / "redo.png"), full_page=True)
 
 
-def test_redo_paste_box_and_collection_archive(server, page, tmp_path):
+def test_redo_paste_box_and_collection_archive(admin_page, tmp_path):
     """Paste SQL*Plus output into the box and preview it; then a DMA collection zip: its members are
     named, the ignored columns and the hour periods stated, and it imports as one."""
+    page = admin_page  # logged in as the shared server's first user
     from pathlib import Path
 
     from playwright.sync_api import expect
 
     from tests.redo.test_collectors import collection, write_zip
 
-    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "collector env")
     page.click("text=Create environment")
@@ -372,13 +432,13 @@ def test_redo_paste_box_and_collection_archive(server, page, tmp_path):
     expect(page.locator("#redo-imports")).to_contain_text("mixed")
 
 
-def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_path):
+def test_plan_cards_from_an_import_and_runs_on_this_machine(shared_server, admin_page):
     """Redo history plus an ASYNC and a SYNC-with-write run: every plan card has its numbers."""
+    server, page = shared_server, admin_page  # logged in as the shared server's first user
     from pathlib import Path
 
     from playwright.sync_api import expect
 
-    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "plan env")
     page.fill("#f-database_size_bytes", "2 TiB")
@@ -395,7 +455,7 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_pa
     expect(page.locator("#redo-numbers")).to_be_visible(timeout=15_000)
     env_url = page.url.split("#")[0]
 
-    write_dir = tmp_path / "probe-writes" / "standby-redo"  # under REDOLAB_LOCAL_WRITE_ROOT's default
+    write_dir = server.data_dir / "probe-writes" / "plan-standby-redo"  # under REDOLAB_LOCAL_WRITE_ROOT's default
     write_dir.mkdir(parents=True)
     # the ASYNC stream is paced to 6 Mbit/s (0.72 MiB/s), below thread 1's 1 MiB/s log: it falls behind
     for mode, label in (("async", "paced stream"), ("sync", "sync write")):
@@ -449,12 +509,12 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(server, page, tmp_pa
     expect(page.locator("#plan-commit")).to_be_visible()
 
 
-def test_connection_sweep_on_this_machine_marks_the_plateau(server, page):
+def test_connection_sweep_on_this_machine_marks_the_plateau(admin_page):
     """Seed 000's connection ladder from the browser: progress while it runs, then the chart with
     the plateau marked (paced to 200 Mbit/s, so more connections cannot add throughput)."""
+    page = admin_page  # logged in as the shared server's first user
     from playwright.sync_api import expect
 
-    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "sweeps")
     page.click("text=Create environment")
@@ -487,11 +547,12 @@ def test_connection_sweep_on_this_machine_marks_the_plateau(server, page):
     assert marks_on_screen(page, ".compare-chart") >= 4
 
 
-def test_import_oratcptest_and_iperf3_results(server, page, tmp_path):
+def test_import_oratcptest_and_iperf3_results(admin_page, tmp_path):
     """Results a team already has, uploaded from the Experiments section: an error shows beside the
     field that would fix it (the date, the message size of output trimmed of its "Message payload"
     line) and the chosen files stay chosen; a bad file is refused with its line, then two good files
     give three runs marked as imported, each with its chart."""
+    page = admin_page  # logged in as the shared server's first user
     from playwright.sync_api import expect
 
     data = Path(__file__).parent / "runs" / "data"
@@ -503,7 +564,6 @@ def test_import_oratcptest_and_iperf3_results(server, page, tmp_path):
             if "Message payload" not in line
         )
     )
-    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "imports")
     page.click("text=Create environment")
@@ -544,10 +604,11 @@ def test_import_oratcptest_and_iperf3_results(server, page, tmp_path):
     screenshot(page, path=str(server_screenshot_dir() / "imported-run.png"), full_page=True)
 
 
-def test_a_long_evidence_list_loads_when_opened_and_follows_another_process(server, page, tmp_path):
+def test_a_long_evidence_list_loads_when_opened_and_follows_another_process(shared_server, admin_page):
     """Runs stored by another process (this test's own engine on the server's database): the plan
     counts them, the folded evidence list loads its rows when opened (and before printing), a tag
     added elsewhere shows on the next load, and a ticked run is used."""
+    server, page = shared_server, admin_page  # logged in as the shared server's first user
     from playwright.sync_api import expect
     from sqlalchemy import select
 
@@ -557,14 +618,13 @@ def test_a_long_evidence_list_loads_when_opened_and_follows_another_process(serv
     from redolab.web.planning import EVIDENCE_INLINE
     from tests.factories import make_measured_run
 
-    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "long list")
     page.click("text=Create environment")
     add_this_machine_hosts(page)
     environment_url = page.url.split("#")[0]
     count = EVIDENCE_INLINE + 5
-    engine = make_engine(f"sqlite:///{tmp_path}/redolab.db")
+    engine = make_engine(f"sqlite:///{server.data_dir}/redolab.db")
     sessions = make_sessionmaker(engine)
     with sessions() as session:
         environment = session.scalar(select(Environment).where(Environment.name == "long list"))
@@ -592,18 +652,18 @@ def test_a_long_evidence_list_loads_when_opened_and_follows_another_process(serv
     engine.dispose()
 
 
-def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
+def test_change_board_scenario_plan_agrees_with_itself(admin_page, tmp_path):
     """Seed 000's archived logs, a SYSMETRIC export, two imported oratcptest runs (seed 000's single
     stream, a two-connection test) and a loopback run: the plan has no contradiction, all threads need
     at least the largest thread, the loopback run is shown as "not the link" and not used, and the PDF
     report (pdftotext) carries every verdict and every source."""
+    page = admin_page  # logged in as the shared server's first user
     import subprocess
 
     from playwright.sync_api import expect
 
     fixtures = Path(__file__).parent / "fixtures" / "redo"
     data = Path(__file__).parent / "runs" / "data"
-    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "change board")
     page.fill("#f-link_rtt_seconds", "25 ms")
@@ -649,6 +709,7 @@ def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
     page.fill("#r-conns", "1")
     page.fill("#r-duration_seconds", "2 s")
     page.fill("#r-interval_seconds", "1 s")
+    page.fill("#r-rate_bits_per_second", "200 Mbit/s")  # light on the CPU; only "not the link" is judged
     page.fill("#r-label", "loopback check")
     page.click("#run-button")
     expect(page.locator("#run-status")).to_have_text("succeeded", timeout=45_000)
@@ -665,7 +726,11 @@ def test_change_board_scenario_plan_agrees_with_itself(server, page, tmp_path):
     # all threads together: seed 000's highest log (thread 2, 54.67 MiB/s) + 30 %, never the SYSMETRIC average
     expect(page.locator("#plan-summed")).to_contain_text("71.07 MiB/s")
     expect(page.locator("#plan-requirement tr[data-thread='2']")).to_contain_text("71.07 MiB/s")
-    expect(page.locator("#plan-requirement tr[data-thread='1']")).to_contain_text("per-log rate from import #1")
+    # seed000.csv's import, its first here (#1 on a server of its own; other tests' imports share the numbers)
+    seed_import = page.locator("#redo-imports tbody tr", has_text="seed000.csv").locator("td").first.inner_text()
+    assert seed_import.startswith("#"), seed_import
+    thread_1 = page.locator("#plan-requirement tr[data-thread='1']")
+    expect(thread_1).to_contain_text(f"per-log rate from import {seed_import}")
     loopback = page.locator("#plan-evidence tr", has_text="loopback check")
     expect(loopback).to_contain_text("not the link")
     expect(loopback.locator("input[type=checkbox]")).not_to_be_checked()
@@ -748,15 +813,15 @@ def drawn(page, selector: str, points: int = 2, timeout: float = 10_000) -> None
     assert "WebGL is not supported" not in (page.locator(selector).text_content() or "")
 
 
-def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, page, tmp_path):
+def test_db2_hadr_environment_history_captures_sync_run_and_calculator(shared_server, admin_page):
     """A Db2 team's session: a Db2 HADR environment, a MON_GET_TRANSACTION_LOG upload, a db2pd capture
     upload, a SYNC run with a write directory on "This machine", then the calculator table."""
+    server, page = shared_server, admin_page  # logged in as the shared server's first user
     from pathlib import Path
 
     from playwright.sync_api import expect
 
     fixtures = Path(__file__).parent / "fixtures" / "db2"
-    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "db2 env")
     page.select_option("#f-platform", "hadr")
@@ -784,7 +849,7 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(server, p
     expect(page.locator("#hadr-flags")).to_contain_text("slow replay on the standby")
     drawn(page, "#hadr-monitoring-chart")
 
-    write_dir = tmp_path / "probe-writes" / "standby-log"  # under REDOLAB_LOCAL_WRITE_ROOT's default
+    write_dir = server.data_dir / "probe-writes" / "db2-standby-log"  # under REDOLAB_LOCAL_WRITE_ROOT's default
     write_dir.mkdir(parents=True)
     open_panel(page, "run-panel")
     expect(page.locator("#r-message_bytes")).to_have_value("16 pages")  # simhadr's default flush
@@ -857,6 +922,7 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     page.fill("#s-duration_seconds", "0.5 s")
     page.fill("#s-interval_seconds", "0.25 s")
     page.fill("#s-conns_max", "2")
+    page.fill("#s-rate_bits_per_second", "200 Mbit/s")  # light on the CPU: its page is what is looked at
     page.fill("#s-label", "a short ladder")
     page.click("#sweep-button")
     expect(page.locator("h1")).to_contain_text("a short ladder")
@@ -865,6 +931,7 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     open_panel(page, "run-panel")
     page.fill("#r-duration_seconds", "1 s")
     page.fill("#r-interval_seconds", "0.5 s")
+    page.fill("#r-rate_bits_per_second", "200 Mbit/s")
     page.fill("#r-repeat_every", "1 h")
     until = datetime.now(UTC) + timedelta(days=30)  # at most a year ahead
     page.fill("#r-repeat_until", until.strftime("%Y-%m-%dT%H:%M"))
@@ -971,12 +1038,12 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
         assert axe_violations(page) == [], f"login at {width} px"
 
 
-def test_a_watch_checks_the_link_and_draws_its_state(server, page):
+def test_a_watch_checks_the_link_and_draws_its_state(admin_page):
     """A watch from the environment page: its first check runs at once through the worker, the watch
     page turns OK by itself and draws the check against the requirement on the state's band."""
+    page = admin_page  # logged in as the shared server's first user
     from playwright.sync_api import expect
 
-    create_first_user(page, server)
     page.click("text=New environment")
     page.fill("#f-name", "watched")
     page.click("text=Create environment")

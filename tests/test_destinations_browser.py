@@ -14,7 +14,6 @@ from tests import test_browser
 from tests.margins import measured_within
 from tests.test_browser import (
     add_this_machine_hosts,
-    create_first_user,
     fill_kept,
     open_panel,
     screenshot,
@@ -22,7 +21,9 @@ from tests.test_browser import (
 )
 
 pytestmark = pytest.mark.browser
-server, page = test_browser.server, test_browser.page  # fixtures, found by name (browser: tests/conftest.py)
+# fixtures, found by name (browser: tests/conftest.py): the shared `redolab serve`, its first user logged in
+shared_server, admin_context = test_browser.shared_server, test_browser.admin_context
+admin_page = test_browser.admin_page
 
 FIXTURE = Path(__file__).parent / "fixtures" / "redo" / "gv_archived_log.csv"
 
@@ -35,8 +36,10 @@ def run_on_this_machine(page, env_url: str, client: str, server_host: str, label
     open_panel(page, "run-panel")
     page.select_option("#r-client_host_id", label=client)
     page.select_option("#r-server_host_id", label=server_host)
+    # paced (light on the CPU): only its success counts, the plan leaves loopback runs out
     for selector, value in (("#r-conns", "1"), ("#r-message_bytes", "64 KiB"), ("#r-duration_seconds", "2 s"),
-                            ("#r-interval_seconds", "1 s"), ("#r-label", label)):  # fmt: skip
+                            ("#r-interval_seconds", "1 s"), ("#r-rate_bits_per_second", "200 Mbit/s"),
+                            ("#r-label", label)):  # fmt: skip
         fill_kept(page, selector, value)
     page.click("#run-button")
     expect(page.locator("h1")).to_contain_text(label)
@@ -91,10 +94,11 @@ def mib_per_second(text: str) -> float:
     return float(found.group(1).replace(",", ""))
 
 
-def test_two_destinations_a_run_on_each_hop_and_the_shared_link_verdict(server, page):
+def test_two_destinations_a_run_on_each_hop_and_the_shared_link_verdict(admin_page):
     from playwright.sync_api import expect
 
-    create_first_user(page, server)
+    page = admin_page  # logged in as the shared server's first user
+
     page.click("text=New environment")
     page.fill("#f-name", "two destinations")
     # the first destination ("standby") mirrors the environment's nominal link

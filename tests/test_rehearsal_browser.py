@@ -12,7 +12,6 @@ from tests import test_browser
 from tests.test_browser import (
     add_this_machine_hosts,
     axe_violations,
-    create_first_user,
     drawn,
     open_panel,
     screenshot,
@@ -20,7 +19,9 @@ from tests.test_browser import (
 )
 
 pytestmark = pytest.mark.browser
-server, page = test_browser.server, test_browser.page  # fixtures, found by name (browser: tests/conftest.py)
+# fixtures, found by name (browser: tests/conftest.py): the shared `redolab serve`, its first user logged in
+shared_server, admin_context = test_browser.shared_server, test_browser.admin_context
+admin_page = test_browser.admin_page
 
 HISTORY = Path(__file__).parent / "fixtures" / "redo" / "gv_archived_log.csv"  # 08:00 to 08:20, two threads
 
@@ -49,10 +50,11 @@ def drag_across(page, selector: str, start: float, end: float) -> None:
     page.mouse.up()
 
 
-def test_rehearse_a_window_dragged_on_the_history_chart(server, page):
+def test_rehearse_a_window_dragged_on_the_history_chart(admin_page):
     from playwright.sync_api import expect
 
-    create_first_user(page, server)
+    page = admin_page  # logged in as the shared server's first user
+
     page.click("text=New environment")
     page.fill("#f-name", "rehearsal env")
     page.click("text=Create environment")

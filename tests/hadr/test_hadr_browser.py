@@ -3,22 +3,23 @@ own time axis, under the production security policy (the browser fixtures of tes
 
 from pathlib import Path
 
-from tests.test_browser import create_first_user, drawn, page, server  # noqa: F401
+from tests.test_browser import admin_context, admin_page, drawn, shared_server  # noqa: F401 (fixtures)
 
 
-def test_two_databases_months_apart_are_drawn_with_their_times(server, page, tmp_path):  # noqa: F811
+def test_two_databases_months_apart_are_drawn_with_their_times(admin_page):  # noqa: F811
     from playwright.sync_api import expect
 
+    page = admin_page  # logged in as the shared server's first user (tests/test_browser.py)
+
     fixtures = Path(__file__).parents[1] / "fixtures" / "db2"
-    create_first_user(page, server)
     page.click("text=New environment")
-    page.fill("#f-name", "db2 env")
+    page.fill("#f-name", "db2 months apart")
     page.select_option("#f-platform", "hadr")
     page.select_option("#f-protection_mode", "")
     page.select_option("#f-transport_mode", "NEARSYNC")
     page.fill("#f-link_rtt_seconds", "1 ms")
     page.click("text=Create environment")
-    expect(page.locator("h1")).to_have_text("db2 env")
+    expect(page.locator("h1")).to_have_text("db2 months apart")
     page.set_input_files("#hadr-file", str(fixtures / "db2pd_hadr_111_both_sides.txt"))
     page.click("#hadr-upload-button")
     expect(page.locator("#hadr-numbers")).to_contain_text("8 MiB", timeout=15_000)
