@@ -175,9 +175,10 @@ def start_redolab(data_dir: Path, *options: str, timeout: float = 30.0, **env: s
             output.append(line)
             if "Uvicorn running" in line:
                 ready.set()
+        ready.set()  # the output ended: the process did, and waiting on would wait out the timeout
 
     threading.Thread(target=pump, daemon=True).start()
-    if not ready.wait(timeout):
+    if not ready.wait(timeout) or not any("Uvicorn running" in line for line in output):
         process.kill()
         raise RuntimeError("redolab serve did not start:\n" + "".join(output))
     setup = next((line.strip() for line in output if "/setup?token=" in line), None)
