@@ -404,9 +404,10 @@ def secret_key(app) -> str:
 @pytest.fixture(scope="module")
 def browser():
     """Headless Debian Chromium driven by Playwright, one per test module (a test gets a fresh context,
-    or its module's logged-in one on the shared server: tests/test_browser.py admin_context). Not one per session: a running sync Playwright holds an asyncio loop in the thread, so
-    a later test's asyncio.run() there would fail. Only one sync Playwright may run in a thread, so
-    every browser test uses this one."""
+    or its module's logged-in one on the shared server: tests/test_browser.py admin_context). Not one
+    per session: a running sync Playwright holds an asyncio loop in the thread, so a later test's
+    asyncio.run() there would fail. Only one sync Playwright may run in a thread, so every browser test
+    uses this one."""
     path = services.chromium_path()
     if path is None:
         services.missing("Chromium", "install Debian's chromium package (make test does)")
