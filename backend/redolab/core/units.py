@@ -19,6 +19,10 @@ import re
 MIB = 1024 * 1024
 DB2_PAGE_BYTES = 4096  # a Db2 log page
 MBIT_PER_MIB_PER_SECOND = MIB * 8 / 1e6  # 8.388608
+# Ethernet at a 1500-byte MTU: a packet of IP_PACKET_BYTES is ETHERNET_WIRE_BYTES on the wire (+ 14 header,
+# 4 FCS, 8 preamble, 12 inter-frame gap). A link's line rate counts wire bytes; the kernel's pacing, IP bytes.
+IP_PACKET_BYTES = 1500
+ETHERNET_WIRE_BYTES = 1538
 
 _BINARY_PREFIX = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
 _DECIMAL_PREFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}

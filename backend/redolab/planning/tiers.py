@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from datetime import date
 
+from redolab.core.units import ETHERNET_WIRE_BYTES
 from redolab.environments.models import Environment
 
 CATALOGUE_READ_ON = date(2026, 12, 2)  # the day the providers' pages below were read
@@ -134,7 +135,6 @@ def catalogue_tiers(environment: Environment | None = None, *, providers: bool =
 
 
 # -- what one stream carries ----------------------------------------------------------------------
-ETHERNET_WIRE_BYTES = 1538  # a 1500-byte MTU frame on the wire: + 14 header + 4 FCS + 8 preamble + 12 gap
 TCP_PAYLOAD_BYTES = 1448  # 1500 - 20 IPv4 - 20 TCP - 12 TCP timestamps (on by default on Linux)
 DEFAULT_EFFICIENCY = TCP_PAYLOAD_BYTES / ETHERNET_WIRE_BYTES  # 0.9415: payload share of the line rate
 DEFAULT_BASIS = (
