@@ -304,6 +304,28 @@ def test_rehearse_command_past_the_queue_cap_is_refused_naming_the_cap(tmp_path,
     assert "REDOLAB_MAX_QUEUED_PER_USER=1" in refused.stderr and "Traceback" not in refused.stderr
 
 
+def test_rehearse_command_caps_at_a_tier_and_names_a_bad_cap(tmp_path, schema):
+    """`--cap 200Mbit/s`: the queued rehearsal is paced at the tier's IP rate (1500 of 1538 wire bytes) for its
+    one thread and says so; `--cap fast` is refused naming the field."""
+    import json
+
+    lab_one(tmp_path, schema)
+    lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
+    lines += [
+        f"1,{100 + n},2025-03-04 12:{10 * n:02d}:00,2025-03-04 12:{10 * n + 10:02d}:00,2048,512" for n in range(3)
+    ]
+    (tmp_path / "arch.csv").write_text("\n".join(lines) + "\n")
+    assert invoke(tmp_path, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv")).returncode == 0
+    rehearse = ("rehearse", "--env", "lab one", "--window", "worst-1m")
+    queued = invoke(tmp_path, *rehearse, "--cap", "200Mbit/s", "--json")
+    assert queued.returncode == 0, queued.stderr
+    record = json.loads(queued.stdout)
+    assert record["cap_bits_per_second"] == 200_000_000
+    assert any(note.startswith("paced at 195.06 Mbit/s of IP packets") for note in record["notes"]), record["notes"]
+    refused = invoke(tmp_path, *rehearse, "--cap", "fast")
+    assert refused.returncode == 1 and "cap_bits_per_second" in refused.stderr, refused.stderr
+
+
 def test_run_command_names_bad_options(tmp_path, schema):
     upgraded(tmp_path, schema)
     engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")

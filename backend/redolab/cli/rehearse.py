@@ -22,6 +22,9 @@ def rehearse(
         None, help="Bytes per message (default 1 MiB; SYNC: the history's average redo write)."
     ),
     label: str = typer.Option("", help="A label to find the rehearsal again."),
+    cap: str | None = typer.Option(
+        None, "--cap", help="Cap at a link tier's line rate, e.g. 200Mbit/s (shared by the threads, each paced)."
+    ),
     all_destinations: bool = typer.Option(
         False, "--all-destinations", help="Replay to every destination the primary feeds at once (one copy each)."
     ),
@@ -34,7 +37,7 @@ def rehearse(
 
     from redolab.core.limits import LimitReached
     from redolab.rehearsals import service
-    from redolab.rehearsals.api import rehearsal_public
+    from redolab.rehearsals.public import rehearsal_public
     from redolab.rehearsals.schemas import RehearsalCreate
 
     with environment_named(env) as (session, environment):
@@ -48,6 +51,7 @@ def rehearse(
                     message_bytes=message_size,
                     label=label,
                     across_hops=all_destinations,
+                    cap_bits_per_second=cap,
                 )
                 rehearsal = service.create_rehearsal(
                     session=session, environment=environment, request=service.request_of(body), requested_by=user
@@ -55,12 +59,7 @@ def rehearse(
         except LimitReached as refused:  # a queue cap (429): a refusal naming the cap, not a crash
             fail(refused.message)
         if not as_json:
-            typer.echo(
-                f"rehearsal {rehearsal.id} queued: {rehearsal.window_label}, threads "
-                f"{', '.join(map(str, rehearsal.threads))}, runs {', '.join(str(r.id) for r in rehearsal.runs)}"
-            )
-            for note in rehearsal.notes or ():
-                typer.echo(f"  note: {note}")
+            _queued(rehearsal)
         while wait and not service.status(rehearsal).finished:
             time.sleep(0.5)
             session.expire_all()
@@ -68,6 +67,15 @@ def rehearse(
         emit(as_json, lambda: public.model_dump(mode="json"), _lines(public) if wait else ())
     if wait and public.status.value != "succeeded":
         raise typer.Exit(1)
+
+
+def _queued(rehearsal) -> None:
+    typer.echo(
+        f"rehearsal {rehearsal.id} queued: {rehearsal.window_label}, threads "
+        f"{', '.join(map(str, rehearsal.threads))}, runs {', '.join(str(r.id) for r in rehearsal.runs)}"
+    )
+    for note in rehearsal.notes or ():
+        typer.echo(f"  note: {note}")
 
 
 def _lines(public):

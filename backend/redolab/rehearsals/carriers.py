@@ -93,16 +93,18 @@ def carrier_notes(environment: Environment, pairs: list[Carrier], threads: list[
     return notes
 
 
-def _busy(session: Session, hosts: list[Host]) -> None:
+def _busy(session: Session, hosts: list[Host], behind: set[int]) -> None:
     """409 when a host of the rehearsal already has a run queued or running: its threads must start
-    together, so it does not wait in the queue behind other work."""
+    together, so it does not wait in the queue behind other work (but for the runs `behind`: a rehearsal
+    queued with it, as a tier's and the tier below's are)."""
     ids = {host.id for host in hosts}
-    job = session.scalars(
-        select(Job).where(
-            Job.status.in_((JobStatus.queued, JobStatus.running)),
-            (Job.client_host_id.in_(ids)) | (Job.server_host_id.in_(ids)),
-        )
-    ).first()
+    query = select(Job).where(
+        Job.status.in_((JobStatus.queued, JobStatus.running)),
+        (Job.client_host_id.in_(ids)) | (Job.server_host_id.in_(ids)),
+    )
+    if behind:
+        query = query.where(Job.run_id.is_(None) | Job.run_id.not_in(behind))
+    job = session.scalars(query).first()
     if job is not None:
         host = next(h for h in hosts if h.id in (job.client_host_id, job.server_host_id))
         what = f"run #{job.run_id}" if job.run_id else f"sweep #{job.sweep_id}" if job.sweep_id else f"job #{job.id}"
@@ -114,14 +116,16 @@ def _busy(session: Session, hosts: list[Host]) -> None:
         )
 
 
-def admit_pairs(session: Session, pairs: list[Carrier], *, requested_by: str, caps: QueueCaps | None) -> None:
+def admit_pairs(
+    session: Session, pairs: list[Carrier], *, requested_by: str, caps: QueueCaps | None, behind: set[int] = frozenset()
+) -> None:
     """Under the queue lock (held until the caller's commit or rollback): every host free (409) and each
     pair within its owner's and its own queue cap (429). One step with the rows written after it, so two
     rehearsals asked for at once cannot both find the same hosts free."""
     try:
         for client, server, _ in pairs:  # the owner's cap counts every run of the rehearsal
             admit(session, requested_by=requested_by, client=client, server=server, caps=caps, adding=len(pairs))
-        _busy(session, [host for client, server, _ in pairs for host in (client, server)])
+        _busy(session, [host for client, server, _ in pairs for host in (client, server)], set(behind))
     except Exception:
         session.rollback()
         raise

@@ -44,6 +44,9 @@ class Rehearsal(Base):
     label: Mapped[str] = mapped_column(String(200), default="")
     # to every destination the primary feeds at once (issue 38): each gets the whole schedule, one copy
     across_hops: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    # capped at a link tier (issue 55): its line rate shared by the connections, each paced at its share
+    cap_bits_per_second: Mapped[int | None] = mapped_column(BigInteger)
+    cap_label: Mapped[str] = mapped_column(String(200), default="", server_default="")
     requested_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The measured outcome, written once when every run has ended (see rehearsals.results)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
-from redolab.core.fields import SizeBytes, at_most
+from redolab.core.fields import BitRate, SizeBytes, at_most, positive
 from redolab.runs.models import ProbeMode, RunStatus
 from redolab.runs.schemas import Label, MessageBytes, sockbuf_floor
 
@@ -31,6 +32,22 @@ class RehearsalCreate(BaseModel):
     server_host_id: int | None = None
     across_hops: bool = Field(False, description="Replay to every destination the primary feeds at once.")
     label: Label = ""
+    cap_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = Field(
+        None,
+        description=(
+            "Rehearse at a link tier: its line rate (bit/s, or text such as '500 Mbit/s'). Every connection is "
+            "paced (SO_MAX_PACING_RATE) at the tier's rate shared by the threads (one connection per thread: "
+            "rate / threads each), and the plan predicts the lag at the tier's redo payload rate."
+        ),
+    )
+    cap_label: Label = Field("", description="The tier's name, as the what-if over link tiers lists it.")
+
+    @field_validator("cap_label")
+    @classmethod
+    def _label_names_a_cap(cls, value: str, info: ValidationInfo) -> str:
+        if value and info.data.get("cap_bits_per_second") is None:
+            raise PydanticCustomError("cap_label", "A tier's name needs its rate: give cap_bits_per_second too.")
+        return value
 
 
 class RehearsalPublic(BaseModel):
@@ -53,6 +70,8 @@ class RehearsalPublic(BaseModel):
     speedup: float
     across_hops: bool
     compressed: bool
+    cap_bits_per_second: int | None = Field(None, description="The link tier's line rate it was capped at (bit/s).")
+    cap_label: str = Field("", description="The link tier's name.")
     slot_seconds: float
     schedule_sha256: str
     schedule_bytes: int

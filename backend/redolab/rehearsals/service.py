@@ -9,6 +9,7 @@ import copy
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import partial
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
@@ -24,6 +25,7 @@ from redolab.redo.analysis import stored_analysis
 from redolab.rehearsals import storage
 from redolab.rehearsals.carriers import Carrier, admit_pairs, carrier_notes, carriers
 from redolab.rehearsals.models import Rehearsal
+from redolab.rehearsals.pacing import check_cap, pacing_notes, per_connection
 from redolab.rehearsals.results import RunReplay, RunSeries, copy_series, measured, stored
 from redolab.rehearsals.schedule import Schedule, build_schedule
 from redolab.rehearsals.schemas import RehearsalCreate
@@ -49,6 +51,8 @@ class RehearsalRequest:
     server_host_id: int | None = None
     across_hops: bool = False
     label: str = ""
+    cap_bits_per_second: int | None = None  # capped at a link tier: its line rate, shared by the connections
+    cap_label: str = ""
 
 
 def request_of(body: RehearsalCreate) -> RehearsalRequest:
@@ -121,7 +125,9 @@ def create_rehearsal(
     requested_by: str,
     caps: QueueCaps | None = None,
     settings: Settings | None = None,
+    queue_behind: Rehearsal | None = None,  # just queued on the same hosts: waited for, not refused as busy
 ) -> Rehearsal:
+    admit = partial(admit_pairs, session, requested_by=requested_by, caps=caps, behind=run_ids(queue_behind))
     analysis = stored_analysis(session=session, environment=environment)
     requirement = analysis.requirement if analysis is not None else None
     if requirement is None:
@@ -132,14 +138,15 @@ def create_rehearsal(
         window = choose_window(requirement, parse_window_spec(request.window, zone=zone), zone=zone)
         # the caps, busy hosts and stored schedules before the schedule is built (up to 2,000,000 lines): a
         # refusal costs nothing
-        admit_pairs(session, _pairs(environment, request, list(window.threads)), requested_by=requested_by, caps=caps)
+        check_cap(request.cap_bits_per_second, len(window.threads), across_hops=request.across_hops)
+        admit(_pairs(environment, request, list(window.threads)))
         storage.check_room(session, requested_by=requested_by, settings=settings)
         session.rollback()  # releases the queue lock while the schedule is built
         schedule = _build_one_at_a_time(requirement, window, request)
     except RehearsalRefused as refused:
         raise FieldError(refused.field, str(refused), 422) from None
     pairs = _pairs(environment, request, list(schedule.threads))
-    admit_pairs(session, pairs, requested_by=requested_by, caps=caps)  # again, now under the lock until the commit
+    admit(pairs)  # again, now under the lock until the commit
     storage.check_room(session, requested_by=requested_by, settings=settings, adding=storage.text_bytes(schedule))
     kept = storage.keep_schedule(session, environment_id=environment.id, schedule=schedule, requested_by=requested_by)
     carried = [] if request.client_host_id else carrier_notes(environment, pairs, list(schedule.threads))
@@ -172,6 +179,10 @@ def create_rehearsal(
     return rehearsal
 
 
+def run_ids(rehearsal: Rehearsal | None) -> set[int]:
+    return {run.id for run in rehearsal.runs} if rehearsal is not None else set()
+
+
 def _rehearsal_row(
     environment: Environment,
     request: RehearsalRequest,
@@ -195,7 +206,7 @@ def _rehearsal_row(
         granularity_seconds=window.granularity_seconds,
         granularity=window.granularity,
         imports=sorted({label for t in schedule.threads for label in _imports_of(requirement, t)}),
-        notes=notes,
+        notes=[*notes, *pacing_notes(request.cap_bits_per_second, request.cap_label, len(schedule.threads))],
         threads=list(schedule.threads),
         mode=request.mode,
         message_bytes=message_bytes,
@@ -210,6 +221,8 @@ def _rehearsal_row(
         label=request.label,
         requested_by=requested_by,
         across_hops=request.across_hops,
+        cap_bits_per_second=request.cap_bits_per_second,
+        cap_label=request.cap_label,
     )
 
 
@@ -234,6 +247,7 @@ def _queue_run(
         message_bytes=rehearsal.message_bytes,
         sockbuf_bytes=sockbuf_bytes,
         interval_seconds=1.0,
+        fq_rate_bits_per_second=per_connection(rehearsal.cap_bits_per_second, len(rehearsal.threads)),
         label=rehearsal.label or f"rehearsal #{rehearsal.id}",
     )
     replay = {
