@@ -21,7 +21,7 @@ from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Card
 from redolab.planning.commit_card import commit_card
 from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
 from redolab.planning.over_topology import OverTopology, judge_over_topology
-from redolab.planning.rehearsal_card import RehearsalFact, outcome, rehearsal_card
+from redolab.planning.rehearsal_card import RehearsalFact, outcome, rehearsal_card, tier_rehearsals
 from redolab.planning.rpo_sizing import RpoSizing, plan_rpo_sizing
 from redolab.planning.settings import SettingsBasis, Snippet, snippets_for
 from redolab.planning.topology import Topology
@@ -215,16 +215,18 @@ def with_topology(plan: Plan, topology: Topology, destination_cards: tuple[Desti
 def _rehearsal(facts: Facts, requirement, measured: Measurements, chosen, left_out, no_history):
     """The newest chosen rehearsal against the RPO goal, beside the model for the same window."""
     result = None
+    goal = facts.rpo_goal_seconds
     if chosen:
         newest = max(chosen, key=lambda f: f.id)
-        result = outcome(newest, requirement=requirement, measured=measured, rpo_goal_seconds=facts.rpo_goal_seconds)
+        result = outcome(newest, requirement=requirement, measured=measured, rpo_goal_seconds=goal)
     return rehearsal_card(
         result,
         requirement=requirement,
         left_out=left_out,
-        rpo_goal_seconds=facts.rpo_goal_seconds,
+        rpo_goal_seconds=goal,
         no_history=no_history,
         zone=facts.time_zone,
+        tiers=tier_rehearsals(chosen, requirement=requirement, measured=measured, rpo_goal_seconds=goal),
     )
 
 

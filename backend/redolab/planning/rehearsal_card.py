@@ -17,6 +17,8 @@ from redolab.core.units import format_byte_rate, format_bytes, format_duration
 from redolab.planning.card import Card, settle
 from redolab.planning.facts import Measurements
 from redolab.planning.rehearsal_model import LagComparison, RehearsalPrediction, compare, predict_rehearsal
+from redolab.planning.rpo_sizing import path_efficiency
+from redolab.planning.tier_rehearsal import TierDrain, TierRehearsal, tier_lag
 from redolab.redo.requirement import Requirement
 from redolab.rehearsals.window import RehearsalRefused, Window, choose_window
 from redolab.runs.measured import Source
@@ -45,6 +47,8 @@ class RehearsalFact:
     notes: tuple[str, ...] = ()  # threads left out of the replay and why, thin data
     # labels of the imports the replayed series came from (Rehearsal.imports); empty: not recorded
     imports: tuple[str, ...] = ()
+    cap_bits_per_second: int | None = None  # capped at a link tier: its line rate, shared by the connections
+    cap_label: str = ""
 
     @property
     def compressed(self) -> bool:
@@ -133,24 +137,19 @@ def outcome(
     """The rehearsal's result beside the model's prediction for the same window, drained at the
     slowest of its threads' single-stream capacities (the plan's own)."""
     prediction = drain = comparison = None
-    why = None
     streams = [measured.stream(t) for t in fact.threads]
-    if requirement is None or any(
-        t not in requirement.threads or not requirement.threads[t].replay for t in fact.threads
-    ):
-        why = "the redo history it replayed is no longer chosen in the plan's evidence"
-    elif fact.imports and set(fact.imports) != set(replay_imports(requirement, fact.threads)):
-        # another import over the same hours gives the threads a replay series too: the model would
-        # predict from redo that was not replayed, and call the difference a fault of the link
-        why = (
-            f"the redo history it replayed ({', '.join(fact.imports)}) is not the plan's chosen history now "
-            f"({', '.join(replay_imports(requirement, fact.threads)) or 'none'}): the model's prediction would "
-            "not be of the same redo; rehearse again to compare"
-        )
-    elif any(s is None for s in streams):
+    why = not_the_same_redo(fact, requirement)
+    if why is not None:
+        pass
+    elif fact.cap_bits_per_second is None and any(s is None for s in streams):
         why = "no single-connection ASYNC run and no nominal link rate to drain the model at"
     else:
-        drain = min(streams, key=lambda s: s.bytes_per_second)
+        # capped at a tier: each connection drains at its share of the tier (its pacing), not at a run's rate
+        drain = (
+            tier_drain(fact, measured)
+            if fact.cap_bits_per_second is not None
+            else min(streams, key=lambda s: s.bytes_per_second)
+        )
         prediction = predict_rehearsal(
             requirement,
             fact.window(),
@@ -167,6 +166,54 @@ def outcome(
     return RehearsalOutcome(fact, rpo_goal_seconds, prediction, drain, comparison, why)
 
 
+def not_the_same_redo(fact: RehearsalFact, requirement: Requirement | None) -> str | None:
+    """Why the model cannot predict the rehearsal from the plan's history now (None: it can)."""
+    if requirement is None or any(
+        t not in requirement.threads or not requirement.threads[t].replay for t in fact.threads
+    ):
+        return "the redo history it replayed is no longer chosen in the plan's evidence"
+    if fact.imports and set(fact.imports) != set(replay_imports(requirement, fact.threads)):
+        # another import over the same hours gives the threads a replay series too: the model would
+        # predict from redo that was not replayed, and call the difference a fault of the link
+        return (
+            f"the redo history it replayed ({', '.join(fact.imports)}) is not the plan's chosen history now "
+            f"({', '.join(replay_imports(requirement, fact.threads)) or 'none'}): the model's prediction would "
+            "not be of the same redo; rehearse again to compare"
+        )
+    return None
+
+
+TIERS_SHOWN = 4  # capped rehearsals listed on the card: the newest at each tier, fastest first
+
+
+def tier_rehearsals(
+    chosen: list[RehearsalFact], *, requirement: Requirement | None, measured: Measurements, rpo_goal_seconds
+) -> list[TierRehearsal]:
+    """The newest finished capped rehearsal at each tier (of the chosen ones), its measured worst lag beside
+    the model's at the tier (planning.tier_rehearsal) for the same replay (its scale and speedup)."""
+    newest: dict[int, RehearsalFact] = {}
+    for fact in sorted(chosen, key=lambda f: f.id):
+        if fact.cap_bits_per_second and fact.result and not not_the_same_redo(fact, requirement):
+            newest[fact.cap_bits_per_second] = fact
+    found = []
+    for cap in sorted(newest, reverse=True)[:TIERS_SHOWN]:
+        fact = newest[cap]
+        drain, m = tier_drain(fact, measured), fact.result
+        lag = tier_lag(
+            requirement, fact.window(), drain, rpo_seconds=rpo_goal_seconds, scale=fact.scale, speedup=fact.speedup
+        )
+        drained = bool(m.get("drained"))
+        found.append(
+            TierRehearsal(fact.id, lag, m["max_lag_seconds"], drained, rpo_goal_seconds, fact.at_volumes, fact.speedup)
+        )
+    return found
+
+
+def tier_drain(fact: RehearsalFact, measured: Measurements) -> TierDrain:
+    """A capped rehearsal's drain: the tier shared by its connections, at the path's efficiency."""
+    return TierDrain(fact.cap_label, fact.cap_bits_per_second or 0, len(fact.threads), path_efficiency(measured))
+
+
 def replay_imports(requirement: Requirement, threads: tuple[int, ...]) -> tuple[str, ...]:
     """The labels of the imports the threads' replay series come from, sorted (as a rehearsal stores them)."""
     bases = [requirement.threads[t].replay_basis for t in threads if t in requirement.threads]
@@ -181,6 +228,7 @@ def rehearsal_card(
     rpo_goal_seconds: float | None,
     no_history: str | None,
     zone: str,
+    tiers: list[TierRehearsal] = (),
 ) -> tuple[Card, list[str]]:
     card = Card("rehearsal", "Rehearsal: the worst window replayed", result=result)
     if result is None:
@@ -198,8 +246,9 @@ def rehearsal_card(
         settle(card, failed=False, judged=False)
         return card, []
     card.loopback = fact.loopback
-    card.values = result.to_json()
+    card.values = {**result.to_json(), "tiers": [tier.to_json() for tier in tiers]}
     _rows(card, result)
+    _tier_rows(card, tiers)
     risks = []
     if fact.compressed:
         card.missing.append(
@@ -276,6 +325,19 @@ def _rows(card: Card, result: RehearsalOutcome) -> None:
         "recorded time; the lag is the age of the oldest byte generated and not yet received by the "
         "standby host (as V$DATAGUARD_STATS' transport lag), the receiver's count being the truth."
     )
+
+
+def _tier_rows(card: Card, tiers: list[TierRehearsal]) -> None:
+    """Per tier rehearsed: measured worst lag beside the model's at the tier, and whether the RPO held."""
+    for tier in tiers:
+        card.rows.append(tier.row())
+        card.cite(Source(f"rehearsal #{tier.rehearsal_id}", f"/rehearsals/{tier.rehearsal_id}"))
+    if tiers:
+        card.working.append(
+            "at a tier: each of the rehearsal's connections (one a thread) was paced at the tier's line rate shared "
+            "by the threads; the model drains each thread's redo of the window first in, first out at that share's "
+            f"payload (line rate x efficiency / 8; {tiers[0].lag.drain.efficiency.basis})"
+        )
 
 
 # The worst hour of each requirement the process holds (stored requirements are kept per analysis, so

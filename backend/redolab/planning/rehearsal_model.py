@@ -100,9 +100,7 @@ def predict_rehearsal(
     threads = tuple(
         _thread(
             thread,
-            _replayed(
-                clipped(requirement.threads[thread].replay, window.start, window.end), window.start, scale, speedup
-            ),
+            replayed_series(requirement, window, thread, scale=scale, speedup=speedup),
             window.start,
             seconds,
             drain_bytes_per_second,
@@ -123,6 +121,15 @@ def predict_rehearsal(
         drained=all(t.drained for t in threads),
         lag_series=tuple(zip(moments.tolist(), lag.tolist(), strict=True)),
         backlog_series=tuple(zip(moments.tolist(), backlog.tolist(), strict=True)),
+    )
+
+
+def replayed_series(
+    requirement: Requirement, window: Window, thread: int, *, scale: float = 1.0, speedup: float = 1.0
+) -> list[Segment]:
+    """One thread's redo of the window as the probe replays it (bytes/s x scale, time / speedup)."""
+    return _replayed(
+        clipped(requirement.threads[thread].replay, window.start, window.end), window.start, scale, speedup
     )
 
 

@@ -458,6 +458,8 @@ def rehearsal_fact(*, session: Session, rehearsal, result: dict | None = None) -
         result=result if result is not None else rehearsal_service.current_result(session=session, rehearsal=rehearsal),
         notes=tuple(rehearsal.notes or ()),
         imports=tuple(rehearsal.imports or ()),
+        cap_bits_per_second=rehearsal.cap_bits_per_second,
+        cap_label=rehearsal.cap_label or "",
     )
 
 
