@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel
+from fastapi import APIRouter, Depends, Query, Request, status
+from pydantic import BaseModel, ConfigDict, Field
 
-from redolab.auth.deps import current_api_user
-from redolab.core.deps import SessionDep
+from redolab.auth.deps import ApiOperator, current_api_user
+from redolab.core.deps import SessionDep, SettingsDep
 from redolab.core.fields import folded
 from redolab.environments.service import get_environment
+from redolab.jobs.admission import QueueCaps
+from redolab.jobs.queue import wake_local_worker
+from redolab.planning.rehearse_tiers import rehearse_at_tier
 from redolab.planning.service import Selection, environment_plan
+from redolab.rehearsals.public import rehearsal_public
+from redolab.rehearsals.schemas import RehearsalCreate, RehearsalPublic
+from redolab.rehearsals.service import request_of
 
 router = APIRouter(prefix="/api/v1/environments", tags=["plan"], dependencies=[Depends(current_api_user)])
 
@@ -100,3 +106,40 @@ def read_plan(
     tags = [folded(tag) for tag in exclude_tag]  # as run tags are stored
     selection = Selection.parse(chosen=chosen, imports=import_, runs=run, exclude_tags=tags, rehearsals=rehearsal)
     return environment_plan(session=session, environment=environment, selection=selection).to_json()
+
+
+class TierRehearsalCreate(BaseModel):
+    """Rehearse at a tier of the what-if over link tiers (the plan's `rpo_sizing.tiers`, by name): the
+    worst window (or the one given) at that tier and at the next slower one, each capped at its tier's
+    line rate shared by the threads (one connection per thread, each paced at rate / threads)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tier: str = Field(min_length=1, max_length=200, description="A tier's name as the what-if lists it.")
+    window: str = Field("worst-60m", max_length=200, description="As for a rehearsal: worst-60m by default.")
+
+
+@router.post("/{environment_id}/rehearsals/tiers", status_code=status.HTTP_201_CREATED)
+def rehearse_tiers(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: ApiOperator,
+    environment_id: int,
+    body: TierRehearsalCreate,
+) -> list[RehearsalPublic]:
+    """Two capped rehearsals (operator role): at the tier below first, then at the tier, which waits
+    behind it on the same hosts; one when no tier is slower. One at a cap of your own: POST
+    /api/v1/environments/{id}/rehearsals with `cap_bits_per_second` and `cap_label`."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    made = rehearse_at_tier(
+        session=session,
+        environment=environment,
+        tier=body.tier,
+        request=request_of(RehearsalCreate(window=body.window)),
+        requested_by=user.username,
+        caps=QueueCaps.of(settings),
+        settings=settings,
+    )
+    wake_local_worker(request.app)
+    return [rehearsal_public(session, rehearsal) for rehearsal in made]

@@ -15,6 +15,7 @@ from redolab.core.templating import is_htmx, render
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
+from redolab.planning.rehearse_tiers import rehearse_at_tier
 from redolab.planning.service import rehearsal_outcome
 from redolab.redo import service as redo_service
 from redolab.rehearsals import service
@@ -139,6 +140,31 @@ def create_rehearsal(
         return redirect(request, f"/rehearsals/{rehearsal.id}")
     placed = _placed(errors, values)
     return _section(request, session, environment, status_code=422, values=values, errors=placed)
+
+
+@router.post("/environments/{environment_id}/rehearsals/tier")
+def rehearse_tier(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
+) -> Response:
+    """Rehearse at this tier (the what-if over link tiers): the worst hour at the tier and the tier below."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    values = form_data(form)
+    settings = request.app.state.settings
+    with form_errors(session) as errors:
+        rehearse_at_tier(
+            session=session,
+            environment=environment,
+            tier=str(values.get("tier", "")),
+            request=service.RehearsalRequest(),
+            requested_by=user.username,
+            caps=QueueCaps.of(settings),
+            settings=settings,
+        )
+    if errors:
+        said = "; ".join(errors.values())
+        return _section(request, session, environment, status_code=422, errors={"__all__": said})
+    wake_local_worker(request.app)
+    return redirect(request, f"/environments/{environment.id}#rehearsals")
 
 
 def _progress(rehearsal: Rehearsal, series: dict, interval_count: int) -> dict:
