@@ -124,6 +124,31 @@ def test_the_what_if_button_starts_the_tier_and_the_tier_below(api_client, brows
     assert all(run.status is RunStatus.queued for run in [*below.runs, *tier.runs])
 
 
+def test_a_tier_refused_after_the_tier_below_leaves_nothing_queued(api_client, session):
+    """A cap of one queued run a user: the tier below is admitted, the tier asked for is refused (429), and
+    the tier below is cancelled with it rather than left to run alone."""
+    from redolab.core.limits import LimitReached
+    from redolab.jobs.admission import QueueCaps
+    from redolab.planning.rehearse_tiers import rehearse_at_tier
+    from redolab.rehearsals.service import RehearsalRequest
+
+    environment = local_env(session, rpo_goal_seconds=30)
+    import_history(api_client, environment, archived_log_csv())
+    with pytest.raises(LimitReached):
+        rehearse_at_tier(
+            session=session,
+            environment=environment,
+            tier="100 Mbit/s",
+            request=RehearsalRequest(),
+            requested_by="alice",
+            caps=QueueCaps(per_user=1),
+        )
+    session.expire_all()
+    (below,) = session.scalars(select(Rehearsal).where(Rehearsal.environment_id == environment.id)).all()
+    assert below.cap_label == "50 Mbit/s"
+    assert [run.status for run in below.runs] == [RunStatus.cancelled]
+
+
 def test_the_slowest_tier_has_none_below_and_unknown_tiers_are_refused(api_client, browser_client, session):
     environment = local_env(session, rpo_goal_seconds=30)
     import_history(api_client, environment, archived_log_csv())

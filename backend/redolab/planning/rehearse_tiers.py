@@ -47,8 +47,8 @@ def rehearse_at_tier(
             cap_label=chosen.name,
             label=request.label or f"at {chosen.name}",
         )
-        made.append(
-            service.create_rehearsal(
+        try:
+            rehearsal = service.create_rehearsal(
                 session=session,
                 environment=environment,
                 request=capped,
@@ -57,5 +57,10 @@ def rehearse_at_tier(
                 settings=settings,
                 queue_behind=made[-1] if made else None,
             )
-        )
+        except Exception:  # all or nothing: the tier below alone proves nothing, so it does not stay queued
+            session.rollback()
+            for earlier in made:
+                service.cancel_rehearsal(session=session, rehearsal=earlier)
+            raise
+        made.append(rehearsal)
     return made
