@@ -30,7 +30,7 @@ make -s -C backend/redolab/redoprobe check
 # 2026-11-28 three took 13:31 and four 13:05 back to back (four had timed out two browser waits at
 # expect()'s default 5 s; the browser tests wait 15 s now).
 # TEST_WORKERS=auto uses one per core, 0 runs in this process.
-# --dist loadgroup: test by test to a free worker, with the groups and the tests that must run alone
+# --dist loadgroup: test by test to a free worker, with the groups and the lab tests that measure first
 # named in tests/conftest.py.
 wait "$first" "$second" || true  # a module that fails to collect is reported by the run itself
 echo "== pytest (${TEST_WORKERS:=4} workers)"

@@ -3,15 +3,14 @@
 The suite runs in parallel (scripts/test.sh: pytest-xdist, `-n 4 --dist loadgroup`): every worker is a
 process with its own session fixtures (PostgreSQL, sshd, Chromium, each on a free port, in directories
 of its own) and marks the probes it starts (services.OWNER_VARIABLE), so that the check that no probe
-outlived a test sees only its own. The few tests that look at the whole machine are kept together and
-alone (GROUPS, ALONE below).
+outlived a test sees only its own. The few tests that look at the whole machine are kept together, and
+those that measure through the lab run first on the CPU (GROUPS, MEASURING below).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import functools
 import gc
 import os
@@ -123,12 +122,12 @@ GROUPS = {
     "tests/jobs/test_fair_queues_served.py": "fair queues served",
     "tests/test_cli.py": "cli",  # one schema copy and one `redolab worker` for the module's commands
 }
-# Tests that run while no other worker runs a test: they measure with tight tolerances through the
-# lab's delay line (a process starved by a parallel loopback run distorts RTT and rate, seen failing).
-# Tests that look for or kill probes see only their own process's (services.leftover_probes).
-# test_hops_lab sums two runs through one rate-limited uplink within 5 %: with another worker's test
-# beside it the two started apart and their averages summed to 115 % of the uplink (seen in CI).
-ALONE = (
+# Tests that measure with tight tolerances through the lab's delay line (a process starved by a parallel
+# loopback run distorts RTT and rate, seen failing): they run with the CPU first (pytest_runtest_protocol
+# below). Tests that look for or kill probes see only their own process's (services.leftover_probes).
+# test_hops_lab checks what the physics guarantees of two runs through one rate-limited uplink (with
+# another test beside them they started apart and their averages summed to 115 % of the uplink).
+MEASURING = (
     "tests/lab/test_lab.py",
     "tests/lab/test_watch_lab.py",
     "tests/lab/test_hops_lab.py",
@@ -162,45 +161,42 @@ def pytest_sessionstart(session):
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """--dist loadgroup: test by test to whichever worker is free, except GROUPS (and xdist_group
-    marks, should xdist's node ID suffix work again), which go to one worker. The ALONE tests are one
-    group, the biggest, so it is handed out first: waiting for the other worker's current test then
-    costs little (in the middle of the run that test may be a 60 s import)."""
+    marks, should xdist's node ID suffix work again), which go to one worker. The MEASURING tests are
+    one group (they share the lab), the longest, so it is handed out first and the others fill beside it."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
     class Grouped(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            if _alone(nodeid):
-                return "group alone"
+            if _measuring(nodeid):
+                return "group measuring"
             group = GROUPS.get(nodeid.split("::")[0])
             return f"group {group}" if group else super()._split_scope(nodeid)
 
     return Grouped(config, log)
 
 
-def _alone(nodeid: str) -> bool:
-    return any(nodeid == name or nodeid.startswith((name + "::", name + "@", name + "[")) for name in ALONE)
+def _measuring(nodeid: str) -> bool:
+    return any(nodeid == name or nodeid.startswith((name + "::", name + "@", name + "[")) for name in MEASURING)
 
 
-@pytest.fixture(autouse=True)
-def one_at_a_time_when_alone(request, tmp_path_factory):
-    """Under xdist, every test holds a shared lock on a file of this run and an ALONE test an
-    exclusive one: it starts when the other workers' tests have ended and they wait for it. flock
-    prefers no one: with two other workers taking turns at the shared lock it is never free, and an
-    ALONE test waited 146 s for it. So a gate goes first: an ALONE test holds it while it waits and
-    runs, and every other test passes it (a shared lock taken and let go) before its own lock."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        yield
-        return
-    directory = tmp_path_factory.getbasetemp().parent  # the workers' common temporary directory
-    alone = _alone(request.node.nodeid)
-    with open(directory / "alone.gate", "a") as gate, open(directory / "alone.lock", "a") as lock:
-        fcntl.flock(gate, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
-        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
-        if not alone:
-            fcntl.flock(gate, fcntl.LOCK_UN)
-        yield
+# Niceness while a test runs, as root (the lab needs root; elsewhere nothing measures tightly).
+MEASURING_NICENESS, OTHER_NICENESS = -10, 10
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The MEASURING tests measure through the lab while the other workers' tests go on, with the CPU
+    first: before its fixtures are set up, a MEASURING test's worker runs at niceness -10 (the lab's
+    delay line and sshds it starts, and the probes under them, inherit it) and every other test's at
+    +10, CFS weights of 9,548 against 110. Each worker process sets its own niceness, so a test
+    beside the lab gets what the lab leaves; with no lab test running the others share the machine
+    as before. Until 2026-12-02 they ran alone, holding an exclusive lock: the lab's 250 s of
+    waiting on a delay line left the other three workers idle, a quarter of the suite's time."""
+    if os.geteuid() == 0 and os.environ.get("PYTEST_XDIST_WORKER"):
+        niceness = MEASURING_NICENESS if _measuring(item.nodeid) else OTHER_NICENESS
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)
 
 
 @pytest.fixture(scope="session", autouse=True)

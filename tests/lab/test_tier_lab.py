@@ -7,8 +7,8 @@ Rehearsed over the lab's SSH hosts and its 20 ms delay line, each connection pac
 (SO_MAX_PACING_RATE): the tier holds the RPO with its measured worst lag within 10 % of the model's, the
 tier below breaks it.
 
-Runs alone (tests/conftest.py ALONE): it measures lag to a tenth through a userspace delay line, which a
-parallel loopback run distorts."""
+Runs with the CPU first (tests/conftest.py MEASURING): it measures lag to a tenth through a userspace
+delay line, which a parallel loopback run distorts."""
 
 from __future__ import annotations
 
