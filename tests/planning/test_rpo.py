@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from redolab.planning import rpo
 from redolab.planning.facts import Capacity, Measurements
-from redolab.planning.rpo_sizing import granularity_note, plan_rpo_sizing, size_for_rpo, summed_pieces
+from redolab.planning.rpo_sizing import granularity_note, plan_rpo_sizing, size_for_rpo, sorted_union, summed_pieces
 from redolab.planning.tiers import DEFAULT_EFFICIENCY, Efficiency
 from redolab.planning.transport import as_pieces, backlog_ends, replay_lag
 from redolab.runs.measured import Source
@@ -230,6 +231,25 @@ def test_the_least_rate_for_every_moment_holds_and_one_percent_less_does_not(row
 
 
 # -- from the requirement: the summed series and each thread's own stream ------------------------------
+@settings(max_examples=100, deadline=None)
+@given(pieces_strategy, st.floats(min_value=1, max_value=600), st.floats(min_value=1, max_value=3))
+def test_at_or_above_the_peak_nothing_waits_as_the_queue_says(rows, rpo_seconds, above):
+    """drained() answers 0 without draining at or above the highest rate: the queue's own answer."""
+    pieces = as_pieces(history_of(rows))
+    rate = pieces.peak_rate * above
+    ends, over = rpo.drained(pieces, rate, rpo_seconds)
+    assert ends.tolist() == backlog_ends(pieces, rate).tolist() == [0.0] * len(pieces.rates)
+    assert over.tolist() == [0.0] * len(pieces.rates)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(min_value=0, max_value=50), max_size=30), min_size=1, max_size=6))
+def test_the_union_of_the_threads_cuts_is_np_unique(parts):
+    sorted_parts = [np.sort(np.array(p, dtype=float)) for p in parts]
+    runs = [np.concatenate((a, a)) for a in sorted_parts] + sorted_parts  # two sorted runs, as a thread with gaps
+    assert sorted_union(runs).tolist() == np.unique(np.concatenate(runs)).tolist()
+
+
 def test_the_summed_series_is_the_requirements_and_survives_storing():
     from redolab.redo.stored import slim
     from tests.planning.test_plan import history

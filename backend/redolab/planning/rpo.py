@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from redolab.planning.network import require_positive
 from redolab.planning.transport import Pieces, backlog_ends
 
 SHARES = (1.0, 0.999, 0.99)  # the shares of time the link for the RPO is solved for
@@ -100,12 +101,23 @@ def _violating(pieces: Pieces, rate: float, rpo_seconds: float, ends: np.ndarray
     return over
 
 
-def at_rate(pieces: Pieces, rate: float, rpo_seconds: float) -> AtRate:
-    """The worst lag, when, and the share of the history's time within the RPO, drained at `rate`."""
+def drained(pieces: Pieces, rate: float, rpo_seconds: float) -> tuple[np.ndarray, np.ndarray]:
+    """The backlog at the end of each piece and each piece's seconds over the RPO, drained at `rate`
+    (0 throughout at or above the highest rate: nothing ever waits)."""
+    if rate >= pieces.peak_rate:
+        require_positive(rate, "drain rate")
+        return np.zeros(len(pieces.rates)), np.zeros(len(pieces.rates))
     ends = backlog_ends(pieces, rate)
+    return ends, _violating(pieces, rate, rpo_seconds, ends)
+
+
+def at_rate(pieces: Pieces, rate: float, rpo_seconds: float, drain: tuple | None = None) -> AtRate:
+    """The worst lag, when, and the share of the history's time within the RPO, drained at `rate`
+    (`drain`: drained() at that rate, when it was computed already)."""
+    ends, over = drain if drain is not None else drained(pieces, rate, rpo_seconds)
     worst = int(np.argmax(ends))
     lag = float(ends[worst]) / rate
-    violation = float(_violating(pieces, rate, rpo_seconds, ends).sum())
+    violation = float(over.sum())
     total = counted_seconds(pieces)
     generated = _moment(pieces, pieces.bounds[worst + 1]) if lag > 0 else None
     return AtRate(
@@ -149,7 +161,7 @@ def least_for_share(pieces: Pieces, rpo_seconds: float, share: float, every_mome
     allowed = (1.0 - share) * counted_seconds(pieces)
 
     def holds(rate: float) -> bool:
-        return float(_violating(pieces, rate, rpo_seconds, backlog_ends(pieces, rate)).sum()) <= allowed
+        return float(drained(pieces, rate, rpo_seconds)[1].sum()) <= allowed
 
     high, low = every_moment, every_moment / 2
     while holds(low):
@@ -175,11 +187,12 @@ def local_days(pieces: Pieces, zone: str) -> np.ndarray:
     return np.floor((absolute + offsets[inverse]) / 86400).astype(np.int64)
 
 
-def violation_days(pieces: Pieces, rate: float, rpo_seconds: float, days: np.ndarray) -> tuple[int, list[ViolationDay]]:
+def violation_days(
+    pieces: Pieces, rate: float, rpo_seconds: float, days: np.ndarray, drain: tuple | None = None
+) -> tuple[int, list[ViolationDay]]:
     """How many days (`days`: local_days) have time over the RPO at `rate`, and the worst of them (most
-    time over), each with its seconds over, its worst lag and when."""
-    ends = backlog_ends(pieces, rate)
-    over = _violating(pieces, rate, rpo_seconds, ends)
+    time over), each with its seconds over, its worst lag and when (`drain`: as for at_rate)."""
+    ends, over = drain if drain is not None else drained(pieces, rate, rpo_seconds)
     hit = over > 0
     if not hit.any():
         return 0, []

@@ -151,6 +151,10 @@ class Pieces:
         return np.diff(self.bounds)
 
     @cached_property
+    def peak_rate(self) -> float:
+        return float(self.rates.max())
+
+    @cached_property
     def generated(self) -> np.ndarray:
         """The bytes generated before each bound (len(bounds) values, from 0)."""
         return np.concatenate(([0.0], np.cumsum(self.rates * self.seconds)))
