@@ -3,6 +3,8 @@ replay, and the properties every history keeps (scaling, a larger RPO, a faster 
 
 from __future__ import annotations
 
+import pickle
+from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -250,13 +252,32 @@ def test_the_union_of_the_threads_cuts_is_np_unique(parts):
     assert sorted_union(runs).tolist() == np.unique(np.concatenate(runs)).tolist()
 
 
+@settings(max_examples=100, deadline=None)
+@given(pieces_strategy)
+def test_a_stored_threads_series_reads_back_as_it_was(rows):
+    """Stored, a thread's series is pickled as arrays and its times made again when first read."""
+    from redolab.redo.requirement import Basis, ThreadNeed
+    from redolab.redo.stored import StoredThreadNeed, stored_need
+
+    history = history_of(rows)
+    basis = Basis("per-log rate", ("a.csv",), None, None, None)
+    need = ThreadNeed(1, 1.0, None, 1.3, basis, history, basis)
+    kept = pickle.loads(pickle.dumps(stored_need(need)))  # noqa: S301 (our own bytes, just written)
+    assert isinstance(kept, StoredThreadNeed) and "replay" not in kept.__dict__
+    assert kept.timed and "replay" not in kept.__dict__  # answered from the arrays
+    assert kept.replay == history and all(t.tzinfo is UTC for s, e, _ in kept.replay for t in (s, e))
+    same = [f.name for f in fields(ThreadNeed) if f.compare]  # all but the arrays
+    assert [getattr(kept, name) for name in same] == [getattr(need, name) for name in same]
+
+
 def test_the_summed_series_is_the_requirements_and_survives_storing():
-    from redolab.redo.stored import slim
+    from redolab.redo.stored import requirement_blob, unpickled_requirement
     from tests.planning.test_plan import history
 
     requirement = history()
     own = as_pieces(sorted(p for span in requirement.spans for p in span.segments))
-    for kept in (requirement, slim(requirement)):  # the stored requirement keeps the threads, not the sum
+    stored = unpickled_requirement(requirement_blob(requirement))
+    for kept in (requirement, stored):  # the stored requirement keeps the threads, not the sum
         rebuilt = summed_pieces(kept)
         assert rebuilt.origin == own.origin
         assert rebuilt.bounds.tolist() == pytest.approx(own.bounds.tolist())

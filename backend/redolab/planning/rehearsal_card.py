@@ -169,7 +169,7 @@ def outcome(
 def not_the_same_redo(fact: RehearsalFact, requirement: Requirement | None) -> str | None:
     """Why the model cannot predict the rehearsal from the plan's history now (None: it can)."""
     if requirement is None or any(
-        t not in requirement.threads or not requirement.threads[t].replay for t in fact.threads
+        t not in requirement.threads or not requirement.threads[t].timed for t in fact.threads
     ):
         return "the redo history it replayed is no longer chosen in the plan's evidence"
     if fact.imports and set(fact.imports) != set(replay_imports(requirement, fact.threads)):

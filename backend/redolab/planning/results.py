@@ -113,7 +113,7 @@ class KeepUp:
     @property
     def untimed_threads(self) -> list[int]:
         """Threads without times: when they peak together with the others is unknown."""
-        return sorted(t.thread for t in self.requirement.threads.values() if not t.replay)
+        return sorted(t.thread for t in self.requirement.threads.values() if not t.timed)
 
     @property
     def loopback(self) -> bool:

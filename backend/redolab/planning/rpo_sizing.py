@@ -14,8 +14,9 @@ from redolab.planning import rpo
 from redolab.planning.facts import Capacity, Facts, Measurements
 from redolab.planning.tiers import Efficiency, catalogue_tiers
 from redolab.planning.tiers import efficiency as efficiency_of
-from redolab.planning.transport import Pieces, pieces_from_arrays, pieces_of, series_arrays
-from redolab.redo.requirement import Requirement
+from redolab.planning.transport import Pieces, pieces_from_arrays, pieces_of
+from redolab.redo.requirement import Requirement, ThreadNeed
+from redolab.redo.windows import series_arrays
 
 DEFAULT_OUTAGE_SECONDS = 3600.0
 GRANULARITY_SEEN_SECONDS = 60.0  # pieces up to a minute: per-minute data, nothing more to say
@@ -210,8 +211,12 @@ _ARRAYS: dict[int, tuple[list, tuple]] = {}  # id(a thread's series) -> (the ser
 _ARRAYS_KEPT = 64
 
 
-def thread_arrays(series: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A thread's series as arrays (transport.series_arrays), kept while the stored requirement is."""
+def thread_arrays(need: ThreadNeed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A thread's series as arrays (redo.windows.series_arrays): as stored, else made and kept while
+    the requirement is (one built in this process, not read back)."""
+    if need.replay_arrays is not None:
+        return need.replay_arrays
+    series = need.replay
     found = _ARRAYS.get(id(series))
     if found is not None and found[0] is series:
         return found[1]
@@ -251,7 +256,7 @@ def summed_pieces(requirement: Requirement) -> Pieces | None:
     requirement's spans; the stored requirement keeps the threads' series, not the sum): counted where a
     thread has a piece, the time between stretches a gap."""
     spans = np.array([(s.start.timestamp(), s.end.timestamp()) for s in requirement.spans]).reshape(-1, 2)
-    threads = [thread_arrays(n.replay) for n in requirement.threads.values() if n.replay]
+    threads = [thread_arrays(n) for n in requirement.threads.values() if n.timed]
     if not len(spans) or not threads:
         return None
     bounds = sorted_union([spans.ravel()] + [_cuts(starts, ends) for starts, ends, _ in threads])
@@ -306,7 +311,7 @@ def _thread_streams(requirement: Requirement, measured: Measurements, rpo_second
     found = []
     for need in sorted(requirement.threads.values(), key=lambda t: t.thread):
         run = measured.single.get(need.thread)
-        pieces = pieces_from_arrays(*thread_arrays(need.replay)) if need.replay and run is not None else None
+        pieces = pieces_from_arrays(*thread_arrays(need)) if need.timed and run is not None else None
         if pieces is None:
             continue
         stream = measured.capacity(run)

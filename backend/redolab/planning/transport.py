@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
-from operator import eq, itemgetter, sub
 
 import numpy as np
 
 from redolab.planning.network import require_positive
+from redolab.redo.windows import series_arrays
 
 
 # -- verdicts ------------------------------------------------------------------------------------
@@ -158,27 +158,6 @@ class Pieces:
     def generated(self) -> np.ndarray:
         """The bytes generated before each bound (len(bounds) values, from 0)."""
         return np.concatenate(([0.0], np.cumsum(self.rates * self.seconds)))
-
-
-def series_arrays(segments: list[tuple[datetime, datetime, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A series' starts and ends (seconds since the epoch; aware times) and rates (bytes/s) as arrays.
-    Reading a time costs most: a series whose pieces follow each other (logs do) reads its starts only,
-    one at a fixed step (1-minute samples) only its first."""
-    count = len(segments)
-    rates = np.fromiter(map(itemgetter(2), segments), float, count)
-    if not count:
-        return np.empty(0), np.empty(0), rates
-    firsts, lasts = list(map(itemgetter(0), segments)), list(map(itemgetter(1), segments))
-    if not all(map(eq, lasts[:-1], firsts[1:])):
-        starts = np.fromiter(map(datetime.timestamp, firsts), float, count)
-        return starts, np.fromiter(map(datetime.timestamp, lasts), float, count), rates
-    steps = set(map(sub, lasts, firsts))
-    if len(steps) == 1:
-        step = steps.pop().total_seconds()
-        starts = firsts[0].timestamp() + step * np.arange(count, dtype=float)
-    else:
-        starts = np.fromiter(map(datetime.timestamp, firsts), float, count)
-    return starts, np.append(starts[1:], lasts[-1].timestamp()), rates
 
 
 def pieces_of(bounds: np.ndarray, rates: np.ndarray, counted: np.ndarray) -> Pieces:

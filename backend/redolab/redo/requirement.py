@@ -90,6 +90,13 @@ class ThreadNeed:
     basis: Basis
     replay: list[Segment] = field(default_factory=list)  # the finest series with times, for the lag replay
     replay_basis: Basis | None = None
+    replay_arrays: tuple | None = field(default=None, repr=False, compare=False)  # redo.stored.StoredThreadNeed
+
+    @property
+    def timed(self) -> bool:
+        """Whether the thread has a series with times (a stored one's, without reading its replay back)."""
+        arrays = self.replay_arrays
+        return bool(self.replay) if "replay" in self.__dict__ or arrays is None else bool(len(arrays[2]))
 
 
 @dataclass
@@ -141,7 +148,7 @@ class Requirement:
     @property
     def percentile_basis(self) -> str:
         """What the summed percentiles are of, or why there are none, in words."""
-        untimed = sorted(t for t, n in self.threads.items() if not n.replay)
+        untimed = sorted(t for t, n in self.threads.items() if not n.timed)
         if not self.spans:
             why = f"thread(s) {', '.join(map(str, untimed))} have no times" if untimed else "no overlap in time"
             return f"no percentiles: {why}"

@@ -152,7 +152,7 @@ def choose_window(requirement: Requirement, spec: WindowSpec = DEFAULT_SPEC, *, 
     RehearsalRefused (WindowSpecError for unreadable text) saying why and what would work."""
     if isinstance(spec, str):
         spec = parse_window_spec(spec, zone=zone)
-    timed = {t: n for t, n in sorted(requirement.threads.items()) if n.replay}
+    timed = {t: n for t, n in sorted(requirement.threads.items()) if n.timed}
     if not timed:
         raise RehearsalRefused(_no_times(requirement))
     if isinstance(spec, str):
