@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect
+from sqlalchemy import inspect, select
 from sqlalchemy.engine import make_url
 
 from redolab.auth.service import get_user_by_username
@@ -324,6 +324,39 @@ def test_rehearse_command_caps_at_a_tier_and_names_a_bad_cap(tmp_path, schema):
     assert any(note.startswith("paced at 195.06 Mbit/s of IP packets") for note in record["notes"]), record["notes"]
     refused = invoke(tmp_path, *rehearse, "--cap", "fast")
     assert refused.returncode == 1 and "cap_bits_per_second" in refused.stderr, refused.stderr
+
+
+def test_rehearse_command_at_a_tier_queues_the_tier_below_first(tmp_path, schema):
+    """`--tier "200 Mbit/s"`: two rehearsals queued, at 100 Mbit/s (the what-if's tier below) and at 200
+    Mbit/s behind it, each capped and labelled; a tier the what-if does not list is refused naming those it
+    does, and --tier with --cap is refused before anything is queued."""
+    lab_one(tmp_path, schema)
+    lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
+    lines += [
+        f"1,{100 + n},2025-03-04 12:{10 * n:02d}:00,2025-03-04 12:{10 * n + 10:02d}:00,2048,512" for n in range(3)
+    ]
+    (tmp_path / "arch.csv").write_text("\n".join(lines) + "\n")
+    assert invoke(tmp_path, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv")).returncode == 0
+    rehearse = ("rehearse", "--env", "lab one", "--window", "worst-1m")
+    both = invoke(tmp_path, *rehearse, "--tier", "200 Mbit/s", "--cap", "1Gbit/s")
+    assert both.returncode == 1 and "--tier and --cap: give one" in both.stderr, both.stderr
+    unknown = invoke(tmp_path, *rehearse, "--tier", "fast")
+    assert unknown.returncode == 1 and "tier: 'fast' is not a tier the what-if lists" in unknown.stderr
+    assert "200 Mbit/s" in unknown.stderr, unknown.stderr
+    shown = invoke(tmp_path, *rehearse, "--tier", "200 Mbit/s")
+    assert shown.returncode == 0, shown.stderr
+    queued = [line.split(":")[0] for line in shown.stdout.splitlines() if "queued" in line]
+    assert queued == ["rehearsal 1 queued at 100 Mbit/s", "rehearsal 2 queued at 200 Mbit/s"], shown.stdout
+    from redolab.rehearsals.models import Rehearsal
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    with make_sessionmaker(engine)() as session:
+        made = session.scalars(select(Rehearsal).order_by(Rehearsal.id)).all()
+        assert [(r.cap_label, r.cap_bits_per_second, r.label) for r in made] == [
+            ("100 Mbit/s", 100_000_000, "at 100 Mbit/s"),
+            ("200 Mbit/s", 200_000_000, "at 200 Mbit/s"),
+        ]
+    engine.dispose()
 
 
 def test_run_command_names_bad_options(tmp_path, schema):

@@ -25,6 +25,11 @@ def rehearse(
     cap: str | None = typer.Option(
         None, "--cap", help="Cap at a link tier's line rate, e.g. 200Mbit/s (shared by the threads, each paced)."
     ),
+    tier: str | None = typer.Option(
+        None,
+        "--tier",
+        help="Rehearse at a tier the what-if lists (its name) and at the tier below it, each capped at its rate.",
+    ),
     all_destinations: bool = typer.Option(
         False, "--all-destinations", help="Replay to every destination the primary feeds at once (one copy each)."
     ),
@@ -33,13 +38,12 @@ def rehearse(
     user: str = typer.Option("cli", help="Recorded as who requested it."),
 ) -> None:
     """Replay a window of recorded redo through the real link and measure the lag."""
-    import time
-
     from redolab.core.limits import LimitReached
     from redolab.rehearsals import service
-    from redolab.rehearsals.public import rehearsal_public
     from redolab.rehearsals.schemas import RehearsalCreate
 
+    if tier is not None and cap is not None:
+        fail("--tier and --cap: give one (--tier caps at the tier's rate and rehearses the tier below too)")
     with environment_named(env) as (session, environment):
         try:
             with invalid_input_fails(lambda error: f"{error.field}: {error.message}"):
@@ -53,25 +57,52 @@ def rehearse(
                     across_hops=all_destinations,
                     cap_bits_per_second=cap,
                 )
-                rehearsal = service.create_rehearsal(
-                    session=session, environment=environment, request=service.request_of(body), requested_by=user
-                )
+                made = _create(session, environment, service.request_of(body), tier, user)
         except LimitReached as refused:  # a queue cap (429): a refusal naming the cap, not a crash
             fail(refused.message)
-        if not as_json:
-            _queued(rehearsal)
-        while wait and not service.status(rehearsal).finished:
-            time.sleep(0.5)
-            session.expire_all()
-        public = rehearsal_public(session, rehearsal)
-        emit(as_json, lambda: public.model_dump(mode="json"), _lines(public) if wait else ())
-    if wait and public.status.value != "succeeded":
+        public = _report(session, made, one=tier is None, wait=wait, as_json=as_json)
+    if wait and any(p.status.value != "succeeded" for p in public):
         raise typer.Exit(1)
+
+
+def _create(session, environment, request, tier: str | None, user: str) -> list:
+    """One rehearsal, or with a tier the tier below first and the tier behind it on the same hosts."""
+    from redolab.planning.rehearse_tiers import rehearse_at_tier
+    from redolab.rehearsals import service
+
+    if tier is None:
+        return [service.create_rehearsal(session=session, environment=environment, request=request, requested_by=user)]
+    return rehearse_at_tier(session=session, environment=environment, tier=tier, request=request, requested_by=user)
+
+
+def _report(session, made: list, *, one: bool, wait: bool, as_json: bool) -> list:
+    """Print what was queued, wait for it with --wait, and print the rehearsals (one, or a list)."""
+    import time
+
+    from redolab.rehearsals import service
+    from redolab.rehearsals.public import rehearsal_public
+
+    if not as_json:
+        for rehearsal in made:
+            _queued(rehearsal)
+    while wait and not all(service.status(rehearsal).finished for rehearsal in made):
+        time.sleep(0.5)
+        session.expire_all()
+    public = [rehearsal_public(session, rehearsal) for rehearsal in made]
+    documents = [p.model_dump(mode="json") for p in public] if as_json else []
+    emit(
+        as_json,
+        lambda: documents[0] if one else documents,
+        (line for p in public for line in _lines(p)) if wait else (),
+    )
+    return public
 
 
 def _queued(rehearsal) -> None:
     typer.echo(
-        f"rehearsal {rehearsal.id} queued: {rehearsal.window_label}, threads "
+        f"rehearsal {rehearsal.id} queued"
+        + (f" at {rehearsal.cap_label}" if rehearsal.cap_label else "")
+        + f": {rehearsal.window_label}, threads "
         f"{', '.join(map(str, rehearsal.threads))}, runs {', '.join(str(r.id) for r in rehearsal.runs)}"
     )
     for note in rehearsal.notes or ():
