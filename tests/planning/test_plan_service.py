@@ -56,7 +56,9 @@ def requested(session, tmp_path):
     for fields in RUNS.values():
         if fields.get("sync_write"):
             fields = {**fields, "write_dir": str(write_dir)}
-        runs.append(request_run(session, environment, primary, standby, **fields))
+        runs.append(
+            request_run(session, environment, primary, standby, rate_bits_per_second=None, **fields)
+        )  # as captured
     return environment, runs
 
 
