@@ -30,6 +30,11 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--disable-site-isolation-trials",
+    "--disable-features=IsolateOrigins,site-per-process,PaintHolding,Translate,OptimizationHints,MediaRouter",
+    "--renderer-process-limit=2",
+    "--disable-renderer-backgrounding",
+    "--disable-dev-shm-usage",
 ]
 
 
