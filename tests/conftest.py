@@ -56,12 +56,31 @@ BOTH_BACKENDS = {
     "tests/redo/test_import_jobs.py": "large imports in batches, orphaned staged rows",
     "tests/redo/test_preview_jobs.py": "preview jobs claimed and orphaned",
     "tests/runs/test_queue_place_and_paging.py": "queue positions from claims",
-    "tests/runs/test_runs_failures.py": "runs orphaned by a stopped worker",
+    "tests/runs/test_runs_failures.py::test_redolab_restarted_mid_run": "runs orphaned by a stopped worker",
+    "tests/runs/test_runs_failures.py::test_worker_killed_during_a_cancel_ends_the_run_cancelled": (
+        "a cancel orphaned by a killed worker"
+    ),
+    "tests/runs/test_runs_failures.py::test_cancel_keeps_samples": "a cancel racing the worker's writes",
+    "tests/runs/test_runs_failures.py::test_two_runs_never_share_a_host": "the host claim",
     "tests/sweeps/test_schedules.py": "an occurrence fired once by a conditional update",
-    "tests/sweeps/test_hop_runs.py": "jobs claimed together across hops",
-    "tests/sweeps/test_clusters.py": "a cluster's sum stored once by the last run",
-    "tests/watches/test_notify.py": "deliveries claimed once among workers",
-    "tests/watches/test_watches.py": "a watch's state moved by conditional updates",
+    "tests/sweeps/test_hop_runs.py::test_hop_jobs_share_the_primary_with_each_other_only": "jobs claimed together",
+    "tests/sweeps/test_hop_runs.py::test_a_run_across_hops_from_the_api_runs_both_at_once": (
+        "jobs claimed together across hops"
+    ),
+    "tests/sweeps/test_hop_runs.py::test_cancel_stops_every_pair": "a cancel as one conditional update",
+    "tests/sweeps/test_clusters.py::test_cluster_run_pairs_nodes_sums_and_reverses": (
+        "a cluster's sum stored once by the last run"
+    ),
+    "tests/watches/test_notify.py::test_one_row_per_receiver_and_transition_even_when_queued_twice": "unique index",
+    "tests/watches/test_notify.py::test_two_workers_send_each_notification_once": "deliveries claimed once",
+    "tests/watches/test_notify.py::test_a_row_left_sending_by_a_dead_worker_is_sent_again": "an orphaned claim",
+    "tests/watches/test_notify.py::test_a_removed_receiver_is_not_told_and_leaves_its_watches": "foreign keys",
+    "tests/watches/test_notify.py::test_the_signing_secret_is_shown_once_and_stored_encrypted": "a binary column",
+    "tests/watches/test_watches.py::test_the_verdict_and_the_state_it_leads_to_are_one_transaction": (
+        "a watch's state moved in the verdict's transaction"
+    ),
+    "tests/watches/test_watches.py::test_two_workers_judging_at_once_notify_once": "conditional updates racing",
+    "tests/watches/test_watches.py::test_fired_once_per_occurrence_by_two_workers": "an occurrence fired once",
     "tests/watches/test_metrics.py": "/metrics reads the stored summary's JSON in SQL",
     "tests/collect/test_collect_more.py": "collection schedules fired once",
     "tests/planning/test_stored.py": "the stored analysis: JSON, a pickle, its change mark",
