@@ -283,10 +283,8 @@ def test_rehearse_command_replays_the_worst_minute_and_reports_the_lag(tmp_path,
     assert "maximum transport lag" in shown.stdout and "after the last scheduled byte" in shown.stdout
 
 
-def test_rehearse_command_past_the_queue_cap_is_refused_naming_the_cap(tmp_path, schema):
-    """With REDOLAB_MAX_QUEUED_PER_USER=1 and no worker, the first rehearsal stays queued and the second is
-    refused by the cap (429): an error line naming the cap and exit 1, not a traceback (in this process an
-    exception the command lets out fails the test: tests/cli_runner.py)."""
+def lab_one_with_half_an_hour(tmp_path, schema) -> None:
+    """ "lab one" with three 10-minute logs of one thread imported (`redolab redo import`)."""
     lab_one(tmp_path, schema)
     lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
     lines += [
@@ -295,6 +293,13 @@ def test_rehearse_command_past_the_queue_cap_is_refused_naming_the_cap(tmp_path,
     (tmp_path / "arch.csv").write_text("\n".join(lines) + "\n")
     imported = invoke(tmp_path, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv"))
     assert imported.returncode == 0, imported.stderr
+
+
+def test_rehearse_command_past_the_queue_cap_is_refused_naming_the_cap(tmp_path, schema):
+    """With REDOLAB_MAX_QUEUED_PER_USER=1 and no worker, the first rehearsal stays queued and the second is
+    refused by the cap (429): an error line naming the cap and exit 1, not a traceback (in this process an
+    exception the command lets out fails the test: tests/cli_runner.py)."""
+    lab_one_with_half_an_hour(tmp_path, schema)
     rehearse = ("rehearse", "--env", "lab one", "--window", "worst-1m")
     queued = invoke(tmp_path, *rehearse, REDOLAB_MAX_QUEUED_PER_USER="1")
     assert queued.returncode == 0 and "queued" in queued.stdout, queued.stderr
@@ -309,13 +314,7 @@ def test_rehearse_command_caps_at_a_tier_and_names_a_bad_cap(tmp_path, schema):
     one thread and says so; `--cap fast` is refused naming the field."""
     import json
 
-    lab_one(tmp_path, schema)
-    lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
-    lines += [
-        f"1,{100 + n},2025-03-04 12:{10 * n:02d}:00,2025-03-04 12:{10 * n + 10:02d}:00,2048,512" for n in range(3)
-    ]
-    (tmp_path / "arch.csv").write_text("\n".join(lines) + "\n")
-    assert invoke(tmp_path, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv")).returncode == 0
+    lab_one_with_half_an_hour(tmp_path, schema)
     rehearse = ("rehearse", "--env", "lab one", "--window", "worst-1m")
     queued = invoke(tmp_path, *rehearse, "--cap", "200Mbit/s", "--json")
     assert queued.returncode == 0, queued.stderr
@@ -330,13 +329,7 @@ def test_rehearse_command_at_a_tier_queues_the_tier_below_first(tmp_path, schema
     """`--tier "200 Mbit/s"`: two rehearsals queued, at 100 Mbit/s (the what-if's tier below) and at 200
     Mbit/s behind it, each capped and labelled; a tier the what-if does not list is refused naming those it
     does, and --tier with --cap is refused before anything is queued."""
-    lab_one(tmp_path, schema)
-    lines = ["THREAD#,SEQUENCE#,FIRST_TIME,NEXT_TIME,BLOCKS,BLOCK_SIZE"]
-    lines += [
-        f"1,{100 + n},2025-03-04 12:{10 * n:02d}:00,2025-03-04 12:{10 * n + 10:02d}:00,2048,512" for n in range(3)
-    ]
-    (tmp_path / "arch.csv").write_text("\n".join(lines) + "\n")
-    assert invoke(tmp_path, "redo", "import", "--env", "lab one", str(tmp_path / "arch.csv")).returncode == 0
+    lab_one_with_half_an_hour(tmp_path, schema)
     rehearse = ("rehearse", "--env", "lab one", "--window", "worst-1m")
     both = invoke(tmp_path, *rehearse, "--tier", "200 Mbit/s", "--cap", "1Gbit/s")
     assert both.returncode == 1 and "--tier and --cap: give one" in both.stderr, both.stderr
