@@ -135,7 +135,7 @@ def test_only_the_upper_bound_above_the_link_is_undecided_not_a_pass():
 def test_percentiles_come_from_timed_series_only():
     """A paste without times adds no percentile: the summed p95 is the timed file's own, and a peak
     raised by a log without times is said to be one."""
-    timed = [row(t, n * 600, 600, 600 * (60 if n == 5 else 20) / t) for t in (1, 2) for n in range(40)]
+    timed = [row(t, n * 600, 600, 600 * (60 if n == 5 else 20) / t) for t in (1, 2) for n in range(100)]
     alone = requirement([ImportSeries(1, "timed.csv", timed)], headroom_ratio=0.3)
     untimed = [row(1, 99_999, 10, 1000, timed=False)]  # 100 MiB/s, above the 90 MiB/s the timed threads reach
     mixed = requirement(
@@ -151,6 +151,27 @@ def test_percentiles_come_from_timed_series_only():
     no_overlap = mixed_history()
     assert no_overlap.summed_percentile(95) is None
     assert no_overlap.percentile_basis == "no percentiles: thread(s) 2 have no times"
+
+
+@pytest.mark.parametrize(
+    ("pieces", "p95", "p99", "said"),
+    [
+        (10, False, False, "n = 10: too few for a p95 (20 needed) or a p99 (100 needed); time-weighted"),
+        (19, False, False, "n = 19: too few for a p95 (20 needed) or a p99 (100 needed); time-weighted"),
+        (20, True, False, "n = 20: too few for a p99 (100 needed); time-weighted"),
+        (100, True, True, "time-weighted"),
+    ],
+)
+def test_a_percentile_needs_one_sample_in_its_tail(pieces, p95, p99, said):
+    """Ten samples' "p95" and "p99" were both their highest, read as a bug: a p-th percentile needs one
+    piece in (100 - p) % above it (p95: 20, p99: 100), and the basis says how many there were."""
+    rows = [row(1, n * 600, 600, 600 * (60 if n == 3 else 10 + n % 7)) for n in range(pieces)]  # one burst
+    req = requirement([ImportSeries(1, "few.csv", rows)], headroom_ratio=0.3)
+    assert (req.summed_percentile(95) is not None, req.summed_percentile(99) is not None) == (p95, p99)
+    assert req.percentile_basis.startswith(said)
+    for percent in (95, 99):  # the one burst is above any percentile there are samples for
+        found = req.summed_percentile(percent)
+        assert found is None or found < req.summed_peak_bytes_per_second
 
 
 def test_the_summary_carries_the_percentile_basis_and_the_bound_with_headroom():

@@ -65,9 +65,10 @@ def _analysis_lines(summary: dict, files_given: int, headroom: float):
         )
     if summary["summed"]:
         summed = summary["summed"]
+        p95 = summed["p95_bytes_per_second"]
         yield (
-            f"all threads: peak {format_byte_rate(summed['peak_bytes_per_second'])} at {summed['peak_at']}, "
-            f"p95 {format_byte_rate(summed['p95_bytes_per_second'])}"
+            f"all threads: peak {format_byte_rate(summed['peak_bytes_per_second'])} at {summed['peak_at']}"
+            + (f", p95 {format_byte_rate(p95)}" if p95 is not None else ", too few samples for a p95")
         )
     required = summary["required_bytes_per_second"]
     yield (

@@ -8,6 +8,7 @@ seed 003 (MB/s to Mbit/s; AWR snapshots dilute short peaks).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -136,11 +137,24 @@ def analyze(intervals: Iterable[RedoInterval], *, headroom_ratio: float = 0.30, 
     return result
 
 
+def samples_needed(p: float) -> int:
+    """How many pieces a p-th percentile needs to be more than the peak: one in (100 - p) % above it
+    (p95: 20, p99: 100). From fewer, the "p95" of ten samples is their highest, read as a bug."""
+    return math.ceil(100 / (100 - p) - 1e-9)
+
+
+def too_few_for(count: int, percents: Iterable[float]) -> str | None:
+    """'n = 10: too few for a p95 (20 needed) or a p99 (100 needed)', None when there are enough for all."""
+    said = " or ".join(f"a p{p:g} ({samples_needed(p):,} needed)" for p in percents if count < samples_needed(p))
+    return f"n = {count:,}: too few for {said}" if said else None
+
+
 def time_weighted_percentile(segments: Iterable[tuple[datetime, datetime, float]], p: float) -> float | None:
-    """The rate below which the series spends `p` percent of its time (None: no time at all)."""
+    """The rate below which the series spends `p` percent of its time (None: no time at all, or fewer
+    pieces than samples_needed(p))."""
     ordered = sorted((rate, (end - start).total_seconds()) for start, end, rate in segments)
     total = sum(d for _, d in ordered)
-    if not total:
+    if not total or sum(1 for _, d in ordered if d > 0) < samples_needed(p):
         return None
     target, seen = total * p / 100, 0.0
     for rate, duration in ordered:

@@ -20,7 +20,7 @@ from datetime import datetime
 from functools import cached_property
 
 from redolab.core.units import format_duration
-from redolab.redo.analytics import Analysis, analyze, summed_pieces, time_weighted_percentile
+from redolab.redo.analytics import Analysis, analyze, summed_pieces, time_weighted_percentile, too_few_for
 from redolab.redo.dedupe import unique
 from redolab.redo.schemas import RedoInterval
 from redolab.redo.windows import Segment, Window, coverage, intersect, peak_windows
@@ -141,8 +141,7 @@ class Requirement:
         return bound * (1 + self.headroom_ratio) if bound is not None else None
 
     def summed_percentile(self, percent: float) -> float | None:
-        """Time-weighted percentile of the summed series where every thread has times: from timed
-        series only (a log without times has no place in time, so it is in no percentile)."""
+        """Time-weighted percentile of the summed series where every thread has times (a log without one is in none)."""
         return time_weighted_percentile((piece for span in self.spans for piece in span.segments), percent)
 
     @property
@@ -152,10 +151,11 @@ class Requirement:
         if not self.spans:
             why = f"thread(s) {', '.join(map(str, untimed))} have no times" if untimed else "no overlap in time"
             return f"no percentiles: {why}"
-        said = "time-weighted over the timed series only, where every thread has data"
+        said = [too_few_for(sum(len(span.segments) for span in self.spans), (95, 99))]
+        said.append("time-weighted over the timed series only, where every thread has data")
         if self.untimed_peak is not None:
-            said += f"; the peak is thread {self.untimed_peak}'s highest single rate without times, in no percentile"
-        return said
+            said.append(f"the peak is thread {self.untimed_peak}'s highest single rate without times, in no percentile")
+        return "; ".join(filter(None, said))
 
     def summed_basis(self, show) -> str:
         """How the summed peak was found, with the stretches it was computed over."""
