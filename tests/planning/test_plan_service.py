@@ -57,7 +57,7 @@ def requested(session, tmp_path):
         if fields.get("sync_write"):
             fields = {**fields, "write_dir": str(write_dir)}
         runs.append(
-            request_run(session, environment, primary, standby, rate_bits_per_second=None, **fields)
+            request_run(session, environment, primary, standby, **{"rate_bits_per_second": None, **fields})
         )  # as captured
     return environment, runs
 
