@@ -77,6 +77,7 @@ def test_facts_offered_and_applied(session, engine, secret_key, oracle_env, api_
         "primary_rac_nodes": 2,
         "transport_mode": "ASYNC",
         "time_zone": "Etc/GMT-1",
+        "database_release": "19.0.0.0.0",  # V$INSTANCE.VERSION: the Oracle Net settings start from it
     }
     response = api_client.get(f"/api/v1/collections/{collection.id}")
     assert response.status_code == 200

@@ -174,3 +174,18 @@ def test_host_of_another_environment_is_404(api_client, session):
     first, second = make_environment(session), make_environment(session)
     host = make_host(session, first)
     assert api_client.get(f"/api/v1/environments/{second.id}/hosts/{host.id}").status_code == 404
+
+
+def test_the_dba_facts_round_trip_through_the_api_and_the_form(api_client, browser_client):
+    fields = {"database_release": "19c", "rto_goal_seconds": "15 min", "apply_rate_bytes_per_second": "120 MiB/s"}
+    created = api_client.post("/api/v1/environments", json={**ENV, **fields, "fast_start_failover": True})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert body["database_release"] == "19c" and body["rto_goal_seconds"] == 900
+    assert body["apply_rate_bytes_per_second"] == 120 * 1024**2 and body["fast_start_failover"] is True
+    assert body["advanced_compression_licensed"] is False
+    refused = api_client.patch(f"/api/v1/environments/{body['id']}", json={"database_release": "12c"})
+    assert refused.status_code == 422 and "12.1 or 12.2" in refused.text
+    assert api_client.get(f"/api/v1/environments/{body['id']}").json()["database_release"] == "19c"
+    form = browser_client.get(f"/environments/{body['id']}/edit")
+    assert 'value="120 MiB/s"' in form.text and 'value="15 min"' in form.text and 'value="19c"' in form.text

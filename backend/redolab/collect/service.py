@@ -21,6 +21,7 @@ from redolab.core.db import get_or_404, memo, utcnow
 from redolab.core.errors import FieldError
 from redolab.core.limits import LimitReached
 from redolab.environments.models import TRANSPORT_MODES, Environment, Host, HostRole
+from redolab.environments.releases import parse_release
 from redolab.environments.schemas import DAILY_SECONDS, EnvironmentUpdate
 from redolab.environments.service import update_environment
 from redolab.jobs.admission import check_queue_caps, current_caps, hold_queue_lock
@@ -302,6 +303,11 @@ def oracle_facts(steps: dict[str, list]) -> dict:
     if standby and (standby[0].transmit_mode or "").upper() in modes:
         mode = modes[standby[0].transmit_mode.upper()]
         offered["transport_mode"] = "FASTSYNC" if mode == "SYNC" and standby[0].affirm == "NO" else mode
+    try:  # V$INSTANCE.VERSION, "19.0.0.0.0": the release the Oracle Net settings start from
+        if parse_release(database.version or ""):
+            offered["database_release"] = database.version.strip()
+    except ValueError:
+        pass  # a version redolab does not read is not offered (the facts keep it)
     zone = _zone_of_offset(database.host_utc_offset)
     if zone:
         offered["time_zone"] = zone

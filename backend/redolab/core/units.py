@@ -290,6 +290,13 @@ def bit_rate_for_input(bits_per_second: int | None) -> str:
     return f"{bits_per_second} bit/s"
 
 
+def byte_rate_for_input(bytes_per_second: float | None) -> str:
+    """A redo or data rate for a form field, to 12 significant digits of MiB/s."""
+    if bytes_per_second is None:
+        return ""
+    return f"{bytes_per_second / MIB:.12g} MiB/s"
+
+
 def duration_for_input(seconds: float | None) -> str:
     """A duration for a form field, to 12 significant digits: 0.025 -> "25 ms"."""
     if seconds is None:

@@ -136,6 +136,17 @@ class Environment(TimestampMixin, Base):
     transport_mode: Mapped[TransportMode] = mapped_column(enum_column(TransportMode))
     instantiation_goal_seconds: Mapped[float | None] = mapped_column(Float)
     rpo_goal_seconds: Mapped[float | None] = mapped_column(Float)  # the data loss the business accepts
+    # the failover time the business accepts: the apply backlog is judged against it
+    rto_goal_seconds: Mapped[float | None] = mapped_column(Float)
+    # Oracle's release as the DBA says it or V$INSTANCE.VERSION reads ("19c", "19.21.0.0.0"): the
+    # settings start from its defaults and maximums ("" when not known)
+    database_release: Mapped[str] = mapped_column(String(40), default="", server_default="")
+    # the standby's redo apply rate (bytes/s): measured (V$RECOVERY_PROGRESS "Active Apply Rate") or entered
+    apply_rate_bytes_per_second: Mapped[float | None] = mapped_column(Float)
+    # Fast-Start Failover is used: FastStartFailoverLagLimit is where the RPO goal lands
+    fast_start_failover: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # the user's word that the database is licensed for Advanced Compression (redo transport compression)
+    advanced_compression_licensed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     headroom_percent: Mapped[float] = mapped_column(Float, default=30.0)
     apply_overhead_percent: Mapped[float] = mapped_column(Float, default=30.0)
     link_bandwidth_bits_per_second: Mapped[int | None] = mapped_column(BigInteger)

@@ -22,6 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from redolab.core.fields import (
     BitRate,
+    ByteRate,
     DurationSeconds,
     HostAddress,
     OneLine,
@@ -46,6 +47,7 @@ from redolab.environments.models import (
     ProtectionMode,
     TransportMode,
 )
+from redolab.environments.releases import checked_release
 
 # Compared by name_key (case, width and invisible characters aside); never only blank or filler.
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), OneLine, VisibleName]
@@ -84,6 +86,14 @@ class EnvironmentFields(UnitEcho):
     instantiation_goal_seconds: Annotated[DurationSeconds, AfterValidator(positive)] = None
     # the RPO goal: the data loss (transport lag) the business accepts, e.g. 30 s
     rpo_goal_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(86400, "24 h")] = None
+    # the failover time the business accepts, e.g. 15 min: the apply backlog is judged against it
+    rto_goal_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(7 * 86400, "7 d")] = None
+    # "19c", "23ai", "11.2", or V$INSTANCE.VERSION ("19.0.0.0.0"); blank when not known
+    database_release: Annotated[str | None, StringConstraints(max_length=40), AfterValidator(checked_release)] = None
+    # the standby's redo apply rate (V$RECOVERY_PROGRESS "Active Apply Rate"), e.g. "120 MiB/s"
+    apply_rate_bytes_per_second: Annotated[ByteRate, AfterValidator(positive)] = None
+    fast_start_failover: bool | None = None  # Fast-Start Failover is used (Data Guard)
+    advanced_compression_licensed: bool | None = None  # redo transport compression is licensed
     headroom_percent: Percent | None = None
     apply_overhead_percent: Percent | None = None
     link_bandwidth_bits_per_second: LinkBandwidth = None
@@ -117,6 +127,9 @@ class EnvironmentCreate(EnvironmentFields):
     time_zone: TimeZoneName = "UTC"
     notes: NotesText = ""
     diagnostics_pack_licensed: bool = False
+    database_release: Annotated[str, StringConstraints(max_length=40), AfterValidator(checked_release)] = ""
+    fast_start_failover: bool = False
+    advanced_compression_licensed: bool = False
 
     @field_validator("protection_mode")
     @classmethod
@@ -184,6 +197,11 @@ class EnvironmentPublic(BaseModel):
     transport_mode: TransportMode
     instantiation_goal_seconds: float | None
     rpo_goal_seconds: float | None
+    rto_goal_seconds: float | None = None
+    database_release: str = ""
+    apply_rate_bytes_per_second: float | None = None
+    fast_start_failover: bool = False
+    advanced_compression_licensed: bool = False
     headroom_percent: float
     apply_overhead_percent: float
     link_bandwidth_bits_per_second: int | None

@@ -66,6 +66,11 @@ def _environment_form_values(environment: Environment) -> dict[str, str]:
         "transport_mode": environment.transport_mode.value,
         "instantiation_goal_seconds": units.duration_for_input(environment.instantiation_goal_seconds),
         "rpo_goal_seconds": units.duration_for_input(environment.rpo_goal_seconds),
+        "rto_goal_seconds": units.duration_for_input(environment.rto_goal_seconds),
+        "database_release": environment.database_release,
+        "apply_rate_bytes_per_second": units.byte_rate_for_input(environment.apply_rate_bytes_per_second),
+        "fast_start_failover": "true" if environment.fast_start_failover else "false",
+        "advanced_compression_licensed": "true" if environment.advanced_compression_licensed else "false",
         "headroom_percent": f"{environment.headroom_percent:g}",
         "apply_overhead_percent": f"{environment.apply_overhead_percent:g}",
         "link_bandwidth_bits_per_second": units.bit_rate_for_input(environment.link_bandwidth_bits_per_second),
@@ -101,6 +106,7 @@ def _environment_form(request, *, environment, values, errors, status_code=200, 
         "platform_options": [(platform.value, platform.label) for platform in Platform],
         "protection_options": [("", "— (Db2 HADR)")] + [(mode.value, mode.label) for mode in ProtectionMode],
         "transport_options": [(mode.value, mode.value) for mode in TransportMode],
+        "yes_no": [("false", "No"), ("true", "Yes")],
     }
     return render(request, "environments/form.html", context, block="form", status_code=status_code)
 
