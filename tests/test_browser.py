@@ -496,7 +496,7 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(shared_server, admin
     expect(page.locator("#plan-commit")).to_contain_text("per commit")
     expect(page.locator("#plan-commit")).to_contain_text("Measured SYNC acknowledgement")
     expect(page.locator("#plan-risks")).to_contain_text("loopback")
-    expect(page.locator("#plan-settings")).to_contain_text("RECV_BUF_SIZE=")
+    expect(page.locator("#plan-settings")).to_contain_text("TCP.NODELAY=YES")
     drawn(page, "#lag-chart", 1)
     # a failing card shows its working and links to the run behind the number; others are one click away
     expect(page.locator("#plan-transport a[href^='/runs/']").first).to_be_visible()

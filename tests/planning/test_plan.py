@@ -149,7 +149,8 @@ def test_buffers_from_environment_or_from_runs():
     assert values["bandwidth_bits_per_second"] == pytest.approx(200 * MIB * 8)
     assert values["rtt_seconds"] == pytest.approx(0.0102)
     assert values["measured_window_bytes"] == round(100 * MIB * 0.0102)
-    assert measured.snippets and "RECV_BUF_SIZE" in measured.snippets[2].text
+    oracle_net = measured.snippets[2].text
+    assert "TCP.NODELAY=YES" in oracle_net and "# not set: RECV_BUF_SIZE" in oracle_net  # no run beat autotuning
 
 
 def test_lag_replay_per_thread():
@@ -209,7 +210,8 @@ def test_loopback_runs_are_a_risk():
 def test_snippets_follow_the_platform_and_the_queue_rule():
     oracle = recommended_snippets(platform="dataguard", socket_buffer_bytes=9_375_000, bdp_bytes=3_125_000)
     text = "\n".join(s.text for s in oracle)
-    assert "net.core.rmem_max = 9375000" in text and "RECV_BUF_SIZE=9375000" in text
+    assert "net.core.rmem_max = 9375000" in text and "net.ipv4.tcp_rmem = 4096 87380 9375000" in text
+    assert "TCP.NODELAY=YES" in text and "\nRECV_BUF_SIZE=" not in text  # the sockets autotune up to the maximum
     assert "DB2_HADR" not in text and "mtu 9000" not in text
     assert "txqueuelen 3000" in text  # 2,084 packets of 1500 bytes, rounded up to thousands
     db2 = recommended_snippets(

@@ -3,6 +3,7 @@ API, the environment page and `redolab plan show`."""
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -161,7 +162,9 @@ def test_plan_is_computed_from_the_stored_runs_and_import(session, measured_for_
     assert instantiation.values["copy_seconds"] == pytest.approx(2 * 1024**4 / best.bytes_per_second)
     assert plan.card("lag").values["threads"][0]["run_id"] == single.id
     assert any("loopback" in risk for risk in plan.risks)
-    assert "RECV_BUF_SIZE=" + str(buffers.values["socket_buffer_bytes"]) in plan.snippets[2].text
+    kernel = plan.snippets[0].text
+    assert re.search(rf"net.ipv4.tcp_rmem = \d+ \d+ {buffers.values['socket_buffer_bytes']}\b", kernel), kernel
+    assert "# not set: RECV_BUF_SIZE" in plan.snippets[2].text  # loopback runs are no evidence for explicit buffers
 
 
 def test_plan_api_page_and_cli_agree(session, measured, api_client, browser_client, tmp_path, database_url):
@@ -186,7 +189,7 @@ def test_plan_api_page_and_cli_agree(session, measured, api_client, browser_clie
     assert page.status_code == 200
     for key in body["cards"]:
         assert f'id="plan-{key}"' in page.text
-    assert f"RECV_BUF_SIZE={socket_buffer}" in page.text
+    assert re.search(rf"net.ipv4.tcp_rmem = \d+ \d+ {socket_buffer}\b", page.text) and "TCP.NODELAY=YES" in page.text
     assert "never behind" in page.text and 'id="lag-chart"' not in page.text  # loopback outruns every log
 
     result = invoke(

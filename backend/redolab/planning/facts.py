@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from redolab.disktest.fit import Disk
+from redolab.environments.releases import Release
 from redolab.planning.settings import HostKernel
 from redolab.runs.measured import MeasuredRun, Source
 
@@ -43,6 +44,10 @@ class Facts:
     hadr_pairs: tuple = ()  # hadr.pairs.PairView of the db2pd captures: the values in use
     host_kernels: tuple[HostKernel, ...] = ()  # each host's kernel settings as a run last captured them
     rpo_goal_seconds: float | None = None  # the data loss the business accepts (the Rehearsal card)
+    release: Release | None = None  # the database release: the Oracle Net defaults and maximums
+    rto_goal_seconds: float | None = None  # the failover time the business accepts (the apply side)
+    apply_rate_bytes_per_second: float | None = None  # the standby's redo apply rate, measured or entered
+    fast_start_failover: bool = False
 
 
 NOMINAL, MEASURED, LOOPBACK = "nominal", "measured", "loopback"  # where a capacity comes from

@@ -24,6 +24,7 @@ from redolab.planning.facts import (
 )
 from redolab.planning.instantiation import InstantiationEstimate, instantiation_estimate
 from redolab.planning.network import BandwidthDelay, bandwidth_delay, tcp_window_bytes
+from redolab.planning.oracle_net import explicit_gain
 from redolab.planning.settings import STANDARD_MTU_BYTES, SettingsBasis
 from redolab.planning.transport import LagReplay, Verdict, replay_lag
 from redolab.redo.requirement import Requirement, ThreadNeed
@@ -363,6 +364,9 @@ def settings_basis(
         hadr_syncmode=facts.hadr_syncmode,
         hadr_pairs=facts.hadr_pairs,
         hosts=facts.host_kernels,
+        release=facts.release,
+        transport_mode=facts.transport_mode,
+        explicit_gain=explicit_gain(measured.runs),
     )
 
 

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from redolab.core.units import format_duration
 from redolab.disktest.service import latest_disk
 from redolab.environments.models import Environment, HostRole, HostTransport
+from redolab.environments.releases import stored_release
 from redolab.hadr.service import hadr_pairs, hadr_settings
 from redolab.planning.card import show_time
 from redolab.planning.facts import Capacity, DiskFact, Excluded, Facts, Measurements
@@ -111,6 +112,10 @@ def environment_facts(environment: Environment) -> Facts:
         data_interface=primary.data_interface if primary else None,
         time_zone=environment.time_zone or "UTC",
         standby_disk=_standby_disk(environment),
+        release=stored_release(environment.database_release),
+        rto_goal_seconds=environment.rto_goal_seconds,
+        apply_rate_bytes_per_second=environment.apply_rate_bytes_per_second,
+        fast_start_failover=environment.fast_start_failover,
     )
 
 

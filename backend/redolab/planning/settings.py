@@ -1,13 +1,13 @@
 """Recommended settings as copyable snippets, each line with the reason for its value (pure).
 Units: bytes, packets.
 
-Sources: seed 003 (socket buffers of SOCKET_BUFFER_BDP_MULTIPLE x BDP in sqlnet.ora RECV_BUF_SIZE / SEND_BUF_SIZE,
-DEFAULT_SDU_SIZE=32767, txqueuelen on the sender and netdev_max_backlog on the receiver: a 1 Gbit/s
-link at 100 ms wants a txqueuelen of at least 10,000, the example pairs it with a backlog of
-20,000), seed 000 (tcp_rmem / tcp_wmem maximum; an average redo write above 1500 bytes: evaluate
-jumbo frames) and seed 001 (DB2_HADR_SOSNDBUF / SORCVBUF from the TCP window, DB2_HADR_BUF_SIZE
-= 2 x LOGBUFSZ without data; from the largest log gap or a second of the peak log rate with data;
-HADR_SYNCMODE from the hadrCalculator view).
+Sources: seed 003 (socket buffers of SOCKET_BUFFER_BDP_MULTIPLE x BDP; txqueuelen on the sender and
+netdev_max_backlog on the receiver: a 1 Gbit/s link at 100 ms wants a txqueuelen of at least 10,000,
+the example pairs it with a backlog of 20,000), seed 000 (tcp_rmem / tcp_wmem maximum; an average redo
+write above 1500 bytes: evaluate jumbo frames) and seed 001 (DB2_HADR_SOSNDBUF / SORCVBUF from the TCP
+window, DB2_HADR_BUF_SIZE = 2 x LOGBUFSZ without data; from the largest log gap or a second of the peak
+log rate with data; HADR_SYNCMODE from the hadrCalculator view). The Oracle Net lines start from the database release's
+defaults and maximums (planning/oracle_net.py), not seed 003's dated DEFAULT_SDU_SIZE=32767.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import math
 from dataclasses import dataclass
 
 from redolab.core.units import format_bytes
+from redolab.environments.releases import Release
 from redolab.hadr import recommend
 from redolab.planning.network import SOCKET_BUFFER_RULE, packets_in_flight
+from redolab.planning.oracle_net import SQLNET_TARGET, ExplicitGain, descriptor_line, oracle_net_lines
 
 DEFAULT_QUEUE_PACKETS = 1000  # Linux's default netdev_max_backlog; txqueuelen defaults to 1000 today
 JUMBO_MTU_BYTES = 9000
@@ -88,6 +90,9 @@ class SettingsBasis:
     hadr_syncmode: tuple[str, str] | None = None  # HADR_SYNCMODE and why
     hadr_pairs: tuple = ()  # hadr.pairs.PairView: the values the db2pd captures show, the starting point
     hosts: tuple[HostKernel, ...] = ()  # each host's captured kernel settings: never lowered
+    release: Release | None = None  # the database release: the Oracle Net defaults and maximums
+    transport_mode: str = "ASYNC"
+    explicit_gain: ExplicitGain | None = None  # a run measured explicit socket buffers faster than autotuning
 
     @property
     def queue_packets(self) -> int:
@@ -114,7 +119,7 @@ def recommended_snippets(**basis) -> list[Snippet]:
 
 def snippets_for(basis: SettingsBasis) -> list[Snippet]:
     snippets = [_kernel(basis), _transmit_queue(basis)]
-    snippets += _hadr(basis) if basis.platform == "hadr" else [_oracle_net(basis)]
+    snippets += _hadr(basis) if basis.platform == "hadr" else _oracle_net(basis)
     if basis.jumbo_worth_testing:
         snippets.append(_jumbo(basis))
     return snippets
@@ -131,14 +136,14 @@ def _kernel(basis: SettingsBasis) -> Snippet:
                 "net.core.rmem_max",
                 "rmem_max",
                 [buffer],
-                f"lets a socket be granted the {size} receive buffer asked for",
+                f"caps an explicit receive buffer (setsockopt) at {size}; autotuned sockets follow tcp_rmem",
                 hosts,
             ),
             against_hosts(
                 "net.core.wmem_max",
                 "wmem_max",
                 [buffer],
-                f"lets a socket be granted the {size} send buffer asked for",
+                f"caps an explicit send buffer (setsockopt) at {size}; autotuned sockets follow tcp_wmem",
                 hosts,
             ),
             against_hosts(
@@ -181,17 +186,28 @@ def _transmit_queue(basis: SettingsBasis) -> Snippet:
     )
 
 
-def _oracle_net(basis: SettingsBasis) -> Snippet:
-    buffer = basis.socket_buffer_bytes
-    return Snippet(
-        "Oracle Net (primary and standby)",
-        "sqlnet.ora",
-        (
-            SettingLine(f"RECV_BUF_SIZE={buffer}", f"socket receive buffer for redo transport: {SOCKET_BUFFER_RULE}"),
-            SettingLine(f"SEND_BUF_SIZE={buffer}", f"socket send buffer for redo transport: {SOCKET_BUFFER_RULE}"),
-            SettingLine("DEFAULT_SDU_SIZE=32767", "larger session data units for bulk redo (seed 003)"),
-        ),
+def _oracle_net(basis: SettingsBasis) -> list[Snippet]:
+    """sqlnet.ora from the release's defaults (planning/oracle_net.py), and the SDU in the transport's
+    connect descriptor when one is set."""
+    lines = oracle_net_lines(
+        release=basis.release,
+        transport_mode=basis.transport_mode,
+        socket_buffer_bytes=basis.socket_buffer_bytes,
+        gain=basis.explicit_gain,
+        rule=SOCKET_BUFFER_RULE,
     )
+    items = tuple(SettingLine(line, why, recommended, keep=line.startswith("#")) for line, why, recommended in lines)
+    snippets = [Snippet("Oracle Net (primary and standby)", SQLNET_TARGET, items)]
+    descriptor = descriptor_line(basis.release, basis.transport_mode)
+    if descriptor is not None:
+        snippets.append(
+            Snippet(
+                "Redo transport connect descriptor",
+                "tnsnames.ora on the primary (the standby's too, for role reversal): the LOG_ARCHIVE_DEST_n SERVICE",
+                (SettingLine(*descriptor),),
+            )
+        )
+    return snippets
 
 
 def _hadr(basis: SettingsBasis) -> list[Snippet]:
@@ -209,7 +225,9 @@ def _hadr(basis: SettingsBasis) -> list[Snippet]:
     def line(setting: str) -> SettingLine:
         item = found[setting]
         why = item.why + (f" (in use: {item.captured})" if item.captured else "")
-        return SettingLine(item.line, why + (f"; {SOCKET_BUFFER_RULE}" if setting.startswith("DB2_HADR_SO") else ""))
+        if setting.startswith("DB2_HADR_SO"):
+            why += f"; an explicit value switches off the kernel's autotuning for the HADR socket: {SOCKET_BUFFER_RULE}"
+        return SettingLine(item.line, why)
 
     registry = Snippet(
         "Db2 HADR registry (primary and standby)",

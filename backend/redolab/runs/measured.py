@@ -31,6 +31,7 @@ class MeasuredRun:
     hop: int | None = None  # the destination whose hop it measured (None: an environment without destinations)
     cluster: int | None = None  # the cluster run (or run across hops) it was one pair of
     duration_seconds: float = 0.0  # the run's planned duration (a cluster's pairs overlap within 10 % of it)
+    sockbuf_bytes: int | None = None  # an explicit socket buffer; None: the kernel autotuned
 
     @property
     def source(self) -> Source:

@@ -356,7 +356,7 @@ def _metrics(summary) -> RunMetrics:
 _PLANNED = (
     Run.id, Run.label, Run.client_host_id, Run.server_host_id, Run.reverse, Run.mode, Run.conns, Run.message_bytes,
     Run.bytes_per_second, Run.sync_write, Run.write_dir, Run.started_at, Run.created_at, Run.tags, Run.source,
-    Run.cluster_id, Run.duration_seconds,
+    Run.cluster_id, Run.duration_seconds, Run.sockbuf_bytes,
 )  # fmt: skip
 _SUMMARISED = tuple(getattr(RunSummary, name) for name in (*_METRIC_FIELDS, "mtu_bytes", "damaged"))
 
@@ -474,6 +474,7 @@ def read_measured_runs(*, session: Session, environment: Environment) -> list[Me
                 hop=server.destination_id,
                 cluster=row.cluster_id,
                 duration_seconds=row.duration_seconds,
+                sockbuf_bytes=row.sockbuf_bytes,
             )
         )
     return measured
