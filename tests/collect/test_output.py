@@ -34,8 +34,8 @@ ARCHIVED_CSV = """redolab-step: archived_log
 """
 DESTS_CSV = """redolab-step: archive_dests
 
-"DEST_ID","DEST_NAME","STATUS","TARGET","DESTINATION","TRANSMIT_MODE","AFFIRM","VALID_ROLE","DB_UNIQUE_NAME","NET_TIMEOUT"
-2,"LOG_ARCHIVE_DEST_2","VALID","STANDBY","service=""stby"", ASYNC","ASYNCHRONOUS","NO","ALL_ROLES",,30
+"DEST_ID","DEST_NAME","STATUS","TARGET","DESTINATION","TRANSMIT_MODE","AFFIRM","VALID_ROLE","DB_UNIQUE_NAME","NET_TIMEOUT","COMPRESSION","REOPEN_SECS","MAX_FAILURE","MAX_CONNECTIONS","DELAY_MINS","ALTERNATE"
+2,"LOG_ARCHIVE_DEST_2","VALID","STANDBY","service=""stby"", ASYNC","ASYNCHRONOUS","NO","ALL_ROLES",,30,"DISABLE",300,0,1,0,"NONE"
 
 1 row selected.
 """
@@ -53,9 +53,9 @@ ARCHIVED_COLSEP = """redolab-step: archived_log
 """  # noqa: E501  (SQL*Plus's own widths: NUMWIDTH 38)
 DESTS_COLSEP = """redolab-step: archive_dests
 
-   DEST_ID|DEST_NAME         |STATUS   |TARGET |DESTINATION|TRANSMIT_MOD|AFF|VALID_ROLE  |DB_UNIQUE_NAME|NET_TIMEOUT
-----------|------------------|---------|-------|-----------|------------|---|------------|--------------|-----------
-         2|LOG_ARCHIVE_DEST_2|VALID    |STANDBY|stby       |ASYNCHRONOUS|NO |ALL_ROLES   |              |         30
+   DEST_ID|DEST_NAME         |STATUS   |TARGET |DESTINATION|TRANSMIT_MOD|AFF|VALID_ROLE  |DB_UNIQUE_NAME|NET_TIMEOUT|COMPRES|REOPEN_SECS|MAX_FAILURE|MAX_CONNECTIONS|DELAY_MINS|ALTERNATE
+----------|------------------|---------|-------|-----------|------------|---|------------|--------------|-----------|-------|-----------|-----------|---------------|----------|---------
+         2|LOG_ARCHIVE_DEST_2|VALID    |STANDBY|stby       |ASYNCHRONOUS|NO |ALL_ROLES   |              |         30|DISABLE|        300|          0|              1|         0|NONE
 
 1 row selected.
 """

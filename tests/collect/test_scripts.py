@@ -63,7 +63,7 @@ def test_scripts_are_read_only(name):
     sql = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
     assert WRITES.search(sql) is None
     if "session" not in name:
-        assert "ALTER" not in sql.upper()
+        assert re.search(r"\bALTER\b", sql.upper()) is None  # the word: V$ARCHIVE_DEST has an ALTERNATE column
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

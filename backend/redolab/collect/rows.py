@@ -23,6 +23,8 @@ class DatabaseFacts:
     version: str
     db_time_zone: str | None
     host_utc_offset: str | None  # SYSTIMESTAMP's offset when collected: the clock of V$ARCHIVED_LOG's dates
+    protection_mode: str | None  # MAXIMUM PERFORMANCE | MAXIMUM AVAILABILITY | MAXIMUM PROTECTION | UNPROTECTED
+    data_guard_sync_latency: str | None  # seconds, as V$PARAMETER has it ("0": wait up to NET_TIMEOUT)
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,13 @@ class ArchiveDest:
     affirm: str | None
     valid_role: str | None
     db_unique_name: str | None
-    net_timeout: int | None
+    net_timeout: int | None  # seconds a SYNC commit waits on the destination before it is abandoned
+    compression: str | None  # ENABLE | DISABLE | ZLIB | LZO
+    reopen_secs: int | None  # seconds before a failed destination is tried again (0: never)
+    max_failure: int | None  # retries before the destination is given up (0: no limit)
+    max_connections: int | None  # parallel connections for archived-log (gap) shipping
+    delay_mins: int | None  # apply delay on the standby
+    alternate: str | None  # the destination that takes over when this one fails ("NONE")
 
 
 @dataclass(frozen=True)
@@ -136,7 +144,8 @@ STEP_COLUMNS: dict[str, tuple[type, Columns]] = {
     "database": (DatabaseFacts, (
         ("DBID", "int"), ("NAME", "text"), ("DB_UNIQUE_NAME", "text?"), ("DATABASE_ROLE", "text"),
         ("PLATFORM_NAME", "text?"), ("LOG_MODE", "text"), ("FORCE_LOGGING", "text"), ("VERSION", "text"),
-        ("DB_TIME_ZONE", "text?"), ("HOST_UTC_OFFSET", "text?"),
+        ("DB_TIME_ZONE", "text?"), ("HOST_UTC_OFFSET", "text?"), ("PROTECTION_MODE", "text?"),
+        ("DATA_GUARD_SYNC_LATENCY", "text?"),
     )),
     "instances": (Instance, (
         ("INST_ID", "int"), ("INSTANCE_NUMBER", "int"), ("INSTANCE_NAME", "text"), ("HOST_NAME", "text?"),
@@ -152,7 +161,8 @@ STEP_COLUMNS: dict[str, tuple[type, Columns]] = {
     "archive_dests": (ArchiveDest, (
         ("DEST_ID", "int"), ("DEST_NAME", "text?"), ("STATUS", "text"), ("TARGET", "text?"),
         ("DESTINATION", "text?"), ("TRANSMIT_MODE", "text?"), ("AFFIRM", "text?"), ("VALID_ROLE", "text?"),
-        ("DB_UNIQUE_NAME", "text?"), ("NET_TIMEOUT", "int?"),
+        ("DB_UNIQUE_NAME", "text?"), ("NET_TIMEOUT", "int?"), ("COMPRESSION", "text?"), ("REOPEN_SECS", "int?"),
+        ("MAX_FAILURE", "int?"), ("MAX_CONNECTIONS", "int?"), ("DELAY_MINS", "int?"), ("ALTERNATE", "text?"),
     )),
     "archived_log": (ArchivedLog, (
         ("THREAD#", "int"), ("SEQUENCE#", "int"), ("RESETLOGS_ID", "int"), ("DEST_ID", "int"),
