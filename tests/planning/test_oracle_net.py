@@ -71,8 +71,8 @@ def test_an_unreadable_release_is_refused_with_what_works(written):
 def single_run(run_id: int, rate: float, sockbuf: int | None) -> MeasuredRun:
     return MeasuredRun(
         id=run_id, label="", client_node=1, server_node=1, mode="async", conns=1, message_bytes=65536,
-        bytes_per_second=rate, sync_write=False, loopback=False, mtu_bytes=1500, metrics=RunMetrics(None, 0, None, None),
-        created_at=datetime(2026, 11, 2, tzinfo=UTC), sockbuf_bytes=sockbuf,
+        bytes_per_second=rate, sync_write=False, loopback=False, mtu_bytes=1500,
+        metrics=RunMetrics(None, 0, None, None), created_at=datetime(2026, 11, 2, tzinfo=UTC), sockbuf_bytes=sockbuf,
     )  # fmt: skip
 
 

@@ -173,7 +173,7 @@ def test_plan_api_page_and_cli_agree(session, measured, api_client, browser_clie
     response = api_client.get(f"/api/v1/environments/{environment.id}/plan?{query}")
     assert response.status_code == 200
     body = response.json()
-    assert set(body["cards"]) == {"transport", "instantiation", "buffers", "lag", "commit", "rehearsal"}
+    assert set(body["cards"]) == {"transport", "instantiation", "buffers", "lag", "commit", "rehearsal", "apply"}
     socket_buffer = body["cards"]["buffers"]["values"]["socket_buffer_bytes"]
     # one answer to "what must the link carry": the redo analytics and the plan's requirement agree
     analytics = api_client.get(f"/api/v1/environments/{environment.id}/redo/analytics").json()

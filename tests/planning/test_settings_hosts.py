@@ -5,8 +5,9 @@ value each host's latest run captured (remote.hostinfo's keys), per field of tcp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from redolab.planning.host_facts import host_kernels
 from redolab.planning.plan import build_plan
-from redolab.planning.service import environment_plan, host_kernels
+from redolab.planning.service import environment_plan
 from redolab.planning.settings import HostKernel, recommended_snippets
 from tests.factories import make_environment, make_host, make_measured_run
 from tests.planning.test_plan import facts

@@ -48,6 +48,7 @@ class Facts:
     rto_goal_seconds: float | None = None  # the failover time the business accepts (the apply side)
     apply_rate_bytes_per_second: float | None = None  # the standby's redo apply rate, measured or entered
     fast_start_failover: bool = False
+    apply_rate_source: str = "entered on the environment"  # or the pasted V$RECOVERY_PROGRESS it came from
 
 
 NOMINAL, MEASURED, LOOPBACK = "nominal", "measured", "loopback"  # where a capacity comes from

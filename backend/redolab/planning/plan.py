@@ -17,6 +17,7 @@ from functools import partial
 from markupsafe import Markup
 
 from redolab.planning import results, writer
+from redolab.planning.apply_card import apply_card, apply_side
 from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Card, settle, show_time
 from redolab.planning.commit_card import commit_card
 from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
@@ -184,6 +185,12 @@ def build_plan(
         writer.lag_card(lag, measured, no_history=no_history, show=show),
         commit_card(results.sync_commit(facts, requirement, measured), measured),
         _rehearsal(facts, requirement, measured, rehearsals or [], rehearsals_left_out or [], no_history),
+        apply_card(
+            facts,
+            apply_side(facts, requirement, measured),
+            transport_ok=_transport_ok(keep_up),
+            has_history=requirement is not None,
+        ),
     ]
     risks = [risk for _, found in written for risk in found] + writer.general_risks(measured, requirement)
     basis = results.settings_basis(facts, requirement, measured, sizing.bdp)
@@ -192,6 +199,12 @@ def build_plan(
     return Plan(
         cards, risks, snippets, sources, requirement, list(evidence or []), facts.time_zone, basis, rpo_sizing=for_rpo
     )
+
+
+def _transport_ok(keep_up) -> bool | None:
+    """Whether every judged transport verdict passes (None: nothing judged)."""
+    verdicts = [v.verdict for v in keep_up.judged if v.verdict is not None] if keep_up else []
+    return all(v.passed for v in verdicts) if verdicts else None
 
 
 def with_topology(plan: Plan, topology: Topology, destination_cards: tuple[DestinationCards, ...] = ()) -> Plan:

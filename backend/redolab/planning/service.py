@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from redolab.core.units import format_duration
@@ -14,10 +14,10 @@ from redolab.environments.releases import stored_release
 from redolab.hadr.service import hadr_pairs, hadr_settings
 from redolab.planning.card import show_time
 from redolab.planning.facts import Capacity, DiskFact, Excluded, Facts, Measurements
+from redolab.planning.host_facts import host_kernels
 from redolab.planning.plan import DestinationCards, EvidenceItem, Plan, build_plan, with_topology
 from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, outcome
 from redolab.planning.rpo_sizing import DEFAULT_OUTAGE_SECONDS, RpoSizing, default_tiers, plan_rpo_sizing
-from redolab.planning.settings import HostKernel
 from redolab.planning.topology import HopFact, SharedLinkFact, TopologyFacts, plan_topology
 from redolab.redo import service as redo_service
 from redolab.redo.analysis import RedoAnalysis, stored_analysis
@@ -28,8 +28,6 @@ from redolab.runs.measured import MeasuredRun
 from redolab.runs.models import Run, RunStatus
 from redolab.sweeps.clusters import at_once_rate
 from redolab.sweeps.models import Cluster
-
-CAPTURES_LOOKED_AT = 5  # a host's latest runs searched for its captured settings
 
 
 @dataclass(frozen=True)
@@ -117,33 +115,6 @@ def environment_facts(environment: Environment) -> Facts:
         apply_rate_bytes_per_second=environment.apply_rate_bytes_per_second,
         fast_start_failover=environment.fast_start_failover,
     )
-
-
-def host_kernels(*, session: Session, environment: Environment) -> tuple[HostKernel, ...]:
-    """Each host's kernel settings as its latest run captured them; a kernel-maximum sweep's runs are
-    passed over (they set tcp_rmem/tcp_wmem for the test, not the host's own values)."""
-    found = []
-    for host in sorted(environment.hosts, key=lambda h: (h.role.value != "primary", h.node_number, h.name)):
-        rows = session.execute(
-            select(Run.id, Run.created_at, Run.client_host_id, Run.client_settings, Run.server_settings)
-            .where(
-                Run.environment_id == environment.id,
-                Run.kernel_max_bytes.is_(None),
-                or_(Run.client_host_id == host.id, Run.server_host_id == host.id),
-            )
-            .order_by(Run.id.desc())
-            .limit(CAPTURES_LOOKED_AT)
-        ).all()
-        label = f"{host.name} ({host.role.value} {host.node_number})"
-        captured, where = {}, "no run has captured its settings yet"
-        for row in rows:
-            settings = row.client_settings if row.client_host_id == host.id else row.server_settings
-            if settings:
-                captured = settings
-                where = f"run #{row.id}, {show_time(row.created_at, environment.time_zone or 'UTC')}"
-                break
-        found.append(HostKernel(label, captured, where))
-    return tuple(found)
 
 
 def _standby_disk(environment: Environment) -> DiskFact | None:

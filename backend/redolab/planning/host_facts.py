@@ -1,0 +1,41 @@
+"""What the plan reads from the database beside the environment's own fields: each host's kernel settings
+as its latest run captured them."""
+
+from __future__ import annotations
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from redolab.environments.models import Environment
+from redolab.planning.card import show_time
+from redolab.planning.settings import HostKernel
+from redolab.runs.models import Run
+
+CAPTURES_LOOKED_AT = 5  # a host's latest runs searched for its captured settings
+
+
+def host_kernels(*, session: Session, environment: Environment) -> tuple[HostKernel, ...]:
+    """Each host's kernel settings as its latest run captured them; a kernel-maximum sweep's runs are
+    passed over (they set tcp_rmem/tcp_wmem for the test, not the host's own values)."""
+    found = []
+    for host in sorted(environment.hosts, key=lambda h: (h.role.value != "primary", h.node_number, h.name)):
+        rows = session.execute(
+            select(Run.id, Run.created_at, Run.client_host_id, Run.client_settings, Run.server_settings)
+            .where(
+                Run.environment_id == environment.id,
+                Run.kernel_max_bytes.is_(None),
+                or_(Run.client_host_id == host.id, Run.server_host_id == host.id),
+            )
+            .order_by(Run.id.desc())
+            .limit(CAPTURES_LOOKED_AT)
+        ).all()
+        label = f"{host.name} ({host.role.value} {host.node_number})"
+        captured, where = {}, "no run has captured its settings yet"
+        for row in rows:
+            settings = row.client_settings if row.client_host_id == host.id else row.server_settings
+            if settings:
+                captured = settings
+                where = f"run #{row.id}, {show_time(row.created_at, environment.time_zone or 'UTC')}"
+                break
+        found.append(HostKernel(label, captured, where))
+    return tuple(found)
