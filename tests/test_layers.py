@@ -28,7 +28,7 @@ LEVELS = (
     ("environments",),
     ("jobs",),
     ("redo", "runs", "collect"),
-    ("disktest", "sweeps", "charts", "lab", "rehearsals"),
+    ("disktest", "sweeps", "charts", "lab", "rehearsals", "preflight"),
     ("hadr",),
     ("planning",),
     ("watches",),
