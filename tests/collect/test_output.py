@@ -38,7 +38,7 @@ DESTS_CSV = """redolab-step: archive_dests
 2,"LOG_ARCHIVE_DEST_2","VALID","STANDBY","service=""stby"", ASYNC","ASYNCHRONOUS","NO","ALL_ROLES",,30,"DISABLE",300,0,1,0,"NONE"
 
 1 row selected.
-"""
+"""  # noqa: E501  (the whole heading on one line, as SQL*Plus writes it)
 ARCHIVED_COLSEP = """redolab-step: archived_log
 
                                THREAD#|                             SEQUENCE#|                          RESETLOGS_ID|                               DEST_ID|FIRST_TIME         |NEXT_TIME          |                                BLOCKS|                            BLOCK_SIZE
@@ -58,7 +58,7 @@ DESTS_COLSEP = """redolab-step: archive_dests
          2|LOG_ARCHIVE_DEST_2|VALID    |STANDBY|stby       |ASYNCHRONOUS|NO |ALL_ROLES   |              |         30|DISABLE|        300|          0|              1|         0|NONE
 
 1 row selected.
-"""
+"""  # noqa: E501  (SQL*Plus's own widths)
 AWR_CSV = """redolab-step: awr_sysmetric
 
 "BEGIN_TIME","END_TIME","INSTANCE_NUMBER","METRIC_NAME","AVERAGE","MAXVAL"
