@@ -49,6 +49,7 @@ from redolab.environments import destinations_api, tiers_api
 from redolab.hadr import api as hadr_api
 from redolab.hadr.service import MAX_CAPTURE_BYTES
 from redolab.planning import api as planning_api
+from redolab.preflight import api as preflight_api
 from redolab.redo import api as redo_api
 from redolab.redo.uploads import StagingLimits, make_room, preview_slots, prune_uploads
 from redolab.rehearsals import api as rehearsals_api
@@ -65,6 +66,7 @@ from redolab.web import environments as environment_pages
 from redolab.web import hadr as hadr_pages
 from redolab.web import metrics as metrics_page
 from redolab.web import planning as planning_pages
+from redolab.web import preflight as preflight_pages
 from redolab.web import receivers as receiver_pages
 from redolab.web import redo as redo_pages
 from redolab.web import rehearsals as rehearsal_pages
@@ -354,6 +356,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(destinations_api.router)
     app.include_router(destination_pages.router, include_in_schema=False)
     app.include_router(tiers_api.router)
+    app.include_router(preflight_api.router)
     app.include_router(tier_pages.router, include_in_schema=False)
     app.include_router(collect_api.router)
     app.include_router(collect_pages.router, include_in_schema=False)
@@ -374,4 +377,5 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(hadr_pages.router, include_in_schema=False)
     app.include_router(hadr_api.router)
     app.include_router(planning_pages.router, include_in_schema=False)
+    app.include_router(preflight_pages.router, include_in_schema=False)
     app.include_router(metrics_page.router, include_in_schema=False)  # its own bearer token, no login

@@ -7,6 +7,7 @@ from redolab.disktest.models import DiskTest
 from redolab.environments.models import Credential, Destination, Environment, Host, LinkTier, SharedLink
 from redolab.hadr.models import HadrImport, HadrSample
 from redolab.jobs.models import Job
+from redolab.preflight.models import Evidence
 from redolab.redo.models import RedoImport, RedoRow, StoredAnalysis
 from redolab.rehearsals.models import Rehearsal
 from redolab.runs.models import Run, RunEvent, RunSummary
@@ -22,6 +23,7 @@ __all__ = [
     "Destination",
     "DiskTest",
     "Environment",
+    "Evidence",
     "HadrImport",
     "HadrSample",
     "Host",

@@ -54,6 +54,12 @@ def apply_card(facts: Facts, result: ApplySide | None, *, transport_ok: bool | N
         )
         if not has_history:
             card.missing.append("no redo history: import archived-log or AWR history")
+        if facts.apply_rate_bytes_per_second:
+            card.missing = card.missing[1:]  # the rate is known; the history is what is missing
+            rate = format_byte_rate(facts.apply_rate_bytes_per_second)
+            card.rows = [("Apply rate" if not hadr else "Replay rate", f"{rate} ({facts.apply_rate_source})")]
+            card.values = {"apply_bytes_per_second": facts.apply_rate_bytes_per_second,
+                           "apply_source": facts.apply_rate_source}  # fmt: skip
         settle(card, failed=False, judged=False)
         return card, []
     verb = "replay" if hadr else "apply"

@@ -19,6 +19,7 @@ from redolab.planning.plan import DestinationCards, EvidenceItem, Plan, build_pl
 from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, outcome
 from redolab.planning.rpo_sizing import DEFAULT_OUTAGE_SECONDS, RpoSizing, default_tiers, plan_rpo_sizing
 from redolab.planning.topology import HopFact, SharedLinkFact, TopologyFacts, plan_topology
+from redolab.preflight.service import pasted_apply_rate
 from redolab.redo import service as redo_service
 from redolab.redo.analysis import RedoAnalysis, stored_analysis
 from redolab.redo.models import RedoImport
@@ -166,6 +167,8 @@ def _choose_runs(runs, selection: Selection, evidence: list, zone: str) -> tuple
 def _plan_facts(session: Session, environment: Environment, requirement) -> Facts:
     """The environment's facts with its hosts' kernels and, for Db2 HADR, its settings and pairs."""
     facts = replace(environment_facts(environment), host_kernels=host_kernels(session=session, environment=environment))
+    if environment.apply_rate_bytes_per_second is None and (pasted := pasted_apply_rate(session, environment)):
+        facts = replace(facts, apply_rate_bytes_per_second=pasted[0], apply_rate_source=pasted[1])
     if environment.platform.value != "hadr":
         return facts
     return replace(

@@ -22,6 +22,7 @@ from redolab.web.environments import credentials_context, hosts_context, load_en
 from redolab.web.experiments import experiments_context
 from redolab.web.hadr import hadr_context
 from redolab.web.planning import plan_context, selection_from
+from redolab.web.preflight import preflight_context
 from redolab.web.redo import history_context
 from redolab.web.rehearsals import rehearsals_context
 from redolab.web.watches import watches_context
@@ -102,6 +103,7 @@ def environment_page(request: Request, session, environment, *, status_code: int
         **collect_context(session, environment, request.app.state.settings.upload_dir),
         **rehearsals_context(session, environment),
         **watches_context(session, environment),
+        **preflight_context(session, environment),
         **hadr_context(session, environment),
         **plan_context(
             session,
