@@ -7,6 +7,7 @@ split into names. A file that is none of the formats gets a message saying what 
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 from itertools import chain, islice
@@ -42,8 +43,11 @@ _AGREEING_LINES = 10
 
 
 def _text_stream(source: IO[bytes]) -> io.TextIOWrapper:
-    # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the first heading
-    return io.TextIOWrapper(source, encoding="utf-8-sig", errors="replace", newline="")
+    """UTF-8, with or without a byte-order mark (Excel's "CSV UTF-8": not part of the first heading), or
+    UTF-16 with its mark (Windows tools' "Unicode" output, a SQL*Plus spool from PowerShell)."""
+    head = source.peek(2)[:2] if hasattr(source, "peek") else b""
+    utf16 = head in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    return io.TextIOWrapper(source, encoding="utf-16" if utf16 else "utf-8-sig", errors="replace", newline="")
 
 
 def read_table(

@@ -6,17 +6,18 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
+from redolab.redo.ingest.months import ENGLISH, SET_AMERICAN, MonthReader
 from redolab.redo.parsers import RedoInputError
 
-_MONTHS = {
-    m: i for i, m in enumerate(["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"], 1)
-}
+_MONTHS = ENGLISH
 _TIME = r"(?:[ T]+(?P<h>\d{1,2})[:.](?P<mi>\d{2})(?:[:.](?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?\s*(?P<ampm>[AaPp][Mm])?)?"
 _ZONE = r"\s*(?P<zone>Z|[+-]\d{2}:?\d{2}|UTC)?"
+_MON = r"\d{0,2}[^\W\d_][^\s/:-]{0,23}"  # a letter, after the month's digits in '12月', then no separator
 _PATTERNS = [
     (
         "DD-MON-YY HH24:MI:SS",
-        re.compile(rf"^(?P<d>\d{{1,2}})[-/ ](?P<mon>[A-Za-z]{{3}})[-/ ](?P<y>\d{{2}}|\d{{4}}){_TIME}{_ZONE}$"),
+        # MON in any NLS_DATE_LANGUAGE: 'DEC', 'Дек', 'déc.', 'ธ.ค.', '12月' (no separator in it, at most 26 long)
+        re.compile(rf"^(?P<d>\d{{1,2}})[-/ ](?P<mon>{_MON})[-/ ](?P<y>\d{{2}}|\d{{4}}){_TIME}{_ZONE}$"),
     ),
     ("YYYY-MM-DD HH24:MI:SS", re.compile(rf"^(?P<y>\d{{4}})[-/](?P<m>\d{{1,2}})[-/](?P<d>\d{{1,2}}){_TIME}{_ZONE}$")),
     ("DD/MM/YYYY HH24:MI:SS", re.compile(rf"^(?P<d>\d{{1,2}})[/.](?P<m>\d{{1,2}})[/.](?P<y>\d{{4}}){_TIME}{_ZONE}$")),
@@ -29,13 +30,14 @@ _MONTH_DIGITS = {
 _from_iso = datetime.fromisoformat
 
 
-def _fixed_width(text: str) -> datetime | None:
+def _fixed_width(text: str, digits: dict[str, str] = _MONTH_DIGITS) -> datetime | None:
     """Fast path for the two commonest exports: 'DD-MON-YY HH24:MI:SS' and 'YYYY-MM-DD HH24:MI:SS',
-    rewritten as ISO 8601 for the C parser (which also refuses impossible dates such as 31-FEB)."""
+    rewritten as ISO 8601 for the C parser (which also refuses impossible dates such as 31-FEB).
+    `digits`: the three-character month names the column reads ('JAN' or, learnt, 'ДЕК') -> '01'."""
     try:
         if len(text) == 18 and text[2] == "-" and text[6] == "-" and text[9] == " " and text[12] == ":" == text[15]:
             century = "20" if text[7] < "5" else "19"  # Oracle's RR: 00-49 -> 20xx, 50-99 -> 19xx
-            return _from_iso(f"{century}{text[7:9]}-{_MONTH_DIGITS[text[3:6]]}-{text[0:2]}{text[9:]}+00:00")
+            return _from_iso(f"{century}{text[7:9]}-{digits[text[3:6]]}-{text[0:2]}{text[9:]}+00:00")
         if len(text) == 19 and text[4] == "-" and text[7] == "-" and text[10] == " " and text[13] == ":" == text[16]:
             return _from_iso(text + "+00:00")
     except (KeyError, ValueError):
@@ -50,12 +52,17 @@ class DateColumn:
         self.column = column
         self.format: str | None = None
         self._recent: dict[str, datetime] = {}  # a log's NEXT_TIME is the next log's FIRST_TIME
+        self._months = MonthReader()  # month names of another NLS_DATE_LANGUAGE, settled by the column's values
+        # the fast path's three-character month names: English's, then those learnt ('ДЕК' -> '12'); English's
+        # go once the column's dates settle a language without them (Finnish MAR is marraskuu, November)
+        self._digits: dict[str, str] = dict(_MONTH_DIGITS)
+        self._english = True
 
     def parse(self, text: str, line: int) -> datetime:
         cached = self._recent.get(text)
         if cached is not None:
             return cached
-        value = _fixed_width(text)
+        value = _fixed_width(text, self._digits)
         if value is None:
             value = self._parse(text, line)
         elif self.format is None:
@@ -71,23 +78,52 @@ class DateColumn:
             match = pattern.match(cleaned)
             if match:
                 try:
-                    value = _build(match)
+                    value = _build(match, self._months)
+                except _UnknownMonth as error:
+                    raise RedoInputError(
+                        f"line {line}, {self.column}: '{text}' is not a date in {name}: {error}; {SET_AMERICAN}"
+                    ) from None
                 except ValueError:
                     break
                 self.format = self.format or name
+                self._learn(match.groupdict().get("mon"), value)
                 return value
         expected = self.format or "a date such as DD-MON-YY HH24:MI:SS, YYYY-MM-DD HH24:MI:SS or DD/MM/YYYY HH24:MI:SS"
         raise RedoInputError(f"line {line}, {self.column}: '{text}' is not a date in {expected}")
 
+    def _learn(self, mon: str | None, value: datetime) -> None:
+        if not mon:
+            return
+        if self._english and not self._months.english:  # JAN, MAR, ... are not English months in this column
+            self._digits = {name: digits for name, digits in self._digits.items() if name not in _MONTH_DIGITS}
+            self._english = False
+            self._recent.clear()
+        if len(mon) == 3 and mon not in self._digits and len(self._digits) < 64:
+            self._digits[mon] = f"{value.month:02d}"
 
-def _build(match: re.Match) -> datetime:
+
+class _UnknownMonth(ValueError):
+    """The month name is no month in any NLS_DATE_LANGUAGE, or not one the column's other dates settle."""
+
+
+def _month(parts: dict, months: MonthReader | None) -> int:
+    if not parts.get("mon"):
+        return int(parts["m"])
+    english = _MONTHS.get(parts["mon"].upper()) if months is None or months.english else None
+    if english is not None:
+        return english
+    try:
+        return (months or MonthReader()).month(parts["mon"])
+    except ValueError as error:
+        raise _UnknownMonth(str(error)) from None
+
+
+def _build(match: re.Match, months: MonthReader | None = None) -> datetime:
     parts = match.groupdict()
     year = int(parts["y"])
     if year < 100:  # Oracle's RR: 00-49 -> 20xx, 50-99 -> 19xx
         year += 2000 if year < 50 else 1900
-    month = _MONTHS.get(parts["mon"].upper(), 0) if parts.get("mon") else int(parts["m"])
-    if month == 0:
-        raise ValueError("unknown month")
+    month = _month(parts, months)
     hour = int(parts["h"] or 0)
     if parts["ampm"]:
         if not 1 <= hour <= 12:

@@ -13,13 +13,16 @@ import html
 import re
 from collections.abc import Iterator
 
+from redolab.redo.ingest.months import ENGLISH, SET_AMERICAN, resolve
 from redolab.redo.parsers import RedoInputError, Table
 
 HEADERS = ["INSTANCE_NUMBER", "SNAP_ID", "BEGIN_TIME", "END_TIME", "REDO_SIZE", "REDO_WRITES"]
 MAX_LINE = 4096  # an AWR text line is under 200 characters; an HTML row joined to one line under 2,000
-_SNAP_AT = r"Snap:[ \t]+(\d{1,12})[ \t]+(\d{1,2}-[A-Za-z]{3}-\d{2,4}[ \t]+\d{1,2}:\d{2}:\d{2})"
+# DD-MON-YY HH24:MI:SS, MON in the report's NLS_DATE_LANGUAGE ('10-Дек-17', '10-déc.-17', '10-12月-17')
+_SNAP_AT = r"Snap:[ \t]+(\d{1,12})[ \t]+((\d{1,2})-([^\s-]{1,26})-(\d{2,4})[ \t]+(\d{1,2}:\d{2}:\d{2}))"
 _BEGIN = re.compile(r"Begin " + _SNAP_AT)
 _END = re.compile(r"End " + _SNAP_AT)
+_SNAP_LINE = re.compile(r"(?:Begin|End) Snap:")
 _NUMBER = r"(\d[\d,.]{0,40})"
 _REDO_SIZE = re.compile(r"redo size[ \t]{2,}" + _NUMBER, re.IGNORECASE)
 _REDO_WRITES = re.compile(r"redo writes[ \t]{2,}" + _NUMBER, re.IGNORECASE)
@@ -131,19 +134,56 @@ def _redo_bytes(lines: list[str], notes: list[str]) -> float:
     return _number(per_second.group(1)) * _number(elapsed.group(1)) * 60
 
 
+def _snapshot_lines(lines: list[str]) -> tuple[re.Match, re.Match]:
+    begin, end = _first(_BEGIN, lines), _first(_END, lines)
+    if begin and end:
+        return begin, end
+    at = next((i for i, line in enumerate(lines) if _SNAP_LINE.search(line)), None)
+    if at is None:
+        raise RedoInputError("this AWR report has no 'Begin Snap:' / 'End Snap:' lines with their times")
+    raise RedoInputError(
+        f"line {at + 1}: '{lines[at].strip()[:120]}' has no snapshot time as DD-MON-YY HH24:MI:SS after its "
+        f"snapshot number; {SET_AMERICAN}"
+    )
+
+
+def _times(begin: re.Match, end: re.Match, lines: list[str], notes: list[str]) -> tuple[str, str]:
+    """The snapshot times: as written when the months are English (NLS_DATE_LANGUAGE AMERICAN, the
+    default), else as YYYY-MM-DD HH24:MI:SS with the months read in the report's language, the two
+    dates read together (a month name of two languages is settled by the other date)."""
+    if begin.group(4).upper() in ENGLISH and end.group(4).upper() in ENGLISH:
+        return begin.group(2), end.group(2)
+    try:
+        months, language = resolve([begin.group(4), end.group(4)])
+    except ValueError as error:
+        at = next((i for i, line in enumerate(lines) if _SNAP_LINE.search(line)), 0)
+        raise RedoInputError(
+            f"line {at + 1}: snapshot times '{begin.group(2)}' and '{end.group(2)}': {error}; {SET_AMERICAN}"
+        ) from None
+    notes.append(f"snapshot times read with the month names of NLS_DATE_LANGUAGE {language}")
+    return _iso(begin, months[0]), _iso(end, months[1])
+
+
+def _iso(match: re.Match, month: int) -> str:
+    year = int(match.group(5))
+    if year < 100:  # Oracle's RR: 00-49 -> 20xx, 50-99 -> 19xx
+        year += 2000 if year < 50 else 1900
+    hours, minutes, seconds = match.group(6).split(":")
+    return f"{year:04d}-{month:02d}-{int(match.group(3)):02d} {int(hours):02d}:{minutes}:{seconds}"
+
+
 def read_awr_report(text: str) -> Table:
     lines = report_lines(text)
-    begin, end = _first(_BEGIN, lines), _first(_END, lines)
-    if not begin or not end:
-        raise RedoInputError("this AWR report has no 'Begin Snap:' / 'End Snap:' lines with their times")
+    begin, end = _snapshot_lines(lines)
     notes: list[str] = []
+    begin_time, end_time = _times(begin, end, lines, notes)
     redo_bytes = _redo_bytes(lines, notes)
     writes = _first(_REDO_WRITES, lines, anchored=True)
     row = [
         str(_instance(lines)),
         begin.group(1),
-        begin.group(2),
-        end.group(2),
+        begin_time,
+        end_time,
         str(redo_bytes),
         writes.group(1) if writes else "",
     ]
