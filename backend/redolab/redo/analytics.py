@@ -18,7 +18,9 @@ from redolab.core.units import byte_rate_to_mbit
 from redolab.redo.schemas import RedoInterval
 
 MTU_HINT_BYTES = 1500
-DILUTING_SNAPSHOT_SECONDS = 1800
+# An average over this long or longer hides a peak: a burst of a few minutes (a batch commit, an index
+# rebuild) is spread over the sample. A minute's average (V$SYSMETRIC_HISTORY) is as fine as redo is sampled.
+DILUTING_SNAPSHOT_SECONDS = 300
 
 
 @dataclass
@@ -43,6 +45,8 @@ class Analysis:
     redo_bytes_with_writes: float = 0.0
     redo_writes: float = 0.0
     durations: list[float] = field(default_factory=list)
+    # seconds -> how many averaged samples (snapshot, rate, period) lasted that long with no maximum beside
+    averaged: Counter = field(default_factory=Counter)
     kinds: Counter = field(default_factory=Counter)
     # hour of day -> thread -> (average, maximum, percentile) bytes/s, from hour-of-day profiles
     profile: dict[int, dict[int, tuple[float | None, float | None, float | None]]] = field(default_factory=dict)
@@ -125,6 +129,8 @@ def analyze(intervals: Iterable[RedoInterval], *, headroom_ratio: float = 0.30, 
             )
         if interval.duration is not None and interval.kind in ("snapshot", "rate", "period"):
             result.durations.append(interval.duration)
+            if interval.peak_bytes_per_second is None:
+                result.averaged[round(interval.duration)] += 1
         if rate is not None and interval.start is not None and interval.end is not None:
             events.append((interval.start, rate))
             events.append((interval.end, -rate))
@@ -180,13 +186,9 @@ def summed_pieces(events: list[tuple[datetime, float]]) -> list[tuple[datetime, 
 
 def _warnings(result: Analysis) -> list[str]:
     warnings = []
-    if result.durations and result.kinds["log"] == 0:
-        typical = sorted(result.durations)[len(result.durations) // 2]
-        if typical >= DILUTING_SNAPSHOT_SECONDS:
-            warnings.append(
-                f"Samples are {typical / 60:.0f} minutes apart: short peaks are diluted (seed 003); "
-                "per-log data from V$ARCHIVED_LOG shows them."
-            )
+    diluted = _dilution(result)
+    if diluted:
+        warnings.append(diluted)
     if result.profile and len(result.threads) > 1 and not result.segments:
         warnings.append(
             "Hour-of-day profiles of several instances: their hourly maxima are added as if they came at "
@@ -199,6 +201,31 @@ def _warnings(result: Analysis) -> list[str]:
             "(MTU 9000) for the redo transport network (seed 000, Task 7)."
         )
     return warnings
+
+
+def _dilution(result: Analysis) -> str | None:
+    """A warning wherever samples are averages long enough to hide a peak (seed 003): snapshot deltas,
+    AWR Miner's and DBA_HIST_SYSMETRIC_SUMMARY's AVERAGE without its MAXVAL, volumes per period. Said
+    with the typical sample's length in minutes, whatever else was imported beside them."""
+    count = sum(result.averaged.values())
+    if not count:
+        return None
+    seen, typical = 0, 0
+    for seconds in sorted(result.averaged):  # the median sample length
+        seen += result.averaged[seconds]
+        if seen * 2 >= count:
+            typical = seconds
+            break
+    if typical < DILUTING_SNAPSHOT_SECONDS:
+        return None
+    minutes = f"{typical / 60:.0f}"
+    besides = " (the per-log rows imported beside them show peaks only where they cover the same time)"
+    return (
+        f"Samples are {minutes} minutes apart, each an average over its {minutes} minutes with no maximum: a peak "
+        f"shorter than {minutes} minutes is averaged away, so the peak and the link rate required can be too low "
+        f"(seed 003). Per-log data from V$ARCHIVED_LOG, or DBA_HIST_SYSMETRIC_SUMMARY with MAXVAL, shows the "
+        f"peaks{besides if result.kinds['log'] else ''}."
+    )
 
 
 def summary_json(
