@@ -11,6 +11,15 @@ layouts exist, and one file may hold either:
   HADR_STATE, HADR_SYNCMODE, HADR_CONNECT_STATUS, HADR_LOG_GAP(bytes), PRIMARY_LOG_FILE,PAGE,POS,
   STANDBY_LOG_FILE,PAGE,POS, STANDBY_RECV_BUF_SIZE(pages), STANDBY_RECV_BUF_PERCENT, ...
 
+The first fix packs' layout before 10.1 (Db2 9.5, 9.7 of 2010) writes no "-- Date" on the database
+line: ConnectTime and PeerWindowEnd carry a date with its epoch seconds, "Thu Aug 5 21:52:07 2010
+(1281016327)". ConnectTime is when the connection status began, not when db2pd ran, so it dates no
+capture. PeerWindowEnd is the time until which the primary promises to stay in peer state, renewed
+at each heartbeat as that heartbeat's time plus HADR_PEER_WINDOW (IBM's hadr_peer_window_end monitor
+element): in Peer state, PeerWindowEnd minus PeerWindow is the last heartbeat before db2pd ran, and
+dates the capture to within one heartbeat interval. Out of Peer state it keeps its last value and
+dates nothing. A capture without "-- Date" is dated so, said in a note, or refused naming its line.
+
 Every capture becomes one Sample per HADR pair it shows. Lines of other tools between captures
 (the seed's "#####" separators, "Collecting stats 3") are passed over and counted.
 
@@ -33,7 +42,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 
 from redolab.core import fields
 from redolab.redo.parsers import RedoInputError
@@ -45,6 +54,12 @@ _DATABASE = re.compile(r"^Database (?P<kind>Partition|Member) (?P<member>\d{1,9}
 _KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Z][A-Z0-9_,()]*(?:\([a-z]+\))?)\s*=(?P<value>.*)$")  # value stripped after
 _PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%?$")
 _SECONDS = re.compile(r"^\d{1,12}(?:\.\d{1,9})?$")
+_EPOCH = re.compile(r"\((\d{1,12})\)")  # "Thu Aug 5 21:52:07 2010 (1281016327)": seconds since 1970 UTC
+_LAST_EPOCH = 253_402_300_799  # 9999-12-31 23:59:59 UTC
+# An epoch is an instant: a tzinfo that is not the UTC singleton, so the service leaves it as it is,
+# where it reads a '-- Date' (the database's wall clock, tagged with the singleton) in the database's zone.
+_EPOCH_ZONE = timezone(timedelta(0), "UTC")
+_UNDATED = datetime(1970, 1, 1, tzinfo=_EPOCH_ZONE)  # until the capture's PeerWindowEnd is read
 
 
 @dataclass
@@ -90,6 +105,9 @@ class Sample:
     wait_recent_avg_seconds: float | None = None
     wait_accumulated_seconds: float | None = None
     wait_count: int | None = None
+    # before 10.1: PeerWindowEnd in seconds since 1970 (0: never in peer state), and what dates the capture
+    peer_window_end_epoch: int | None = None
+    dated_by: str = "Date"
 
     @property
     def current_gap_bytes(self) -> int | None:
@@ -105,6 +123,7 @@ class Parsed:
     samples: list[Sample] = field(default_factory=list)
     layouts: set[str] = field(default_factory=set)
     passed_over: int = 0
+    notes: list[str] = field(default_factory=list)  # how captures without '-- Date' were dated
 
 
 def _upper(text: str | None) -> str | None:
@@ -169,6 +188,7 @@ def parse(lines: list[str]) -> Parsed:
     for number, line in enumerate(texts, 1):
         reader.read(number, line)
     reader.finish()
+    _note_dating(reader.parsed)
     if not reader.parsed.samples:
         raise RedoInputError(
             "no db2pd -hadr capture was found: expected 'Database Member 0 -- Database NAME -- ... -- Date ...' "
@@ -179,7 +199,7 @@ def parse(lines: list[str]) -> Parsed:
 
 
 # The headings of the layout before 10.1 whose values come on the next line.
-_OLD_HEADINGS = ("Role", "ConnectStatus", "PrimaryFile", "StandByFile", "LocalHost", "RemoteHost")
+_OLD_HEADINGS = ("Role", "ConnectStatus", "PeerWindowEnd", "PrimaryFile", "StandByFile", "LocalHost", "RemoteHost")
 
 
 class _Reader:
@@ -193,8 +213,10 @@ class _Reader:
         self.pending_heading: tuple[int, list[str]] | None = None
 
     def finish(self) -> None:
-        """The sample being filled is complete."""
+        """The sample being filled is complete (and dated, when its capture had no '-- Date')."""
         if self.current is not None:
+            if self.current.at is _UNDATED:
+                _date_by_peer_window(self.current, self.header)
             self.parsed.samples.append(self.current)
         self.current = None
 
@@ -264,15 +286,65 @@ class _Reader:
 
 
 def _new(header: dict, number: int, role: str, layout: str) -> Sample:
-    if not header.get("date"):
+    if header.get("date"):
+        at = db2_time(header["date"], f"line {header['line']}, Date")
+    elif layout == "before 10.1":
+        at = _UNDATED  # dated by its PeerWindowEnd when the sample is complete
+    else:
         raise RedoInputError(
             f"line {header['line']}: the capture has no '-- Date ...' after its database line, so it cannot be "
             "placed in time; capture the whole db2pd output"
         )
-    at = db2_time(header["date"], f"line {header['line']}, Date")
     return Sample(
         line=number, at=at, member=header["member"], database=header["db"], role=_upper(role) or "", layout=layout
     )
+
+
+def _date_by_peer_window(sample: Sample, header: dict | None) -> None:
+    """A capture before 10.1 without '-- Date': its time is PeerWindowEnd minus PeerWindow, in Peer
+    state only (see the module's docstring); refused otherwise, naming the line and what is missing."""
+    line = header["line"] if header else sample.line
+    end, window = sample.peer_window_end_epoch, sample.peer_window_seconds
+    if sample.state == "PEER" and end and window and end > window:
+        sample.at = datetime.fromtimestamp(end - window, _EPOCH_ZONE)
+        sample.dated_by = "PeerWindowEnd - PeerWindow"
+        return
+    if end is None:
+        missing = "no 'PeerWindowEnd PeerWindow' lines (a layout without them)"
+    elif not window:
+        missing = "PeerWindow 0 (HADR_PEER_WINDOW not set: PeerWindowEnd is not renewed)"
+    elif not end or end <= window:
+        missing = f"PeerWindowEnd ({end}) not a time: never in Peer state"
+    else:
+        missing = f"state {sample.state or 'unknown'}, not Peer: its PeerWindowEnd is the last one, kept from before"
+    raise RedoInputError(
+        f"line {line}: the capture has no '-- Date ...' after its database line, and {missing}, so it cannot be "
+        "placed in time (its ConnectTime is when the connection status began, not when db2pd ran); capture the "
+        "whole db2pd output with the '-- Date' later db2pd levels write, or in Peer state with HADR_PEER_WINDOW set"
+    )
+
+
+def _note_dating(parsed: Parsed) -> None:
+    dated = [sample for sample in parsed.samples if sample.dated_by != "Date"]
+    if not dated:
+        return
+    lines = ", ".join(str(sample.line) for sample in dated[:8]) + (", ..." if len(dated) > 8 else "")
+    parsed.notes.append(
+        f"{len(dated):,} capture(s) without '-- Date' (the layout before 10.1 of early fix packs), lines {lines}: "
+        "dated by PeerWindowEnd minus PeerWindow, the primary's last heartbeat before db2pd ran (to within one "
+        "heartbeat interval), in UTC from its seconds since 1970."
+    )
+
+
+def _epoch(stripped: str, where: str) -> int | None:
+    """The seconds in '(1281016327)' (None: none written; 0 is written before any peer state)."""
+    found = _EPOCH.search(stripped)
+    if found is None:
+        return None
+    value = int(found.group(1))
+    if value > _LAST_EPOCH:
+        raise RedoInputError(f"{where}: '({found.group(1)})' is not seconds since 1970 before the year 10000")
+    return value
 
 
 # NAME = value keys of 10.1 and later (MON_GET_HADR's column names where db2pd's differ)
@@ -369,6 +441,10 @@ def _old_values(sample: Sample, heading: list[str], stripped: str, words: list[s
         sample.connect_status = _upper(words[0])
         if heading[-1] == "Timeout" and words[-1].isdigit():  # "Connected  Sun Apr 15 ... (1334547601) 120"
             sample.hadr_timeout_seconds = _int(words[-1], f"{where}, Timeout", "a number of seconds")
+    elif heading[0] == "PeerWindowEnd":  # "Thu Aug 5 21:52:07 2010 (1281016327) 120"
+        sample.peer_window_end_epoch = _epoch(stripped, f"{where}, PeerWindowEnd")
+        if heading[-1] == "PeerWindow" and words and words[-1].isdigit():
+            sample.peer_window_seconds = _int(words[-1], f"{where}, PeerWindow", "a number of seconds")
     elif heading[0] in ("LocalHost", "RemoteHost"):
         _old_host(sample, heading[0] == "LocalHost", words)
     elif heading[0] == "PrimaryFile" and len(words) >= 3:

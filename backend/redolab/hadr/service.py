@@ -9,6 +9,7 @@ the buffer, the network is not carrying the log rate.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -63,7 +64,8 @@ def import_captures(
         raise FieldError(
             "file", f"{filename} was already imported as HADR import #{earlier.id}: nothing was imported twice."
         )
-    text = data.decode("utf-8-sig", errors="replace")
+    utf16 = data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)  # Windows tools' "Unicode" output
+    text = data.decode("utf-16" if utf16 else "utf-8-sig", errors="replace")
     try:
         parsed = db2pd.parse(text.splitlines())
     except RedoInputError as error:
@@ -73,6 +75,7 @@ def import_captures(
     notes = [_pairs_note(parsed.samples, parsed.layouts, environment.time_zone)]
     if parsed.passed_over:
         notes.append(f"{parsed.passed_over:,} line(s) outside any capture were passed over (separators, comments).")
+    notes.extend(parsed.notes)  # how captures without '-- Date' (before 10.1) were dated
     record = HadrImport(
         environment_id=environment.id,
         filename=filename[:255],
