@@ -16,7 +16,7 @@ shared_server, admin_context = test_browser.shared_server, test_browser.admin_co
 admin_page = test_browser.admin_page
 
 VIEWPORTS = {"desktop": (1440, 900), "phone": (390, 844)}
-QUESTIONS = 5  # keep up, instantiation, lag at risk, SYNC cost, rehearsal
+QUESTIONS = 6  # keep up, apply, instantiation, lag at risk, SYNC cost, rehearsal
 
 
 def test_the_answer_strips_badges_are_on_the_first_screen(admin_page):

@@ -144,7 +144,7 @@ def test_page_one_carries_every_question_with_its_badge_and_figure(tmp_path, nom
         report, pages, _, _ = request.getfixturevalue("a4_printed")
     first = pages[0]
     lines = first.splitlines()
-    assert len(report.answers) == len(QUESTIONS) == 7
+    assert len(report.answers) == len(QUESTIONS) == 8
     for answer in report.answers:
         opening = " ".join(answer.question.split()[:2])  # a question cell may wrap after its first words
         line = next((line for line in lines if opening in line), None)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from redolab.core.units import format_bit_rate, format_byte_rate, format_bytes, format_duration
+from redolab.planning.apply import ApplySide
 from redolab.planning.card import MISSING, PARTIAL, PASS, WARN, Card
 from redolab.planning.over_topology import OverTopology
 from redolab.planning.plan import Plan
@@ -36,6 +37,7 @@ class Answer:
 
 QUESTIONS = {  # in the order a change board reads them (issue 55): the first five open the environment page
     "transport": "Does the link keep up with the redo?",
+    "apply": "Standby apply: keeps up, within the RTO?",
     "instantiation": "Instantiation time against the goal",
     "lag": "ASYNC lag and data at risk",
     "commit": "SYNC commit cost",
@@ -43,13 +45,15 @@ QUESTIONS = {  # in the order a change board reads them (issue 55): the first fi
     "buffers": "Settings to apply",
     "risks": "Open risks",
 }
-FIRST_SCREEN = ("transport", "instantiation", "lag", "commit", "rehearsal")  # the strip on the environment page
+# the strip on the environment page
+FIRST_SCREEN = ("transport", "apply", "instantiation", "lag", "commit", "rehearsal")
 
 
 def answers(plan: Plan, show: Show) -> list[Answer]:
     """The answers in the order a change board reads them."""
     return [
         _from_card(plan.card("transport"), lambda result: _keep_up(result, plan.over_topology)),
+        _from_card(plan.card("apply"), _apply),
         _from_card(plan.card("instantiation"), _copy_time),
         _from_card(plan.card("lag"), lambda result: _lag(result, show)),
         _from_card(plan.card("commit"), _commit),
@@ -178,6 +182,16 @@ def _keep_up(result: KeepUp, over: OverTopology | None = None) -> tuple[str, str
     parts = [p.to_measure for p in (over.judged if over is not None else ()) if p.to_measure]
     to_measure = "; ".join([*([to_measure] if to_measure else []), *parts])
     return number, to_measure
+
+
+def _apply(result: ApplySide) -> tuple[str, str]:
+    """The apply rate against the summed peak, and what a failover applies first against the RTO goal."""
+    rate, peak = format_byte_rate(result.apply_bytes_per_second), format_byte_rate(result.peak_bytes_per_second)
+    number = f"{rate} against a {peak} peak" + ("" if result.keeps_up else ": falls behind")
+    if result.apply_backlog_seconds is not None:
+        goal = f" (RTO goal {format_duration(result.rto_goal_seconds)})" if result.rto_goal_seconds else ""
+        number += f"; a failover applies up to {format_duration(result.apply_backlog_seconds)} first{goal}"
+    return number, ""
 
 
 def _lag(result: LagExposure, show: Show) -> tuple[str, str]:
