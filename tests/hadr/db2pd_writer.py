@@ -42,6 +42,13 @@ class Side:
     recv_buf_pages: int = 4096
     recv_buf_percent: int = 0
     peer_window: int = 120
+    replay_pos: int | None = None  # the standby's replay position (None: where it received up to)
+    recv_replay_gap: int = 0
+    spool_limit: int = 0
+
+    @property
+    def replayed(self) -> int:
+        return self.standby_pos if self.replay_pos is None else self.replay_pos
 
     def lines(self) -> list[str]:
         page = lambda pos: (pos // 4096) % 10_000  # noqa: E731 - the page within the file, for the look
@@ -64,11 +71,12 @@ class Side:
             ("PRIMARY_LOG_FILE,PAGE,POS", f"S0000150.LOG, {page(self.primary_pos)}, {self.primary_pos}"),
             ("STANDBY_LOG_FILE,PAGE,POS", f"S0000150.LOG, {page(self.standby_pos)}, {self.standby_pos}"),
             ("HADR_LOG_GAP(bytes)", str(self.log_gap)),
-            ("STANDBY_REPLAY_LOG_FILE,PAGE,POS", f"S0000150.LOG, {page(self.standby_pos)}, {self.standby_pos}"),
-            ("STANDBY_RECV_REPLAY_GAP(bytes)", "0"),
+            ("STANDBY_REPLAY_LOG_FILE,PAGE,POS", f"S0000150.LOG, {page(self.replayed)}, {self.replayed}"),
+            ("STANDBY_RECV_REPLAY_GAP(bytes)", str(self.recv_replay_gap)),
             ("PRIMARY_LOG_TIME", stamp), ("STANDBY_LOG_TIME", stamp), ("STANDBY_REPLAY_LOG_TIME", stamp),
             ("STANDBY_RECV_BUF_SIZE(pages)", str(self.recv_buf_pages)),
-            ("STANDBY_RECV_BUF_PERCENT", str(self.recv_buf_percent)), ("STANDBY_SPOOL_LIMIT(pages)", "0"),
+            ("STANDBY_RECV_BUF_PERCENT", str(self.recv_buf_percent)),
+            ("STANDBY_SPOOL_LIMIT(pages)", str(self.spool_limit)),
             ("STANDBY_SPOOL_PERCENT", "NULL"), ("STANDBY_ERROR_TIME", "NULL"),
             ("PEER_WINDOW(seconds)", str(self.peer_window)),
             ("PEER_WINDOW_END", stamp if self.peer_window else "NULL"), ("READS_ON_STANDBY_ENABLED", "N"),

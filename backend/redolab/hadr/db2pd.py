@@ -108,6 +108,11 @@ class Sample:
     # before 10.1: PeerWindowEnd in seconds since 1970 (0: never in peer state), and what dates the capture
     peer_window_end_epoch: int | None = None
     dated_by: str = "Date"
+    # the standby's replay (10.1 and later): its position, the log received but not yet replayed (which a
+    # takeover replays first) and HADR_SPOOL_LIMIT in pages (0: no spooling, -1: unlimited)
+    replay_position: int | None = None
+    recv_replay_gap_bytes: int | None = None
+    spool_limit_pages: int | None = None
 
     @property
     def current_gap_bytes(self) -> int | None:
@@ -368,8 +373,12 @@ _COUNTS = {
     "HEARTBEAT_INTERVAL(seconds)": ("heartbeat_interval_seconds", "a number of seconds"),
     "LOG_HADR_WAIT_COUNT": ("wait_count", "a count of log writes"),
     "LOG_HADR_WAITS_TOTAL": ("wait_count", "a count of log writes"),
+    "STANDBY_RECV_REPLAY_GAP(bytes)": ("recv_replay_gap_bytes", "a number of bytes"),
 }
-_BIG_COUNTS = {"wait_count"}  # log writes since activation: past 2**31 on a busy database within weeks
+_BIG_COUNTS = {
+    "wait_count",
+    "recv_replay_gap_bytes",
+}  # log writes since activation: past 2**31 on a busy database within weeks
 _WAITS = {
     "LOG_HADR_WAIT_CUR(seconds)": "wait_current_seconds",
     "LOG_HADR_WAIT_RECENT_AVG(seconds)": "wait_recent_avg_seconds",
@@ -404,13 +413,18 @@ def _apply_key(sample: Sample, key: str, value: str, where: str) -> None:
         sample.log_gap_bytes = float(_int(value, f"{where}, {key}", "a number of bytes", _MAX_BYTES))
     elif key == "STANDBY_RECV_BUF_PERCENT":
         sample.recv_buf_percent = _percent(value, f"{where}, {key}")
-    elif key in ("PRIMARY_LOG_FILE,PAGE,POS", "STANDBY_LOG_FILE,PAGE,POS"):
+    elif key == "STANDBY_SPOOL_LIMIT(pages)":
+        unlimited = value.strip() == "-1"
+        sample.spool_limit_pages = -1 if unlimited else _count(value, f"{where}, {key}", "a number of pages or -1")
+    elif key in ("PRIMARY_LOG_FILE,PAGE,POS", "STANDBY_LOG_FILE,PAGE,POS", "STANDBY_REPLAY_LOG_FILE,PAGE,POS"):
         parts = [part.strip() for part in value.split(",")]
         if len(parts) != 3:
             raise RedoInputError(f"{where}, {key}: '{value[:80]}' is not 'S0000012.LOG, page, position'")
         position = _int(parts[2], f"{where}, {key}", "a log position in bytes", _MAX_POSITION)
         if key.startswith("PRIMARY"):
             sample.primary_file, sample.primary_position = parts[0], position
+        elif key.startswith("STANDBY_REPLAY"):
+            sample.replay_position = position
         else:
             sample.standby_file, sample.standby_position = parts[0], position
 

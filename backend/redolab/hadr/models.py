@@ -82,6 +82,10 @@ class HadrSample(Base):
     wait_recent_avg_seconds: Mapped[float | None] = mapped_column(Float)
     wait_accumulated_seconds: Mapped[float | None] = mapped_column(Float)
     wait_count: Mapped[int | None] = mapped_column(BigInteger)
+    # the standby's replay: position, log received but not replayed (bytes), HADR_SPOOL_LIMIT (pages; -1 unlimited)
+    replay_position: Mapped[int | None] = mapped_column(BigInteger)
+    recv_replay_gap_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    spool_limit_pages: Mapped[int | None] = mapped_column(Integer)
 
     @property
     def current_gap_bytes(self) -> int | None:

@@ -146,7 +146,7 @@ _COPIED = (
     "log_stream_id", "hadr_timeout_seconds", "peer_window_seconds", "peer_wait_limit_seconds",
     "heartbeat_interval_seconds", "heartbeats_expected", "sock_send_requested_bytes", "sock_send_actual_bytes",
     "sock_recv_requested_bytes", "sock_recv_actual_bytes", "wait_current_seconds", "wait_recent_avg_seconds",
-    "wait_accumulated_seconds", "wait_count",
+    "wait_accumulated_seconds", "wait_count", "replay_position", "recv_replay_gap_bytes", "spool_limit_pages",
 )  # fmt: skip
 
 

@@ -5,7 +5,7 @@ falls behind."""
 
 from __future__ import annotations
 
-from redolab.core.units import format_byte_rate, format_duration
+from redolab.core.units import format_byte_rate, format_bytes, format_duration
 from redolab.planning.apply import ApplySide, fsfo_lag_limit, lags
 from redolab.planning.card import Card, settle
 from redolab.planning.facts import Facts, Measurements
@@ -67,7 +67,10 @@ def apply_card(facts: Facts, result: ApplySide | None, *, transport_ok: bool | N
     card.rows = _rows(facts, result, verb)
     card.working += _working(facts, result, verb)
     risks = []
-    rto_short = result.rto_met is False
+    takeover = _takeover_seconds(facts, result)
+    rto_short = result.rto_met is False or (
+        takeover is not None and result.rto_goal_seconds is not None and takeover > result.rto_goal_seconds
+    )
     if not result.keeps_up:
         head = {
             True: f"Transport keeps up; {verb} does not",
@@ -99,6 +102,13 @@ def apply_card(facts: Facts, result: ApplySide | None, *, transport_ok: bool | N
     return card, risks
 
 
+def _takeover_seconds(facts: Facts, result: ApplySide) -> float | None:
+    """Db2: the largest receive-replay gap db2pd captured, replayed at the replay rate."""
+    if facts.takeover_gap is None:
+        return None
+    return facts.takeover_gap[0] / result.apply_bytes_per_second
+
+
 def _fsfo_late(facts: Facts, result: ApplySide) -> bool:
     limit = fsfo_lag_limit(facts.rpo_goal_seconds)
     used = facts.fast_start_failover and facts.transport_mode == "ASYNC"
@@ -118,6 +128,11 @@ def _rows(facts: Facts, result: ApplySide, verb: str) -> list[tuple[str, str]]:
         (f"Failover {verb}s first", lag(result.apply_backlog_seconds)),
         ("RTO goal", format_duration(result.rto_goal_seconds) if result.rto_goal_seconds else "not set"),
     ]
+    takeover = _takeover_seconds(facts, result)
+    if takeover is not None:
+        gap, when = facts.takeover_gap
+        rows.append(("Largest captured receive-replay gap", f"{format_bytes(gap)} at {when}"))
+        rows.append(("A takeover then replays", format_duration(takeover)))
     limit = fsfo_lag_limit(facts.rpo_goal_seconds)
     if facts.fast_start_failover and facts.platform != "hadr":
         shown = f"{limit} s (the RPO goal)" if limit else "set an RPO goal first"
@@ -135,7 +150,8 @@ def _working(facts: Facts, result: ApplySide, verb: str) -> list[str]:
     if facts.platform == "hadr":
         said.append(
             "Db2 HADR: what waits for replay sits in the standby's receive buffer and spool "
-            "(HADR_SPOOL_LIMIT); a takeover replays it before the standby opens"
+            "(HADR_SPOOL_LIMIT); a takeover replays it before the standby opens: the largest receive-replay gap "
+            "db2pd captured, at the replay rate, is judged against the RTO goal too"
         )
     elif facts.standby_nodes > 1:
         said.append(

@@ -49,6 +49,8 @@ class Facts:
     apply_rate_bytes_per_second: float | None = None  # the standby's redo apply rate, measured or entered
     fast_start_failover: bool = False
     apply_rate_source: str = "entered on the environment"  # or the pasted V$RECOVERY_PROGRESS it came from
+    # Db2: the largest log received but not replayed (bytes) and when, as db2pd captured it: a takeover replays it
+    takeover_gap: tuple[int, str] | None = None
 
 
 NOMINAL, MEASURED, LOOPBACK = "nominal", "measured", "loopback"  # where a capacity comes from

@@ -1,5 +1,5 @@
 """What the plan reads from the database beside the environment's own fields: each host's kernel settings
-as its latest run captured them."""
+as its latest run captured them; a Db2 standby's replay as its db2pd captures show it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from redolab.environments.models import Environment
+from redolab.hadr.replay import Replay, replay_of
+from redolab.hadr.service import monitoring
 from redolab.planning.card import show_time
 from redolab.planning.settings import HostKernel
 from redolab.runs.models import Run
@@ -39,3 +41,9 @@ def host_kernels(*, session: Session, environment: Environment) -> tuple[HostKer
                 break
         found.append(HostKernel(label, captured, where))
     return tuple(found)
+
+
+def hadr_replay(*, session: Session, environment: Environment) -> Replay | None:
+    """The standby's replay over the environment's db2pd captures (hadr.replay)."""
+    watched = monitoring(session=session, environment=environment)
+    return replay_of([(at, sample) for at, sample, _ in watched.samples]) if watched else None

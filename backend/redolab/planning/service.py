@@ -14,7 +14,7 @@ from redolab.environments.releases import stored_release
 from redolab.hadr.service import hadr_pairs, hadr_settings
 from redolab.planning.card import show_time
 from redolab.planning.facts import Capacity, DiskFact, Excluded, Facts, Measurements
-from redolab.planning.host_facts import host_kernels
+from redolab.planning.host_facts import hadr_replay, host_kernels
 from redolab.planning.plan import DestinationCards, EvidenceItem, Plan, build_plan, with_topology
 from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, outcome
 from redolab.planning.rpo_sizing import DEFAULT_OUTAGE_SECONDS, RpoSizing, default_tiers, plan_rpo_sizing
@@ -171,11 +171,26 @@ def _plan_facts(session: Session, environment: Environment, requirement) -> Fact
         facts = replace(facts, apply_rate_bytes_per_second=pasted[0], apply_rate_source=pasted[1])
     if environment.platform.value != "hadr":
         return facts
+    facts = _with_replay(facts, environment, hadr_replay(session=session, environment=environment))
     return replace(
         facts,
         **hadr_settings(session=session, environment=environment, requirement=requirement),
         hadr_pairs=tuple(hadr_pairs(session=session, environment=environment)),
     )
+
+
+def _with_replay(facts: Facts, environment: Environment, replay) -> Facts:
+    """A Db2 standby's replay rate when none is entered (where replay had log waiting) and its largest gap."""
+    if replay is None:
+        return facts
+    zone = environment.time_zone or "UTC"
+    if replay.largest_gap_bytes:
+        facts = replace(facts, takeover_gap=(replay.largest_gap_bytes, show_time(replay.largest_gap_at, zone)))
+    if environment.apply_rate_bytes_per_second is None and replay.busy_rate_bytes_per_second:
+        start, end = (show_time(moment, zone) for moment in replay.busy_between)
+        said = f"db2pd captures while replay had log waiting, {start} to {end}"
+        facts = replace(facts, apply_rate_bytes_per_second=replay.busy_rate_bytes_per_second, apply_rate_source=said)
+    return facts
 
 
 def environment_plan(
