@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request, status
 
-from redolab.auth.deps import ApiOperator, current_api_user
+from redolab.auth.deps import ApiOperator, ApiUser, current_api_user
 from redolab.core.deps import SessionDep, SettingsDep
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
@@ -40,35 +40,38 @@ def list_watches(session: SessionDep, environment_id: int) -> list[WatchPublic]:
 
 
 @router.get("/watches/{watch_id}")
-def read_watch(session: SessionDep, watch_id: int) -> WatchPublic:
-    return WatchPublic.model_validate(service.get_watch(session=session, watch_id=watch_id))
+def read_watch(session: SessionDep, user: ApiUser, watch_id: int) -> WatchPublic:
+    """A watch; a deleted one (its history kept) only for an admin."""
+    return WatchPublic.model_validate(service.get_watch(session=session, watch_id=watch_id, user=user))
 
 
 @router.get("/watches/{watch_id}/checks")
-def list_checks(session: SessionDep, watch_id: int, limit: int = 100) -> list[CheckPublic]:
+def list_checks(session: SessionDep, user: ApiUser, watch_id: int, limit: int = 100) -> list[CheckPublic]:
     """The last checks (at most 500), oldest first: measured against required, the verdict, or why skipped."""
-    watch = service.get_watch(session=session, watch_id=watch_id)
+    watch = service.get_watch(session=session, watch_id=watch_id, user=user)
     checks = service.list_checks(session=session, watch=watch, limit=max(1, min(limit, service.CHECKS_SHOWN)))
     return [CheckPublic.model_validate(c) for c in checks]
 
 
 @router.post("/watches/{watch_id}/silence")
 def silence_watch(session: SessionDep, user: ApiOperator, watch_id: int, body: WatchSilence) -> WatchPublic:
-    """No notifications until `until` (maintenance); the checks and the state go on."""
+    """No notifications until `until` (maintenance); the checks and the state go on. The watch's owner's or
+    an admin's (403); more than a day is an admin's; its receivers are told."""
     watch = service.get_watch(session=session, watch_id=watch_id)
-    return WatchPublic.model_validate(service.silence_watch(session=session, watch=watch, silence=body))
+    return WatchPublic.model_validate(service.silence_watch(session=session, watch=watch, silence=body, user=user))
 
 
 @router.delete("/watches/{watch_id}/silence")
 def end_silence(session: SessionDep, user: ApiOperator, watch_id: int) -> WatchPublic:
     watch = service.get_watch(session=session, watch_id=watch_id)
-    return WatchPublic.model_validate(service.silence_watch(session=session, watch=watch, silence=None))
+    return WatchPublic.model_validate(service.silence_watch(session=session, watch=watch, silence=None, user=user))
 
 
 @router.post("/watches/{watch_id}/stop")
 def stop_watch(session: SessionDep, user: ApiOperator, watch_id: int) -> WatchPublic:
+    """Stop the watch: its owner's or an admin's (403)."""
     watch = service.get_watch(session=session, watch_id=watch_id)
-    return WatchPublic.model_validate(service.set_active(session=session, watch=watch, active=False))
+    return WatchPublic.model_validate(service.set_active(session=session, watch=watch, active=False, user=user))
 
 
 @router.post("/watches/{watch_id}/start")
@@ -76,12 +79,13 @@ def start_watch(
     request: Request, session: SessionDep, settings: SettingsDep, user: ApiOperator, watch_id: int
 ) -> WatchPublic:
     watch = service.get_watch(session=session, watch_id=watch_id)
-    watch = service.set_active(session=session, watch=watch, active=True, caps=QueueCaps.of(settings))
+    watch = service.set_active(session=session, watch=watch, active=True, caps=QueueCaps.of(settings), user=user)
     wake_local_worker(request.app)
     return WatchPublic.model_validate(watch)
 
 
 @router.delete("/watches/{watch_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_watch(session: SessionDep, user: ApiOperator, watch_id: int) -> None:
-    """Delete the watch, its checks and notifications (its runs are kept)."""
-    service.delete_watch(session=session, watch=service.get_watch(session=session, watch_id=watch_id))
+    """Delete the watch (its owner's or an admin's, 403 otherwise): it stops and leaves every list, its
+    receivers are told, and its checks and notifications are kept for admins to read."""
+    service.delete_watch(session=session, watch=service.get_watch(session=session, watch_id=watch_id), user=user)

@@ -162,6 +162,8 @@ def queue_notifications(
 
 def _headline(payload: dict[str, Any]) -> str:
     environment, watch = payload["environment"], payload["watch"]
+    if payload.get("notice"):  # a silence or a deletion, not a state change
+        return f"{payload['notice']}: {environment['name']}, {watch['path']}"
     was = WatchState(payload["from_state"]).label
     test = "Test message: " if payload.get("event") == TEST_EVENT else ""
     return f"{test}{payload['state_label']} (was {was}): {environment['name']}, {watch['path']}"

@@ -69,8 +69,15 @@ class Watch(Base):
     next_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     silenced_until: Mapped[datetime | None] = mapped_column(UTCDateTime())  # maintenance: no notifications
     silence_reason: Mapped[str] = mapped_column(String(300), default="")
-    requested_by: Mapped[str] = mapped_column(String(64))
+    requested_by: Mapped[str] = mapped_column(
+        String(64)
+    )  # its owner: stop, silence and delete are theirs (or an admin's)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Deleted watches keep their checks and notifications for admins to read; nobody else sees them
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)
+    deleted_by: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    # notices told to receivers beside state changes (silenced, deleted): numbered -1, -2, ... as transitions
+    notices: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class WatchCheck(Base):
@@ -125,7 +132,7 @@ class Notification(Base):
     payload: Mapped[dict] = mapped_column(JSON)  # the documented JSON (environment, path, measured, required, ...)
     status: Mapped[str] = mapped_column(
         String(12), default="pending", index=True
-    )  # pending, sending, delivered, failed, silenced
+    )  # pending, sending, delivered, failed, silenced, superseded, folded (over the hourly budget), digested
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     claimed_by: Mapped[str | None] = mapped_column(String(100))

@@ -103,8 +103,10 @@ class WatchPublic(BaseModel):
     next_at: datetime
     silenced_until: datetime | None
     silence_reason: str
-    requested_by: str
+    requested_by: str  # its owner: stop, silence and delete are theirs or an admin's
     created_at: datetime
+    deleted_at: datetime | None = None  # deleted: kept for admins to read
+    deleted_by: str = ""
 
 
 class CheckPublic(BaseModel):

@@ -36,6 +36,13 @@ from redolab.watches.models import (
     WatchCheck,
     WatchState,
 )
+from redolab.watches.owners import (
+    DELETED_EVENT,
+    SILENCED_EVENT,
+    queue_notice,
+    require_manager,
+    require_silence_allowed,
+)
 from redolab.watches.schemas import WatchCreate, WatchSilence
 
 log = logging.getLogger("redolab.watches")
@@ -122,12 +129,16 @@ def create_watch(
     return watch
 
 
-def get_watch(*, session: Session, watch_id: int) -> Watch:
-    return get_or_404(session, Watch, watch_id, what="Watch")
+def get_watch(*, session: Session, watch_id: int, user=None) -> Watch:
+    """A watch; a deleted one only for an admin (its history kept), a 404 for everyone else."""
+    admin = bool(getattr(user, "is_admin", False))
+    return get_or_404(session, Watch, watch_id, what="Watch", only=lambda w: w.deleted_at is None or admin)
 
 
 def list_watches(*, session: Session, environment: Environment) -> list[Watch]:
-    return list(session.scalars(select(Watch).where(Watch.environment_id == environment.id).order_by(Watch.id)))
+    """The environment's watches, deleted ones left out."""
+    mine = select(Watch).where(Watch.environment_id == environment.id, Watch.deleted_at.is_(None))
+    return list(session.scalars(mine.order_by(Watch.id)))
 
 
 def list_checks(*, session: Session, watch: Watch, limit: int = CHECKS_SHOWN) -> list[WatchCheck]:
@@ -138,10 +149,18 @@ def list_checks(*, session: Session, watch: Watch, limit: int = CHECKS_SHOWN) ->
     return list(reversed(newest))
 
 
-def silence_watch(*, session: Session, watch: Watch, silence: WatchSilence | None) -> Watch:
-    """Maintenance: no notifications until the silence ends (None ends it now); checks and states go on."""
+def silence_watch(*, session: Session, watch: Watch, silence: WatchSilence | None, user=None) -> Watch:
+    """Maintenance: no notifications until the silence ends (None ends it now); checks and states go on.
+    The owner's or an admin's (more than a day: an admin's); the receivers are told of a silence."""
+    if user is not None:
+        require_manager(user, watch, "silence" if silence else "end the silence of")
+        require_silence_allowed(user, silence.until if silence else None)
     watch.silenced_until = silence.until if silence else None
     watch.silence_reason = silence.reason if silence else ""
+    if silence is not None and user is not None:
+        environment = session.get(Environment, watch.environment_id)
+        queue_notice(session, watch=watch, environment=environment, event=SILENCED_EVENT, by=user.username,
+                     settings=get_settings(), reason=silence.reason)  # fmt: skip
     session.commit()
     if silence is None:
         release_ended_silences(session)
@@ -149,8 +168,12 @@ def silence_watch(*, session: Session, watch: Watch, silence: WatchSilence | Non
     return watch
 
 
-def set_active(*, session: Session, watch: Watch, active: bool, caps: QueueCaps | None = None) -> Watch:
-    """Stop a watch (its runs under way finish), or start it again (the cap applies again)."""
+def set_active(*, session: Session, watch: Watch, active: bool, caps: QueueCaps | None = None, user=None) -> Watch:
+    """Stop a watch (its runs under way finish), or start it again (the cap applies again): the owner's or
+    an admin's. Starting never checks sooner than the last check plus the watch's interval, so stop and
+    start cannot make checks (and state changes) faster than the interval."""
+    if user is not None:
+        require_manager(user, watch, "start or stop")
     if active and not watch.active:
         caps = caps or current_caps()
         hold_queue_lock(session)
@@ -159,14 +182,22 @@ def set_active(*, session: Session, watch: Watch, active: bool, caps: QueueCaps 
             raise LimitReached(
                 "The owner is at REDOLAB_MAX_ACTIVE_SCHEDULES_PER_USER: stop another one first.", status_code=429
             )
-        watch.next_at = utcnow()
+        last = session.scalar(select(func.max(WatchCheck.at)).where(WatchCheck.watch_id == watch.id))
+        earliest = last + timedelta(seconds=watch.every_seconds) if last is not None else utcnow()
+        watch.next_at = max(utcnow(), earliest)
     watch.active = active
     session.commit()
     return watch
 
 
-def delete_watch(*, session: Session, watch: Watch) -> None:
-    session.delete(watch)
+def delete_watch(*, session: Session, watch: Watch, user) -> None:
+    """The owner's or an admin's. The watch stops and leaves every list; its checks and notifications are
+    kept for admins to read (GET /api/v1/watches/{id}); its receivers are told."""
+    require_manager(user, watch, "delete")
+    environment = session.get(Environment, watch.environment_id)
+    queue_notice(session, watch=watch, environment=environment, event=DELETED_EVENT, by=user.username,
+                 settings=get_settings())  # fmt: skip
+    watch.active, watch.deleted_at, watch.deleted_by = False, utcnow(), user.username
     session.commit()
 
 

@@ -14,6 +14,7 @@ from redolab.auth.deps import OperatorUser, current_html_user
 from redolab.charts.watches import watch_figure
 from redolab.core.db import utcnow
 from redolab.core.deps import FormDep, SessionDep
+from redolab.core.errors import FieldError
 from redolab.core.forms import form_data, form_errors
 from redolab.core.limits import LimitReached
 from redolab.core.responses import redirect
@@ -147,7 +148,7 @@ def watch_context(session, watch) -> dict:
 @router.get("/watches/{watch_id}")
 def show_watch(request: Request, session: SessionDep, watch_id: int) -> Response:
     """The watch page; it refreshes itself while the watch is active."""
-    watch = service.get_watch(session=session, watch_id=watch_id)
+    watch = service.get_watch(session=session, watch_id=watch_id, user=getattr(request.state, "user", None))
     block = "live" if is_htmx(request) else None
     return render(request, "watches/watch.html", watch_context(session, watch), block=block)
 
@@ -157,29 +158,45 @@ def silence_watch(request: Request, session: SessionDep, user: OperatorUser, wat
     """Silence notifications until a time (UTC), for maintenance; an empty time ends the silence."""
     watch = service.get_watch(session=session, watch_id=watch_id)
     values = form_data(form)
+    forbidden = None
     with form_errors(session) as errors:
         silence = WatchSilence.model_validate(values) if values.get("until") else None
-        service.silence_watch(session=session, watch=watch, silence=silence)
+        try:
+            service.silence_watch(session=session, watch=watch, silence=silence, user=user)
+        except FieldError as error:
+            forbidden = error if error.status_code == 403 else None
+            raise
+    if forbidden is not None:
+        errors = {"__all__": forbidden.message}
     context = watch_context(session, watch) | {"silence_errors": errors}
-    return render(request, "watches/watch.html", context, status_code=422 if errors else 200)
+    code = 403 if forbidden is not None else 422 if errors else 200
+    return render(request, "watches/watch.html", context, status_code=code)
 
 
 @router.post("/watches/{watch_id}/stop")
 def stop_watch(request: Request, session: SessionDep, user: OperatorUser, watch_id: int) -> Response:
     watch = service.get_watch(session=session, watch_id=watch_id)
-    service.set_active(session=session, watch=watch, active=False)
+    try:
+        service.set_active(session=session, watch=watch, active=False, user=user)
+    except FieldError as refused:
+        return _refused(request, session, watch, refused.message, refused.status_code)
     return redirect(request, f"/watches/{watch.id}")
+
+
+def _refused(request: Request, session, watch, message: str, status_code: int) -> Response:
+    if is_htmx(request):  # htmx shows a refusal's text beside the button (app.js), not a whole page
+        return PlainTextResponse(message, status_code=status_code)
+    context = watch_context(session, watch) | {"silence_errors": {"__all__": message}}
+    return render(request, "watches/watch.html", context, status_code=status_code)
 
 
 @router.post("/watches/{watch_id}/start")
 def start_watch(request: Request, session: SessionDep, user: OperatorUser, watch_id: int) -> Response:
     watch = service.get_watch(session=session, watch_id=watch_id)
     try:
-        service.set_active(session=session, watch=watch, active=True, caps=QueueCaps.of(request.app.state.settings))
-    except LimitReached as refused:  # the owner's cap of active schedules
-        if is_htmx(request):  # htmx shows a refusal's text beside the button (app.js), not a whole page
-            return PlainTextResponse(refused.message, status_code=refused.status_code)
-        context = watch_context(session, watch) | {"silence_errors": {"__all__": refused.message}}
-        return render(request, "watches/watch.html", context, status_code=refused.status_code)
+        caps = QueueCaps.of(request.app.state.settings)
+        service.set_active(session=session, watch=watch, active=True, caps=caps, user=user)
+    except (LimitReached, FieldError) as refused:  # the owner's cap of active schedules; not the owner
+        return _refused(request, session, watch, refused.message, refused.status_code)
     wake_local_worker(request.app)
     return redirect(request, f"/watches/{watch.id}")
