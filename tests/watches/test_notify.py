@@ -44,6 +44,7 @@ PAYLOAD_KEYS = {
     "measured_bytes_per_second", "required_bytes_per_second", "required_basis", "measured", "required",
     "headroom_ratio", "silenced_until", "at", "links",
 }  # fmt: skip
+QUEUED_KEYS = PAYLOAD_KEYS | {"changes_last_hour", "flapping"}  # a queued change says how often it changed
 
 
 # ------------------------------------------------------------------------------------------- fixtures
@@ -211,7 +212,7 @@ def test_one_row_per_receiver_and_transition_even_when_queued_twice(session, set
     rows = queue(session, settings, environment, watch, check, transition=1)
     assert sorted(row.receiver_id for row in rows) == sorted([first.id, second.id])  # 999999 is gone
     assert {row.status for row in rows} == {"pending"}
-    assert rows[0].payload["transition"] == 1 and set(rows[0].payload) == PAYLOAD_KEYS
+    assert rows[0].payload["transition"] == 1 and set(rows[0].payload) == QUEUED_KEYS
     again = queue(session, settings, environment, watch, check, transition=1)  # a second worker, say
     assert [row.id for row in again] == [row.id for row in rows]
     assert session.scalar(select(func.count()).select_from(Notification)) == 2
@@ -280,7 +281,7 @@ def test_webhook_is_signed_over_its_exact_body(session, sessions, settings, secr
     assert headers["X-Redolab-Event"] == "redolab.watch.state_changed"
     assert headers["X-Redolab-Notification"] == str(row.id)
     payload = json.loads(body)
-    assert set(payload) == PAYLOAD_KEYS
+    assert set(payload) == QUEUED_KEYS
     assert payload["transition"] == 3 and payload["watch"]["path"] == "p1 -> s1"
     assert payload["measured_bytes_per_second"] == MEASURED and payload["required_bytes_per_second"] == REQUIRED
     stored = reread(session, row.id)

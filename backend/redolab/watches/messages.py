@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from redolab.core.config import Settings
 from redolab.core.db import utcnow
 from redolab.core.units import format_byte_rate, format_byte_rate_in_mbit, ratio_as_percent
+from redolab.watches.budget import FLAPPING_CHANGES, changes_last_hour, fold_over_budget
 from redolab.watches.models import Notification, NotificationReceiver, Watch, WatchCheck, WatchState
 
 log = logging.getLogger("redolab.notify")
@@ -130,6 +131,8 @@ def queue_notifications(
         watch=watch, environment=environment, check=check, from_state=from_state, to_state=to_state, settings=settings
     )
     payload["transition"] = transition
+    payload["changes_last_hour"] = changes_last_hour(session, watch.id, now) + 1  # this one too
+    payload["flapping"] = payload["changes_last_hour"] >= FLAPPING_CHANGES
     insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
     for receiver_id in sorted(set(existing)):
         session.execute(
@@ -154,7 +157,9 @@ def queue_notifications(
     mine = select(Notification).where(
         Notification.watch_id == watch.id, Notification.transition == transition, Notification.receiver_id.in_(existing)
     )
-    return list(session.scalars(mine.order_by(Notification.id)))
+    rows = list(session.scalars(mine.order_by(Notification.id)))
+    fold_over_budget(session, rows, now)  # over the receiver's or the watch's hourly budget: a digest later
+    return rows
 
 
 # ----------------------------------------------------------------------------------------------- render
@@ -166,7 +171,10 @@ def _headline(payload: dict[str, Any]) -> str:
         return f"{payload['notice']}: {environment['name']}, {watch['path']}"
     was = WatchState(payload["from_state"]).label
     test = "Test message: " if payload.get("event") == TEST_EVENT else ""
-    return f"{test}{payload['state_label']} (was {was}): {environment['name']}, {watch['path']}"
+    flapping = (
+        f"FLAPPING ({payload.get('changes_last_hour')} changes in the last hour), " if payload.get("flapping") else ""
+    )
+    return f"{test}{flapping}{payload['state_label']} (was {was}): {environment['name']}, {watch['path']}"
 
 
 def _facts(payload: dict[str, Any]) -> list[tuple[str, str]]:
@@ -187,6 +195,10 @@ def _facts(payload: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     if payload.get("silenced_until"):
         facts.append(("Silenced until", str(payload["silenced_until"])))
+    folded = payload.get("folded")
+    if folded:
+        said = f"{folded['changes']} changes since {folded['since']} over the hourly budget; this is the newest"
+        facts.append(("Digest", said))
     return facts
 
 

@@ -26,6 +26,7 @@ from redolab.runs.schemas import RunCreate
 from redolab.sweeps.clusters import node_pairs
 from redolab.sweeps.models import Schedule, ScheduleStatus
 from redolab.sweeps.schedules import busy_with
+from redolab.watches.budget import release_digests
 from redolab.watches.judge import Required, next_state, required_for, verdict_of
 from redolab.watches.messages import queue_notifications, release_ended_silences
 from redolab.watches.models import (
@@ -210,6 +211,7 @@ def fire_due_watches(sessions: sessionmaker, now: datetime | None = None, *, set
     fired = 0
     with sessions() as session:
         release_ended_silences(session, now)  # what a silence kept from the receivers, when it ends
+        release_digests(session, now)  # what the hourly budget folded, once the receiver has room again
         due = session.scalars(select(Watch).where(Watch.active.is_(True), Watch.next_at <= now)).all()
         for watch in due:
             claimed = session.execute(
