@@ -1,5 +1,6 @@
 """Watches have owners (issue 57, item 4): a deleted watch keeps its history for admins (deleted_at,
-deleted_by), and notices of a silence or a deletion are numbered apart from state changes (notices)
+deleted_by), and notices of a silence or a deletion are numbered apart from state changes (notices);
+receivers have a circuit breaker (item 3: failures_in_row, failing_until)
 
 Revision ID: f8d1b3c60050
 Revises: e7c0a2b50049
@@ -26,11 +27,18 @@ def upgrade() -> None:
     op.create_index("ix_watches_deleted_at", "watches", ["deleted_at"])
     op.add_column("watches", sa.Column("deleted_by", sa.String(length=64), nullable=False, server_default=""))
     op.add_column("watches", sa.Column("notices", sa.Integer(), nullable=False, server_default="0"))
+    table = "notification_receivers"
+    op.add_column(table, sa.Column("failures_in_row", sa.Integer(), nullable=False, server_default="0"))
+    op.add_column(table, sa.Column("failing_until", UTCDateTime(timezone=True), nullable=True))
 
 
 def downgrade() -> None:
     # only what is there: SQLite may have kept this step of an earlier, refused downgrade
     bind = op.get_bind()
+    present = {c["name"] for c in sa.inspect(bind).get_columns("notification_receivers")}
+    for name in ("failing_until", "failures_in_row"):
+        if name in present:
+            op.drop_column("notification_receivers", name)
     if "ix_watches_deleted_at" in {i["name"] for i in sa.inspect(bind).get_indexes("watches")}:
         op.drop_index("ix_watches_deleted_at", table_name="watches")
     present = {c["name"] for c in sa.inspect(bind).get_columns("watches")}

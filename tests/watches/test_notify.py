@@ -31,7 +31,7 @@ from redolab.core.db import make_sessionmaker, utcnow
 from redolab.core.security import decrypt_secret, encrypt_secret
 from redolab.core.units import MIB
 from redolab.main import create_app
-from redolab.watches import messages, notify, receivers, receivers_api
+from redolab.watches import delivery, messages, notify, receivers, receivers_api
 from redolab.watches.models import CheckStatus, Notification, NotificationReceiver, Verdict, Watch, WatchCheck
 from redolab.watches.schemas_receivers import ReceiverCreate, ReceiverPublic, shown_url
 from tests.factories import PASSWORD, make_environment, make_user
@@ -227,7 +227,7 @@ def test_a_silenced_watch_queues_silenced_rows_that_are_never_sent(session, sess
     (row,) = queue(session, settings, environment, watch, check)
     assert row.status == "silenced"
     assert row.payload["silenced_until"] is not None
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 0
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 0
     assert hook.requests == []
 
 
@@ -246,13 +246,13 @@ def test_a_silence_that_ends_tells_the_newest_change_once(session, sessions, set
     for transition, (old, new) in enumerate(changes, start=1):
         queue(session, settings, environment, watch, check, transition=transition, from_state=old, to_state=new)
     assert messages.release_ended_silences(session) == 0  # still silenced: nothing moves
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 0
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 0
     watch.silenced_until = utcnow() - dt.timedelta(seconds=1)
     session.commit()
     with sessions() as one, sessions() as other:  # two workers' loops: each row moves once
         released = messages.release_ended_silences(one) + messages.release_ended_silences(other)
     assert released == (1 if sent else 0)
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == released
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == released
     told = [json.loads(body)["to_state"] for _path, _headers, body in hook.requests]
     assert told == ([sent] if sent else [])
     session.expire_all()
@@ -271,7 +271,7 @@ def test_webhook_is_signed_over_its_exact_body(session, sessions, settings, secr
     environment, watch, check = make_watch(session, receiver_ids=[created.receiver.id])
     (row,) = queue(session, settings, environment, watch, check, transition=3)
     before = int(time.time())
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
     ((path, headers, body),) = hook.requests
     assert path == "/hook"
     assert headers["Content-Type"] == "application/json"
@@ -322,7 +322,7 @@ def test_slack_and_teams_formats(session, sessions, settings, secret_key, hook):
     watch.receiver_ids = [slack_receiver.receiver.id]
     session.commit()
     queue(session, settings, environment, watch, check)
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
     ((_, headers, body),) = hook.requests
     assert "X-Redolab-Signature" not in headers and set(json.loads(body)) == {"text", "blocks"}
 
@@ -333,20 +333,20 @@ def test_a_failing_receiver_is_retried_with_backoff_then_given_up(session, sessi
     environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
     (row,) = queue(session, settings, environment, watch, check)
     now = utcnow()
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1", now=now) == 1
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1", now=now) == 1
     stored = reread(session, row.id)
     assert (stored.status, stored.attempts, stored.last_result) == ("pending", 1, "HTTP 500")
     assert abs(stored.next_attempt_at - (now + dt.timedelta(seconds=30))) < dt.timedelta(milliseconds=5)
     # not due before its time
     early = now + dt.timedelta(seconds=29)
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1", now=early) == 0
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1", now=early) == 0
     later = stored.next_attempt_at
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1", now=later) == 1
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1", now=later) == 1
     stored = reread(session, row.id)
     assert (stored.status, stored.attempts) == ("pending", 2)
     assert abs(stored.next_attempt_at - (later + dt.timedelta(minutes=2))) < dt.timedelta(milliseconds=5)
     for _ in range(4):  # attempts 3 .. 6
-        notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1",
+        delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1",
                            now=reread(session, row.id).next_attempt_at)  # fmt: skip
     stored = reread(session, row.id)
     assert (stored.status, stored.attempts, stored.last_result) == ("failed", 6, "HTTP 500")
@@ -359,7 +359,7 @@ def test_a_redirect_is_not_followed(session, sessions, settings, secret_key, hoo
     receiver = add_receiver(session, settings, secret_key, url=hook.url).receiver
     environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
     (row,) = queue(session, settings, environment, watch, check)
-    notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
+    delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
     assert [path for path, _, _ in hook.requests] == ["/hook"]  # /elsewhere never asked
     stored = reread(session, row.id)
     assert (stored.status, stored.attempts, stored.last_result) == ("pending", 1, "redirect not followed (HTTP 302)")
@@ -416,7 +416,7 @@ def test_a_receiver_that_does_not_answer_costs_at_most_the_timeout(
     def delivered() -> float:
         (row,) = queue(session, settings, environment, watch, check, transition=next(transitions))
         started = time.monotonic()
-        assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+        assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
         elapsed = time.monotonic() - started
         stored = reread(session, row.id)
         assert stored.status == "pending" and stored.attempts == 1
@@ -439,13 +439,17 @@ def test_two_workers_send_each_notification_once(session, sessions, settings, se
 
     def work(name):
         start.wait()
-        attempted.append(notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id=name))
+        attempted.append(delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id=name))
 
     workers = [threading.Thread(target=work, args=(f"worker-{n}",)) for n in (1, 2)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join(60)
+    for _ in range(12):  # a poll sends a receiver at most PER_RECEIVER rows, newest first: the rest next time
+        attempted.append(delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w3"))
+        if not attempted[-1]:
+            break
     sent = sorted(int(headers["X-Redolab-Notification"]) for _, headers, _ in hook.requests)
     assert sent == sorted(ids)  # every one, none twice
     assert sum(attempted) == 12
@@ -461,7 +465,7 @@ def test_a_row_left_sending_by_a_dead_worker_is_sent_again(session, sessions, se
     fresh = queue(session, settings, environment, watch, check, transition=2)[0]
     fresh.status, fresh.claimed_by, fresh.next_attempt_at = "sending", "busy-worker", utcnow() - dt.timedelta(minutes=1)
     session.commit()
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w2") == 1
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w2") == 1
     assert reread(session, row.id).status == "delivered"
     assert reread(session, row.id).attempts == 2  # the interrupted attempt counts
     assert reread(session, fresh.id).status == "sending"  # still within its worker's time
@@ -476,7 +480,7 @@ def test_a_removed_receiver_is_not_told_and_leaves_its_watches(session, sessions
     assert session.get(Watch, watch.id).receiver_ids == []
     stored = reread(session, row.id)
     assert (stored.status, stored.last_result, stored.receiver_id) == ("failed", "the receiver was removed", None)
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 0
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 0
     assert hook.requests == []
 
 
@@ -508,7 +512,7 @@ def test_alert_mail_over_plain_smtp(session, sessions, settings, secret_key, mai
     assert receiver.signing_secret is None and receiver.receiver.encrypted_secret is None
     environment, watch, check = make_watch(session, receiver_ids=[receiver.receiver.id])
     (row,) = queue(session, settings, environment, watch, check)
-    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
     _assert_alert_mail(mailbox, environment, watch, to="dba@example.com")
     stored = reread(session, row.id)
     assert (stored.status, stored.last_result) == ("delivered", "SMTP 250")
@@ -581,14 +585,14 @@ def test_alert_mail_over_starttls_with_a_login(session, sessions, settings, secr
         environment, watch, check = make_watch(session, receiver_ids=[receiver.receiver.id])
         (row,) = queue(session, settings, environment, watch, check)
         caplog.set_level(logging.DEBUG)
-        assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
+        assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
         _assert_alert_mail(box, environment, watch, to="oncall@example.com")
         assert logins == [(b"redolab", b"smtp-pass-6f1e", True)]  # logged in only after STARTTLS
         assert (reread(session, row.id).status, reread(session, row.id).last_result) == ("delivered", "SMTP 250")
         assert "smtp-pass-6f1e" not in caplog.text
         if stored == "encrypted":  # another secret key cannot decrypt it: said, nothing sent, no login
             (again,) = queue(session, settings, environment, watch, check, transition=9, to_state="ok")
-            assert notify.deliver_due(sessions, settings=settings, secret_key="another key " * 4, worker_id="w1") == 1
+            assert delivery.deliver_due(sessions, settings=settings, secret_key="another key " * 4, worker_id="w1") == 1
             assert "REDOLAB_SMTP_PASSWORD cannot be decrypted" in reread(session, again.id).last_result
             assert len(logins) == 1 and len(box.messages) == 1
 
@@ -598,7 +602,7 @@ def test_alert_mail_over_starttls_with_a_login(session, sessions, settings, secr
         monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "no-such-file"))
         (other,) = queue(session, settings, environment, watch, check, transition=2, from_state="failing",
                          to_state="ok")  # fmt: skip
-        notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
+        delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
         stored = reread(session, other.id)
         assert stored.status == "pending" and stored.last_result.startswith("TLS certificate not trusted")
         assert len(box.messages) == 1
@@ -739,3 +743,37 @@ def test_shown_urls_stop_after_the_first_path_segment():
     assert shown_url("http://127.0.0.1:8080/hook") == "http://127.0.0.1:8080/hook"
     assert shown_url("https://example.com/hook?token=abc") == "https://example.com/hook?…"
     assert shown_url(None) is None
+
+
+def test_a_silent_receiver_delays_only_itself_and_its_breaker_opens(
+    session, sessions, settings, secret_key, hook, silent_port
+):
+    """Issue 57, item 3: each receiver in its own thread, newest change first; a receiver that times out
+    three times in a row is skipped for BREAKER_SECONDS (failing_until), its rows left pending."""
+    settings = settings.model_copy(update={"notification_timeout_seconds": 1.0})
+    healthy = add_receiver(session, settings, secret_key, url=hook.url).receiver
+    silent = add_receiver(session, settings, secret_key, url=f"http://127.0.0.1:{silent_port}/hook", name="mute")
+    silent = silent.receiver
+    environment, watch, check = make_watch(session, receiver_ids=[healthy.id, silent.id])
+    for n in range(1, 5):
+        queue(session, settings, environment, watch, check, transition=n)
+    session.commit()
+    started = time.monotonic()
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1", wait=False) == 8
+    deadline = time.monotonic() + 10  # one after the other they would take 3 s: three 1 s timeouts first
+    while len(hook.requests) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    healthy_done = time.monotonic() - started
+    transitions = [json.loads(body)["transition"] for _, _, body in hook.requests]
+    assert transitions == [4, 3, 2, 1], transitions  # every change, newest first
+    assert healthy_done < 2.0, f"the healthy receiver waited {healthy_done:.2f} s behind the silent one's 1 s timeouts"
+    while time.monotonic() < deadline:  # the silent one's thread: three timeouts, then its breaker opens
+        session.expire_all()
+        if session.get(NotificationReceiver, silent.id).failing_until is not None:
+            break
+        time.sleep(0.1)
+    session.expire_all()
+    assert session.get(NotificationReceiver, silent.id).failures_in_row == delivery.BREAKER_FAILURES
+    mute = [row for row in session.scalars(select(Notification).where(Notification.receiver_id == silent.id))]
+    assert sorted(row.attempts for row in mute) == [0, 1, 1, 1]  # the fourth was never tried: skipped
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 0

@@ -6,13 +6,13 @@ from __future__ import annotations
 from redolab.core.config import get_settings
 from redolab.jobs.handlers import Duty, WorkerIdentity
 from redolab.runs.handler import AfterRun
-from redolab.watches.notify import deliver_due
+from redolab.watches.delivery import deliver_due
 from redolab.watches.service import fire_due_watches, judge_run
 
 
 def _deliver(worker: WorkerIdentity) -> int:
-    return deliver_due(
-        worker.sessions, settings=get_settings(), secret_key=worker.secret_key, worker_id=worker.worker_id
+    return deliver_due(  # wait=False: a receiver still sending is left to its thread, the next poll skips it
+        worker.sessions, settings=get_settings(), secret_key=worker.secret_key, worker_id=worker.worker_id, wait=False
     )
 
 

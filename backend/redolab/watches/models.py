@@ -111,6 +111,9 @@ class NotificationReceiver(Base):
     url: Mapped[str | None] = mapped_column(String(2000))
     email_to: Mapped[str | None] = mapped_column(String(320))
     encrypted_secret: Mapped[str | None] = mapped_column(Text)
+    # its circuit breaker: attempts failed in a row, and until when it is skipped (shown as failing)
+    failures_in_row: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    failing_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

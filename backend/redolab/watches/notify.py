@@ -3,7 +3,7 @@ renderings are in watches.messages).
 
 Exactly once. A state change is numbered (Watch.transitions); queue_notifications writes one row per
 (watch, transition, receiver) in the caller's transaction (the unique constraint makes a second one
-impossible), and deliver_due claims each row by a conditional update (pending -> sending) before it
+impossible), and watches.delivery claims each row by a conditional update (pending -> sending) before it
 sends, so two workers never send one row twice. A row is retried with backoff (30 s, 2 min, 10 min,
 30 min, 2 h) and given up after 6 attempts; only the receiver's status is kept ("HTTP 200", "SMTP 250").
 A receiver that does not answer costs at most REDOLAB_NOTIFICATION_TIMEOUT_SECONDS per attempt, never a
@@ -58,16 +58,12 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from email.message import EmailMessage
 from typing import Any
 
-from sqlalchemy import case, select, update
-from sqlalchemy.orm import sessionmaker
-
 from redolab import __version__
 from redolab.core.config import Settings
-from redolab.core.db import utcnow
 from redolab.core.security import decrypt_secret
 from redolab.core.units import format_duration
 from redolab.watches.messages import (  # the message itself; here: sending it
@@ -79,14 +75,14 @@ from redolab.watches.messages import (  # the message itself; here: sending it
     sample_payload,
     signature,
 )
-from redolab.watches.models import Notification, NotificationReceiver
+from redolab.watches.models import NotificationReceiver
 
 log = logging.getLogger("redolab.notify")
 
 BACKOFF_SECONDS = (30, 120, 600, 1800, 7200)  # after attempt 1, 2, ...; attempt 6 failing gives up
 MAX_ATTEMPTS = 6
 STALE_SENDING = timedelta(minutes=10)  # a claim older than this was left by a worker that died
-_RESULT_LENGTH = 300  # Notification.last_result
+RESULT_LENGTH = 300  # Notification.last_result
 
 
 @dataclass(frozen=True)
@@ -181,10 +177,10 @@ def _error_text(error: BaseException, timeout: float) -> str:
     if isinstance(error, ConnectionRefusedError):
         return "connection refused"
     if isinstance(error, ssl.SSLCertVerificationError):
-        return f"TLS certificate not trusted: {error.verify_message}"[:_RESULT_LENGTH]
+        return f"TLS certificate not trusted: {error.verify_message}"[:RESULT_LENGTH]
     if isinstance(error, OSError | http.client.HTTPException | smtplib.SMTPException):
         return f"{type(error).__name__}: {error.strerror if isinstance(error, OSError) and error.strerror else error}"[
-            :_RESULT_LENGTH
+            :RESULT_LENGTH
         ]
     return f"not sent: {type(error).__name__}"
 
@@ -271,7 +267,7 @@ def _mail(message: EmailMessage, settings: Settings, secret_key: str, timeout: f
 
 
 @dataclass(frozen=True)
-class _Target:
+class Target:
     """What a send needs of a receiver, read before any network wait (no session is held meanwhile)."""
 
     receiver_id: int
@@ -282,14 +278,14 @@ class _Target:
     encrypted_secret: str | None
 
     @classmethod
-    def of(cls, receiver: NotificationReceiver) -> _Target:
+    def of(cls, receiver: NotificationReceiver) -> Target:
         return cls(
             receiver.id, receiver.name, receiver.kind, receiver.url, receiver.email_to, receiver.encrypted_secret
         )
 
 
-def _send(
-    target: _Target, payload: dict[str, Any], *, notification_id: int | None, settings: Settings, secret_key: str
+def send_now(
+    target: Target, payload: dict[str, Any], *, notification_id: int | None, settings: Settings, secret_key: str
 ) -> Delivery:
     timeout = settings.notification_timeout_seconds
     if target.kind == "email":
@@ -314,8 +310,8 @@ def _send(
 
 def send_test(*, receiver: NotificationReceiver, settings: Settings, secret_key: str) -> Delivery:
     """Send a test message to `receiver` at once (nothing is queued); at most the timeout long."""
-    return _send(
-        _Target.of(receiver),
+    return send_now(
+        Target.of(receiver),
         sample_payload(receiver=receiver, settings=settings),
         notification_id=None,
         settings=settings,
@@ -329,129 +325,3 @@ def send_test(*, receiver: NotificationReceiver, settings: Settings, secret_key:
 def backoff(attempts: int) -> timedelta:
     """The wait after the `attempts`-th failed attempt (1: 30 s, 2: 2 min, 3: 10 min, 4: 30 min, 5: 2 h)."""
     return timedelta(seconds=BACKOFF_SECONDS[min(max(attempts, 1), len(BACKOFF_SECONDS)) - 1])
-
-
-def _release_stale(sessions: sessionmaker, now: datetime) -> int:
-    """Rows a dead worker left in "sending" go back to pending (counted as an attempt, so a receiver
-    that kills its sender is given up like any other)."""
-    with sessions() as session:
-        result = session.execute(
-            update(Notification)
-            .where(Notification.status == "sending", Notification.next_attempt_at < now - STALE_SENDING)
-            .values(
-                status=case((Notification.attempts + 1 >= MAX_ATTEMPTS, "failed"), else_="pending"),
-                attempts=Notification.attempts + 1,
-                claimed_by=None,
-                next_attempt_at=now,
-                last_result="interrupted while sending (its worker stopped)",
-            )
-            .execution_options(synchronize_session=False)
-        )
-        session.commit()
-        return result.rowcount or 0
-
-
-def _claim(sessions: sessionmaker, notification_id: int, worker_id: str, now: datetime) -> bool:
-    """pending -> sending by one conditional update: of two workers, one gets the row. The claim's time
-    is kept in next_attempt_at (a claim older than STALE_SENDING is released)."""
-    with sessions() as session:
-        result = session.execute(
-            update(Notification)
-            .where(
-                Notification.id == notification_id,
-                Notification.status == "pending",
-                Notification.next_attempt_at <= now,
-            )
-            .values(status="sending", claimed_by=worker_id[:100], next_attempt_at=now)
-            .execution_options(synchronize_session=False)
-        )
-        session.commit()
-        return result.rowcount == 1
-
-
-def _load(sessions: sessionmaker, notification_id: int) -> tuple[int, dict[str, Any], _Target | None]:
-    with sessions() as session:
-        notification = session.get(Notification, notification_id)
-        if notification is None:  # its watch was deleted meanwhile
-            return 0, {}, None
-        receiver = session.get(NotificationReceiver, notification.receiver_id) if notification.receiver_id else None
-        return notification.attempts, dict(notification.payload), _Target.of(receiver) if receiver else None
-
-
-def _record(
-    sessions: sessionmaker, notification_id: int, worker_id: str, attempts: int, delivery: Delivery, now: datetime
-) -> str:
-    attempts += 1
-    if delivery.delivered:
-        values = {"status": "delivered", "delivered_at": now}
-    elif delivery.final or attempts >= MAX_ATTEMPTS:
-        values = {"status": "failed"}
-    else:
-        values = {"status": "pending", "next_attempt_at": now + backoff(attempts)}
-    with sessions() as session:
-        session.execute(
-            update(Notification)
-            .where(
-                Notification.id == notification_id,
-                Notification.status == "sending",
-                Notification.claimed_by == worker_id[:100],
-            )
-            .values(attempts=attempts, last_result=delivery.result[:_RESULT_LENGTH], claimed_by=None, **values)
-            .execution_options(synchronize_session=False)
-        )
-        session.commit()
-    return values["status"]
-
-
-def deliver_due(
-    sessions: sessionmaker,
-    *,
-    settings: Settings,
-    secret_key: str,
-    worker_id: str,
-    now: datetime | None = None,
-    limit: int = 20,
-) -> int:
-    """Send up to `limit` due notifications (pending, next_attempt_at <= now), each claimed first so no
-    other worker sends it too; returns how many were attempted. Never raises for a bad receiver; each
-    attempt takes at most REDOLAB_NOTIFICATION_TIMEOUT_SECONDS, so a call at most `limit` times that."""
-    now = now or utcnow()
-    try:
-        if released := _release_stale(sessions, now):
-            log.warning("%d notification(s) were left sending by a stopped worker: retried", released)
-        with sessions() as session:
-            due = list(
-                session.scalars(
-                    select(Notification.id)
-                    .where(Notification.status == "pending", Notification.next_attempt_at <= now)
-                    .order_by(Notification.next_attempt_at, Notification.id)
-                    .limit(limit)
-                )
-            )
-    except Exception:  # a database that went away: the worker's loop tries again later
-        log.exception("notifications: could not read the due ones")
-        return 0
-    attempted = 0
-    for notification_id in due:
-        try:
-            if not _claim(sessions, notification_id, worker_id, now):
-                continue  # another worker took it
-            attempted += 1
-            attempts, payload, target = _load(sessions, notification_id)
-            if target is None:
-                delivery = Delivery(False, "the receiver was removed", final=True)
-            else:
-                delivery = _send(
-                    target, payload, notification_id=notification_id, settings=settings, secret_key=secret_key
-                )
-            status = _record(sessions, notification_id, worker_id, attempts, delivery, now)
-            log.info(
-                "notification %d to receiver %s: %s (%s)",
-                notification_id,
-                target.name if target else "(removed)",
-                delivery.result,
-                status,
-            )
-        except Exception:  # one row's trouble never stops the others, nor the worker
-            log.exception("notification %d: not sent", notification_id)
-    return attempted
