@@ -34,14 +34,12 @@ COPY pyproject.toml uv.lock README.md ./
 RUN uv sync --frozen --no-dev --no-install-project
 COPY backend backend
 COPY migrations migrations
-COPY scripts/vendor_plotly.py scripts/vendor_plotly.py
 COPY frontend/templates frontend/templates
 COPY frontend/static frontend/static
 COPY --from=assets /src/frontend/static/vendor frontend/static/vendor
 COPY --from=probe /src/probe/redoprobe backend/redolab/redoprobe/redoprobe
 RUN uv sync --frozen --no-dev
 ENV PATH="/app/.venv/bin:$PATH"
-RUN python scripts/vendor_plotly.py frontend/static/vendor
 USER redolab
 EXPOSE 8000
 VOLUME ["/data"]

@@ -33,14 +33,12 @@ deps: uv
 	$(UV) sync --frozen --compile-bytecode
 	$(UV) run python -m compileall -q backend/redolab > /dev/null
 
-assets: frontend/static/vendor/htmx.min.js frontend/static/vendor/plotly.min.js
+# htmx, swagger-ui and plotly.js's cartesian bundle (the trace types redolab draws, the version plotly.py
+# writes figures for: tests/test_deployment.py compares them) from the npm registry, at build time.
+assets: frontend/static/vendor/htmx.min.js
 
 frontend/static/vendor/htmx.min.js: frontend/package.json frontend/package-lock.json frontend/build-assets.mjs
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
-
-# plotly.js comes from the plotly Python package (it ships plotly.min.js), at build time.
-frontend/static/vendor/plotly.min.js: frontend/static/vendor/htmx.min.js uv.lock
-	$(UV) run python scripts/vendor_plotly.py frontend/static/vendor
 
 probe:
 	$(MAKE) -s -C backend/redolab/redoprobe redoprobe

@@ -19,7 +19,28 @@ VIEWPORTS = {"desktop": (1440, 900), "phone": (390, 844)}
 QUESTIONS = 6  # keep up, apply, instantiation, lag at risk, SYNC cost, rehearsal
 
 
-def test_the_answer_strips_badges_are_on_the_first_screen(admin_page):
+JS_BUDGET_BYTES = 1.5 * 1024 * 1024  # issue 58: a first visit to the environment page, all its scripts
+
+
+def script_bytes(browser, env_url: str) -> tuple[float, float]:
+    """A cold visit (a new context: nothing cached) to the page: the scripts' bytes as transferred (gzip)
+    and as decoded, from the browser's resource timing entries once the charts are drawn."""
+    context = browser.new_context(storage_state=test_browser._shared["state"])
+    try:
+        page = context.new_page()
+        page.goto(env_url)
+        page.wait_for_function("() => window.Plotly !== undefined")
+        entries = page.evaluate(
+            """() => performance.getEntriesByType('resource').filter(e => e.initiatorType === 'script')
+                .map(e => [e.name, e.transferSize, e.encodedBodySize, e.decodedBodySize])"""
+        )
+    finally:
+        context.close()
+    assert any("plotly" in name for name, *_ in entries), entries
+    return sum(e[1] for e in entries), sum(e[3] for e in entries)
+
+
+def test_the_answer_strips_badges_are_on_the_first_screen(admin_page, browser):
     from playwright.sync_api import expect
 
     page = admin_page  # logged in as the shared server's first user
@@ -60,3 +81,6 @@ def test_the_answer_strips_badges_are_on_the_first_screen(admin_page):
         violations[name] = axe_violations(page)  # target sizes of the row links, contrast of the badges
     assert off_screen == {}
     assert violations == {name: [] for name in VIEWPORTS}
+    transferred, decoded = script_bytes(browser, env_url)
+    print(f"environment page, first visit: scripts {transferred:,.0f} bytes transferred, {decoded:,.0f} decoded")
+    assert 0 < transferred <= JS_BUDGET_BYTES and decoded <= 1.6e6  # plotly.js's cartesian bundle, not 4.8 MB

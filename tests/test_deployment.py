@@ -71,7 +71,22 @@ def test_dockerfile_runs_as_non_root_and_builds_assets():
     assert "npm ci" in text
     assert "HEALTHCHECK" in text
     assert "musl-tools" in text and "make check" in text  # the static probe is built and tested
-    assert "scripts/vendor_plotly.py" in text  # plotly.js from the plotly package, no CDN
+    assert "npm run --silent build" in text  # plotly.js, htmx from the npm registry at build time, no CDN
+
+
+def test_plotly_js_is_the_version_plotly_py_writes_figures_for():
+    """The browser's plotly.js (the npm registry's cartesian bundle, 1.5 MB instead of the full 4.8) is the
+    release plotly.py bundles: figures from the server use its attributes."""
+    import json
+    import re
+    from importlib.resources import files
+
+    full = (files("plotly") / "package_data" / "plotly.min.js").read_text(errors="ignore")[:4000]
+    bundled = re.search(r"plotly\.js v(\d+\.\d+\.\d+)", full).group(1)
+    package = json.loads((PROJECT_ROOT / "frontend" / "package.json").read_text())
+    assert package["dependencies"]["plotly.js-cartesian-dist-min"] == bundled
+    served = (PROJECT_ROOT / "frontend" / "static" / "vendor" / "plotly.min.js").read_text(errors="ignore")[:4000]
+    assert f"plotly.js (cartesian - minified) v{bundled}" in served
 
 
 def test_no_cdn_and_no_committed_vendor_files():
