@@ -6,6 +6,8 @@
 
 PYTHON ?= python3
 UV := $(PYTHON) -m uv
+# uv trusts the system's certificate store, as pip does: behind a TLS-inspecting proxy its certificate is there
+export UV_NATIVE_TLS ?= 1
 
 .PHONY: run test lint format uv deps assets probe system-deps clean
 
@@ -23,8 +25,10 @@ format:
 	$(UV) run ruff check --fix .
 	$(UV) run ruff format .
 
+# A Python that is "externally managed" (Debian's, PEP 668) refuses --user installs unless told: the first
+# try's refusal is not printed, as the second one works around it.
 uv:
-	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --user --quiet uv \
+	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --user --quiet uv 2>/dev/null \
 		|| $(PYTHON) -m pip install --user --quiet --break-system-packages uv
 
 # Bytecode is compiled at install (and for redolab itself below): where PYTHONDONTWRITEBYTECODE is set

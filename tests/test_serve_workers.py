@@ -92,3 +92,41 @@ def test_two_web_processes_share_the_setup_link_the_login_and_the_data(tmp_path,
         assert len(_children(server.process.pid)) >= 2
     finally:
         server.stop()
+
+
+def test_a_taken_port_is_named_with_how_to_choose_another_and_no_setup_link(tmp_path):
+    """Issue 58: with the port in use, `redolab serve` stops before printing a setup link (it would be the
+    other server's), names the port and prints the line to run instead."""
+    import socket
+    import subprocess
+
+    from tests.services import REDOLAB, redolab_env
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [str(REDOLAB), "serve", "--port", str(port)],
+            env=redolab_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+    printed = result.stdout + result.stderr
+    assert result.returncode != 0, printed
+    assert f"port {port} on 127.0.0.1 is in use" in printed and f"REDOLAB_PORT={port + 1} make run" in printed
+    assert "/setup?token=" not in printed and "Traceback" not in printed
+
+
+def test_the_setup_hint_is_a_command_that_can_be_pasted(tmp_path):
+    from tests.services import start_redolab
+
+    server = start_redolab(tmp_path)
+    try:
+        printed = "".join(server.output)
+        assert "python3 -m uv run redolab user create admin" in printed, printed
+        assert "NAME" not in printed
+    finally:
+        server.stop()

@@ -45,6 +45,7 @@ def serve(
     except ConfigError as error:
         fail(str(error))
     upgrade(application.state.engine)  # once, here: the web processes find the schema current
+    _port_free(bind, port)  # before a setup link is printed: with the port taken it would be another server's
     token = _setup_token(application, bind, port)
     proxies = settings.forwarded_allow_ips.strip()
     if workers > 1:  # each process builds its own app (engine, pool, worker) from the environment
@@ -66,6 +67,22 @@ def serve(
     )
 
 
+def _port_free(bind: str, port: int) -> None:
+    """Refuse at once, saying how to choose another port, when something listens on bind:port already."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no owner
+        try:
+            probe.bind((bind, port))
+        except OSError as error:
+            fail(
+                f"port {port} on {bind} is in use ({error.strerror}): another server answers there. Choose "
+                f"another port: REDOLAB_PORT={port + 1} make run (or redolab serve --port {port + 1})."
+            )
+
+
 def _setup_token(application, bind: str, port: int) -> str | None:
     """With no user yet: a one-time setup token, set on the app and printed as a link; else None."""
     from redolab.auth.service import count_users
@@ -79,7 +96,7 @@ def _setup_token(application, bind: str, port: int) -> str | None:
     typer.echo(
         "\nNo user exists yet. Create the first one with this one-time link:\n"
         f"    http://{shown}:{port}/setup?token={token}\n"
-        "(or run: redolab user create NAME)\n",
+        "(or, in another terminal in this directory: python3 -m uv run redolab user create admin)\n",
     )
     return token
 
