@@ -380,3 +380,17 @@ def test_the_pdf_through_the_web_route(tmp_path, session, browser_client, monkey
         assert "".join(answer["number"].split()) in solid, answer  # the JSON's figure is the PDF's
     again = browser_client.get(f"/environments/{environment.id}/plan/report.json").json()
     assert again["document_id"] == report["document_id"]  # the same inputs, the same id
+
+
+def test_the_reports_environment_table_carries_the_goals_a_verdict_is_judged_against(session, browser_client):
+    """Issue 58: the protection mode, the RPO and RTO goals (and the release the settings start from)."""
+    environment = make_environment(
+        session, protection_mode="max_availability", transport_mode="SYNC", rpo_goal_seconds=30,
+        rto_goal_seconds=900, database_release="19c",
+    )  # fmt: skip
+    report = browser_client.get(f"/environments/{environment.id}/plan/report.json").json()
+    facts = {fact["name"]: fact["value"] for fact in report["facts"]}
+    assert facts["Protection mode"] == "Maximum Availability" and facts["Database release"] == "19c"
+    assert facts["RPO goal"] == "30 s" and facts["RTO goal"] == "15 min"
+    page = browser_client.get(f"/environments/{environment.id}/plan/report")
+    assert "<th>RTO goal</th><td>15 min</td>" in page.text

@@ -196,7 +196,9 @@ def plan_report(*, session, environment, selection: Selection, author: str) -> R
     ]
     facts = [
         ("Platform", environment.platform.label),
+        *([("Protection mode", environment.protection_mode.label)] if environment.protection_mode else []),
         ("Transport mode", environment.transport_mode.value),
+        *([("Database release", environment.database_release)] if environment.database_release else []),
         ("Database size", units.format_bytes(environment.database_size_bytes)),
         ("RAC nodes (primary / standby)", f"{environment.primary_rac_nodes} / {environment.standby_rac_nodes}"),
         ("Nominal link", f"{units.format_bit_rate(environment.link_bandwidth_bits_per_second)}, RTT "
@@ -206,6 +208,8 @@ def plan_report(*, session, environment, selection: Selection, author: str) -> R
         ("Instantiation goal", units.format_duration(environment.instantiation_goal_seconds)),
         ("RPO goal", units.format_duration(environment.rpo_goal_seconds) if environment.rpo_goal_seconds
          else "not set: the link for the RPO is sized against it"),
+        ("RTO goal", units.format_duration(environment.rto_goal_seconds) if environment.rto_goal_seconds
+         else "not set: the failover time is judged against it"),
         ("Database time zone", environment.time_zone or "UTC"),
     ]  # fmt: skip
     return Report(
