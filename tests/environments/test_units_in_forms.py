@@ -173,3 +173,15 @@ def test_a_sweeps_size_list_refuses_a_size_without_a_unit_naming_the_field():
     message = _problem(SweepCreate, "sizes", "65536, 1M")
     assert message.startswith("Sizes: '65536' has no unit: write e.g. 65536 GiB"), message
     assert SweepCreate.model_validate(_values(SweepCreate, kind="sockbuf", sizes=[65536])).sizes == [65536]
+
+
+def test_the_transports_offered_are_the_platforms(session, browser_client):
+    """Issue 58: an environment's form offers its platform's modes; a new one's names the platform of each
+    mode only one platform has."""
+    from tests.factories import make_environment
+
+    new = browser_client.get("/environments/new").text
+    assert ">NEARSYNC (Db2 HADR only)<" in new and ">FASTSYNC (Oracle Data Guard only)<" in new
+    dataguard = make_environment(session, name="dg")
+    edit = browser_client.get(f"/environments/{dataguard.id}/edit").text
+    assert 'value="FASTSYNC"' in edit and 'value="NEARSYNC"' not in edit and 'value="SUPERASYNC"' not in edit

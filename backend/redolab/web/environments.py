@@ -19,6 +19,7 @@ from redolab.environments import credentials as credential_service
 from redolab.environments import service, trust
 from redolab.environments.credentials import CredentialCreate
 from redolab.environments.models import (
+    TRANSPORT_MODES,
     CredentialKind,
     Environment,
     Host,
@@ -105,10 +106,21 @@ def _environment_form(request, *, environment, values, errors, status_code=200, 
         "saved": saved,  # saved with such a reading: the form says so instead of leaving at once
         "platform_options": [(platform.value, platform.label) for platform in Platform],
         "protection_options": [("", "— (Db2 HADR)")] + [(mode.value, mode.label) for mode in ProtectionMode],
-        "transport_options": [(mode.value, mode.value) for mode in TransportMode],
+        "transport_options": _transport_options(environment),
         "yes_no": [("false", "No"), ("true", "Yes")],
     }
     return render(request, "environments/form.html", context, block="form", status_code=status_code)
+
+
+def _transport_options(environment: Environment | None) -> list[tuple[str, str]]:
+    """An environment's own platform's modes; a new one's all, each naming the platform that has it alone."""
+    if environment is not None:
+        return [(mode.value, mode.value) for mode in TRANSPORT_MODES[environment.platform]]
+    options = []
+    for mode in TransportMode:
+        owners = [platform.label for platform in Platform if mode in TRANSPORT_MODES[platform]]
+        options.append((mode.value, mode.value if len(owners) > 1 else f"{mode.value} ({owners[0]} only)"))
+    return options
 
 
 def load_environment(session, environment_id: int) -> Environment:
