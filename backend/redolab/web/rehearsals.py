@@ -21,6 +21,7 @@ from redolab.redo import service as redo_service
 from redolab.rehearsals import service
 from redolab.rehearsals.models import Rehearsal
 from redolab.rehearsals.schemas import RehearsalCreate
+from redolab.web.loopback import on_this_machine, runs_on_this_machine
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -198,6 +199,10 @@ def _rehearsal_context(session, rehearsal: Rehearsal) -> dict:
         "result": result,
         "predicted": predicted,
         "figure": rehearsal_figure(series, predicted) if result else None,
+        # its runs; before they are made, the environment's hosts it will run between
+        "loopback": runs_on_this_machine(session, rehearsal.runs)
+        if rehearsal.runs
+        else on_this_machine(session, [(host.id, host.id) for host in environment.hosts]),
         # a finished rehearsal keeps its series thinned: the count of intervals is said beside it
         **_progress(rehearsal, series, (result or {}).get("series_intervals") or len(series["end_seconds"])),
     }

@@ -25,6 +25,7 @@ from redolab.runs.parsers.redoprobe import ack_percentiles, interval_series
 from redolab.runs.queueing import place_of
 from redolab.runs.schemas import ResultImport, RunCreate
 from redolab.web.experiments import create_or_schedule, form_fields
+from redolab.web.loopback import on_this_machine
 from redolab.web.workspace import experiments_form_error
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -146,6 +147,7 @@ def _run_context(session, run: Run) -> dict:
         "queue": place_of(session, run_id=run.id) if run.status.value == "queued" else None,
         "settings_keys": sorted(set(run.client_settings or {}) | set(run.server_settings or {})),
         "source_text": run.source_text if run.source is RunSource.oratcptest else None,
+        "loopback": on_this_machine(session, [(run.client_host_id, run.server_host_id)]),
     }
 
 

@@ -37,6 +37,7 @@ from redolab.sweeps.models import Sweep, SweepKind
 from redolab.sweeps.schemas import SweepCreate
 from redolab.sweeps.sweeper import describe_point, restore_commands
 from redolab.web.experiments import create_or_schedule, experiments_context, form_fields
+from redolab.web.loopback import on_this_machine
 from redolab.web.workspace import experiments_form_error
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -91,6 +92,7 @@ def _sweep_context(session, sweep: Sweep, *, live: bool = False) -> dict:
     """live: the once-a-second poll, which skips the redo analysis (the required-rate line
     appears with the full page)."""
     environment = get_environment(session=session, environment_id=sweep.environment_id)
+    loopback = on_this_machine(session, [(sweep.client_host_id, sweep.server_host_id)])
     points = sweep_service.sweep_points(sweep)
     grid = sweep_service.sweep_grid(sweep)
     planned = len(grid) * sweep.repetitions
@@ -109,7 +111,9 @@ def _sweep_context(session, sweep: Sweep, *, live: bool = False) -> dict:
         "done_runs": done,
         "progress_percent": min(100, round(100 * done / planned)) if planned else 0,
         "current_run": current,
-        "figure": sweep_figure(sweep, None if live else _required_rate(session, environment)),
+        # no line of what the link must carry under loopback points: they are not the link
+        "figure": sweep_figure(sweep, None if live or loopback else _required_rate(session, environment)),
+        "loopback": loopback,
         "seed_rows": sweep_service.seed_rows(sweep),
         "restore_commands": restore,
         "describe": describe_point,
@@ -182,6 +186,25 @@ def export_runs(session: SessionDep, environment_id: int, fmt: str, tag: str = "
 
 
 # -- compare --------------------------------------------------------------------------------
+def _runs_over_time(runs) -> list[tuple[str, str]]:
+    """A line per mode over the runs' start times (e.g. an imported day of oratcptest -freq tests)."""
+    timed = sorted((r for r in runs if r.started_at is not None), key=lambda r: r.started_at)
+    if len({r.started_at for r in timed}) <= 1:
+        return []
+    by_mode = {}
+    for r in timed:  # ASYNC and SYNC runs measure different things: a line each
+        by_mode.setdefault(f"{r.mode.value.upper()} runs", []).append(r)
+    lines = [
+        (
+            name,
+            [r.started_at for r in group],
+            [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in group],
+        )
+        for name, group in by_mode.items()
+    ]
+    return [("Runs over time", series_over_time_figure(lines))]
+
+
 @router.get("/compare")
 def show_compare(
     request: Request,
@@ -213,30 +236,12 @@ def show_compare(
         names = [f"#{r.id} {r.label}".strip() for r in runs]
         rates = [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in runs]
         figures.append(("Runs", runs_figure(names, rates)))
-        timed = sorted((r for r in runs if r.started_at is not None), key=lambda r: r.started_at)
-        if len({r.started_at for r in timed}) > 1:  # e.g. an imported day of oratcptest -freq tests
-            by_mode = {}
-            for r in timed:  # ASYNC and SYNC runs measure different things: a line each
-                by_mode.setdefault(f"{r.mode.value.upper()} runs", []).append(r)
-            figures.append(
-                (
-                    "Runs over time",
-                    series_over_time_figure(
-                        [
-                            (
-                                name,
-                                [r.started_at for r in group],
-                                [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in group],
-                            )
-                            for name, group in by_mode.items()
-                        ]
-                    ),
-                )
-            )
+        figures += _runs_over_time(runs)
     items = [(compare.sweep_name(s), f"/sweeps/{s.id}", compare.sweep_settings(s)) for s in sweeps]
     items += [(f"run #{r.id} {r.label}".strip(), f"/runs/{r.id}", compare.run_settings(r)) for r in runs]
     differing = compare.differing([settings for _, _, settings in items])
     context = {
+        "loopback": on_this_machine(session, [(x.client_host_id, x.server_host_id) for x in [*runs, *sweeps]]),
         "items": items,
         "figures": figures,
         "differing": differing,

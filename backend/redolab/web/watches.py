@@ -28,6 +28,7 @@ from redolab.watches.judge import state_history
 from redolab.watches.models import CheckStatus, Notification, NotificationReceiver, WatchCheck
 from redolab.watches.schemas import WatchCreate, WatchSilence
 from redolab.watches.trend import watch_forecast
+from redolab.web.loopback import on_this_machine
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -120,6 +121,13 @@ def band_states(session, watch, checks: list, judged: list) -> list[str]:
     return [s.value for s in states[len(earlier) :]]
 
 
+def _watch_on_this_machine(session, watch, environment) -> bool:
+    """One pair: its two hosts; every node pair: every host of the environment."""
+    if watch.all_node_pairs:
+        return on_this_machine(session, [(host.id, host.id) for host in environment.hosts])
+    return on_this_machine(session, [(watch.client_host_id, watch.server_host_id)])
+
+
 def watch_context(session, watch) -> dict:
     environment = session.get(Environment, watch.environment_id)
     checks = service.list_checks(session=session, watch=watch)
@@ -142,6 +150,7 @@ def watch_context(session, watch) -> dict:
         "forecast": watch_forecast(session=session, environment=environment, watch=watch),
         "silenced": watch.silenced_until is not None and watch.silenced_until > utcnow(),
         "silence_default": (utcnow() + timedelta(hours=2)).strftime("%Y-%m-%d %H:%M"),
+        "loopback": _watch_on_this_machine(session, watch, environment),
     }
 
 
