@@ -11,10 +11,12 @@ import email
 import email.policy
 import hashlib
 import hmac
+import http.client
 import ipaddress
 import json
 import logging
 import re
+import smtplib
 import socket
 import ssl
 import threading
@@ -398,6 +400,78 @@ def trickle_port():
     stop.set()
     thread.join(5)
     listener.close()
+
+
+BANNER = b"SSH-2.0-OpenSSH_9.6p1 Debian-3 <a href=//evil.example>look</a>\r\n"
+
+
+@pytest.fixture
+def banner_port():
+    """An SSH server's port as a receiver: it greets every connection with its banner and reads on."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve():
+        clients = []
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                client, _ = listener.accept()
+                client.sendall(BANNER)
+                clients.append(client)
+        for client in clients:
+            client.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join(5)
+    listener.close()
+
+
+def test_a_peers_bytes_never_reach_the_result_nor_the_page(
+    session, sessions, settings, secret_key, banner_port, browser_client
+):
+    """A webhook aimed at an SSH port got "BadStatusLine: SSH-2.0-..." as its result, shown on the watch
+    page to every viewer; mail to it kept the banner in the SMTP error. Now: fixed words only."""
+    url = f"http://127.0.0.1:{banner_port}/hook"
+    settings = settings.model_copy(update={
+        "webhook_allow": [url], "smtp_host": "127.0.0.1", "smtp_port": banner_port, "smtp_starttls": False,
+        "notification_timeout_seconds": 2.0,
+    })  # fmt: skip
+    hook = add_receiver(session, settings, secret_key, url=url).receiver
+    mail = add_receiver(session, settings, secret_key, name="dba", kind="email", email_to="dba@example.com").receiver
+    environment, watch, check = make_watch(session, receiver_ids=[hook.id, mail.id])
+    queue(session, settings, environment, watch, check)
+    assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 2
+    session.expire_all()
+    results = {row.receiver_id: row.last_result for row in session.scalars(select(Notification))}
+    assert results == {hook.id: "not an HTTP answer", mail.id: "not an SMTP answer"}
+    page = browser_client.get(f"/watches/{watch.id}")
+    assert page.status_code == 200 and "not an HTTP answer" in page.text
+    assert "SSH-2.0" not in page.text and "OpenSSH" not in page.text and "evil.example" not in page.text
+
+
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        (http.client.BadStatusLine("SSH-2.0-OpenSSH_9.6"), "not an HTTP answer"),
+        (http.client.RemoteDisconnected("Remote end closed"), "the receiver closed the connection without an answer"),
+        (ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] peer said SSH-2.0"), "TLS error"),
+        (socket.gaierror(-2, "Name or service not known"), "host name not found"),
+        (ConnectionResetError(104, "Connection reset by peer"), "connection reset"),
+        (OSError(113, "No route to host: SSH-2.0"), "network error (EHOSTUNREACH)"),
+        (smtplib.SMTPConnectError(-1, b"SSH-2.0-OpenSSH_9.6"), "not an SMTP answer"),
+        (smtplib.SMTPServerDisconnected("SSH-2.0-OpenSSH_9.6"), "the SMTP server closed the connection"),
+        (smtplib.SMTPResponseException(554, b"SSH-2.0 go away"), "SMTP 554"),
+    ],
+)
+def test_errors_are_fixed_words(error, words):
+    text = notify._error_text(error, timeout=5.0)
+    assert text == words and "SSH" not in text
 
 
 @pytest.mark.parametrize("where", ["dead", "silent", "trickle"])
