@@ -33,7 +33,7 @@ from redolab.core.db import make_sessionmaker, utcnow
 from redolab.core.security import decrypt_secret, encrypt_secret
 from redolab.core.units import MIB
 from redolab.main import create_app
-from redolab.watches import messages, notify, receivers, receivers_api
+from redolab.watches import messages, notify, receivers, receivers_api, targets
 from redolab.watches.models import CheckStatus, Notification, NotificationReceiver, Verdict, Watch, WatchCheck
 from redolab.watches.schemas_receivers import ReceiverCreate, ReceiverPublic, shown_url
 from tests.factories import PASSWORD, make_environment, make_user
@@ -58,6 +58,17 @@ def app(settings, engine):
     if not any(getattr(route, "path", "") == "/api/v1/notification-receivers" for route in app.routes):
         app.include_router(receivers_api.router)
     return app
+
+
+@pytest.fixture
+def settings(settings, hook):
+    """The receivers here are servers on 127.0.0.1, which redolab refuses unless REDOLAB_WEBHOOK_ALLOW
+    names them: the allow list names the hook server and the discard port (9)."""
+    return settings.model_copy(update={"webhook_allow": [hook.url, "http://127.0.0.1:9/"]})
+
+
+def allowing(settings, *urls):
+    return settings.model_copy(update={"webhook_allow": [*settings.webhook_allow, *urls]})
 
 
 @pytest.fixture
@@ -480,7 +491,7 @@ def test_a_receiver_that_does_not_answer_costs_at_most_the_timeout(
 ):
     port = {"dead": _free_port, "silent": lambda: request.getfixturevalue("silent_port"),
             "trickle": lambda: request.getfixturevalue("trickle_port")}[where]()  # fmt: skip
-    settings = settings.model_copy(update={"notification_timeout_seconds": 1.0})
+    settings = allowing(settings, f"http://127.0.0.1:{port}/").model_copy(update={"notification_timeout_seconds": 1.0})
     receiver = add_receiver(session, settings, secret_key, url=f"http://127.0.0.1:{port}/hook").receiver
     environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
     expected = {"dead": "connection refused", "silent": "timed out after 1 s", "trickle": "timed out after 1 s"}
@@ -766,13 +777,121 @@ def test_a_url_outside_the_allow_list_is_refused_naming_the_setting(app, api_cli
     assert api_client.post("/api/v1/notification-receivers", json=mail).status_code == 201
 
 
-def test_allow_list_prefixes_end_at_the_host():
-    allow = ["https://hooks.slack.com", "https://example.com/hooks/"]
-    assert receivers.within_allow_list("https://hooks.slack.com/services/x", allow)
-    assert receivers.within_allow_list("https://example.com/hooks/a", allow)
-    assert not receivers.within_allow_list("https://hooks.slack.com.evil.example/x", allow)
-    assert not receivers.within_allow_list("https://example.com/hooksmith", allow)
-    assert receivers.within_allow_list("http://anything/", [])
+def test_allow_list_entries_compare_scheme_host_port_and_normalised_path():
+    """A string prefix let https://example.com/hooks/../admin through "https://example.com/hooks/"."""
+    allow = ["https://hooks.slack.com", "https://example.com/hooks/", "http://127.0.0.1:8080/in"]
+    for inside in ("https://hooks.slack.com/services/x", "https://HOOKS.Slack.com./x", "https://hooks.slack.com:443/x",
+                   "https://example.com/hooks/a", "https://example.com/hooks", "https://example.com/hooks/a/../b",
+                   "http://127.0.0.1:8080/in/hook"):  # fmt: skip
+        assert targets.named_by(inside, allow), inside
+    for outside in (
+        "https://hooks.slack.com.evil.example/x", "https://example.com/hooksmith", "http://hooks.slack.com/x",
+        "https://hooks.slack.com:8443/x", "https://example.com/hooks/../admin", "https://example.com/hooks/%2e%2e/admin",
+        "https://example.com/hooks/..%2Fadmin", "https://example.com/hooks/..\\admin", "https://example.com/hooks/./../x",
+        "http://127.0.0.1:8081/in/hook", "http://127.1:8080/in/hook", "http://127.0.0.1:8080/inside",
+    ):  # fmt: skip
+        assert not targets.named_by(outside, allow), outside
+    assert not targets.named_by("http://anything/", [])  # an empty list names nothing
+
+
+def test_the_allow_list_is_checked_when_read(settings):
+    for entry in ("hooks.slack.com", "ftp://example.com/", "https://u:p@example.com/", "https://example.com/?a=1"):
+        with pytest.raises(ValueError, match="REDOLAB_WEBHOOK_ALLOW"):
+            type(settings)(webhook_allow=[entry], _env_file=None)
+
+
+INWARD = [
+    "http://127.0.0.1:{port}/hook", "http://127.1:{port}/hook", "http://0x7f.1:{port}/hook",
+    "http://2130706433:{port}/hook", "http://0177.0.0.1:{port}/hook", "http://[::1]:{port}/hook",
+    "http://[::ffff:127.0.0.1]:{port}/hook", "http://localhost:{port}/hook", "http://0.0.0.0:{port}/hook",
+    "http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/x", "http://10.0.0.5/x", "http://172.16.3.4/x",
+    "http://192.168.1.1/x", "http://[fc00::1]/x", "http://100.64.0.1/x", "http://[2002:7f00:1::]/x",
+    "http://[64:ff9b::a00:5]/x", "http://224.0.0.1/x",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("spelling", INWARD)
+def test_inward_targets_are_refused_without_an_allow_list(app, api_client, spelling):
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": []})
+    url = spelling.format(port=8000)
+    response = api_client.post("/api/v1/notification-receivers", json={"name": "in", "kind": "webhook", "url": url})
+    assert response.status_code == 422, url
+    assert "loopback, private or link-local" in response.text and "REDOLAB_WEBHOOK_ALLOW" in response.text
+
+
+def test_a_public_address_or_an_unresolved_name_is_accepted(app, api_client):
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": []})
+    for n, url in enumerate(("http://8.8.8.8/hook", "https://hooks.invalid/x")):  # .invalid: checked at each send
+        body = {"name": f"out {n}", "kind": "webhook", "url": url}
+        assert api_client.post("/api/v1/notification-receivers", json=body).status_code == 201, url
+
+
+def test_test_on_loopback_is_refused_without_an_allow_list(app, api_client, hook):
+    """Test was a port scanner: any loopback port's answer (or its refusal) came back."""
+    made = api_client.post("/api/v1/notification-receivers", json={"name": "hook", "kind": "webhook", "url": hook.url})
+    assert made.status_code == 201  # the allow list named it then
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": []})
+    tested = api_client.post(f"/api/v1/notification-receivers/{made.json()['id']}/test")
+    assert tested.status_code == 200
+    assert tested.json()["delivered"] is False and tested.json()["result"].startswith("refused: the host is a loopback")
+    assert hook.requests == []  # nothing was sent
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": ["https://hooks.slack.com/"]})
+    tested = api_client.post(f"/api/v1/notification-receivers/{made.json()['id']}/test")
+    assert tested.json()["result"] == "refused: the URL is under no entry of REDOLAB_WEBHOOK_ALLOW"
+    assert hook.requests == []
+
+
+@pytest.fixture
+def resolver(monkeypatch):
+    """Host names of the tests' choosing: each resolves to the addresses given, and every lookup is counted."""
+    real, names, asked = socket.getaddrinfo, {}, []
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        asked.append(host)
+        if host in names:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (names[host].pop(0), port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return names, asked
+
+
+def test_a_name_that_resolves_inward_is_refused(app, api_client, resolver, session, sessions, settings, secret_key):
+    names, _ = resolver
+    names["inside.example"] = ["10.0.0.5"]
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": []})
+    body = {"name": "in", "kind": "webhook", "url": "https://inside.example/hook"}
+    assert api_client.post("/api/v1/notification-receivers", json=body).status_code == 422
+
+
+def test_the_connection_goes_to_the_address_checked(resolver, session, sessions, settings, secret_key, hook):
+    """DNS rebinding: a name public when checked, loopback when connected. The check's answer is the one
+    connected to; the name is never resolved a second time."""
+    names, asked = resolver
+    port = hook.server_address[1]
+    url = f"http://rebind.example:{port}/hook"
+    receiver = add_receiver(session, allowing(settings, url), secret_key, url=url).receiver
+    names["rebind.example"] = ["127.0.0.1", "10.9.9.9"]  # the second answer would be the rebinding one
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
+    (row,) = queue(session, settings, environment, watch, check)
+    assert notify.deliver_due(sessions, settings=allowing(settings, url), secret_key=secret_key, worker_id="w1") == 1
+    assert reread(session, row.id).last_result == "HTTP 200" and len(hook.requests) == 1
+    assert asked.count("rebind.example") == 1 and names["rebind.example"] == ["10.9.9.9"]
+    assert hook.requests[0][1]["Host"] == f"rebind.example:{port}"  # the URL's host, as the receiver expects
+    # and at send time, without the allow list, the name's inward answer is refused
+    names["rebind.example"] = ["127.0.0.1"]
+    (again,) = queue(session, settings, environment, watch, check, transition=2, to_state="ok")
+    notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
+    assert reread(session, again.id).last_result.startswith("refused:") and len(hook.requests) == 1
+
+
+def test_every_spelling_of_an_inward_address_is_inward():
+    for text in ("127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1", "::ffff:10.1.1.1", "0.0.0.0", "::",  # noqa: S104
+                 "169.254.1.1", "fe80::1", "10.1.1.1", "172.31.255.255", "192.168.0.1", "fd12::1", "100.127.0.1",
+                 "2002:a00:1::", "64:ff9b::7f00:1", "::7f00:1", "fec0::1", "ff02::1", "255.255.255.255"):  # fmt: skip
+        assert targets.inward(ipaddress.ip_address(text)), text
+    for text in ("8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "172.32.0.1", "100.128.0.1"):
+        assert not targets.inward(ipaddress.ip_address(text)), text
 
 
 @pytest.mark.parametrize(

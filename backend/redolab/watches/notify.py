@@ -81,6 +81,7 @@ from redolab.watches.messages import (  # the message itself; here: sending it
     signature,
 )
 from redolab.watches.models import Notification, NotificationReceiver
+from redolab.watches.targets import AddressInfo, TargetRefused, checked_addresses, connect_to
 
 log = logging.getLogger("redolab.notify")
 
@@ -102,11 +103,14 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # urllib then raises HTTPError with the 3xx status
 
 
-def _tracking(http_class, opened: list):
-    """http_class whose connections are kept in `opened`, so a deadline can shut their sockets."""
+def _tracking(http_class, opened: list, addresses: list[AddressInfo]):
+    """http_class whose connections go to the checked `addresses` (the URL's host is not resolved again:
+    watches.targets) and are kept in `opened`, so a deadline can shut their sockets. HTTPS still checks
+    the certificate against the URL's host name."""
 
     def connection(*args, **kwargs):
         made = http_class(*args, **kwargs)
+        made._create_connection = connect_to(addresses)
         opened.append(made)
         return made
 
@@ -114,21 +118,21 @@ def _tracking(http_class, opened: list):
 
 
 class _TrackedHTTP(urllib.request.HTTPHandler):
-    def __init__(self, opened: list) -> None:
+    def __init__(self, opened: list, addresses: list[AddressInfo]) -> None:
         super().__init__()
-        self.opened = opened
+        self.opened, self.addresses = opened, addresses
 
     def do_open(self, http_class, req, **kwargs):
-        return super().do_open(_tracking(http_class, self.opened), req, **kwargs)
+        return super().do_open(_tracking(http_class, self.opened, self.addresses), req, **kwargs)
 
 
 class _TrackedHTTPS(urllib.request.HTTPSHandler):
-    def __init__(self, opened: list) -> None:
+    def __init__(self, opened: list, addresses: list[AddressInfo]) -> None:
         super().__init__()
-        self.opened = opened
+        self.opened, self.addresses = opened, addresses
 
     def do_open(self, http_class, req, **kwargs):
-        return super().do_open(_tracking(http_class, self.opened), req, **kwargs)
+        return super().do_open(_tracking(http_class, self.opened, self.addresses), req, **kwargs)
 
 
 def _shut(opened: list) -> None:
@@ -193,6 +197,8 @@ def _smtp_error_text(error: smtplib.SMTPException) -> str:
 
 
 def _network_error_text(error: BaseException, timeout: float) -> str:
+    if isinstance(error, TargetRefused):
+        return str(error)  # redolab's own words (watches.targets)
     if isinstance(error, TimeoutError):
         return f"timed out after {format_duration(timeout)}"
     if isinstance(error, ConnectionRefusedError):
@@ -215,9 +221,18 @@ def _network_error_text(error: BaseException, timeout: float) -> str:
     return f"not sent: {type(error).__name__}"
 
 
-def _post(url: str, content_type: str, body: bytes, headers: dict[str, str], timeout: float) -> Delivery:
+def _post(
+    url: str, content_type: str, body: bytes, headers: dict[str, str], *, timeout: float, allow: list[str]
+) -> Delivery:
     def send(opened: list) -> Delivery:
-        opener = urllib.request.build_opener(_TrackedHTTP(opened), _TrackedHTTPS(opened), _NoRedirect())
+        addresses = checked_addresses(url, allow)  # within the deadline: a resolver may take its time
+        # No proxy: the connection goes to the addresses just checked, or the check would mean nothing.
+        opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({}),
+            _TrackedHTTP(opened, addresses),
+            _TrackedHTTPS(opened, addresses),
+            _NoRedirect(),
+        )
         # http(s) only: ReceiverCreate refuses every other scheme
         request = urllib.request.Request(  # noqa: S310
             url, data=body, method="POST", headers={"Content-Type": content_type, **headers}
@@ -335,7 +350,7 @@ def _send(
             return Delivery(False, "the signing secret cannot be decrypted: REDOLAB_SECRET_KEY changed")
         headers[TIMESTAMP_HEADER] = str(int(time.time()))
         headers[SIGNATURE_HEADER] = signature(secret, body)
-    return _post(target.url, content_type, body, headers, timeout)
+    return _post(target.url, content_type, body, headers, timeout=timeout, allow=settings.webhook_allow)
 
 
 def send_test(*, receiver: NotificationReceiver, settings: Settings, secret_key: str) -> Delivery:
