@@ -11,6 +11,7 @@ import email
 import email.policy
 import hashlib
 import hmac
+import html
 import http.client
 import ipaddress
 import json
@@ -337,6 +338,33 @@ def test_slack_and_teams_formats(session, sessions, settings, secret_key, hook):
     assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 1
     ((_, headers, body),) = hook.requests
     assert "X-Redolab-Signature" not in headers and set(json.loads(body)) == {"text", "blocks"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "[Reset your password](https://evil.example/login)", "**URGENT** _call_ ~me~ `now`", "- item", "1. first",
+        "# heading", "> quoted", "<https://evil.example>", "a\\[b](c)", "+ plus", "12) twelve", "db_01 *prod*",
+    ],
+)  # fmt: skip
+def test_teams_cards_show_names_as_text_not_markdown(session, settings, name):
+    """Teams reads Markdown in a card's TextBlock and facts: a watch named "[Reset](https://evil)" was a link."""
+    from markdown_it import MarkdownIt
+
+    environment, watch, check = make_watch(session, receiver_ids=[])
+    environment.name, watch.name, watch.path_label = name, name, f"{name} -> s1"
+    payload = messages.notification_payload(watch=watch, environment=environment, check=check, from_state="ok",
+                                          to_state="failing", settings=settings)  # fmt: skip
+    card = json.loads(messages.render("teams", payload)[1])["attachments"][0]["content"]
+    texts = [card["body"][0]["text"]] + [fact["value"] for fact in card["body"][1]["facts"]]
+    markdown = MarkdownIt("commonmark")
+    for text in texts:
+        rendered = markdown.render(text)
+        assert not re.search(r"<(a|strong|em|code|ul|ol|li|h\d|blockquote)\b", rendered), (text, rendered)
+    shown = {fact["title"]: html.unescape(re.sub(r"<[^>]+>", "", markdown.render(fact["value"]))).strip()
+             for fact in card["body"][1]["facts"]}  # fmt: skip
+    assert shown["Environment"] == name and shown["Watch"] == name and shown["Path"] == f"{name} -> s1"
+    assert shown["Measured"] == "40 MiB/s (335.5 Mbit/s)"  # redolab's own text is left as it is
 
 
 def test_a_failing_receiver_is_retried_with_backoff_then_given_up(session, sessions, settings, secret_key, hook):
