@@ -34,7 +34,7 @@ from redolab.core.db import make_sessionmaker, utcnow
 from redolab.core.security import decrypt_secret, encrypt_secret
 from redolab.core.units import MIB
 from redolab.main import create_app
-from redolab.watches import messages, notify, receivers, receivers_api, targets
+from redolab.watches import messages, notify, receivers, receivers_api, results, targets
 from redolab.watches.models import CheckStatus, Notification, NotificationReceiver, Verdict, Watch, WatchCheck
 from redolab.watches.schemas_receivers import ReceiverCreate, ReceiverPublic, shown_url
 from tests.factories import PASSWORD, make_environment, make_user
@@ -487,8 +487,8 @@ def test_a_peers_bytes_never_reach_the_result_nor_the_page(
     queue(session, settings, environment, watch, check)
     assert notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 2
     session.expire_all()
-    results = {row.receiver_id: row.last_result for row in session.scalars(select(Notification))}
-    assert results == {hook.id: "not an HTTP answer", mail.id: "not an SMTP answer"}
+    stored = {row.receiver_id: row.last_result for row in session.scalars(select(Notification))}
+    assert stored == {hook.id: "not an HTTP answer", mail.id: "not an SMTP answer"}
     page = browser_client.get(f"/watches/{watch.id}")
     assert page.status_code == 200 and "not an HTTP answer" in page.text
     assert "SSH-2.0" not in page.text and "OpenSSH" not in page.text and "evil.example" not in page.text
@@ -509,7 +509,7 @@ def test_a_peers_bytes_never_reach_the_result_nor_the_page(
     ],
 )
 def test_errors_are_fixed_words(error, words):
-    text = notify._error_text(error, timeout=5.0)
+    text = results.error_text(error, timeout=5.0)
     assert text == words and "SSH" not in text
 
 

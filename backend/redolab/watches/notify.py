@@ -47,8 +47,6 @@ Payload (event "redolab.watch.state_changed"):
 from __future__ import annotations
 
 import contextlib
-import errno
-import http.client
 import logging
 import smtplib
 import socket
@@ -81,14 +79,14 @@ from redolab.watches.messages import (  # the message itself; here: sending it
     signature,
 )
 from redolab.watches.models import Notification, NotificationReceiver
-from redolab.watches.targets import AddressInfo, TargetRefused, checked_addresses, connect_to
+from redolab.watches.results import RESULT_LENGTH, error_text
+from redolab.watches.targets import AddressInfo, checked_addresses, connect_to
 
 log = logging.getLogger("redolab.notify")
 
 BACKOFF_SECONDS = (30, 120, 600, 1800, 7200)  # after attempt 1, 2, ...; attempt 6 failing gives up
 MAX_ATTEMPTS = 6
 STALE_SENDING = timedelta(minutes=10)  # a claim older than this was left by a worker that died
-_RESULT_LENGTH = 300  # Notification.last_result
 
 
 @dataclass(frozen=True)
@@ -153,7 +151,7 @@ def _within(timeout: float, send: Callable[[list], Delivery]) -> Delivery:
         try:
             outcome.append(send(opened))
         except Exception as error:  # a bad receiver is a failed attempt, never a crash
-            outcome.append(Delivery(False, _error_text(error, timeout)))
+            outcome.append(Delivery(False, error_text(error, timeout)))
 
     thread = threading.Thread(target=run, name="redolab-notify-send", daemon=True)
     thread.start()
@@ -162,63 +160,6 @@ def _within(timeout: float, send: Callable[[list], Delivery]) -> Delivery:
         _shut(opened)
         return Delivery(False, f"timed out after {format_duration(timeout)}")
     return outcome[0]
-
-
-def _error_text(error: BaseException, timeout: float) -> str:
-    """What went wrong in fixed words: a status code, "timed out", "connection refused", "TLS error"...
-    Never anything the receiver sent (an SSH banner, an HTML page, a server's reply text) nor the URL:
-    the result is shown on the watch page to everyone who may read it."""
-    if isinstance(error, urllib.error.HTTPError):
-        if 300 <= error.code < 400:
-            return f"redirect not followed (HTTP {error.code})"
-        return f"HTTP {error.code}"
-    if isinstance(error, urllib.error.URLError):
-        error = error.reason if isinstance(error.reason, BaseException) else error
-    if isinstance(error, smtplib.SMTPException):
-        return _smtp_error_text(error)
-    return _network_error_text(error, timeout)
-
-
-def _smtp_error_text(error: smtplib.SMTPException) -> str:
-    if isinstance(error, smtplib.SMTPNotSupportedError):
-        return "the SMTP server offers no STARTTLS (REDOLAB_SMTP_STARTTLS is on)"
-    if isinstance(error, smtplib.SMTPRecipientsRefused):
-        codes = sorted({code for code, _ in error.recipients.values() if isinstance(code, int)})
-        return f"SMTP {', '.join(map(str, codes))}: recipient refused"
-    if isinstance(error, smtplib.SMTPServerDisconnected):
-        return "the SMTP server closed the connection"
-    if isinstance(error, smtplib.SMTPResponseException):
-        if not 200 <= error.smtp_code <= 599:  # smtplib's -1: the greeting was no "220 ..." line
-            return "not an SMTP answer"
-        if isinstance(error, smtplib.SMTPAuthenticationError):
-            return f"SMTP {error.smtp_code}: login refused (REDOLAB_SMTP_USER, REDOLAB_SMTP_PASSWORD)"
-        return f"SMTP {error.smtp_code}"
-    return f"not sent: {type(error).__name__}"
-
-
-def _network_error_text(error: BaseException, timeout: float) -> str:
-    if isinstance(error, TargetRefused):
-        return str(error)  # redolab's own words (watches.targets)
-    if isinstance(error, TimeoutError):
-        return f"timed out after {format_duration(timeout)}"
-    if isinstance(error, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(error, http.client.RemoteDisconnected):
-        return "the receiver closed the connection without an answer"
-    if isinstance(error, http.client.HTTPException):  # BadStatusLine, LineTooLong: the peer's line is in it
-        return "not an HTTP answer"
-    if isinstance(error, ConnectionError):
-        return "connection reset"
-    if isinstance(error, ssl.SSLCertVerificationError):
-        # OpenSSL's fixed text for its verify code (expired, self-signed, hostname mismatch), not the peer's
-        return f"TLS certificate not trusted: {error.verify_message}"[:_RESULT_LENGTH]
-    if isinstance(error, ssl.SSLError):
-        return "TLS error"
-    if isinstance(error, socket.gaierror):
-        return "host name not found"
-    if isinstance(error, OSError):
-        return f"network error ({errno.errorcode.get(error.errno or 0, 'unknown')})"
-    return f"not sent: {type(error).__name__}"
 
 
 def _post(
@@ -437,7 +378,7 @@ def _record(
                 Notification.status == "sending",
                 Notification.claimed_by == worker_id[:100],
             )
-            .values(attempts=attempts, last_result=delivery.result[:_RESULT_LENGTH], claimed_by=None, **values)
+            .values(attempts=attempts, last_result=delivery.result[:RESULT_LENGTH], claimed_by=None, **values)
             .execution_options(synchronize_session=False)
         )
         session.commit()
