@@ -489,7 +489,12 @@ def test_a_peers_bytes_never_reach_the_result_nor_the_page(
     session.expire_all()
     stored = {row.receiver_id: row.last_result for row in session.scalars(select(Notification))}
     assert stored == {hook.id: "not an HTTP answer", mail.id: "not an SMTP answer"}
+    # a result stored before results were fixed words: the page shows the error's name, not the banner
+    (old,) = queue(session, settings, environment, watch, check, transition=2, to_state="ok")[:1]
+    old.last_result = "BadStatusLine: " + BANNER.decode().strip()
+    session.commit()
     page = browser_client.get(f"/watches/{watch.id}")
+    assert "BadStatusLine (the receiver&#39;s answer is not shown)" in page.text
     assert page.status_code == 200 and "not an HTTP answer" in page.text
     assert "SSH-2.0" not in page.text and "OpenSSH" not in page.text and "evil.example" not in page.text
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import http.client
+import re
 import smtplib
 import socket
 import ssl
@@ -16,6 +17,17 @@ from redolab.core.units import format_duration
 from redolab.watches.targets import TargetRefused
 
 RESULT_LENGTH = 300  # Notification.last_result
+# What results were before they were fixed words: an exception's class name and the text it carried,
+# which could be the receiver's own bytes ("BadStatusLine: SSH-2.0-OpenSSH_9.6").
+_FORMER_ERROR = re.compile(r"([A-Z][A-Za-z0-9]{0,80}): ")
+
+
+def shown_result(stored: str) -> str:
+    """A notification's result as pages show it: one stored before results were fixed words keeps its
+    error's name only."""
+    if former := _FORMER_ERROR.match(stored):
+        return f"{former[1]} (the receiver's answer is not shown)"
+    return stored
 
 
 def error_text(error: BaseException, timeout: float) -> str:
