@@ -918,6 +918,31 @@ def test_the_connection_goes_to_the_address_checked(resolver, session, sessions,
     assert reread(session, again.id).last_result.startswith("refused:") and len(hook.requests) == 1
 
 
+def test_https_to_the_checked_address_still_verifies_the_urls_host(
+    session, sessions, settings, secret_key, tmp_path, monkeypatch, hook
+):
+    """The connection goes to the address checked, and TLS still checks the certificate against the
+    URL's host name (SNI and verification): a certificate for localhost passes, an untrusted one fails."""
+    cert_path, key_path = _self_signed(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert_path, key_path)
+    hook.socket = server_tls.wrap_socket(hook.socket, server_side=True)
+    url = f"https://localhost:{hook.server_address[1]}/hook"
+    settings = allowing(settings, url)
+    receiver = add_receiver(session, settings, secret_key, url=url).receiver
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_path))
+    (row,) = queue(session, settings, environment, watch, check)
+    notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
+    assert reread(session, row.id).last_result == "HTTP 200" and len(hook.requests) == 1
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "no-such-file"))
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path / "no-such-dir"))
+    (other,) = queue(session, settings, environment, watch, check, transition=2, to_state="ok")
+    notify.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
+    assert reread(session, other.id).last_result.startswith("TLS certificate not trusted")
+    assert len(hook.requests) == 1
+
+
 def test_every_spelling_of_an_inward_address_is_inward():
     for text in ("127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1", "::ffff:10.1.1.1", "0.0.0.0", "::",  # noqa: S104
                  "169.254.1.1", "fe80::1", "10.1.1.1", "172.31.255.255", "192.168.0.1", "fd12::1", "100.127.0.1",
