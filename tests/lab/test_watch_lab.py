@@ -4,6 +4,7 @@ notification, with two workers running (each claims jobs, judges checks and deli
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import replace
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from redolab.core.config import get_settings
 from redolab.core.db import make_engine, make_sessionmaker, utcnow
 from redolab.core.migrate import upgrade
 from redolab.environments.models import Environment
@@ -77,6 +79,18 @@ def state_of(engine, watch_id: int) -> tuple[WatchState, int]:
         return watch.state, watch.transitions
 
 
+@pytest.fixture
+def hook_allowed(hook, monkeypatch):  # noqa: F811  (the fixture)
+    """The workers' settings (this process's) name the hook on 127.0.0.1 in REDOLAB_WEBHOOK_ALLOW: without
+    it redolab refuses a loopback receiver."""
+    monkeypatch.setenv("REDOLAB_WEBHOOK_ALLOW", json.dumps([hook.url]))
+    get_settings.cache_clear()
+    yield hook
+    monkeypatch.delenv("REDOLAB_WEBHOOK_ALLOW")
+    get_settings.cache_clear()
+
+
+@pytest.mark.usefixtures("hook_allowed")
 def test_a_slower_link_fails_the_watch_once_and_recovers_once(tmp_path, hook):  # noqa: F811  (the fixture)
     paths = control.Paths(tmp_path)
     fast = Shape(rtt_seconds=0.010, rate_bits_per_second=200_000_000)  # 23.8 MiB/s: OK against 10.4 MiB/s

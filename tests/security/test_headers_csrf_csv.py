@@ -37,6 +37,25 @@ def test_every_response_carries_the_security_headers(anonymous, method, path):
     assert response.headers["referrer-policy"] == "same-origin"
 
 
+def test_responses_that_carry_a_secret_are_never_stored(app, api_client, browser_client):
+    """An API token, a receiver's signing secret (shown once), a hook URL: a shared proxy or the browser's
+    cache kept them, as nothing said no-store. Every response says it, save the static assets'."""
+    token = api_client.post("/api/v1/auth/token", data={"username": "alice", "password": PASSWORD})
+    assert token.status_code == 200 and "access_token" in token.json()
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": ["https://hooks.example.com/"]})
+    body = {"name": "hook", "kind": "webhook", "url": "https://hooks.example.com/redolab/abc"}
+    created = api_client.post("/api/v1/notification-receivers", json=body)
+    assert created.status_code == 201 and created.json()["signing_secret"]
+    page = browser_client.post("/notification-receivers", data={**body, "name": "page hook"})
+    assert page.status_code == 201 and 'id="receiver-secret"' in page.text
+    refused = api_client.post("/api/v1/notification-receivers", json={"name": "x"})
+    for response in (token, created, page, refused, api_client.get("/api/v1/notification-receivers"),
+                     browser_client.get("/notification-receivers"), browser_client.get("/environments")):  # fmt: skip
+        assert response.headers.get("cache-control") == "no-store", (response.request.url, response.headers)
+    static = browser_client.get("/static/app.js")
+    assert static.status_code == 200 and "no-store" not in static.headers["cache-control"]  # its own caching
+
+
 def test_the_api_docs_page_allows_only_its_own_inline_script(browser_client):
     page = browser_client.get("/api/docs")
     csp = page.headers["content-security-policy"]

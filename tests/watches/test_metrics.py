@@ -20,7 +20,7 @@ import yaml
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
-from sqlalchemy import event, insert
+from sqlalchemy import event, insert, select
 
 from redolab.core.db import make_engine, make_sessionmaker, utcnow
 from redolab.main import create_app
@@ -155,13 +155,14 @@ def test_the_exposition_says_each_figure_in_base_units(session):
     age = value(found, "redolab_path_last_run_age_seconds", **every)
     assert aged(age, 600), (age, grown)  # the last judged check began 10 minutes ago
 
-    cluster = {**every, "watch": "cluster"}
+    ids = {name: str(watch_id) for watch_id, name in session.execute(select(Watch.id, Watch.name))}
+    cluster = {**every, "watch": "cluster", "watch_id": ids["cluster"]}
     assert value(found, "redolab_watch_state", **cluster, state="at_risk") == 1
     assert {value(found, "redolab_watch_state", **cluster, state=s) for s in ("unknown", "ok", "failing")} == {0}
-    assert value(found, "redolab_watch_state", **pair, watch="pair", state="ok") == 1
+    assert value(found, "redolab_watch_state", **pair, watch="pair", watch_id=ids["pair"], state="ok") == 1
     assert value(found, "redolab_watch_interval_seconds", **cluster) == 300
     assert value(found, "redolab_watch_silenced", **cluster) == 1
-    assert value(found, "redolab_watch_silenced", **pair, watch="pair") == 0
+    assert value(found, "redolab_watch_silenced", **pair, watch="pair", watch_id=ids["pair"]) == 0
 
     assert value(found, "redolab_environment_redo_peak_bytes_per_second", environment="Payroll") == 50 * MB
     assert value(found, "redolab_environment_redo_required_bytes_per_second", environment="Payroll") == 65 * MB
@@ -290,6 +291,31 @@ def test_a_token_beyond_ascii_is_compared_as_its_utf8_bytes(settings, engine):
         right = client.get("/metrics", headers={"Authorization": f"Bearer {token}".encode()})
         wrong = client.get("/metrics", headers={"Authorization": "Bearer jeton-ete-0123456789"})
     assert (right.status_code, wrong.status_code) == (200, 401)
+
+
+def test_every_watch_has_a_label_set_of_its_own(session):
+    """Two watches of one name on one path were told apart by renaming the second "pair (watch N)",
+    which another watch could be named: two series with one label set. The watch's id is a label."""
+    data = populate(session)
+    (pair_watch,) = session.scalars(select(Watch).where(Watch.name == "pair"))
+    fields = {"environment_id": pair_watch.environment_id, "path_label": "p1 -> s1", "requested_by": "alice",
+              "client_host_id": pair_watch.client_host_id, "server_host_id": pair_watch.server_host_id}  # fmt: skip
+    # explicit ids: the one named as the twin would be renamed comes first, as the scrape orders them
+    session.add(Watch(id=1000, name="pair (watch 1001)", every_seconds=60, **fields))
+    session.add(Watch(id=1001, name="pair", state=WatchState.failing, every_seconds=600, **fields))
+    session.commit()
+    body = render_metrics(session=session).decode()
+    for family in text_string_to_metric_families(body):
+        label_sets = [frozenset(sample.labels.items()) for sample in family.samples]
+        assert len(label_sets) == len(set(label_sets)), (family.name, label_sets)
+    found = samples(body)
+    names = dict(session.execute(select(Watch.id, Watch.name)).all())
+    watches = [dict(labels) for name, labels in found if name == "redolab_watch_interval_seconds"]
+    assert sorted((labels["watch_id"], labels["watch"]) for labels in watches) == sorted(
+        (str(watch_id), name) for watch_id, name in names.items()
+    )  # each watch once, by its id, under its own name
+    pair = {"environment": "Payroll", "path": data.pair}
+    assert value(found, "redolab_watch_state", **pair, watch="pair", watch_id="1001", state="failing") == 1
 
 
 def test_label_values_are_escaped_as_the_format_wants(session):
@@ -434,30 +460,39 @@ evaluation_interval: 1m
 tests:
   - interval: 1m
     input_series:
-      - series: 'redolab_watch_state{{environment="Payroll",path="p1 -> s1",watch="pair",state="failing"}}'
+      - series: 'redolab_watch_state{{environment="Payroll",path="p1 -> s1",watch="pair",watch_id="1",state="failing"}}'
         values: '0 1x20'
-      - series: 'redolab_watch_silenced{{environment="Payroll",path="p1 -> s1",watch="pair"}}'
+      - series: 'redolab_watch_silenced{{environment="Payroll",path="p1 -> s1",watch="pair",watch_id="1"}}'
         values: '0x20'
-      - series: 'redolab_watch_state{{environment="Payroll",path="all node pairs (2)",watch="cluster",state="at_risk"}}'
+      - series: 'redolab_watch_state{{environment="Payroll",path="all node pairs (2)",watch="cluster",watch_id="2",state="at_risk"}}'
         values: '1x70'
-      - series: 'redolab_watch_silenced{{environment="Payroll",path="all node pairs (2)",watch="cluster"}}'
+      - series: 'redolab_watch_silenced{{environment="Payroll",path="all node pairs (2)",watch="cluster",watch_id="2"}}'
         values: '0x70'
-      - series: 'redolab_watch_state{{environment="Billing",path="b1 -> c1",watch="quiet",state="failing"}}'
+      - series: 'redolab_watch_state{{environment="Billing",path="b1 -> c1",watch="quiet",watch_id="3",state="failing"}}'
         values: '1x20'
-      - series: 'redolab_watch_silenced{{environment="Billing",path="b1 -> c1",watch="quiet"}}'
+      - series: 'redolab_watch_silenced{{environment="Billing",path="b1 -> c1",watch="quiet",watch_id="3"}}'
         values: '1x20'
+      # a second watch of the same name on the same path, not silenced: the first one's silence is its own
+      - series: 'redolab_watch_state{{environment="Billing",path="b1 -> c1",watch="quiet",watch_id="4",state="failing"}}'
+        values: '0 1x20'
+      - series: 'redolab_watch_silenced{{environment="Billing",path="b1 -> c1",watch="quiet",watch_id="4"}}'
+        values: '0x20'
       - series: 'redolab_path_headroom_ratio{{environment="Payroll",path="p1 -> s1"}}'
         values: '0.05x20'
       - series: 'redolab_path_last_run_age_seconds{{environment="Payroll",path="p1 -> s1"}}'
         values: '100+60x80'
-      - series: 'redolab_watch_interval_seconds{{environment="Payroll",path="p1 -> s1",watch="pair"}}'
+      - series: 'redolab_watch_interval_seconds{{environment="Payroll",path="p1 -> s1",watch="pair",watch_id="1"}}'
         values: '900x80'
     alert_rule_test:
       - eval_time: 5m
         alertname: RedolabWatchFailing
         exp_alerts:
-          - exp_labels: {{severity: critical, environment: Payroll, path: "p1 -> s1", watch: pair, state: failing}}
+          - exp_labels: {{severity: critical, environment: Payroll, path: "p1 -> s1", watch: pair, watch_id: "1",
+                          state: failing}}
             exp_annotations: {{summary: "Payroll: the link p1 -> s1 carries less than the redo requirement"}}
+          - exp_labels: {{severity: critical, environment: Billing, path: "b1 -> c1", watch: quiet, watch_id: "4",
+                          state: failing}}
+            exp_annotations: {{summary: "Billing: the link b1 -> c1 carries less than the redo requirement"}}
       - eval_time: 30m
         alertname: RedolabWatchAtRisk
         exp_alerts: []
@@ -465,7 +500,7 @@ tests:
         alertname: RedolabWatchAtRisk
         exp_alerts:
           - exp_labels: {{severity: warning, environment: Payroll, path: "all node pairs (2)", watch: cluster,
-                          state: at_risk}}
+                          watch_id: "2", state: at_risk}}
             exp_annotations: {{summary: "Payroll: the link all node pairs (2) has been AT RISK for an hour"}}
       - eval_time: 20m
         alertname: RedolabHeadroomLow
@@ -480,7 +515,7 @@ tests:
         exp_alerts:
           - exp_labels: {{severity: warning, environment: Payroll, path: "p1 -> s1"}}
             exp_annotations: {{summary: "Payroll: no measurement of p1 -> s1 for 1h 11m 40s"}}
-"""
+"""  # noqa: E501  (a series with all its labels is one line of the YAML)
 
 
 def test_the_alerts_fire_when_they_should(tmp_path):

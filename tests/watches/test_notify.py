@@ -11,10 +11,13 @@ import email
 import email.policy
 import hashlib
 import hmac
+import html
+import http.client
 import ipaddress
 import json
 import logging
 import re
+import smtplib
 import socket
 import ssl
 import threading
@@ -31,7 +34,7 @@ from redolab.core.db import make_sessionmaker, utcnow
 from redolab.core.security import decrypt_secret, encrypt_secret
 from redolab.core.units import MIB
 from redolab.main import create_app
-from redolab.watches import delivery, messages, notify, receivers, receivers_api
+from redolab.watches import delivery, messages, notify, receivers, receivers_api, results, targets
 from redolab.watches.models import CheckStatus, Notification, NotificationReceiver, Verdict, Watch, WatchCheck
 from redolab.watches.schemas_receivers import ReceiverCreate, ReceiverPublic, shown_url
 from tests.factories import PASSWORD, make_environment, make_user
@@ -57,6 +60,17 @@ def app(settings, engine):
     if not any(getattr(route, "path", "") == "/api/v1/notification-receivers" for route in app.routes):
         app.include_router(receivers_api.router)
     return app
+
+
+@pytest.fixture
+def settings(settings, hook):
+    """The receivers here are servers on 127.0.0.1, which redolab refuses unless REDOLAB_WEBHOOK_ALLOW
+    names them: the allow list names the hook server and the discard port (9)."""
+    return settings.model_copy(update={"webhook_allow": [hook.url, "http://127.0.0.1:9/"]})
+
+
+def allowing(settings, *urls):
+    return settings.model_copy(update={"webhook_allow": [*settings.webhook_allow, *urls]})
 
 
 @pytest.fixture
@@ -327,6 +341,33 @@ def test_slack_and_teams_formats(session, sessions, settings, secret_key, hook):
     assert "X-Redolab-Signature" not in headers and set(json.loads(body)) == {"text", "blocks"}
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "[Reset your password](https://evil.example/login)", "**URGENT** _call_ ~me~ `now`", "- item", "1. first",
+        "# heading", "> quoted", "<https://evil.example>", "a\\[b](c)", "+ plus", "12) twelve", "db_01 *prod*",
+    ],
+)  # fmt: skip
+def test_teams_cards_show_names_as_text_not_markdown(session, settings, name):
+    """Teams reads Markdown in a card's TextBlock and facts: a watch named "[Reset](https://evil)" was a link."""
+    from markdown_it import MarkdownIt
+
+    environment, watch, check = make_watch(session, receiver_ids=[])
+    environment.name, watch.name, watch.path_label = name, name, f"{name} -> s1"
+    payload = messages.notification_payload(watch=watch, environment=environment, check=check, from_state="ok",
+                                          to_state="failing", settings=settings)  # fmt: skip
+    card = json.loads(messages.render("teams", payload)[1])["attachments"][0]["content"]
+    texts = [card["body"][0]["text"]] + [fact["value"] for fact in card["body"][1]["facts"]]
+    markdown = MarkdownIt("commonmark")
+    for text in texts:
+        rendered = markdown.render(text)
+        assert not re.search(r"<(a|strong|em|code|ul|ol|li|h\d|blockquote)\b", rendered), (text, rendered)
+    shown = {fact["title"]: html.unescape(re.sub(r"<[^>]+>", "", markdown.render(fact["value"]))).strip()
+             for fact in card["body"][1]["facts"]}  # fmt: skip
+    assert shown["Environment"] == name and shown["Watch"] == name and shown["Path"] == f"{name} -> s1"
+    assert shown["Measured"] == "40 MiB/s (335.5 Mbit/s)"  # redolab's own text is left as it is
+
+
 def test_a_failing_receiver_is_retried_with_backoff_then_given_up(session, sessions, settings, secret_key, hook):
     hook.status = 500
     receiver = add_receiver(session, settings, secret_key, url=hook.url).receiver
@@ -401,13 +442,90 @@ def trickle_port():
     listener.close()
 
 
+BANNER = b"SSH-2.0-OpenSSH_9.6p1 Debian-3 <a href=//evil.example>look</a>\r\n"
+
+
+@pytest.fixture
+def banner_port():
+    """An SSH server's port as a receiver: it greets every connection with its banner and reads on."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve():
+        clients = []
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                client, _ = listener.accept()
+                client.sendall(BANNER)
+                clients.append(client)
+        for client in clients:
+            client.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join(5)
+    listener.close()
+
+
+def test_a_peers_bytes_never_reach_the_result_nor_the_page(
+    session, sessions, settings, secret_key, banner_port, browser_client
+):
+    """A webhook aimed at an SSH port got "BadStatusLine: SSH-2.0-..." as its result, shown on the watch
+    page to every viewer; mail to it kept the banner in the SMTP error. Now: fixed words only."""
+    url = f"http://127.0.0.1:{banner_port}/hook"
+    settings = settings.model_copy(update={
+        "webhook_allow": [url], "smtp_host": "127.0.0.1", "smtp_port": banner_port, "smtp_starttls": False,
+        "notification_timeout_seconds": 2.0,
+    })  # fmt: skip
+    hook = add_receiver(session, settings, secret_key, url=url).receiver
+    mail = add_receiver(session, settings, secret_key, name="dba", kind="email", email_to="dba@example.com").receiver
+    environment, watch, check = make_watch(session, receiver_ids=[hook.id, mail.id])
+    queue(session, settings, environment, watch, check)
+    assert delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1") == 2
+    session.expire_all()
+    stored = {row.receiver_id: row.last_result for row in session.scalars(select(Notification))}
+    assert stored == {hook.id: "not an HTTP answer", mail.id: "not an SMTP answer"}
+    # a result stored before results were fixed words: the page shows the error's name, not the banner
+    (old,) = queue(session, settings, environment, watch, check, transition=2, to_state="ok")[:1]
+    old.last_result = "BadStatusLine: " + BANNER.decode().strip()
+    session.commit()
+    page = browser_client.get(f"/watches/{watch.id}")
+    assert "BadStatusLine (the receiver&#39;s answer is not shown)" in page.text
+    assert page.status_code == 200 and "not an HTTP answer" in page.text
+    assert "SSH-2.0" not in page.text and "OpenSSH" not in page.text and "evil.example" not in page.text
+
+
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        (http.client.BadStatusLine("SSH-2.0-OpenSSH_9.6"), "not an HTTP answer"),
+        (http.client.RemoteDisconnected("Remote end closed"), "the receiver closed the connection without an answer"),
+        (ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] peer said SSH-2.0"), "TLS error"),
+        (socket.gaierror(-2, "Name or service not known"), "host name not found"),
+        (ConnectionResetError(104, "Connection reset by peer"), "connection reset"),
+        (OSError(113, "No route to host: SSH-2.0"), "network error (EHOSTUNREACH)"),
+        (smtplib.SMTPConnectError(-1, b"SSH-2.0-OpenSSH_9.6"), "not an SMTP answer"),
+        (smtplib.SMTPServerDisconnected("SSH-2.0-OpenSSH_9.6"), "the SMTP server closed the connection"),
+        (smtplib.SMTPResponseException(554, b"SSH-2.0 go away"), "SMTP 554"),
+    ],
+)
+def test_errors_are_fixed_words(error, words):
+    text = results.error_text(error, timeout=5.0)
+    assert text == words and "SSH" not in text
+
+
 @pytest.mark.parametrize("where", ["dead", "silent", "trickle"])
 def test_a_receiver_that_does_not_answer_costs_at_most_the_timeout(
     request, where, session, sessions, settings, secret_key
 ):
     port = {"dead": _free_port, "silent": lambda: request.getfixturevalue("silent_port"),
             "trickle": lambda: request.getfixturevalue("trickle_port")}[where]()  # fmt: skip
-    settings = settings.model_copy(update={"notification_timeout_seconds": 1.0})
+    settings = allowing(settings, f"http://127.0.0.1:{port}/").model_copy(update={"notification_timeout_seconds": 1.0})
     receiver = add_receiver(session, settings, secret_key, url=f"http://127.0.0.1:{port}/hook").receiver
     environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
     expected = {"dead": "connection refused", "silent": "timed out after 1 s", "trickle": "timed out after 1 s"}
@@ -697,13 +815,146 @@ def test_a_url_outside_the_allow_list_is_refused_naming_the_setting(app, api_cli
     assert api_client.post("/api/v1/notification-receivers", json=mail).status_code == 201
 
 
-def test_allow_list_prefixes_end_at_the_host():
-    allow = ["https://hooks.slack.com", "https://example.com/hooks/"]
-    assert receivers.within_allow_list("https://hooks.slack.com/services/x", allow)
-    assert receivers.within_allow_list("https://example.com/hooks/a", allow)
-    assert not receivers.within_allow_list("https://hooks.slack.com.evil.example/x", allow)
-    assert not receivers.within_allow_list("https://example.com/hooksmith", allow)
-    assert receivers.within_allow_list("http://anything/", [])
+def test_allow_list_entries_compare_scheme_host_port_and_normalised_path():
+    """A string prefix let https://example.com/hooks/../admin through "https://example.com/hooks/"."""
+    allow = ["https://hooks.slack.com", "https://example.com/hooks/", "http://127.0.0.1:8080/in"]
+    for inside in ("https://hooks.slack.com/services/x", "https://HOOKS.Slack.com./x", "https://hooks.slack.com:443/x",
+                   "https://example.com/hooks/a", "https://example.com/hooks", "https://example.com/hooks/a/../b",
+                   "http://127.0.0.1:8080/in/hook"):  # fmt: skip
+        assert targets.named_by(inside, allow), inside
+    for outside in (
+        "https://hooks.slack.com.evil.example/x", "https://example.com/hooksmith", "http://hooks.slack.com/x",
+        "https://hooks.slack.com:8443/x", "https://example.com/hooks/../admin", "https://example.com/hooks/%2e%2e/admin",
+        "https://example.com/hooks/..%2Fadmin", "https://example.com/hooks/..\\admin", "https://example.com/hooks/./../x",
+        "http://127.0.0.1:8081/in/hook", "http://127.1:8080/in/hook", "http://127.0.0.1:8080/inside",
+    ):  # fmt: skip
+        assert not targets.named_by(outside, allow), outside
+    assert not targets.named_by("http://anything/", [])  # an empty list names nothing
+
+
+def test_the_allow_list_is_checked_when_read(settings):
+    for entry in ("hooks.slack.com", "ftp://example.com/", "https://u:p@example.com/", "https://example.com/?a=1"):
+        with pytest.raises(ValueError, match="REDOLAB_WEBHOOK_ALLOW"):
+            type(settings)(webhook_allow=[entry], _env_file=None)
+
+
+INWARD = [
+    "http://127.0.0.1:{port}/hook", "http://127.1:{port}/hook", "http://0x7f.1:{port}/hook",
+    "http://2130706433:{port}/hook", "http://0177.0.0.1:{port}/hook", "http://[::1]:{port}/hook",
+    "http://[::ffff:127.0.0.1]:{port}/hook", "http://localhost:{port}/hook", "http://0.0.0.0:{port}/hook",
+    "http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/x", "http://10.0.0.5/x", "http://172.16.3.4/x",
+    "http://192.168.1.1/x", "http://[fc00::1]/x", "http://100.64.0.1/x", "http://[2002:7f00:1::]/x",
+    "http://[64:ff9b::a00:5]/x", "http://224.0.0.1/x",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("spelling", INWARD)
+def test_inward_targets_are_refused_without_an_allow_list(app, api_client, spelling):
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": []})
+    url = spelling.format(port=8000)
+    response = api_client.post("/api/v1/notification-receivers", json={"name": "in", "kind": "webhook", "url": url})
+    assert response.status_code == 422, url
+    assert "loopback, private or link-local" in response.text and "REDOLAB_WEBHOOK_ALLOW" in response.text
+
+
+def test_a_public_address_or_an_unresolved_name_is_accepted(app, api_client):
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": []})
+    for n, url in enumerate(("http://8.8.8.8/hook", "https://hooks.invalid/x")):  # .invalid: checked at each send
+        body = {"name": f"out {n}", "kind": "webhook", "url": url}
+        assert api_client.post("/api/v1/notification-receivers", json=body).status_code == 201, url
+
+
+def test_test_on_loopback_is_refused_without_an_allow_list(app, api_client, hook):
+    """Test was a port scanner: any loopback port's answer (or its refusal) came back."""
+    made = api_client.post("/api/v1/notification-receivers", json={"name": "hook", "kind": "webhook", "url": hook.url})
+    assert made.status_code == 201  # the allow list named it then
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": []})
+    tested = api_client.post(f"/api/v1/notification-receivers/{made.json()['id']}/test")
+    assert tested.status_code == 200
+    assert tested.json()["delivered"] is False and tested.json()["result"].startswith("refused: the host is a loopback")
+    assert hook.requests == []  # nothing was sent
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": ["https://hooks.slack.com/"]})
+    tested = api_client.post(f"/api/v1/notification-receivers/{made.json()['id']}/test")
+    assert tested.json()["result"] == "refused: the URL is under no entry of REDOLAB_WEBHOOK_ALLOW"
+    assert hook.requests == []
+
+
+@pytest.fixture
+def resolver(monkeypatch):
+    """Host names of the tests' choosing: each resolves to the addresses given, and every lookup is counted."""
+    real, names, asked = socket.getaddrinfo, {}, []
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        asked.append(host)
+        if host in names:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (names[host].pop(0), port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return names, asked
+
+
+def test_a_name_that_resolves_inward_is_refused(app, api_client, resolver, session, sessions, settings, secret_key):
+    names, _ = resolver
+    names["inside.example"] = ["10.0.0.5"]
+    app.state.settings = app.state.settings.model_copy(update={"webhook_allow": []})
+    body = {"name": "in", "kind": "webhook", "url": "https://inside.example/hook"}
+    assert api_client.post("/api/v1/notification-receivers", json=body).status_code == 422
+
+
+def test_the_connection_goes_to_the_address_checked(resolver, session, sessions, settings, secret_key, hook):
+    """DNS rebinding: a name public when checked, loopback when connected. The check's answer is the one
+    connected to; the name is never resolved a second time."""
+    names, asked = resolver
+    port = hook.server_address[1]
+    url = f"http://rebind.example:{port}/hook"
+    receiver = add_receiver(session, allowing(settings, url), secret_key, url=url).receiver
+    names["rebind.example"] = ["127.0.0.1", "10.9.9.9"]  # the second answer would be the rebinding one
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
+    (row,) = queue(session, settings, environment, watch, check)
+    assert delivery.deliver_due(sessions, settings=allowing(settings, url), secret_key=secret_key, worker_id="w1") == 1
+    assert reread(session, row.id).last_result == "HTTP 200" and len(hook.requests) == 1
+    assert asked.count("rebind.example") == 1 and names["rebind.example"] == ["10.9.9.9"]
+    assert hook.requests[0][1]["Host"] == f"rebind.example:{port}"  # the URL's host, as the receiver expects
+    # and at send time, without the allow list, the name's inward answer is refused
+    names["rebind.example"] = ["127.0.0.1"]
+    (again,) = queue(session, settings, environment, watch, check, transition=2, to_state="ok")
+    delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
+    assert reread(session, again.id).last_result.startswith("refused:") and len(hook.requests) == 1
+
+
+def test_https_to_the_checked_address_still_verifies_the_urls_host(
+    session, sessions, settings, secret_key, tmp_path, monkeypatch, hook
+):
+    """The connection goes to the address checked, and TLS still checks the certificate against the
+    URL's host name (SNI and verification): a certificate for localhost passes, an untrusted one fails."""
+    cert_path, key_path = _self_signed(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert_path, key_path)
+    hook.socket = server_tls.wrap_socket(hook.socket, server_side=True)
+    url = f"https://localhost:{hook.server_address[1]}/hook"
+    settings = allowing(settings, url)
+    receiver = add_receiver(session, settings, secret_key, url=url).receiver
+    environment, watch, check = make_watch(session, receiver_ids=[receiver.id])
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_path))
+    (row,) = queue(session, settings, environment, watch, check)
+    delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
+    assert reread(session, row.id).last_result == "HTTP 200" and len(hook.requests) == 1
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "no-such-file"))
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path / "no-such-dir"))
+    (other,) = queue(session, settings, environment, watch, check, transition=2, to_state="ok")
+    delivery.deliver_due(sessions, settings=settings, secret_key=secret_key, worker_id="w1")
+    assert reread(session, other.id).last_result.startswith("TLS certificate not trusted")
+    assert len(hook.requests) == 1
+
+
+def test_every_spelling_of_an_inward_address_is_inward():
+    for text in ("127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1", "::ffff:10.1.1.1", "0.0.0.0", "::",  # noqa: S104
+                 "169.254.1.1", "fe80::1", "10.1.1.1", "172.31.255.255", "192.168.0.1", "fd12::1", "100.127.0.1",
+                 "2002:a00:1::", "64:ff9b::7f00:1", "::7f00:1", "fec0::1", "ff02::1", "255.255.255.255"):  # fmt: skip
+        assert targets.inward(ipaddress.ip_address(text)), text
+    for text in ("8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "172.32.0.1", "100.128.0.1"):
+        assert not targets.inward(ipaddress.ip_address(text)), text
 
 
 @pytest.mark.parametrize(
@@ -750,9 +1001,10 @@ def test_a_silent_receiver_delays_only_itself_and_its_breaker_opens(
 ):
     """Issue 57, item 3: each receiver in its own thread, newest change first; a receiver that times out
     three times in a row is skipped for BREAKER_SECONDS (failing_until), its rows left pending."""
-    settings = settings.model_copy(update={"notification_timeout_seconds": 1.0})
+    mute = f"http://127.0.0.1:{silent_port}/hook"
+    settings = allowing(settings.model_copy(update={"notification_timeout_seconds": 1.0}), hook.url, mute)
     healthy = add_receiver(session, settings, secret_key, url=hook.url).receiver
-    silent = add_receiver(session, settings, secret_key, url=f"http://127.0.0.1:{silent_port}/hook", name="mute")
+    silent = add_receiver(session, settings, secret_key, url=mute, name="mute")
     silent = silent.receiver
     environment, watch, check = make_watch(session, receiver_ids=[healthy.id, silent.id])
     for n in range(1, 5):

@@ -9,6 +9,10 @@ import threading
 from datetime import timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
 from sqlalchemy import func, select
 
 from redolab.core.db import make_sessionmaker, utcnow
@@ -24,7 +28,7 @@ from redolab.watches.models import (
     WatchCheck,
     WatchState,
 )
-from redolab.watches.schemas import WatchCreate
+from redolab.watches.schemas import WatchCreate, check_run
 from tests.execution import execute_next
 from tests.factories import make_environment, make_host
 
@@ -304,6 +308,9 @@ def test_refusals_name_what_and_write_nothing(api_client, session):
         ({"name": "w"}, "client and the server"),
         ({**base, "receiver_ids": [999]}, "Receiver #999"),
         ({**base, "threshold_bytes_per_second": "40"}, "unit"),
+        ({**base, "sockbuf_bytes": 1}, "4 KiB"),  # accepted once, and then never checked
+        ({**base, "sockbuf_bytes": "4095 B"}, "4 KiB"),
+        ({**base, "duration_seconds": "50 ms"}, "0.1 s"),  # its run's interval would be below the probe's
     ):
         refused = api_client.post(url, json=body)
         assert refused.status_code == 422, (body, refused.text)
@@ -314,3 +321,43 @@ def test_refusals_name_what_and_write_nothing(api_client, session):
     assert made.json()["threshold_bytes_per_second"] == 40 * MIB and made.json()["state"] == "unknown"
     page = api_client.get(f"/api/v1/watches/{made.json()['id']}/checks")
     assert page.status_code == 200 and page.json() == []
+
+
+# What a watch accepts, its checks' runs accept: the run is built by one function for both.
+WATCH_FIELDS = st.fixed_dictionaries(
+    {
+        "name": st.text(min_size=1, max_size=120).filter(lambda name: name.isprintable() and name.strip()),
+        "conns": st.integers(-1, 2000),
+        "message_bytes": st.integers(-1, 300 * MIB),
+        # each boundary has a strategy of its own: one wide range rarely reaches the small values
+        "sockbuf_bytes": st.none() | st.integers(-1, 8192) | st.integers(0, 2 * 1024 * MIB),
+        "duration_seconds": st.floats(-1, 1, allow_nan=False) | st.floats(0, 400, allow_nan=False),
+        "every_seconds": st.floats(0, 90000, allow_nan=False) | st.just(86400.0),
+    }
+)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(fields=WATCH_FIELDS)
+def test_every_watch_the_api_accepts_has_runs_the_run_schema_accepts(fields):
+    try:
+        watch_in = WatchCreate(client_host_id=1, server_host_id=2, **fields)
+    except ValidationError:
+        return
+    check_run(watch_in, client_host_id=1, server_host_id=2)  # raises if the run's schema refuses it
+
+
+def test_a_stored_watch_the_run_schema_refuses_is_skipped_with_the_reason(session, engine):
+    """A watch stored before its fields were checked against the run's (a 1-byte socket buffer): each check
+    is skipped with the run's own words, never an error that leaves the watch without checks."""
+    environment, primary, standby = local_pair(session)
+    watch = Watch(environment_id=environment.id, name="tiny", client_host_id=primary.id, server_host_id=standby.id,
+                  path_label="p1 -> s1", sockbuf_bytes=1, duration_seconds=1, every_seconds=60,
+                  requested_by="alice", next_at=utcnow())  # fmt: skip
+    session.add(watch)
+    session.commit()
+    assert service.fire_due_watches(make_sessionmaker(engine)) == 1
+    session.expire_all()
+    (check,) = session.scalars(select(WatchCheck).where(WatchCheck.watch_id == watch.id))
+    assert check.status is CheckStatus.skipped and "4 KiB" in check.reason, check.reason
+    assert session.scalar(select(func.count(Run.id))) == 0

@@ -6,6 +6,7 @@ import secrets
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -101,7 +102,9 @@ class Settings(BaseSettings):
     smtp_user: str | None = None
     smtp_password: SecretStr | None = None
     smtp_from: str = "redolab@localhost"
-    # Webhook receivers admins may add: URL prefixes (e.g. https://hooks.slack.com/); empty: any http(s) URL
+    # Webhook, Slack and Teams receivers admins may add: URLs (e.g. https://hooks.slack.com/services/),
+    # compared by scheme, host, port and normalised path (watches.targets). Empty: any http(s) URL whose
+    # host is a public address; loopback, private and link-local ones only when an entry names them.
     webhook_allow: list[str] = []
     notification_timeout_seconds: float = Field(default=5.0, ge=0.5, le=60)  # one delivery attempt
 
@@ -113,6 +116,23 @@ class Settings(BaseSettings):
         if value.strip().lower() not in ("a4", "letter"):
             raise ValueError(f"REDOLAB_REPORT_PAPER is {value[:40]!r}: set A4 or Letter")
         return value.strip()
+
+    @field_validator("webhook_allow")
+    @classmethod
+    def _allow_entries_are_urls(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            parts = urlsplit(entry.strip())
+            if parts.scheme.lower() not in ("http", "https") or not parts.hostname or "@" in parts.netloc:
+                raise ValueError(
+                    f"REDOLAB_WEBHOOK_ALLOW entry {entry[:100]!r}: give an http(s) URL such as https://host/path/"
+                )
+            if parts.query or parts.fragment:
+                raise ValueError(f"REDOLAB_WEBHOOK_ALLOW entry {entry[:100]!r}: leave out the query and fragment")
+            try:
+                parts.port  # noqa: B018  (raises ValueError on a port that is not a number in range)
+            except ValueError:
+                raise ValueError(f"REDOLAB_WEBHOOK_ALLOW entry {entry[:100]!r}: the port is not a number") from None
+        return [entry.strip() for entry in value]
 
     @property
     def upload_dir(self) -> Path:

@@ -200,7 +200,11 @@ class SameOriginMiddleware:
 
 class SecurityHeadersMiddleware:
     """CSP, frame-ancestors/X-Frame-Options, nosniff and Referrer-Policy on every response (a
-    response that sets its own CSP, such as the printable report or the API docs, keeps it)."""
+    response that sets its own CSP, such as the printable report or the API docs, keeps it), and
+    Cache-Control: no-store unless the response sets its own caching (the static assets do): pages
+    and API answers carry tokens, signing secrets shown once, hook URLs and credentials' forms, which
+    no browser cache or shared proxy may keep. Set for all rather than per route, so a new route that
+    shows a secret cannot forget it."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -217,6 +221,8 @@ class SecurityHeadersMiddleware:
                 headers += [(n, v) for n, v in SECURITY_HEADERS if n not in present]
                 if b"content-security-policy" not in present:
                     headers.append((b"content-security-policy", CSP.encode()))
+                if b"cache-control" not in present:
+                    headers.append((b"cache-control", b"no-store"))
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -17,7 +17,8 @@ from sqlalchemy.orm import sessionmaker
 from redolab.core.config import Settings
 from redolab.core.db import utcnow
 from redolab.watches.models import Notification, NotificationReceiver
-from redolab.watches.notify import MAX_ATTEMPTS, RESULT_LENGTH, STALE_SENDING, Delivery, Target, backoff, send_now
+from redolab.watches.notify import MAX_ATTEMPTS, STALE_SENDING, Delivery, Target, backoff, send_now
+from redolab.watches.results import RESULT_LENGTH
 
 log = logging.getLogger("redolab.notify")
 

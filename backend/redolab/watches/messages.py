@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -225,6 +226,16 @@ def _slack(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 _TEAMS_COLOR = {"failing": "Attention", "at_risk": "Warning", "ok": "Good", "unknown": "Default"}
+# Teams reads Markdown in a card's TextBlock and facts (links, emphasis, lists): a backslash makes each of
+# these characters itself (CommonMark's escapes), and a line's start is never a list, heading or quote.
+_TEAMS_INLINE = re.compile(r"([\\`*_\[\]~<])")
+_TEAMS_LINE_START = re.compile(r"^([ \t]*)([#>+-]|\d{1,9}(?=[.)]))", re.MULTILINE)
+
+
+def teams_text(text: str) -> str:
+    """`text` as Teams shows it literally in an Adaptive Card (names are text, never Markdown)."""
+    escaped = _TEAMS_INLINE.sub(r"\\\1", text)
+    return _TEAMS_LINE_START.sub(lambda m: m[1] + (m[2] + "\\" if m[2][0].isdigit() else "\\" + m[2]), escaped)
 
 
 def _teams(payload: dict[str, Any]) -> dict[str, Any]:
@@ -236,13 +247,16 @@ def _teams(payload: dict[str, Any]) -> dict[str, Any]:
         "body": [
             {
                 "type": "TextBlock",
-                "text": f"redolab: {_headline(payload)}",
+                "text": teams_text(f"redolab: {_headline(payload)}"),
                 "weight": "Bolder",
                 "size": "Medium",
                 "wrap": True,
                 "color": _TEAMS_COLOR.get(payload["to_state"], "Default"),
             },
-            {"type": "FactSet", "facts": [{"title": label, "value": text} for label, text in _facts(payload)]},
+            {
+                "type": "FactSet",
+                "facts": [{"title": label, "value": teams_text(text)} for label, text in _facts(payload)],
+            },
         ],
         "actions": [{"type": "Action.OpenUrl", "title": label, "url": url} for label, url in _links(payload)],
     }

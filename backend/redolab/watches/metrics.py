@@ -16,7 +16,8 @@ redo direction, or a watch's label such as "all node pairs"):
   redolab_path_last_run_age_seconds                 seconds since the last measured run ended (all node
                                                     pairs: since the watch's last judged check began)
 
-Per watch (labels `environment`, `path`, `watch` = its name):
+Per watch (labels `environment`, `path`, `watch` = its name, `watch_id` = its id: two watches may share
+a name and a path, never an id, so every watch's label set is its own):
 
   redolab_watch_state{state="unknown|ok|at_risk|failing"}   1 for the watch's state, 0 for the others
   redolab_watch_interval_seconds                             how often the watch checks its path
@@ -90,6 +91,7 @@ class PathFigures:
 class WatchFigures:
     environment: str
     path: str
+    watch_id: int  # a label: the one thing two watches never share (their names may be alike)
     watch: str
     state: WatchState
     interval_seconds: float
@@ -332,7 +334,7 @@ class _Paths:
 
     def add_watches(self, watches: list, checks: dict[int, object], p5: dict[tuple, float]) -> list[WatchFigures]:
         """Each watch's state, and what its last judged check says of its path."""
-        found, names = [], set()
+        found = []
         for watch in watches:
             if watch.environment_id not in self.environments:
                 continue
@@ -345,12 +347,12 @@ class _Paths:
             check = checks.get(watch.id)
             if check is not None:
                 self._add_check(path, check, measured=pair is None, p5=p5.get((watch.id,)))
-            name = watch.name
-            if (path.environment, path.path, name) in names:  # two watches of one name on a path: keep both
-                name = f"{name} (watch {watch.id})"
-            names.add((path.environment, path.path, name))
             silenced = watch.silenced_until is not None and watch.silenced_until > self.now
-            found.append(WatchFigures(path.environment, path.path, name, watch.state, watch.every_seconds, silenced))
+            found.append(
+                WatchFigures(
+                    path.environment, path.path, watch.id, watch.name, watch.state, watch.every_seconds, silenced
+                )
+            )
         return found
 
     def _add_check(self, path: PathFigures, check, *, measured: bool, p5: float | None) -> None:
@@ -418,7 +420,7 @@ class SnapshotCollector(Collector):
         yield from self._environments()
 
     def _watches(self) -> Iterator[GaugeMetricFamily]:
-        labels = ("environment", "path", "watch")
+        labels = ("environment", "path", "watch", "watch_id")
         state = GaugeMetricFamily(
             "redolab_watch_state",
             "The watch's state: 1 for the one it is in, 0 for the others (unknown: fewer than M judged checks; "
@@ -432,7 +434,7 @@ class SnapshotCollector(Collector):
             "redolab_watch_silenced", "1 while the watch is silenced for maintenance.", labels=labels
         )
         for watch in self.snapshot.watches:
-            key = (watch.environment, watch.path, watch.watch)
+            key = (watch.environment, watch.path, watch.watch, str(watch.watch_id))
             for each in WatchState:
                 state.add_metric((*key, each.value), 1.0 if watch.state is each else 0.0)
             interval.add_metric(key, watch.interval_seconds)

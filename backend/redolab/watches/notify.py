@@ -47,7 +47,6 @@ Payload (event "redolab.watch.state_changed"):
 from __future__ import annotations
 
 import contextlib
-import http.client
 import logging
 import smtplib
 import socket
@@ -76,13 +75,14 @@ from redolab.watches.messages import (  # the message itself; here: sending it
     signature,
 )
 from redolab.watches.models import NotificationReceiver
+from redolab.watches.results import error_text
+from redolab.watches.targets import AddressInfo, checked_addresses, connect_to
 
 log = logging.getLogger("redolab.notify")
 
 BACKOFF_SECONDS = (30, 120, 600, 1800, 7200)  # after attempt 1, 2, ...; attempt 6 failing gives up
 MAX_ATTEMPTS = 6
 STALE_SENDING = timedelta(minutes=10)  # a claim older than this was left by a worker that died
-RESULT_LENGTH = 300  # Notification.last_result
 
 
 @dataclass(frozen=True)
@@ -97,11 +97,14 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # urllib then raises HTTPError with the 3xx status
 
 
-def _tracking(http_class, opened: list):
-    """http_class whose connections are kept in `opened`, so a deadline can shut their sockets."""
+def _tracking(http_class, opened: list, addresses: list[AddressInfo]):
+    """http_class whose connections go to the checked `addresses` (the URL's host is not resolved again:
+    watches.targets) and are kept in `opened`, so a deadline can shut their sockets. HTTPS still checks
+    the certificate against the URL's host name."""
 
     def connection(*args, **kwargs):
         made = http_class(*args, **kwargs)
+        made._create_connection = connect_to(addresses)
         opened.append(made)
         return made
 
@@ -109,21 +112,21 @@ def _tracking(http_class, opened: list):
 
 
 class _TrackedHTTP(urllib.request.HTTPHandler):
-    def __init__(self, opened: list) -> None:
+    def __init__(self, opened: list, addresses: list[AddressInfo]) -> None:
         super().__init__()
-        self.opened = opened
+        self.opened, self.addresses = opened, addresses
 
     def do_open(self, http_class, req, **kwargs):
-        return super().do_open(_tracking(http_class, self.opened), req, **kwargs)
+        return super().do_open(_tracking(http_class, self.opened, self.addresses), req, **kwargs)
 
 
 class _TrackedHTTPS(urllib.request.HTTPSHandler):
-    def __init__(self, opened: list) -> None:
+    def __init__(self, opened: list, addresses: list[AddressInfo]) -> None:
         super().__init__()
-        self.opened = opened
+        self.opened, self.addresses = opened, addresses
 
     def do_open(self, http_class, req, **kwargs):
-        return super().do_open(_tracking(http_class, self.opened), req, **kwargs)
+        return super().do_open(_tracking(http_class, self.opened, self.addresses), req, **kwargs)
 
 
 def _shut(opened: list) -> None:
@@ -144,7 +147,7 @@ def _within(timeout: float, send: Callable[[list], Delivery]) -> Delivery:
         try:
             outcome.append(send(opened))
         except Exception as error:  # a bad receiver is a failed attempt, never a crash
-            outcome.append(Delivery(False, _error_text(error, timeout)))
+            outcome.append(Delivery(False, error_text(error, timeout)))
 
     thread = threading.Thread(target=run, name="redolab-notify-send", daemon=True)
     thread.start()
@@ -155,39 +158,18 @@ def _within(timeout: float, send: Callable[[list], Delivery]) -> Delivery:
     return outcome[0]
 
 
-def _error_text(error: BaseException, timeout: float) -> str:
-    """What went wrong, without anything the receiver sent (no response text, no URL)."""
-    if isinstance(error, urllib.error.HTTPError):
-        if 300 <= error.code < 400:
-            return f"redirect not followed (HTTP {error.code})"
-        return f"HTTP {error.code}"
-    if isinstance(error, urllib.error.URLError):
-        error = error.reason if isinstance(error.reason, BaseException) else error
-    if isinstance(error, smtplib.SMTPNotSupportedError):
-        return "the SMTP server offers no STARTTLS (REDOLAB_SMTP_STARTTLS is on)"
-    if isinstance(error, smtplib.SMTPRecipientsRefused):
-        codes = sorted({code for code, _ in error.recipients.values()})
-        return f"SMTP {', '.join(map(str, codes))}: recipient refused"
-    if isinstance(error, smtplib.SMTPAuthenticationError):
-        return f"SMTP {error.smtp_code}: login refused (REDOLAB_SMTP_USER, REDOLAB_SMTP_PASSWORD)"
-    if isinstance(error, smtplib.SMTPResponseException):
-        return f"SMTP {error.smtp_code}"
-    if isinstance(error, TimeoutError):
-        return f"timed out after {format_duration(timeout)}"
-    if isinstance(error, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(error, ssl.SSLCertVerificationError):
-        return f"TLS certificate not trusted: {error.verify_message}"[:RESULT_LENGTH]
-    if isinstance(error, OSError | http.client.HTTPException | smtplib.SMTPException):
-        return f"{type(error).__name__}: {error.strerror if isinstance(error, OSError) and error.strerror else error}"[
-            :RESULT_LENGTH
-        ]
-    return f"not sent: {type(error).__name__}"
-
-
-def _post(url: str, content_type: str, body: bytes, headers: dict[str, str], timeout: float) -> Delivery:
+def _post(
+    url: str, content_type: str, body: bytes, headers: dict[str, str], *, timeout: float, allow: list[str]
+) -> Delivery:
     def send(opened: list) -> Delivery:
-        opener = urllib.request.build_opener(_TrackedHTTP(opened), _TrackedHTTPS(opened), _NoRedirect())
+        addresses = checked_addresses(url, allow)  # within the deadline: a resolver may take its time
+        # No proxy: the connection goes to the addresses just checked, or the check would mean nothing.
+        opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({}),
+            _TrackedHTTP(opened, addresses),
+            _TrackedHTTPS(opened, addresses),
+            _NoRedirect(),
+        )
         # http(s) only: ReceiverCreate refuses every other scheme
         request = urllib.request.Request(  # noqa: S310
             url, data=body, method="POST", headers={"Content-Type": content_type, **headers}
@@ -305,7 +287,7 @@ def send_now(
             return Delivery(False, "the signing secret cannot be decrypted: REDOLAB_SECRET_KEY changed")
         headers[TIMESTAMP_HEADER] = str(int(time.time()))
         headers[SIGNATURE_HEADER] = signature(secret, body)
-    return _post(target.url, content_type, body, headers, timeout)
+    return _post(target.url, content_type, body, headers, timeout=timeout, allow=settings.webhook_allow)
 
 
 def send_test(*, receiver: NotificationReceiver, settings: Settings, secret_key: str) -> Delivery:

@@ -1,8 +1,10 @@
 """Notification receivers (admins set them): create, list, delete.
 
-A webhook URL must sit under one of REDOLAB_WEBHOOK_ALLOW's prefixes when that list is set (a webhook
-is a request redolab sends on a user's behalf). A webhook's signing secret is stored encrypted and
-returned once, by create_receiver; nothing reads it back but the sender (notify.py)."""
+A webhook, Slack or Teams URL must fall under an entry of REDOLAB_WEBHOOK_ALLOW when that list is set,
+and may not be aimed inward (loopback, private, link-local) without it: a webhook is a request redolab
+sends on a user's behalf, from inside its network (watches.targets; checked again at every send).
+A webhook's signing secret is stored encrypted and returned once, by create_receiver; nothing reads it
+back but the sender (notify.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from redolab.core.fields import name_key
 from redolab.core.security import encrypt_secret
 from redolab.watches.models import Notification, NotificationReceiver, Watch
 from redolab.watches.schemas_receivers import URL_KINDS, ReceiverCreate
+from redolab.watches.targets import named_by, refusal
 
 _LOOK_ALIKE = " (names that differ only in case, width or invisible characters are the same name)"
 
@@ -30,30 +33,12 @@ class CreatedReceiver:
     signing_secret: str | None  # a webhook's: shown to the admin this once, stored only encrypted
 
 
-def within_allow_list(url: str, allow: list[str]) -> bool:
-    """Whether `url` starts with one of the `allow` prefixes (an empty list allows any URL). A prefix
-    without a path ends at the host: "https://hooks.slack.com" does not allow https://hooks.slack.com.evil/."""
-    if not allow:
-        return True
-    for prefix in allow:
-        if url.startswith(prefix) and (
-            prefix.endswith("/") or url[len(prefix) : len(prefix) + 1] in ("", "/", "?", "#")
-        ):
-            return True
-    return False
-
-
 def create_receiver(
     *, session: Session, receiver_in: ReceiverCreate, created_by: str, secret_key: str, settings: Settings
 ) -> CreatedReceiver:
     """Store a receiver; a webhook gets a signing secret (made here unless given), returned this once."""
-    if receiver_in.url is not None and not within_allow_list(receiver_in.url, settings.webhook_allow):
-        raise FieldError(
-            "url",
-            "This URL is not under any prefix of REDOLAB_WEBHOOK_ALLOW "
-            f"({', '.join(settings.webhook_allow)}): use one of them, or ask whoever runs redolab to add it.",
-            status_code=422,
-        )
+    if receiver_in.url is not None:
+        _check_target(receiver_in.url, settings.webhook_allow)
     _check_name_free(session, receiver_in.name)
     secret = None
     if receiver_in.kind == "webhook":
@@ -75,6 +60,21 @@ def create_receiver(
         raise FieldError("name", f"A receiver named '{receiver_in.name}' already exists.") from None
     # Only a secret the admin did not give is shown back: a given one they already have.
     return CreatedReceiver(receiver, secret if receiver_in.signing_secret is None else None)
+
+
+def _check_target(url: str, allow: list[str]) -> None:
+    """Refuse a URL outside REDOLAB_WEBHOOK_ALLOW (when set), or aimed inward without it (watches.targets)."""
+    if allow and not named_by(url, allow):
+        raise FieldError(
+            "url",
+            "This URL is under no entry of REDOLAB_WEBHOOK_ALLOW "
+            f"({', '.join(allow)}): use one of them, or ask whoever runs redolab to add it.",
+            status_code=422,
+        )
+    if problem := refusal(url, allow):
+        raise FieldError(
+            "url", f"This URL cannot receive notifications: {problem.removeprefix('refused: ')}.", status_code=422
+        )
 
 
 def _check_name_free(session: Session, name: str) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from redolab.core.fields import ByteRate, DurationSeconds, RowId, SizeBytes, at_most, one_line, positive
 from redolab.core.units import MIB
-from redolab.runs.schemas import MessageBytes
-from redolab.watches.models import CheckStatus, Verdict, WatchState
+from redolab.runs.models import ProbeMode
+from redolab.runs.schemas import PROBE_INTERVAL_SECONDS, MessageBytes, RunCreate, sockbuf_floor
+from redolab.watches.models import CheckStatus, Verdict, Watch, WatchState
 
 MIN_EVERY_SECONDS = 60
 
@@ -36,6 +37,31 @@ class WatchCreate(BaseModel):
     of_n: Annotated[int, Field(ge=1, le=20)] = 3
     receiver_ids: Annotated[list[RowId], Field(max_length=50)] = []
 
+    @field_validator("sockbuf_bytes")
+    @classmethod
+    def _sockbuf_floor(cls, value):
+        return sockbuf_floor(value)  # the run's own floor: a smaller buffer is a run the probe never starts
+
+    @field_validator("duration_seconds")
+    @classmethod
+    def _reports_at_least_once(cls, value):
+        shortest = PROBE_INTERVAL_SECONDS[0]  # a check's run reports once over a duration shorter than 1 s
+        if value is not None and value < shortest:
+            raise PydanticCustomError("too_short", "A check runs at least {shortest} s.", {"shortest": shortest})
+        return value
+
+    @model_validator(mode="after")
+    def _runs_accepted(self) -> WatchCreate:
+        """Whatever the run's schema refuses is refused here, before the watch is stored (its checks would
+        otherwise never start)."""
+        try:
+            check_run(self, client_host_id=1, server_host_id=2)
+        except ValidationError as refused:
+            error = refused.errors()[0]
+            field = ".".join(str(part) for part in error["loc"])
+            raise PydanticCustomError("run", "{field}: {message}", {"field": field, "message": error["msg"]}) from None
+        return self
+
     @model_validator(mode="after")
     def _consistent(self) -> WatchCreate:
         if self.every_seconds is not None and self.every_seconds < MIN_EVERY_SECONDS:
@@ -55,6 +81,22 @@ class WatchCreate(BaseModel):
         if not self.all_node_pairs and (self.client_host_id is None or self.server_host_id is None):
             raise PydanticCustomError("path", "Choose the client and the server host, or every node pair.")
         return self
+
+
+def check_run(watch: WatchCreate | Watch, *, client_host_id: int, server_host_id: int) -> RunCreate:
+    """The run a check of `watch` queues between two hosts (one per pair): ASYNC, reporting every second
+    (or over its whole duration, when shorter). ValidationError when the run's schema refuses a value."""
+    return RunCreate(
+        client_host_id=client_host_id,
+        server_host_id=server_host_id,
+        mode=ProbeMode.async_,
+        conns=watch.conns,
+        message_bytes=watch.message_bytes,
+        sockbuf_bytes=watch.sockbuf_bytes,
+        duration_seconds=watch.duration_seconds,
+        interval_seconds=min(1.0, watch.duration_seconds),
+        label=f"watch {watch.name}"[:200],
+    )
 
 
 class WatchSilence(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
+from pydantic import ValidationError
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -20,9 +21,8 @@ from redolab.environments.models import Environment, Host
 from redolab.jobs.admission import QueueCaps, current_caps, hold_queue_lock
 from redolab.redo.analysis import stored_analysis
 from redolab.runs import service as run_service
-from redolab.runs.models import ProbeMode, Run, RunEvent, RunStatus, RunSummary
+from redolab.runs.models import Run, RunEvent, RunStatus, RunSummary
 from redolab.runs.parsers.redoprobe import ProbeOutputError, parse_line
-from redolab.runs.schemas import RunCreate
 from redolab.sweeps.clusters import node_pairs
 from redolab.sweeps.models import Schedule, ScheduleStatus
 from redolab.sweeps.schedules import busy_with
@@ -44,7 +44,7 @@ from redolab.watches.owners import (
     require_manager,
     require_silence_allowed,
 )
-from redolab.watches.schemas import WatchCreate, WatchSilence
+from redolab.watches.schemas import WatchCreate, WatchSilence, check_run
 
 log = logging.getLogger("redolab.watches")
 
@@ -243,17 +243,7 @@ def start_check(*, session: Session, watch: Watch, settings: Settings | None = N
             return _skip(session, check, f"skipped: the hosts were busy with {busy}")
         runs = []
         for client, server in pairs:
-            run_in = RunCreate(
-                client_host_id=client.id,
-                server_host_id=server.id,
-                mode=ProbeMode.async_,
-                conns=watch.conns,
-                message_bytes=watch.message_bytes,
-                sockbuf_bytes=watch.sockbuf_bytes,
-                duration_seconds=watch.duration_seconds,
-                interval_seconds=min(1.0, watch.duration_seconds),
-                label=f"watch {watch.name}"[:200],
-            )
+            run_in = check_run(watch, client_host_id=client.id, server_host_id=server.id)
             run = run_service.create_run(
                 session=session,
                 environment=environment,
@@ -268,11 +258,20 @@ def start_check(*, session: Session, watch: Watch, settings: Settings | None = N
         check.run_ids = [run.id for run in runs]
         session.commit()
         return check
-    except (FieldError, LimitReached) as refused:
+    except (FieldError, LimitReached, ValidationError) as refused:
         session.rollback()
         check = WatchCheck(watch_id=watch.id, at=utcnow(), run_ids=[])
         session.add(check)
-        return _skip(session, check, f"skipped: {getattr(refused, 'message', None) or refused}")
+        return _skip(session, check, f"skipped: {_refusal_text(refused)}")
+
+
+def _refusal_text(refused: Exception) -> str:
+    """A refusal in the words its layer wrote: a stored watch the run's schema refuses (one stored before
+    the watch's fields were checked against it) names the field, e.g. "sockbuf_bytes: ... at least 4 KiB"."""
+    if isinstance(refused, ValidationError):
+        error = refused.errors()[0]
+        return f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+    return getattr(refused, "message", None) or str(refused)
 
 
 def _skip(session: Session, check: WatchCheck, reason: str) -> WatchCheck:

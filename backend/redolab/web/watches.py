@@ -23,7 +23,7 @@ from redolab.environments.models import Environment
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
-from redolab.watches import service
+from redolab.watches import results, service
 from redolab.watches.judge import state_history
 from redolab.watches.models import CheckStatus, Notification, NotificationReceiver, WatchCheck
 from redolab.watches.schemas import WatchCreate, WatchSilence
@@ -145,6 +145,7 @@ def watch_context(session, watch) -> dict:
         "checks": list(reversed(checks))[:100],
         "figure": watch_figure(judged, states, skipped, utcnow()) if checks else None,
         "notifications": notifications,
+        "notification_results": {n.id: results.shown_result(n.last_result) for n in notifications},
         "receiver_names": receivers,
         "required": required,
         "forecast": watch_forecast(session=session, environment=environment, watch=watch),
