@@ -483,6 +483,8 @@ tests:
         values: '100+60x80'
       - series: 'redolab_watch_interval_seconds{{environment="Payroll",path="p1 -> s1",watch="pair",watch_id="1"}}'
         values: '900x80'
+      - series: 'redolab_notifications_oldest_undelivered_age_seconds'
+        values: '0x10 60+60x40'
     alert_rule_test:
       - eval_time: 5m
         alertname: RedolabWatchFailing
@@ -507,6 +509,14 @@ tests:
         exp_alerts:
           - exp_labels: {{severity: warning, environment: Payroll, path: "p1 -> s1"}}
             exp_annotations: {{summary: "Payroll: p1 -> s1 has 5% headroom"}}
+      - eval_time: 20m  # a notification waiting 11 minutes: retries back off, not yet stuck
+        alertname: RedolabNotificationsStuck
+        exp_alerts: []
+      - eval_time: 35m
+        alertname: RedolabNotificationsStuck
+        exp_alerts:
+          - exp_labels: {{severity: warning}}
+            exp_annotations: {{summary: "redolab has a notification undelivered for 25m 0s"}}
       - eval_time: 50m  # older than twice the 15 min interval, but not yet an hour
         alertname: RedolabWatchStale
         exp_alerts: []
@@ -545,3 +555,28 @@ def test_the_dashboard_and_the_rules_use_only_metrics_redolab_exposes(session):
     assert {"redolab_path_throughput_bytes_per_second", "redolab_path_required_bytes_per_second",
             "redolab_path_headroom_ratio", "redolab_watch_state", "redolab_path_last_run_age_seconds",
             "redolab_environment_redo_peak_bytes_per_second"} <= used  # fmt: skip
+
+
+def test_metrics_say_how_old_the_oldest_undelivered_notification_is(session):
+    """Issue 57, item 3: alerts about alerts: the oldest notification waiting, how many, receivers failing."""
+    from datetime import timedelta
+
+    from redolab.core.db import utcnow
+    from redolab.watches.models import Notification, NotificationReceiver
+
+    populate(session)
+    watch_id = session.scalar(select(Watch.id))
+    now = utcnow()
+    receiver = NotificationReceiver(name="down", kind="webhook", url="https://hooks.example.net/x", created_by="a",
+                                    failing_until=now + timedelta(minutes=3))  # fmt: skip
+    session.add(receiver)
+    session.flush()
+    for transition, age, status in ((101, 1200, "pending"), (102, 60, "sending"), (103, 9000, "delivered")):
+        queued = now - timedelta(seconds=age)
+        session.add(Notification(watch_id=watch_id, transition=transition, receiver_id=receiver.id, from_state="ok",
+                                 to_state="failing", payload={}, status=status, created_at=queued))  # fmt: skip
+    session.commit()
+    families = {f.name: f for f in text_string_to_metric_families(render_metrics(session=session, now=now).decode())}
+    value = lambda name: families[name].samples[0].value  # noqa: E731
+    assert value("redolab_notifications_oldest_undelivered_age_seconds") == pytest.approx(1200, abs=1)
+    assert value("redolab_notifications_undelivered") == 2 and value("redolab_notification_receivers_failing") == 1

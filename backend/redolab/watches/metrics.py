@@ -59,6 +59,7 @@ from redolab.environments.models import Environment, Host, HostRole
 from redolab.redo.models import ImportStatus, RedoImport, StoredAnalysis
 from redolab.runs.models import ProbeMode, Run, RunStatus, RunSummary
 from redolab.watches.judge import required_for
+from redolab.watches.metrics_delivery import DeliveryCollector, DeliveryFigures, delivery_figures
 from redolab.watches.models import CheckStatus, Watch, WatchCheck, WatchState
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4  # the text format Prometheus 2.x and 3.x both read
@@ -468,13 +469,16 @@ class SnapshotCollector(Collector):
         yield from (peak, required, age)
 
 
-def exposition(snapshot: Snapshot) -> bytes:
+def exposition(snapshot: Snapshot, delivery: DeliveryFigures | None = None) -> bytes:
     """The snapshot in the Prometheus text format (CONTENT_TYPE), from a registry of this scrape only."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(SnapshotCollector(snapshot))
+    if delivery is not None:
+        registry.register(DeliveryCollector(delivery))
     return generate_latest(registry)
 
 
 def render_metrics(*, session: Session, now: datetime | None = None) -> bytes:
-    """The /metrics body now."""
-    return exposition(read_snapshot(session=session, now=now))
+    """The /metrics body now: the paths, watches and environments, and the notifications' delivery."""
+    now = now or utcnow()
+    return exposition(read_snapshot(session=session, now=now), delivery_figures(session, now))
