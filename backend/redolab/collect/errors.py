@@ -30,6 +30,7 @@ KINDS = (
     "nls",
     "garbage",
     "truncated",
+    "too_large",
     "timeout",
     "exit",
 )
@@ -42,6 +43,9 @@ class CollectionError(Exception):
     def __init__(self, kind: str, step: str, message: str, hint: str = "") -> None:
         super().__init__(f"{step}: {message}")
         self.kind, self.step, self.message, self.hint = kind, step, message, hint
+
+    def __reduce__(self):  # raised in the child that reads the output, raised again in the caller
+        return type(self), (self.kind, self.step, self.message, self.hint)
 
     def __repr__(self) -> str:
         return f"CollectionError({self.kind!r}, {self.step!r}, {self.message!r}, {self.hint!r})"

@@ -28,6 +28,9 @@ from redolab.collect.rows import STEP_COLUMNS, Columns
 from redolab.collect.scripts import STEP_PROMPT
 
 MAX_LINE = 65_536  # LINESIZE 32767 and Db2's widest -x row (a 254-character path and the rest) fit
+# Rows of one step: a year of 32 RAC threads, one log switch every 15 minutes each, is 1,121,280
+# V$ARCHIVED_LOG rows; a third more for busier databases (README, "Collect from the database").
+MAX_ROWS = 1_500_000
 _FEEDBACK = re.compile(r"^(\d{1,12}) rows? selected\.$")
 _NO_ROWS = "no rows selected"
 _UNDERLINE = re.compile(r"^-{1,4000}(\|-{1,4000}){0,200}$")
@@ -104,6 +107,19 @@ def _time(text: str) -> datetime | None:
         return datetime(*(int(p) for p in parts[:6]), int(fraction))
     except ValueError:
         return None
+
+
+def _add(rows: list, step: str, fields: list[str], number: int) -> None:
+    """The row of `fields` added to `rows`, which may not pass MAX_ROWS."""
+    if len(rows) >= MAX_ROWS:
+        raise CollectionError(
+            "too_large",
+            step,
+            f"line {number}: more than {MAX_ROWS:,} rows, the cap on one step's rows (a year of 32 threads' "
+            "archived logs is about 1.1 million)",
+            "Is a login script printing, or is the database's history far longer than a year?",
+        )
+    rows.append(_row(step, fields, number))
 
 
 def _row(step: str, fields: list[str], number: int):
@@ -261,7 +277,7 @@ def _read_csv(step: str, lines: list[str], at: int, end: int) -> list:
             if len(fields) == 1 and _feedback(step, fields[0], len(rows), number):
                 _only_blank(step, lines, at + records.line_num, end)
                 return rows
-            rows.append(_row(step, fields, number))
+            _add(rows, step, fields, number)
     except csv.Error as error:
         raise _garbage(step, f"line {at + records.line_num}: not CSV as SQL*Plus writes it ({error})") from None
     raise CollectionError(
@@ -290,7 +306,7 @@ def _read_colsep(step: str, lines: list[str], at: int, end: int) -> list:
             return rows
         if line == heading or (line.strip() and _UNDERLINE.match(line.strip())):
             continue  # the heading again at a page break, and its underline
-        rows.append(_row(step, line.split("|"), number))
+        _add(rows, step, line.split("|"), number)
     raise CollectionError(
         "truncated",
         step,
@@ -336,7 +352,7 @@ def read_db2(
         if len(fields) == width - 1 and last_optional:
             fields.append("")  # an empty string in the last column: blanks, where NULL would be '-'
         fields = [_db2_null(field, kind) for field, (_, kind) in zip(fields, STEP_COLUMNS[step][1], strict=False)]
-        rows.append(_row(step, fields, number))
+        _add(rows, step, fields, number)
     if exit_code == 1 and rows:
         raise CollectionError("exit", step, "db2 exited with 1 (no rows) yet printed rows", "Collect again.")
     return rows
