@@ -8,14 +8,16 @@ import os
 
 import pytest
 
-from redolab.collect import output, reading
+from redolab.collect import output, reading, service
 from redolab.collect.errors import CollectionError
 from redolab.collect.execution import CollectionExecution
 from redolab.collect.models import CollectionStatus
 from redolab.collect.steps import OUTPUT_CAPS, OutputCaps
 from redolab.core.isolate import ChildLimits
+from redolab.environments.models import ProtectionMode, TransportMode
 from tests.collect.test_collect_ssh import collect, stored
 from tests.collect.test_standins import sqlplus
+from tests.standins.standin_common import DEFAULT_DATA
 
 
 def refused(session, engine, secret_key, oracle_env, database, scenario: str):
@@ -73,3 +75,44 @@ def test_output_is_read_in_a_child_under_limits(tmp_path):
 
 def _pid() -> int:
     return os.getpid()
+
+
+def test_a_size_beyond_the_bounds_is_named_not_offered(session, engine, secret_key, oracle_env, database, api_client):
+    """A database size of 10^30 bytes (beyond 1 EiB, core.fields.MAX_SIZE_BYTES) was offered as a fact,
+    and Apply answered 500."""
+    environment_, _ = oracle_env
+    database.data = dict(DEFAULT_DATA, size=[[10**30, 0, 10**30]])
+    database.write()
+    collection = collect(session, engine, secret_key, environment_)
+    assert collection.status is CollectionStatus.succeeded, collection.failure_message
+    assert "database_size_bytes" not in collection.facts["offered"]
+    assert collection.facts["offered"]["primary_rac_nodes"] == 2  # the others still are
+    note = next(note for note in collection.notes if note.startswith("Not offered: Database size"))
+    assert "1000000000000000000000000000000" in note and "1 EiB" in note
+    response = api_client.post(f"/api/v1/collections/{collection.id}/apply-facts", json={})
+    assert response.status_code == 200, response.text
+    session.expire_all()
+    assert session.get(type(environment_), environment_.id).database_size_bytes != 10**30
+
+
+def test_apply_with_a_stale_or_bad_fact_answers_4xx(session, engine, secret_key, oracle_env, database, api_client):
+    environment_, _ = oracle_env
+    collection = collect(session, engine, secret_key, environment_)
+    # stored before facts were checked when read: never offered, never applied
+    collection.facts = dict(collection.facts, offered=dict(collection.facts["offered"], database_size_bytes=10**30))
+    session.commit()
+    assert "database_size_bytes" not in service.offered_changes(environment_, collection)
+    # stale: the environment now needs SYNC (Maximum Protection), the host said ASYNC
+    environment_.protection_mode, environment_.transport_mode = ProtectionMode.max_protection, TransportMode.sync
+    session.commit()
+    response = api_client.post(f"/api/v1/collections/{collection.id}/apply-facts", json={})
+    assert response.status_code == 409, response.text
+    assert "Transport mode" in response.text
+    session.expire_all()
+    assert session.get(type(environment_), environment_.id).transport_mode is TransportMode.sync
+
+
+def test_an_infinite_rate_is_not_a_value():
+    with pytest.raises(CollectionError) as caught:
+        output.value("float", "1e999", "line 3, MAXVAL", "awr_sysmetric")
+    assert caught.value.kind == "garbage"

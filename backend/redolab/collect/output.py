@@ -19,6 +19,7 @@ and bounded; lines are capped before any pattern reads them.
 from __future__ import annotations
 
 import csv
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -88,8 +89,8 @@ def value(kind: str, text: str, where: str, step: str):
         raise CollectionError("nls", step, f"{where}: '{text}' has a decimal comma", _NLS_HINT)
     if kind == "int" and _INT.match(text):
         return int(text)
-    if kind == "float" and _FLOAT.match(text):
-        return float(text)
+    if kind == "float" and _FLOAT.match(text) and math.isfinite(float(text)):
+        return float(text)  # 1e999 is inf, which JSON (the stored facts) cannot hold
     if kind == "time":
         moment = _time(text)
         if moment is not None:

@@ -16,7 +16,7 @@ from redolab.collect import output
 from redolab.collect.errors import CollectionError
 from redolab.collect.models import Collection, CollectionStatus
 from redolab.collect.rows import Db2LogCapture
-from redolab.collect.service import new_awr_rows, oracle_facts
+from redolab.collect.service import checked_offers, new_awr_rows, oracle_facts
 from redolab.core.config import get_settings
 from redolab.core.limits import LimitReached
 from redolab.environments.models import Environment
@@ -43,6 +43,7 @@ def pieces_of(session: Session, environment: Environment, result: dict, notes: l
     steps = result["steps"]
     if result["kind"] == "oracle":
         facts = oracle_facts(steps)
+        facts["offered"] = checked_offers(facts["offered"], notes)
         pieces = [
             Piece("archived_log", output.to_import_csv(rows), "csv", None, len(rows))
             for rows in [steps.get("archived_log") or []]
@@ -56,6 +57,7 @@ def pieces_of(session: Session, environment: Environment, result: dict, notes: l
             pieces.append(Piece("awr_sysmetric", output.to_import_csv(fresh), "csv", None, len(fresh)))
         return facts, pieces
     facts = db2_facts(steps, result.get("hadr") or "")
+    facts["offered"] = checked_offers(facts["offered"], notes)
     config = {row.name: row.value for row in steps["db2_config"]}
     pieces = []
     captures = capture_pair(session, environment.id, steps.get("db2_transaction_log") or [])
