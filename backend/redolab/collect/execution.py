@@ -37,6 +37,7 @@ from redolab.collect.steps import OUTPUT_CAPS, SMALL_OUTPUT_CAPS, STEP_SECONDS, 
 from redolab.core.config import get_settings
 from redolab.core.db import utcnow
 from redolab.core.errors import FieldError
+from redolab.core.terminal import neutralised
 from redolab.environments.connect import connect_host
 from redolab.environments.models import Environment, Host
 from redolab.redo.imports import delete_import, import_now
@@ -222,11 +223,15 @@ class CollectionExecution:
             row.status, row.finished_at = status, utcnow()
             row.failure_kind, row.failure_step = error.kind[:20], (error.step or "")[:40]
             where = f"{row.host_name}, step {error.step}"
-            row.failure_message = f"{where}: {error.message}"[:4000]
-            row.failure_hint = error.hint or None
-            row.scripts, row.row_counts, row.notes = self.scripts_run, self.row_counts, self.notes
+            row.failure_message = neutralised(f"{where}: {error.message}")[:4000]  # it quotes the host
+            row.failure_hint = neutralised(error.hint) or None
+            row.scripts, row.row_counts, row.notes = self.scripts_run, self.row_counts, self._notes()
             session.commit()
         return status.value
+
+    def _notes(self) -> list[str]:
+        """The notes as stored: some quote what the host said (an AWR refusal, an import's)."""
+        return [neutralised(note) for note in self.notes]
 
     async def _run(self, transport: Transport, argv: list[str], step: str, input: str | None = None, caps=None):
         """`caps`: SMALL_OUTPUT_CAPS for a command whose output the web process reads itself."""
@@ -415,8 +420,12 @@ class CollectionExecution:
                 facts["capture_import_id"] = imported["db2_transaction_log"]
             collection.status, collection.finished_at = CollectionStatus.succeeded, utcnow()
             collection.facts = json_safe(facts)
-            collection.database_version = (result.get("version") or "")[:64] or None
-            collection.scripts, collection.row_counts, collection.notes = self.scripts_run, self.row_counts, self.notes
+            collection.database_version = neutralised(result.get("version") or "")[:64] or None
+            collection.scripts, collection.row_counts, collection.notes = (
+                self.scripts_run,
+                self.row_counts,
+                self._notes(),
+            )
             collection.import_id = imported.get(main) if main else next(iter(imported.values()), None)
             collection.staged = staged or None
             session.commit()
