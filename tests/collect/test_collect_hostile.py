@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from redolab.collect import output, reading, service
 from redolab.collect.errors import CollectionError
@@ -116,3 +118,15 @@ def test_an_infinite_rate_is_not_a_value():
     with pytest.raises(CollectionError) as caught:
         output.value("float", "1e999", "line 3, MAXVAL", "awr_sysmetric")
     assert caught.value.kind == "garbage"
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from([b"a", b"\r", b"\n", b"\r\n", b"\xe2\x82", b"\xac", b"\xff", "é😀".encode(), b" "])))
+def test_lines_of_a_file_split_as_the_text_is(tmp_path, parts):
+    """The child reads the spool file a line at a time; the lines are those output._lines makes of the
+    whole text (LF, CRLF and CR; undecodable bytes replaced alike)."""
+    data = b"".join(parts)
+    path = tmp_path / "out"
+    path.write_bytes(data)
+    text = data.decode(errors="replace")
+    assert reading.lines_of(str(path)) == text.replace("\r\n", "\n").replace("\r", "\n").split("\n")

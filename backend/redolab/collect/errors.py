@@ -190,7 +190,10 @@ def _more(lines: list[str], index: int, text: str) -> str:
     return " ".join(parts)
 
 
-def command_missing(stdout: str, stderr: str, exit_code: int, tool: str) -> bool:
-    """The shell could not run the tool: exit 127, or its message about the command."""
+def command_missing(stdout: str | list[str], stderr: str, exit_code: int, tool: str) -> bool:
+    """The shell could not run the tool: exit 127, or its message about the command (`stdout`: the
+    text, or its lines)."""
+    if isinstance(stdout, list):
+        stdout = next((line for line in reversed(stdout) if line.strip()), "")
     said = (stderr or stdout).strip().splitlines()
     return exit_code == 127 or bool(said and tool in said[-1] and _NOT_FOUND.search(said[-1]))

@@ -66,8 +66,9 @@ def _garbage(step: str, message: str) -> CollectionError:
     )
 
 
-def _lines(text: str, step: str) -> list[str]:
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+def _lines(text: str | list[str], step: str) -> list[str]:
+    """`text`'s lines (a list: split already, by collect.reading.lines_of)."""
+    lines = text if isinstance(text, list) else text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for number, line in enumerate(lines, 1):
         if len(line) > MAX_LINE:
             raise _garbage(step, f"line {number} is {len(line):,} characters long, more than the tools write")
@@ -138,7 +139,7 @@ def _row(step: str, fields: list[str], number: int):
 
 # -- SQL*Plus --------------------------------------------------------------------------------------
 def read_sqlplus(
-    stdout: str,
+    stdout: str | list[str],
     *,
     stderr: str = "",
     exit_code: int = 0,
@@ -319,7 +320,7 @@ def _read_colsep(step: str, lines: list[str], at: int, end: int) -> list:
 # -- Db2 CLP ---------------------------------------------------------------------------------------
 def read_db2(
     step: str,
-    stdout: str,
+    stdout: str | list[str],
     *,
     stderr: str = "",
     exit_code: int = 0,

@@ -22,14 +22,28 @@ def _text(path: str) -> str:
         return source.read().decode(errors="replace")
 
 
+def lines_of(path: str) -> list[str]:
+    """The lines of the output in `path`, decoded one at a time (errors replaced), split at LF, CRLF and
+    CR as output._lines splits text: no copy of the whole text is ever held, only the lines."""
+    lines: list[str] = []
+    with open(path, "rb") as source:
+        for raw in source:
+            last_ended = raw.endswith(b"\n")
+            line = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1] if last_ended else raw
+            lines.extend(part.decode(errors="replace") for part in line.split(b"\r"))
+        if not lines or last_ended:
+            lines.append("")  # the text after the last newline, as str.split gives it
+    return lines
+
+
 def sqlplus_file(path: str, **said) -> output.Collected:
     """output.read_sqlplus of the output in `path`."""
-    return output.read_sqlplus(_text(path), **said)
+    return output.read_sqlplus(lines_of(path), **said)
 
 
 def db2_file(step: str, path: str, **said) -> list:
     """output.read_db2 of the output in `path`."""
-    return output.read_db2(step, _text(path), **said)
+    return output.read_db2(step, lines_of(path), **said)
 
 
 def db2pd_file(path: str, **said) -> str:
