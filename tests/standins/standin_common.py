@@ -7,7 +7,8 @@ Environment (set by the test):
   garbage | old_version | comma_decimals | missing_view (ORA-00942 on DBA_DATA_FILES) | killed (exit 137,
   nothing printed after the first step) | short_lines (a login script's STANDIN_FLOOD_BYTES, default
   63 MiB, of two-byte lines before the output) | wide_chars (STANDIN_FLOOD_BYTES, default 240 MB, of
-  four-byte UTF-8 characters, 100 to a line) | escapes (a logon refused with terminal escapes, C0 and C1
+  four-byte UTF-8 characters, 100 to a line) | long_lines (STANDIN_FLOOD_BYTES, default 150 MiB, of
+  80-byte lines: within the output caps, refused when read) | escapes (a logon refused with terminal escapes, C0 and C1
   controls in the ORA- message, as a hostile host can print)
 - STANDIN_PASSWORD: the password a `USER[@ALIAS]` logon must read as the first line of standard input
 - STANDIN_DATA: a JSON file of what the database holds (keys as in DEFAULT_DATA); absent keys take the defaults
@@ -30,8 +31,11 @@ from pathlib import Path
 
 UNKNOWN_EXIT = 99
 SCENARIOS = ("ok", "wrong_password", "no_privilege", "no_awr", "instance_down", "hang", "garbage", "old_version",
-             "comma_decimals", "missing_view", "killed", "short_lines", "wide_chars", "escapes")  # fmt: skip
-FLOODS = {"short_lines": (b"x\n", 63 * 1024 * 1024), "wide_chars": (("\U0001f600" * 100 + "\n").encode(), 240_000_000)}
+             "comma_decimals", "missing_view", "killed", "short_lines", "wide_chars", "long_lines",
+             "escapes")  # fmt: skip
+FLOODS = {"short_lines": (b"x\n", 63 * 1024 * 1024),
+          "wide_chars": (("\U0001f600" * 100 + "\n").encode(), 240_000_000),
+          "long_lines": (b"x" * 79 + b"\n", 150 * 1024 * 1024)}  # fmt: skip
 ESCAPES = "invalid \x1b[2J\x1b]0;owned\x07username\x9b31m\x00\x08; logon denied"
 HEADER = "-- redolab-script: "
 DEFINE = re.compile(r"^DEFINE ([a-z][a-z0-9_]{0,29}) = (\d{1,10})$")
