@@ -4,17 +4,21 @@ nothing is stored. The server's memory and /healthz meanwhile: bench/collect_out
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from redolab.collect import output, reading, service
+from redolab.collect import execution, output, reading, service
 from redolab.collect.errors import CollectionError
 from redolab.collect.execution import CollectionExecution
 from redolab.collect.models import CollectionStatus
 from redolab.collect.steps import OUTPUT_CAPS, OutputCaps
+from redolab.core.db import make_sessionmaker
 from redolab.core.isolate import ChildLimits
 from redolab.environments.models import ProtectionMode, TransportMode
 from tests.collect.test_collect_ssh import collect, stored
@@ -130,3 +134,39 @@ def test_lines_of_a_file_split_as_the_text_is(tmp_path, parts):
     path.write_bytes(data)
     text = data.decode(errors="replace")
     assert reading.lines_of(str(path)) == text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def test_a_long_import_keeps_the_heartbeat(session, engine, secret_key, oracle_env, monkeypatch):
+    """A first collection of a year of 32 threads imports for minutes; without a heartbeat meanwhile the
+    worker's job was taken for stopped after 30 s and the collection failed ("the worker running it
+    stopped"). The import waits now beat as the commands' waits do."""
+    environment_, _ = oracle_env
+    importing: list[float] = []
+    beats: list[float] = []
+    slow_import = execution.import_now
+
+    def import_now(**kwargs):
+        importing.append(time.monotonic())
+        time.sleep(1.5)
+        importing.append(time.monotonic())
+        return slow_import(**kwargs)
+
+    monkeypatch.setattr(execution, "import_now", import_now)
+    collection = service.queue_collection(session=session, environment=environment_, requested_by="alice")
+    run = CollectionExecution(
+        make_sessionmaker(engine), secret_key, collection.id, heartbeat=lambda: beats.append(time.monotonic())
+    )
+    assert asyncio.run(run.execute()) == "succeeded"
+    assert any(importing[0] < beat < importing[1] for beat in beats), (importing, beats)
+
+
+def test_the_archived_logs_come_back_as_their_import_file(tmp_path):
+    """The web process gets the archived logs as the import CSV the child wrote, not as a million rows."""
+    done = sqlplus(tmp_path)
+    path = tmp_path / "spool.out"
+    path.write_text(done.stdout)
+    collected = reading.sqlplus_file(str(path), exit_code=done.returncode)
+    logs = collected.steps["archived_log"]
+    assert isinstance(logs, reading.SpooledRows) and len(logs) == 11
+    rows = output.read_sqlplus(done.stdout, exit_code=done.returncode).steps["archived_log"]
+    assert Path(logs.path).read_bytes().decode() == output.to_import_csv(rows)

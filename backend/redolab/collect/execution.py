@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import tempfile
 from collections.abc import Callable
 from datetime import datetime
@@ -199,13 +200,16 @@ class CollectionExecution:
             session.expunge(host)
         return host, access, licensed, resetlogs, marks, since
 
-    async def _watched(self, awaitable):
+    async def _watched(self, awaitable, *, cancellable: bool = True):
+        """`awaitable`'s result, the job's heartbeat kept meanwhile (an import of a year of logs takes
+        longer than the worker's STALE_SECONDS); `cancellable`: a cancel stops the wait (not an import's
+        thread, whose commit must not happen after the collection ended: imports are not cancellable)."""
         task = asyncio.ensure_future(awaitable)
         try:
             while not task.done():
                 await asyncio.wait({task}, timeout=0.25)
                 self.heartbeat()
-                if not task.done() and self._stop():
+                if cancellable and not task.done() and self._stop():
                     raise Cancelled
             return task.result()
         finally:
@@ -401,7 +405,7 @@ class CollectionExecution:
             review, requested_by = collection.review, collection.requested_by
         if review:
             self.step = "preview"
-            staged = await asyncio.to_thread(self._stage_all, pieces, requested_by)
+            staged = await self._watched(asyncio.to_thread(self._stage_all, pieces, requested_by), cancellable=False)
             imported: dict[str, int] = {}
         else:
             staged, imported = [], await self._import_all(collection, pieces)
@@ -435,7 +439,7 @@ class CollectionExecution:
         imported: dict[str, int] = {}
         try:
             for piece in pieces:
-                import_id = await asyncio.to_thread(self._import, collection, piece)
+                import_id = await self._watched(asyncio.to_thread(self._import, collection, piece), cancellable=False)
                 if import_id is not None:
                     imported[piece.name] = import_id
         except BaseException:
@@ -465,7 +469,10 @@ class CollectionExecution:
         with self.sessions() as session, tempfile.TemporaryDirectory(prefix="redolab-collect-") as workdir:
             environment = session.get(Environment, collection.environment_id)
             path = Path(workdir) / piece.filename(collection.id)
-            path.write_text(piece.text, encoding="utf-8")
+            if piece.source:
+                shutil.copyfile(piece.source, path)
+            else:
+                path.write_text(piece.text, encoding="utf-8")
             try:
                 record = import_now(
                     session=session,

@@ -5,10 +5,13 @@ size in Python, and parsing it holds the interpreter. Done in the web process (w
 thread runs collections) it would stall every page and /healthz, and running out of memory would take
 the pages down too. So the spool file is read in a child forked from a clean server process under
 RLIMIT_CPU and RLIMIT_AS (core.isolate, with the previews' REDOLAB_PREVIEW_* bounds); the web process
-only waits, and gets the typed rows or the CollectionError the reader raised.
+only waits, and gets the typed rows or the CollectionError the reader raised. The steps that can be a
+year long (archived logs) come back as the file their import reads (SpooledRows), not as rows.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from redolab.collect import output
 from redolab.collect.errors import CollectionError
@@ -36,14 +39,39 @@ def lines_of(path: str) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class SpooledRows:
+    """A step's rows kept as the file the import reads (`path`, written by the child), never as objects
+    in the web process: a year of 32 threads is a million rows, some 500 MiB as Python objects."""
+
+    path: str
+    rows: int
+
+    def __len__(self) -> int:
+        return self.rows
+
+
 def sqlplus_file(path: str, **said) -> output.Collected:
-    """output.read_sqlplus of the output in `path`."""
-    return output.read_sqlplus(lines_of(path), **said)
+    """output.read_sqlplus of the output in `path`; the archived logs as their import CSV."""
+    collected = output.read_sqlplus(lines_of(path), **said)
+    logs = collected.steps.get("archived_log")
+    if logs:
+        collected.steps["archived_log"] = _spooled(f"{path}.archived_log.csv", output.to_import_csv(logs), len(logs))
+    return collected
 
 
-def db2_file(step: str, path: str, **said) -> list:
-    """output.read_db2 of the output in `path`."""
-    return output.read_db2(step, lines_of(path), **said)
+def db2_file(step: str, path: str, **said) -> list | SpooledRows:
+    """output.read_db2 of the output in `path`; the recovery history as its archived log listing."""
+    rows = output.read_db2(step, lines_of(path), **said)
+    if step == "db2_archived_logs" and rows:
+        return _spooled(f"{path}.listing.txt", output.db2_history_listing(rows), len(rows))
+    return rows
+
+
+def _spooled(path: str, text: str, rows: int) -> SpooledRows:
+    with open(path, "w", encoding="utf-8", newline="") as sink:
+        sink.write(text)
+    return SpooledRows(path, rows)
 
 
 def db2pd_file(path: str, **said) -> str:
