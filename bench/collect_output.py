@@ -11,7 +11,8 @@ per phase, the collection's outcome and time, the peak RSS and /healthz p50/p95/
 
 Phases: quiet (/healthz alone), ok (a normal collection), short_lines (63 MiB of two-byte lines
 before the output), wide_chars (240 MB of four-byte characters), long_lines (150 MiB of 80-byte lines:
-within the caps, so read in the child process and refused there).
+within the caps, so read in the child process and refused there), year (a legitimate first collection
+of a year of 32 RAC threads, a log every 15 minutes each: 1,121,280 archived-log rows).
 
 Targets: each hostile collection refused at its cap, naming the host, the step and the cap; the peak
 RSS below 600 MiB and /healthz p95 under 200 ms meanwhile.
@@ -27,7 +28,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from fair_share import MIB, Watch, free_port, health_line, request, tree_rss_bytes  # noqa: E402
 
 PASSWORD = "collect bench password 1"  # a throwaway user in a throwaway database
-PHASES = ("ok", "short_lines", "wide_chars", "long_lines")
+PHASES = ("ok", "short_lines", "wide_chars", "long_lines", "year")
 
 
 def redolab(data_dir: Path) -> tuple[list[str], dict[str, str]]:
@@ -113,17 +116,68 @@ def collect(port: int, auth: dict[str, str], environment_id: int) -> tuple[dict,
     return collection, time.monotonic() - started
 
 
+def web_pid(pid: int) -> int:
+    """The web process: `uv run` starts redolab as its child (or execs it: then `pid` itself)."""
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    return int(entry)
+        except (OSError, IndexError, ValueError):
+            continue
+    return pid
+
+
+class ServerRss:
+    """The peak resident bytes of the web process alone (Watch counts its children too: the reading
+    child, the forkserver), sampled every 100 ms in a thread."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak, self.stop = pid, 0, threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        while not self.stop.is_set():
+            with open(f"/proc/{self.pid}/statm") as handle:
+                self.peak = max(self.peak, int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"))
+            time.sleep(0.1)
+
+    def finish(self) -> int:
+        self.stop.set()
+        self.thread.join(5)
+        return self.peak
+
+
+def year_of_logs(threads: int = 32, minutes: int = 15) -> list[list]:
+    """V$ARCHIVED_LOG rows of a year: each thread switching every `minutes`, as the stand-in prints them."""
+    start, rows = datetime(2025, 11, 20), []
+    for thread in range(1, threads + 1):
+        for sequence in range(365 * 24 * 60 // minutes):
+            first = start + timedelta(minutes=minutes * sequence, seconds=thread)
+            end = first + timedelta(minutes=minutes)
+            rows.append([thread, sequence + 1, 1088, 1, f"{first:%Y-%m-%d %H:%M:%S}", f"{end:%Y-%m-%d %H:%M:%S}",
+                         2_000_000 + sequence % 1000, 512])  # fmt: skip
+    return rows
+
+
 def phase(name: str, port: int, server_pid: int, auth, environment_id: int, database, flood_bytes) -> None:
-    database.scenario, database.flood_bytes = name, flood_bytes
+    from tests.standins.standin_common import DEFAULT_DATA
+
+    database.scenario, database.flood_bytes = ("ok" if name == "year" else name), flood_bytes
+    database.data = dict(DEFAULT_DATA, archived_log=year_of_logs()) if name == "year" else None
     database.write()
     size = flood_bytes or {"short_lines": 63 * MIB, "wide_chars": 240_000_000, "long_lines": 150 * MIB}.get(name)
     watch = Watch(port, server_pid)
+    own = ServerRss(web_pid(server_pid))
     collection, seconds = collect(port, auth, environment_id)
     latencies, peak = watch.finish()
+    server_peak = own.finish()
     said = collection.get("failure_message") or f"{sum((collection.get('row_counts') or {}).values())} rows"
     print(f"{name:12} {collection['status']} in {seconds:.1f} s" + (f" (flood {int(size):,} bytes)" if size else ""))
     print(f"{'':12} {said[:300]}")
-    print(f"{'':12} peak RSS of the server and its processes {peak / MIB:,.0f} MiB")
+    print(f"{'':12} peak RSS of the server and its processes {peak / MIB:,.0f} MiB (the web process alone "
+          f"{server_peak / MIB:,.0f} MiB)")  # fmt: skip
     print(f"{'':12}" + health_line("", latencies).strip())
 
 
@@ -157,7 +211,10 @@ def main() -> None:
                     phase(name, port, server.pid, auth, environment_id, database, args.flood_bytes)
             finally:
                 server.terminate()
-                server.wait(timeout=30)
+                try:
+                    server.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    server.kill()
     finally:
         sshd.stop()
 
