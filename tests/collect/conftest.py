@@ -30,6 +30,7 @@ class Database:
     data: dict | None = None
     hang_seconds: float = 3
     password: str | None = None
+    flood_bytes: int | None = None  # STANDIN_FLOOD_BYTES of the short_lines and wide_chars scenarios
 
     @property
     def oracle_home(self) -> Path:
@@ -46,6 +47,8 @@ class Database:
     def write(self) -> None:
         variables = {"STANDIN_SCENARIO": self.scenario, "STANDIN_LOG": str(self.log),
                      "STANDIN_SQL_DIR": str(SQL_DIR), "STANDIN_HANG_SECONDS": str(self.hang_seconds)}  # fmt: skip
+        if self.flood_bytes is not None:
+            variables["STANDIN_FLOOD_BYTES"] = str(self.flood_bytes)
         if self.password is not None:
             variables["STANDIN_PASSWORD"] = self.password
         if self.data is not None:

@@ -5,7 +5,11 @@ host), the strict reading of a session's text, the scenario and data the test ch
 Environment (set by the test):
 - STANDIN_SCENARIO: ok (default) | wrong_password | no_privilege | no_awr | instance_down | hang |
   garbage | old_version | comma_decimals | missing_view (ORA-00942 on DBA_DATA_FILES) | killed (exit 137,
-  nothing printed after the first step)
+  nothing printed after the first step) | short_lines (a login script's STANDIN_FLOOD_BYTES, default
+  63 MiB, of two-byte lines before the output) | wide_chars (STANDIN_FLOOD_BYTES, default 240 MB, of
+  four-byte UTF-8 characters, 100 to a line) | long_lines (STANDIN_FLOOD_BYTES, default 150 MiB, of
+  80-byte lines: within the output caps, refused when read) | escapes (a logon refused with terminal escapes, C0 and C1
+  controls in the ORA- message, as a hostile host can print)
 - STANDIN_PASSWORD: the password a `USER[@ALIAS]` logon must read as the first line of standard input
 - STANDIN_DATA: a JSON file of what the database holds (keys as in DEFAULT_DATA); absent keys take the defaults
 - STANDIN_LOG: a file to which every invocation appends one JSON line (tool, argv, sha256 of its input,
@@ -27,7 +31,12 @@ from pathlib import Path
 
 UNKNOWN_EXIT = 99
 SCENARIOS = ("ok", "wrong_password", "no_privilege", "no_awr", "instance_down", "hang", "garbage", "old_version",
-             "comma_decimals", "missing_view", "killed")  # fmt: skip
+             "comma_decimals", "missing_view", "killed", "short_lines", "wide_chars", "long_lines",
+             "escapes")  # fmt: skip
+FLOODS = {"short_lines": (b"x\n", 63 * 1024 * 1024),
+          "wide_chars": (("\U0001f600" * 100 + "\n").encode(), 240_000_000),
+          "long_lines": (b"x" * 79 + b"\n", 150 * 1024 * 1024)}  # fmt: skip
+ESCAPES = "invalid \x1b[2J\x1b]0;owned\x07username\x9b31m\x00\x08; logon denied"
 HEADER = "-- redolab-script: "
 DEFINE = re.compile(r"^DEFINE ([a-z][a-z0-9_]{0,29}) = (\d{1,10})$")
 VARIABLE = re.compile(r"&([a-z][a-z0-9_]*)", re.IGNORECASE)
@@ -63,6 +72,20 @@ def scenario() -> str:
         print(f"stand-in: unknown scenario '{chosen}'", file=sys.stderr)
         sys.exit(UNKNOWN_EXIT)
     return chosen
+
+
+def flood(chosen: str) -> None:
+    """Print the scenario's flood (STANDIN_FLOOD_BYTES of it), in blocks; a reader that stops ends it."""
+    unit, default = FLOODS[chosen]
+    total = int(os.environ.get("STANDIN_FLOOD_BYTES", default))
+    block = unit * max(1, (1 << 20) // len(unit))
+    try:
+        while total > 0:
+            sys.stdout.buffer.write(block[:total])
+            total -= len(block)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        os._exit(141)
 
 
 def hang() -> None:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from redolab.collect.scripts import SQLPLUS_VERSION_ARGUMENTS, db2_database_name, oracle_sid
+from redolab.core.security import decrypt_secret
 
 ORATAB = "/etc/oratab"
 _PATH = re.compile(r"/[A-Za-z0-9._+/-]{0,254}")
@@ -139,3 +140,20 @@ def validate(access: DatabaseAccess) -> None:
         db2_argv(access)
     else:
         raise ValueError(f"'{access.kind}' is not a database kind redolab collects from (oracle or db2)")
+
+
+def access_of(host, secret_key: str) -> DatabaseAccess:
+    """A host's (environments.models.Host) database access, its password decrypted."""
+    password = decrypt_secret(host.db_encrypted_password, secret_key=secret_key) if host.db_encrypted_password else None
+    return DatabaseAccess(
+        kind=host.db_kind or "",
+        host_name=host.name,
+        os_user=host.db_os_user,
+        oracle_home=host.oracle_home,
+        oracle_sid=host.oracle_sid,
+        connect=host.db_connect,
+        user=host.db_user,
+        password=password,
+        db2_sqllib=host.db2_sqllib,
+        db2_database=host.db2_database,
+    )

@@ -30,6 +30,7 @@ KINDS = (
     "nls",
     "garbage",
     "truncated",
+    "too_large",
     "timeout",
     "exit",
 )
@@ -42,6 +43,9 @@ class CollectionError(Exception):
     def __init__(self, kind: str, step: str, message: str, hint: str = "") -> None:
         super().__init__(f"{step}: {message}")
         self.kind, self.step, self.message, self.hint = kind, step, message, hint
+
+    def __reduce__(self):  # raised in the child that reads the output, raised again in the caller
+        return type(self), (self.kind, self.step, self.message, self.hint)
 
     def __repr__(self) -> str:
         return f"CollectionError({self.kind!r}, {self.step!r}, {self.message!r}, {self.hint!r})"
@@ -186,7 +190,10 @@ def _more(lines: list[str], index: int, text: str) -> str:
     return " ".join(parts)
 
 
-def command_missing(stdout: str, stderr: str, exit_code: int, tool: str) -> bool:
-    """The shell could not run the tool: exit 127, or its message about the command."""
+def command_missing(stdout: str | list[str], stderr: str, exit_code: int, tool: str) -> bool:
+    """The shell could not run the tool: exit 127, or its message about the command (`stdout`: the
+    text, or its lines)."""
+    if isinstance(stdout, list):
+        stdout = next((line for line in reversed(stdout) if line.strip()), "")
     said = (stderr or stdout).strip().splitlines()
     return exit_code == 127 or bool(said and tool in said[-1] and _NOT_FOUND.search(said[-1]))

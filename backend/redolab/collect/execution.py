@@ -1,12 +1,13 @@
-"""Running one collection on its host: connect, run the shipped scripts (each under a time limit and an
-output cap, watched for a cancel), read their output, then import, all or nothing, and record the
-evidence. Any failure ends the Collection row as failed, naming the host, the step and what to do, and
-stores nothing."""
+"""Running one collection on its host: connect, run the shipped scripts (each under a time limit and
+caps on its output's bytes and lines, watched for a cancel), read their output in a child process under
+limits (collect.reading), then import, all or nothing, and record the evidence. Any failure ends the
+Collection row as failed, naming the host, the step and what to do, and stores nothing."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import tempfile
 from collections.abc import Callable
 from datetime import datetime
@@ -16,10 +17,11 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import sessionmaker
 
 from redolab.auth.models import User
-from redolab.collect import output, scripts
+from redolab.collect import output, reading, scripts
 from redolab.collect.commands import (
     ORATAB,
     DatabaseAccess,
+    access_of,
     db2_argv,
     db2pd_argv,
     oratab_home,
@@ -32,15 +34,15 @@ from redolab.collect.errors import CollectionError
 from redolab.collect.models import Collection, CollectionStatus
 from redolab.collect.pieces import Piece, pieces_of, stage_pieces
 from redolab.collect.service import json_safe, last_log_end, watermarks
-from redolab.collect.steps import STEP_SECONDS, Cancelled, run_step
+from redolab.collect.steps import OUTPUT_CAPS, SMALL_OUTPUT_CAPS, STEP_SECONDS, Cancelled, run_step
 from redolab.core.config import get_settings
 from redolab.core.db import utcnow
 from redolab.core.errors import FieldError
-from redolab.core.security import decrypt_secret
+from redolab.core.terminal import neutralised
 from redolab.environments.connect import connect_host
 from redolab.environments.models import Environment, Host
 from redolab.redo.imports import delete_import, import_now
-from redolab.redo.uploads import discard_upload
+from redolab.redo.uploads import discard_upload, reading_limits
 from redolab.remote.transport import Transport, TransportError
 
 log = logging.getLogger("redolab.collect")
@@ -58,24 +60,10 @@ REFUSED = "The rows were read but the import refused them: nothing was stored."
 SHUTDOWN_MESSAGE = "redolab was stopped during the collection; nothing was stored"
 
 
-def _access(host: Host, secret_key: str) -> DatabaseAccess:
-    password = decrypt_secret(host.db_encrypted_password, secret_key=secret_key) if host.db_encrypted_password else None
-    return DatabaseAccess(
-        kind=host.db_kind or "",
-        host_name=host.name,
-        os_user=host.db_os_user,
-        oracle_home=host.oracle_home,
-        oracle_sid=host.oracle_sid,
-        connect=host.db_connect,
-        user=host.db_user,
-        password=password,
-        db2_sqllib=host.db2_sqllib,
-        db2_database=host.db2_database,
-    )
-
-
 class CollectionExecution:
     """Run one collection on its host: connect, run the scripts, read them, import, record."""
+
+    output_caps = OUTPUT_CAPS
 
     def __init__(
         self,
@@ -95,6 +83,7 @@ class CollectionExecution:
         self.row_counts: dict[str, int] = {}
         self.notes: list[str] = []
         self.step = "connect"
+        self.spool: Path | None = None  # the directory the commands' output is written to, while it runs
 
     def _stop(self) -> bool:
         if self.shutting_down():
@@ -124,6 +113,8 @@ class CollectionExecution:
         if not self._begin():
             return self._not_begun()
         transport: Transport | None = None
+        spool = tempfile.TemporaryDirectory(prefix="redolab-collect-")
+        self.spool = Path(spool.name)
         try:
             host, access, licensed, resetlogs, marks, since = self._target()
             validate(access)  # before anything runs
@@ -170,6 +161,7 @@ class CollectionExecution:
                 ),
             )
         finally:
+            spool.cleanup()
             if transport is not None:
                 try:
                     await transport.close()
@@ -200,7 +192,7 @@ class CollectionExecution:
                     "Set up the host's database access again.",
                 )
             _ = host.credential
-            access = _access(host, self.secret_key)
+            access = access_of(host, self.secret_key)
             environment = session.get(Environment, collection.environment_id)
             licensed = environment.diagnostics_pack_licensed
             resetlogs, marks = watermarks(session, environment.id)
@@ -208,13 +200,16 @@ class CollectionExecution:
             session.expunge(host)
         return host, access, licensed, resetlogs, marks, since
 
-    async def _watched(self, awaitable):
+    async def _watched(self, awaitable, *, cancellable: bool = True):
+        """`awaitable`'s result, the job's heartbeat kept meanwhile (an import of a year of logs takes
+        longer than the worker's STALE_SECONDS); `cancellable`: a cancel stops the wait (not an import's
+        thread, whose commit must not happen after the collection ended: imports are not cancellable)."""
         task = asyncio.ensure_future(awaitable)
         try:
             while not task.done():
                 await asyncio.wait({task}, timeout=0.25)
                 self.heartbeat()
-                if not task.done() and self._stop():
+                if cancellable and not task.done() and self._stop():
                     raise Cancelled
             return task.result()
         finally:
@@ -232,19 +227,27 @@ class CollectionExecution:
             row.status, row.finished_at = status, utcnow()
             row.failure_kind, row.failure_step = error.kind[:20], (error.step or "")[:40]
             where = f"{row.host_name}, step {error.step}"
-            row.failure_message = f"{where}: {error.message}"[:4000]
-            row.failure_hint = error.hint or None
-            row.scripts, row.row_counts, row.notes = self.scripts_run, self.row_counts, self.notes
+            row.failure_message = neutralised(f"{where}: {error.message}")[:4000]  # it quotes the host
+            row.failure_hint = neutralised(error.hint) or None
+            row.scripts, row.row_counts, row.notes = self.scripts_run, self.row_counts, self._notes()
             session.commit()
         return status.value
 
-    async def _run(self, transport: Transport, argv: list[str], step: str, input: str | None = None):
+    def _notes(self) -> list[str]:
+        """The notes as stored: some quote what the host said (an AWR refusal, an import's)."""
+        return [neutralised(note) for note in self.notes]
+
+    async def _run(self, transport: Transport, argv: list[str], step: str, input: str | None = None, caps=None):
+        """`caps`: SMALL_OUTPUT_CAPS for a command whose output the web process reads itself."""
         self.step = step
+        assert self.spool is not None
         return await run_step(
             transport,
             argv,
             step=step,
+            spool=self.spool / f"{len(list(self.spool.iterdir())):02d}-{step}.out",
             input=input,
+            caps=caps or self.output_caps,
             timeout=self.step_seconds,
             should_stop=self._stop,
             heartbeat=self.heartbeat,
@@ -267,8 +270,8 @@ class CollectionExecution:
                 "no ORACLE_HOME and no ORACLE_SID to look it up",
                 "Set ORACLE_HOME or ORACLE_SID in the host's database access.",
             )
-        said = await self._run(transport, ["cat", ORATAB], "oratab")
-        home = oratab_home(said.stdout, access.oracle_sid) if said.exit_code == 0 else None
+        said = await self._run(transport, ["cat", ORATAB], "oratab", caps=SMALL_OUTPUT_CAPS)
+        home = oratab_home(said.text(), access.oracle_sid) if said.exit_code == 0 else None
         if home is None:
             raise CollectionError(
                 "environment",
@@ -284,8 +287,10 @@ class CollectionExecution:
         said = await self._run(
             transport, sqlplus_argv(access, home), "session", input=sqlplus_input(access, session_text)
         )
-        return output.read_sqlplus(
-            said.stdout,
+        return await self._read(
+            reading.sqlplus_file,
+            str(said.path),
+            step="session",
             stderr=said.stderr,
             exit_code=said.exit_code,
             expected=expected,
@@ -293,15 +298,23 @@ class CollectionExecution:
             was_stopped=said.was_stopped,
         )
 
+    async def _read(self, reader, *args, step: str, **said):
+        """The output read in a child process (collect.reading), watched for a cancel."""
+        limits = reading_limits(get_settings())
+        return await self._watched(
+            asyncio.to_thread(reading.read_isolated, reader, *args, step=step, limits=limits, **said)
+        )
+
     async def _oracle(self, transport, access, *, licensed: bool, resetlogs: int, marks: dict[int, int]) -> dict:
         home = await self._oracle_home(transport, access)
-        said = await self._run(transport, sqlplus_version_argv(access, home), "version")
+        said = await self._run(transport, sqlplus_version_argv(access, home), "version", caps=SMALL_OUTPUT_CAPS)
+        said_text = said.text()
         if said.was_stopped:
             raise CollectionError("timeout", "version", "sqlplus -V did not finish", "Look at the host.")
-        if said.exit_code == 127 or (said.exit_code != 0 and "not found" in said.stderr + said.stdout):
-            raise output.not_installed("sqlplus", "version", (said.stderr or said.stdout).strip()[-300:])
+        if said.exit_code == 127 or (said.exit_code != 0 and "not found" in said.stderr + said_text):
+            raise output.not_installed("sqlplus", "version", (said.stderr or said_text).strip()[-300:])
         if said.exit_code != 0:
-            told = (said.stderr or said.stdout).strip()[-300:] or "nothing"
+            told = (said.stderr or said_text).strip()[-300:] or "nothing"
             if "sudo" in said.stderr:
                 raise CollectionError(
                     "environment",
@@ -316,8 +329,8 @@ class CollectionExecution:
                 f"sqlplus -V exited with {said.exit_code} and said {told}",
                 "Run it by hand on the host as the collection's user.",
             )
-        csv_markup = output.csv_markup_supported(said.stdout)
-        release = output.sqlplus_release(said.stdout)
+        csv_markup = output.csv_markup_supported(said_text)
+        release = output.sqlplus_release(said_text)
         variables = scripts.archived_log_variables(marks, resetlogs_id=resetlogs)
         steps = [(name, variables if name == "oracle_archived_log" else {}) for name in ORACLE_STEPS]
         expected = tuple(step for name in ORACLE_STEPS for step in scripts.ORACLE_STEPS[name])
@@ -358,18 +371,22 @@ class CollectionExecution:
         found: dict[str, list] = {}
         for name in scripts.DB2_SCRIPTS:
             said = await self._run(transport, db2_argv(access), name, input=scripts.db2_script(name))
-            found[name] = output.read_db2(
+            found[name] = await self._read(
+                reading.db2_file,
                 name,
-                said.stdout,
+                str(said.path),
+                step=name,
                 stderr=said.stderr,
                 exit_code=said.exit_code,
                 timeout=self.step_seconds,
                 was_stopped=said.was_stopped,
             )
             self._evidence(name)
-        said = await self._run(transport, db2pd_argv(access), "hadr")
-        hadr = output.read_db2pd(
-            said.stdout,
+        said = await self._run(transport, db2pd_argv(access), "hadr", caps=SMALL_OUTPUT_CAPS)
+        hadr = await self._read(
+            reading.db2pd_file,
+            str(said.path),
+            step="hadr",
             stderr=said.stderr,
             exit_code=said.exit_code,
             timeout=self.step_seconds,
@@ -388,7 +405,7 @@ class CollectionExecution:
             review, requested_by = collection.review, collection.requested_by
         if review:
             self.step = "preview"
-            staged = await asyncio.to_thread(self._stage_all, pieces, requested_by)
+            staged = await self._watched(asyncio.to_thread(self._stage_all, pieces, requested_by), cancellable=False)
             imported: dict[str, int] = {}
         else:
             staged, imported = [], await self._import_all(collection, pieces)
@@ -407,8 +424,12 @@ class CollectionExecution:
                 facts["capture_import_id"] = imported["db2_transaction_log"]
             collection.status, collection.finished_at = CollectionStatus.succeeded, utcnow()
             collection.facts = json_safe(facts)
-            collection.database_version = (result.get("version") or "")[:64] or None
-            collection.scripts, collection.row_counts, collection.notes = self.scripts_run, self.row_counts, self.notes
+            collection.database_version = neutralised(result.get("version") or "")[:64] or None
+            collection.scripts, collection.row_counts, collection.notes = (
+                self.scripts_run,
+                self.row_counts,
+                self._notes(),
+            )
             collection.import_id = imported.get(main) if main else next(iter(imported.values()), None)
             collection.staged = staged or None
             session.commit()
@@ -418,7 +439,7 @@ class CollectionExecution:
         imported: dict[str, int] = {}
         try:
             for piece in pieces:
-                import_id = await asyncio.to_thread(self._import, collection, piece)
+                import_id = await self._watched(asyncio.to_thread(self._import, collection, piece), cancellable=False)
                 if import_id is not None:
                     imported[piece.name] = import_id
         except BaseException:
@@ -448,7 +469,10 @@ class CollectionExecution:
         with self.sessions() as session, tempfile.TemporaryDirectory(prefix="redolab-collect-") as workdir:
             environment = session.get(Environment, collection.environment_id)
             path = Path(workdir) / piece.filename(collection.id)
-            path.write_text(piece.text, encoding="utf-8")
+            if piece.source:
+                shutil.copyfile(piece.source, path)
+            else:
+                path.write_text(piece.text, encoding="utf-8")
             try:
                 record = import_now(
                     session=session,

@@ -19,6 +19,7 @@ and bounded; lines are capped before any pattern reads them.
 from __future__ import annotations
 
 import csv
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,9 @@ from redolab.collect.rows import STEP_COLUMNS, Columns
 from redolab.collect.scripts import STEP_PROMPT
 
 MAX_LINE = 65_536  # LINESIZE 32767 and Db2's widest -x row (a 254-character path and the rest) fit
+# Rows of one step: a year of 32 RAC threads, one log switch every 15 minutes each, is 1,121,280
+# V$ARCHIVED_LOG rows; a third more for busier databases (README, "Collect from the database").
+MAX_ROWS = 1_500_000
 _FEEDBACK = re.compile(r"^(\d{1,12}) rows? selected\.$")
 _NO_ROWS = "no rows selected"
 _UNDERLINE = re.compile(r"^-{1,4000}(\|-{1,4000}){0,200}$")
@@ -62,8 +66,9 @@ def _garbage(step: str, message: str) -> CollectionError:
     )
 
 
-def _lines(text: str, step: str) -> list[str]:
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+def _lines(text: str | list[str], step: str) -> list[str]:
+    """`text`'s lines (a list: split already, by collect.reading.lines_of)."""
+    lines = text if isinstance(text, list) else text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for number, line in enumerate(lines, 1):
         if len(line) > MAX_LINE:
             raise _garbage(step, f"line {number} is {len(line):,} characters long, more than the tools write")
@@ -85,8 +90,8 @@ def value(kind: str, text: str, where: str, step: str):
         raise CollectionError("nls", step, f"{where}: '{text}' has a decimal comma", _NLS_HINT)
     if kind == "int" and _INT.match(text):
         return int(text)
-    if kind == "float" and _FLOAT.match(text):
-        return float(text)
+    if kind == "float" and _FLOAT.match(text) and math.isfinite(float(text)):
+        return float(text)  # 1e999 is inf, which JSON (the stored facts) cannot hold
     if kind == "time":
         moment = _time(text)
         if moment is not None:
@@ -106,6 +111,19 @@ def _time(text: str) -> datetime | None:
         return None
 
 
+def _add(rows: list, step: str, fields: list[str], number: int) -> None:
+    """The row of `fields` added to `rows`, which may not pass MAX_ROWS."""
+    if len(rows) >= MAX_ROWS:
+        raise CollectionError(
+            "too_large",
+            step,
+            f"line {number}: more than {MAX_ROWS:,} rows, the cap on one step's rows (a year of 32 threads' "
+            "archived logs is about 1.1 million)",
+            "Is a login script printing, or is the database's history far longer than a year?",
+        )
+    rows.append(_row(step, fields, number))
+
+
 def _row(step: str, fields: list[str], number: int):
     row_type, columns = STEP_COLUMNS[step]
     if len(fields) != len(columns):
@@ -121,7 +139,7 @@ def _row(step: str, fields: list[str], number: int):
 
 # -- SQL*Plus --------------------------------------------------------------------------------------
 def read_sqlplus(
-    stdout: str,
+    stdout: str | list[str],
     *,
     stderr: str = "",
     exit_code: int = 0,
@@ -261,7 +279,7 @@ def _read_csv(step: str, lines: list[str], at: int, end: int) -> list:
             if len(fields) == 1 and _feedback(step, fields[0], len(rows), number):
                 _only_blank(step, lines, at + records.line_num, end)
                 return rows
-            rows.append(_row(step, fields, number))
+            _add(rows, step, fields, number)
     except csv.Error as error:
         raise _garbage(step, f"line {at + records.line_num}: not CSV as SQL*Plus writes it ({error})") from None
     raise CollectionError(
@@ -290,7 +308,7 @@ def _read_colsep(step: str, lines: list[str], at: int, end: int) -> list:
             return rows
         if line == heading or (line.strip() and _UNDERLINE.match(line.strip())):
             continue  # the heading again at a page break, and its underline
-        rows.append(_row(step, line.split("|"), number))
+        _add(rows, step, line.split("|"), number)
     raise CollectionError(
         "truncated",
         step,
@@ -302,7 +320,7 @@ def _read_colsep(step: str, lines: list[str], at: int, end: int) -> list:
 # -- Db2 CLP ---------------------------------------------------------------------------------------
 def read_db2(
     step: str,
-    stdout: str,
+    stdout: str | list[str],
     *,
     stderr: str = "",
     exit_code: int = 0,
@@ -336,7 +354,7 @@ def read_db2(
         if len(fields) == width - 1 and last_optional:
             fields.append("")  # an empty string in the last column: blanks, where NULL would be '-'
         fields = [_db2_null(field, kind) for field, (_, kind) in zip(fields, STEP_COLUMNS[step][1], strict=False)]
-        rows.append(_row(step, fields, number))
+        _add(rows, step, fields, number)
     if exit_code == 1 and rows:
         raise CollectionError("exit", step, "db2 exited with 1 (no rows) yet printed rows", "Collect again.")
     return rows

@@ -8,6 +8,7 @@ import io
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -15,8 +16,9 @@ from sqlalchemy.orm import Session
 from redolab.collect import output
 from redolab.collect.errors import CollectionError
 from redolab.collect.models import Collection, CollectionStatus
+from redolab.collect.reading import SpooledRows
 from redolab.collect.rows import Db2LogCapture
-from redolab.collect.service import new_awr_rows, oracle_facts
+from redolab.collect.service import checked_offers, new_awr_rows, oracle_facts
 from redolab.core.config import get_settings
 from redolab.core.limits import LimitReached
 from redolab.environments.models import Environment
@@ -28,10 +30,22 @@ class Piece:
     """One import a collection makes: its rows as the file an upload of the same query would be."""
 
     name: str  # the step: archived_log, awr_sysmetric, db2_transaction_log, db2_archived_logs
-    text: str
+    text: str  # the file's text, or "" when it is in `source`
     fmt: str
     mapping: dict | None
     rows: int
+    source: Path | None = None  # the file, written by the child that read the output (reading.SpooledRows)
+
+    def opened(self) -> BinaryIO:
+        """The file's bytes as a stream (from `source` as they are on disk, never all in memory)."""
+        return open(self.source, "rb") if self.source else io.BytesIO(self.text.encode())
+
+    @classmethod
+    def of(cls, name: str, rows, text_of, fmt: str, mapping: dict | None = None) -> Piece:
+        """The piece of a step's `rows`: spooled by the child already, or `text_of(rows)` here."""
+        if isinstance(rows, SpooledRows):
+            return cls(name, "", fmt, mapping, len(rows), Path(rows.path))
+        return cls(name, text_of(rows), fmt, mapping, len(rows))
 
     def filename(self, collection_id: int) -> str:
         return f"collection-{collection_id}-{self.name}.{'csv' if self.fmt == 'csv' else 'txt'}"
@@ -43,11 +57,9 @@ def pieces_of(session: Session, environment: Environment, result: dict, notes: l
     steps = result["steps"]
     if result["kind"] == "oracle":
         facts = oracle_facts(steps)
-        pieces = [
-            Piece("archived_log", output.to_import_csv(rows), "csv", None, len(rows))
-            for rows in [steps.get("archived_log") or []]
-            if rows
-        ]
+        facts["offered"] = checked_offers(facts["offered"], notes)
+        logs = steps.get("archived_log") or []
+        pieces = [Piece.of("archived_log", logs, output.to_import_csv, "csv")] if logs else []
         metrics = steps.get("awr_sysmetric") or []
         fresh = new_awr_rows(session, environment, metrics)
         if len(fresh) < len(metrics):
@@ -56,6 +68,7 @@ def pieces_of(session: Session, environment: Environment, result: dict, notes: l
             pieces.append(Piece("awr_sysmetric", output.to_import_csv(fresh), "csv", None, len(fresh)))
         return facts, pieces
     facts = db2_facts(steps, result.get("hadr") or "")
+    facts["offered"] = checked_offers(facts["offered"], notes)
     config = {row.name: row.value for row in steps["db2_config"]}
     pieces = []
     captures = capture_pair(session, environment.id, steps.get("db2_transaction_log") or [])
@@ -71,13 +84,7 @@ def pieces_of(session: Session, environment: Environment, result: dict, notes: l
         pages = config.get("logfilsiz") or ""
         mapping = {"log_file_pages": int(pages)} if pages.isdigit() else None
         pieces.append(
-            Piece(
-                "db2_archived_logs",
-                output.db2_history_listing(listing),
-                "db2-archive-listing",
-                mapping,
-                len(listing),
-            )
+            Piece.of("db2_archived_logs", listing, output.db2_history_listing, "db2-archive-listing", mapping)
         )
     return facts, pieces
 
@@ -134,9 +141,8 @@ def stage_pieces(pieces: list[Piece], *, collection_id: int, owner: str, upload_
     try:
         for piece in pieces:
             name = piece.filename(collection_id)
-            token = store_upload(
-                upload_dir, io.BytesIO(piece.text.encode()), name, owner=owner, limits=StagingLimits.of(settings)
-            )
+            with piece.opened() as stream:
+                token = store_upload(upload_dir, stream, name, owner=owner, limits=StagingLimits.of(settings))
             staged.append(
                 {
                     "name": piece.name,

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from pydantic import ValidationError
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -19,6 +20,8 @@ from redolab.collect import scripts
 from redolab.collect.models import Collection, CollectionStatus
 from redolab.core.db import get_or_404, memo, utcnow
 from redolab.core.errors import FieldError
+from redolab.core.fields import field_label
+from redolab.core.forms import field_errors
 from redolab.core.limits import LimitReached
 from redolab.environments.models import TRANSPORT_MODES, Environment, Host, HostRole
 from redolab.environments.releases import parse_release
@@ -27,6 +30,7 @@ from redolab.environments.service import update_environment
 from redolab.jobs.admission import check_queue_caps, current_caps, hold_queue_lock
 from redolab.jobs.models import Job, JobStatus
 from redolab.redo.models import ImportStatus, RedoImport, RedoRow
+from redolab.redo.previews import printable
 from redolab.redo.uploads import upload_path
 
 log = logging.getLogger("redolab.collect")
@@ -321,6 +325,32 @@ def oracle_facts(steps: dict[str, list]) -> dict:
     return facts
 
 
+def checked_offers(offered: dict, notes: list[str]) -> dict:
+    """The offered facts that validate as an edit of the environment would (its bounds: a size up to
+    1 EiB, a number of nodes, a known transport mode, an IANA zone); each refused one is named in
+    `notes`, with what the host said (cut, printable), and not offered."""
+    kept = {}
+    for field, value in offered.items():
+        refusal = _refusal(field, value)
+        if refusal is None:
+            kept[field] = value
+        else:
+            said = printable(repr(value))
+            notes.append(f"Not offered: {field_label(field)} read as {said[:60]}: {refusal}")
+    return kept
+
+
+def _refusal(field: str, value) -> str | None:
+    """Why `value` is not a value of the environment's `field`, or None when it is."""
+    if field not in EnvironmentUpdate.model_fields:
+        return "not a setting of the environment"
+    try:
+        EnvironmentUpdate.model_validate({field: value})
+    except ValidationError as error:
+        return next(iter(field_errors(error).values()), "not a valid value")
+    return None
+
+
 def json_safe(value):
     if isinstance(value, dict):
         return {k: json_safe(v) for k, v in value.items()}
@@ -338,6 +368,8 @@ def offered_changes(environment: Environment, collection: Collection) -> dict[st
     changes = {}
     said_at = collection.finished_at or collection.started_at or datetime.now(UTC)
     for field, read in ((collection.facts or {}).get("offered") or {}).items():
+        if _refusal(field, read) is not None:
+            continue  # stored before the facts were checked when read (checked_offers): never offered
         current = getattr(environment, field, None)
         current = current.value if hasattr(current, "value") else current
         if field == "time_zone":
@@ -355,14 +387,24 @@ def offered_changes(environment: Environment, collection: Collection) -> dict[st
 
 def apply_facts(*, session: Session, collection: Collection, fields: list[str] | None = None) -> Environment:
     """Write the facts the collection read (all offered ones, or `fields`) into its environment,
-    validated as an edit of the environment is."""
+    validated as an edit of the environment is: a fact that no longer fits it (the environment changed
+    since, a rule across fields) is a FieldError (409) naming it, never another exception."""
     environment = session.get(Environment, collection.environment_id)
     if collection.status is not CollectionStatus.succeeded or not collection.facts:
         raise FieldError("collection", "Only a collection that succeeded has facts to apply.", 409)
     changes = offered_changes(environment, collection)
     chosen = {f: read for f, (_, read) in changes.items() if fields is None or f in fields}
     if chosen:
-        update_environment(session=session, environment=environment, env_in=EnvironmentUpdate(**chosen))
+        try:
+            update_environment(session=session, environment=environment, env_in=EnvironmentUpdate(**chosen))
+        except ValidationError as error:
+            session.rollback()
+            field, message = next(iter(field_errors(error).items()), ("collection", "it does not validate"))
+            raise FieldError(
+                field if field in chosen else "collection",
+                f"The collected {field_label(field)} cannot be applied to the environment as it is now: {message}",
+                409,
+            ) from None
     collection.facts_applied = True
     session.commit()
     return environment

@@ -9,7 +9,15 @@ import shutil
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-from redolab.remote.transport import Completed, KeptStderr, TransportError, command_name, discard, read_lines
+from redolab.remote.transport import (
+    Completed,
+    KeptStderr,
+    TransportError,
+    command_name,
+    discard,
+    read_chunks,
+    read_lines,
+)
 
 
 class LocalProcess:
@@ -28,6 +36,9 @@ class LocalProcess:
 
     def lines(self) -> AsyncIterator[str]:
         return read_lines(self._read, where=self._where)
+
+    def chunks(self) -> AsyncIterator[bytes]:
+        return read_chunks(self._read)
 
     async def drain(self) -> None:
         await discard(self._read)

@@ -19,6 +19,7 @@ from redolab.remote.transport import (
     TransportError,
     command_name,
     discard,
+    read_chunks,
     read_lines,
     shell_join,
 )
@@ -81,6 +82,9 @@ class SshProcess:
 
     def lines(self) -> AsyncIterator[str]:
         return read_lines(self._read, where=self._where)
+
+    def chunks(self) -> AsyncIterator[bytes]:
+        return read_chunks(self._read)
 
     async def drain(self) -> None:
         await discard(self._read)

@@ -64,6 +64,8 @@ class RemoteProcess(Protocol):
 
     def lines(self) -> AsyncIterator[str]: ...
 
+    def chunks(self) -> AsyncIterator[bytes]: ...  # stdout as it comes, as bytes (instead of lines())
+
     async def drain(self) -> None: ...
 
     async def wait(self) -> int: ...
@@ -131,6 +133,13 @@ async def read_lines(read: Read, *, where: str, max_line_bytes: int = MAX_LINE_B
             raise OutputLineTooLong(too_long)
     if pending:
         yield b"".join(pending).decode(errors="replace")
+
+
+async def read_chunks(read: Read) -> AsyncIterator[bytes]:
+    """What `read` returns, READ_BYTES at most at a time, until the end: bytes, never decoded, so that
+    a caller can cap them in bytes (a character can be four)."""
+    while chunk := await read(READ_BYTES):
+        yield chunk
 
 
 async def discard(read: Read) -> None:
