@@ -15,7 +15,6 @@ Peer state PeerWindowEnd minus PeerWindow is the last heartbeat before db2pd ran
 
 from __future__ import annotations
 
-import codecs
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,21 +24,12 @@ from redolab.core.errors import FieldError
 from redolab.hadr import db2pd, service
 from redolab.redo.parsers import RedoInputError
 from tests.factories import make_environment
+from tests.variants import encoded
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "db2"
 REPEAT = FIXTURES / "db2pd_hadr_97_no_date_repeat.txt"
 MIB = 1024 * 1024
 FIRST = 1276601647 - 300  # the first capture's PeerWindowEnd minus its PeerWindow: 2010-06-15 11:29:07 UTC
-
-
-def variant(text: str, how: str) -> bytes:
-    if how == "crlf":
-        return text.replace("\n", "\r\n").encode()
-    if how == "bom":
-        return codecs.BOM_UTF8 + text.encode()
-    if how == "utf-16":
-        return text.encode("utf-16")
-    return text.encode()
 
 
 def test_a_capture_without_date_is_dated_by_its_peer_window_end():
@@ -69,7 +59,7 @@ def test_the_repeat_loop_imports_with_its_epoch_times_and_rates(session, tmp_pat
     """Through the import a user makes: three captures, the primary's LSN +10 MiB every 5 s: 2 MiB/s."""
     environment = make_environment(session, platform="hadr", transport_mode="NEARSYNC", time_zone="Europe/Berlin")
     path = tmp_path / "hadr_salesdb.txt"
-    path.write_bytes(variant(REPEAT.read_text(), how))
+    path.write_bytes(encoded(REPEAT.read_text(), how))
     record = service.import_captures(
         session=session, environment=environment, path=path, filename="hadr_salesdb.txt", imported_by="alice"
     )

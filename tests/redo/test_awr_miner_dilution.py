@@ -9,7 +9,6 @@ fixture re-rendered with the snapshot length an AWR_SNAPSHOT interval of 15 or 6
 
 from __future__ import annotations
 
-import codecs
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from redolab.redo.analytics import analyze
 from redolab.redo.ingest.pipeline import analyze_files
 from redolab.redo.schemas import RedoInterval
 from tests.factories import make_environment
+from tests.variants import encoded
 
 AT = datetime(2026, 11, 20, 10, tzinfo=UTC)
 AWR_MINER = Path(__file__).parents[1] / "fixtures" / "redo" / "collectors" / "awr-hist-1234567890-ORCL-1000-1003.out"
@@ -44,21 +44,11 @@ def warned(warnings: list[str], minutes: int) -> list[str]:
     return [w for w in warnings if all(words in w for words in said)]
 
 
-def variant(text: str, how: str) -> bytes:
-    if how == "crlf":
-        return text.replace("\n", "\r\n").encode()
-    if how == "bom":
-        return codecs.BOM_UTF8 + text.encode()
-    if how == "utf-16":
-        return text.encode("utf-16")
-    return text.encode()
-
-
 @pytest.mark.parametrize("how", ["lf", "crlf", "bom", "utf-16"])
 @pytest.mark.parametrize("minutes", [15, 60])
 def test_a_snapshot_average_capture_warns_with_its_minutes(tmp_path, minutes, how):
     path = tmp_path / AWR_MINER.name
-    path.write_bytes(variant(capture(minutes), how))
+    path.write_bytes(encoded(capture(minutes), how))
     _, summary = analyze_files([path])
     assert summary["format"] == "awr-miner/awr-stat"
     assert warned(summary["warnings"], minutes), summary["warnings"]

@@ -11,7 +11,6 @@ UTF-8 byte-order mark, UTF-16).
 
 from __future__ import annotations
 
-import codecs
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from redolab.redo.ingest.months import ORACLE_LANGUAGES, MonthReader, key, readi
 from redolab.redo.ingest.pipeline import Reading, read_files
 from redolab.redo.ingest.values import DateColumn
 from redolab.redo.parsers import RedoInputError
+from tests.variants import encoded
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "redo"
 SET_AMERICAN = "set NLS_DATE_LANGUAGE=AMERICAN (ALTER SESSION) before the export, or"
@@ -38,16 +38,6 @@ DECEMBER = {
 }  # fmt: skip
 # January in V$ARCHIVED_LOG exports, the three characters SQL*Plus's DATE column keeps its width with
 JANUARY = {"RUSSIAN": "ЯНВ", "POLISH": "STY", "TURKISH": "OCA", "CROATIAN": "SIJ", "FINNISH": "TAM"}
-
-
-def variant(text: str, how: str) -> bytes:
-    if how == "crlf":
-        return text.replace("\r\n", "\n").replace("\n", "\r\n").encode()
-    if how == "bom":
-        return codecs.BOM_UTF8 + text.encode()
-    if how == "utf-16":
-        return text.encode("utf-16")
-    return text.encode()
 
 
 VARIANTS = [
@@ -78,7 +68,7 @@ def awr_report(name: str, token: str) -> str:
 @pytest.mark.parametrize("language", sorted(DECEMBER))
 def test_an_awr_report_in_another_language_reads_its_snapshot_times(tmp_path, language, how):
     text = awr_report("awr_report.txt", DECEMBER[language])
-    rows, reading = read(tmp_path, "awrrpt_1_1234_1235.txt", variant(text, how))
+    rows, reading = read(tmp_path, "awrrpt_1_1234_1235.txt", encoded(text, how))
     (row,) = rows
     assert (row.start, row.end) == (december(8, 0, 5), december(8, 30, 5))
     assert row.bytes == 3_774_873_600 and row.thread == 2
@@ -90,7 +80,7 @@ def test_an_awr_report_in_another_language_reads_its_snapshot_times(tmp_path, la
 @pytest.mark.parametrize("language", ["RUSSIAN", "GERMAN", "FRENCH", "JAPANESE"])
 def test_an_html_awr_report_in_another_language_reads_its_snapshot_times(tmp_path, language, how):
     text = awr_report("awr_report.html", DECEMBER[language])
-    rows, _ = read(tmp_path, "awrrpt_1_1234_1235.html", variant(text, how))
+    rows, _ = read(tmp_path, "awrrpt_1_1234_1235.html", encoded(text, how))
     (row,) = rows
     assert (row.start, row.end) == (december(8, 0, 5), december(9, 0, 5))
 
@@ -109,7 +99,7 @@ def test_archived_logs_in_another_language_read_as_in_english(tmp_path, language
     for name in ("gv_archived_log.csv", "sqlplus_pages.txt"):
         english, _ = read(tmp_path, name, (FIXTURES / name).read_bytes())
         text = (FIXTURES / name).read_text().replace("-JAN-", f"-{JANUARY[language]}-")
-        rendered, _ = read(tmp_path, name, variant(text, how))
+        rendered, _ = read(tmp_path, name, encoded(text, how))
         assert [(r.thread, r.start, r.end, r.bytes) for r in rendered] == [
             (r.thread, r.start, r.end, r.bytes) for r in english
         ], name
