@@ -71,10 +71,15 @@ _TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._:=/+-]{0,39}")
 
 
 def _split_list(value):
-    """A list, or text separated by commas (a form field): blank items dropped."""
+    """A list, or text separated by commas (a form field): blank items dropped. Anything else (a
+    number, true, an object) is refused here: iterating it would be a TypeError, a 500."""
     if isinstance(value, str):
         return [item.strip() for item in value.split(",") if item.strip()]
-    return value if value is not None else []
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise PydanticCustomError("list_type", "Give a list, or text with the items separated by commas.")
+    return value
 
 
 def _check_tags(tags: list[str]) -> list[str]:
