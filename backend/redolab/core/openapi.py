@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, iter_route_contexts
 
+from redolab.core.db import MAX_ROW_ID
 from redolab.core.deps import get_session
 
 ERROR_SCHEMA_NAME = "Error"
@@ -52,7 +53,7 @@ ERROR_DESCRIPTIONS = {
     400: "The body could not be read: send one JSON document (or the form fields the route takes).",
     401: "Not authenticated: no bearer token, or it expired, was revoked or its user disabled.",
     403: "The user's role (operator or admin) or ownership does not allow this.",
-    404: "A path id names nothing (ids run from 1 to 2^63-1 on SQLite, 2^31-1 on PostgreSQL).",
+    404: f"A path id names nothing (ids run from 1 to {MAX_ROW_ID}).",
     409: "Conflicts with stored data: a name taken, or a state that does not allow it now.",
     413: "The request body is larger than the route's limit (1 MiB, uploads more).",
     422: "The request is invalid: `detail` lists each error's place (`loc`) and message.",
