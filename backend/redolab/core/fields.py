@@ -303,6 +303,17 @@ def positive(value: Any) -> Any:
 Positive = _BoundedAfter(positive, Bounds(minimum=0, exclusive_minimum=True))
 
 
+def given(value: Any) -> Any:
+    """A quantity that has no "not given": blank text and null are refused (the unit parser reads
+    them as None, which the run's arithmetic would meet as a TypeError, a 500)."""
+    if value is None:
+        raise PydanticCustomError("missing", "Give a value: this one cannot be left empty.")
+    return value
+
+
+Given = _BoundedAfter(given, Bounds(given=True))
+
+
 def at_most(limit: float, shown: str) -> AfterValidator:
     def check(value: Any) -> Any:
         if value is not None and value > limit:

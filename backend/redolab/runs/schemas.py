@@ -22,6 +22,7 @@ from redolab.core.fields import (
     BitRate,
     Bounds,
     DurationSeconds,
+    Given,
     OneLine,
     Positive,
     SizeBytes,
@@ -172,9 +173,9 @@ class RunCreate(HostPairCreate):
 
     mode: ProbeMode = ProbeMode.async_
     conns: Annotated[int, Field(ge=1, le=1024)] = 1
-    message_bytes: MessageBytes = MIB
+    message_bytes: Annotated[MessageBytes, Given] = MIB
     sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB"), Bounds(minimum=4096)] = None
-    duration_seconds: Annotated[DurationSeconds, Positive, at_most(3600, "1 h")] = 60.0
+    duration_seconds: Annotated[DurationSeconds, Positive, at_most(3600, "1 h"), Given] = 60.0
     interval_seconds: IntervalSeconds = Field(default=5.0, validate_default=True)
     delay_us: Annotated[int, Field(ge=0, le=60_000_000)] = 0
     rate_bits_per_second: Annotated[BitRate, Positive] = None

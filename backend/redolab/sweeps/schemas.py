@@ -17,6 +17,7 @@ from pydantic_core import PydanticCustomError
 
 from redolab.core.fields import (
     DurationSeconds,
+    Given,
     Positive,
     at_most,
     blank_to_none,
@@ -46,7 +47,7 @@ class SweepCreate(RunCreate):
     sweep sets the connection count and the socket buffer or kernel maximum of each."""
 
     kind: SweepKind = SweepKind.connections
-    duration_seconds: Annotated[DurationSeconds, Positive, at_most(3600, "1 h")] = 20.0
+    duration_seconds: Annotated[DurationSeconds, Positive, at_most(3600, "1 h"), Given] = 20.0
     interval_seconds: IntervalSeconds = Field(default=2.0, validate_default=True)
     # Connection sweeps
     conns_start: Annotated[int, Field(ge=1, le=MAX_CONNS)] = 1
