@@ -41,6 +41,7 @@ from redolab.core.middleware import (
     csp_allowing_inline_scripts,
 )
 from redolab.core.migrate import upgrade
+from redolab.core.openapi import declare_error_statuses
 from redolab.core.static import Assets, HashedStaticFiles
 from redolab.core.templating import FRONTEND_DIR, is_htmx, render, templates
 from redolab.core.units import MIB
@@ -246,6 +247,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return {"status": "ok", "version": __version__}
 
     _include_routers(app)
+    declare_error_statuses(app)
     assets = Assets(FRONTEND_DIR / "static", settings.data_dir / "static-cache")
     templates.env.globals["static_url"] = assets.url
     app.mount("/static", HashedStaticFiles(assets=assets), name="static")

@@ -236,3 +236,16 @@ def test_deleting_the_environment_deletes_its_tiers(api_client, session):
     tier = api_client.post(_tiers_url(environment.id), json={"name": "t", "bits_per_second": 10**9}).json()
     assert api_client.delete(f"/api/v1/environments/{environment.id}").status_code == 204
     assert api_client.get(f"/api/v1/link-tiers/{tier['id']}").status_code == 404
+
+
+def test_a_null_price_is_no_price_and_a_bad_path_id_a_422(api_client, session):
+    """Schemathesis sent monthly_price null: pydantic applied the price's bounds to the null (a
+    TypeError, 500), whatever the path said."""
+    environment = make_environment(session)
+    body = {"name": "t", "bits_per_second": "1 Gbit/s", "monthly_price": None, "currency": None}
+    made = api_client.post(_tiers_url(environment.id), json=body)
+    assert made.status_code == 201, made.text
+    assert made.json()["monthly_price"] is None
+    refused = api_client.post("/api/v1/environments/AAA/link-tiers", json=body)
+    assert refused.status_code == 422
+    assert refused.json()["detail"][0]["loc"] == ["path", "environment_id"]

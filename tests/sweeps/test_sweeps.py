@@ -195,3 +195,39 @@ def test_sweep_grid_limits():
         SweepCreate(client_host_id=1, server_host_id=2, kind=SweepKind.kernel_max, sizes="1M", sockbuf_bytes="1M")
     with pytest.raises(ValueError, match="not a tag"):
         SweepCreate(client_host_id=1, server_host_id=2, tags="ok, $(reboot)")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"conns_values": True}, {"conns_values": 8}, {"sizes": 65536}, {"sizes": False}, {"tags": 3}],
+    ids=["conns-bool", "conns-int", "sizes-int", "sizes-bool", "tags-int"],
+)
+def test_a_list_field_given_a_scalar_is_a_422_not_a_500(api_client, session, fields):
+    """Schemathesis sent conns_values true and 8: the validator iterated them (TypeError, 500)."""
+    from tests.factories import make_environment, make_host
+
+    environment = make_environment(session)
+    client = make_host(session, environment, role="primary")
+    server = make_host(session, environment, role="standby")
+    body = {"client_host_id": client.id, "server_host_id": server.id, "kind": "sockbuf", "sizes": "64K", **fields}
+    response = api_client.post(f"/api/v1/environments/{environment.id}/sweeps", json=body)
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"][0]["loc"][-1] == next(iter(fields))
+
+
+@pytest.mark.parametrize("path", ["sweeps", "clusters", "runs"])
+@pytest.mark.parametrize("field", ["duration_seconds", "message_bytes"])
+def test_a_blank_duration_or_message_size_is_a_422_not_a_500(api_client, session, path, field):
+    """Schemathesis sent duration_seconds "" and message_bytes "" (read as not given): the run's
+    arithmetic met None, a TypeError answered 500."""
+    from tests.factories import make_environment, make_host
+
+    environment = make_environment(session)
+    client = make_host(session, environment, role="primary")
+    server = make_host(session, environment, role="standby")
+    body = {"client_host_id": client.id, "server_host_id": server.id, field: ""}
+    if path == "clusters":
+        body = {field: ""}
+    response = api_client.post(f"/api/v1/environments/{environment.id}/{path}", json=body)
+    assert response.status_code == 422, response.text
+    assert any(error["loc"][-1] == field for error in response.json()["detail"]), response.text

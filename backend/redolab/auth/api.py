@@ -15,6 +15,7 @@ from redolab.auth.guard import Throttled, check_login
 from redolab.auth.models import Role, User
 from redolab.core.deps import SessionDep, SettingsDep
 from redolab.core.errors import FieldError
+from redolab.core.openapi import error_responses
 from redolab.core.security import create_access_token
 
 public_router = APIRouter(prefix="/api/v1", tags=["auth"])
@@ -41,7 +42,7 @@ def _public(user: User) -> UserPublic:
     )
 
 
-@public_router.post("/auth/token")
+@public_router.post("/auth/token", responses=error_responses(401, 429))
 async def create_token(
     request: Request,
     settings: SettingsDep,

@@ -75,6 +75,8 @@ def current_api_user(
     return user
 
 
+current_api_user.error_statuses = (401,)  # type: ignore[attr-defined]  (read by core.openapi)
+
 CurrentUser = Annotated[User, Depends(current_html_user)]
 
 
@@ -95,6 +97,7 @@ def _require(needed: Role, base):
             raise _forbidden(user, needed)
         return user
 
+    check.error_statuses = (403,)  # type: ignore[attr-defined]  (read by core.openapi)
     return check
 
 

@@ -7,6 +7,7 @@ refuses "20" (20 what?). A unit that reads two ways is echoed back (UnitEcho.uni
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import unicodedata
@@ -18,12 +19,14 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     Field,
+    GetJsonSchemaHandler,
     PrivateAttr,
     StringConstraints,
     ValidationInfo,
     model_validator,
 )
 from pydantic.fields import FieldInfo
+from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError
 
 from redolab.core import units, validators
@@ -83,6 +86,78 @@ def _unit_parser(parse: Callable[[Any], Any], maximum: float, shown: str, kind: 
 
     parse_or_none.unit_kind = kind  # type: ignore[attr-defined]  (read by UnitEcho)
     return parse_or_none
+
+
+@dataclasses.dataclass(frozen=True)
+class Bounds:
+    """What the API document says of a quantity's range (validators enforce it): numbers get
+    minimum / exclusiveMinimum / maximum, text the pattern of core.units that stays inside them."""
+
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    given: bool = False  # null (not given) is refused
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return bounded(handler(core_schema), self)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Quantity(Bounds):
+    """The document's schema of a unit field: a number in base units or text with a unit, or null."""
+
+    kind: str = "size"
+    integer: bool = False
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        number = {"type": "integer" if self.integer else "number", "minimum": 0, "maximum": self.maximum}
+        text = {"type": "string", "description": _TEXT_QUANTITY.format(example=_UNIT_EXAMPLES[self.kind])}
+        return bounded({"anyOf": [number, text, {"type": "null"}], "x-unit": self.kind}, Bounds())
+
+
+_TEXT_QUANTITY = (
+    "A number and a unit ({example}): the pattern gives the units within this field's range; the API "
+    "also reads other spellings (MB, Gbps, minutes) and numbers in base units."
+)
+_UNIT_EXAMPLES = {"size": "500 GiB", "bit_rate": "10 Gbit/s", "byte_rate": "40 MiB/s", "duration": "25 ms"}
+
+
+def bounded(schema: JsonSchemaValue, bounds: Bounds) -> JsonSchemaValue:
+    """`schema` (a unit field's, or a plain number's) narrowed to `bounds`: the number's range, and
+    the text's pattern recomputed from it (the text alternative is left out when no unit fits)."""
+    branches = schema.get("anyOf", [schema])
+    number = next((b for b in branches if b.get("type") in ("integer", "number")), None)
+    if number is None:
+        return schema
+    if bounds.minimum is not None and bounds.minimum >= number.get("minimum", -math.inf):
+        number["minimum"] = bounds.minimum
+        if bounds.exclusive_minimum:
+            number["exclusiveMinimum"] = number.pop("minimum")
+    if bounds.maximum is not None:
+        number["maximum"] = min(bounds.maximum, number.get("maximum", math.inf))
+    if bounds.given and "anyOf" in schema:
+        schema["anyOf"] = [b for b in branches if b.get("type") != "null"]
+        branches = schema["anyOf"]
+    kind = schema.get("x-unit")
+    if kind:
+        low = number.get("minimum", number.get("exclusiveMinimum", 0))
+        pattern = units.quantity_pattern(kind, low, number["maximum"])
+        for branch in [b for b in branches if b.get("type") == "string"]:
+            if pattern is None:
+                branches.remove(branch)
+            else:
+                branch["pattern"] = pattern
+    return schema
+
+
+@dataclasses.dataclass(frozen=True)
+class _BoundedAfter(AfterValidator):
+    """An AfterValidator that also says its bounds in the document."""
+
+    bounds: Bounds = Bounds()
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return bounded(handler(core_schema), self.bounds)
 
 
 def _unit_kind(field: FieldInfo) -> str | None:
@@ -225,13 +300,27 @@ def positive(value: Any) -> Any:
     return value
 
 
+Positive = _BoundedAfter(positive, Bounds(minimum=0, exclusive_minimum=True))
+
+
+def given(value: Any) -> Any:
+    """A quantity that has no "not given": blank text and null are refused (the unit parser reads
+    them as None, which the run's arithmetic would meet as a TypeError, a 500)."""
+    if value is None:
+        raise PydanticCustomError("missing", "Give a value: this one cannot be left empty.")
+    return value
+
+
+Given = _BoundedAfter(given, Bounds(given=True))
+
+
 def at_most(limit: float, shown: str) -> AfterValidator:
     def check(value: Any) -> Any:
         if value is not None and value > limit:
             raise PydanticCustomError("less_than_equal", "Must be at most {shown}.", {"shown": shown})
         return value
 
-    return AfterValidator(check)
+    return _BoundedAfter(check, Bounds(maximum=limit))
 
 
 def time_zone(value: Any) -> Any:
@@ -261,18 +350,27 @@ def _zones() -> frozenset[str]:
 TimeZoneName = Annotated[str, BeforeValidator(time_zone)]
 
 # Optional quantities: blank text is "not given" (None), like a JSON null.
-SizeBytes = Annotated[int | None, BeforeValidator(_unit_parser(units.parse_size, MAX_SIZE_BYTES, "1 EiB", "size"))]
+SizeBytes = Annotated[
+    int | None,
+    BeforeValidator(_unit_parser(units.parse_size, MAX_SIZE_BYTES, "1 EiB", "size")),
+    _Quantity(maximum=MAX_SIZE_BYTES, kind="size", integer=True),
+]
 BitRate = Annotated[
     int | None,
     BeforeValidator(
         _unit_parser(lambda v: round(units.parse_bit_rate(v)), MAX_BIT_RATE, "8 Tbit/s (1 TB/s)", "bit_rate")
     ),
+    _Quantity(maximum=MAX_BIT_RATE, kind="bit_rate", integer=True),
 ]
 ByteRate = Annotated[  # a redo or data rate: "40 MiB/s", "300 Mbit/s", or bytes per second in JSON
-    float | None, BeforeValidator(_unit_parser(units.parse_byte_rate, 1e12, "1 TB/s", "byte_rate"))
+    float | None,
+    BeforeValidator(_unit_parser(units.parse_byte_rate, 1e12, "1 TB/s", "byte_rate")),
+    _Quantity(maximum=1e12, kind="byte_rate"),
 ]
 DurationSeconds = Annotated[
-    float | None, BeforeValidator(_unit_parser(units.parse_duration, MAX_DURATION_SECONDS, "10 years", "duration"))
+    float | None,
+    BeforeValidator(_unit_parser(units.parse_duration, MAX_DURATION_SECONDS, "10 years", "duration")),
+    _Quantity(maximum=MAX_DURATION_SECONDS, kind="duration"),
 ]
 HostAddress = Annotated[str, StringConstraints(max_length=255), AfterValidator(_checked(validators.check_host_address))]
 PosixUser = Annotated[str, AfterValidator(_checked(validators.check_posix_user))]

@@ -160,6 +160,30 @@ def parse_duration(text: str | float) -> float:
     return float(_non_negative(number * factor, text, "a duration"))
 
 
+# The units the API document names for each kind of quantity, with their size in base units. The
+# parsers read more spellings (MB, Gbps, minutes, 1,024, 2e3); the document lists these.
+SCHEMA_UNITS = {
+    "size": (("B", 1), ("KiB", 1024), ("MiB", 1024**2), ("GiB", 1024**3), ("TiB", 1024**4), ("PiB", 1024**5)),
+    "bit_rate": (("bit/s", 1), ("kbit/s", 1e3), ("Mbit/s", 1e6), ("Gbit/s", 1e9), ("Tbit/s", 1e12)),
+    "byte_rate": (("B/s", 1), ("KiB/s", 1024), ("MiB/s", 1024**2), ("GiB/s", 1024**3), ("TiB/s", 1024**4)),
+    "duration": (("us", 1e-6), ("ms", 1e-3), ("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0)),
+}
+_SCHEMA_NUMBER, _SCHEMA_NUMBER_MAX = r"[1-9][0-9]{0,2}(\.[0-9]{1,2})?", 999.99  # 1 to 999.99
+
+
+def quantity_pattern(kind: str, minimum: float, maximum: float) -> str | None:
+    """A JSON-schema pattern for text every value of which the parser of `kind` reads within
+    [minimum, maximum] (a minimum of 0 is taken as above zero): a number from 1 to 999.99 and a unit
+    whose range fits. Narrower than the parser on purpose: what matches is accepted. None when no
+    unit fits."""
+    units = [
+        re.escape(unit)
+        for unit, factor in SCHEMA_UNITS[kind]
+        if factor >= minimum and _SCHEMA_NUMBER_MAX * factor <= maximum
+    ]
+    return f"^{_SCHEMA_NUMBER} ?({'|'.join(units)})$" if units else None
+
+
 def ascii_digits(text: str) -> bool:
     """A whole number written in ASCII digits only ('²'.isdigit() is true, int('²') fails)."""
     return text.isascii() and text.isdigit()

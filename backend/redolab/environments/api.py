@@ -8,6 +8,7 @@ from pydantic import BaseModel, ValidationError
 
 from redolab.auth.deps import ApiAdmin, ApiOperator, current_api_user
 from redolab.core.deps import PageDep, SessionDep
+from redolab.core.openapi import error_responses
 from redolab.environments import credentials, service, trust
 from redolab.environments.credentials import CredentialCreate, CredentialPublic
 from redolab.environments.schemas import (
@@ -187,7 +188,7 @@ def delete_credential(session: SessionDep, user: ApiAdmin, environment_id: int, 
     credentials.delete_credential(session=session, credential=credential)
 
 
-@router.post("/{environment_id}/hosts/{host_id}/host-key/scan")
+@router.post("/{environment_id}/hosts/{host_id}/host-key/scan", responses=error_responses(502))
 async def scan_host_key(session: SessionDep, user: ApiAdmin, environment_id: int, host_id: int) -> dict:
     """The SSH host key the host offers now (nothing is pinned yet)."""
     host = _host(session, environment_id, host_id)
@@ -201,7 +202,7 @@ class HostKeyAccept(BaseModel):
     fingerprint: str
 
 
-@router.put("/{environment_id}/hosts/{host_id}/host-key")
+@router.put("/{environment_id}/hosts/{host_id}/host-key", responses=error_responses(502))
 async def accept_host_key(
     session: SessionDep, user: ApiAdmin, environment_id: int, host_id: int, accept: HostKeyAccept
 ) -> HostPublic:

@@ -28,6 +28,7 @@ from redolab.core.fields import (
     OneLine,
     OptionalHostAddress,
     OptionalInterfaceName,
+    Positive,
     PosixUser,
     RowId,
     SizeBytes,
@@ -37,7 +38,6 @@ from redolab.core.fields import (
     VisibleName,
     at_most,
     blank_to_none,
-    positive,
 )
 from redolab.environments.models import (
     TRANSPORT_MODES,
@@ -58,8 +58,8 @@ Percent = Annotated[float, Field(ge=0, le=1000)]
 CollectEvery = Annotated[int | None, Field(ge=3600, le=31 * 86400)]
 # A network path's nominal bandwidth (bit/s) and round trip (s): an environment's link, a destination's
 # path, a shared link. Numbers in base units, or text with a unit ("10 Gbit/s", "25 ms").
-LinkBandwidth = Annotated[BitRate, AfterValidator(positive)]
-LinkRtt = Annotated[DurationSeconds, AfterValidator(positive), at_most(10, "10 s")]
+LinkBandwidth = Annotated[BitRate, Positive]
+LinkRtt = Annotated[DurationSeconds, Positive, at_most(10, "10 s")]
 DAILY_SECONDS = 86400  # the collection schedule's default interval
 
 # Oracle: Maximum Protection needs SYNC; Maximum Availability needs SYNC or FASTSYNC.
@@ -83,15 +83,15 @@ class EnvironmentFields(UnitEcho):
     standby_rac_nodes: Nodes | None = None
     protection_mode: Annotated[ProtectionMode | None, BeforeValidator(blank_to_none)] = None
     transport_mode: TransportMode | None = None
-    instantiation_goal_seconds: Annotated[DurationSeconds, AfterValidator(positive)] = None
+    instantiation_goal_seconds: Annotated[DurationSeconds, Positive] = None
     # the RPO goal: the data loss (transport lag) the business accepts, e.g. 30 s
-    rpo_goal_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(86400, "24 h")] = None
+    rpo_goal_seconds: Annotated[DurationSeconds, Positive, at_most(86400, "24 h")] = None
     # the failover time the business accepts, e.g. 15 min: the apply backlog is judged against it
-    rto_goal_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(7 * 86400, "7 d")] = None
+    rto_goal_seconds: Annotated[DurationSeconds, Positive, at_most(7 * 86400, "7 d")] = None
     # "19c", "23ai", "11.2", or V$INSTANCE.VERSION ("19.0.0.0.0"); blank when not known
     database_release: Annotated[str | None, StringConstraints(max_length=40), AfterValidator(checked_release)] = None
     # the standby's redo apply rate (V$RECOVERY_PROGRESS "Active Apply Rate"), e.g. "120 MiB/s"
-    apply_rate_bytes_per_second: Annotated[ByteRate, AfterValidator(positive)] = None
+    apply_rate_bytes_per_second: Annotated[ByteRate, Positive] = None
     fast_start_failover: bool | None = None  # Fast-Start Failover is used (Data Guard)
     advanced_compression_licensed: bool | None = None  # redo transport compression is licensed
     headroom_percent: Percent | None = None

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from redolab.core.fields import BitRate, UnitEcho, at_most, blank_to_none
+from redolab.core.fields import BitRate, Bounds, Positive, UnitEcho, at_most, blank_to_none
 from redolab.environments.models import LinkTier
 from redolab.environments.schemas import Name
 
@@ -36,10 +36,16 @@ def currency_code(value: str | None) -> str | None:
 
 
 TierRate = Annotated[
-    BitRate, AfterValidator(tier_rate), at_most(MAX_TIER_BITS_PER_SECOND, "1 Tbit/s"), Field(validate_default=True)
+    BitRate,
+    AfterValidator(tier_rate),
+    Positive,
+    Bounds(given=True),
+    at_most(MAX_TIER_BITS_PER_SECOND, "1 Tbit/s"),
+    Field(validate_default=True),
 ]
+# The bounds on the number, not on the optional: pydantic applied `ge` to a JSON null (a TypeError, a 500).
 MonthlyPrice = Annotated[
-    float | None, BeforeValidator(blank_to_none), Field(ge=0, le=MAX_MONTHLY_PRICE, allow_inf_nan=False)
+    Annotated[float, Field(ge=0, le=MAX_MONTHLY_PRICE, allow_inf_nan=False)] | None, BeforeValidator(blank_to_none)
 ]
 Currency = Annotated[str | None, BeforeValidator(blank_to_none), AfterValidator(currency_code)]
 

@@ -11,6 +11,7 @@ from fastapi.responses import Response
 from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.core.deps import SessionDep
 from redolab.core.errors import FieldError
+from redolab.core.openapi import error_responses
 from redolab.disktest.service import (
     DiskTestCreate,
     create_disk_test,
@@ -42,7 +43,7 @@ def import_json(record) -> dict:
     }
 
 
-@router.post("/{environment_id}/hadr/captures", status_code=status.HTTP_201_CREATED)
+@router.post("/{environment_id}/hadr/captures", status_code=status.HTTP_201_CREATED, responses=error_responses(507))
 def upload_captures(session: SessionDep, user: ApiOperator, environment_id: int, file: UploadFile) -> dict:
     """Import a file of `db2pd -db DBNAME -hadr` captures (both layouts), all or nothing."""
     environment = get_environment(session=session, environment_id=environment_id)

@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.core.deps import SessionDep, SettingsDep
-from redolab.core.fields import folded
+from redolab.core.fields import RowId, folded
+from redolab.core.openapi import error_responses
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
@@ -93,11 +94,12 @@ def read_plan(
     chosen: Annotated[
         bool, Query(description="The import and run lists are complete: what is not named is left out.")
     ] = False,
-    import_: Annotated[list[int], Query(alias="import", description="Use this import (repeat).")] = [],  # noqa: B006
-    run: Annotated[list[int], Query(description="Use this run (repeat); a loopback run only when named.")] = [],  # noqa: B006
+    import_: Annotated[list[RowId], Query(alias="import", description="Use this import (repeat).")] = [],  # noqa: B006
+    run: Annotated[list[RowId], Query(description="Use this run (repeat); a loopback run only when named.")] = [],  # noqa: B006
     exclude_tag: Annotated[list[str], Query(description="Leave out runs with this tag (repeat).")] = [],  # noqa: B006
     rehearsal: Annotated[
-        list[int], Query(description="Use this rehearsal (repeat); a loopback or time-compressed one only when named.")
+        list[RowId],
+        Query(description="Use this rehearsal (repeat); a loopback or time-compressed one only when named."),
     ] = [],  # noqa: B006
 ) -> dict:
     """Verdicts, instantiation estimate, lag replay, commit impact, risks and settings, with sources. By
@@ -119,7 +121,9 @@ class TierRehearsalCreate(BaseModel):
     window: str = Field("worst-60m", max_length=200, description="As for a rehearsal: worst-60m by default.")
 
 
-@router.post("/{environment_id}/rehearsals/tiers", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/{environment_id}/rehearsals/tiers", status_code=status.HTTP_201_CREATED, responses=error_responses(429, 503)
+)
 def rehearse_tiers(
     request: Request,
     session: SessionDep,

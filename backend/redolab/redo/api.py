@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse
 from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.core.deps import PageDep, SessionDep
 from redolab.core.errors import FieldError
+from redolab.core.openapi import error_responses
 from redolab.environments.service import get_environment
 from redolab.jobs.models import Job, JobStatus
 from redolab.jobs.queue import wake_local_worker
@@ -179,7 +180,10 @@ def _job_public(environment_id: int, job) -> ImportJobPublic:
 @router.post(
     "/{environment_id}/redo/imports",
     status_code=status.HTTP_201_CREATED,
-    responses={202: {"model": ImportJobPublic, "description": "A large file: imported by a worker (a job)."}},
+    responses={
+        202: {"model": ImportJobPublic, "description": "A large file: imported by a worker (a job)."},
+        **error_responses(429, 507),
+    },
 )
 def import_upload(
     request: Request, session: SessionDep, user: ApiOperator, environment_id: int, body: ImportRequest

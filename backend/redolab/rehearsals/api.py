@@ -7,6 +7,7 @@ from fastapi.responses import PlainTextResponse
 
 from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.core.deps import SessionDep, SettingsDep
+from redolab.core.openapi import error_responses
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
@@ -17,7 +18,11 @@ from redolab.rehearsals.schemas import RehearsalCreate, RehearsalPublic
 router = APIRouter(prefix="/api/v1", tags=["rehearsals"], dependencies=[Depends(current_api_user)])
 
 
-@router.post("/environments/{environment_id}/rehearsals", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/environments/{environment_id}/rehearsals",
+    status_code=status.HTTP_201_CREATED,
+    responses=error_responses(429, 503),
+)
 def create_rehearsal(
     request: Request,
     session: SessionDep,

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from redolab.core.fields import BitRate, SizeBytes, at_most, positive
+from redolab.core.fields import BitRate, Bounds, Positive, SizeBytes, at_most
 from redolab.runs.models import ProbeMode, RunStatus
 from redolab.runs.schemas import Label, MessageBytes, sockbuf_floor
 
@@ -27,12 +27,14 @@ class RehearsalCreate(BaseModel):
     speedup: Annotated[float, Field(ge=1, le=3600)] = 1.0
     mode: ProbeMode = ProbeMode.async_
     message_bytes: MessageBytes = None
-    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB"), AfterValidator(sockbuf_floor)] = None
+    sockbuf_bytes: Annotated[
+        SizeBytes, at_most(1024 * MIB, "1 GiB"), AfterValidator(sockbuf_floor), Bounds(minimum=4096)
+    ] = None
     client_host_id: int | None = None
     server_host_id: int | None = None
     across_hops: bool = Field(False, description="Replay to every destination the primary feeds at once.")
     label: Label = ""
-    cap_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = Field(
+    cap_bits_per_second: Annotated[BitRate, Positive] = Field(
         None,
         description=(
             "Rehearse at a link tier: its line rate (bit/s, or text such as '500 Mbit/s'). Every connection is "

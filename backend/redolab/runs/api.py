@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.core.deps import PageDep, SessionDep, SettingsDep
+from redolab.core.openapi import error_responses
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
@@ -19,7 +20,7 @@ from redolab.runs.schemas import ResultImport, RunCreate, RunEventPublic, RunPub
 router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(current_api_user)])
 
 
-@router.post("/environments/{environment_id}/runs", status_code=status.HTTP_201_CREATED)
+@router.post("/environments/{environment_id}/runs", status_code=status.HTTP_201_CREATED, responses=error_responses(429))
 def create_run(
     request: Request,
     session: SessionDep,
@@ -52,7 +53,9 @@ def run_public(session, run: Run) -> RunPublic:
     return public
 
 
-@router.post("/environments/{environment_id}/runs/import", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/environments/{environment_id}/runs/import", status_code=status.HTTP_201_CREATED, responses=error_responses(507)
+)
 def import_runs(
     session: SessionDep,
     user: ApiOperator,

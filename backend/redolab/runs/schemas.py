@@ -20,15 +20,17 @@ from pydantic_core import PydanticCustomError
 from redolab.core.fields import (
     MAX_SIZE_BYTES,
     BitRate,
+    Bounds,
     DurationSeconds,
+    Given,
     OneLine,
+    Positive,
     SizeBytes,
     TextBlock,
     at_most,
     blank_to_none,
     field_label,
     folded,
-    positive,
 )
 from redolab.core.units import UnitError, parse_size
 from redolab.environments.schemas import HostPairCreate, HostPairPublic
@@ -39,7 +41,7 @@ _SAFE_PATH = re.compile(r"/[A-Za-z0-9._/+-]*")  # fullmatch: `$` would match bef
 
 MIB = 1024 * 1024
 MAX_MESSAGE_BYTES = 256 * MIB  # one probe message (a send; in SYNC a commit-sized write)
-MessageBytes = Annotated[SizeBytes, AfterValidator(positive), at_most(MAX_MESSAGE_BYTES, "256 MiB")]
+MessageBytes = Annotated[SizeBytes, Positive, at_most(MAX_MESSAGE_BYTES, "256 MiB")]
 
 
 _CONGESTION = re.compile(r"[a-z0-9_]{1,15}")
@@ -71,10 +73,15 @@ _TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._:=/+-]{0,39}")
 
 
 def _split_list(value):
-    """A list, or text separated by commas (a form field): blank items dropped."""
+    """A list, or text separated by commas (a form field): blank items dropped. Anything else (a
+    number, true, an object) is refused here: iterating it would be a TypeError, a 500."""
     if isinstance(value, str):
         return [item.strip() for item in value.split(",") if item.strip()]
-    return value if value is not None else []
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise PydanticCustomError("list_type", "Give a list, or text with the items separated by commas.")
+    return value
 
 
 def _check_tags(tags: list[str]) -> list[str]:
@@ -109,7 +116,9 @@ def _probe_interval(value: float | None) -> float:
     return value
 
 
-IntervalSeconds = Annotated[DurationSeconds, AfterValidator(_probe_interval)]
+IntervalSeconds = Annotated[
+    DurationSeconds, AfterValidator(_probe_interval), Bounds(*PROBE_INTERVAL_SECONDS, given=True)
+]
 
 
 def _stripped(value):
@@ -164,16 +173,16 @@ class RunCreate(HostPairCreate):
 
     mode: ProbeMode = ProbeMode.async_
     conns: Annotated[int, Field(ge=1, le=1024)] = 1
-    message_bytes: MessageBytes = MIB
-    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB")] = None
-    duration_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(3600, "1 h")] = 60.0
+    message_bytes: Annotated[MessageBytes, Given] = MIB
+    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB"), Bounds(minimum=4096)] = None
+    duration_seconds: Annotated[DurationSeconds, Positive, at_most(3600, "1 h"), Given] = 60.0
     interval_seconds: IntervalSeconds = Field(default=5.0, validate_default=True)
     delay_us: Annotated[int, Field(ge=0, le=60_000_000)] = 0
-    rate_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
+    rate_bits_per_second: Annotated[BitRate, Positive] = None
     write_dir: Annotated[str | None, AfterValidator(check_write_dir)] = None
     sync_write: bool = False
     congestion: Annotated[str | None, BeforeValidator(blank_to_none), AfterValidator(_check_congestion)] = None
-    fq_rate_bits_per_second: Annotated[BitRate, AfterValidator(positive)] = None
+    fq_rate_bits_per_second: Annotated[BitRate, Positive] = None
     zerocopy: bool = False
     reverse: bool = False
     label: Label = ""

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, Request, status
 
 from redolab.auth.deps import ApiAdmin, ApiOperator, current_api_user
 from redolab.core.deps import PageDep, SessionDep, SettingsDep
+from redolab.core.openapi import error_responses
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
@@ -19,7 +20,9 @@ from redolab.sweeps.schemas import SchedulePublic, SchedulesPublic, SweepCreate,
 router = APIRouter(prefix="/api/v1", tags=["sweeps"], dependencies=[Depends(current_api_user)])
 
 
-@router.post("/environments/{environment_id}/sweeps", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/environments/{environment_id}/sweeps", status_code=status.HTTP_201_CREATED, responses=error_responses(429)
+)
 def create_sweep(
     request: Request,
     session: SessionDep,

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.core.deps import SessionDep
+from redolab.core.openapi import error_responses
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
 from redolab.runs import service as run_service
@@ -80,7 +81,9 @@ def cluster_public(cluster, environment) -> ClusterPublic:
     )
 
 
-@router.post("/environments/{environment_id}/clusters", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/environments/{environment_id}/clusters", status_code=status.HTTP_201_CREATED, responses=error_responses(429)
+)
 def create_cluster(
     request: Request, session: SessionDep, user: ApiOperator, environment_id: int, cluster_in: ClusterCreate
 ) -> ClusterPublic:

@@ -12,14 +12,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic_core import PydanticCustomError
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from redolab.core.config import Settings
 from redolab.core.db import get_or_404, utcnow
-from redolab.core.fields import DurationSeconds, at_most, positive
+from redolab.core.fields import DurationSeconds, Positive, at_most
 from redolab.core.limits import LimitReached
 from redolab.environments.models import Environment, Host
 from redolab.jobs.admission import QueueCaps, current_caps, hold_queue_lock
@@ -41,7 +41,7 @@ class Repeat(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    every_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(7 * 86400, "7 days")]
+    every_seconds: Annotated[DurationSeconds, Positive, at_most(7 * 86400, "7 days")]
     until: datetime
 
     @field_validator("every_seconds")

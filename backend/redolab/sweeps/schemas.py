@@ -6,7 +6,6 @@ from datetime import datetime
 from typing import Annotated
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -18,9 +17,10 @@ from pydantic_core import PydanticCustomError
 
 from redolab.core.fields import (
     DurationSeconds,
+    Given,
+    Positive,
     at_most,
     blank_to_none,
-    positive,
 )
 from redolab.core.units import MIB, format_bytes
 from redolab.environments.schemas import HostPairPublic
@@ -47,7 +47,7 @@ class SweepCreate(RunCreate):
     sweep sets the connection count and the socket buffer or kernel maximum of each."""
 
     kind: SweepKind = SweepKind.connections
-    duration_seconds: Annotated[DurationSeconds, AfterValidator(positive), at_most(3600, "1 h")] = 20.0
+    duration_seconds: Annotated[DurationSeconds, Positive, at_most(3600, "1 h"), Given] = 20.0
     interval_seconds: IntervalSeconds = Field(default=2.0, validate_default=True)
     # Connection sweeps
     conns_start: Annotated[int, Field(ge=1, le=MAX_CONNS)] = 1

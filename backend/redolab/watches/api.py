@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, Request, status
 
 from redolab.auth.deps import ApiOperator, ApiUser, current_api_user
 from redolab.core.deps import SessionDep, SettingsDep
+from redolab.core.openapi import error_responses
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
@@ -15,7 +16,9 @@ from redolab.watches.schemas import CheckPublic, WatchCreate, WatchPublic, Watch
 router = APIRouter(prefix="/api/v1", tags=["watches"], dependencies=[Depends(current_api_user)])
 
 
-@router.post("/environments/{environment_id}/watches", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/environments/{environment_id}/watches", status_code=status.HTTP_201_CREATED, responses=error_responses(429)
+)
 def create_watch(
     request: Request,
     session: SessionDep,
@@ -74,7 +77,7 @@ def stop_watch(session: SessionDep, user: ApiOperator, watch_id: int) -> WatchPu
     return WatchPublic.model_validate(service.set_active(session=session, watch=watch, active=False, user=user))
 
 
-@router.post("/watches/{watch_id}/start")
+@router.post("/watches/{watch_id}/start", responses=error_responses(429))
 def start_watch(
     request: Request, session: SessionDep, settings: SettingsDep, user: ApiOperator, watch_id: int
 ) -> WatchPublic:
