@@ -167,8 +167,9 @@ def _deliver_one(sessions, notification_id: int, *, settings: Settings, secret_k
         delivery = Delivery(False, "the receiver was removed", final=True)
     else:
         delivery = send_now(target, payload, notification_id=notification_id, settings=settings, secret_key=secret_key)
-        _note(sessions, target.receiver_id, delivery, now)
     status = _record(sessions, notification_id, worker_id, attempts, delivery, now)
+    if target is not None:  # after the row: an open breaker never hides an attempt not yet recorded
+        _note(sessions, target.receiver_id, delivery, now)
     log.info("notification %d to receiver %s: %s (%s)", notification_id, target.name if target else "(removed)",
              delivery.result, status)  # fmt: skip
     return True
