@@ -78,23 +78,29 @@ def test_the_api_reference_lists_exactly_the_apps_endpoints(site, app):
             assert f"<code>{field}</code>" in text, (name, field)
 
 
-def test_the_cli_reference_lists_exactly_the_commands_and_their_options(site):
+def _cli_options() -> dict[str, set[str]]:
+    """Every `redolab` command (words joined) with its options, from typer's command tree."""
     import typer
 
     from redolab.cli import app as cli
 
-    expected: dict[str, set[str]] = {}
+    found: dict[str, set[str]] = {}
 
     def walk(command, context, words):
+        found[" ".join(words)] = {opt for param in command.params for opt in [*param.opts, *param.secondary_opts]}
         if hasattr(command, "list_commands"):  # a group (typer ships its own click)
             for name in command.list_commands(context):
                 child = command.get_command(context, name)
                 if child is not None and not child.hidden:
                     walk(child, child.context_class(child, info_name=name, parent=context), [*words, name])
-        expected[" ".join(words)] = {opt for param in command.params for opt in getattr(param, "opts", [])}
 
     root = typer.main.get_command(cli)
     walk(root, root.context_class(root, info_name="redolab"), ["redolab"])
+    return found
+
+
+def test_the_cli_reference_lists_exactly_the_commands_and_their_options(site):
+    expected = _cli_options()
     expected.pop("redolab")
     text = html.unescape((site / "reference" / "cli-commands" / "index.html").read_text())
     sections = re.split(r"<h2[^>]*><code>", text)[1:]
@@ -103,6 +109,24 @@ def test_the_cli_reference_lists_exactly_the_commands_and_their_options(site):
     for command, options in expected.items():
         for option in options:
             assert option in listed[command], (command, option)
+
+
+def test_the_commands_the_manual_writes_exist_with_their_options():
+    """The hand-written pages too: every `redolab ...` code span names a command and options it has."""
+    commands = _cli_options()
+    texts = [path.read_text() for path in (PROJECT_ROOT / "docs").rglob("*.md")]
+    wrong = []
+    for span in re.findall(
+        r"`([^`\n]*\bredolab [a-z][^`\n]*)`", "\n".join([*texts, (PROJECT_ROOT / "README.md").read_text()])
+    ):
+        words = ["redolab", *re.match(r".*?redolab((?: [a-z][a-z-]*)*)", span).group(1).split()]
+        command = next((" ".join(words[:n]) for n in range(len(words), 0, -1) if " ".join(words[:n]) in commands), "")
+        wrong += [
+            (span, option)
+            for option in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span)
+            if option not in commands[command] | {"--help"}
+        ]
+    assert wrong == []
 
 
 def test_the_manual_is_served_to_logged_in_users_only(site, app, anonymous, browser_client, tmp_path):
@@ -133,6 +157,8 @@ def test_the_readme_is_one_screen_and_points_to_the_manual():
     for must in ("make run", "make test", "REDOLAB_PORT", "/setup?token=", "redolab user create", "/manual/"):
         assert must in readme, must
     assert "make test" in (PROJECT_ROOT / ".ci" / "run").read_text()
+    makefile = (PROJECT_ROOT / "Makefile").read_text()  # what `make run` installs includes the manual
+    assert "manual" in next(line for line in makefile.splitlines() if line.startswith("run:")).split()
     dockerfile = (PROJECT_ROOT / "Dockerfile").read_text()  # the image serves the manual too
     assert "mkdocs build --strict" in dockerfile and "COPY --from=manual /src/frontend/manual" in dockerfile
 
