@@ -22,6 +22,7 @@ shared_server, admin_context = test_browser.shared_server, test_browser.admin_co
 admin_page = test_browser.admin_page
 
 _MANUAL_LINK = re.compile(r"""/manual/[^"'\s<>{}()]*""")
+README = PROJECT_ROOT / "README.md"
 _EXTERNAL = re.compile(r"""<(?:script|link|img)[^>]+(?:src|href)="(?:https?:)?//""")
 
 
@@ -76,6 +77,16 @@ def test_the_api_reference_lists_exactly_the_apps_endpoints(site, app):
         assert f'id="{name.lower()}"' in text, name
         for field in schema.get("properties", {}):
             assert f"<code>{field}</code>" in text, (name, field)
+
+
+def test_the_api_paths_the_manual_writes_exist(app):
+    """The hand-written pages and the README: every /api/v1/... they name is a path of the app."""
+    paths = [*app.openapi()["paths"], "/api/v1/openapi.json"]  # the document itself is left out of itself
+    patterns = [re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path)) + "$") for path in paths]
+    texts = [path.read_text() for path in (PROJECT_ROOT / "docs").rglob("*.md")]
+    named = {ref.rstrip(".") for ref in re.findall(r"/api/v1/[\w{}/.-]+", "\n".join([*texts, README.read_text()]))}
+    assert len(named) > 20
+    assert [ref for ref in sorted(named) if not any(pattern.match(ref) for pattern in patterns)] == []
 
 
 def _cli_options() -> dict[str, set[str]]:
