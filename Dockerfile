@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# redolab: front-end assets from the npm registry, the static redoprobe (musl), then a slim
+# redolab: front-end assets from the npm registry, the static redoprobe (musl), the manual, then a slim
 # Python runtime as a non-root user. The runtime also holds the probe's C source, so hosts of
 # another architecture can build it.
 
@@ -14,6 +14,21 @@ RUN apt-get update && apt-get install -y --no-install-recommends make gcc libc6-
 WORKDIR /src/probe
 COPY backend/redolab/redoprobe/ ./
 RUN make clean && make redoprobe && make check
+
+# The manual (docs/ with MkDocs Material), whose API and CLI pages are generated from the package itself.
+FROM python:3.11-slim AS manual
+ENV UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never NO_MKDOCS_2_WARNING=1
+RUN pip install --no-cache-dir uv
+WORKDIR /src
+COPY pyproject.toml uv.lock README.md ./
+RUN uv sync --frozen --no-default-groups --group docs --no-install-project
+COPY backend backend
+COPY frontend/templates frontend/templates
+COPY frontend/static frontend/static
+COPY docs docs
+COPY scripts/manual_reference.py scripts/manual_reference.py
+COPY mkdocs.yml ./
+RUN uv sync --frozen --no-default-groups --group docs && uv run --no-sync mkdocs build --strict --quiet
 
 FROM python:3.11-slim AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -31,14 +46,15 @@ RUN pip install --no-cache-dir uv \
     && mkdir -p /data && chown redolab /data
 WORKDIR /app
 COPY pyproject.toml uv.lock README.md ./
-RUN uv sync --frozen --no-dev --no-install-project
+RUN uv sync --frozen --no-default-groups --no-install-project
 COPY backend backend
 COPY migrations migrations
 COPY frontend/templates frontend/templates
 COPY frontend/static frontend/static
 COPY --from=assets /src/frontend/static/vendor frontend/static/vendor
 COPY --from=probe /src/probe/redoprobe backend/redolab/redoprobe/redoprobe
-RUN uv sync --frozen --no-dev
+COPY --from=manual /src/frontend/manual frontend/manual
+RUN uv sync --frozen --no-default-groups
 ENV PATH="/app/.venv/bin:$PATH"
 USER redolab
 EXPOSE 8000

@@ -1,5 +1,5 @@
 # redolab: `make run` serves the dashboard, `make test` runs the whole suite.
-# Both install what they need (uv, Python packages, front-end assets; `test` also the system
+# Both install what they need (uv, Python packages, front-end assets, `run` the manual; `test` also the system
 # packages: PostgreSQL, Chromium, OpenSSH, docker-compose, musl-tools for the static probe,
 # iproute2 and ping for the lab)
 # on a Debian-like machine.
@@ -9,9 +9,9 @@ UV := $(PYTHON) -m uv
 # uv trusts the system's certificate store, as pip does: behind a TLS-inspecting proxy its certificate is there
 export UV_NATIVE_TLS ?= 1
 
-.PHONY: run test lint format uv deps assets probe system-deps clean
+.PHONY: run test lint format uv deps assets manual probe system-deps clean
 
-run: deps assets probe
+run: deps assets manual probe
 	$(UV) run redolab serve
 
 test: system-deps deps assets probe
@@ -44,6 +44,14 @@ assets: frontend/static/vendor/htmx.min.js
 frontend/static/vendor/htmx.min.js: frontend/package.json frontend/package-lock.json frontend/build-assets.mjs
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
 
+# The manual (docs/, MkDocs with Material from the locked Python packages) into frontend/manual, which redolab
+# serves at /manual/ to logged-in users. Its API and CLI pages are generated from the code
+# (scripts/manual_reference.py), so it is built again when the package's source changes.
+manual: frontend/manual/index.html
+
+frontend/manual/index.html: mkdocs.yml scripts/manual_reference.py $(shell find docs backend/redolab -name '*.md' -o -name '*.py' 2>/dev/null)
+	NO_MKDOCS_2_WARNING=1 $(UV) run mkdocs build --strict --quiet
+
 probe:
 	$(MAKE) -s -C backend/redolab/redoprobe redoprobe
 	$(MAKE) -s -C backend/redolab/lab
@@ -52,6 +60,6 @@ system-deps:
 	./scripts/system-deps.sh
 
 clean:
-	rm -rf .venv frontend/node_modules frontend/static/vendor
+	rm -rf .venv frontend/node_modules frontend/static/vendor frontend/manual
 	$(MAKE) -s -C backend/redolab/redoprobe clean
 	$(MAKE) -s -C backend/redolab/lab clean

@@ -155,6 +155,30 @@ class RedolabServer:
             self.process.wait()
 
 
+_MANUAL_BUILT: dict[Path, bool] = {}
+
+
+def manual_site(tmp_path_factory) -> Path:
+    """Where this test process's manual is built (once, by `built_manual`): the shared server serves it."""
+    return tmp_path_factory.getbasetemp() / "manual-site"
+
+
+def built_manual(tmp_path_factory) -> Path:
+    """The manual, built from docs/ with `mkdocs build --strict` once per test process (in it: the hook that
+    writes the API and CLI references imports redolab, which this process has imported already)."""
+    site = manual_site(tmp_path_factory)
+    if not _MANUAL_BUILT.get(site):
+        os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material's banner about its successor
+        from mkdocs.commands.build import build
+        from mkdocs.config import load_config
+
+        from redolab.core.config import PROJECT_ROOT
+
+        build(load_config(str(PROJECT_ROOT / "mkdocs.yml"), site_dir=str(site), strict=True))
+        _MANUAL_BUILT[site] = True
+    return site
+
+
 def redolab_env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REDOLAB_")}
     env.update(REDOLAB_DATA_DIR=str(data_dir), **extra)

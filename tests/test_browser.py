@@ -74,7 +74,9 @@ def shared_server(request, tmp_path_factory):
     probe-writes/, where "This machine" may write)."""
     if "server" not in _shared:
         data_dir = tmp_path_factory.mktemp("shared-serve")
-        server = services.start_redolab(data_dir, timeout=STARTUP_SECONDS)
+        # the manual it serves: tests/test_manual.py builds it there when a test needs it
+        manual = str(services.manual_site(tmp_path_factory))
+        server = services.start_redolab(data_dir, timeout=STARTUP_SECONDS, REDOLAB_MANUAL_DIR=manual)
         request.config.add_cleanup(server.stop)
         server.data_dir = data_dir
         _shared["server"] = server

@@ -65,6 +65,7 @@ from redolab.web import collect as collect_pages
 from redolab.web import destinations as destination_pages
 from redolab.web import environments as environment_pages
 from redolab.web import hadr as hadr_pages
+from redolab.web import manual as manual_pages
 from redolab.web import metrics as metrics_page
 from redolab.web import planning as planning_pages
 from redolab.web import preflight as preflight_pages
@@ -250,6 +251,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     declare_error_statuses(app)
     assets = Assets(FRONTEND_DIR / "static", settings.data_dir / "static-cache")
     templates.env.globals["static_url"] = assets.url
+    templates.env.globals["manual_url"] = manual_pages.manual_url
+    app.state.manual_dir = settings.manual_dir or manual_pages.MANUAL_DIR
     app.mount("/static", HashedStaticFiles(assets=assets), name="static")
     return app
 
@@ -380,4 +383,5 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(hadr_api.router)
     app.include_router(planning_pages.router, include_in_schema=False)
     app.include_router(preflight_pages.router, include_in_schema=False)
+    app.include_router(manual_pages.router, include_in_schema=False)
     app.include_router(metrics_page.router, include_in_schema=False)  # its own bearer token, no login

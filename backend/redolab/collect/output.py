@@ -30,7 +30,7 @@ from redolab.collect.scripts import STEP_PROMPT
 
 MAX_LINE = 65_536  # LINESIZE 32767 and Db2's widest -x row (a 254-character path and the rest) fit
 # Rows of one step: a year of 32 RAC threads, one log switch every 15 minutes each, is 1,121,280
-# V$ARCHIVED_LOG rows; a third more for busier databases (README, "Collect from the database").
+# V$ARCHIVED_LOG rows; a third more for busier databases (the manual, "Collect from the database").
 MAX_ROWS = 1_500_000
 _FEEDBACK = re.compile(r"^(\d{1,12}) rows? selected\.$")
 _NO_ROWS = "no rows selected"

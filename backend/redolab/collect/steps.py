@@ -52,7 +52,7 @@ class OutputCaps:
 
 # One SQL*Plus session or CLP call. Sized from a year of 32 RAC threads, one log switch every 15 minutes
 # each: 32 x 35,040 = 1,121,280 V$ARCHIVED_LOG rows, about 90 bytes each as CSV (96 MiB), one line each.
-# A line: LINESIZE 32767 characters of up to 4 bytes. README, "Collect from the database", says them.
+# A line: LINESIZE 32767 characters of up to 4 bytes. The manual's "Collect from the database" says them.
 OUTPUT_CAPS = OutputCaps(total_bytes=160 * MIB, lines=2_000_000, line_bytes=128 * 1024)
 # What a small command prints (cat /etc/oratab, sqlplus -V): read in the web process, so kept small.
 SMALL_OUTPUT_CAPS = OutputCaps(total_bytes=1 * MIB, lines=20_000, line_bytes=64 * 1024)

@@ -91,6 +91,8 @@ class Settings(BaseSettings):
     chromium: str | None = None  # prints the plan report as PDF; default: chromium on the PATH
     # the plan report's paper: A4 or Letter; empty: Letter where the server's locale prints on Letter, else A4
     report_paper: str | None = None
+    # the built manual served at /manual/ (`make manual` builds it); empty: frontend/manual in the source tree
+    manual_dir: Path | None = None
     # Link watches (issue 37). /metrics answers only with `Authorization: Bearer <metrics_token>`; empty:
     # /metrics is off (404). public_url: how links in notifications reach redolab (behind its proxy).
     metrics_token: SecretStr | None = None
