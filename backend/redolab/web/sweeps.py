@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from redolab.auth.deps import AdminUser, OperatorUser, current_html_user
+from redolab.charts import TitleBlock
 from redolab.charts.sweeps import (
     buffer_figure,
     connections_figure,
@@ -38,6 +39,7 @@ from redolab.sweeps.schemas import SweepCreate
 from redolab.sweeps.sweeper import describe_point, restore_commands
 from redolab.web.experiments import create_or_schedule, experiments_context, form_fields
 from redolab.web.loopback import on_this_machine
+from redolab.web.titles import sweep_title
 from redolab.web.workspace import experiments_form_error
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -79,13 +81,23 @@ def create_sweep(
     return experiments_form_error(request, session, environment, sweep_values=values, sweep_errors=errors)
 
 
-def sweep_figure(sweep: Sweep, required: float | None) -> str | None:
+def sweep_figure(
+    sweep: Sweep, required: float | None, points: list[dict], title: TitleBlock | None = None
+) -> str | None:
+    """The sweep's chart. A connection sweep's plateau is marked once its rule saw it (or, the sweep
+    over, its best count of two or more measured): never after its first point."""
     series = compare.sweep_series(sweep, name=sweep.label or sweep.kind.label)
     if not any(one["points"] for one in series):
         return None
     if sweep.kind is SweepKind.connections:
-        return connections_figure(series, plateau=sweep.best_conns, required_bytes_per_second=required)
-    return buffer_figure(series, axis_title=compare.buffer_axis_title(sweep.kind), required_bytes_per_second=required)
+        plateau = sweep_service.connection_plateau(sweep, points)
+        measured = sum(1 for point in points if point["result"] is not None)
+        shown = plateau.best if plateau.reached or (sweep.status.finished and measured > 1) else None
+        return connections_figure(
+            series, plateau=shown, reached=plateau.reached, required_bytes_per_second=required, title=title
+        )
+    axis = compare.buffer_axis_title(sweep.kind)
+    return buffer_figure(series, axis_title=axis, required_bytes_per_second=required, title=title)
 
 
 def _sweep_context(session, sweep: Sweep, *, live: bool = False) -> dict:
@@ -112,7 +124,12 @@ def _sweep_context(session, sweep: Sweep, *, live: bool = False) -> dict:
         "progress_percent": min(100, round(100 * done / planned)) if planned else 0,
         "current_run": current,
         # no line of what the link must carry under loopback points: they are not the link
-        "figure": sweep_figure(sweep, None if live or loopback else _required_rate(session, environment)),
+        "figure": sweep_figure(
+            sweep,
+            None if live or loopback else _required_rate(session, environment),
+            points,
+            sweep_title(sweep, environment, loopback=loopback),
+        ),
         "loopback": loopback,
         "seed_rows": sweep_service.seed_rows(sweep),
         "restore_commands": restore,
