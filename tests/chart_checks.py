@@ -22,9 +22,10 @@ def check_title_block_and_download(page, selector: str, title: str) -> None:
         assert title in svg.read()
 
 
-def check_paths_grid(page, watch_name: str) -> None:
+def check_paths_grid(page, watch_name: str, shots=None) -> None:
     """The Paths page from the navigation: the watch's cell drawn in its state's colour, with its rule;
-    on a 390 px phone the grid folds and nothing is wider than the screen."""
+    on a 390 px phone the grid folds and nothing is wider than the screen (screenshots of both in
+    `shots`, a directory, when given)."""
     from playwright.sync_api import expect
 
     page.locator("header nav").get_by_role("link", name="Paths", exact=True).click()
@@ -37,11 +38,15 @@ def check_paths_grid(page, watch_name: str) -> None:
     assert box and box["width"] > 100 and box["height"] > 30, box
     colour = cell.evaluate("(e) => getComputedStyle(e).backgroundColor")
     assert colour not in ("rgba(0, 0, 0, 0)", "transparent"), colour
+    if shots is not None:
+        page.screenshot(path=str(shots / "paths.png"), full_page=True)
     size = page.viewport_size
     page.set_viewport_size(PHONE)
     try:
         widest = page.evaluate("() => document.documentElement.scrollWidth")
         assert widest <= PHONE["width"], widest
         expect(cell).to_be_visible()
+        if shots is not None:
+            page.screenshot(path=str(shots / "paths-phone.png"), full_page=True)
     finally:
         page.set_viewport_size(size)

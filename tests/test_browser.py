@@ -1070,4 +1070,4 @@ def test_a_watch_checks_the_link_and_draws_its_state(admin_page):
     screenshot(page, path=str(server_screenshot_dir() / "watch.png"), full_page=True)
     # issue 58: the chart's title block is drawn in it and saved with it; the Paths grid draws the watch
     check_title_block_and_download(page, "#watch-chart", "Watch: loopback link")
-    check_paths_grid(page, "loopback link")
+    check_paths_grid(page, "loopback link", server_screenshot_dir())

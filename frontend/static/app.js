@@ -105,7 +105,7 @@
     const svg = {
       name: "toSVG",
       title: "Download as SVG (with its title block)",
-      icon: Plotly.Icons.camera,
+      icon: Plotly.Icons.disk || Plotly.Icons.camera,
       click: function (chart) { Plotly.downloadImage(chart, { format: "svg", filename: name }); },
     };
     return {

@@ -61,7 +61,7 @@ def test_the_title_block_says_what_where_and_when_escaped_in_the_layout():
     assert text.startswith("<b>Throughput received, run #7</b><br>")
     assert "&lt;b&gt;ERP&lt;/b&gt; prod · p1 → s1" in text  # the user's name is text, not markup
     assert "measured 2022-01-17 08:00–08:01 UTC (60 s)" in text and "ASYNC · 1 connection" in text
-    assert figure["layout"]["title"]["yref"] == "container" and figure["layout"]["margin"]["t"] >= BLOCK.height
+    assert figure["layout"]["title"]["automargin"] is True and figure["layout"]["margin"]["t"] >= BLOCK.height
     untitled = json.loads(throughput_figure(SERIES, duration_seconds=2))
     assert "title" not in untitled["layout"]
     assert figure["layout"]["height"] - untitled["layout"]["height"] == BLOCK.height - 30  # the plot keeps its size

@@ -80,10 +80,13 @@ class TitleBlock:
             "x": 0,
             "xref": "container",
             "xanchor": "left",
+            # above the plot, the top margin grown to hold it (anchored at the figure's top, plotly cut
+            # the first line of a block of lines in two)
             "y": 1,
-            "yref": "container",
-            "yanchor": "top",
-            "pad": {"l": 8, "t": 8},
+            "yref": "paper",
+            "yanchor": "bottom",
+            "automargin": True,
+            "pad": {"l": 8, "b": 12},
             "font": {"size": 14},
         }
 
@@ -94,11 +97,13 @@ def when(moment: datetime | None, zone: str = "UTC") -> str:
 
 
 def span(first: datetime | None, last: datetime | None, zone: str = "UTC") -> str:
-    """A period as a title block writes it: the day once when both ends fall on it."""
-    if first is None or last is None:
+    """A period as a title block writes it: the day once when both ends fall on it, to the second
+    when it is shorter than an hour (a 12 s run is not 19:50 to 19:50), one time when it is one."""
+    if first is None or last is None or first == last:
         return when(first or last, zone)
     if first.date() == last.date():
-        return f"{first:%Y-%m-%d %H:%M}–{last:%H:%M} {zone}"
+        clock = "%H:%M:%S" if (last - first).total_seconds() < 3600 else "%H:%M"
+        return f"{first:%Y-%m-%d} {first.strftime(clock)}–{last.strftime(clock)} {zone}"
     return f"{first:%Y-%m-%d %H:%M} – {last:%Y-%m-%d %H:%M} {zone}"
 
 

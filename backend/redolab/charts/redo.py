@@ -229,6 +229,8 @@ def distribution_figure(
         )
     )
     figure.update_layout(**{**_LAYOUT, "height": 280}, xaxis_title="redo rate (MiB/s)", yaxis_title=f"{what} (count)")
+    if max(counts, default=0) < 5:  # whole counts: a tick per row, never 0.2 of a log
+        figure.update_yaxes(dtick=1)
     return figure_json(figure, title)
 
 

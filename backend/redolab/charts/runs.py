@@ -84,7 +84,7 @@ def tcp_info_figure(series: dict, title: TitleBlock | None = None) -> str:
     figure.update_yaxes(rangemode="nonnegative", tickformat=",", row=1, col=1)
     figure.update_yaxes(rangemode="nonnegative", tickformat=",", row=2, col=1)
     figure.update_xaxes(title_text="time from the start of the run (s)", row=3, col=1)
-    figure.update_layout(**{**LAYOUT, "height": 480})
+    figure.update_layout(**{**LAYOUT, "height": 540})  # three panels, each tall enough for its axis title
     return figure_json(figure, title)
 
 
