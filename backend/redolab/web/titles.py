@@ -52,9 +52,19 @@ def sweep_title(sweep, environment, *, loopback: bool) -> TitleBlock:
         environment=environment.name,
         hosts=hosts_of(sweep.client_host_name, sweep.server_host_name),
         period=f"measured {span(first, last)}" if first else "not measured yet",
-        measured=f"{sweep.parameters.get('mode', 'async').upper()}{repetitions}",
+        measured=_sweep_settings(sweep.parameters) + repetitions,
         loopback=loopback,
     )
+
+
+def _sweep_settings(parameters: dict) -> str:
+    """What every run of a sweep shares: mode, message size, duration (as the sweep stored them)."""
+    parts = [str(parameters.get("mode") or "async").upper()]
+    if isinstance(parameters.get("message_bytes"), int | float):
+        parts.append(f"{format_bytes(parameters['message_bytes'], 0)} messages")
+    if isinstance(parameters.get("duration_seconds"), int | float):
+        parts.append(f"{format_duration(parameters['duration_seconds'], 1)} per run")
+    return " · ".join(parts)
 
 
 def rehearsal_title(rehearsal, environment, *, loopback: bool) -> TitleBlock:
