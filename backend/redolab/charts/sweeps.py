@@ -113,10 +113,11 @@ def buffer_figure(
     return figure_json(figure, title)
 
 
-def runs_figure(names: list[str], rates: list[float | None]) -> str:
+def runs_figure(names: list[str], rates: list[float | None], title: TitleBlock | None = None) -> str:
     """Single runs side by side (comparison of runs that are not part of a sweep)."""
     figure = go.Figure(
         go.Bar(
+            name="throughput received",
             x=names,
             y=[(r or 0) / MIB for r in rates],
             customdata=[byte_rate_to_mbit(r or 0) for r in rates],
@@ -124,7 +125,7 @@ def runs_figure(names: list[str], rates: list[float | None]) -> str:
         )
     )
     figure.update_layout(**LAYOUT, yaxis_title="throughput (MiB/s)")
-    return figure_json(figure)
+    return figure_json(figure, title)
 
 
 def over_time_figure(times: list, rates: list[float | None], *, name: str) -> str:
@@ -132,7 +133,7 @@ def over_time_figure(times: list, rates: list[float | None], *, name: str) -> st
     return series_over_time_figure([(name, times, rates)])
 
 
-def series_over_time_figure(series: list[tuple[str, list, list[float | None]]]) -> str:
+def series_over_time_figure(series: list[tuple[str, list, list[float | None]]], title: TitleBlock | None = None) -> str:
     """Throughput against time (UTC), one line per series (name, times, rates): runs that measure
     different things (ASYNC streaming, SYNC round trips) are never joined by one line."""
     figure = go.Figure()
@@ -149,4 +150,4 @@ def series_over_time_figure(series: list[tuple[str, list, list[float | None]]]) 
         )
     figure.update_layout(**LAYOUT, xaxis_title="time (UTC)", yaxis_title="throughput (MiB/s)")
     figure.update_yaxes(rangemode="tozero")
-    return figure_json(figure)
+    return figure_json(figure, title)

@@ -10,6 +10,11 @@ from redolab.charts import TitleBlock, span, when
 from redolab.core.units import format_bytes, format_duration
 
 
+def few(names: list[str], shown: int = 2) -> str:
+    """Names as a title line lists them: the first few, then how many more (a title does not wrap)."""
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
 def hosts_of(client: str, server: str, *, reverse: bool = False) -> str:
     """The path as it carried data: sender → receiver."""
     return f"{server} → {client}" if reverse else f"{client} → {server}"
@@ -78,7 +83,7 @@ def rehearsal_title(rehearsal, environment, *, loopback: bool) -> TitleBlock:
     return TitleBlock(
         what=f"Rehearsal #{rehearsal.id}{label}, measured beside the model",
         environment=environment.name,
-        hosts=", ".join(hosts[:3]) + (f" and {len(hosts) - 3} more" if len(hosts) > 3 else ""),
+        hosts=few(hosts, 3),
         period=f"replays {span(rehearsal.window_start, rehearsal.window_end, zone)}",
         measured=f"measured {span(first, last)}" if first else "not measured yet",
         loopback=loopback,
@@ -102,7 +107,7 @@ def history_title(what: str, environment, imports: list, first: datetime | None,
     """A History chart: the imports it is drawn from, the period they cover (the database's clock)."""
     zone = environment.time_zone or "UTC"
     names = [redo_import.filename for redo_import in imports]
-    sources = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+    sources = few(names)
     latest = max((redo_import.created_at for redo_import in imports), default=None)
     return TitleBlock(
         what=what,
@@ -110,4 +115,25 @@ def history_title(what: str, environment, imports: list, first: datetime | None,
         hosts=f"redo history from {sources}" if sources else "",
         period=span(first, last, zone) if first else "",
         measured=f"imported {when(latest)}" if latest else "",
+    )
+
+
+def compare_title(what: str, *, environments: list[str], sweeps: list, runs: list, loopback: bool) -> TitleBlock:
+    """A comparison's chart: the sweeps and runs compared, their paths and the period they measured."""
+    measured = [run for sweep in sweeps for run in sweep.runs] + list(runs)
+    starts = [run.started_at for run in measured if run.started_at is not None]
+    ends = [run.finished_at or run.started_at for run in measured if run.started_at is not None]
+    hosts = sorted({hosts_of(item.client_host_name, item.server_host_name) for item in [*sweeps, *runs]})
+    compared = []
+    if sweeps:
+        compared.append("sweeps " + ", ".join(f"#{sweep.id}" for sweep in sweeps))
+    if runs:
+        compared.append("runs " + few([f"#{run.id}" for run in runs], 8))
+    return TitleBlock(
+        what=what,
+        environment=few(environments),
+        hosts=few(hosts),
+        period=f"measured {span(min(starts), max(ends))}" if starts else "",
+        measured=" · ".join(compared),
+        loopback=loopback,
     )
