@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests import services
+from tests.chart_checks import check_paths_grid, check_title_block_and_download
 
 pytestmark = pytest.mark.browser
 
@@ -1069,3 +1070,6 @@ def test_a_watch_checks_the_link_and_draws_its_state(admin_page):
     expect(page.locator("#checks-table")).to_contain_text("OK")
     expect(page.locator("#checks-table")).to_contain_text("MiB/s")
     screenshot(page, path=str(server_screenshot_dir() / "watch.png"), full_page=True)
+    # issue 58: the chart's title block is drawn in it and saved with it; the Paths grid draws the watch
+    check_title_block_and_download(page, "#watch-chart", "Watch: loopback link")
+    check_paths_grid(page, "loopback link", server_screenshot_dir())

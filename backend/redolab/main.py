@@ -67,6 +67,7 @@ from redolab.web import environments as environment_pages
 from redolab.web import hadr as hadr_pages
 from redolab.web import manual as manual_pages
 from redolab.web import metrics as metrics_page
+from redolab.web import paths as path_pages
 from redolab.web import planning as planning_pages
 from redolab.web import preflight as preflight_pages
 from redolab.web import receivers as receiver_pages
@@ -372,6 +373,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(run_pages.router, include_in_schema=False)
     app.include_router(rehearsal_pages.router, include_in_schema=False)
     app.include_router(watches_api.router)
+    app.include_router(path_pages.router, include_in_schema=False)
     app.include_router(receivers_api.router)
     app.include_router(watch_pages.router, include_in_schema=False)
     app.include_router(receiver_pages.router, include_in_schema=False)

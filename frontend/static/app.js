@@ -98,11 +98,29 @@
     }
     return values.length || 0;
   }
+  // The toolbar is always there (a phone has no hover) and saves the figure with its title block (in
+  // the layout, so it is in the image) as PNG or as SVG, named after the chart.
+  function plotConfig(element) {
+    const name = element.dataset.filename || element.id || "redolab-chart";
+    const svg = {
+      name: "toSVG",
+      title: "Download as SVG (with its title block)",
+      icon: Plotly.Icons.disk || Plotly.Icons.camera,
+      click: function (chart) { Plotly.downloadImage(chart, { format: "svg", filename: name }); },
+    };
+    return {
+      responsive: true,
+      displaylogo: false,
+      displayModeBar: true,
+      toImageButtonOptions: { format: "png", filename: name, scale: 2 },
+      modeBarButtonsToAdd: [svg],
+    };
+  }
   function drawPlots(root) {
     if (typeof Plotly === "undefined") return;
     (root || document).querySelectorAll(".plot[data-figure]").forEach(function (element) {
       const figure = JSON.parse(element.dataset.figure);
-      Plotly.react(element, figure.data, figure.layout, { responsive: true, displaylogo: false })
+      Plotly.react(element, figure.data, figure.layout, plotConfig(element))
         .then(function () { if (element.id === "redo-rate-chart") offerRehearsal(element); });
       element.dataset.drawn = String(figure.data.reduce(function (n, trace) { return n + pointCount(trace.x); }, 0));
     });

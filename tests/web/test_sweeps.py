@@ -97,6 +97,8 @@ def test_buffer_sweeps_compared_with_exports_and_filters(browser_client, session
     names = [trace["name"] for trace in figure["data"]]
     assert any(name.startswith(f"#{first_id} before") and name.endswith("2 connections") for name in names)
     assert any(name.startswith(f"#{second_id} after") for name in names)
+    title = figure["layout"]["title"]["text"]  # the title block says what is compared, where and when
+    assert title.startswith("<b>Throughput against the socket buffer") and f"sweeps #{first_id}, #{second_id}" in title
     differences = compared.text.split('id="differences-table"')[1].split("</table>")[0]
     assert "paced to" in differences and "400 Mbit/s" in differences and "200 Mbit/s" in differences
     assert "tags" in differences and "message size" not in differences  # the same in both

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from redolab.charts import LAYOUT, figure_json
+from redolab.charts import LAYOUT, TitleBlock, figure_json
 from redolab.core.units import MIB, wall_clock
 from redolab.redo.stored import HistoryCharts
 
@@ -51,7 +51,7 @@ def _periods(points: list[datetime]) -> tuple[list[tuple[datetime, datetime]], f
     return [(a, b) for a, b in periods], gap
 
 
-def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | None:
+def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC", title: TitleBlock | None = None) -> str | None:
     """Rate over time: each thread's rows, the summed series where the threads overlap, the summed peak
     and the required rate. Stretches of history far apart (2022 and 2024) get a panel each, so neither
     is squashed and no line crosses the gap; times are the database's clock in `zone`."""
@@ -69,17 +69,19 @@ def rate_figure(charts: HistoryCharts, requirement, zone: str = "UTC") -> str | 
     if len(requirement.threads) > 1:
         _add_summed_rates(figure, charts, panels, zone)
     _add_peak_and_required(figure, requirement)
-    title = f"time ({zone})"
+    axis = f"time ({zone})"
     if hidden:
-        title += f"; {len(hidden)} older stretch{'es' if len(hidden) > 1 else ''} not drawn"
+        axis += f"; {len(hidden)} older stretch{'es' if len(hidden) > 1 else ''} not drawn"
     figure.update_layout(**_LAYOUT)
     # the legend at the bottom of the figure, below the axis title wherever the (slanted) tick labels put it
     figure.update_layout(legend={"yref": "container", "y": 0, "yanchor": "bottom"}, margin={"b": 90})
-    figure.update_xaxes(type="date", title_text=title if panels.count == 1 else None)  # numbers are times
-    if panels.count > 1:
-        figure.update_layout(title={"text": title, "y": 0.98, "font": {"size": 12}})
+    figure.update_xaxes(type="date", title_text=axis if panels.count == 1 else None)  # numbers are times
+    if panels.count > 1:  # no one axis to name: said once, above the panels' right end
+        figure.add_annotation(
+            text=axis, xref="paper", yref="paper", x=1, y=1, xanchor="right", yanchor="bottom", showarrow=False
+        )
     figure.update_yaxes(rangemode="tozero", title_text="redo rate (MiB/s)", row=1, col=1)
-    return figure_json(figure)
+    return figure_json(figure, title)
 
 
 class _Panels:
@@ -119,9 +121,14 @@ def _add_thread_rates(figure: go.Figure, charts: HistoryCharts, panels: _Panels,
             )
 
 
+SUMMED = "all threads, summed where they overlap"
+
+
 def _add_summed_rates(figure: go.Figure, charts: HistoryCharts, panels: _Panels, zone: str) -> None:
-    """The threads' rates summed where they overlap, as steps: one line per span of overlap."""
-    for number, span in enumerate(charts.spans):
+    """The threads' rates summed where they overlap, as steps: one line per span of overlap, one
+    legend entry for them all (on the first drawn: an older span may not be)."""
+    named = False
+    for span in charts.spans:
         index = panels.column(span.start)
         if index is None:
             continue
@@ -134,14 +141,16 @@ def _add_summed_rates(figure: go.Figure, charts: HistoryCharts, panels: _Panels,
                 x=_times(x, zone),
                 y=_rates(y),
                 mode="lines",
-                name="all threads (summed, where they overlap)",
+                name=SUMMED,
                 line={"width": 2},
                 legendgroup="summed",
-                showlegend=number == 0,
+                showlegend=not named,
+                hovertemplate="%{y:.2f} MiB/s at %{x}<extra>all threads, summed</extra>",
             ),
             row=1,
             col=index,
         )
+        named = True
 
 
 def _add_peak_and_required(figure: go.Figure, requirement) -> None:
@@ -155,28 +164,56 @@ def _add_peak_and_required(figure: go.Figure, requirement) -> None:
     )
 
 
-def heatmap_figure(charts: HistoryCharts, zone: str = "UTC") -> str | None:
-    """Highest summed rate by weekday and hour (MiB/s): when the peaks come."""
+def heatmap_figure(charts: HistoryCharts, zone: str = "UTC", title: TitleBlock | None = None) -> str | None:
+    """Highest summed rate by weekday and hour (MiB/s): when the peaks come. A cell without data is
+    null, left blank (not drawn as 0 MiB/s)."""
     if not charts.heatmap:
         return None
     figure = go.Figure(
         go.Heatmap(
-            z=[[rate / MIB for rate in day] for day in charts.heatmap],
+            z=[[rate / MIB if rate is not None else None for rate in day] for day in charts.heatmap],
             x=[f"{h:02d}" for h in range(24)],
             y=WEEKDAYS,
             colorscale="Reds",
-            colorbar={"title": "MiB/s"},
+            colorbar={"title": {"text": "highest MiB/s"}},
+            hoverongaps=False,
+            name="highest redo rate, all threads",
             hovertemplate="%{y} %{x}h: %{z:.2f} MiB/s<extra></extra>",
         )
     )
-    figure.update_layout(**{**_LAYOUT, "height": 300}, xaxis_title=f"hour of day ({zone})")
-    return figure_json(figure)
+    figure.update_layout(
+        **{**_LAYOUT, "height": 300}, xaxis_title=f"hour of day ({zone})", yaxis_title=f"weekday ({zone})"
+    )
+    figure.update_yaxes(autorange="reversed")  # Monday on top, as a calendar reads
+    return figure_json(figure, title)
 
 
-def distribution_figure(charts: HistoryCharts) -> str | None:
-    """How often each rate occurs (per log, period or snapshot), MiB/s: the stored 40-bin histogram."""
+# what one rate of the history is, by the kind of row it came from (redo.analytics' kinds)
+COUNTED = {
+    "log": "archived logs",
+    "snapshot": "snapshot intervals",
+    "rate": "metric intervals",
+    "period": "periods",
+}
+
+
+def counted(kinds: dict[str, int] | None) -> str:
+    """What the histogram counts: 'archived logs', 'snapshot intervals' (AWR or Db2 snapshots: each
+    bar counts intervals between two snapshots), or, mixed, 'rows (archived logs, snapshot intervals)'."""
+    named = [COUNTED[kind] for kind in sorted(kinds or {}, key=lambda k: -(kinds or {})[k]) if kind in COUNTED]
+    if len(named) == 1:
+        return named[0]
+    return f"rows ({', '.join(named)})" if named else "rows"
+
+
+def distribution_figure(
+    charts: HistoryCharts, kinds: dict[str, int] | None = None, title: TitleBlock | None = None
+) -> str | None:
+    """How often each rate occurs, MiB/s: the stored 40-bin histogram; `kinds` (rows of each kind)
+    names what a bar counts: archived logs, snapshot intervals, metric intervals or periods."""
     if not charts.histogram:
         return None
+    what = counted(kinds)
     edges, counts = charts.histogram
     centres = [(a + b) / 2 / MIB for a, b in pairwise(edges)]
     widths = [(b - a) / MIB for a, b in pairwise(edges)]
@@ -186,16 +223,18 @@ def distribution_figure(charts: HistoryCharts) -> str | None:
             x=centres,
             y=counts,
             width=widths,
-            name="logs",
+            name=what,
             customdata=ranges,
-            hovertemplate="%{customdata} MiB/s: %{y:,} rows<extra></extra>",
+            hovertemplate="%{customdata} MiB/s: %{y:,} " + what + "<extra></extra>",
         )
     )
-    figure.update_layout(**{**_LAYOUT, "height": 280}, xaxis_title="redo rate (MiB/s)", yaxis_title="count")
-    return figure_json(figure)
+    figure.update_layout(**{**_LAYOUT, "height": 280}, xaxis_title="redo rate (MiB/s)", yaxis_title=f"{what} (count)")
+    if max(counts, default=0) < 5:  # whole counts: a tick per row, never 0.2 of a log
+        figure.update_yaxes(dtick=1)
+    return figure_json(figure, title)
 
 
-def profile_figure(charts: HistoryCharts) -> str | None:
+def profile_figure(charts: HistoryCharts, title: TitleBlock | None = None) -> str | None:
     """Hour-of-day profile per thread: average, maximum and percentile (MiB/s)."""
     analysis = charts
     if not analysis.profile:
@@ -218,4 +257,4 @@ def profile_figure(charts: HistoryCharts) -> str | None:
     figure.update_layout(**_LAYOUT, xaxis_title="hour of day", yaxis_title="redo rate (MiB/s)")
     figure.update_xaxes(dtick=1)
     figure.update_yaxes(rangemode="tozero")
-    return figure_json(figure)
+    return figure_json(figure, title)

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from redolab.charts import LAYOUT, figure_json
+from redolab.charts import LAYOUT, TitleBlock, figure_json
 from redolab.core.downsample import RUN_POINTS, keep_indices_of_each
 from redolab.core.units import MIB
 
@@ -61,7 +61,7 @@ def _points(series: Sequence[tuple[float, float]]) -> tuple[np.ndarray, np.ndarr
     return _thinned(x, y)[:2]
 
 
-def rehearsal_figure(series: dict, predicted: PredictedRehearsal | None = None) -> str:
+def rehearsal_figure(series: dict, predicted: PredictedRehearsal | None = None, title: TitleBlock | None = None) -> str:
     """Three panels over the time from the start of the replay (s): cumulative MiB generated, sent
     and received; the backlog (MiB); the transport lag (s), each with the model's line when given."""
     s = rehearsal_series(series)
@@ -118,7 +118,7 @@ def rehearsal_figure(series: dict, predicted: PredictedRehearsal | None = None) 
     figure.update_xaxes(tickformat=",")  # 86,400 s, not 86.4k s
     figure.update_xaxes(title_text="time from the start of the replay (s)", row=3, col=1)
     figure.update_layout(**{**LAYOUT, "height": 640})
-    return figure_json(figure)
+    return figure_json(figure, title)
 
 
 def _add_prediction(figure: go.Figure, predicted: PredictedRehearsal) -> None:

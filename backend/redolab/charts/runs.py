@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from redolab.charts import LAYOUT, figure_json
+from redolab.charts import LAYOUT, TitleBlock, figure_json
 from redolab.core.downsample import RUN_POINTS, keep_indices, take
 from redolab.core.units import MIB, byte_rate_to_mbit
 
@@ -34,7 +34,7 @@ def drawn_series(series: dict, points: int = RUN_POINTS) -> dict:
     }
 
 
-def throughput_figure(series: dict, *, duration_seconds: float | None = None) -> str:
+def throughput_figure(series: dict, *, duration_seconds: float | None = None, title: TitleBlock | None = None) -> str:
     """Throughput per interval in MiB/s: the sum and each stream (Mbit/s on hover)."""
     x = _array(series["end_seconds"])
     figure = go.Figure()
@@ -55,37 +55,44 @@ def throughput_figure(series: dict, *, duration_seconds: float | None = None) ->
             hovertemplate="%{y:.2f} MiB/s (%{customdata:.1f} Mbit/s) at %{x:.1f} s<extra></extra>",
         )
     )
-    figure.update_layout(**LAYOUT, xaxis_title="time (s)", yaxis_title="throughput (MiB/s)")
+    figure.update_layout(**LAYOUT, xaxis_title="time from the start of the run (s)", yaxis_title="throughput (MiB/s)")
     if duration_seconds:
         figure.update_xaxes(range=[0, duration_seconds])
     figure.update_yaxes(rangemode="tozero")
-    return figure_json(figure)
+    return figure_json(figure, title)
 
 
-def tcp_info_figure(series: dict) -> str:
+def tcp_info_figure(series: dict, title: TitleBlock | None = None) -> str:
     """TCP_INFO over time: RTT (µs), congestion window (segments), retransmits per interval."""
     x = _array(series["end_seconds"])
     figure = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     figure.add_trace(go.Scatter(x=x, y=_array(series["rtt_us"]), name="RTT (µs), slowest stream"), row=1, col=1)
     figure.add_trace(go.Scatter(x=x, y=_array(series["snd_cwnd"]), name="cwnd (segments), all streams"), row=2, col=1)
-    figure.add_trace(go.Bar(x=x, y=_array(series["retransmits"]), name="retransmits"), row=3, col=1)
+    figure.add_trace(go.Bar(x=x, y=_array(series["retransmits"]), name="retransmits per interval"), row=3, col=1)
     figure.update_yaxes(title_text="RTT (µs)", row=1, col=1)
     figure.update_yaxes(title_text="cwnd (segments)", row=2, col=1)
     # counts and times are never negative: an all-zero retransmit series must not draw an axis from -1
     few = max((r or 0 for r in series["retransmits"]), default=0) < 5  # whole counts: a tick per retransmit
     figure.update_yaxes(
-        title_text="retransmits", rangemode="nonnegative", tickformat=",", row=3, col=1, **({"dtick": 1} if few else {})
+        title_text="retransmits (count)",
+        rangemode="nonnegative",
+        tickformat=",",
+        row=3,
+        col=1,
+        **({"dtick": 1} if few else {}),
     )
     figure.update_yaxes(rangemode="nonnegative", tickformat=",", row=1, col=1)
     figure.update_yaxes(rangemode="nonnegative", tickformat=",", row=2, col=1)
-    figure.update_xaxes(title_text="time (s)", row=3, col=1)
-    figure.update_layout(**{**LAYOUT, "height": 480})
-    return figure_json(figure)
+    figure.update_xaxes(title_text="time from the start of the run (s)", row=3, col=1)
+    figure.update_layout(**{**LAYOUT, "height": 540})  # three panels, each tall enough for its axis title
+    return figure_json(figure, title)
 
 
-def latency_histogram_figure(histogram: list[dict]) -> str:
+def latency_histogram_figure(histogram: list[dict], title: TitleBlock | None = None) -> str:
     """Sync-mode acknowledgement latency in power-of-two microsecond buckets."""
     labels = [f"{b['from_us']}–{b['to_us']} µs" for b in histogram]
     figure = go.Figure(go.Bar(x=labels, y=[b["count"] for b in histogram], name="messages"))
-    figure.update_layout(**LAYOUT, xaxis_title="acknowledgement latency", yaxis_title="messages")
-    return figure_json(figure)
+    figure.update_layout(
+        **LAYOUT, xaxis_title="acknowledgement latency (µs)", yaxis_title="messages acknowledged (count)"
+    )
+    return figure_json(figure, title)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from redolab.charts import LAYOUT, figure_json
+from redolab.charts import LAYOUT, TitleBlock, figure_json
 from redolab.core.units import MIB, byte_rate_to_mbit, format_bytes
 
 
@@ -61,29 +61,44 @@ def _required_line(figure: go.Figure, required_bytes_per_second: float | None) -
 
 
 def connections_figure(
-    series: list[dict], *, plateau: int | None = None, required_bytes_per_second: float | None = None
+    series: list[dict],
+    *,
+    plateau: int | None = None,
+    reached: bool = True,
+    required_bytes_per_second: float | None = None,
+    title: TitleBlock | None = None,
 ) -> str:
-    """Throughput (MiB/s) against the connection count, the plateau's start marked."""
+    """Throughput (MiB/s) against the connection count, the plateau's start marked. `reached`: the
+    sweep's rule saw enough counts after `plateau` that did not improve on it; otherwise (a sweep that
+    ended first) it is marked as the best count measured, and while the sweep runs not at all: after
+    its first point nothing can be called a plateau."""
     figure = go.Figure()
     for one in series:
         for trace in _trace(one, show_repetitions=len(series) == 1):
             figure.add_trace(trace)
     if plateau is not None:
+        s = "s" if plateau != 1 else ""
         figure.add_vline(
             x=plateau,
             line={"dash": "dot", "color": "#15803d"},
-            annotation_text=f"plateau from {plateau} connection{'s' if plateau != 1 else ''}",
+            annotation_text=f"plateau from {plateau} connection{s}" if reached else f"best at {plateau} connection{s}",
             annotation_position="top right",
         )
     _required_line(figure, required_bytes_per_second)
-    figure.update_layout(**LAYOUT, xaxis_title="connections", yaxis_title="throughput (MiB/s)")
+    figure.update_layout(**LAYOUT, xaxis_title="parallel connections (count)", yaxis_title="throughput (MiB/s)")
     figure.update_yaxes(rangemode="tozero")
     widest = max((p["x"] for one in series for p in one["points"]), default=0)
     figure.update_xaxes(rangemode="tozero", dtick=2 if widest > 12 else 1)
-    return figure_json(figure)
+    return figure_json(figure, title)
 
 
-def buffer_figure(series: list[dict], *, axis_title: str, required_bytes_per_second: float | None = None) -> str:
+def buffer_figure(
+    series: list[dict],
+    *,
+    axis_title: str,
+    required_bytes_per_second: float | None = None,
+    title: TitleBlock | None = None,
+) -> str:
     """Throughput (MiB/s) against a buffer size (log scale, labelled in KiB/MiB), one series per
     connection count (and per sweep when comparing)."""
     figure = go.Figure()
@@ -95,13 +110,14 @@ def buffer_figure(series: list[dict], *, axis_title: str, required_bytes_per_sec
     figure.update_layout(**LAYOUT, xaxis_title=axis_title, yaxis_title="throughput (MiB/s)")
     figure.update_xaxes(type="log", tickvals=sizes, ticktext=[format_bytes(s, 0) for s in sizes])
     figure.update_yaxes(rangemode="tozero")
-    return figure_json(figure)
+    return figure_json(figure, title)
 
 
-def runs_figure(names: list[str], rates: list[float | None]) -> str:
+def runs_figure(names: list[str], rates: list[float | None], title: TitleBlock | None = None) -> str:
     """Single runs side by side (comparison of runs that are not part of a sweep)."""
     figure = go.Figure(
         go.Bar(
+            name="throughput received",
             x=names,
             y=[(r or 0) / MIB for r in rates],
             customdata=[byte_rate_to_mbit(r or 0) for r in rates],
@@ -109,7 +125,7 @@ def runs_figure(names: list[str], rates: list[float | None]) -> str:
         )
     )
     figure.update_layout(**LAYOUT, yaxis_title="throughput (MiB/s)")
-    return figure_json(figure)
+    return figure_json(figure, title)
 
 
 def over_time_figure(times: list, rates: list[float | None], *, name: str) -> str:
@@ -117,7 +133,7 @@ def over_time_figure(times: list, rates: list[float | None], *, name: str) -> st
     return series_over_time_figure([(name, times, rates)])
 
 
-def series_over_time_figure(series: list[tuple[str, list, list[float | None]]]) -> str:
+def series_over_time_figure(series: list[tuple[str, list, list[float | None]]], title: TitleBlock | None = None) -> str:
     """Throughput against time (UTC), one line per series (name, times, rates): runs that measure
     different things (ASYNC streaming, SYNC round trips) are never joined by one line."""
     figure = go.Figure()
@@ -134,4 +150,4 @@ def series_over_time_figure(series: list[tuple[str, list, list[float | None]]]) 
         )
     figure.update_layout(**LAYOUT, xaxis_title="time (UTC)", yaxis_title="throughput (MiB/s)")
     figure.update_yaxes(rangemode="tozero")
-    return figure_json(figure)
+    return figure_json(figure, title)

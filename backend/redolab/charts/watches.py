@@ -6,11 +6,15 @@ plain data (charts.document_json): the watch page redraws it every few seconds w
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
-from redolab.charts import LAYOUT, document_json
+from redolab.charts import LAYOUT, TitleBlock, document_json
+from redolab.core.downsample import keep_indices
 from redolab.core.units import MIB
+
+WATCH_POINTS = 500  # checks drawn as points; the bands are drawn from every check of the range
+MIN_SPAN_SECONDS = 3600.0  # the least time an axis shows (with one check, plotly would zoom to a millisecond)
 
 BAND_COLOURS = {"ok": "rgba(44,160,44,0.12)", "at_risk": "rgba(255,165,0,0.18)", "failing": "rgba(214,39,40,0.16)"}
 LEGEND_COLOURS = {"ok": "#2ca02c", "at_risk": "#ffa500", "failing": "#d62728"}
@@ -28,12 +32,43 @@ def _mib(value: float | None) -> float | None:
 
 
 def watch_figure(
-    checks: Sequence[CheckPoint], states: Sequence[str], skipped: Sequence[datetime], until: datetime | None = None
+    checks: Sequence[CheckPoint],
+    states: Sequence[str],
+    skipped: Sequence[datetime],
+    until: datetime | None = None,
+    *,
+    every_seconds: float = 0.0,
+    window: tuple[datetime, datetime] | None = None,
+    title: TitleBlock | None = None,
 ) -> str:
     """`checks`: judged checks oldest first; `states`: the watch's state after each of them (its value:
     ok, at_risk, failing, unknown); `skipped`: when checks were skipped; `until`: where the last state's
-    band ends (now; default the last check). Rates in MiB/s."""
+    band ends (now; default the last check); `every_seconds`: the watch's interval; `window`: the time
+    range chosen (1 d, 1 w, ...), else the checks' own, never under an hour or one interval. Rates in
+    MiB/s; at most WATCH_POINTS checks drawn as points (MinMaxLTTB), the bands from all of them."""
     times = [c.at for c in checks]
+    bands = _band_shapes(times, states, until)
+    if len(checks) > WATCH_POINTS:
+        measured = [c.measured_bytes_per_second for c in checks]
+        chosen = keep_indices([t.timestamp() for t in times], measured, WATCH_POINTS)
+        checks, times = [checks[i] for i in chosen], [times[i] for i in chosen]
+    traces = _traces(times, checks, skipped)
+    shown = window or _extent([*times, *skipped], until, every_seconds)
+    layout = {
+        **LAYOUT,
+        "height": 360,
+        "shapes": bands,
+        "uirevision": "watch",  # a zoom the user made is kept when the page refreshes the figure
+        "yaxis": {"title": {"text": "throughput (MiB/s)"}, "rangemode": "tozero", "tickformat": ","},
+        "xaxis": {"title": {"text": "time (UTC)"}, "type": "date"},
+    }
+    if shown is not None:
+        layout["xaxis"]["range"] = [shown[0].isoformat(), shown[1].isoformat()]
+    return document_json({"data": traces, "layout": layout}, title)
+
+
+def _traces(times: Sequence[datetime], checks: Sequence[CheckPoint], skipped: Sequence[datetime]) -> list[dict]:
+    """Required and measured per check, the skipped checks' marks, and the bands' legend."""
     x = [t.isoformat() for t in times]
     traces = [
         {
@@ -78,15 +113,23 @@ def watch_figure(
                 "marker": {"symbol": "square", "size": 12, "color": colour},
             }
         )
-    bands = _band_shapes(times, states, until)
-    layout = {
-        **LAYOUT,
-        "height": 360,
-        "shapes": bands,
-        "yaxis": {"title": {"text": "throughput (MiB/s)"}, "rangemode": "tozero", "tickformat": ","},
-        "xaxis": {"title": {"text": "time (UTC)"}, "type": "date"},
-    }
-    return document_json({"data": traces, "layout": layout})
+    return traces
+
+
+def _extent(
+    times: Sequence[datetime], until: datetime | None, every_seconds: float
+) -> tuple[datetime, datetime] | None:
+    """The checks' time range, widened about its middle to at least an hour and one interval: a single
+    check is drawn in the hour around it, not on an axis of microseconds (None: nothing to place)."""
+    moments = [*times, *([until] if until else [])]
+    if not moments:
+        return None
+    first, last = min(moments), max(moments)
+    least = timedelta(seconds=max(MIN_SPAN_SECONDS, every_seconds))
+    if last - first >= least:
+        return first, last
+    middle = first + (last - first) / 2
+    return middle - least / 2, middle + least / 2
 
 
 def _band_shapes(times: Sequence[datetime], states: Sequence[str], until: datetime | None = None) -> list:

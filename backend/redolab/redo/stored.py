@@ -31,8 +31,8 @@ from redolab.redo.windows import series_arrays, series_segments
 # Bump when Requirement, Analysis or the chart data change shape or module (pickles name their
 # classes' modules: 2 since the requirement moved from planning/ to redo/; 3: the requirement names a
 # summed peak without times and the percentiles' basis; 4: each thread's replay also as arrays):
-# stored ones are recomputed.
-FORMAT = 4
+# stored ones are recomputed; 5: a weekday x hour cell without data is None, not 0 bytes/s.
+FORMAT = 5
 HISTOGRAM_BINS = 40
 WEEK_HOURS = 7 * 24
 
@@ -59,7 +59,7 @@ class HistoryCharts:
 
     points: dict[int, list[tuple[datetime, float]]]  # thread -> (start, bytes/s)
     spans: list[Span]  # the summed series where the threads overlap
-    heatmap: list[list[float]] | None  # 7 weekdays x 24 hours, highest summed bytes/s, in the zone
+    heatmap: list[list[float | None]] | None  # 7 weekdays x 24 hours, highest summed bytes/s (None: no data)
     histogram: tuple[list[float], list[int]] | None  # bin edges (bytes/s), counts per bin
     profile: dict[int, dict[int, tuple[float | None, float | None, float | None]]]
     point_count: int  # rows the points were chosen from
@@ -109,13 +109,14 @@ def _thinned_steps(segments: list[tuple[datetime, datetime, float]]) -> list[tup
     return [segments[i] for i in indices]
 
 
-def heatmap_cells(segments: list[tuple[datetime, datetime, float]], zone: str) -> list[list[float]] | None:
-    """The highest summed rate in each weekday x hour of the database's clock, bytes/s. A piece longer
-    than a week covers every cell, so no piece is walked for more than a week of hours."""
+def heatmap_cells(segments: list[tuple[datetime, datetime, float]], zone: str) -> list[list[float | None]] | None:
+    """The highest summed rate in each weekday x hour of the database's clock, bytes/s; None where no
+    piece of history falls (no data is not 0 bytes/s). A piece longer than a week covers every cell,
+    so no piece is walked for more than a week of hours."""
     if not segments:
         return None
 
-    cells = [[0.0] * 24 for _ in range(7)]
+    cells: list[list[float | None]] = [[None] * 24 for _ in range(7)]
     for start, end, rate in segments:
         start, end = wall_clock(start, zone), wall_clock(end, zone)
         hour = start.replace(minute=0, second=0, microsecond=0)
@@ -123,7 +124,7 @@ def heatmap_cells(segments: list[tuple[datetime, datetime, float]], zone: str) -
             if hour >= end:
                 break
             cell = cells[hour.weekday()]
-            cell[hour.hour] = max(cell[hour.hour], rate)
+            cell[hour.hour] = rate if cell[hour.hour] is None else max(cell[hour.hour], rate)
             hour += timedelta(hours=1)
     return cells
 

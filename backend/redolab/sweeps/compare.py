@@ -94,4 +94,8 @@ def sweep_series(sweep: Sweep, *, name: str | None = None) -> list[dict]:
 
 
 def buffer_axis_title(kind: SweepKind) -> str:
-    return "socket buffer requested (--sockbuf)" if kind is SweepKind.sockbuf else "tcp_rmem/tcp_wmem maximum"
+    return (
+        "socket buffer requested (--sockbuf; KiB, MiB)"
+        if kind is SweepKind.sockbuf
+        else "tcp_rmem/tcp_wmem maximum (KiB, MiB)"
+    )

@@ -14,6 +14,7 @@ from redolab.core.deps import FormDep, SessionDep
 from redolab.core.errors import FieldError
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
+from redolab.core.units import wall_clock
 from redolab.environments.service import get_environment
 from redolab.jobs.models import Job, JobStatus
 from redolab.jobs.queue import wake_local_worker
@@ -25,6 +26,7 @@ from redolab.redo.ingest.aliases import FIELDS, LABELS
 from redolab.redo.ingest.mapping import DECIMAL, LOG_FILE_PAGES
 from redolab.redo.ingest.reader import FORMATS
 from redolab.redo.parsers import RedoInputError
+from redolab.web.titles import history_title
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -54,15 +56,29 @@ def history_context(session, environment, *, history: RedoAnalysis | None) -> di
         figures = _figures.get(history)
     if figures is None:
         charts, zone = history.charts, context["zone"]
+        title = _history_titles(environment, imports, charts)
+        analysis = summary.requirement.analysis
+        kinds = dict(analysis.kinds) if analysis is not None else {}
         figures = {
-            "redo_rate_figure": rate_figure(charts, summary.requirement, zone),
-            "redo_heatmap_figure": heatmap_figure(charts, zone),
-            "redo_distribution_figure": distribution_figure(charts),
-            "redo_profile_figure": profile_figure(charts),
+            "redo_rate_figure": rate_figure(charts, summary.requirement, zone, title("Redo rate over time")),
+            "redo_heatmap_figure": heatmap_figure(charts, zone, title("Highest redo rate by weekday and hour")),
+            "redo_distribution_figure": distribution_figure(charts, kinds, title("Distribution of redo rates")),
+            "redo_profile_figure": profile_figure(charts, title("Redo rate by hour of day")),
         }
         with _figures_lock:
             _figures[history] = figures
     return {**context, "redo": summary, "requirement": summary.requirement, **figures}
+
+
+def _history_titles(environment, imports, charts):
+    """The History charts' title blocks: the imports drawn and the period they cover (the database's
+    clock, as the charts draw it)."""
+    zone = environment.time_zone or "UTC"
+    moments = [moment for points in charts.points.values() for moment, _ in points]
+    moments += [moment for span in charts.spans for moment in (span.start, span.end)]
+    first = wall_clock(min(moments), zone) if moments else None
+    last = wall_clock(max(moments), zone) if moments else None
+    return lambda what: history_title(what, environment, imports, first, last)
 
 
 def _render_preview(request, environment, *, token, fmt, result=None, error=None, mapping=None, status_code=None):

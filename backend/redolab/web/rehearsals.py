@@ -22,6 +22,7 @@ from redolab.rehearsals import service
 from redolab.rehearsals.models import Rehearsal
 from redolab.rehearsals.schemas import RehearsalCreate
 from redolab.web.loopback import on_this_machine, runs_on_this_machine
+from redolab.web.titles import rehearsal_title
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -190,6 +191,12 @@ def _rehearsal_context(session, rehearsal: Rehearsal) -> dict:
     beside = rehearsal_outcome(session=session, environment=environment, rehearsal=rehearsal, result=result)
     predicted = beside.prediction  # the model's, for the same window at the plan's single-stream rate
     series = (result or {}).get("series") or {"end_seconds": []}
+    loopback = (
+        runs_on_this_machine(session, rehearsal.runs)
+        if rehearsal.runs
+        else on_this_machine(session, [(host.id, host.id) for host in environment.hosts])
+    )
+    title = rehearsal_title(rehearsal, environment, loopback=loopback)
     return {
         "rehearsal": rehearsal,
         "environment": environment,
@@ -198,11 +205,9 @@ def _rehearsal_context(session, rehearsal: Rehearsal) -> dict:
         "failure_reason": service.failure(rehearsal),
         "result": result,
         "predicted": predicted,
-        "figure": rehearsal_figure(series, predicted) if result else None,
+        "figure": rehearsal_figure(series, predicted, title) if result else None,
         # its runs; before they are made, the environment's hosts it will run between
-        "loopback": runs_on_this_machine(session, rehearsal.runs)
-        if rehearsal.runs
-        else on_this_machine(session, [(host.id, host.id) for host in environment.hosts]),
+        "loopback": loopback,
         # a finished rehearsal keeps its series thinned: the count of intervals is said beside it
         **_progress(rehearsal, series, (result or {}).get("series_intervals") or len(series["end_seconds"])),
     }

@@ -26,6 +26,7 @@ from redolab.runs.queueing import place_of
 from redolab.runs.schemas import ResultImport, RunCreate
 from redolab.web.experiments import create_or_schedule, form_fields
 from redolab.web.loopback import on_this_machine
+from redolab.web.titles import run_title
 from redolab.web.workspace import experiments_form_error
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -101,10 +102,10 @@ _records: OrderedDict[tuple, dict] = OrderedDict()
 _records_lock = threading.Lock()
 
 
-def _recorded(session, run: Run) -> dict:
+def _recorded(session, run: Run, environment, loopback: bool) -> dict:
     """What a run page draws from the run's lines: read and drawn once per process for a finished
     run (its lines never change again; the key holds its end), every time while it runs."""
-    key = (run.id, run.status.value, run.finished_at) if run.status.finished else None
+    key = (run.id, run.status.value, run.finished_at, environment.name) if run.status.finished else None
     if key is not None:
         with _records_lock:
             if key in _records:
@@ -116,14 +117,24 @@ def _recorded(session, run: Run) -> dict:
     end = next((json.loads(line)["data"] for line in lines if '"event":"end"' in line), None)
     histogram = (end or {}).get("ack_latency_us", {}).get("histogram") or []
     start = next((json.loads(line)["data"] for line in lines if '"event":"start"' in line), None)
+
+    def title(what: str):
+        return run_title(run, environment, what=what, loopback=loopback)
+
     record = {
         "link_options": link_options(run, start),
         "interval_count": len(series["end_seconds"]),
         "drawn_count": len(drawn["end_seconds"]),
-        "throughput_figure": throughput_figure(drawn, duration_seconds=run.duration_seconds),
+        "throughput_figure": throughput_figure(
+            drawn, duration_seconds=run.duration_seconds, title=title("Throughput received")
+        ),
         # Imported oratcptest runs have throughput only: no TCP_INFO chart for them.
-        "tcp_figure": tcp_info_figure(drawn) if any(v is not None for v in drawn["rtt_us"]) else None,
-        "histogram_figure": latency_histogram_figure(histogram) if histogram else None,
+        "tcp_figure": tcp_info_figure(drawn, title("TCP_INFO (client side)"))
+        if any(v is not None for v in drawn["rtt_us"])
+        else None,
+        "histogram_figure": latency_histogram_figure(histogram, title("SYNC acknowledgement latency"))
+        if histogram
+        else None,
         "ack_latency": (end or {}).get("ack_latency_us"),
         "sync_numbers": _sync_numbers(end),
     }
@@ -135,19 +146,20 @@ def _recorded(session, run: Run) -> dict:
     return record
 
 
-def _run_context(session, run: Run) -> dict:
+def _run_context(session, run: Run, environment) -> dict:
+    loopback = on_this_machine(session, [(run.client_host_id, run.server_host_id)])
     elapsed = None
     if run.started_at is not None:
         elapsed = ((run.finished_at or utcnow()) - run.started_at).total_seconds()
     return {
         "run": run,
-        **_recorded(session, run),
+        **_recorded(session, run, environment, loopback),
         "elapsed_seconds": elapsed,
         "progress_percent": min(100, 100 * (elapsed or 0) / run.duration_seconds) if run.duration_seconds else 0,
         "queue": place_of(session, run_id=run.id) if run.status.value == "queued" else None,
         "settings_keys": sorted(set(run.client_settings or {}) | set(run.server_settings or {})),
         "source_text": run.source_text if run.source is RunSource.oratcptest else None,
-        "loopback": on_this_machine(session, [(run.client_host_id, run.server_host_id)]),
+        "loopback": loopback,
     }
 
 
@@ -156,7 +168,7 @@ def show_run(request: Request, session: SessionDep, run_id: int) -> Response:
     """The run page: live while it runs, the whole record afterwards."""
     run = run_service.get_run(session=session, run_id=run_id)
     environment = get_environment(session=session, environment_id=run.environment_id)
-    return render(request, "runs/run.html", {"environment": environment, **_run_context(session, run)})
+    return render(request, "runs/run.html", {"environment": environment, **_run_context(session, run, environment)})
 
 
 @router.get("/runs/{run_id}/live")
@@ -165,7 +177,9 @@ def show_run_live(request: Request, session: SessionDep, run_id: int) -> Respons
     the whole record, without a trigger, so polling stops by itself."""
     run = run_service.get_run(session=session, run_id=run_id)
     environment = get_environment(session=session, environment_id=run.environment_id)
-    return render(request, "runs/run.html", {"environment": environment, **_run_context(session, run)}, block="live")
+    return render(
+        request, "runs/run.html", {"environment": environment, **_run_context(session, run, environment)}, block="live"
+    )
 
 
 @router.post("/runs/{run_id}/cancel")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
@@ -10,6 +11,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from redolab.auth.deps import AdminUser, OperatorUser, current_html_user
+from redolab.charts import TitleBlock
 from redolab.charts.sweeps import (
     buffer_figure,
     connections_figure,
@@ -22,6 +24,7 @@ from redolab.core.errors import FieldError
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
 from redolab.core.templating import remember_unit_readings, render
+from redolab.environments.models import Environment
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
 from redolab.redo.analysis import stored_analysis
@@ -38,6 +41,7 @@ from redolab.sweeps.schemas import SweepCreate
 from redolab.sweeps.sweeper import describe_point, restore_commands
 from redolab.web.experiments import create_or_schedule, experiments_context, form_fields
 from redolab.web.loopback import on_this_machine
+from redolab.web.titles import compare_title, sweep_title
 from redolab.web.workspace import experiments_form_error
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -79,13 +83,23 @@ def create_sweep(
     return experiments_form_error(request, session, environment, sweep_values=values, sweep_errors=errors)
 
 
-def sweep_figure(sweep: Sweep, required: float | None) -> str | None:
+def sweep_figure(
+    sweep: Sweep, required: float | None, points: list[dict], title: TitleBlock | None = None
+) -> str | None:
+    """The sweep's chart. A connection sweep's plateau is marked once its rule saw it (or, the sweep
+    over, its best count of two or more measured): never after its first point."""
     series = compare.sweep_series(sweep, name=sweep.label or sweep.kind.label)
     if not any(one["points"] for one in series):
         return None
     if sweep.kind is SweepKind.connections:
-        return connections_figure(series, plateau=sweep.best_conns, required_bytes_per_second=required)
-    return buffer_figure(series, axis_title=compare.buffer_axis_title(sweep.kind), required_bytes_per_second=required)
+        plateau = sweep_service.connection_plateau(sweep, points)
+        measured = sum(1 for point in points if point["result"] is not None)
+        shown = plateau.best if plateau.reached or (sweep.status.finished and measured > 1) else None
+        return connections_figure(
+            series, plateau=shown, reached=plateau.reached, required_bytes_per_second=required, title=title
+        )
+    axis = compare.buffer_axis_title(sweep.kind)
+    return buffer_figure(series, axis_title=axis, required_bytes_per_second=required, title=title)
 
 
 def _sweep_context(session, sweep: Sweep, *, live: bool = False) -> dict:
@@ -112,7 +126,12 @@ def _sweep_context(session, sweep: Sweep, *, live: bool = False) -> dict:
         "progress_percent": min(100, round(100 * done / planned)) if planned else 0,
         "current_run": current,
         # no line of what the link must carry under loopback points: they are not the link
-        "figure": sweep_figure(sweep, None if live or loopback else _required_rate(session, environment)),
+        "figure": sweep_figure(
+            sweep,
+            None if live or loopback else _required_rate(session, environment),
+            points,
+            sweep_title(sweep, environment, loopback=loopback),
+        ),
         "loopback": loopback,
         "seed_rows": sweep_service.seed_rows(sweep),
         "restore_commands": restore,
@@ -186,7 +205,7 @@ def export_runs(session: SessionDep, environment_id: int, fmt: str, tag: str = "
 
 
 # -- compare --------------------------------------------------------------------------------
-def _runs_over_time(runs) -> list[tuple[str, str]]:
+def _runs_over_time(runs, title=None) -> list[tuple[str, str]]:
     """A line per mode over the runs' start times (e.g. an imported day of oratcptest -freq tests)."""
     timed = sorted((r for r in runs if r.started_at is not None), key=lambda r: r.started_at)
     if len({r.started_at for r in timed}) <= 1:
@@ -202,7 +221,12 @@ def _runs_over_time(runs) -> list[tuple[str, str]]:
         )
         for name, group in by_mode.items()
     ]
-    return [("Runs over time", series_over_time_figure(lines))]
+    return [("Runs over time", series_over_time_figure(lines, title("Runs over time") if title else None))]
+
+
+def _environments_of(session, items) -> list[Environment]:
+    ids = {item.environment_id for item in items}
+    return [session.get(Environment, environment_id) for environment_id in sorted(ids)]
 
 
 @router.get("/compare")
@@ -217,31 +241,31 @@ def show_compare(
     sweeps = [sweep_service.get_sweep(session=session, sweep_id=i) for i in dict.fromkeys(sweep)][:MAX_COMPARED]
     runs = [run_service.get_run(session=session, run_id=i) for i in dict.fromkeys(run)][:MAX_COMPARED_RUNS]
     figures = []
+    loopback = on_this_machine(session, [(x.client_host_id, x.server_host_id) for x in [*runs, *sweeps]])
+    names = sorted({environment.name for environment in _environments_of(session, [*sweeps, *runs])})
+    title = partial(compare_title, environments=names, sweeps=sweeps, runs=runs, loopback=loopback)
     connection_sweeps = [s for s in sweeps if s.kind is SweepKind.connections]
     if connection_sweeps:
         series = [one for s in connection_sweeps for one in compare.sweep_series(s)]
         plateau = connection_sweeps[0].best_conns if len(connection_sweeps) == 1 else None
-        figures.append(("Throughput against connections", connections_figure(series, plateau=plateau)))
+        what = "Throughput against connections"
+        figures.append((what, connections_figure(series, plateau=plateau, title=title(what))))
     for kind in (SweepKind.sockbuf, SweepKind.kernel_max):
         of_kind = [s for s in sweeps if s.kind is kind]
         if of_kind:
             series = [one for s in of_kind for one in compare.sweep_series(s)]
-            figures.append(
-                (
-                    f"Throughput against the {compare.buffer_axis_title(kind)}",
-                    buffer_figure(series, axis_title=compare.buffer_axis_title(kind)),
-                )
-            )
+            what = f"Throughput against the {compare.buffer_axis_title(kind)}"
+            figures.append((what, buffer_figure(series, axis_title=compare.buffer_axis_title(kind), title=title(what))))
     if runs:
-        names = [f"#{r.id} {r.label}".strip() for r in runs]
+        labels = [f"#{r.id} {r.label}".strip() for r in runs]
         rates = [r.bytes_per_second if r.status is RunStatus.succeeded else None for r in runs]
-        figures.append(("Runs", runs_figure(names, rates)))
-        figures += _runs_over_time(runs)
+        figures.append(("Runs", runs_figure(labels, rates, title("Runs compared"))))
+        figures += _runs_over_time(runs, title)
     items = [(compare.sweep_name(s), f"/sweeps/{s.id}", compare.sweep_settings(s)) for s in sweeps]
     items += [(f"run #{r.id} {r.label}".strip(), f"/runs/{r.id}", compare.run_settings(r)) for r in runs]
     differing = compare.differing([settings for _, _, settings in items])
     context = {
-        "loopback": on_this_machine(session, [(x.client_host_id, x.server_host_id) for x in [*runs, *sweeps]]),
+        "loopback": loopback,
         "items": items,
         "figures": figures,
         "differing": differing,

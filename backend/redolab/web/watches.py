@@ -5,8 +5,9 @@ notifications sent), and silence, stop and start."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from sqlalchemy import select
 from starlette.responses import PlainTextResponse, Response
 
@@ -29,6 +30,7 @@ from redolab.watches.models import CheckStatus, Notification, NotificationReceiv
 from redolab.watches.schemas import WatchCreate, WatchSilence
 from redolab.watches.trend import watch_forecast
 from redolab.web.loopback import on_this_machine
+from redolab.web.titles import watch_title
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -128,12 +130,34 @@ def _watch_on_this_machine(session, watch, environment) -> bool:
     return on_this_machine(session, [(watch.client_host_id, watch.server_host_id)])
 
 
-def watch_context(session, watch) -> dict:
+# The watch page's time ranges (perfSONAR's 1 d / 1 w / 1 m / 1 y): the checks of the range are read
+# (at most RANGE_CHECKS: a year of checks every 15 min is 35,040) and the chart's axis is the range.
+RANGES = {"1d": timedelta(days=1), "1w": timedelta(days=7), "1m": timedelta(days=30), "1y": timedelta(days=365)}
+RANGE_CHECKS = 40_000
+
+
+def _checks_in(session, watch, range_key: str | None) -> tuple[list, tuple | None]:
+    """The checks a range shows, oldest first, and the range (None: the last CHECKS_SHOWN checks)."""
+    if range_key not in RANGES:
+        return service.list_checks(session=session, watch=watch), None
+    now = utcnow()
+    newest = session.scalars(
+        select(WatchCheck)
+        .where(WatchCheck.watch_id == watch.id, WatchCheck.at >= now - RANGES[range_key])
+        .order_by(WatchCheck.id.desc())
+        .limit(RANGE_CHECKS)
+    ).all()
+    return list(reversed(newest)), (now - RANGES[range_key], now)
+
+
+def watch_context(session, watch, range_key: str | None = None) -> dict:
     environment = session.get(Environment, watch.environment_id)
-    checks = service.list_checks(session=session, watch=watch)
+    checks, window = _checks_in(session, watch, range_key)
     judged = [c for c in checks if c.status is CheckStatus.judged]
     states = band_states(session, watch, checks, judged)
     skipped = [c.at for c in checks if c.status is CheckStatus.skipped]
+    loopback = _watch_on_this_machine(session, watch, environment)
+    title = watch_title(watch, environment, judged, loopback=loopback)
     notifications = session.scalars(
         select(Notification).where(Notification.watch_id == watch.id).order_by(Notification.id.desc()).limit(50)
     ).all()
@@ -143,7 +167,13 @@ def watch_context(session, watch) -> dict:
         "watch": watch,
         "environment": environment,
         "checks": list(reversed(checks))[:100],
-        "figure": watch_figure(judged, states, skipped, utcnow()) if checks else None,
+        "figure": watch_figure(
+            judged, states, skipped, utcnow(), every_seconds=watch.every_seconds, window=window, title=title
+        )
+        if checks or window
+        else None,
+        "range_key": range_key if window else None,
+        "ranges": list(RANGES),
         "notifications": notifications,
         "notification_results": {n.id: results.shown_result(n.last_result) for n in notifications},
         "receiver_names": receivers,
@@ -151,16 +181,19 @@ def watch_context(session, watch) -> dict:
         "forecast": watch_forecast(session=session, environment=environment, watch=watch),
         "silenced": watch.silenced_until is not None and watch.silenced_until > utcnow(),
         "silence_default": (utcnow() + timedelta(hours=2)).strftime("%Y-%m-%d %H:%M"),
-        "loopback": _watch_on_this_machine(session, watch, environment),
+        "loopback": loopback,
     }
 
 
 @router.get("/watches/{watch_id}")
-def show_watch(request: Request, session: SessionDep, watch_id: int) -> Response:
-    """The watch page; it refreshes itself while the watch is active."""
+def show_watch(
+    request: Request, session: SessionDep, watch_id: int, range_key: Annotated[str | None, Query(alias="range")] = None
+) -> Response:
+    """The watch page, over the last checks or a time range (?range=1d, 1w, 1m, 1y); it refreshes
+    itself while the watch is active."""
     watch = service.get_watch(session=session, watch_id=watch_id, user=getattr(request.state, "user", None))
     block = "live" if is_htmx(request) else None
-    return render(request, "watches/watch.html", watch_context(session, watch), block=block)
+    return render(request, "watches/watch.html", watch_context(session, watch, range_key), block=block)
 
 
 @router.post("/watches/{watch_id}/silence")
