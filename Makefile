@@ -7,7 +7,8 @@
 PYTHON ?= python3
 UV := $(PYTHON) -m uv
 # uv trusts the system's certificate store, as pip does: behind a TLS-inspecting proxy its certificate is there
-export UV_NATIVE_TLS ?= 1
+# (UV_SYSTEM_CERTS: the older name UV_NATIVE_TLS makes uv 0.13 print a deprecation warning on every call)
+export UV_SYSTEM_CERTS ?= 1
 
 .PHONY: run test lint format uv deps assets manual probe system-deps clean
 
