@@ -14,16 +14,19 @@ errors do); a limit reached raises ChildLimitReached naming the limit and its se
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import multiprocessing
 import pickle
 import resource
 import signal
+import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 _POLL_SECONDS = 0.25
@@ -61,8 +64,33 @@ def _context(preload: tuple[str, ...]):
     with _context_lock:
         if _forkserver is None:
             _forkserver = multiprocessing.get_context("forkserver")
-            _forkserver.set_forkserver_preload(list(preload))
+            _forkserver.set_forkserver_preload([*preload, *main_script_imports()])
         return _forkserver
+
+
+def main_script_imports() -> list[str]:
+    """The modules the main script imports at its top level, when it was started as a file.
+
+    Every child runs that script again, as `__mp_main__`, before the work (multiprocessing's spawn
+    preparation; the forkserver's own preload of `__main__` never receives the script's path on
+    Python 3.11). For `redolab serve` the script is the `redolab` console script, whose one import
+    (`redolab.cli`, with typer and every command module) cost each preview child 0.33 s of CPU.
+    Loaded once in the forkserver instead, the script's second run in a child finds them imported."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(getattr(main, "__spec__", None), "name", None):
+        return []  # run as a module (`python -m`) or interactively: the children do not run it again
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+    return names
 
 
 def limit_this_process(limits: ChildLimits) -> None:
