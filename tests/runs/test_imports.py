@@ -334,7 +334,7 @@ def test_compare_names_the_source(browser_client, session):
     page = browser_client.get(f"/compare?run={first}&run={second}").text
     table = page.split('id="differences"')[1].split("</table>")[0]
     assert "source" in table and "oratcptest output" in table and "iperf3 JSON" in table
-    over_time = figure_in(page.split("Runs over time")[1])
+    over_time = figure_in(page.split("<h2>Runs over time</h2>")[1])
     # In time order: the iperf3 file's own timestamp, then oratcptest's clock on the date given.
     assert over_time["data"][0]["x"] == ["2026-11-22T08:24:03+00:00", "2026-11-23T11:39:16+00:00"]
     assert [round(y, 3) for y in over_time["data"][0]["y"]] == [
