@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from redolab.core.sources import ORACLE_NETWORK_NOTE
 from redolab.core.units import format_byte_rate, format_byte_rate_in_mbit, format_bytes, format_duration, format_mbit
 from redolab.hadr.calculator import DEFAULT_FLUSH_BYTES
 from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN
@@ -303,7 +304,10 @@ def check_protection(facts: TopologyFacts) -> ProtectionCheck:
         sent = [f"{h.transport} to {_name(h)}{' (far sync)' * (h.kind == FAR_SYNC)}" for h in qualifying]
         headline = f"{label} holds: the primary sends {', '.join(sent)}"
         if mode == MAX_PROTECTION and len(qualifying) == 1:
-            headline += "; keep two SYNC destinations (seed 000): with one, the primary stalls when it is unreachable"
+            headline += (
+                f"; keep two SYNC destinations ({ORACLE_NETWORK_NOTE}): with one, the primary stalls when it is "
+                "unreachable"
+            )
         return ProtectionCheck(PASS, headline)
     headline = f"{label} needs a {' or '.join(needs)} destination fed by the primary (a far sync counts)"
     fastsync = [_name(h) for h in direct if h.transport == FASTSYNC]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 
+from redolab.core.sources import ORACLE_NETWORK_NOTE
 from redolab.core.units import format_duration
 from redolab.redo.analytics import Analysis, analyze, summed_pieces, time_weighted_percentile, too_few_for
 from redolab.redo.dedupe import unique
@@ -436,7 +437,7 @@ def _unknown_overlap(threads: dict[int, ThreadNeed], timed: dict, largest: Threa
     return (
         f"{why}, so when the threads peak together is unknown: the largest single thread's peak "
         f"(thread {largest.thread}, {largest.basis.statistic}{' without times' if largest.peak_at is None else ''}) "
-        "is used (seed 000); if they peaked together the link would need up to the sum of their peaks"
+        f"is used ({ORACLE_NETWORK_NOTE}); if they peaked together the link would need up to the sum of their peaks"
     )
 
 
