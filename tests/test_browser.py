@@ -434,7 +434,7 @@ def test_redo_paste_box_and_collection_archive(admin_page, tmp_path):
     screenshot(page, path=str(server_screenshot_dir() / "redo-archive-preview.png"), full_page=True)
     page.click("#redo-import")
     expect(page.locator("#redo-imports")).to_contain_text("dma_collection.zip", timeout=15_000)
-    expect(page.locator("#redo-imports")).to_contain_text("mixed")
+    expect(page.locator("#redo-imports")).to_contain_text("several kinds of rows")
 
 
 def test_plan_cards_from_an_import_and_runs_on_this_machine(shared_server, admin_page):
@@ -843,7 +843,7 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(shared_se
 
     page.set_input_files("#u-file", str(fixtures / "mon_get_transaction_log_clp.txt"))
     page.click("#redo-preview-button")
-    expect(page.locator("#redo-preview")).to_contain_text("db2-log-counters")
+    expect(page.locator("#redo-preview")).to_contain_text("Db2 log counters per interval")
     expect(page.locator("#redo-preview")).to_contain_text("the counters went down")  # member 1's restart
     page.click("#redo-import")
     expect(page.locator("#redo-numbers")).to_contain_text("Member 1", timeout=15_000)
