@@ -979,6 +979,11 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     page.set_viewport_size({"width": 1440, "height": 900})
     create_first_user(page, server)
     page.click("text=New environment")
+    offered = "#f-transport_mode option:not([disabled])"  # the chosen platform's modes only
+    expect(page.locator(offered)).to_have_text(["ASYNC", "SYNC", "FASTSYNC (Oracle Data Guard only)"])
+    page.select_option("#f-platform", "hadr")
+    expect(page.locator(offered, has_text="NEARSYNC")).to_have_count(1)
+    page.select_option("#f-platform", "dataguard")
     page.fill("#f-name", "layout with a rather long environment name for narrow screens")
     page.fill("#f-description", "Primary in Frankfurt, standby in Dublin: ExaCC X9M-2 to ExaCS, 10 Gbit/s MPLS")
     page.click("text=Create environment")
