@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -177,6 +178,10 @@ def add_this_machine_hosts(page) -> None:
         page.select_option("#f-role", role)
         page.fill("#f-name", name)
         page.select_option("#f-transport", "local")
+        expect(page.locator("#f-ssh_address")).to_be_hidden()  # no SSH for "This machine"
+        expect(page.locator("#f-destination_id")).to_be_visible() if role == "standby" else expect(
+            page.locator("#f-destination_id")
+        ).to_be_hidden()  # a primary belongs to no destination
         page.click("text=Add host")
         expect(page.locator("#hosts-table")).to_contain_text(name)
     # Adding a host refreshes the sections that list hosts (experiments, first steps), and a refresh
@@ -386,7 +391,7 @@ def test_redo_upload_preview_import_and_chart(admin_page):
     open_panel(page, "redo-upload-panel")
     page.set_input_files("#u-file", str(fixture))
     page.click("#redo-preview-button")
-    expect(page.locator("#preview-format")).to_contain_text("delimited · archived-log")
+    expect(page.locator("#preview-format")).to_contain_text("a delimited export (CSV), one row per archived log")
     expect(page.locator("#preview-rows")).to_have_text("7 / 3")
     expect(page.locator("#redo-preview")).to_contain_text("listed once per archive destination")
     expect(page.locator("#m-thread")).to_have_value("THREAD#")  # the mapping is there to edit
@@ -432,7 +437,7 @@ def test_redo_paste_box_and_collection_archive(admin_page, tmp_path):
     screenshot(page, path=str(server_screenshot_dir() / "redo-archive-preview.png"), full_page=True)
     page.click("#redo-import")
     expect(page.locator("#redo-imports")).to_contain_text("dma_collection.zip", timeout=15_000)
-    expect(page.locator("#redo-imports")).to_contain_text("mixed")
+    expect(page.locator("#redo-imports")).to_contain_text("several kinds of rows")
 
 
 def test_plan_cards_from_an_import_and_runs_on_this_machine(shared_server, admin_page):
@@ -841,7 +846,7 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(shared_se
 
     page.set_input_files("#u-file", str(fixtures / "mon_get_transaction_log_clp.txt"))
     page.click("#redo-preview-button")
-    expect(page.locator("#redo-preview")).to_contain_text("db2-log-counters")
+    expect(page.locator("#redo-preview")).to_contain_text("Db2 log counters per interval")
     expect(page.locator("#redo-preview")).to_contain_text("the counters went down")  # member 1's restart
     page.click("#redo-import")
     expect(page.locator("#redo-numbers")).to_contain_text("Member 1", timeout=15_000)
@@ -884,6 +889,80 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(shared_se
 
 WIDTHS = {"desktop": (1440, 900), "phone": (390, 844)}
 
+# Elements that reach past the window's edge (unless a scroller clips them), and scrollers that scroll
+# sideways: only a code block, the environment's section bar and plotly's own layers may (a table folds).
+TOO_WIDE_JS = """() => {
+  const width = document.documentElement.clientWidth;
+  const scrolls = e => ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(e).overflowX);
+  const clipped = e => { for (let a = e.parentElement; a && a !== document.body; a = a.parentElement)
+                           if (scrolls(a)) return true; return false; };
+  const name = e => e.tagName + '#' + e.id + '.' + e.className + ' ' + (e.textContent || '').trim().slice(0, 40)
+                    + ' (' + Math.round(e.getBoundingClientRect().width) + ' px)';
+  const all = [...document.querySelectorAll('body *')];
+  const past = all.filter(e => { const r = e.getBoundingClientRect();  // plotly's measuring box sits far off-screen
+                                 return r.width > 0 && r.right > width + 1 && r.left < width && !clipped(e); });
+  const sideways = all.filter(e => scrolls(e) && e.clientWidth > 1 && e.scrollWidth > e.clientWidth + 1
+                                   && !e.matches('input, textarea, select') && !e.closest('pre, nav.sections, .plot'));
+  return past.map(name).concat(sideways.map(e => 'scrolls sideways: ' + name(e))).slice(0, 4);
+}"""
+
+# Tap targets under 24 x 24 px (WCAG 2.2 target size, without its spacing exception) that a person can see;
+# plotly's mode bar is the chart library's own.
+SMALL_TARGETS_JS = """() => [...document.querySelectorAll('a[href], button, input:not([type=hidden]), select, summary')]
+  .filter(e => { const r = e.getBoundingClientRect(), style = getComputedStyle(e);
+                 return r.width * r.height > 0 && style.visibility !== 'hidden' && !e.closest('.modebar')
+                        && (r.width < 23.5 || r.height < 23.5); })
+  .slice(0, 4)
+  .map(e => e.tagName + '#' + e.id + ' ' + (e.textContent || e.name || '').trim().slice(0, 30) + ' '
+            + Math.round(e.getBoundingClientRect().width) + 'x' + Math.round(e.getBoundingClientRect().height))"""
+
+
+def second_destination_watch_and_rehearsal(page, env_url: str) -> dict[str, str]:
+    """A second destination (so the plan draws its hops table), a rehearsal of the imported history and a
+    watch (its first check waits for the rehearsal's hosts), made through their forms: the URLs of the
+    destinations, watch and rehearsal pages."""
+    from playwright.sync_api import expect
+
+    page.goto(env_url + "/destinations")
+    destinations_url = page.url
+    open_panel(page, "destination-panel")
+    page.fill("#d-name", "remote")
+    page.select_option("#d-kind", "standby")
+    page.select_option("#d-transport", "ASYNC")
+    page.select_option("#d-feeds_from", label="the primary")
+    page.fill("#d-link_bandwidth_bits_per_second", "1 Gbit/s")
+    page.fill("#d-link_rtt_seconds", "40 ms")
+    page.click("#destination-button")
+    expect(page.locator("#destinations-table tbody tr")).to_have_count(2)
+    for _ in range(120):  # a rehearsal needs its hosts free: until the sweep and the schedule's run end
+        page.goto(env_url)
+        if not page.locator("#experiments .status", has_text=re.compile("queued|running")).count():
+            break
+        page.wait_for_timeout(500)
+    open_details(page, "#rehearsal-panel > summary", "#rh-speedup")
+    page.select_option("#rh-window", "worst-5m")  # the fixture's threads overlap for 10 minutes
+    page.fill("#rh-speedup", "30")  # 5 minutes in 10 s, paced: light on the CPU
+    page.fill("#rh-label", "a quick look")
+    page.click("#rehearsal-button")
+    try:
+        expect(page.locator("h1")).to_contain_text("a quick look")
+    except AssertionError:
+        raise AssertionError(page.locator("#rehearsals .error").all_inner_texts()) from None
+    rehearsal_url = page.url.split("#")[0]
+    page.goto(env_url)
+    open_details(page, "#watch-panel > summary", "#wa-name")
+    fill_kept(page, "#wa-name", "loopback link")
+    for selector, host in (("#wa-client_host_id", "here-primary"), ("#wa-server_host_id", "here-standby")):
+        option = page.locator(f"{selector} option", has_text=host).first
+        page.select_option(selector, value=option.get_attribute("value"))
+    for selector, value in (("#wa-every_seconds", "1 h"), ("#wa-duration_seconds", "1 s"), ("#wa-agree_m", "1"),
+                            ("#wa-threshold_bytes_per_second", "1 MiB/s"), ("#wa-of_n", "1")):  # fmt: skip
+        page.fill(selector, value)
+    page.click("#watch-button")
+    expect(page.locator("h1")).to_have_text("Watch: loopback link")
+    watch_url = page.url
+    return {"destinations": destinations_url, "watch": watch_url, "rehearsal": rehearsal_url}
+
 
 def test_every_page_fits_the_desktop_and_a_phone(server, page):
     """Every page at 1440 px and 390 px: nothing wider than the window (tables scroll inside their
@@ -898,22 +977,36 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     for width in (1440, 390):
         page.set_viewport_size({"width": width, "height": 844})
         page.goto(server.setup_url)
-        setup_violations[width] = axe_violations(page)
+        setup_violations[width] = axe_violations(page) + (page.evaluate(SMALL_TARGETS_JS) if width == 390 else [])
     assert setup_violations == {1440: [], 390: []}
     page.set_viewport_size({"width": 1440, "height": 900})
     create_first_user(page, server)
     page.click("text=New environment")
+    offered = "#f-transport_mode option:not([disabled])"  # the chosen platform's modes only
+    expect(page.locator(offered)).to_have_text(["ASYNC", "SYNC", "FASTSYNC (Oracle Data Guard only)"])
+    page.select_option("#f-platform", "hadr")
+    expect(page.locator(offered, has_text="NEARSYNC")).to_have_count(1)
+    page.select_option("#f-platform", "dataguard")
     page.fill("#f-name", "layout with a rather long environment name for narrow screens")
     page.fill("#f-description", "Primary in Frankfurt, standby in Dublin: ExaCC X9M-2 to ExaCS, 10 Gbit/s MPLS")
     page.click("text=Create environment")
     expect(page.locator("h1")).to_contain_text("layout with")
     env_url = page.url.split("#")[0]
     add_this_machine_hosts(page)
+    page.set_viewport_size({"width": 390, "height": 844})  # the preview on a phone: Import on the first screens
     open_panel(page, "redo-upload-panel")
     page.set_input_files("#u-file", str(fixtures / "gv_archived_log.csv"))
     page.click("#redo-preview-button")
+    expect(page.locator("#preview-sample-fold")).not_to_have_attribute("open", "")  # the sample rows fold
+    screenshot(page.locator("#redo-preview"), path=str(server_screenshot_dir() / "preview-390.png"))
+    below = page.evaluate(
+        "() => document.getElementById('redo-import').getBoundingClientRect().bottom"
+        " - document.getElementById('redo-preview').getBoundingClientRect().top"
+    )
+    assert below < 1.5 * 844, f"Import is {below:.0f} px below the top of the preview"
     page.click("#redo-import")
     expect(page.locator("#redo-numbers")).to_be_visible(timeout=15_000)
+    page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(env_url)
     page.click("#import-results summary")
     page.fill("#i-test_date", "2026-03-04")
@@ -941,6 +1034,7 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     page.click("#run-button")
     expect(page.locator("h1")).to_contain_text("Schedule")
     schedule_url = page.url
+    made = second_destination_watch_and_rehearsal(page, env_url)
 
     pages = {
         "environments": "/environments",
@@ -957,11 +1051,14 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
         "audit": "/audit",
         "report": env_url.removeprefix(server.url) + "/plan/report",
         "not-found": "/environments/999999",
+        "receivers": "/notification-receivers",
+        **{name: url.removeprefix(server.url) for name, url in made.items()},
     }
     shots = server_screenshot_dir() / "layout"
     shots.mkdir(exist_ok=True)
     violations: dict[str, list[str]] = {}
     too_wide: dict[str, tuple] = {}
+    too_small: dict[str, list] = {}
     metrics: dict[str, dict] = {}
     for width, height in WIDTHS.values():
         page.set_viewport_size({"width": width, "height": height})
@@ -971,15 +1068,11 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
             overflow = page.evaluate(
                 "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
             )
-            wide = page.evaluate(
-                """() => [...document.querySelectorAll(document.querySelector('main') ? 'main *' : 'body *')]
-                    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1
-                                 && !e.closest('table.list, pre, .plot, nav.sections'))
-                    .slice(0, 3)
-                    .map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + e.textContent.trim().slice(0, 40))"""
-            )
+            wide = page.evaluate(TOO_WIDE_JS)
             if overflow > 0 or wide:
                 too_wide[f"{name} at {width} px"] = (overflow, wide)
+            if width == 390 and (small := page.evaluate(SMALL_TARGETS_JS)):
+                too_small[f"{name} at {width} px"] = small
             if name != "report":  # the report is a document: no navigation
                 expect(page.locator(".topbar").get_by_role("button", name="Log out", exact=True)).to_be_in_viewport()
             screenshot(page, path=str(shots / f"{name}-{width}.png"), full_page=True)
@@ -995,9 +1088,14 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
 
     serious = {where: found for where, found in violations.items() if found}
     (shots / "axe.json").write_text(
-        json.dumps({"too_wide": too_wide, "serious": serious, "metrics": metrics}, indent=1)
+        json.dumps({"too_wide": too_wide, "too_small": too_small, "serious": serious, "metrics": metrics}, indent=1)
     )
-    assert (too_wide, serious) == ({}, {})
+    assert (too_wide, too_small, serious) == ({}, {}, {})
+    # the header reaches every section in one tap: each link is on the first screen of a phone
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(server.url + "/environments")
+    for section in ("Environments", "Account", "Users", "Audit", "Receivers", "API"):
+        expect(page.locator(".topbar nav").get_by_role("link", name=section, exact=True)).to_be_in_viewport(ratio=1)
 
     # On a phone the nine fact cards fold into one summary line, and the section bar is one row.
     page.set_viewport_size({"width": 390, "height": 844})
@@ -1007,6 +1105,7 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     assert page.locator("nav.sections").bounding_box()["height"] < 48
     page.click("#facts-fold > summary")
     expect(page.locator("#facts")).to_be_visible()
+    screenshot(page.locator("#destinations"), path=str(shots / "destinations-block-390.png"))  # the hops, folded
     # Each run is a card: its throughput is on screen without scrolling sideways.
     rates = page.locator('#runs-table td[data-label="Throughput"]')
     expect(rates.first).to_be_visible()
@@ -1037,6 +1136,7 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     for width in (1440, 390):
         page.set_viewport_size({"width": width, "height": 844})
         assert page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        assert page.evaluate(TOO_WIDE_JS) == [] and (width > 390 or page.evaluate(SMALL_TARGETS_JS) == [])
         screenshot(page, path=str(shots / f"login-{width}.png"), full_page=True)
         assert axe_violations(page) == [], f"login at {width} px"
 

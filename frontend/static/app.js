@@ -236,9 +236,56 @@
     });
   }
   document.addEventListener("htmx:afterSettle", function () { labelCells(document); });
+  // On a phone a long fold (a preview's sample rows, each a card) starts folded, once: a person who
+  // opened it keeps it open across later swaps.
+  function foldOnPhone(root) {
+    if (!window.matchMedia("(max-width: 760px)").matches) return;
+    root.querySelectorAll("details[data-fold-on-phone]").forEach(function (details) {
+      details.removeAttribute("open");
+      details.removeAttribute("data-fold-on-phone");
+    });
+  }
+  document.addEventListener("htmx:afterSettle", function () { foldOnPhone(document); });
+
+  // A new environment's form: the transport modes offered are the chosen platform's (no NEARSYNC or
+  // SUPERASYNC for Data Guard); a mode the platform lacks gives way to its first.
+  function platformModes() {
+    const platform = document.getElementById("f-platform");
+    if (!platform) return;
+    document.querySelectorAll("option[data-platform]").forEach(function (option) {
+      const fits = option.dataset.platform.split(" ").indexOf(platform.value) >= 0;
+      option.hidden = !fits;
+      option.disabled = !fits;
+      if (!fits && option.selected) {
+        const first = option.parentElement.querySelector("option:not([disabled])");
+        if (first) first.selected = true;
+      }
+    });
+  }
+  document.addEventListener("change", function (event) {
+    if (event.target.id === "f-platform") platformModes();
+  });
+  document.addEventListener("htmx:afterSettle", platformModes);
+  // A form's fields that fit only some choices (data-when="role=standby", "transport=ssh"): hidden
+  // otherwise, so a "This machine" host shows no SSH fields and a primary no destination.
+  function fitFields(root) {
+    root.querySelectorAll("[data-when]").forEach(function (group) {
+      const rule = group.dataset.when.split("=");
+      const form = group.closest("form");
+      const control = form && form.elements[rule[0]];
+      if (control) group.hidden = rule[1].split("|").indexOf(control.value) < 0;
+    });
+  }
+  document.addEventListener("change", function (event) {
+    if (event.target.form && event.target.form.querySelector("[data-when]")) fitFields(event.target.form);
+  });
+  document.addEventListener("htmx:afterSettle", function () { fitFields(document); });
 
   document.addEventListener("DOMContentLoaded", function () {
+    platformModes();
+    fitFields(document);
     labelCells(document);
+    foldOnPhone(document);
     scrollersReachable(document);
     // On a phone the environment's facts fold into their one-line summary (a tap unfolds them).
     const facts = document.getElementById("facts-fold");

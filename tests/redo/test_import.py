@@ -141,7 +141,7 @@ def test_page_preview_and_import(browser_client, session):
             headers=htmx,
         )
     assert preview.status_code == 200, preview.text
-    assert "sqlplus · archived-log" in preview.text and "71.07 MiB/s" in preview.text
+    assert "SQL*Plus output, one row per archived log" in preview.text and "71.07 MiB/s" in preview.text
     token = preview.text.split('name="upload_token" value="')[1].split('"')[0]
     imported = browser_client.post(
         f"/environments/{environment.id}/redo/imports", data={"upload_token": token, "format": "auto"}, headers=htmx

@@ -133,6 +133,20 @@ def test_the_list_goes_when_every_step_is_done():
     assert [step.key for step in first_steps(context, viewer) if not step.done] == ["keys"]
 
 
+def test_an_import_alone_does_not_tick_read_the_plan():
+    """Issue 58.5: an import judges the nominal link (the transport card has a verdict), but the plan is
+    not yet what the checklist means by it: it waits for a run as well."""
+    from types import SimpleNamespace as Thing
+
+    from redolab.planning.card import PASS
+    from redolab.web.workspace import first_steps
+
+    plan = Thing(card=lambda key: Thing(status=PASS))
+    context = {"imports": [1], "hosts": [], "host_options": [], "matching_runs": [], "plan": plan}
+    viewer = Thing(is_admin=False, can_operate=False)
+    assert {step.key: step.done for step in first_steps(context, viewer)}["plan"] is False
+
+
 def test_a_failed_run_does_not_tick_the_run_step(client_as, session):
     environment = make_environment(session)
     primary = make_host(session, environment, role="primary", name="db1")

@@ -8,6 +8,7 @@ import typer
 
 from redolab.cli.database import environment_named
 from redolab.cli.output import emit, fail, parse_option
+from redolab.core.sources import MAA_TRANSPORT_PAPER, ORACLE_NETWORK_NOTE
 from redolab.planning.network import SOCKET_BUFFER_RULE
 
 plan_app = typer.Typer(
@@ -16,7 +17,8 @@ plan_app = typer.Typer(
 
 
 @plan_app.command(
-    "bdp", help=f"Bandwidth-delay product and the recommended socket buffers ({SOCKET_BUFFER_RULE}, seed 003)."
+    "bdp",
+    help=f"Bandwidth-delay product and the recommended socket buffers ({SOCKET_BUFFER_RULE}, {MAA_TRANSPORT_PAPER}).",
 )
 def plan_bdp(
     bandwidth: str = typer.Option(..., "--bandwidth", help="Link rate, e.g. 1Gbit/s or 10 Gbit/s."),
@@ -77,7 +79,7 @@ def plan_instantiation(
     throughput: str = typer.Option(..., "--throughput", help="Aggregate throughput of one node pair, e.g. 300MiB/s."),
     nodes: int = typer.Option(1, "--nodes", min=1, help="Node pairs copying in parallel."),
     overhead: float = typer.Option(
-        30.0, "--overhead", min=0, max=1000, help="Apply overhead, percent (seed 000: ~30)."
+        30.0, "--overhead", min=0, max=1000, help=f"Apply overhead, percent ({ORACLE_NETWORK_NOTE}: ~30)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (units in the keys)."),
 ) -> None:

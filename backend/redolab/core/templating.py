@@ -10,7 +10,7 @@ from jinja2_fragments.fastapi import Jinja2Blocks
 from starlette.responses import Response
 
 from redolab import __version__
-from redolab.core import units
+from redolab.core import sources, units
 from redolab.core.config import PROJECT_ROOT
 
 FRONTEND_DIR = PROJECT_ROOT / "frontend"
@@ -40,6 +40,9 @@ templates.env.filters.update(
 )
 # static_url: the app sets the hashed-name lookup (core/static.py); a report rendered outside it uses plain names.
 templates.env.globals.update(version=__version__, static_url=lambda name: f"/static/{name}")
+templates.env.globals.update(
+    oracle_network_note=sources.ORACLE_NETWORK_NOTE, ibm_hadr_simulator=sources.IBM_HADR_SIMULATOR
+)  # the documents a page's formulas cite
 
 
 def is_htmx(request: Request) -> bool:

@@ -135,6 +135,11 @@ class Contents:
         """SSH credentials or measured runs: an admin's to destroy, as deleting a credential is."""
         return any(count and admin for _, count, admin in self.kinds)
 
+    @property
+    def empty(self) -> bool:
+        """Nothing but the environment's own settings."""
+        return not any(count for _, count, _ in self.kinds)
+
     def describe(self) -> str:
         named = [f"{count:,} {noun}{'' if count == 1 else 's'}" for noun, count, _ in self.kinds if count]
         return ", ".join(named) if named else "nothing but its settings"

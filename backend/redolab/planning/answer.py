@@ -136,6 +136,9 @@ def _from_card(card: Card, words: Callable[[object], tuple[str, str]]) -> Answer
     question = QUESTIONS[card.key]
     if card.status == MISSING or card.result is None:
         missing = card.missing[0] if card.missing else "nothing to compute from"
+        head, colon, rest = missing.partition(":")
+        if colon and head.endswith(" yet"):  # "no figure yet: no rehearsal yet: ..." said "yet" twice
+            missing = head.removesuffix(" yet") + colon + rest
         return Answer(card.key, question, card.status, card.badge, f"no figure yet: {missing}")
     number, to_measure = words(card.result)
     if card.status == PARTIAL and card.missing:

@@ -3,6 +3,7 @@ headline, working and missing items, written from its typed result (planning.com
 
 from __future__ import annotations
 
+from redolab.core.sources import SYNC_DELAY_ARTICLE
 from redolab.core.units import format_byte_rate, format_bytes, format_duration
 from redolab.planning.card import Card, settle
 from redolab.planning.commit import FLUSH, MESSAGE, SyncCommit
@@ -164,6 +165,6 @@ def _commit_working(result: SyncCommit) -> list[str]:
         f"ceiling = the redo one log writer can ship per second when each {format_bytes(write_bytes)} write "
         "waits for the mode's time before the next: write size / time per write. A redo peak above the "
         "ceiling makes commits queue.",
-        "Seed 002: in SYNC the round-trip time, not the bandwidth, sets the commit time; a faster link "
-        "does not help a distant standby.",
+        "In SYNC the round-trip time, not the bandwidth, sets the commit time; a faster link does not help a "
+        f"distant standby ({SYNC_DELAY_ARTICLE}).",
     ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from redolab.core.sources import IBM_HADR_SIMULATOR
 from redolab.core.units import format_bytes
 from redolab.environments.releases import Release
 from redolab.hadr import recommend
@@ -245,7 +246,8 @@ def _hadr_buffer(hadr_buffer: tuple[int, str] | None) -> SettingLine:
     if hadr_buffer is None:
         return SettingLine(
             "db2set DB2_HADR_BUF_SIZE=<2 x LOGBUFSZ>",
-            "standby receive buffer in 4 KiB pages: twice LOGBUFSZ (seed 001: 4096 for a LOGBUFSZ of 2048); "
+            f"standby receive buffer in 4 KiB pages: twice LOGBUFSZ ({IBM_HADR_SIMULATOR}: 4096 for a LOGBUFSZ "
+            "of 2048); "
             "import db2pd -hadr captures or log history for a size from the data",
         )
     pages, why = hadr_buffer

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from redolab.core.sources import ORACLE_NETWORK_NOTE as NOTE
 from redolab.core.units import format_byte_rate, format_byte_rate_in_mbit, format_bytes, format_duration, format_mbit
 from redolab.hadr.calculator import DEFAULT_FLUSH_BYTES
 from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN
@@ -285,8 +286,7 @@ def _capacity_reason(capacity, basis, fact: HopFact | SharedLinkFact, what: str)
 
 # -- the protection mode ---------------------------------------------------------------------------
 def check_protection(facts: TopologyFacts) -> ProtectionCheck:
-    """Data Guard: the protection mode against what the primary sends (a far sync counts: the primary
-    feeds it); Db2 HADR: the principal's HADR_SYNCMODE, auxiliaries receiving SUPERASYNC only."""
+    """Data Guard's mode against what the primary sends (a far sync counts); Db2's principal HADR_SYNCMODE."""
     mode = facts.protection_mode
     if facts.platform == HADR:
         return _hadr_protection(facts.hops)
@@ -303,7 +303,7 @@ def check_protection(facts: TopologyFacts) -> ProtectionCheck:
         sent = [f"{h.transport} to {_name(h)}{' (far sync)' * (h.kind == FAR_SYNC)}" for h in qualifying]
         headline = f"{label} holds: the primary sends {', '.join(sent)}"
         if mode == MAX_PROTECTION and len(qualifying) == 1:
-            headline += "; keep two SYNC destinations (seed 000): with one, the primary stalls when it is unreachable"
+            headline += f"; keep two SYNC destinations: with one, the primary stalls when it is unreachable ({NOTE})"
         return ProtectionCheck(PASS, headline)
     headline = f"{label} needs a {' or '.join(needs)} destination fed by the primary (a far sync counts)"
     fastsync = [_name(h) for h in direct if h.transport == FASTSYNC]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from redolab.core.sources import IBM_HADR_SIMULATOR, MAA_TRANSPORT_PAPER, ORACLE_NETWORK_NOTE
 from redolab.core.units import format_byte_rate, format_bytes, format_duration, format_mbit
 from redolab.planning.card import Card, settle
 from redolab.planning.commit_card import cite_rtt
@@ -77,7 +78,7 @@ def transport_card(
     card.values = result.to_json()
     card.working.append(
         f"required = peak redo rate x (1 + {headroom:g} %); available = the best receiver-confirmed "
-        "throughput measured (seed 000: one ASYNC stream carries one instance's redo)"
+        f"throughput measured (one ASYNC stream carries one instance's redo: {ORACLE_NETWORK_NOTE})"
     )
     write_rpo(card, rpo, result, show)
     card.headline = _transport_headline(result)
@@ -208,7 +209,7 @@ def instantiation_card(result: CopyTime, measured: Measurements) -> Written:
     card.working.append(
         f"copy = {format_bytes(estimate.database_bytes)} / ({format_byte_rate(throughput)} x {pairs}) = "
         f"{format_duration(estimate.copy_seconds)}; "
-        f"total = copy x (1 + {estimate.overhead_percent:g} %) (seed 000)"
+        f"total = copy x (1 + {estimate.overhead_percent:g} %) ({ORACLE_NETWORK_NOTE})"
     )
     card.values = result.to_json()
     total, goal, risks = format_duration(estimate.total_seconds), result.goal_seconds, []
@@ -305,7 +306,8 @@ def buffers_card(result: BufferSizing, measured: Measurements) -> Written:
         ),
     ]
     card.working.append(
-        f"BDP = {bandwidth} / 8 x {rtt} = {bdp.bdp_bytes:,} bytes; buffers = {SOCKET_BUFFER_RULE} (seed 003)"
+        f"BDP = {bandwidth} / 8 x {rtt} = {bdp.bdp_bytes:,} bytes; buffers = {SOCKET_BUFFER_RULE} "
+        f"({MAA_TRANSPORT_PAPER})"
     )
     if result.window_stream is not None:
         stream = result.window_stream
@@ -314,7 +316,7 @@ def buffers_card(result: BufferSizing, measured: Measurements) -> Written:
         )
         card.working.append(
             f"window = {format_byte_rate(stream.bytes_per_second)} ({stream.label}) x {rtt} "
-            f"= {result.window_bytes:,} bytes (seed 001)"
+            f"= {result.window_bytes:,} bytes ({IBM_HADR_SIMULATOR})"
         )
         card.cite(stream.source)
         card.loopback = card.loopback or stream.loopback
@@ -353,7 +355,7 @@ def lag_card(result: LagExposure | None, measured: Measurements, *, no_history: 
         )
         risks.append(
             f"ASYNC transport lag reaches {format_duration(replay.max_lag_seconds)} on thread {worst.need.thread}: "
-            "a primary lost at that moment loses that much redo (seed 003)."
+            f"a primary lost at that moment loses that much redo ({MAA_TRANSPORT_PAPER})."
         )
     elif short:
         card.headline = (

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from redolab.core.sources import MAA_TRANSPORT_PAPER, ORACLE_NETWORK_NOTE
 from redolab.core.units import byte_rate_to_mbit
 from redolab.redo.schemas import RedoInterval
 
@@ -198,7 +199,7 @@ def _warnings(result: Analysis) -> list[str]:
     if write_size is not None and write_size > MTU_HINT_BYTES:
         warnings.append(
             f"Average redo write size is {write_size:,.0f} bytes, above {MTU_HINT_BYTES}: evaluate jumbo frames "
-            "(MTU 9000) for the redo transport network (seed 000, Task 7)."
+            f"(MTU 9000) for the redo transport network ({ORACLE_NETWORK_NOTE}, Task 7)."
         )
     return warnings
 
@@ -223,7 +224,8 @@ def _dilution(result: Analysis) -> str | None:
     return (
         f"Samples are {minutes} minutes apart, each an average over its {minutes} minutes with no maximum: a peak "
         f"shorter than {minutes} minutes is averaged away, so the peak and the link rate required can be too low "
-        f"(seed 003). Per-log data from V$ARCHIVED_LOG, or DBA_HIST_SYSMETRIC_SUMMARY with MAXVAL, shows the "
+        f"({MAA_TRANSPORT_PAPER}). Per-log data from V$ARCHIVED_LOG, or DBA_HIST_SYSMETRIC_SUMMARY with MAXVAL, "
+        "shows the "
         f"peaks{besides if result.kinds['log'] else ''}."
     )
 

@@ -21,6 +21,7 @@ from redolab.redo.ingest.pipeline import Reading, in_zone, prepare, read_sources
 from redolab.redo.models import RedoImport
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.schemas import RedoInterval
+from redolab.redo.source_words import source_words
 
 SAMPLE_ROWS = 8
 _SNIFF_BYTES = 8192
@@ -42,6 +43,11 @@ class Preview:
     analysis: Analysis
     duplicate_of: RedoImport | None
     sha256: str = ""  # the upload's digest: the parent looks up `duplicate_of` by it
+
+    @property
+    def read_as(self) -> str:
+        """What the file was read as, in a DBA's words."""
+        return source_words(self.format, self.kind)
 
 
 def printable(text: str) -> str:

@@ -4,9 +4,8 @@ for all threads together, each figure with its basis.
 - Per thread: the peak of that thread's finest series x (1 + headroom). Finest: per-log rates beat
   period volumes (hourly, daily), which beat AWR averages (SYSMETRIC, snapshot deltas), which beat
   hour-of-day profiles. Coarser imports of the same thread are not used for its peak.
-- Summed: the peak of the summed series over time, computed only over the spans where every timed
-  thread has data; spans apart in time are separate series. Never below the largest thread's peak
-  (seed 000 takes the highest single log when the logs' times are unknown).
+- Summed: the peak of the summed series over the spans where every timed thread has data (spans apart
+  in time are separate series); never below the largest thread's peak (its highest log without times).
 - Peak windows (redo.windows): the highest 1, 5, 15 and 60-minute averages of the summed series, for
   the windows no finer than the data's own sampling interval.
 Units: bytes, seconds, bytes per second; times are UTC datetimes.
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 
+from redolab.core.sources import ORACLE_NETWORK_NOTE
 from redolab.core.units import format_duration
 from redolab.redo.analytics import Analysis, analyze, summed_pieces, time_weighted_percentile, too_few_for
 from redolab.redo.dedupe import unique
@@ -436,7 +436,7 @@ def _unknown_overlap(threads: dict[int, ThreadNeed], timed: dict, largest: Threa
     return (
         f"{why}, so when the threads peak together is unknown: the largest single thread's peak "
         f"(thread {largest.thread}, {largest.basis.statistic}{' without times' if largest.peak_at is None else ''}) "
-        "is used (seed 000); if they peaked together the link would need up to the sum of their peaks"
+        f"is used ({ORACLE_NETWORK_NOTE}); if they peaked together the link would need up to the sum of their peaks"
     )
 
 

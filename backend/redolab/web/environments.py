@@ -112,14 +112,16 @@ def _environment_form(request, *, environment, values, errors, status_code=200, 
     return render(request, "environments/form.html", context, block="form", status_code=status_code)
 
 
-def _transport_options(environment: Environment | None) -> list[tuple[str, str]]:
-    """An environment's own platform's modes; a new one's all, each naming the platform that has it alone."""
+def _transport_options(environment: Environment | None) -> list[tuple[str, ...]]:
+    """An environment's own platform's modes; a new one's all, each with the platforms that have it
+    (app.js offers only the chosen platform's: no NEARSYNC for Data Guard)."""
     if environment is not None:
         return [(mode.value, mode.value) for mode in TRANSPORT_MODES[environment.platform]]
     options = []
     for mode in TransportMode:
-        owners = [platform.label for platform in Platform if mode in TRANSPORT_MODES[platform]]
-        options.append((mode.value, mode.value if len(owners) > 1 else f"{mode.value} ({owners[0]} only)"))
+        owners = [platform for platform in Platform if mode in TRANSPORT_MODES[platform]]
+        label = mode.value if len(owners) > 1 else f"{mode.value} ({owners[0].label} only)"
+        options.append((mode.value, label, " ".join(platform.value for platform in owners)))
     return options
 
 

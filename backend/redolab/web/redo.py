@@ -26,6 +26,7 @@ from redolab.redo.ingest.aliases import FIELDS, LABELS
 from redolab.redo.ingest.mapping import DECIMAL, LOG_FILE_PAGES
 from redolab.redo.ingest.reader import FORMATS
 from redolab.redo.parsers import RedoInputError
+from redolab.redo.source_words import format_words, source_words
 from redolab.web.titles import history_title
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -35,6 +36,7 @@ router = APIRouter(dependencies=[Depends(current_html_user)])
 # or zone is a new analysis, so no page draws old ones.
 _figures: weakref.WeakKeyDictionary[RedoAnalysis, dict] = weakref.WeakKeyDictionary()
 _figures_lock = threading.Lock()
+FORMAT_CHOICES = [(name, "detect automatically" if name == "auto" else format_words(name)) for name in FORMATS]
 
 
 def history_context(session, environment, *, history: RedoAnalysis | None) -> dict:
@@ -45,7 +47,8 @@ def history_context(session, environment, *, history: RedoAnalysis | None) -> di
     imports = service.list_imports(session=session, environment=environment)
     context = {
         "imports": imports,
-        "formats": FORMATS,
+        "read_as": {i.id: source_words(i.format, i.kind) for i in imports},  # what each file was read as
+        "formats": FORMAT_CHOICES,
         "zone": environment.time_zone or "UTC",
         "import_jobs": import_jobs(session=session, environment=environment),
     }
@@ -96,7 +99,7 @@ def _preview_context(environment, *, token, fmt, result=None, error=None, mappin
         "error": error,
         "fields": FIELDS,
         "field_labels": LABELS,
-        "formats": FORMATS,
+        "formats": FORMAT_CHOICES,
         "headers": result.headers if result else None,
         "mapping": result.mapping if result else (mapping or {}),
     }

@@ -87,7 +87,14 @@ def first_steps(context: dict, user) -> list[FirstStep]:
             "#run-panel" if can_run else "#experiments",
             "" if operator else operators,
         ),
-        FirstStep("plan", "Read the plan", plan.card("transport").status != MISSING, "#plan"),
+        # the plan answers from measurements once there is redo history and a run: an import alone (the
+        # nominal link judged) leaves the step open
+        FirstStep(
+            "plan",
+            "Read the plan",
+            bool(context["imports"]) and ran and plan.card("transport").status != MISSING,
+            "#plan",
+        ),
     ]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from redolab.core.sources import ORACLE_NETWORK_NOTE
 from redolab.core.units import ascii_digits
 from redolab.redo.ingest.aliases import ALIASES, FIELDS
 from redolab.redo.ingest.rates import profiles as _profiles
@@ -240,8 +241,8 @@ def _mapped(table: Table, mapping: dict[str, str], kind: str, found: list[str], 
     if kind == "archived-log" and "first_time" not in mapping:
         warnings.append(
             "No FIRST_TIME column: each log's rate is known, but not when it happened, so redo of RAC "
-            "threads running at the same time cannot be summed; the requirement follows the seed's method "
-            "(peak log + headroom)."
+            "threads running at the same time cannot be summed; the requirement is the highest log's rate "
+            f"+ headroom, as {ORACLE_NETWORK_NOTE} computes it."
         )
 
     def make_row(line, values):

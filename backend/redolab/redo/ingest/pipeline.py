@@ -62,7 +62,8 @@ def read_sources(
             reading.kinds.append(mapped.kind)
             reading.used.append(source.name)
             chosen = {DECIMAL: decimal} if decimal != "auto" else {}
-            reading.mapping, reading.headers = {**mapped.mapping, **chosen}, table.headers
+            headers = [] if table.fixed_layout else table.headers  # the mapping form offers the file's own
+            reading.mapping, reading.headers = {**mapped.mapping, **chosen}, headers
             numbers = getattr(mapped, "numbers", None)
             if numbers is not None:
                 reading.numbers[source.name] = numbers.describe()
@@ -190,14 +191,16 @@ def analyze_files(paths: list[Path], *, fmt: str = "auto", headroom_ratio: float
 
 def summarise(analysis: Analysis, *, fmt: str, reading: Reading) -> dict:
     """The analysis as JSON, with `numbers`: per file read, its decimal and group separators and
-    whether the file or the user's choice told them."""
+    whether the file or the user's choice told them (said there once: the notes leave their "Numbers:"
+    line out, which an import keeps among its notes)."""
+    said = tuple(f"Numbers: {how}." for how in reading.numbers.values())
     summary = summary_json(
         analysis,
         fmt=fmt,
         rows_read=reading.rows_read,
         dropped=reading.dropped,
         warnings=reading.warnings,
-        notes=reading.notes,
+        notes=[note for note in reading.notes if not note.endswith(said)] if said else reading.notes,
         ignored=reading.ignored,
         used=reading.used,
         skipped=reading.skipped,

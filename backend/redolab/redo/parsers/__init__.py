@@ -36,3 +36,6 @@ class Table:
     rows: Iterator[tuple[int, list[str]]]  # (line number, values) lazily, for large files
     notes: list[str] = field(default_factory=list)
     mapped: Any = None  # a redo.schemas.Mapped already made, for text formats that are no column table (Db2)
+    # headers the reader names for rows it builds from a layout of its own (an AWR report, AWR Miner's
+    # MAIN-METRICS): no column of the file, so no mapping of them is offered
+    fixed_layout: bool = False

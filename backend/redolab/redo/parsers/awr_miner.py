@@ -119,7 +119,9 @@ def read_awr_miner(lines: list[str], *, decimal: str = "auto") -> Table:
                 ],
             )
 
-    return MinerTable("awr-miner", HEADERS, rows(), [note for note in notes if note], numbers=written)
+    return MinerTable(
+        "awr-miner", HEADERS, rows(), [note for note in notes if note], fixed_layout=True, numbers=written
+    )
 
 
 def _numbers_written(read: list[tuple[int, list[str]]], columns: dict[str, int], decimal: str) -> NumberFormat:

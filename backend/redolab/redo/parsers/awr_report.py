@@ -188,4 +188,4 @@ def read_awr_report(text: str) -> Table:
         writes.group(1) if writes else "",
     ]
     rows: Iterator[tuple[int, list[str]]] = iter([(1, row)])
-    return Table("awr-report", HEADERS, rows, notes)
+    return Table("awr-report", HEADERS, rows, notes, fixed_layout=True)
