@@ -1052,6 +1052,7 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
         "report": env_url.removeprefix(server.url) + "/plan/report",
         "not-found": "/environments/999999",
         "receivers": "/notification-receivers",
+        "paths": "/paths",
         **{name: url.removeprefix(server.url) for name, url in made.items()},
     }
     shots = server_screenshot_dir() / "layout"
@@ -1094,7 +1095,7 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     # the header reaches every section in one tap: each link is on the first screen of a phone
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(server.url + "/environments")
-    for section in ("Environments", "Account", "Users", "Audit", "Receivers", "API"):
+    for section in ("Environments", "Paths", "Account", "Users", "Audit", "Receivers", "API", "Manual"):
         expect(page.locator(".topbar nav").get_by_role("link", name=section, exact=True)).to_be_in_viewport(ratio=1)
 
     # On a phone the nine fact cards fold into one summary line, and the section bar is one row.
