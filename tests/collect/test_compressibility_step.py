@@ -17,12 +17,15 @@ from datetime import datetime
 import pytest
 
 from redolab.collect import compressibility as step
+from redolab.collect import service
 from redolab.collect.commands import access_of, run_as, sqlplus_argv
+from redolab.collect.models import Collection, CollectionStatus, CompressibilitySample
 from redolab.collect.output import read_sqlplus
 from redolab.collect.rows import ArchivedLogName
 from redolab.collect.scripts import oracle_session
 from redolab.collect.steps import SMALL_OUTPUT_CAPS, run_step
 from redolab.environments.connect import connect_host
+from tests.execution import execute_next
 
 
 def log(thread, sequence, start, minutes=10, size=1_000_000, name=None) -> ArchivedLogName:
@@ -46,7 +49,7 @@ def test_the_worst_and_a_typical_hour_are_chosen_and_spread():
 
 
 def test_the_host_command_passes_paths_as_arguments_and_refuses_odd_ones():
-    argv = step.host_argv(["/u01/arch/1_5.arc"], run_as=["sudo", "-n", "-u", "oracle"])
+    argv = step.host_argv(["/u01/arch/1_5.arc"], prefix=["sudo", "-n", "-u", "oracle"])
     assert argv == ["sudo", "-n", "-u", "oracle", "nice", "-n", "19", "python3", "-", "6", str(step.SAMPLE_BYTES),
                     "/u01/arch/1_5.arc"]  # fmt: skip
     for odd in ("relative.arc", "/u01/arch/$(reboot)", "/u01/../etc/shadow", "/a b"):
@@ -131,13 +134,13 @@ async def measured(primary, secret_key, access, tmp_path):
     spool = tmp_path / "spool"
     spool.mkdir()
 
-    async def run_sql(steps, expected):
+    async def run_sql(steps, *, expected):
         said = await run_step(transport, sqlplus_argv(access, home), step="session", spool=spool / "sql.out",
                               input=oracle_session(steps))  # fmt: skip
         return read_sqlplus(said.path.read_text(), stderr=said.stderr, exit_code=said.exit_code, expected=expected)
 
-    async def run_command(argv, name, program):
-        return await run_step(transport, argv, step=name, spool=spool / "host.out", input=program,
+    async def run_command(argv, name, *, input):
+        return await run_step(transport, argv, step=name, spool=spool / "host.out", input=input,
                               caps=SMALL_OUTPUT_CAPS)  # fmt: skip
 
     try:
@@ -156,3 +159,28 @@ def test_the_host_program_matches_python_zlib_locally(tmp_path):
     first, missing = (json.loads(line) for line in done.stdout.splitlines())
     assert first["bytes"] == len(data) and first["zlib_bytes"] == len(zlib.compress(data, 6))
     assert missing["error"] == "No such file or directory"
+
+
+def test_a_collection_asked_for_it_stores_the_samples(session, engine, secret_key, oracle_env, database, tmp_path):
+    """Opt-in: the collection runs the step after the history, stores a row per log, notes the ASM advice."""
+    environment, _ = oracle_env
+    arch = tmp_path / "arch"
+    arch.mkdir()
+    (path, data), *_ = made_logs(arch).items()
+    database.data = {"archived_log_names": [
+        [1, 5, "2026-11-20 09:00:00", "2026-11-20 09:10:00", len(data) // 512, 512, path],
+        [1, 6, "2026-11-20 10:00:00", "2026-11-20 10:10:00", 10, 512, "+RECO/ORCL/1_6.arc"]]}  # fmt: skip
+    database.write()
+    queued = service.queue_collection(
+        session=session, environment=environment, requested_by="alice", compressibility=True
+    )
+    assert execute_next(engine, secret_key)
+    session.expire_all()
+    collection = session.get(Collection, queued.id)
+    assert collection.status is CollectionStatus.succeeded, collection.failure_message
+    assert "oracle_archived_log_names" in [script["name"] for script in collection.scripts]
+    rows = {row.name: row for row in session.query(CompressibilitySample).filter_by(collection_id=collection.id)}
+    assert rows[path].bytes_read == len(data) and rows[path].zlib_level == 6
+    assert abs(len(data) / rows[path].zlib_bytes / (len(data) / len(zlib.compress(data, 6))) - 1) <= 0.01
+    assert rows["+RECO/ORCL/1_6.arc"].error.startswith("stored in ASM")
+    assert any("asmcmd cp +RECO/ORCL/1_6.arc" in note for note in collection.notes)

@@ -27,8 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from redolab.collect.commands import absolute_path
+from redolab.collect.commands import DatabaseAccess, absolute_path, run_as
+from redolab.collect.errors import CollectionError
+from redolab.collect.models import CompressibilitySample
 from redolab.collect.rows import ArchivedLogName
+from redolab.core.terminal import neutralised
 
 NAMES_SCRIPT = "oracle_archived_log_names"
 NAMES_DAYS = 8
@@ -109,11 +112,11 @@ def in_asm(name: str) -> bool:
     return name.startswith("+")
 
 
-def host_argv(paths: Sequence[str], *, run_as: Sequence[str] = (), level: int = ZLIB_LEVEL) -> list[str]:
+def host_argv(paths: Sequence[str], *, prefix: Sequence[str] = (), level: int = ZLIB_LEVEL) -> list[str]:
     """The read-only command that measures `paths` on the host (its program goes on standard input).
-    `run_as`: the collection's sudo prefix. A path that is not absolute plain text is a ValueError."""
+    `prefix`: the collection's sudo prefix. A path that is not absolute plain text is a ValueError."""
     checked = [absolute_path(path, "an archived log's name") for path in paths]
-    return [*run_as, "nice", "-n", "19", "python3", "-", str(level), str(SAMPLE_BYTES), *checked]
+    return [*prefix, "nice", "-n", "19", "python3", "-", str(level), str(SAMPLE_BYTES), *checked]
 
 
 def asm_advice(names: Sequence[str]) -> str:
@@ -238,17 +241,17 @@ def _plain(name: str) -> bool:
 
 
 async def compressibility_step(run_sql, run_command, *, run_as: Sequence[str] = ()) -> Outcome:
-    """List the logs (`run_sql(steps, expected)` -> output.Collected), choose them, and measure the
-    readable ones on the host (`run_command(argv, step, input)` -> steps.StepOutput, small caps)."""
-    collected = await run_sql([(NAMES_SCRIPT, {"names_days": NAMES_DAYS})], ("archived_log_names",))
+    """List the logs (`run_sql(steps, expected=)` -> output.Collected), choose them, and measure the
+    readable ones on the host (`run_command(argv, step, input=)` -> steps.StepOutput, small caps)."""
+    collected = await run_sql([(NAMES_SCRIPT, {"names_days": NAMES_DAYS})], expected=("archived_log_names",))
     choice = choose_logs(collected.steps.get("archived_log_names", []))
     if choice is None:
         return Outcome([], [f"Compressibility: no archived log on disk in the last {NAMES_DAYS} days to sample."])
     readable = [(hour, log) for hour, log in choice.logs if not in_asm(log.name) and _plain(log.name)]
     notes, samples = [], []
     if readable:
-        argv = host_argv([log.name for _, log in readable], run_as=run_as)
-        said = await run_command(argv, "compressibility", HOST_PROGRAM)
+        argv = host_argv([log.name for _, log in readable], prefix=run_as)
+        said = await run_command(argv, "compressibility", input=HOST_PROGRAM)
         if said.exit_code == 127 or ("python3: " in said.stderr and "not found" in said.stderr):
             notes.append(
                 "Compressibility: python3 is not on the host's PATH. Copy a few logs of the worst and a "
@@ -266,3 +269,38 @@ async def compressibility_step(run_sql, run_command, *, run_as: Sequence[str] = 
     odd = [(h, log) for h, log in choice.logs if not in_asm(log.name) and not _plain(log.name)]
     samples += [_sample(hour, log, {"error": "a name redolab does not pass to a shell"}) for hour, log in odd]
     return Outcome(samples, notes)
+
+
+async def sample_in_collection(run_sql, run_command, *, access: DatabaseAccess, notes: list[str]) -> Outcome | None:
+    """The step as a collection runs it (as the access's operating-system user): its notes added to `notes`;
+    a failure is a note too, never the collection's failure (the history it read stays good)."""
+    try:
+        outcome = await compressibility_step(run_sql, run_command, run_as=run_as(access))
+    except CollectionError as error:
+        notes.append(f"Compressibility not measured: {error.message}. {error.hint}".strip())
+        return None
+    notes.extend(outcome.notes)
+    return outcome
+
+
+def sample_rows(collection_id: int, outcome: Outcome | None) -> list[CompressibilitySample]:
+    """The rows a collection stores for the step's samples (none when it did not run)."""
+    if outcome is None:
+        return []
+    return [
+        CompressibilitySample(
+            collection_id=collection_id,
+            name=sample.name[:513],
+            hour=sample.hour,
+            thread=sample.thread,
+            sequence=sample.sequence,
+            log_bytes=sample.log_bytes,
+            bytes_read=sample.bytes_read,
+            zlib_level=ZLIB_LEVEL,
+            zlib_bytes=sample.zlib_bytes,
+            compress_cpu_seconds=sample.compress_cpu_seconds,
+            decompress_cpu_seconds=sample.decompress_cpu_seconds,
+            error=neutralised(sample.error)[:200] if sample.error else None,
+        )
+        for sample in outcome.samples
+    ]
