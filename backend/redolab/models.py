@@ -1,7 +1,7 @@
 """Every ORM model, imported in one place for Alembic and create_app."""
 
 from redolab.auth.models import ApiToken, User
-from redolab.collect.models import Collection
+from redolab.collect.models import Collection, CompressibilitySample
 from redolab.core.db import Base
 from redolab.disktest.models import DiskTest
 from redolab.environments.models import Credential, Destination, Environment, Host, LinkTier, SharedLink
@@ -19,6 +19,7 @@ __all__ = [
     "Base",
     "Cluster",
     "Collection",
+    "CompressibilitySample",
     "Credential",
     "Destination",
     "DiskTest",

@@ -31,7 +31,8 @@ import standin_common
 
 EXPECTED = {
     "oracle_session_csv", "oracle_session_colsep", "oracle_database", "oracle_instances", "oracle_size",
-    "oracle_redo_logs", "oracle_archive_dests", "oracle_archived_log", "oracle_awr", "db2_transaction_log",
+    "oracle_redo_logs", "oracle_archive_dests", "oracle_archived_log", "oracle_awr", "oracle_archived_log_names",
+    "db2_transaction_log",
     "db2_config", "db2_archived_logs",
 }  # fmt: skip
 WRITES = re.compile(

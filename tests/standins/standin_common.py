@@ -180,6 +180,14 @@ def _archived_logs() -> list[list]:
     return rows
 
 
+def _archived_log_names() -> list[list]:
+    """The same logs with their names: thread 1's in ASM, thread 2's in a file system directory."""
+    return [[thread, sequence, start, end, blocks, size,
+             f"+RECO/ORCL/ARCHIVELOG/2026_11_20/thread_1_seq_{sequence}.1088" if thread == 1
+             else f"/u01/arch/{thread}_{sequence}_1088.arc"]
+            for thread, sequence, _, _, start, end, blocks, size in _archived_logs()]  # fmt: skip
+
+
 DEFAULT_DATA: dict = {
     "database": [[1234567890, "ORCL", "ORCL_PRIM", "PRIMARY", "Linux x86 64-bit", "ARCHIVELOG", "YES",
                   "19.0.0.0.0", "+00:00", "+01:00", "MAXIMUM PERFORMANCE", "0"]],
@@ -193,6 +201,7 @@ DEFAULT_DATA: dict = {
                       [2, "LOG_ARCHIVE_DEST_2", "VALID", "STANDBY", "orcl_stby", "ASYNCHRONOUS", "NO",
                        "ONLINE_LOGFILES,PRIMARY_ROLE", "ORCL_STBY", 30, "DISABLE", 300, 0, 1, 0, "NONE"]],
     "archived_log": _archived_logs(),
+    "archived_log_names": _archived_log_names(),
     "awr_sysmetric": [["2026-11-20 08:00:00", "2026-11-20 09:00:00", 1, "Redo Generated Per Sec", 1048576.5,
                        5242880.25],
                       ["2026-11-20 09:00:00", "2026-11-20 10:00:00", 1, "Redo Generated Per Sec", 0.5, 2097152]],

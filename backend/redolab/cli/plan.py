@@ -114,6 +114,60 @@ def plan_instantiation(
     )
 
 
+@plan_app.command("compressibility")
+def plan_compressibility(
+    files: list[Path] = typer.Argument(..., help="Archived logs (or any files) copied from the primary."),
+    level: int = typer.Option(6, "--level", min=1, max=9, help="zlib level (default 6: zlib's own default)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (units in the keys)."),
+) -> None:
+    """Redo transport compression measured on archived logs: per file, the zlib and LZ4 ratio and the
+    CPU seconds per GiB to compress (the primary's shipping process) and decompress (the standby)."""
+    from redolab.planning.compressibility import LZ4, ZLIB, measure_file, overall
+
+    samples = []
+    for path in files:
+        try:
+            samples.append(measure_file(path, zlib_level=level))
+        except OSError as error:
+            fail(f"{path}: {error.strerror or error}")
+    totals = [figures for codec in (ZLIB, LZ4) if (figures := overall(samples, codec))]
+    emit(
+        as_json,
+        lambda: {"samples": [s.to_json() for s in samples], "overall": [t.to_json() for t in totals]},
+        _compressibility_lines(samples, totals),
+    )
+
+
+def _compressibility_lines(samples, totals):
+    """One block per file, then every file together (weighted by size)."""
+    from redolab.core.units import format_bytes
+
+    for sample in samples:
+        yield f"{sample.name}: {format_bytes(sample.size_bytes)} ({sample.size_bytes:,} bytes)"
+        yield from (f"   {line}" for line in _codec_lines(sample.codecs))
+    if len(samples) > 1:
+        yield f"all {len(samples):,} files together:"
+        yield from (f"   {line}" for line in _codec_lines(totals))
+
+
+def _codec_lines(codecs):
+    from redolab.core.units import format_byte_rate, format_bytes
+    from redolab.planning.compressibility import cpu_capped_rate
+
+    for c in codecs:
+        ratio = f"{c.ratio:,.2f} : 1" if c.ratio else "–"
+        cap = cpu_capped_rate(c.compress_seconds_per_gib)
+        yield (
+            f"{c.label}: ratio {ratio}, {format_bytes(c.compressed_bytes)} ({c.compressed_bytes:,} bytes) on the wire; "
+            f"compress {_per_gib(c.compress_seconds_per_gib)}, decompress {_per_gib(c.decompress_seconds_per_gib)}; "
+            f"one core compresses at most {format_byte_rate(cap) if cap else '– (too fast to time)'}"
+        )
+
+
+def _per_gib(seconds: float | None) -> str:
+    return "–" if seconds is None else f"{seconds:,.2f} CPU s/GiB"
+
+
 @plan_app.command("show")
 def plan_show(
     env: str = typer.Option(..., "--env", help="Environment name."),

@@ -63,6 +63,11 @@ def _sudo(access: DatabaseAccess) -> list[str]:
     return ["sudo", "-n", "-u", access.os_user]
 
 
+def run_as(access: DatabaseAccess) -> list[str]:
+    """The prefix that runs a command as the access's operating-system user (sudo -n -u), or none."""
+    return _sudo(access)
+
+
 def _oracle_env(access: DatabaseAccess, home: str) -> list[str]:
     env = ["env", f"ORACLE_HOME={absolute_path(home, 'ORACLE_HOME')}"]
     if access.oracle_sid:

@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from sqlalchemy import select, update
@@ -30,6 +31,7 @@ from redolab.collect.commands import (
     sqlplus_version_argv,
     validate,
 )
+from redolab.collect.compressibility import NAMES_DAYS, NAMES_SCRIPT, sample_in_collection, sample_rows
 from redolab.collect.errors import CollectionError
 from redolab.collect.models import Collection, CollectionStatus
 from redolab.collect.pieces import Piece, pieces_of, stage_pieces
@@ -56,8 +58,10 @@ ORACLE_STEPS = (
     "oracle_archived_log",
 )
 AWR_DAYS = 8
+AWR = [("oracle_awr", {"awr_days": AWR_DAYS})]  # the AWR session's one step
 REFUSED = "The rows were read but the import refused them: nothing was stored."
 SHUTDOWN_MESSAGE = "redolab was stopped during the collection; nothing was stored"
+CANCELLED = "cancelled by the user; the command under way was stopped and nothing was stored"
 
 
 class CollectionExecution:
@@ -84,6 +88,7 @@ class CollectionExecution:
         self.notes: list[str] = []
         self.step = "connect"
         self.spool: Path | None = None  # the directory the commands' output is written to, while it runs
+        self.compressibility = False  # the collection asks for the compressibility step (read in _target)
 
     def _stop(self) -> bool:
         if self.shutting_down():
@@ -126,15 +131,7 @@ class CollectionExecution:
             await self._store(result, since)
             return CollectionStatus.succeeded.value
         except Cancelled:
-            return self._end(
-                CollectionStatus.cancelled,
-                CollectionError(
-                    "cancelled",
-                    self.step,
-                    "cancelled by the user; the command under way was stopped and nothing was stored",
-                    "",
-                ),
-            )
+            return self._end(CollectionStatus.cancelled, CollectionError("cancelled", self.step, CANCELLED, ""))
         except CollectionError as error:
             return self._end(CollectionStatus.failed, error)
         except TransportError as error:
@@ -154,12 +151,8 @@ class CollectionExecution:
             )
         except Exception as error:  # a bug must still end the collection
             log.exception("collection %s crashed", self.collection_id)
-            return self._end(
-                CollectionStatus.failed,
-                CollectionError(
-                    "internal", self.step, f"internal error in redolab: {type(error).__name__}: {error}", ""
-                ),
-            )
+            told = f"internal error in redolab: {type(error).__name__}: {error}"
+            return self._end(CollectionStatus.failed, CollectionError("internal", self.step, told, ""))
         finally:
             spool.cleanup()
             if transport is not None:
@@ -195,6 +188,7 @@ class CollectionExecution:
             access = access_of(host, self.secret_key)
             environment = session.get(Environment, collection.environment_id)
             licensed = environment.diagnostics_pack_licensed
+            self.compressibility = collection.compressibility
             resetlogs, marks = watermarks(session, environment.id)
             since = last_log_end(session, environment.id)
             session.expunge(host)
@@ -347,10 +341,9 @@ class CollectionExecution:
             self._evidence(name, values)
         found = dict(collected.steps)
         if licensed:
-            awr = [("oracle_awr", {"awr_days": AWR_DAYS})]
             try:
                 got = await self._sqlplus(
-                    transport, access, home, awr, csv_markup=csv_markup, expected=scripts.ORACLE_STEPS["oracle_awr"]
+                    transport, access, home, AWR, csv_markup=csv_markup, expected=scripts.ORACLE_STEPS["oracle_awr"]
                 )
                 found.update(got.steps)
                 self._evidence("oracle_awr", {"awr_days": AWR_DAYS})
@@ -364,7 +357,15 @@ class CollectionExecution:
         version = found["database"][0].version if found.get("database") else None
         if release and not version:
             version = ".".join(map(str, release))
-        return {"kind": "oracle", "steps": found, "version": version}
+        sampled = await self._sampled(transport, access, home, csv_markup) if self.compressibility else None  # opt-in
+        return {"kind": "oracle", "steps": found, "version": version, "compressibility": sampled}
+
+    async def _sampled(self, transport, access, home: str, csv_markup: bool):
+        """The compressibility step (collect.compressibility): its own SQL*Plus session, then the host."""
+        self._evidence(NAMES_SCRIPT, {"names_days": NAMES_DAYS})
+        run_sql = partial(self._sqlplus, transport, access, home, csv_markup=csv_markup)
+        run = partial(self._run, transport, caps=SMALL_OUTPUT_CAPS)
+        return await sample_in_collection(run_sql, run, access=access, notes=self.notes)
 
     # -- Db2 --------------------------------------------------------------------------------------
     async def _db2(self, transport, access) -> dict:
@@ -425,11 +426,9 @@ class CollectionExecution:
             collection.status, collection.finished_at = CollectionStatus.succeeded, utcnow()
             collection.facts = json_safe(facts)
             collection.database_version = neutralised(result.get("version") or "")[:64] or None
-            collection.scripts, collection.row_counts, collection.notes = (
-                self.scripts_run,
-                self.row_counts,
-                self._notes(),
-            )
+            collection.scripts, collection.row_counts = self.scripts_run, self.row_counts
+            collection.notes = self._notes()
+            session.add_all(sample_rows(self.collection_id, result.get("compressibility")))
             collection.import_id = imported.get(main) if main else next(iter(imported.values()), None)
             collection.staged = staged or None
             session.commit()

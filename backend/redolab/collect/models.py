@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, false
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from redolab.core.db import Base, UTCDateTime, enum_column, utcnow
@@ -45,5 +45,29 @@ class Collection(Base):
     # Preview first: the rows are kept as uploads of the requester's (redo.uploads), one per import it
     # would make ({name, token, filename, format, mapping, rows}), previewed and imported as a file is
     review: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # also sample archived logs' compressibility on the host (collect.compressibility): opt-in, it costs CPU there
+    compressibility: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     staged: Mapped[list | None] = mapped_column(JSON)
     job_id: Mapped[int | None] = mapped_column(Integer)
+
+
+class CompressibilitySample(Base):
+    """One archived log measured on the primary by a collection's compressibility step: its first
+    `bytes_read` bytes (at most collect.compressibility.SAMPLE_BYTES) compressed with zlib at `zlib_level`
+    into `zlib_bytes`, and the host's CPU seconds to compress and to decompress them; or `error`."""
+
+    __tablename__ = "compressibility_samples"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(513))  # V$ARCHIVED_LOG.NAME
+    hour: Mapped[str] = mapped_column(String(20))  # "worst hour" or "typical hour"
+    thread: Mapped[int] = mapped_column(Integer)
+    sequence: Mapped[int] = mapped_column(BigInteger)
+    log_bytes: Mapped[int] = mapped_column(BigInteger)
+    bytes_read: Mapped[int] = mapped_column(BigInteger, default=0)
+    zlib_level: Mapped[int] = mapped_column(Integer)
+    zlib_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    compress_cpu_seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    decompress_cpu_seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    error: Mapped[str | None] = mapped_column(String(200))

@@ -92,6 +92,23 @@ class ArchivedLog:
 
 
 @dataclass(frozen=True)
+class ArchivedLogName:
+    """An archived log still on disk, with its name (a path, or an ASM name starting with '+')."""
+
+    thread: int
+    sequence: int
+    first_time: datetime
+    next_time: datetime
+    blocks: int
+    block_size: int
+    name: str
+
+    @property
+    def bytes(self) -> int:
+        return self.blocks * self.block_size
+
+
+@dataclass(frozen=True)
 class AwrMetric:
     begin_time: datetime
     end_time: datetime
@@ -167,6 +184,10 @@ STEP_COLUMNS: dict[str, tuple[type, Columns]] = {
     "archived_log": (ArchivedLog, (
         ("THREAD#", "int"), ("SEQUENCE#", "int"), ("RESETLOGS_ID", "int"), ("DEST_ID", "int"),
         ("FIRST_TIME", "time"), ("NEXT_TIME", "time"), ("BLOCKS", "int"), ("BLOCK_SIZE", "int"),
+    )),
+    "archived_log_names": (ArchivedLogName, (
+        ("THREAD#", "int"), ("SEQUENCE#", "int"), ("FIRST_TIME", "time"), ("NEXT_TIME", "time"), ("BLOCKS", "int"),
+        ("BLOCK_SIZE", "int"), ("NAME", "text"),
     )),
     "awr_sysmetric": (AwrMetric, (
         ("BEGIN_TIME", "time"), ("END_TIME", "time"), ("INSTANCE_NUMBER", "int"), ("METRIC_NAME", "text"),

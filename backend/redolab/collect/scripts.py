@@ -56,6 +56,7 @@ def _archived_log_variables() -> tuple[Variable, ...]:
 VARIABLES: dict[str, tuple[Variable, ...]] = {
     "oracle_archived_log": _archived_log_variables(),
     "oracle_awr": (Variable("awr_days", 1, 3_660, 8),),
+    "oracle_archived_log_names": (Variable("names_days", 1, 3_660, 8),),
 }
 ORACLE_SESSIONS = ("oracle_session_csv", "oracle_session_colsep")
 ORACLE_STEPS = {  # script -> the steps (PROMPT markers) it prints, in order
@@ -66,7 +67,9 @@ ORACLE_STEPS = {  # script -> the steps (PROMPT markers) it prints, in order
     "oracle_archive_dests": ("archive_dests",),
     "oracle_archived_log": ("archived_log",),
     "oracle_awr": ("awr_sysmetric", "awr_sysstat"),
+    "oracle_archived_log_names": ("archived_log_names",),  # the compressibility step's own session
 }
+OPTIONAL_STEPS = ("oracle_awr", "oracle_archived_log_names")  # not in every collection's session
 DB2_SCRIPTS = ("db2_transaction_log", "db2_config", "db2_archived_logs")  # one statement each; step = name
 DEFINE_LINE = re.compile(r"^DEFINE ([a-z][a-z0-9_]{0,29}) = (\d{1,10})$")  # what define_lines writes, and nothing else
 EXIT_LINE = "EXIT"

@@ -59,9 +59,11 @@ def queue_collection(
     requested_by: str,
     scheduled: bool = False,
     review_upload_dir: Path | None = None,
+    compressibility: bool = False,
 ) -> Collection:
     """A queued collection and its job (the worker runs it). `review_upload_dir`: its rows are kept there
-    as uploads of the requester's, to preview and import as a file is, instead of being imported at once."""
+    as uploads of the requester's, to preview and import as a file is, instead of being imported at once.
+    `compressibility`: also sample archived logs' compressibility on the host (Oracle; costs CPU there)."""
     host = collection_host(environment)
     _admit(session, environment, host, requested_by=requested_by)
     collection = Collection(
@@ -72,6 +74,7 @@ def queue_collection(
         requested_by=requested_by,
         scheduled=scheduled,
         review=review_upload_dir is not None,
+        compressibility=compressibility,
         scripts=[],
         row_counts={},
         notes=[],

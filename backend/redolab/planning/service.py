@@ -13,6 +13,7 @@ from redolab.environments.models import Environment, HostRole, HostTransport
 from redolab.environments.releases import stored_release
 from redolab.hadr.service import hadr_pairs, hadr_settings
 from redolab.planning.card import show_time
+from redolab.planning.compression import stored_compression, with_compression
 from redolab.planning.facts import Capacity, DiskFact, Excluded, Facts, Measurements
 from redolab.planning.host_facts import hadr_replay, host_kernels
 from redolab.planning.plan import DestinationCards, EvidenceItem, Plan, build_plan, with_topology
@@ -241,6 +242,7 @@ def environment_plan(
         rehearsals_left_out=left_out,
         tiers=default_tiers(environment),
     )
+    with_compression(plan, stored_compression(session, environment))
     return with_topology(
         plan,
         **environment_topology(

@@ -45,7 +45,7 @@ def shown_scripts(kind: str | None, licensed: bool) -> list[scripts.ShippedScrip
     if kind == "db2":
         names = list(scripts.DB2_SCRIPTS)
     else:
-        names = ["oracle_session_csv", *(n for n in scripts.ORACLE_STEPS if n != "oracle_awr")]
+        names = ["oracle_session_csv", *(n for n in scripts.ORACLE_STEPS if n not in scripts.OPTIONAL_STEPS)]
         names += ["oracle_awr"] if licensed else []
     return [scripts.SCRIPTS[name] for name in names]
 

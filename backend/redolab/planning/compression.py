@@ -1,0 +1,167 @@
+"""Redo transport compression on the plan: the bytes as written and the bytes on the wire, from the
+compressibility a collection measured on the primary (collect.compressibility), capped by the CPU of the
+shipping process.
+
+Only where a measurement exists: without stored samples the plan says nothing of compression. The ratio
+is the worst hour's logs' (bytes read / bytes zlib made of them; the peak the link must carry is in the
+worst hour), else every sample's. Oracle compresses in the process that ships a thread's redo, on one
+core: it compresses at most 1 GiB / (CPU s/GiB) of redo as written, so a thread whose required rate is
+above that cannot ship compressed at its peak. The Advanced Compression licence and the rule "LZO not
+with SYNC or FASTSYNC" are said once, on the transport card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from redolab.collect.models import Collection, CompressibilitySample
+from redolab.core.units import format_bit_rate, format_byte_rate, format_byte_rate_in_mbit, format_bytes
+from redolab.environments.models import Environment
+from redolab.planning.compressibility import GIB, cpu_capped_rate
+
+LICENCE_RULE = (
+    "redo transport compression (COMPRESSION=ENABLE: ZLIB; or LZO) is a feature of the Advanced Compression "
+    "option; LZO is not allowed with SYNC or FASTSYNC"
+)
+
+
+@dataclass(frozen=True)
+class CompressionFact:
+    """The compressibility one collection measured: the logs read, in bytes and CPU seconds."""
+
+    collection_id: int
+    measured_at: datetime | None
+    hour: str  # whose logs give the ratio: "worst hour" or "every sample"
+    logs: int
+    bytes_read: int
+    zlib_bytes: int
+    zlib_level: int
+    compress_cpu_seconds: float
+    decompress_cpu_seconds: float
+    licensed: bool
+
+    @property
+    def ratio(self) -> float:
+        return self.bytes_read / self.zlib_bytes
+
+    @property
+    def compress_seconds_per_gib(self) -> float:
+        return self.compress_cpu_seconds * GIB / self.bytes_read
+
+    @property
+    def decompress_seconds_per_gib(self) -> float:
+        return self.decompress_cpu_seconds * GIB / self.bytes_read
+
+    @property
+    def cpu_cap_bytes_per_second(self) -> float | None:
+        """Redo as written one shipping process compresses per second on one core (None: too fast to time)."""
+        return cpu_capped_rate(self.compress_seconds_per_gib)
+
+    def to_json(self) -> dict:
+        return {
+            "collection_id": self.collection_id,
+            "measured_at": self.measured_at.isoformat() if self.measured_at else None,
+            "ratio_of": self.hour,
+            "logs": self.logs,
+            "bytes_read": self.bytes_read,
+            "zlib_level": self.zlib_level,
+            "zlib_bytes": self.zlib_bytes,
+            "ratio": self.ratio,
+            "compress_cpu_seconds_per_gib": self.compress_seconds_per_gib,
+            "decompress_cpu_seconds_per_gib": self.decompress_seconds_per_gib,
+            "cpu_cap_bytes_per_second": self.cpu_cap_bytes_per_second,
+            "advanced_compression_licensed": self.licensed,
+        }
+
+
+def stored_compression(session: Session, environment: Environment) -> CompressionFact | None:
+    """The latest collection of the environment with logs read: its worst hour's logs (else all)."""
+    rows = session.execute(
+        select(CompressibilitySample, Collection.finished_at)
+        .join(Collection, Collection.id == CompressibilitySample.collection_id)
+        .where(Collection.environment_id == environment.id, CompressibilitySample.bytes_read > 0)
+        .where(CompressibilitySample.zlib_bytes > 0)
+        .order_by(Collection.id.desc())
+    ).all()
+    if not rows:
+        return None
+    latest = rows[0][0].collection_id
+    samples = [sample for sample, _ in rows if sample.collection_id == latest]
+    worst = [sample for sample in samples if sample.hour == "worst hour"]
+    chosen = worst or samples
+    return CompressionFact(
+        collection_id=latest,
+        measured_at=rows[0][1],
+        hour="worst hour" if worst else "every sample",
+        logs=len(chosen),
+        bytes_read=sum(s.bytes_read for s in chosen),
+        zlib_bytes=sum(s.zlib_bytes for s in chosen),
+        zlib_level=chosen[0].zlib_level,
+        compress_cpu_seconds=sum(s.compress_cpu_seconds for s in chosen),
+        decompress_cpu_seconds=sum(s.decompress_cpu_seconds for s in chosen),
+        licensed=environment.advanced_compression_licensed,
+    )
+
+
+def compression_rows(fact: CompressionFact, requirement, rpo_sizing=None) -> list[tuple[str, str]]:
+    """The transport card's rows: as written and on the wire, the CPU cap per thread, the RPO's link with
+    compression, and the licence and LZO rule (once)."""
+    ratio = fact.ratio
+    basis = (
+        f"zlib level {fact.zlib_level}, {fact.logs:,} log(s) of the {fact.hour}, {format_bytes(fact.bytes_read)} "
+        f"read on the primary by collection #{fact.collection_id}"
+    )
+    rows = [("Measured compressibility", f"{ratio:,.2f} : 1 ({basis})")]
+    cap = fact.cpu_cap_bytes_per_second
+    if requirement is not None:
+        summed = requirement.summed_required_bytes_per_second
+        rows.append(
+            (
+                "All threads, as written and on the wire",
+                f"{format_byte_rate(summed)} as written; {format_byte_rate(summed / ratio)} on the wire compressed "
+                f"({format_byte_rate_in_mbit(summed / ratio)})",
+            )
+        )
+        for need in sorted(requirement.threads.values(), key=lambda t: t.thread):
+            words = _thread_words(need.required_bytes_per_second, ratio, cap)
+            rows.append((f"Thread {need.thread} on the wire", words))
+    rows.append(
+        (
+            "Shipping process CPU (one core each)",
+            f"{fact.compress_seconds_per_gib:,.2f} CPU s/GiB to compress: at most "
+            f"{format_byte_rate(cap) if cap else '– (too fast to time)'} of redo as written per process; "
+            f"decompression {fact.decompress_seconds_per_gib:,.2f} CPU s/GiB (timed on the primary's cores)",
+        )
+    )
+    if rpo_sizing is not None:
+        first = rpo_sizing.targets[0]
+        rows.append(
+            (
+                "Link for the RPO, compressed",
+                f"{format_bit_rate(first.bits_per_second / ratio)} line rate for 100 % of the time "
+                f"({format_bit_rate(first.bits_per_second)} / {ratio:,.2f}), if every thread's process keeps up",
+            )
+        )
+    licence = "licensed" if fact.licensed else "not marked as licensed for this environment"
+    rows.append(("Licence", f"Advanced Compression {licence}: {LICENCE_RULE}"))
+    return rows
+
+
+def _thread_words(required: float, ratio: float, cap: float | None) -> str:
+    said = f"{format_byte_rate(required)} as written -> {format_byte_rate(required / ratio)} compressed"
+    if cap is not None and required > cap:
+        return f"{said}; above the {format_byte_rate(cap)} one process compresses: compression cannot keep up"
+    return said
+
+
+def with_compression(plan, fact: CompressionFact | None) -> None:
+    """Add the compression rows and values to the plan's transport card (nothing without a measurement)."""
+    card = next((c for c in plan.cards if c.key == "transport"), None)
+    if fact is None or card is None:
+        return
+    card.rows.extend(compression_rows(fact, plan.requirement, plan.rpo_sizing))
+    card.values["compression"] = fact.to_json()

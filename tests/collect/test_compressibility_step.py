@@ -1,0 +1,186 @@
+"""The compressibility step: the logs of the worst and a typical hour listed by the shipped script through
+the stand-in sqlplus, read on the host over the real sshd by a read-only python3 program, their zlib
+ratio within 1 % of Python's zlib on the same bytes; ASM logs named with what to run; nothing written."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import re
+import subprocess
+import sys
+import zlib
+from datetime import datetime
+
+import pytest
+
+from redolab.collect import compressibility as step
+from redolab.collect import service
+from redolab.collect.commands import access_of, run_as, sqlplus_argv
+from redolab.collect.models import Collection, CollectionStatus, CompressibilitySample
+from redolab.collect.output import read_sqlplus
+from redolab.collect.rows import ArchivedLogName
+from redolab.collect.scripts import oracle_session
+from redolab.collect.steps import SMALL_OUTPUT_CAPS, run_step
+from redolab.environments.connect import connect_host
+from tests.execution import execute_next
+
+
+def log(thread, sequence, start, minutes=10, size=1_000_000, name=None) -> ArchivedLogName:
+    first = datetime.fromisoformat(start)
+    end = first.replace(minute=min(59, first.minute + minutes))
+    return ArchivedLogName(thread, sequence, first, end, size // 512, 512, name or f"/arch/{thread}_{sequence}.arc")
+
+
+def test_the_worst_and_a_typical_hour_are_chosen_and_spread():
+    rows = [log(1, n, f"2026-11-20 08:{5 * n:02d}:00", size=10_000_000) for n in range(12)]  # worst: 120 MB
+    rows += [log(1, 100 + n, f"2026-11-20 {h:02d}:10:00", size=s) for n, (h, s) in enumerate(
+        [(9, 1_000_000), (10, 3_000_000), (11, 2_000_000)])]  # fmt: skip
+    choice = step.choose_logs(rows, per_hour=4)
+    (worst_label, worst, worst_logs), (typical_label, typical, typical_logs) = choice.hours
+    assert (worst_label, worst.hour, typical_label, typical.hour) == ("worst hour", 8, "typical hour", 11)
+    assert [r.sequence for r in worst_logs] == [0, 4, 7, 11]  # first, last and evenly between
+    assert [r.sequence for r in typical_logs] == [102]  # the median of the other hours: 1, 2, 3 MB
+    assert step.choose_logs([]) is None
+    (only,) = step.choose_logs(rows[:1]).hours
+    assert only[0] == "worst hour"
+
+
+def test_the_host_command_passes_paths_as_arguments_and_refuses_odd_ones():
+    argv = step.host_argv(["/u01/arch/1_5.arc"], prefix=["sudo", "-n", "-u", "oracle"])
+    assert argv == ["sudo", "-n", "-u", "oracle", "nice", "-n", "19", "python3", "-", "6", str(step.SAMPLE_BYTES),
+                    "/u01/arch/1_5.arc"]  # fmt: skip
+    for odd in ("relative.arc", "/u01/arch/$(reboot)", "/u01/../etc/shadow", "/a b"):
+        with pytest.raises(ValueError):
+            step.host_argv([odd])
+
+
+def test_the_host_program_only_reads():
+    """Its one open() is read-only binary, and it imports nothing that writes or runs a command."""
+    assert re.findall(r"open\(([^)]*)\)", step.HOST_PROGRAM) == ['path, "rb"']
+    assert not re.search(r"\b(os|shutil|subprocess|tempfile|write)\b", step.HOST_PROGRAM)
+
+
+def test_hostile_output_keeps_only_valid_lines_for_logs_asked():
+    asked = [("worst hour", log(1, 1, "2026-11-20 08:00:00")), ("worst hour", log(1, 2, "2026-11-20 08:10:00"))]
+    good = {"path": "/arch/1_1.arc", "bytes": 1000, "zlib_bytes": 250, "compress_cpu_seconds": 0.01,
+            "decompress_cpu_seconds": 0.002}  # fmt: skip
+    lines = [
+        "\x1b[2Jlogin banner",
+        json.dumps({**good, "path": "/etc/passwd"}),
+        json.dumps(good),
+        json.dumps({**good, "path": "/arch/1_2.arc", "bytes": True}),
+        "x" * 100_000,
+    ]
+    first, second = step.read_host_output("\n".join(lines), asked)
+    assert first.ratio == 4.0 and first.per_gib(first.compress_cpu_seconds) == pytest.approx(0.01 * 2**30 / 1000)
+    assert second.error == "the host's figures for it did not validate" and second.ratio is None
+
+
+def made_logs(directory) -> dict[str, bytes]:
+    """Redo-like logs: 512-byte blocks, a header and a row image with a few bytes changed."""
+    rng = random.Random(59)
+    template = b"ROWID AAAR3sAAEAAAACXAAA COL1 'ACTIVE' COL2 00042 " * 10
+    made = {}
+    for n in range(3):
+        blocks = [n.to_bytes(4, "little") + i.to_bytes(4, "little") + rng.randbytes(8) + template[:496]
+                  for i in range(600 * (n + 1))]  # fmt: skip
+        data = b"".join(blocks)
+        path = directory / f"1_{200 + n}_1088.arc"
+        path.write_bytes(data)
+        made[str(path)] = data
+    return made
+
+
+def fingerprint(directory) -> dict[str, tuple[str, int]]:
+    return {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in directory.iterdir()}
+
+
+def test_the_step_samples_through_the_stand_in_host_and_writes_nothing(session, secret_key, oracle_env, database,
+                                                                        tmp_path):  # fmt: skip
+    _, primary = oracle_env
+    arch = tmp_path / "arch"
+    arch.mkdir()
+    made = made_logs(arch)
+    rows = [[2, 90 + n, f"2026-11-20 09:{10 * n:02d}:00", f"2026-11-20 09:{10 * n + 10:02d}:00", len(data) // 512,
+             512, path] for n, (path, data) in enumerate(made.items())]  # fmt: skip
+    rows.append([1, 7, "2026-11-20 10:00:00", "2026-11-20 10:10:00", 100, 512, "+RECO/ORCL/ARCHIVELOG/1_7.arc"])
+    database.data = {"archived_log_names": rows}
+    database.write()
+    before = fingerprint(arch)
+    access = access_of(primary, secret_key)
+    outcome = asyncio.run(measured(primary, secret_key, access, tmp_path))
+    by_name = {sample.name: sample for sample in outcome.samples}
+    for path, data in made.items():
+        sample = by_name[path]
+        assert sample.hour == "worst hour" and sample.bytes_read == len(data) and sample.error is None
+        expected = len(data) / len(zlib.compress(data, step.ZLIB_LEVEL))
+        assert abs(sample.ratio / expected - 1) <= 0.01
+        assert sample.per_gib(sample.compress_cpu_seconds) >= 0
+    asm = by_name["+RECO/ORCL/ARCHIVELOG/1_7.arc"]
+    assert asm.hour == "typical hour" and asm.ratio is None and "ASM" in asm.error
+    assert any("asmcmd cp +RECO/ORCL/ARCHIVELOG/1_7.arc /scratch/redolab/" in note for note in outcome.notes)
+    assert fingerprint(arch) == before  # the logs unchanged, and nothing new beside them
+    (call,) = database.calls()
+    assert call["scripts"] == ["oracle_session_csv", "oracle_archived_log_names"]  # only the shipped SQL
+    assert json.loads(json.dumps(outcome.to_json()))["samples"][0]["zlib_level"] == 6
+
+
+async def measured(primary, secret_key, access, tmp_path):
+    transport = await connect_host(primary, secret_key=secret_key)
+    home = str(access.oracle_home)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+
+    async def run_sql(steps, *, expected):
+        said = await run_step(transport, sqlplus_argv(access, home), step="session", spool=spool / "sql.out",
+                              input=oracle_session(steps))  # fmt: skip
+        return read_sqlplus(said.path.read_text(), stderr=said.stderr, exit_code=said.exit_code, expected=expected)
+
+    async def run_command(argv, name, *, input):
+        return await run_step(transport, argv, step=name, spool=spool / "host.out", input=input,
+                              caps=SMALL_OUTPUT_CAPS)  # fmt: skip
+
+    try:
+        return await step.compressibility_step(run_sql, run_command, run_as=run_as(access))
+    finally:
+        await transport.close()
+
+
+def test_the_host_program_matches_python_zlib_locally(tmp_path):
+    """The program as the host runs it (python3, standard input), on a file it reads in several chunks."""
+    path = tmp_path / "big.arc"
+    data = (b"redo row image 0001 " * 70_000) + random.Random(1).randbytes(200_000)
+    path.write_bytes(data)
+    done = subprocess.run([sys.executable, "-", "6", str(step.SAMPLE_BYTES), str(path), str(tmp_path / "gone")],
+                          input=step.HOST_PROGRAM, capture_output=True, text=True, check=True)  # fmt: skip
+    first, missing = (json.loads(line) for line in done.stdout.splitlines())
+    assert first["bytes"] == len(data) and first["zlib_bytes"] == len(zlib.compress(data, 6))
+    assert missing["error"] == "No such file or directory"
+
+
+def test_a_collection_asked_for_it_stores_the_samples(session, engine, secret_key, oracle_env, database, tmp_path):
+    """Opt-in: the collection runs the step after the history, stores a row per log, notes the ASM advice."""
+    environment, _ = oracle_env
+    arch = tmp_path / "arch"
+    arch.mkdir()
+    (path, data), *_ = made_logs(arch).items()
+    database.data = {"archived_log_names": [
+        [1, 5, "2026-11-20 09:00:00", "2026-11-20 09:10:00", len(data) // 512, 512, path],
+        [1, 6, "2026-11-20 10:00:00", "2026-11-20 10:10:00", 10, 512, "+RECO/ORCL/1_6.arc"]]}  # fmt: skip
+    database.write()
+    queued = service.queue_collection(
+        session=session, environment=environment, requested_by="alice", compressibility=True
+    )
+    assert execute_next(engine, secret_key)
+    session.expire_all()
+    collection = session.get(Collection, queued.id)
+    assert collection.status is CollectionStatus.succeeded, collection.failure_message
+    assert "oracle_archived_log_names" in [script["name"] for script in collection.scripts]
+    rows = {row.name: row for row in session.query(CompressibilitySample).filter_by(collection_id=collection.id)}
+    assert rows[path].bytes_read == len(data) and rows[path].zlib_level == 6
+    assert abs(len(data) / rows[path].zlib_bytes / (len(data) / len(zlib.compress(data, 6))) - 1) <= 0.01
+    assert rows["+RECO/ORCL/1_6.arc"].error.startswith("stored in ASM")
+    assert any("asmcmd cp +RECO/ORCL/1_6.arc" in note for note in collection.notes)
