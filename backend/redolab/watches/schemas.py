@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from redolab.core.fields import ByteRate, DurationSeconds, Given, Positive, RowId, SizeBytes, at_most, one_line
+from redolab.core.fields import Bounds, ByteRate, DurationSeconds, Given, Positive, RowId, SizeBytes, at_most, one_line
 from redolab.core.units import MIB
 from redolab.runs.models import ProbeMode
 from redolab.runs.schemas import PROBE_INTERVAL_SECONDS, MessageBytes, RunCreate, sockbuf_floor
@@ -31,7 +31,7 @@ class WatchCreate(BaseModel):
     duration_seconds: Annotated[DurationSeconds, Positive, at_most(300, "5 min"), Given] = 10.0
     conns: Annotated[int, Field(ge=1, le=64)] = 1
     message_bytes: Annotated[MessageBytes, Given] = MIB
-    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB")] = None
+    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB"), Bounds(minimum=4096)] = None
     threshold_bytes_per_second: Annotated[ByteRate, Positive] = None
     margin_ratio: Annotated[float, Field(ge=0, le=10)] = 0.10
     agree_m: Annotated[int, Field(ge=1, le=20)] = 2
