@@ -325,6 +325,19 @@ def test_refusals_name_what_and_write_nothing(api_client, session):
     assert page.status_code == 200 and page.json() == []
 
 
+def test_every_node_pair_stores_no_host_pair_it_was_sent(api_client, session):
+    """Schemathesis sent all_node_pairs with host ids of no host: they were stored, and the foreign key
+    refused the insert (a 500). Every node pair reads its hosts from the environment; ids sent with it
+    are not the watch's."""
+    environment, _primary, _standby = local_pair(session)
+    url = f"/api/v1/environments/{environment.id}/watches"
+    body = {"name": "w", "all_node_pairs": True, "client_host_id": 2147483646, "server_host_id": 2147483647}
+    made = api_client.post(url, json=body)
+    assert made.status_code == 201, made.text
+    assert (made.json()["client_host_id"], made.json()["server_host_id"]) == (None, None)
+    assert made.json()["path_label"] == "all node pairs (1)"
+
+
 # What a watch accepts, its checks' runs accept: the run is built by one function for both. Blank text and
 # null are "not given" to the unit parser (Schemathesis sent duration_seconds "": a TypeError, a 500).
 NOT_GIVEN = st.sampled_from(["", None])
