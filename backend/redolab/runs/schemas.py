@@ -101,7 +101,11 @@ def _check_tags(tags: list[str]) -> list[str]:
     return list(dict.fromkeys(tags))
 
 
-Tags = Annotated[list[str], BeforeValidator(_split_list), AfterValidator(_check_tags)]
+# the document states _check_tags (it also reads comma-separated text, and folds letters to lower case)
+_TAG_ITEMS = {"items": {"type": "string", "pattern": f"^{_TAG.pattern}$"}, "maxItems": 20}
+Tags = Annotated[
+    list[str], BeforeValidator(_split_list), AfterValidator(_check_tags), Field(json_schema_extra=_TAG_ITEMS)
+]
 
 # What the probe takes as --interval (redoprobe/main.c): a run it would refuse is refused here, before
 # it is queued.
