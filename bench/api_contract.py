@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -148,11 +149,37 @@ def figures(report: Path) -> dict:
     return {"sent": sent, "failures": failures, "statuses": statuses, "examples": examples}
 
 
+LOG_LEVEL = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL):")
+SERVER_ERROR_LINE = re.compile(r'"([A-Z]+ \S+) HTTP/[0-9.]+" 5[0-9][0-9]')
+
+
+def server_tracebacks(log: Path) -> dict[str, tuple[int, str]]:
+    """The served app's log read for its server errors: {the request and the exception's last line:
+    (how often, the first traceback)}. uvicorn writes the 5xx access line, then "Exception in ASGI
+    application" and the traceback."""
+    found: dict[str, tuple[int, str]] = {}
+    request, block = "", None
+    for line in [*log.read_text(errors="replace").splitlines(), "INFO: end"]:
+        if block is not None and LOG_LEVEL.match(line):
+            last = next((text for text in reversed(block) if text.strip()), "")
+            key = f"{request}: {last.strip()[:160]}"
+            count, first = found.get(key, (0, "\n".join(block)))
+            found[key], block = (count + 1, first), None
+        if (match := SERVER_ERROR_LINE.search(line)) and not line.startswith("  "):
+            request = match.group(1)
+        elif "Exception in ASGI application" in line:
+            block = []
+        elif block is not None:
+            block.append(line)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=57)
     parser.add_argument("--report", type=Path, help="keep Schemathesis's NDJSON events here")
+    parser.add_argument("--server-log", type=Path, help="keep the served app's log (access lines, tracebacks) here")
     args = parser.parse_args()
     from bench.load import start_server
 
@@ -160,7 +187,8 @@ def main() -> None:
         data_dir = Path(directory)
         database_url = f"sqlite:///{data_dir / 'redolab.db'}"
         seed(database_url)
-        process, url = start_server(database_url, data_dir)
+        log = args.server_log or data_dir / "server.log"
+        process, url = start_server(database_url, data_dir, log=log)
         try:
             started = time.monotonic()
             report = args.report or data_dir / "events.ndjson"
@@ -170,6 +198,7 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(timeout=30)
+        tracebacks = server_tracebacks(log)
     print(f"Schemathesis {CHECKS.replace(',', ', ')}: {elapsed:.0f} s, seed {args.seed}, exit code {code}")
     print(f"{'requests sent:':<28}{found['sent']:,}")
     kinds = ("server errors", "undeclared statuses", "schema-valid refusals", "responses off their schema")
@@ -177,6 +206,11 @@ def main() -> None:
         print(f"{kind + ':':<28}{found['failures'][kind]}")
         for label, count in found["examples"].get(kind, Counter()).most_common(12):
             print(f"    {count:>5}  {label}")
+    # every 5xx the app raised, with its traceback: a server error the run met once may not come back
+    print(f"{'server tracebacks:':<28}{sum(count for count, _ in tracebacks.values())}")
+    for where, (count, traceback) in tracebacks.items():
+        print(f"    {count:>5}  {where}")
+        print("\n".join(f"           {line}" for line in traceback.splitlines()[-40:]))
     print("statuses:", ", ".join(f"{code}: {count}" for code, count in sorted(found["statuses"].items(), key=str)))
 
 

@@ -266,22 +266,26 @@ def endpoints(ids: dict) -> list[tuple[str, str]]:
 
 
 def start_server(
-    database_url: str, data_dir: Path, workers: int = 1, threads: int | None = None
+    database_url: str, data_dir: Path, workers: int = 1, threads: int | None = None, log: Path | None = None
 ) -> tuple[subprocess.Popen, str]:
     """`redolab serve` without its worker on a free port (threads: REDOLAB_WEB_THREADS, None for the
-    default), once /healthz answers: (the process, its URL). Shared by the benches that need a server."""
+    default), once /healthz answers: (the process, its URL). Shared by the benches that need a server.
+    log: where its output goes (uvicorn's access lines and the traceback of every server error)."""
     from tests.services import REDOLAB, free_port, redolab_env
 
     port = free_port()
     extra = {"REDOLAB_WEB_THREADS": str(threads)} if threads is not None else {}
     env = redolab_env(data_dir, REDOLAB_DATABASE_URL=database_url, REDOLAB_WORKER_ENABLED="false", **extra)
+    output = log.open("ab") if log is not None else subprocess.DEVNULL
     process = subprocess.Popen(
         [str(REDOLAB), "serve", "--port", str(port), "--workers", str(workers)],
         env=env,
         cwd=data_dir,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT if log is not None else subprocess.DEVNULL,
     )
+    if log is not None:
+        output.close()  # the server holds its own copy
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

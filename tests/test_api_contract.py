@@ -27,8 +27,10 @@ from tests.factories import make_environment, make_host, make_user
 # Examples per operation and generation mode (schema-valid, then invalid): 104 operations x 2 x 4.
 EXAMPLES = 5
 
-# Operations whose schema-valid requests may still be refused with 422, and why. A JSON schema says
-# what each field may be on its own; these rules read other fields, stored rows, the clock or a file.
+# Operations whose schema-valid requests may still be refused with 422, and why. The document states what
+# JSON Schema can (patterns, bounds, enums, one field needing another, exactly one of several, the fields
+# a kind asks for: core/schema_rules.py); these rules read stored rows, a file, the clock, the network, a
+# secret, or compare two numbers of the request.
 REFUSED_BY_RULES = {
     # stored data
     "POST /api/v1/environments/{environment_id}/rehearsals": "needs imported redo history",
@@ -41,6 +43,9 @@ REFUSED_BY_RULES = {
     "POST /api/v1/environments/{environment_id}/destinations": "feeds_from names a destination of this environment",
     "PUT /api/v1/destinations/{destination_id}": "feeds_from names a destination of this environment",
     "POST /api/v1/environments/{environment_id}/credentials": "a key file readable on the server",
+    "POST /api/v1/environments/{environment_id}/hosts": "credential_id, destination_id: rows of this environment",
+    "POST /api/v1/environments/{environment_id}/watches": "client and server: two different hosts of this environment",
+    "PUT /api/v1/environments/{environment_id}/hosts/{host_id}/database-access": "db_kind on a primary host only",
     "PUT /api/v1/users/me/password": "the current password",
     "PUT /api/v1/environments/{environment_id}/hosts/{host_id}/host-key": "the fingerprint the host offers",
     # file contents
@@ -50,21 +55,16 @@ REFUSED_BY_RULES = {
     "POST /api/v1/environments/{environment_id}/preflight/evidence": "DGMGRL or SQL*Plus output",
     # the clock
     "POST /api/v1/watches/{watch_id}/silence": "a silence ends in the future",
-    # other fields of the request (or, for PATCH, of the stored row it is merged with)
-    "POST /api/v1/environments": "transport mode per database kind and protection mode; release format",
-    "PATCH /api/v1/environments/{environment_id}": "the merged environment is validated whole",
-    "POST /api/v1/environments/{environment_id}/hosts": "hadr_role only for Db2; host names (RFC 1123)",
-    "PATCH /api/v1/environments/{environment_id}/hosts/{host_id}": "the merged host is validated whole",
-    "POST /api/v1/environments/{environment_id}/runs": "interval <= duration; sync_write needs write_dir; reverse",
-    "POST /api/v1/environments/{environment_id}/sweeps": "conns_start <= conns_max; sizes in buffer sweeps; grid",
-    "POST /api/v1/environments/{environment_id}/watches": "a client and a server host, or every node pair",
-    "POST /api/v1/environments/{environment_id}/disk-tests": "two different write sizes; a safe directory",
-    "POST /api/v1/notification-receivers": "email_to for mail, a URL for the others",
-    "POST /api/v1/admin/cancel": "exactly one of user, environment, host pair",
-    "POST /api/v1/environments/{environment_id}/link-tiers": "a price needs its currency",
+    # the network: the name is looked up when the receiver is made
+    "POST /api/v1/notification-receivers": "a URL whose host resolves to no loopback or private address",
+    # a secret: the password is judged against the user's name and common passwords
     "POST /api/v1/users": "a password strong enough (zxcvbn)",
-    "POST /api/v1/tokens": "a name of printable characters on one line",
-    "PUT /api/v1/environments/{environment_id}/hosts/{host_id}/database-access": "an ORACLE_SID or service name",
+    # the stored row a PATCH is merged with
+    "PATCH /api/v1/environments/{environment_id}": "the merged environment is validated whole",
+    "PATCH /api/v1/environments/{environment_id}/hosts/{host_id}": "the merged host is validated whole",
+    # two numbers of the request compared (JSON Schema compares a value with constants only)
+    "POST /api/v1/environments/{environment_id}/runs": "interval_seconds <= duration_seconds",
+    "POST /api/v1/environments/{environment_id}/sweeps": "conns_start <= conns_max; at most 64 grid points",
 }
 # Operations that reach a host over SSH: the seeded hosts do not answer, a declared 502.
 REACHES_A_HOST = {

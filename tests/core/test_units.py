@@ -19,6 +19,7 @@ from redolab.core.units import UnitError
         (".5 KiB", 512),
         ("4096 bytes", 4096),
         (123, 123),
+        (424160.0, 424160),  # JSON's 424160.0 is an integer (to JSON Schema too): Schemathesis sent it
     ],
 )
 def test_parse_size(text, expected):
@@ -33,6 +34,7 @@ def test_parse_size(text, expected):
         ("lots", "is not a size"),
         ("2 parsecs", "unknown size unit 'parsecs'"),
         ("", "is not a size"),
+        (1.5, "has no unit"),  # a number of bytes is whole
     ],
 )
 def test_parse_size_refuses(text, fragment):

@@ -311,6 +311,8 @@ def test_refusals_name_what_and_write_nothing(api_client, session):
         ({**base, "sockbuf_bytes": 1}, "4 KiB"),  # accepted once, and then never checked
         ({**base, "sockbuf_bytes": "4095 B"}, "4 KiB"),
         ({**base, "duration_seconds": "50 ms"}, "0.1 s"),  # its run's interval would be below the probe's
+        ({**base, "duration_seconds": ""}, "cannot be left empty"),  # was min(1.0, None): a 500
+        ({**base, "every_seconds": None}, "cannot be left empty"),
     ):
         refused = api_client.post(url, json=body)
         assert refused.status_code == 422, (body, refused.text)
@@ -323,16 +325,31 @@ def test_refusals_name_what_and_write_nothing(api_client, session):
     assert page.status_code == 200 and page.json() == []
 
 
-# What a watch accepts, its checks' runs accept: the run is built by one function for both.
+def test_every_node_pair_stores_no_host_pair_it_was_sent(api_client, session):
+    """Schemathesis sent all_node_pairs with host ids of no host: they were stored, and the foreign key
+    refused the insert (a 500). Every node pair reads its hosts from the environment; ids sent with it
+    are not the watch's."""
+    environment, _primary, _standby = local_pair(session)
+    url = f"/api/v1/environments/{environment.id}/watches"
+    body = {"name": "w", "all_node_pairs": True, "client_host_id": 2147483646, "server_host_id": 2147483647}
+    made = api_client.post(url, json=body)
+    assert made.status_code == 201, made.text
+    assert (made.json()["client_host_id"], made.json()["server_host_id"]) == (None, None)
+    assert made.json()["path_label"] == "all node pairs (1)"
+
+
+# What a watch accepts, its checks' runs accept: the run is built by one function for both. Blank text and
+# null are "not given" to the unit parser (Schemathesis sent duration_seconds "": a TypeError, a 500).
+NOT_GIVEN = st.sampled_from(["", None])
 WATCH_FIELDS = st.fixed_dictionaries(
     {
         "name": st.text(min_size=1, max_size=120).filter(lambda name: name.isprintable() and name.strip()),
         "conns": st.integers(-1, 2000),
-        "message_bytes": st.integers(-1, 300 * MIB),
+        "message_bytes": st.integers(-1, 300 * MIB) | NOT_GIVEN,
         # each boundary has a strategy of its own: one wide range rarely reaches the small values
         "sockbuf_bytes": st.none() | st.integers(-1, 8192) | st.integers(0, 2 * 1024 * MIB),
-        "duration_seconds": st.floats(-1, 1, allow_nan=False) | st.floats(0, 400, allow_nan=False),
-        "every_seconds": st.floats(0, 90000, allow_nan=False) | st.just(86400.0),
+        "duration_seconds": st.floats(-1, 1, allow_nan=False) | st.floats(0, 400, allow_nan=False) | NOT_GIVEN,
+        "every_seconds": st.floats(0, 90000, allow_nan=False) | st.just(86400.0) | NOT_GIVEN,
     }
 )
 

@@ -16,6 +16,7 @@ from redolab.auth.models import Role, User
 from redolab.core.deps import SessionDep, SettingsDep
 from redolab.core.errors import FieldError
 from redolab.core.openapi import error_responses
+from redolab.core.schema_rules import PRINTABLE_LINE, TextPattern
 from redolab.core.security import create_access_token
 
 public_router = APIRouter(prefix="/api/v1", tags=["auth"])
@@ -100,7 +101,8 @@ def change_my_password(session: SessionDep, user: ApiUser, change: PasswordChang
 
 
 class TokenCreate(BaseModel):
-    name: str
+    # 1 to 100 printable characters on one line, spaces at the ends aside (the service checks)
+    name: Annotated[str, TextPattern(PRINTABLE_LINE, max_length=100)]
 
 
 class ApiTokenPublic(BaseModel):

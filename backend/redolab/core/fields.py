@@ -31,6 +31,7 @@ from pydantic_core import PydanticCustomError
 
 from redolab.core import units, validators
 from redolab.core.db import MAX_ROW_ID
+from redolab.core.schema_rules import HOST_ADDRESS, INTERFACE_NAME, ONE_LINE, POSIX_USER, TEXT_BLOCK, TextPattern
 
 
 def blank_to_none(value: Any) -> Any:
@@ -243,8 +244,18 @@ def text_block(value: Any) -> Any:
     return value
 
 
-OneLine = AfterValidator(one_line)
-TextBlock = AfterValidator(text_block)
+@dataclasses.dataclass(frozen=True)
+class _PatternedAfter(AfterValidator):
+    """An AfterValidator that also says, in the document, a pattern of text it accepts."""
+
+    documented: TextPattern
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return self.documented.__get_pydantic_json_schema__(core_schema, handler)
+
+
+OneLine = _PatternedAfter(one_line, TextPattern(ONE_LINE))
+TextBlock = _PatternedAfter(text_block, TextPattern(TEXT_BLOCK))
 
 # A row's id as both databases store it (at most MAX_ROW_ID): a larger number names no row.
 RowId = Annotated[int, Field(ge=1, le=MAX_ROW_ID)]
@@ -347,7 +358,15 @@ def _zones() -> frozenset[str]:
     return frozenset(zoneinfo.available_timezones()) | {"UTC"}
 
 
-TimeZoneName = Annotated[str, BeforeValidator(time_zone)]
+@dataclasses.dataclass(frozen=True)
+class _ZoneNames:
+    """The document lists the zone names this server's time zone data knows (blank, read as UTC, aside)."""
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {**handler(core_schema), "enum": sorted(_zones())}
+
+
+TimeZoneName = Annotated[str, BeforeValidator(time_zone), _ZoneNames()]
 
 # Optional quantities: blank text is "not given" (None), like a JSON null.
 SizeBytes = Annotated[
@@ -372,15 +391,22 @@ DurationSeconds = Annotated[
     BeforeValidator(_unit_parser(units.parse_duration, MAX_DURATION_SECONDS, "10 years", "duration")),
     _Quantity(maximum=MAX_DURATION_SECONDS, kind="duration"),
 ]
-HostAddress = Annotated[str, StringConstraints(max_length=255), AfterValidator(_checked(validators.check_host_address))]
-PosixUser = Annotated[str, AfterValidator(_checked(validators.check_posix_user))]
+HostAddress = Annotated[
+    str,
+    StringConstraints(max_length=255),
+    AfterValidator(_checked(validators.check_host_address)),
+    TextPattern(HOST_ADDRESS, max_length=253),
+]
+PosixUser = Annotated[str, AfterValidator(_checked(validators.check_posix_user)), TextPattern(POSIX_USER)]
 OptionalHostAddress = Annotated[
     str | None,
     BeforeValidator(blank_to_none),
     AfterValidator(_checked(validators.check_host_address)),
+    TextPattern(HOST_ADDRESS, max_length=253),
 ]
 OptionalInterfaceName = Annotated[
     str | None,
     BeforeValidator(blank_to_none),
     AfterValidator(_checked(validators.check_interface_name)),
+    TextPattern(INTERFACE_NAME),
 ]

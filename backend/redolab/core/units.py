@@ -79,13 +79,15 @@ def _split(text: str, kind: str, example: str) -> tuple[float, str]:
     return number, (match["unit"] or "")
 
 
-def parse_size(text: str | int) -> int:
+def parse_size(text: str | int | float) -> int:
     """Parse a data size such as "2 TiB", "500G" or "1.5 GB" into bytes.
 
     K, M, G, T, P are 1024-based whether or not an "i" is written (Oracle's MB is MiB).
     A number given as a number is bytes; text needs a unit, so that "20" typed into a database size
     is not silently read as 20 bytes. "32 pages" is 32 Db2 log pages of 4 KiB (simhadr's -flushSize).
     """
+    if isinstance(text, float) and text.is_integer():
+        text = int(text)  # JSON's 424160.0 is the integer 424160, to JSON Schema as well
     if isinstance(text, int):
         return _non_negative(text, text, "a size")
     number, unit = _split(text, "a size", "500 GiB or 2 TiB")

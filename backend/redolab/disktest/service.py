@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from redolab.core.db import get_or_404, utcnow
 from redolab.core.errors import FieldError
+from redolab.core.schema_rules import ABSOLUTE_DIR, TextPattern
 from redolab.core.units import format_bytes
 from redolab.disktest.fit import Disk, DiskPoint, fit_disk
 from redolab.disktest.models import DiskTest
@@ -43,8 +44,19 @@ def _check_sizes(sizes: list[int]) -> list[int]:
 
 class DiskTestCreate(BaseModel):
     host_id: int
-    path: Annotated[str, AfterValidator(check_write_dir)] = Field(description="a directory on the log file system")
-    write_sizes: Annotated[list[int], AfterValidator(_check_sizes)] = Field(default_factory=lambda: list(DEFAULT_SIZES))
+    path: Annotated[str, AfterValidator(check_write_dir), TextPattern(ABSOLUTE_DIR, max_length=400)] = Field(
+        description="a directory on the log file system"
+    )
+    # the document states _check_sizes: two to MAX_SIZES different sizes, each in range
+    write_sizes: Annotated[list[int], AfterValidator(_check_sizes)] = Field(
+        default_factory=lambda: list(DEFAULT_SIZES),
+        json_schema_extra={
+            "items": {"type": "integer", "minimum": 512, "maximum": MAX_WRITE_BYTES},
+            "minItems": 2,
+            "maxItems": MAX_SIZES,
+            "uniqueItems": True,
+        },
+    )
     seconds_per_size: float = Field(default=4.0, ge=0.5, le=MAX_SECONDS_PER_SIZE)
 
 

@@ -18,12 +18,13 @@ import functools
 from collections.abc import Callable
 from typing import TypeVar
 
-from sqlalchemy import false, select, update
+from sqlalchemy import false, inspect, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import ObjectDeletedError
 
 from redolab.core.db import get_or_404
-from redolab.core.errors import FieldError
+from redolab.core.errors import FieldError, NotFound
 from redolab.environments.destination_rules import (
     MIRRORED,
     Proposal,
@@ -127,6 +128,28 @@ def lock_environment(session: Session, environment: Environment) -> None:
     else:
         session.execute(update(Destination).where(false()).values(position=Destination.position))
     session.expire(environment, ["destinations", "shared_links", "hosts"])
+    if session.scalar(select(Environment.id).where(Environment.id == environment.id)) is None:
+        session.rollback()  # another request deleted it since this one read it: nothing to lock
+        raise NotFound(f"Environment {environment.id} does not exist.")
+
+
+def _lock_row(session: Session, row: Destination | SharedLink, what: str) -> Environment:
+    """lock_environment for a write to `row`, then `row` read afresh; NotFound (a 404 naming it) when
+    another request deleted it, or its environment, between this request's lookup and the lock (the
+    bench's DELETE /destinations/{id} met an environment deleted meanwhile: a 500)."""
+    model, ident = type(row), inspect(row).identity[0]  # the key, read without a query
+    try:
+        environment = session.get(Environment, row.environment_id)
+        if environment is None:
+            raise NotFound(what)
+        lock_environment(session, environment)
+        if session.scalar(select(model.id).where(model.id == ident)) is None:
+            raise NotFound(what)
+    except (NotFound, ObjectDeletedError):
+        session.rollback()
+        raise NotFound(f"{what} {ident} does not exist.") from None
+    session.refresh(row)
+    return environment
 
 
 def _serialised(write: Callable[..., T]) -> Callable[..., T]:
@@ -172,9 +195,7 @@ def create_destination(*, session: Session, environment: Environment, destinatio
 @_serialised
 def update_destination(*, session: Session, destination: Destination, destination_in: DestinationUpdate) -> Destination:
     """Change some fields (those left out keep their value); the result is checked whole."""
-    environment = destination.environment
-    lock_environment(session, environment)
-    session.refresh(destination)
+    environment = _lock_row(session, destination, "Destination")
     changes = destination_in.model_dump(exclude_unset=True)
     if "feeds_from" in changes:
         changes["feeds_from_id"] = changes.pop("feeds_from")
@@ -198,8 +219,7 @@ def delete_destination(*, session: Session, destination: Destination) -> None:
     """Delete a destination no host, no other destination and no shared link (as its only hop) still
     needs; the ones after it move up a position. When it was the first, the next one becomes the first
     and the environment's transport and link follow it."""
-    environment = destination.environment
-    lock_environment(session, environment)
+    environment = _lock_row(session, destination, "Destination")
     destinations = environment.destinations
     if len(destinations) == 1:
         raise FieldError(
@@ -317,8 +337,7 @@ def create_shared_link(*, session: Session, environment: Environment, link_in: S
 @_serialised
 def update_shared_link(*, session: Session, link: SharedLink, link_in: SharedLinkUpdate) -> SharedLink:
     """Change some fields; destination_ids, when given, replaces the hops."""
-    environment = session.get(Environment, link.environment_id)
-    lock_environment(session, environment)
+    environment = _lock_row(session, link, "Shared link")
     changes = link_in.model_dump(exclude_unset=True)
     for field in ("name", "destination_ids", "notes"):  # null for these means "keep"
         if changes.get(field, "") is None:
@@ -337,5 +356,6 @@ def update_shared_link(*, session: Session, link: SharedLink, link_in: SharedLin
 
 
 def delete_shared_link(*, session: Session, link: SharedLink) -> None:
+    _lock_row(session, link, "Shared link")
     session.delete(link)
     session.commit()

@@ -39,6 +39,7 @@ from redolab.core.fields import (
     at_most,
     blank_to_none,
 )
+from redolab.core.schema_rules import ABSOLUTE_DIR, PRINTABLE_LINE, TextPattern, absent, document, given, when_equals
 from redolab.environments.models import (
     TRANSPORT_MODES,
     HostRole,
@@ -50,7 +51,13 @@ from redolab.environments.models import (
 from redolab.environments.releases import checked_release
 
 # Compared by name_key (case, width and invisible characters aside); never only blank or filler.
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), OneLine, VisibleName]
+Name = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
+    OneLine,
+    VisibleName,
+    TextPattern(PRINTABLE_LINE),
+]
 Description = Annotated[str, StringConstraints(max_length=500), TextBlock]
 NotesText = Annotated[str, StringConstraints(max_length=10_000), TextBlock]
 Nodes = Annotated[int, Field(ge=1, le=64)]
@@ -110,8 +117,32 @@ class EnvironmentUpdate(EnvironmentFields):
     pass
 
 
+def _modes(*modes: TransportMode) -> dict:
+    return {"properties": {"transport_mode": {"enum": [mode.value for mode in modes]}}}
+
+
+# What _protection_for_platform and _transport_for_platform check, as the document states it: Db2 HADR has
+# no protection mode and its own sync modes; a protection mode that needs SYNC (or FASTSYNC) names it.
+_ENVIRONMENT_RULES = document(
+    when_equals(
+        "platform",
+        (Platform.hadr.value,),
+        then={"allOf": [absent("protection_mode"), _modes(*TRANSPORT_MODES[Platform.hadr])]},
+        otherwise=_modes(*TRANSPORT_MODES[Platform.dataguard]),
+    ),
+    *(
+        when_equals("protection_mode", (protection.value,), then={"allOf": [given("transport_mode"), _modes(*needs)]})
+        for protection, needs in _PROTECTION_NEEDS.items()
+    ),
+)
+# The releases parse_release reads, narrower: 19c, 23ai, 11gR2, 19.21, 11.2.0.4.0, or blank.
+RELEASE_PATTERN = r"^((9|1[3-9]|2[0-9]|30)(c|ai)|1[0-2](g|c)R[12]|(9|[12][0-9]|30)\.[0-9]{1,2}(\.[0-9]{1,3}){0,3})?$"
+
+
 class EnvironmentCreate(EnvironmentFields):
     """A whole environment; also validates the result of an update."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_ENVIRONMENT_RULES)
 
     name: Name
     description: Description = ""
@@ -127,7 +158,9 @@ class EnvironmentCreate(EnvironmentFields):
     time_zone: TimeZoneName = "UTC"
     notes: NotesText = ""
     diagnostics_pack_licensed: bool = False
-    database_release: Annotated[str, StringConstraints(max_length=40), AfterValidator(checked_release)] = ""
+    database_release: Annotated[
+        str, StringConstraints(max_length=40), AfterValidator(checked_release), TextPattern(RELEASE_PATTERN)
+    ] = ""
     fast_start_failover: bool = False
     advanced_compression_licensed: bool = False
 
@@ -250,6 +283,12 @@ class HostUpdate(HostFields):
 class HostCreate(HostFields):
     """A host. For "This machine" (transport local) the SSH fields are not used."""
 
+    # a primary belongs to no destination (destinations.host_destination_id refuses one)
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=document(when_equals("role", (HostRole.primary.value,), absent("destination_id"))),
+    )
+
     role: HostRole
     node_number: Nodes = 1
     name: Name
@@ -348,26 +387,31 @@ OracleHome = Annotated[
     _pattern(
         _HOME, "An absolute path of letters, digits and . _ + - / (e.g. /u01/app/oracle/product/19.0.0/dbhome_1)."
     ),
+    TextPattern(ABSOLUTE_DIR, max_length=255),
 ]
 OracleSid = Annotated[
     str | None,
     BeforeValidator(blank_to_none),
     _pattern(_SID, "An ORACLE_SID: a letter, then letters, digits, _, $ or # (at most 64)."),
+    TextPattern(f"^{_SID.pattern}$"),
 ]
 ConnectAlias = Annotated[
     str | None,
     BeforeValidator(blank_to_none),
     _pattern(_CONNECT, "A net service name (tnsnames or wallet alias): letters, digits, _ . and -."),
+    TextPattern(f"^{_CONNECT.pattern}$"),
 ]
 DbUser = Annotated[
     str | None,
     BeforeValidator(blank_to_none),
     _pattern(_DB_USER, "A database user name: a letter, then letters, digits, _, $ or #."),
+    TextPattern(f"^{_DB_USER.pattern}$"),
 ]
 Db2Name = Annotated[
     str | None,
     BeforeValidator(blank_to_none),
     _pattern(_DB2_NAME, "A Db2 database name: 1 to 8 letters, digits, @, # or $, not starting with a digit."),
+    TextPattern(f"^{_DB2_NAME.pattern}$"),
 ]
 OsUser = Annotated[PosixUser | None, BeforeValidator(blank_to_none)]
 
@@ -378,7 +422,13 @@ class DatabaseAccessUpdate(BaseModel):
     with a password (sent on standard input, stored encrypted, never returned). Db2: the instance's
     sqllib directory and the database name. os_user: run through `sudo -n -u` that user."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=document(
+            when_equals("db_kind", ("oracle",), then={"anyOf": [given("oracle_sid"), given("db_connect")]}),
+            when_equals("db_kind", ("db2",), then=given("db2_sqllib", "db2_database")),
+        ),
+    )
 
     db_kind: Literal["oracle", "db2"] | None = None  # None: no collection from this host
     db_os_user: OsUser = None
@@ -386,7 +436,9 @@ class DatabaseAccessUpdate(BaseModel):
     oracle_sid: OracleSid = None
     db_connect: ConnectAlias = None
     db_user: DbUser = None
-    password: SecretStr | None = None  # None: keep the stored one (clear_password to remove it)
+    password: Annotated[SecretStr | None, TextPattern(r"^[^\r\n\x00]*$", max_length=1024)] = (
+        None  # None: keep the stored one (clear_password to remove it)
+    )
     clear_password: bool = False
     db2_sqllib: OracleHome = None
     db2_database: Db2Name = None

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from redolab.core.fields import BitRate, Bounds, Positive, UnitEcho, at_most, blank_to_none
+from redolab.core.schema_rules import TextPattern, document, needs_when_given
 from redolab.environments.models import LinkTier
 from redolab.environments.schemas import Name
 
@@ -47,14 +48,19 @@ TierRate = Annotated[
 MonthlyPrice = Annotated[
     Annotated[float, Field(ge=0, le=MAX_MONTHLY_PRICE, allow_inf_nan=False)] | None, BeforeValidator(blank_to_none)
 ]
-Currency = Annotated[str | None, BeforeValidator(blank_to_none), AfterValidator(currency_code)]
+Currency = Annotated[
+    str | None, BeforeValidator(blank_to_none), AfterValidator(currency_code), TextPattern(r"^[A-Za-z]{3}$")
+]
 
 
 class LinkTierCreate(UnitEcho):
     """A tier the buyer can order. The rate is bit/s, or text with a unit ("500 Mbit/s", "10 Gbit/s");
     a price, when given, is per month and needs its currency (the service checks the pair)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=document(needs_when_given("monthly_price", "currency"), required=("bits_per_second",)),
+    )
 
     name: Name
     bits_per_second: TierRate = None

@@ -32,6 +32,7 @@ from redolab.core.fields import (
     field_label,
     folded,
 )
+from redolab.core.schema_rules import ABSOLUTE_DIR, TextPattern, absent, document, given
 from redolab.core.units import UnitError, parse_size
 from redolab.environments.schemas import HostPairCreate, HostPairPublic
 from redolab.runs.models import ProbeMode, RunSource, RunStatus
@@ -100,7 +101,11 @@ def _check_tags(tags: list[str]) -> list[str]:
     return list(dict.fromkeys(tags))
 
 
-Tags = Annotated[list[str], BeforeValidator(_split_list), AfterValidator(_check_tags)]
+# the document states _check_tags (it also reads comma-separated text, and folds letters to lower case)
+_TAG_ITEMS = {"items": {"type": "string", "pattern": f"^{_TAG.pattern}$"}, "maxItems": 20}
+Tags = Annotated[
+    list[str], BeforeValidator(_split_list), AfterValidator(_check_tags), Field(json_schema_extra=_TAG_ITEMS)
+]
 
 # What the probe takes as --interval (redoprobe/main.c): a run it would refuse is refused here, before
 # it is queued.
@@ -166,10 +171,26 @@ def sockbuf_floor(value: int | None) -> int | None:
     return value
 
 
+# What _sync_write_needs_dir and _reverse_streams_unpaced check, as the document states it (the interval
+# within the duration, a comparison of two fields, it cannot state).
+RUN_RULES = (
+    {"if": {"required": ["sync_write"], "properties": {"sync_write": {"const": True}}}, "then": given("write_dir")},
+    {
+        "if": {"required": ["reverse"], "properties": {"reverse": {"const": True}}},
+        "then": {
+            "allOf": [
+                absent("rate_bits_per_second"),
+                {"properties": {"mode": {"not": {"const": ProbeMode.sync.value}}, "delay_us": {"const": 0}}},
+            ]
+        },
+    },
+)
+
+
 class RunCreate(HostPairCreate):
     """What to run. Sizes, rates and durations: numbers in base units or text with units."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=document(*RUN_RULES))
 
     mode: ProbeMode = ProbeMode.async_
     conns: Annotated[int, Field(ge=1, le=1024)] = 1
@@ -179,7 +200,7 @@ class RunCreate(HostPairCreate):
     interval_seconds: IntervalSeconds = Field(default=5.0, validate_default=True)
     delay_us: Annotated[int, Field(ge=0, le=60_000_000)] = 0
     rate_bits_per_second: Annotated[BitRate, Positive] = None
-    write_dir: Annotated[str | None, AfterValidator(check_write_dir)] = None
+    write_dir: Annotated[str | None, AfterValidator(check_write_dir), TextPattern(ABSOLUTE_DIR, max_length=400)] = None
     sync_write: bool = False
     congestion: Annotated[str | None, BeforeValidator(blank_to_none), AfterValidator(_check_congestion)] = None
     fq_rate_bits_per_second: Annotated[BitRate, Positive] = None

@@ -13,6 +13,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from redolab.core.db import MAX_ROW_ID
+from redolab.core.schema_rules import document, exactly_one_of
 from redolab.jobs.models import Job
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.service import request_cancel
@@ -26,7 +27,12 @@ class BulkCancel(BaseModel):
     """Whose work to cancel: one user's (by name; their schedules' occurrences too), one
     environment's, or one host pair's (either way round). Exactly one of the three."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=document(
+            exactly_one_of(("user",), ("environment_id",), ("client_host_id", "server_host_id"))
+        ),
+    )
 
     user: Annotated[str | None, Field(min_length=1, max_length=64)] = None
     environment_id: RowId | None = None

@@ -22,10 +22,11 @@ from redolab.core.fields import (
     at_most,
     blank_to_none,
 )
+from redolab.core.schema_rules import absent, document, when_equals
 from redolab.core.units import MIB, format_bytes
 from redolab.environments.schemas import HostPairPublic
 from redolab.runs.models import RunStatus
-from redolab.runs.schemas import IntervalSeconds, RunCreate, count_list, size_list
+from redolab.runs.schemas import RUN_RULES, IntervalSeconds, RunCreate, count_list, size_list
 from redolab.sweeps.grid import MAX_CONNS, MAX_POINTS, connection_steps
 from redolab.sweeps.models import SweepKind
 
@@ -42,9 +43,27 @@ SHARED_RUN_FIELDS = (
 )
 
 
+# What the document says of the lists (the validators also read comma-separated text with units): each
+# item's range, and at most MAX_POINTS items, as a grid has at most MAX_POINTS points.
+_SIZES = {"items": {"type": "integer", "minimum": 4096, "maximum": 1024 * MIB}, "maxItems": MAX_POINTS}
+_COUNTS = {"items": {"type": "integer", "minimum": 1, "maximum": MAX_CONNS}, "minItems": 1, "maxItems": MAX_POINTS}
+# A buffer or kernel-maximum sweep needs its sizes; a kernel-maximum one runs with autotuning.
+_SWEEP_RULES = document(
+    *RUN_RULES,
+    when_equals(
+        "kind",
+        (SweepKind.sockbuf.value, SweepKind.kernel_max.value),
+        then={"required": ["sizes"], "properties": {"sizes": {"minItems": 1}}},
+    ),
+    when_equals("kind", (SweepKind.kernel_max.value,), then=absent("sockbuf_bytes")),
+)
+
+
 class SweepCreate(RunCreate):
     """A grid of runs between one host pair. Each run has the shared fields of RunCreate; the
     sweep sets the connection count and the socket buffer or kernel maximum of each."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_SWEEP_RULES)
 
     kind: SweepKind = SweepKind.connections
     duration_seconds: Annotated[DurationSeconds, Positive, at_most(3600, "1 h"), Given] = 20.0
@@ -56,8 +75,8 @@ class SweepCreate(RunCreate):
     threshold_percent: Annotated[float, Field(ge=0, le=100)] = 5.0
     patience: Annotated[int, Field(ge=1, le=20)] = 3
     # Buffer sweeps: the sizes, each run at every connection count of conns_values
-    sizes: Annotated[list[int], BeforeValidator(size_list)] = []
-    conns_values: Annotated[list[int], BeforeValidator(count_list)] = [1]
+    sizes: Annotated[list[int], BeforeValidator(size_list), Field(json_schema_extra=_SIZES)] = []
+    conns_values: Annotated[list[int], BeforeValidator(count_list), Field(json_schema_extra=_COUNTS)] = [1]
     repetitions: Annotated[int, Field(ge=1, le=10)] = 1
 
     @field_validator("sizes")

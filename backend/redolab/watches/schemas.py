@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from redolab.core.fields import ByteRate, DurationSeconds, Positive, RowId, SizeBytes, at_most, one_line
+from redolab.core.fields import Bounds, ByteRate, DurationSeconds, Given, Positive, RowId, SizeBytes, at_most, one_line
 from redolab.core.units import MIB
 from redolab.runs.models import ProbeMode
 from redolab.runs.schemas import PROBE_INTERVAL_SECONDS, MessageBytes, RunCreate, sockbuf_floor
@@ -26,11 +26,12 @@ class WatchCreate(BaseModel):
     client_host_id: RowId | None = None
     server_host_id: RowId | None = None
     all_node_pairs: bool = False
-    every_seconds: Annotated[DurationSeconds, Positive, at_most(86400, "1 day")] = 900.0
-    duration_seconds: Annotated[DurationSeconds, Positive, at_most(300, "5 min")] = 10.0
+    # Given: blank text and null read as "not given", which a check's run cannot be (min(1.0, None), a 500)
+    every_seconds: Annotated[DurationSeconds, Positive, at_most(86400, "1 day"), Given] = 900.0
+    duration_seconds: Annotated[DurationSeconds, Positive, at_most(300, "5 min"), Given] = 10.0
     conns: Annotated[int, Field(ge=1, le=64)] = 1
-    message_bytes: MessageBytes = MIB
-    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB")] = None
+    message_bytes: Annotated[MessageBytes, Given] = MIB
+    sockbuf_bytes: Annotated[SizeBytes, at_most(1024 * MIB, "1 GiB"), Bounds(minimum=4096)] = None
     threshold_bytes_per_second: Annotated[ByteRate, Positive] = None
     margin_ratio: Annotated[float, Field(ge=0, le=10)] = 0.10
     agree_m: Annotated[int, Field(ge=1, le=20)] = 2

@@ -15,21 +15,35 @@ from pydantic import BaseModel, ConfigDict, SecretStr, StringConstraints, model_
 from pydantic_core import PydanticCustomError
 
 from redolab.core.fields import OneLine, VisibleName, blank_to_none
+from redolab.core.schema_rules import HOST_NAME, PRINTABLE_LINE, TextPattern, absent, document, given, when_equals
 from redolab.watches.models import NotificationReceiver
 
 ReceiverKind = Literal["webhook", "slack", "teams", "email"]
 URL_KINDS = ("webhook", "slack", "teams")
 MIN_SECRET_LENGTH = 16
 
-# Compared by name_key (case, width and invisible characters aside); never only blank or filler.
-ReceiverName = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), OneLine, VisibleName
-]
-ReceiverUrl = Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000), OneLine]
-EmailAddress = Annotated[str, StringConstraints(strip_whitespace=True, max_length=320), OneLine]
-
 _LOCAL_PART = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}")
 _DOMAIN_LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+# What the document says of url and email_to (narrower than url_problem and email_problem accept): a host
+# name whose last label starts with a letter (no address literal), a port, a path of printable ASCII.
+URL_PATTERN = rf"^https?://{HOST_NAME}(:[1-9][0-9]{{0,3}})?(/[!-~]*)?$"
+EMAIL_PATTERN = rf"^{_LOCAL_PART.pattern}@{HOST_NAME}$"
+SECRET_PATTERN = rf"^[!-~][ -~]{{{MIN_SECRET_LENGTH - 2},254}}[!-~]$"
+
+# Compared by name_key (case, width and invisible characters aside); never only blank or filler.
+ReceiverName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
+    OneLine,
+    VisibleName,
+    TextPattern(PRINTABLE_LINE),
+]
+ReceiverUrl = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=2000), OneLine, TextPattern(URL_PATTERN)
+]
+EmailAddress = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=320), OneLine, TextPattern(EMAIL_PATTERN)
+]
 
 
 def url_problem(url: str) -> str | None:
@@ -65,13 +79,26 @@ class ReceiverCreate(BaseModel):
     """A webhook (`url`; signed with `signing_secret`, which redolab makes when left out), a Slack or
     Teams incoming webhook (`url`), or a mail address (`email_to`, sent through REDOLAB_SMTP_HOST)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=document(
+            when_equals(
+                "kind",
+                URL_KINDS,
+                then={"allOf": [given("url"), absent("email_to")]},
+                otherwise={"allOf": [given("email_to"), absent("url", "signing_secret")]},
+            ),
+            when_equals("kind", ("slack", "teams"), then=absent("signing_secret")),
+        ),
+    )
 
     name: ReceiverName
     kind: ReceiverKind
     url: ReceiverUrl | None = None
     email_to: EmailAddress | None = None
-    signing_secret: SecretStr | None = None  # webhook only; shown back once when redolab makes it
+    signing_secret: Annotated[SecretStr | None, TextPattern(SECRET_PATTERN)] = (
+        None  # webhook only; shown back once when redolab makes it
+    )
 
     @model_validator(mode="before")
     @classmethod

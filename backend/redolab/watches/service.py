@@ -125,6 +125,8 @@ def create_watch(
         next_at=utcnow(),
         **watch_in.model_dump(exclude={"receiver_ids"}),
     )
+    if watch_in.all_node_pairs:  # its pairs are read from the environment: ids sent with it (a form's
+        watch.client_host_id = watch.server_host_id = None  # leftovers, or of no host) are not its hosts
     session.add(watch)
     session.commit()
     return watch
