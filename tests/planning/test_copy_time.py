@@ -10,9 +10,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from redolab.core.units import format_duration
 from redolab.planning import rpo
-from redolab.planning.copy_time import ChannelRates, Datafile, makespan, pieces_of_files, pile_up, plan_copy
+from redolab.planning.copy_time import (
+    ChannelRates,
+    CopySettings,
+    Datafile,
+    makespan,
+    pieces_of_files,
+    pile_up,
+    plan_copy,
+)
+from redolab.planning.plan import build_plan
+from redolab.planning.rpo_sizing import summed_pieces
 from redolab.planning.transport import as_pieces
+from redolab.redo.requirement import ImportSeries, requirement
+from tests.factories import make_environment
+from tests.planning.test_plan import facts, log, run
 
 GIB, TIB, MIB = 2**30, 2**40, 2**20
 SMALL = 20 * TIB // 2000  # 2,000 smallfiles of 10.24 GiB (rounded down to the byte)
@@ -155,3 +169,58 @@ def test_a_section_size_never_makes_the_copy_slower_by_more_than_a_section(files
     assert copy.copy_seconds <= copy.whole_files_seconds + _piece_seconds(copy, rates, largest) * (1 + 1e-9)
     assert copy.copy_seconds >= copy.even_share_seconds * (1 - 1e-9)
     assert np.isfinite(copy.copy_seconds)
+
+
+# -- the card ---------------------------------------------------------------------------------------
+def _hourly_history():
+    """48 hours of hourly logs on one thread: 10 MiB/s, with 40 MiB/s from hour 20 to 23."""
+    logs = [
+        log(1, k + 1, k * 3600, 3600, (40 if 20 <= k < 23 else 10) * 3600)
+        for k in range(48)  # MiB per hour-long log
+    ]
+    return requirement([ImportSeries(1, "arch.csv", logs)], headroom_ratio=0.3)
+
+
+def test_the_card_states_channels_nodes_section_and_the_finish_against_the_goal():
+    """4 channels on each of 2 nodes; each pair measured at 400 MiB/s over 4 connections (100 MiB/s a
+    channel); 2 bigfiles of 2 TiB and 600 files of 10 GiB: 5,770 GiB over 8 channels."""
+    files = tuple([Datafile(k + 1, "BIG", 2 * TIB, True) for k in range(2)])
+    files += tuple(Datafile(10 + k, "DATA", 10 * GIB, False) for k in range(600))
+    copy = CopySettings(4, 2, 64 * GIB, 2 * TIB, files)
+    runs = [run(k, node=k, conns=4, rate_mib=400) for k in (1, 2)]
+    plan = build_plan(facts=facts(copy=copy, database_bytes=10 * TIB), requirement=_hourly_history(), runs=runs)
+    card = plan.card("instantiation")
+    values = card.values["copy"]
+    assert values["per_channel_bytes_per_second"] == pytest.approx(100 * MIB)
+    by_hand = (4 * TIB + 6000 * GIB) / 8 / (100 * MIB)  # the even share: 8 equal channels, sections balance
+    assert values["copy_seconds"] == pytest.approx(by_hand, rel=0.01)
+    history = summed_pieces(_hourly_history())
+    link = values["redo"]["link_bytes_per_second"]
+    redo, catch_up = rpo.catch_up_seconds(history, link, values["copy_seconds"])
+    assert (values["redo"]["redo_bytes"], values["redo"]["catch_up_seconds"]) == (redo, catch_up)
+    assert card.headline.startswith(f"Finishes in {format_duration(values['copy_seconds'])} with 8 channels")
+    assert "of redo piles up" in card.headline and "to catch up" in card.headline and "24 h goal" in card.headline
+    assert ("SECTION SIZE", "64 GiB") in card.rows
+    assert card.values["total_seconds"] == pytest.approx(values["copy_seconds"] + catch_up)
+    plain = build_plan(facts=facts(), requirement=None, runs=runs).card("instantiation")
+    assert plain.title == "Instantiation estimate" and "copy" not in plain.values  # no channels: the seed's estimate
+
+
+def test_the_card_on_the_page(session, browser_client):
+    """Without a run the nominal link shared by the node pairs stands in; without a datafile list the
+    even share does, and the card says so."""
+    environment = make_environment(
+        session,
+        database_size_bytes=40 * TIB,
+        standby_rac_nodes=2,
+        primary_rac_nodes=2,
+        link_bandwidth_bits_per_second=10**10,
+        instantiation_goal_seconds=48 * 3600,
+        copy_channels_per_node=4,
+        copy_section_bytes=64 * GIB,
+    )
+    page = browser_client.get(f"/environments/{environment.id}")
+    assert page.status_code == 200
+    text = page.text
+    assert "Instantiation as it will run" in text and "with 8 channels (4 per node) on 2 nodes" in text
+    assert "4 per node x 2 nodes = 8" in text and "64 GiB" in text and "no datafile list yet" in text

@@ -51,6 +51,17 @@ class Datafile:
 
 
 @dataclass(frozen=True)
+class CopySettings:
+    """How the team will run the copy (the environment's settings) and the datafiles it copies."""
+
+    channels_per_node: int
+    nodes: int | None = None  # None: every RAC node of the standby
+    section_bytes: int | None = None  # SECTION SIZE; None: whole files
+    archive_free_bytes: int | None = None  # the primary's archive destination free space
+    datafiles: tuple[Datafile, ...] = ()  # () until a collection lists them (DBA_DATA_FILES)
+
+
+@dataclass(frozen=True)
 class ChannelRates:
     """What the channels of one node pair carry (bytes/s): one channel alone, the pair's aggregate at
     its best measured connection count, the standby node's write rate; the link for every node."""

@@ -10,6 +10,7 @@ from redolab.environments.models import Environment
 from redolab.hadr.replay import Replay, replay_of
 from redolab.hadr.service import monitoring
 from redolab.planning.card import show_time
+from redolab.planning.copy_time import CopySettings
 from redolab.planning.settings import HostKernel
 from redolab.runs.models import Run
 
@@ -47,3 +48,15 @@ def hadr_replay(*, session: Session, environment: Environment) -> Replay | None:
     """The standby's replay over the environment's db2pd captures (hadr.replay)."""
     watched = monitoring(session=session, environment=environment)
     return replay_of([(at, sample) for at, sample, _ in watched.samples]) if watched else None
+
+
+def copy_settings(environment: Environment) -> CopySettings | None:
+    """The instantiation copy as the team will run it (None: no channels set, the seed's estimate stands)."""
+    if environment.copy_channels_per_node is None:
+        return None
+    return CopySettings(
+        environment.copy_channels_per_node,
+        environment.copy_nodes,
+        environment.copy_section_bytes,
+        environment.archive_free_bytes,
+    )
