@@ -1,3 +1,4 @@
+from redolab.environments.schemas import EnvironmentCreate
 from tests.factories import make_environment, make_host
 
 ENV = {
@@ -210,3 +211,12 @@ def test_the_instantiation_copy_settings_round_trip_through_the_api_and_the_form
     assert (
         'value="64 GiB"' in form.text and 'value="4 TiB"' in form.text and 'name="copy_channels_per_node"' in form.text
     )
+
+
+def test_blank_copy_settings_in_the_form_mean_not_set():
+    """The form posts every field, blank when not filled: blank channels, nodes and sizes are not set."""
+    blank = {"copy_channels_per_node": "", "copy_nodes": "", "copy_section_bytes": "", "archive_free_bytes": ""}
+    created = EnvironmentCreate.model_validate({"name": "blank copy", **blank})
+    assert (created.copy_channels_per_node, created.copy_nodes, created.copy_section_bytes) == (None, None, None)
+    typed = EnvironmentCreate.model_validate({"name": "typed", "copy_channels_per_node": "8"})
+    assert typed.copy_channels_per_node == 8

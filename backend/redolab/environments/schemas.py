@@ -97,8 +97,8 @@ class EnvironmentFields(UnitEcho):
     fast_start_failover: bool | None = None  # Fast-Start Failover is used (Data Guard)
     advanced_compression_licensed: bool | None = None  # redo transport compression is licensed
     # the instantiation copy: RMAN channels per node (1 to 64), the nodes running them, SECTION SIZE
-    copy_channels_per_node: Channels | None = None
-    copy_nodes: Nodes | None = None
+    copy_channels_per_node: Annotated[Channels | None, BeforeValidator(blank_to_none)] = None
+    copy_nodes: Annotated[Nodes | None, BeforeValidator(blank_to_none)] = None
     copy_section_bytes: Annotated[SizeBytes, at_least(2**20, "1 MiB")] = None
     # the primary's archive destination free space: the redo of the copy waits there
     archive_free_bytes: Annotated[SizeBytes, Positive] = None

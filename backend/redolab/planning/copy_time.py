@@ -4,12 +4,13 @@ up meanwhile and the catch-up. Units: bytes, seconds, bytes per second.
 
 The schedule. Every file is one piece of work; with SECTION SIZE a file larger than the section is cut
 into sections of that size (RMAN raises the size so that no file has more than 256 sections: Oracle's
-Backup and Recovery User's Guide, "Multisection Backups"; restore from service takes the same SECTION
-SIZE clause, Backup and Recovery Reference, RESTORE). The pieces, largest first, form one queue; a
-channel that is free takes the next piece (channels interleaved over the nodes, so the largest pieces
-spread over them). That is the longest-processing-time schedule: with channels of one speed, the copy
-time is the largest channel's load / the channel's rate, and a file larger than the even share
-(total / channels) caps it: nothing can copy it faster than one channel.
+Backup and Recovery Reference, BACKUP, SECTION SIZE, stated for backups and assumed for the backup sets
+a restore from service builds on the source: User's Guide, "About Restoring Files Over the Network").
+The pieces, largest first, form one queue; a channel that is free takes the next piece (channels
+interleaved over the nodes, so the largest pieces spread over them). That is the longest-processing-time
+schedule: with channels of one speed, the copy time is the largest channel's load / the channel's rate,
+and a file larger than the even share (total / channels) caps it: nothing can copy it faster than one
+channel.
 
 The rates. On a node, `a` busy channels carry min(a x per-channel rate, the node pair's measured
 aggregate, the standby node's write rate) together, shared evenly; all nodes together at most the
