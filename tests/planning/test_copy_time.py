@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from redolab.collect.models import Collection
 from redolab.core.units import format_duration
 from redolab.planning import rpo
 from redolab.planning.copy_time import (
@@ -224,3 +225,17 @@ def test_the_card_on_the_page(session, browser_client):
     text = page.text
     assert "Instantiation as it will run" in text and "with 8 channels (4 per node) on 2 nodes" in text
     assert "4 per node x 2 nodes = 8" in text and "64 GiB" in text and "no datafile list yet" in text
+    files = [[1, "SYSTEM", GIB, False], [5, "SALES_BIG", 20 * TIB, True], [6, "GONE", None, False]]
+    files += [[10 + k, "DATA", 10 * GIB, False] for k in range(2048)]  # 20 TiB
+    session.add(
+        Collection(
+            environment_id=environment.id,
+            host_name="primary1",
+            database_kind="oracle",
+            requested_by="alice",
+            facts={"datafiles": files},
+        )
+    )
+    session.commit()
+    text = browser_client.get(f"/environments/{environment.id}").text
+    assert "no datafile list yet" not in text and "20 TiB (SALES_BIG, bigfile)" in text

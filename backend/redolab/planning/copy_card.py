@@ -37,6 +37,7 @@ class CopyRun:
     schedule: model.CopyPlan | None
     copy_seconds: float
     pile: model.PileUp | None  # None: no redo history with times
+    database_bytes: int | None = None  # the environment's size, to compare with the datafile list
 
     @property
     def finish_seconds(self) -> float:
@@ -100,7 +101,7 @@ def copy_run(facts: Facts, requirement: Requirement | None, measured: Measuremen
     if pieces is not None:
         link = aggregate.bytes_per_second if aggregate is not None else None
         pile = model.pile_up(pieces, copy, link_bytes_per_second=link, archive_free_bytes=settings.archive_free_bytes)
-    return CopyRun(settings, nodes, rates, basis, schedule, copy, pile)
+    return CopyRun(settings, nodes, rates, basis, schedule, copy, pile, facts.database_bytes)
 
 
 def with_copy_run(facts: Facts, requirement: Requirement | None, measured: Measurements, result: CopyTime):
@@ -229,6 +230,12 @@ def _working(run: CopyRun) -> list[str]:
         said.append(
             "no datafile list yet: every channel is assumed busy to the end (the even share); a bigfile copied "
             "without SECTION SIZE can take longer on its one channel (collect DBA_DATA_FILES)"
+        )
+    elif run.database_bytes and run.schedule.total_bytes < run.database_bytes * 0.99:
+        said.append(
+            f"the datafile list adds up to {format_bytes(run.schedule.total_bytes)}, below the database's "
+            f"{format_bytes(run.database_bytes)}: in a CDB's root DBA_DATA_FILES lists the root's files only, so the "
+            "copy is longer than shown (collect from each PDB, or give the size of the whole)"
         )
     elif run.schedule.capped_by_largest_file:
         whole, even = run.schedule.whole_files_seconds, run.schedule.even_share_seconds
