@@ -22,7 +22,7 @@ from redolab.planning.copy_time import (
     pile_up,
     plan_copy,
 )
-from redolab.planning.plan import build_plan
+from redolab.planning.plan import PASS, WARN, build_plan
 from redolab.planning.rpo_sizing import summed_pieces
 from redolab.planning.transport import as_pieces
 from redolab.redo.requirement import ImportSeries, requirement
@@ -203,6 +203,14 @@ def test_the_card_states_channels_nodes_section_and_the_finish_against_the_goal(
     assert "of redo piles up" in card.headline and "to catch up" in card.headline and "24 h goal" in card.headline
     assert ("SECTION SIZE", "64 GiB") in card.rows
     assert card.values["total_seconds"] == pytest.approx(values["copy_seconds"] + catch_up)
+    assert card.status == PASS
+    small = CopySettings(4, 2, 64 * GIB, GIB, files)  # 1 GiB free on the archive destination
+    tight = build_plan(facts=facts(copy=small, database_bytes=10 * TIB), requirement=_hourly_history(), runs=runs)
+    assert (
+        tight.card("instantiation").status == WARN
+        and "archive destination is at risk" in tight.card("instantiation").headline
+    )
+    assert any("does not fit" in r for r in tight.risks)
     plain = build_plan(facts=facts(), requirement=None, runs=runs).card("instantiation")
     assert plain.title == "Instantiation estimate" and "copy" not in plain.values  # no channels: the seed's estimate
 

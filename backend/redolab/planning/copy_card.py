@@ -150,6 +150,9 @@ def instantiation_card(facts: Facts, requirement: Requirement | None, measured: 
     card.headline = sentence(run)[0].upper() + sentence(run)[1:]
     if goal is not None:
         card.headline += f": {finish} in all, {'over' if result.over else 'within'} the {format_duration(goal)} goal"
+    at_risk = _at_risk(run.pile)
+    if at_risk:
+        card.headline += "; " + "; ".join(at_risk)
     risks = [r for r in risks if not r.startswith("Instantiation takes")]
     if result.over:
         risks.append(
@@ -164,10 +167,23 @@ def instantiation_card(facts: Facts, requirement: Requirement | None, measured: 
             "the copy."
         )
     card.cite(RMAN)
-    settle(
-        card, failed=result.over, judged=True, warned=run.pile is not None and run.pile.fits is False, info=goal is None
-    )
+    settle(card, failed=result.over, judged=True, warned=bool(at_risk), info=goal is None)
     return card, risks
+
+
+def _at_risk(pile: model.PileUp | None) -> list[str]:
+    """What the redo of the copy puts at risk: the archive destination, or a catch-up that never ends."""
+    if pile is None:
+        return []
+    found = []
+    if pile.fits is False:
+        found.append(
+            f"the archive destination is at risk: {format_bytes(pile.redo_bytes)} against "
+            f"{format_bytes(pile.archive_free_bytes)} free"
+        )
+    if pile.link_bytes_per_second is not None and pile.catch_up_seconds is None and not pile.history_shorter:
+        found.append("the catch-up is at risk: the link stays below the redo that follows")
+    return found
 
 
 def _rows(run: CopyRun, result: CopyTime) -> list[tuple[str, str]]:
