@@ -44,6 +44,9 @@ def test_a_whole_collection_reads_in_both_layouts(tmp_path, csv_markup):
     )
     assert [i.thread for i in collected.steps["instances"]] == [1, 2]
     assert collected.steps["size"][0].datafile_bytes == 2_199_023_255_552
+    datafiles = collected.steps["datafiles"]  # DBA_DATA_FILES with DBA_TABLESPACES.BIGFILE, adding up to the size
+    assert sum(f.bytes for f in datafiles) == 2_199_023_255_552
+    assert [(f.tablespace_name, f.bigfile) for f in datafiles if f.bigfile == "YES"] == [("SALES_BIG", "YES")]
     assert {(g.log_type, g.members) for g in collected.steps["redo_logs"]} >= {("STANDBY", None), ("ONLINE", 2)}
     assert [d.transmit_mode for d in collected.steps["archive_dests"]] == ["SYNCHRONOUS", "ASYNCHRONOUS"]
     assert len(collected.steps["archived_log"]) == 11

@@ -1,3 +1,4 @@
+from redolab.environments.schemas import EnvironmentCreate
 from tests.factories import make_environment, make_host
 
 ENV = {
@@ -189,3 +190,33 @@ def test_the_dba_facts_round_trip_through_the_api_and_the_form(api_client, brows
     assert api_client.get(f"/api/v1/environments/{body['id']}").json()["database_release"] == "19c"
     form = browser_client.get(f"/environments/{body['id']}/edit")
     assert 'value="120 MiB/s"' in form.text and 'value="15 min"' in form.text and 'value="19c"' in form.text
+
+
+def test_the_instantiation_copy_settings_round_trip_through_the_api_and_the_form(api_client, browser_client):
+    fields = {
+        "copy_channels_per_node": 8,
+        "copy_nodes": 2,
+        "copy_section_bytes": "64 GiB",
+        "archive_free_bytes": "4 TiB",
+    }
+    created = api_client.post("/api/v1/environments", json={**ENV, **fields})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert (body["copy_channels_per_node"], body["copy_nodes"]) == (8, 2)
+    assert body["copy_section_bytes"] == 64 * 2**30 and body["archive_free_bytes"] == 4 * 2**40
+    for refused in ({"copy_channels_per_node": 0}, {"copy_channels_per_node": 65}, {"copy_section_bytes": "512 KiB"}):
+        answer = api_client.patch(f"/api/v1/environments/{body['id']}", json=refused)
+        assert answer.status_code == 422, refused
+    form = browser_client.get(f"/environments/{body['id']}/edit")
+    assert (
+        'value="64 GiB"' in form.text and 'value="4 TiB"' in form.text and 'name="copy_channels_per_node"' in form.text
+    )
+
+
+def test_blank_copy_settings_in_the_form_mean_not_set():
+    """The form posts every field, blank when not filled: blank channels, nodes and sizes are not set."""
+    blank = {"copy_channels_per_node": "", "copy_nodes": "", "copy_section_bytes": "", "archive_free_bytes": ""}
+    created = EnvironmentCreate.model_validate({"name": "blank copy", **blank})
+    assert (created.copy_channels_per_node, created.copy_nodes, created.copy_section_bytes) == (None, None, None)
+    typed = EnvironmentCreate.model_validate({"name": "typed", "copy_channels_per_node": "8"})
+    assert typed.copy_channels_per_node == 8

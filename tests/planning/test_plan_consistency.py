@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from redolab.planning.answer import answers
 from redolab.planning.card import show_time
+from redolab.planning.copy_time import CopySettings, Datafile
 from redolab.planning.plan import (
     FAIL,
     INFO,
@@ -55,6 +56,10 @@ from redolab.runs.parsers.redoprobe import RunMetrics
 MIB = 1024 * 1024
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 BAD_WORDS = ("short", "over the", "behind", "at risk", "queue")
+_FILES = (Datafile(1, "BIG", 4 * 1024**4, True), *(Datafile(2 + k, "DATA", 60 * 1024**3, False) for k in range(100)))
+# the instantiation copy: not set (the seed's estimate), set without a datafile list, set with one and a
+# small archive destination
+COPIES = (None, CopySettings(4), CopySettings(8, 2, 64 * 1024**3, 2**30, _FILES))
 
 
 @st.composite
@@ -134,6 +139,7 @@ def facts(draw):
         apply_overhead_percent=30.0,
         link_bits_per_second=draw(st.sampled_from([None, 1e8, 1e10, "below bound", "above bound"])),
         link_rtt_seconds=draw(st.sampled_from([None, 0.025])),
+        copy=draw(st.sampled_from(COPIES)),
     )
 
 

@@ -194,6 +194,13 @@ DEFAULT_DATA: dict = {
     "instances": [[1, 1, "ORCL1", "dbhost01", 1, "OPEN", "19.0.0.0.0"],
                   [2, 2, "ORCL2", "dbhost02", 2, "OPEN", "19.0.0.0.0"]],
     "size": [[2_199_023_255_552, 68_719_476_736, 2_199_023_255_552]],
+    "datafiles": [  # 2 TiB in all, as "size" says: four smallfile tablespaces and one bigfile
+        [1, "SYSTEM", 1_073_741_824, "NO"],
+        [2, "SYSAUX", 2_147_483_648, "NO"],
+        [3, "UNDOTBS1", 4_294_967_296, "NO"],
+        [4, "USERS", 9_663_676_416, "NO"],
+        [5, "SALES_BIG", 2_181_843_386_368, "YES"],
+    ],
     "redo_logs": [["ONLINE", 1, 1, 1_073_741_824, 2, "CURRENT"], ["ONLINE", 1, 2, 1_073_741_824, 2, "INACTIVE"],
                   ["ONLINE", 2, 3, 1_073_741_824, 2, "CURRENT"], ["STANDBY", 1, 11, 1_073_741_824, None, "UNASSIGNED"]],
     "archive_dests": [[1, "LOG_ARCHIVE_DEST_1", "VALID", "PRIMARY", "USE_DB_RECOVERY_FILE_DEST", "SYNCHRONOUS",

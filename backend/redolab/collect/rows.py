@@ -46,6 +46,14 @@ class DatabaseSize:
 
 
 @dataclass(frozen=True)
+class DatafileRow:
+    file_id: int
+    tablespace_name: str
+    bytes: int | None  # DBA_DATA_FILES.BYTES: NULL when the file is not available
+    bigfile: str  # DBA_TABLESPACES.BIGFILE: YES or NO
+
+
+@dataclass(frozen=True)
 class RedoLogGroup:
     log_type: str  # ONLINE or STANDBY
     thread: int
@@ -170,6 +178,9 @@ STEP_COLUMNS: dict[str, tuple[type, Columns]] = {
     )),
     "size": (DatabaseSize, (
         ("DATAFILE_BYTES", "int"), ("TEMPFILE_BYTES", "int"), ("CONTROLFILE_DATAFILE_BYTES", "int"),
+    )),
+    "datafiles": (DatafileRow, (
+        ("FILE_ID", "int"), ("TABLESPACE_NAME", "text"), ("BYTES", "int?"), ("BIGFILE", "text"),
     )),
     "redo_logs": (RedoLogGroup, (
         ("LOG_TYPE", "text"), ("THREAD#", "int"), ("GROUP#", "int"), ("BYTES", "int"), ("MEMBERS", "int?"),

@@ -62,7 +62,7 @@ ORACLE_SESSIONS = ("oracle_session_csv", "oracle_session_colsep")
 ORACLE_STEPS = {  # script -> the steps (PROMPT markers) it prints, in order
     "oracle_database": ("database",),
     "oracle_instances": ("instances",),
-    "oracle_size": ("size",),
+    "oracle_size": ("size", "datafiles"),
     "oracle_redo_logs": ("redo_logs",),
     "oracle_archive_dests": ("archive_dests",),
     "oracle_archived_log": ("archived_log",),

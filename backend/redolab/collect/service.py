@@ -300,6 +300,8 @@ def oracle_facts(steps: dict[str, list]) -> dict:
         "size": asdict(size),
         "redo_logs": [asdict(r) for r in steps["redo_logs"]],
         "archive_dests": [asdict(d) for d in dests],
+        # [file id, tablespace, bytes, bigfile] per file (lists: 65,533 files at most, kept compact)
+        "datafiles": [[f.file_id, f.tablespace_name, f.bytes, f.bigfile == "YES"] for f in steps.get("datafiles", [])],
     }
     offered: dict = {
         "database_size_bytes": size.controlfile_datafile_bytes,

@@ -334,6 +334,15 @@ def at_most(limit: float, shown: str) -> AfterValidator:
     return _BoundedAfter(check, Bounds(maximum=limit))
 
 
+def at_least(limit: float, shown: str) -> AfterValidator:
+    def check(value: Any) -> Any:
+        if value is not None and value < limit:
+            raise PydanticCustomError("greater_than_equal", "Must be at least {shown}.", {"shown": shown})
+        return value
+
+    return _BoundedAfter(check, Bounds(minimum=limit))
+
+
 def time_zone(value: Any) -> Any:
     """An IANA time zone name (Europe/Berlin, America/New_York, UTC); blank is UTC."""
     if value is None or (isinstance(value, str) and not value.strip()):

@@ -147,6 +147,13 @@ class Environment(TimestampMixin, Base):
     fast_start_failover: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # the user's word that the database is licensed for Advanced Compression (redo transport compression)
     advanced_compression_licensed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The instantiation copy (RMAN RESTORE ... FROM SERVICE): channels on each node, the nodes that run
+    # them (None: the standby's RAC nodes), SECTION SIZE in bytes (None: whole files), and the primary's
+    # archive destination free space the redo of the copy waits in (bytes).
+    copy_channels_per_node: Mapped[int | None] = mapped_column(Integer)
+    copy_nodes: Mapped[int | None] = mapped_column(Integer)
+    copy_section_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    archive_free_bytes: Mapped[int | None] = mapped_column(BigInteger)
     headroom_percent: Mapped[float] = mapped_column(Float, default=30.0)
     apply_overhead_percent: Mapped[float] = mapped_column(Float, default=30.0)
     link_bandwidth_bits_per_second: Mapped[int | None] = mapped_column(BigInteger)

@@ -36,6 +36,7 @@ from redolab.core.fields import (
     TimeZoneName,
     UnitEcho,
     VisibleName,
+    at_least,
     at_most,
     blank_to_none,
 )
@@ -61,6 +62,7 @@ Name = Annotated[
 Description = Annotated[str, StringConstraints(max_length=500), TextBlock]
 NotesText = Annotated[str, StringConstraints(max_length=10_000), TextBlock]
 Nodes = Annotated[int, Field(ge=1, le=64)]
+Channels = Annotated[int, Field(ge=1, le=64)]  # RMAN channels on one node
 Percent = Annotated[float, Field(ge=0, le=1000)]
 CollectEvery = Annotated[int | None, Field(ge=3600, le=31 * 86400)]
 # A network path's nominal bandwidth (bit/s) and round trip (s): an environment's link, a destination's
@@ -101,6 +103,12 @@ class EnvironmentFields(UnitEcho):
     apply_rate_bytes_per_second: Annotated[ByteRate, Positive] = None
     fast_start_failover: bool | None = None  # Fast-Start Failover is used (Data Guard)
     advanced_compression_licensed: bool | None = None  # redo transport compression is licensed
+    # the instantiation copy: RMAN channels per node (1 to 64), the nodes running them, SECTION SIZE
+    copy_channels_per_node: Annotated[Channels | None, BeforeValidator(blank_to_none)] = None
+    copy_nodes: Annotated[Nodes | None, BeforeValidator(blank_to_none)] = None
+    copy_section_bytes: Annotated[SizeBytes, at_least(2**20, "1 MiB")] = None
+    # the primary's archive destination free space: the redo of the copy waits there
+    archive_free_bytes: Annotated[SizeBytes, Positive] = None
     headroom_percent: Percent | None = None
     apply_overhead_percent: Percent | None = None
     link_bandwidth_bits_per_second: LinkBandwidth = None
@@ -235,6 +243,10 @@ class EnvironmentPublic(BaseModel):
     apply_rate_bytes_per_second: float | None = None
     fast_start_failover: bool = False
     advanced_compression_licensed: bool = False
+    copy_channels_per_node: int | None = None
+    copy_nodes: int | None = None
+    copy_section_bytes: int | None = None
+    archive_free_bytes: int | None = None
     headroom_percent: float
     apply_overhead_percent: float
     link_bandwidth_bits_per_second: int | None

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from redolab.disktest.fit import Disk
 from redolab.environments.releases import Release
+from redolab.planning.copy_time import CopySettings
 from redolab.planning.settings import HostKernel
 from redolab.runs.measured import MeasuredRun, Source
 
@@ -51,6 +52,7 @@ class Facts:
     apply_rate_source: str = "entered on the environment"  # or the pasted V$RECOVERY_PROGRESS it came from
     # Db2: the largest log received but not replayed (bytes) and when, as db2pd captured it: a takeover replays it
     takeover_gap: tuple[int, str] | None = None
+    copy: CopySettings | None = None  # the instantiation copy as it will run (None: channels not set)
 
 
 NOMINAL, MEASURED, LOOPBACK = "nominal", "measured", "loopback"  # where a capacity comes from

@@ -4,16 +4,19 @@ as its latest run captured them; a Db2 standby's replay as its db2pd captures sh
 from __future__ import annotations
 
 from sqlalchemy import or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
+from redolab.collect.models import Collection
 from redolab.environments.models import Environment
 from redolab.hadr.replay import Replay, replay_of
 from redolab.hadr.service import monitoring
 from redolab.planning.card import show_time
+from redolab.planning.copy_time import CopySettings, Datafile
 from redolab.planning.settings import HostKernel
 from redolab.runs.models import Run
 
 CAPTURES_LOOKED_AT = 5  # a host's latest runs searched for its captured settings
+DATAFILE_COLLECTIONS_LOOKED_AT = 5  # the newest collections searched for a datafile list
 
 
 def host_kernels(*, session: Session, environment: Environment) -> tuple[HostKernel, ...]:
@@ -47,3 +50,34 @@ def hadr_replay(*, session: Session, environment: Environment) -> Replay | None:
     """The standby's replay over the environment's db2pd captures (hadr.replay)."""
     watched = monitoring(session=session, environment=environment)
     return replay_of([(at, sample) for at, sample, _ in watched.samples]) if watched else None
+
+
+def copy_settings(environment: Environment) -> CopySettings | None:
+    """The instantiation copy as the team will run it (None: no channels set, the seed's estimate stands)."""
+    if environment.copy_channels_per_node is None:
+        return None
+    return CopySettings(
+        environment.copy_channels_per_node,
+        environment.copy_nodes,
+        environment.copy_section_bytes,
+        environment.archive_free_bytes,
+        collected_datafiles(object_session(environment), environment.id),
+    )
+
+
+def collected_datafiles(session: Session | None, environment_id: int) -> tuple[Datafile, ...]:
+    """The datafiles (DBA_DATA_FILES) of the newest collection that listed them; () before one did (a
+    file whose size the database did not give is left out)."""
+    if session is None:
+        return ()
+    newest = session.scalars(
+        select(Collection.facts)
+        .where(Collection.environment_id == environment_id, Collection.facts.is_not(None))
+        .order_by(Collection.id.desc())
+        .limit(DATAFILE_COLLECTIONS_LOOKED_AT)
+    )
+    for facts in newest:
+        rows = facts.get("datafiles") if isinstance(facts, dict) else None
+        if rows:
+            return tuple(Datafile(int(i), str(ts), int(size), bool(big)) for i, ts, size, big in rows if size)
+    return ()

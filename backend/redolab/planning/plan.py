@@ -20,6 +20,7 @@ from redolab.planning import results, writer
 from redolab.planning.apply_card import apply_card, apply_side
 from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Card, settle, show_time
 from redolab.planning.commit_card import commit_card
+from redolab.planning.copy_card import instantiation_card
 from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
 from redolab.planning.over_topology import OverTopology, judge_over_topology
 from redolab.planning.rehearsal_card import RehearsalFact, outcome, rehearsal_card, tier_rehearsals
@@ -180,7 +181,7 @@ def build_plan(
     lag = results.lag_exposure(requirement, measured) if requirement else None
     written = [
         writer.transport_card(keep_up, measured, no_history=no_history, show=show, rpo=for_rpo),
-        writer.instantiation_card(results.copy_time(facts, measured), measured),
+        instantiation_card(facts, requirement, measured),
         writer.buffers_card(sizing, measured),
         writer.lag_card(lag, measured, no_history=no_history, show=show),
         commit_card(results.sync_commit(facts, requirement, measured), measured),

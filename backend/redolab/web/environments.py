@@ -72,6 +72,10 @@ def _environment_form_values(environment: Environment) -> dict[str, str]:
         "apply_rate_bytes_per_second": units.byte_rate_for_input(environment.apply_rate_bytes_per_second),
         "fast_start_failover": "true" if environment.fast_start_failover else "false",
         "advanced_compression_licensed": "true" if environment.advanced_compression_licensed else "false",
+        "copy_channels_per_node": _count(environment.copy_channels_per_node),
+        "copy_nodes": _count(environment.copy_nodes),
+        "copy_section_bytes": units.size_for_input(environment.copy_section_bytes),
+        "archive_free_bytes": units.size_for_input(environment.archive_free_bytes),
         "headroom_percent": f"{environment.headroom_percent:g}",
         "apply_overhead_percent": f"{environment.apply_overhead_percent:g}",
         "link_bandwidth_bits_per_second": units.bit_rate_for_input(environment.link_bandwidth_bits_per_second),
@@ -79,6 +83,10 @@ def _environment_form_values(environment: Environment) -> dict[str, str]:
         "time_zone": environment.time_zone or "UTC",
         "notes": environment.notes,
     }
+
+
+def _count(value: int | None) -> str:
+    return "" if value is None else str(value)
 
 
 def _host_form_values(host: Host) -> dict[str, str]:
