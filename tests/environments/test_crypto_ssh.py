@@ -52,7 +52,7 @@ def test_a_host_without_openssl_says_so(session, api_client, app, tmp_path, monk
     here = make_host(session, environment, name="here", transport="local")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for tool in ("sh", "getconf", "grep"):
+    for tool in ("sh", "getconf", "grep", "head", "cut"):
         (bin_dir / tool).symlink_to(shutil.which(tool))
     monkeypatch.setenv("PATH", str(bin_dir))  # "This machine" runs the script with the server's PATH
     answer = api_client.post(f"/api/v1/environments/{environment.id}/hosts/{here.id}/crypto-speed")

@@ -12,7 +12,16 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from redolab.remote.crypto import NO_OPENSSL, TOO_OLD, CryptoSpeed, measure_speed, parse_speed, speed_figure
+from redolab.remote.crypto import (
+    CIPHERS,
+    NO_OPENSSL,
+    SCRIPT,
+    TOO_OLD,
+    CryptoSpeed,
+    measure_speed,
+    parse_speed,
+    speed_figure,
+)
 from redolab.remote.local import LocalTransport
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "openssl_speed"
@@ -23,8 +32,8 @@ def test_openssl_3_output_captured_here():
     assert speed.library == "OpenSSL 3.0.19 27 Jan 2026 (Library: OpenSSL 3.0.19 27 Jan 2026)"
     assert (speed.cores, speed.aes_instructions, speed.note) == (2, True, "")
     by_name = {c.cipher: c for c in speed.ciphers}
-    assert by_name["aes-256-gcm"].bytes_per_second == 4005089606.25
-    assert by_name["chacha20-poly1305"].bytes_per_second == 3441226865.85
+    assert by_name["aes-256-gcm"].bytes_per_second == 4461185900.00
+    assert by_name["chacha20-poly1305"].bytes_per_second == 3427844583.33
     unknown = by_name["nosuch-cipher"]
     assert unknown.bytes_per_second is None and "does not offer nosuch-cipher" in unknown.note
     assert CryptoSpeed.from_json(speed.to_json()) == speed  # as stored on the host
@@ -77,8 +86,25 @@ def test_measured_here_with_the_real_openssl():
 def test_a_host_whose_path_has_no_openssl(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for tool in ("sh", "getconf", "grep"):
+    for tool in ("sh", "getconf", "grep", "head", "cut"):
         (bin_dir / tool).symlink_to(shutil.which(tool))
     monkeypatch.setenv("PATH", str(bin_dir))
     speed = asyncio.run(measure_speed(LocalTransport(), message_bytes=65535))
     assert speed.library is None and speed.note == NO_OPENSSL and speed.cores == os.cpu_count()
+
+
+def test_a_flooding_openssl_reaches_redolab_cut(tmp_path, monkeypatch):
+    """An `openssl` that prints a megabyte per call: the script passes on 20 lines of 200 bytes per cipher."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("sh", "getconf", "grep", "head", "cut", "yes"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    fake = bin_dir / "openssl"
+    fake.write_text('#!/bin/sh\nyes "+F:1:x:$(printf "%01000d" 5)" | head -c 1000000\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    argv = ["sh", "-c", SCRIPT, "sh", "1", "65535", *CIPHERS]
+    answer = asyncio.run(LocalTransport().run(argv))
+    assert len(answer.stdout.encode()) < 2 * 21 * 201 + 400
+    speed = parse_speed(answer.stdout, message_bytes=65535)
+    assert len(speed.library) <= 200 and all(c.bytes_per_second is None for c in speed.ciphers)

@@ -4,6 +4,8 @@ host's own crypto library (`openssl speed -evp`), at the transport's message siz
 One SSH round trip runs a fixed script (the cipher names, seconds and message size arrive as positional
 arguments, quoted by the transport). It runs `openssl speed -mr -seconds S -bytes N -evp CIPHER` for
 each cipher: S seconds each (1 by default, so about 2 s of one core for the two ciphers), never more.
+The script cuts what it passes on to 20 lines of 200 bytes per cipher, so a strange `openssl` cannot
+flood the connection (SshTransport.run keeps all it is sent).
 `-seconds` and `-bytes` came with OpenSSL 1.1.1; an older or a foreign `openssl` says so instead.
 
 `openssl speed` divides by the CPU user time of its one process (not the wall clock), so its figure is
@@ -37,15 +39,17 @@ TOO_OLD = "this openssl cannot time one message size (openssl speed -bytes needs
 
 SCRIPT = r"""
 seconds="$1"; bytes="$2"; shift 2
-echo "cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null)"
+echo "cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null | head -n 1 | cut -c 1-12)"
 if [ -r /proc/cpuinfo ]; then
   if grep -qw aes /proc/cpuinfo; then echo "aes_instructions=yes"; else echo "aes_instructions=no"; fi
 fi
 if ! command -v openssl >/dev/null 2>&1; then echo "openssl=missing"; exit 0; fi
-echo "version=$(openssl version 2>/dev/null | head -n 1)"
+echo "version=$(openssl version 2>/dev/null | head -n 1 | cut -c 1-200)"
 for cipher in "$@"; do
-  openssl speed -mr -seconds "$seconds" -bytes "$bytes" -evp "$cipher" 2>/dev/null
-  echo "status=$cipher:$?"
+  out=$(openssl speed -mr -seconds "$seconds" -bytes "$bytes" -evp "$cipher" 2>/dev/null)
+  code=$?
+  printf '%s\n' "$out" | head -n 20 | cut -c 1-200
+  echo "status=$cipher:$code"
 done
 """
 
