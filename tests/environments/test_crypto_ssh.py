@@ -45,6 +45,9 @@ def test_measured_over_ssh_and_shown_on_the_transport_card(session, sshd, secret
     )
     assert rows["Encryption ceiling, sb1 (standby 1)"].startswith("not measured yet")
     assert "64 KiB messages (65535 bytes), 1 s per cipher" in card.group(2)
+    report = browser_client.get(f"/environments/{environment.id}/plan/report")  # what the PDF prints
+    shown = rows["Encryption ceiling, db1 (primary 1)"]
+    assert f"<tr><th>Encryption ceiling, db1 (primary 1)</th><td>{shown}</td></tr>" in report.text
 
 
 def test_a_host_without_openssl_says_so(session, api_client, app, tmp_path, monkeypatch):

@@ -98,3 +98,7 @@ def test_a_failing_card_stays_failed():
 def test_message_size_follows_the_sdu(release, mode, expected):
     size, why = crypto_message_bytes(release, mode)
     assert size == expected and str(expected) in why
+
+
+def test_hadr_is_timed_at_a_tls_record():
+    assert crypto_message_bytes(None, "NEARSYNC", "hadr")[0] == 16384

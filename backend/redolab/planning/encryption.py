@@ -20,6 +20,7 @@ from redolab.planning.oracle_net import SYNC_SDU_BYTES, sdu_limits, sdu_value
 from redolab.redo.requirement import Requirement
 from redolab.remote.crypto import CryptoSpeed
 
+TLS_RECORD_BYTES = 16384  # RFC 8446 5.1: a TLS record's plaintext is at most 2^14 bytes
 CIPHER_NAMES = {"aes-256-gcm": "AES-256-GCM", "chacha20-poly1305": "ChaCha20-Poly1305"}
 HOW = (
     "encryption ceiling: openssl speed -evp on each host, at the transport's message size, divided by CPU "
@@ -28,10 +29,13 @@ HOW = (
 )
 
 
-def crypto_message_bytes(release: Release | None, transport_mode: str) -> tuple[int, str]:
-    """The message size to time the ciphers at (bytes), and why: Oracle Net encrypts each packet, at most
-    one SDU: the SDU the plan sets for this transport (planning.oracle_net.sdu_value), else the release's
-    server default, else 65535 (the SDU MOS 2064368.1 sets for synchronous transport)."""
+def crypto_message_bytes(release: Release | None, transport_mode: str, platform: str = "dataguard") -> tuple[int, str]:
+    """The message size to time the ciphers at (bytes), and why. Data Guard: Oracle Net encrypts each
+    packet, at most one SDU: the SDU the plan sets for this transport (planning.oracle_net.sdu_value), else
+    the release's server default, else 65535 (the SDU MOS 2064368.1 sets for synchronous transport). Db2
+    HADR encrypts with TLS (HADR_SSL_LABEL): a TLS record carries at most 2^14 bytes (RFC 8446, 5.1)."""
+    if platform == "hadr":
+        return TLS_RECORD_BYTES, f"the largest TLS record, which HADR's SSL sends ({TLS_RECORD_BYTES} bytes)"
     sdu, _ = sdu_value(release, transport_mode)
     if sdu is not None:
         return sdu, f"the SDU the plan sets for {transport_mode} ({sdu} bytes)"

@@ -40,7 +40,8 @@ def host_ceilings(environment: Environment) -> tuple[HostCeiling, ...]:
 
 def message_bytes_for(environment: Environment) -> tuple[int, str]:
     """The message size (bytes) to time the ciphers at on this environment's hosts, and why."""
-    return crypto_message_bytes(stored_release(environment.database_release), environment.transport_mode.value)
+    release = stored_release(environment.database_release)
+    return crypto_message_bytes(release, environment.transport_mode.value, environment.platform.value)
 
 
 def host_kernels(*, session: Session, environment: Environment) -> tuple[HostKernel, ...]:
