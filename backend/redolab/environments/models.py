@@ -388,6 +388,9 @@ class Host(TimestampMixin, Base):
     disk_path: Mapped[str | None] = mapped_column(String(255))
     disk_measured_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     disk_points: Mapped[list | None] = mapped_column(JSON)  # [{write_bytes, seconds_per_write, writes}]
+    # The encryption ceiling, from `openssl speed` on the host (remote.crypto.CryptoSpeed.to_json()).
+    crypto_measured_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    crypto_speed: Mapped[dict | None] = mapped_column(JSON)
     # How a collection reaches the database on this (primary) host; db_kind None: not set up.
     # Oracle: SQL*Plus from ORACLE_HOME (None: looked up for ORACLE_SID in the host's /etc/oratab),
     # `/ as sysdba` (or `/@connect` with a wallet, or db_user with the password on standard input).

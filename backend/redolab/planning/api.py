@@ -4,21 +4,24 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from redolab.auth.deps import ApiOperator, current_api_user
 from redolab.core.deps import SessionDep, SettingsDep
 from redolab.core.fields import RowId, folded
 from redolab.core.openapi import error_responses
-from redolab.environments.service import get_environment
+from redolab.environments import crypto
+from redolab.environments.service import get_environment, get_host
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
+from redolab.planning.host_facts import message_bytes_for
 from redolab.planning.rehearse_tiers import rehearse_at_tier
 from redolab.planning.service import Selection, environment_plan
 from redolab.rehearsals.public import rehearsal_public
 from redolab.rehearsals.schemas import RehearsalCreate, RehearsalPublic
 from redolab.rehearsals.service import request_of
+from redolab.remote.transport import TransportError
 
 router = APIRouter(prefix="/api/v1/environments", tags=["plan"], dependencies=[Depends(current_api_user)])
 
@@ -147,3 +150,24 @@ def rehearse_tiers(
     )
     wake_local_worker(request.app)
     return [rehearsal_public(session, rehearsal) for rehearsal in made]
+
+
+@router.post("/{environment_id}/hosts/{host_id}/crypto-speed", responses=error_responses(502))
+async def measure_host_crypto(
+    request: Request, session: SessionDep, user: ApiOperator, environment_id: int, host_id: int
+) -> dict:
+    """The host's encryption ceiling (operator role): `openssl speed` for AES-256-GCM and ChaCha20-Poly1305
+    at the transport's message size, 1 s each, in bytes per second of one core; kept for the transport
+    card. A host without openssl answers 200 with `library` null and `note` saying what to install."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    host = get_host(session=session, environment=environment, host_id=host_id)
+    message_bytes, why = message_bytes_for(environment)
+    try:
+        speed = await crypto.measure_host_crypto(
+            session=session, host=host, secret_key=request.app.state.secret_key, message_bytes=message_bytes
+        )
+    except TransportError as error:
+        raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(error)) from None
+    measured_at = host.crypto_measured_at.isoformat() if host.crypto_measured_at else None
+    said = {"host": host.name, "measured_at": measured_at, "message_size_basis": why, "note": speed.note}
+    return {**said, **speed.to_json()}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from redolab.disktest.fit import Disk
 from redolab.environments.releases import Release
 from redolab.planning.copy_time import CopySettings
+from redolab.planning.encryption import HostCeiling
 from redolab.planning.settings import HostKernel
 from redolab.runs.measured import MeasuredRun, Source
 
@@ -44,6 +45,7 @@ class Facts:
     hadr_syncmode: tuple[str, str] | None = None  # the calculator's advice
     hadr_pairs: tuple = ()  # hadr.pairs.PairView of the db2pd captures: the values in use
     host_kernels: tuple[HostKernel, ...] = ()  # each host's kernel settings as a run last captured them
+    host_ceilings: tuple[HostCeiling, ...] = ()  # each host's encryption ceiling (openssl speed), if measured
     rpo_goal_seconds: float | None = None  # the data loss the business accepts (the Rehearsal card)
     release: Release | None = None  # the database release: the Oracle Net defaults and maximums
     rto_goal_seconds: float | None = None  # the failover time the business accepts (the apply side)

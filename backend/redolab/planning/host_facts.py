@@ -1,5 +1,6 @@
 """What the plan reads from the database beside the environment's own fields: each host's kernel settings
-as its latest run captured them; a Db2 standby's replay as its db2pd captures show it."""
+as its latest run captured them; each host's encryption ceiling; a Db2 standby's replay as its db2pd
+captures show it."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, object_session
 
 from redolab.collect.models import Collection
-from redolab.environments.models import Environment
+from redolab.environments.crypto import stored_crypto
+from redolab.environments.models import Environment, Host
+from redolab.environments.releases import stored_release
 from redolab.hadr.replay import Replay, replay_of
 from redolab.hadr.service import monitoring
 from redolab.planning.card import show_time
 from redolab.planning.copy_time import CopySettings, Datafile
+from redolab.planning.encryption import HostCeiling, crypto_message_bytes
 from redolab.planning.settings import HostKernel
 from redolab.runs.models import Run
 
@@ -19,11 +23,35 @@ CAPTURES_LOOKED_AT = 5  # a host's latest runs searched for its captured setting
 DATAFILE_COLLECTIONS_LOOKED_AT = 5  # the newest collections searched for a datafile list
 
 
+def _in_order(environment: Environment) -> list[Host]:
+    """Primary hosts first, then by node number and name."""
+    return sorted(environment.hosts, key=lambda h: (h.role.value != "primary", h.node_number, h.name))
+
+
+def _label(host: Host) -> str:
+    return f"{host.name} ({host.role.value} {host.node_number})"
+
+
+def host_ceilings(environment: Environment) -> tuple[HostCeiling, ...]:
+    """Each host's encryption ceiling as last measured (remote.crypto), or not measured yet."""
+    zone = environment.time_zone or "UTC"
+    return tuple(
+        HostCeiling(_label(host), stored_crypto(host), show_time(host.crypto_measured_at, zone))
+        for host in _in_order(environment)
+    )
+
+
+def message_bytes_for(environment: Environment) -> tuple[int, str]:
+    """The message size (bytes) to time the ciphers at on this environment's hosts, and why."""
+    release = stored_release(environment.database_release)
+    return crypto_message_bytes(release, environment.transport_mode.value, environment.platform.value)
+
+
 def host_kernels(*, session: Session, environment: Environment) -> tuple[HostKernel, ...]:
     """Each host's kernel settings as its latest run captured them; a kernel-maximum sweep's runs are
     passed over (they set tcp_rmem/tcp_wmem for the test, not the host's own values)."""
     found = []
-    for host in sorted(environment.hosts, key=lambda h: (h.role.value != "primary", h.node_number, h.name)):
+    for host in _in_order(environment):
         rows = session.execute(
             select(Run.id, Run.created_at, Run.client_host_id, Run.client_settings, Run.server_settings)
             .where(
@@ -34,7 +62,7 @@ def host_kernels(*, session: Session, environment: Environment) -> tuple[HostKer
             .order_by(Run.id.desc())
             .limit(CAPTURES_LOOKED_AT)
         ).all()
-        label = f"{host.name} ({host.role.value} {host.node_number})"
+        label = _label(host)
         captured, where = {}, "no run has captured its settings yet"
         for row in rows:
             settings = row.client_settings if row.client_host_id == host.id else row.server_settings

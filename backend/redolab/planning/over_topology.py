@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from redolab.core.units import format_byte_rate
-from redolab.planning.card import FAIL, MISSING, PASS, Card, bare_headline, settle
+from redolab.planning.card import FAIL, MISSING, PASS, WARN, Card, bare_headline, settle
 from redolab.planning.facts import MEASURED, NOMINAL
 from redolab.planning.results import KeepUp
 from redolab.planning.topology import STATUS_ORDER, HopVerdict, SharedLinkVerdict, Topology
@@ -114,7 +114,7 @@ def judge_over_topology(
         settle(judged, failed=False, judged=False)
     else:
         judged.headline = _headline(card, over, destinations)
-        settle(judged, failed=card.status == FAIL or bool(over.failed), judged=True)
+        settle(judged, failed=card.status == FAIL or bool(over.failed), judged=True, warned=card.status == WARN)
     risks = [
         f"{p.label} carries {format_byte_rate(p.verdict.available_bytes_per_second)} but must carry "
         f"{format_byte_rate(p.verdict.required_bytes_per_second)}: the standby{'s' * (p.kind == SHARED_LINK)} "

@@ -21,6 +21,7 @@ from redolab.planning.apply_card import apply_card, apply_side
 from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Card, settle, show_time
 from redolab.planning.commit_card import commit_card
 from redolab.planning.copy_card import instantiation_card
+from redolab.planning.encryption import add_encryption
 from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
 from redolab.planning.over_topology import OverTopology, judge_over_topology
 from redolab.planning.rehearsal_card import RehearsalFact, outcome, rehearsal_card, tier_rehearsals
@@ -179,8 +180,9 @@ def build_plan(
     show = partial(show_time, zone=facts.time_zone)
     keep_up = results.keep_up(facts, requirement, measured) if requirement else None
     lag = results.lag_exposure(requirement, measured) if requirement else None
+    transport, transport_risks = writer.transport_card(keep_up, measured, no_history=no_history, show=show, rpo=for_rpo)
     written = [
-        writer.transport_card(keep_up, measured, no_history=no_history, show=show, rpo=for_rpo),
+        (transport, [*transport_risks, *add_encryption(transport, facts.host_ceilings, requirement)]),
         instantiation_card(facts, requirement, measured),
         writer.buffers_card(sizing, measured),
         writer.lag_card(lag, measured, no_history=no_history, show=show),

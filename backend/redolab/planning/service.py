@@ -15,7 +15,7 @@ from redolab.hadr.service import hadr_pairs, hadr_settings
 from redolab.planning.card import show_time
 from redolab.planning.compression import stored_compression, with_compression
 from redolab.planning.facts import Capacity, DiskFact, Excluded, Facts, Measurements
-from redolab.planning.host_facts import copy_settings, hadr_replay, host_kernels
+from redolab.planning.host_facts import copy_settings, hadr_replay, host_ceilings, host_kernels
 from redolab.planning.plan import DestinationCards, EvidenceItem, Plan, build_plan, with_topology
 from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, outcome
 from redolab.planning.rpo_sizing import DEFAULT_OUTAGE_SECONDS, RpoSizing, default_tiers, plan_rpo_sizing
@@ -117,6 +117,7 @@ def environment_facts(environment: Environment) -> Facts:
         apply_rate_bytes_per_second=environment.apply_rate_bytes_per_second,
         fast_start_failover=environment.fast_start_failover,
         copy=copy_settings(environment),
+        host_ceilings=host_ceilings(environment),
     )
 
 

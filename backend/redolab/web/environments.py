@@ -16,7 +16,7 @@ from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
 from redolab.environments import credentials as credential_service
-from redolab.environments import service, trust
+from redolab.environments import crypto, service, trust
 from redolab.environments.credentials import CredentialCreate
 from redolab.environments.models import (
     TRANSPORT_MODES,
@@ -35,6 +35,9 @@ from redolab.environments.schemas import (
     HostCreate,
     HostUpdate,
 )
+from redolab.planning.card import show_time
+from redolab.planning.encryption import HostCeiling
+from redolab.planning.host_facts import message_bytes_for
 from redolab.remote.transport import TransportError
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -363,6 +366,24 @@ async def test_host(request: Request, session: SessionDep, user: OperatorUser, e
     host = service.get_host(session=session, environment=environment, host_id=host_id)
     report = await trust.test_connection(host, secret_key=request.app.state.secret_key)
     return _panel(request, host, report=report)
+
+
+@router.post("/environments/{environment_id}/hosts/{host_id}/crypto-speed")
+async def measure_host_crypto(
+    request: Request, session: SessionDep, user: OperatorUser, environment_id: int, host_id: int
+) -> Response:
+    """Measure encryption: openssl speed on the host (about 2 s of one core), kept for the transport card."""
+    environment = load_environment(session, environment_id)
+    host = service.get_host(session=session, environment=environment, host_id=host_id)
+    message_bytes, why = message_bytes_for(environment)
+    try:
+        speed = await crypto.measure_host_crypto(
+            session=session, host=host, secret_key=request.app.state.secret_key, message_bytes=message_bytes
+        )
+    except TransportError as error:
+        return _panel(request, host, error=str(error))
+    measured = show_time(host.crypto_measured_at, environment.time_zone or "UTC")
+    return _panel(request, host, crypto=HostCeiling(host.name, speed, measured), crypto_why=why)
 
 
 def _credentials_section(request, environment, status_code=200, **kwargs) -> Response:

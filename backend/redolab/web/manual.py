@@ -26,6 +26,7 @@ NOT_BUILT = (
 SECTIONS = {
     "rpo": "reference/plan-models/#the-link-for-the-rpo",
     "transport": "reference/plan-models/#redo-transport",
+    "encryption": "reference/plan-models/#encryption-ceiling",
     "instantiation": "reference/plan-models/#instantiation-estimate",
     "buffers": "reference/plan-models/#socket-buffers",
     "lag": "reference/plan-models/#async-lag-replay",
