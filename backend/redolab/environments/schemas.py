@@ -55,6 +55,7 @@ Description = Annotated[str, StringConstraints(max_length=500), TextBlock]
 NotesText = Annotated[str, StringConstraints(max_length=10_000), TextBlock]
 Nodes = Annotated[int, Field(ge=1, le=64)]
 Percent = Annotated[float, Field(ge=0, le=1000)]
+ReservedPercent = Annotated[float, Field(ge=0, le=90)]  # of the link, for other traffic: at least 10 % is redo's
 CollectEvery = Annotated[int | None, Field(ge=3600, le=31 * 86400)]
 # A network path's nominal bandwidth (bit/s) and round trip (s): an environment's link, a destination's
 # path, a shared link. Numbers in base units, or text with a unit ("10 Gbit/s", "25 ms").
@@ -96,6 +97,8 @@ class EnvironmentFields(UnitEcho):
     advanced_compression_licensed: bool | None = None  # redo transport compression is licensed
     headroom_percent: Percent | None = None
     apply_overhead_percent: Percent | None = None
+    # the share of the link reserved for other traffic (backups, the application), 0 to 90 %
+    link_reserved_percent: ReservedPercent | None = None
     link_bandwidth_bits_per_second: LinkBandwidth = None
     link_rtt_seconds: LinkRtt = None
     time_zone: TimeZoneName | None = None  # the database's clock: imported times are read in it
@@ -124,6 +127,7 @@ class EnvironmentCreate(EnvironmentFields):
     transport_mode: TransportMode = TransportMode.async_
     headroom_percent: Percent = 30.0
     apply_overhead_percent: Percent = 30.0
+    link_reserved_percent: ReservedPercent = 0.0
     time_zone: TimeZoneName = "UTC"
     notes: NotesText = ""
     diagnostics_pack_licensed: bool = False
@@ -204,6 +208,7 @@ class EnvironmentPublic(BaseModel):
     advanced_compression_licensed: bool = False
     headroom_percent: float
     apply_overhead_percent: float
+    link_reserved_percent: float = 0.0
     link_bandwidth_bits_per_second: int | None
     link_rtt_seconds: float | None
     time_zone: str

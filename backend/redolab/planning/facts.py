@@ -51,6 +51,7 @@ class Facts:
     apply_rate_source: str = "entered on the environment"  # or the pasted V$RECOVERY_PROGRESS it came from
     # Db2: the largest log received but not replayed (bytes) and when, as db2pd captured it: a takeover replays it
     takeover_gap: tuple[int, str] | None = None
+    link_reserved_share: float = 0.0  # of the link, kept for other traffic (0 to 0.9): redo gets the rest
 
 
 NOMINAL, MEASURED, LOOPBACK = "nominal", "measured", "loopback"  # where a capacity comes from

@@ -116,6 +116,7 @@ def environment_facts(environment: Environment) -> Facts:
         rto_goal_seconds=environment.rto_goal_seconds,
         apply_rate_bytes_per_second=environment.apply_rate_bytes_per_second,
         fast_start_failover=environment.fast_start_failover,
+        link_reserved_share=(environment.link_reserved_percent or 0.0) / 100,
     )
 
 
