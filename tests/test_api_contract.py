@@ -56,6 +56,7 @@ REFUSED_BY_RULES = {
     "POST /api/v1/environments/{environment_id}/hosts": "hadr_role only for Db2; host names (RFC 1123)",
     "PATCH /api/v1/environments/{environment_id}/hosts/{host_id}": "the merged host is validated whole",
     "POST /api/v1/environments/{environment_id}/runs": "interval <= duration; sync_write needs write_dir; reverse",
+    "POST /api/v1/environments/{environment_id}/runs/under-load": "as a run's; SYNC on one connection",
     "POST /api/v1/environments/{environment_id}/sweeps": "conns_start <= conns_max; sizes in buffer sweeps; grid",
     "POST /api/v1/environments/{environment_id}/watches": "a client and a server host, or every node pair",
     "POST /api/v1/environments/{environment_id}/disk-tests": "two different write sizes; a safe directory",

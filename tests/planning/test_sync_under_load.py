@@ -62,3 +62,17 @@ def test_the_sync_run_and_its_load_are_queued_together_on_the_same_hosts(session
         loaded.create_sync_under_load(session=session, environment=environment,
                                       sync_in=sync_in.model_copy(update={"conns": 2}), load_conns=4,
                                       requested_by="alice")  # fmt: skip
+
+
+def test_the_api_queues_both_and_keeps_the_bounds(api_client, session):
+    environment = make_environment(session, name="loaded api")
+    client = make_host(session, environment, role="primary", name="p2")
+    server = make_host(session, environment, role="standby", name="s2")
+    url = f"/api/v1/environments/{environment.id}/runs/under-load"
+    pair = {"client_host_id": client.id, "server_host_id": server.id, "duration_seconds": "5 s"}
+    assert api_client.post(url, json={**pair, "load_conns": 65}).status_code == 422
+    response = api_client.post(url, json={**pair, "load_conns": 8})
+    assert response.status_code == 201
+    sync_run, load_run = response.json()["data"]
+    assert (sync_run["mode"], sync_run["conns"], sync_run["message_bytes"]) == ("sync", 1, 8192)
+    assert (load_run["mode"], load_run["conns"]) == ("async", 8) and loaded.UNDER_LOAD in sync_run["tags"]

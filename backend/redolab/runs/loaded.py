@@ -9,8 +9,10 @@ import secrets
 
 from sqlalchemy.orm import Session
 
+from redolab.core.config import Settings
 from redolab.core.errors import FieldError
 from redolab.environments.models import Environment
+from redolab.jobs.admission import QueueCaps
 from redolab.runs.models import ProbeMode, Run
 from redolab.runs.schemas import RunCreate
 from redolab.runs.service import create_run
@@ -31,12 +33,21 @@ def load_run_id(tags) -> int | None:
 
 
 def create_sync_under_load(
-    *, session: Session, environment: Environment, sync_in: RunCreate, load_conns: int, requested_by: str
+    *,
+    session: Session,
+    environment: Environment,
+    sync_in: RunCreate,
+    load_conns: int,
+    requested_by: str,
+    caps: QueueCaps | None = None,
+    settings: Settings | None = None,
 ) -> tuple[Run, Run]:
     """Queue the SYNC run (`sync_in`, one connection) and an ASYNC load of `load_conns` connections on
     the same hosts, to start together; (sync run, load run)."""
     if sync_in.mode is not ProbeMode.sync or sync_in.conns != 1:
         raise FieldError("mode", "SYNC under load measures one SYNC connection: mode SYNC, 1 connection.", 422)
+    # the run's own fields, already validated (a form's extras such as the load's size are not the run's)
+    sync_in = RunCreate.model_construct(**{name: getattr(sync_in, name) for name in RunCreate.model_fields})
     load_in = RunCreate(
         client_host_id=sync_in.client_host_id,
         server_host_id=sync_in.server_host_id,
@@ -50,6 +61,7 @@ def create_sync_under_load(
     )
     group = f"load:{secrets.token_hex(8)}"
     common = {"session": session, "environment": environment, "requested_by": requested_by, "commit": False}
+    common |= {"caps": caps, "settings": settings}
     load = create_run(run_in=load_in, together=group, **common)
     sync = create_run(run_in=sync_in, together=group, **common)
     sync.tags = [*sync.tags, UNDER_LOAD, f"{LOAD_OF}{load.id}"]
