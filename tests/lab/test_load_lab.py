@@ -9,6 +9,7 @@ through a userspace delay line."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -22,6 +23,7 @@ from redolab.runs import loaded
 from redolab.runs.models import Run, RunStatus
 from redolab.runs.parsers.redoprobe import run_metrics
 from redolab.runs.schemas import RunCreate
+from redolab.web.planning import plan_context
 from tests.execution import execute_next
 from tests.lab.test_lab import RTT, lab, needs_root  # noqa: F401  (the module's lab, made for this file)
 from tests.margins import measured_within
@@ -99,6 +101,11 @@ def test_sync_p99_under_an_async_load_exceeds_the_idle_p99_by_the_queue_delay(la
         with make_sessionmaker(engine)() as session:
             plan = environment_plan(session=session, environment=session.get(Environment, environment_id))
             row = dict(plan.card("commit").rows)["SYNC acknowledgement idle / under load"]
+            environment = session.get(Environment, environment_id)
+            cdf = json.loads(plan_context(session, environment, history=None)["ack_cdf_figure"])
+        idle_curve, loaded_curve = cdf["data"]  # the page's CDF from both runs' stored histograms
+        assert loaded_curve["name"] == f"under load, run #{loaded_id}" and idle_curve["y"][-1] == 100.0
+        assert max(loaded_curve["x"]) > max(idle_curve["x"])
         assert f"idle run #{idle_id}, under load run #{loaded_id}" in row, row
         assert f"; p99 {format_duration(idle)} / {format_duration(under)} (+" in row, row  # both on the card
         assert row.startswith("p50 ") and " at p99) per 8 KiB message" in row, row

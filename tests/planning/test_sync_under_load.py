@@ -76,3 +76,31 @@ def test_the_api_queues_both_and_keeps_the_bounds(api_client, session):
     sync_run, load_run = response.json()["data"]
     assert (sync_run["mode"], sync_run["conns"], sync_run["message_bytes"]) == ("sync", 1, 8192)
     assert (load_run["mode"], load_run["conns"]) == ("async", 8) and loaded.UNDER_LOAD in sync_run["tags"]
+
+
+def test_the_cdf_sets_both_runs_from_their_stored_histograms(session):
+    import json
+
+    from redolab.charts.plan import ack_cdf_figure
+    from redolab.runs.models import RunEvent
+
+    environment = make_environment(session, name="cdf")
+    client = make_host(session, environment, role="primary", name="p3")
+    server = make_host(session, environment, role="standby", name="s3")
+    made, _ = loaded.create_sync_under_load(
+        session=session,
+        environment=environment,
+        sync_in=RunCreate(client_host_id=client.id, server_host_id=server.id, mode="sync", duration_seconds=6),
+        load_conns=2,
+        requested_by="alice",
+    )
+    buckets = [{"from_us": 16384, "to_us": 32768, "count": 90}, {"from_us": 262144, "to_us": 524288, "count": 10}]
+    end = {"event": "end", "data": {"ack_latency_us": {"histogram": buckets}}}
+    session.add(RunEvent(run_id=made.id, seq=1, role="client", event="end", line=json.dumps(end)))
+    session.commit()
+    assert loaded.ack_histogram(session, made.id) == buckets
+    assert loaded.ack_histogram(session, made.id + 1000) == []
+    figure = json.loads(ack_cdf_figure([("idle", buckets[:1]), ("under load", buckets)]))
+    idle, under = figure["data"]
+    assert idle["y"] == [100.0] and under["y"] == [90.0, 100.0]
+    assert under["x"] == [32.768, 524.288] and figure["layout"]["xaxis"]["type"] == "log"

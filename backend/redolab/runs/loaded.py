@@ -5,15 +5,17 @@ number in its tags; the SYNC commit card sets its acknowledgement percentiles be
 
 from __future__ import annotations
 
+import json
 import secrets
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from redolab.core.config import Settings
 from redolab.core.errors import FieldError
 from redolab.environments.models import Environment
 from redolab.jobs.admission import QueueCaps
-from redolab.runs.models import ProbeMode, Run
+from redolab.runs.models import ProbeMode, Run, RunEvent
 from redolab.runs.schemas import RunCreate
 from redolab.runs.service import create_run
 
@@ -67,3 +69,16 @@ def create_sync_under_load(
     sync.tags = [*sync.tags, UNDER_LOAD, f"{LOAD_OF}{load.id}"]
     session.commit()
     return sync, load
+
+
+def ack_histogram(session: Session, run_id: int) -> list[dict]:
+    """A SYNC run's acknowledgement histogram as its client's end event stored it ([{from_us, to_us,
+    count}], power-of-two microsecond buckets); empty when it has none or the line cannot be read."""
+    line = session.scalar(
+        select(RunEvent.line).where(RunEvent.run_id == run_id, RunEvent.role == "client", RunEvent.event == "end")
+    )
+    try:
+        histogram = json.loads(line)["data"]["ack_latency_us"]["histogram"] if line else []
+    except (ValueError, KeyError, TypeError):
+        return []
+    return [b for b in histogram if isinstance(b, dict) and {"from_us", "to_us", "count"} <= b.keys()]
