@@ -91,5 +91,6 @@ def test_the_card_and_the_strip_say_the_reserved_share(api_client, browser_clien
     page = text(browser_client.get(f"/environments/{environment.id}").text)
     assert f"Reserved for other traffic {said}; the link and the tiers judged at the rest" in page  # the card
     assert f"within the RPO of 30 s; {said})" in page  # the answer strip
+    assert "Reserved for other traffic 20 % of the link" in page  # the environment's facts
     form = browser_client.get(f"/environments/{environment.id}/edit").text
     assert 'name="link_reserved_percent"' in form and 'value="20"' in form
