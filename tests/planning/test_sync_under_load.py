@@ -71,6 +71,8 @@ def test_the_api_queues_both_and_keeps_the_bounds(api_client, session):
     url = f"/api/v1/environments/{environment.id}/runs/under-load"
     pair = {"client_host_id": client.id, "server_host_id": server.id, "duration_seconds": "5 s"}
     assert api_client.post(url, json={**pair, "load_conns": 65}).status_code == 422
+    too_long = api_client.post(url, json={**pair, "duration_seconds": 3599})
+    assert too_long.status_code == 422 and "59 min 58 s" in too_long.text
     response = api_client.post(url, json={**pair, "load_conns": 8})
     assert response.status_code == 201
     sync_run, load_run = response.json()["data"]

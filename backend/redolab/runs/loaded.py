@@ -24,6 +24,7 @@ LOAD = "load"  # the run that loaded it
 LOAD_OF = "load-run:"  # + the load run's id, on the SYNC run
 LOAD_MESSAGE_BYTES = 1024 * 1024  # the stream's writes: copy-shaped (RMAN, archive shipping), not commit-sized
 LOAD_LEAD_SECONDS = 2.0  # the load outlasts the SYNC run: its start and end are not judged unloaded
+MAX_RUN_SECONDS = 3600  # a run's longest (runs.schemas.RunCreate), the load's too
 
 
 def load_run_id(tags) -> int | None:
@@ -48,6 +49,9 @@ def create_sync_under_load(
     the same hosts, to start together; (sync run, load run)."""
     if sync_in.mode is not ProbeMode.sync or sync_in.conns != 1:
         raise FieldError("mode", "SYNC under load measures one SYNC connection: mode SYNC, 1 connection.", 422)
+    if sync_in.duration_seconds + LOAD_LEAD_SECONDS > MAX_RUN_SECONDS:
+        said = f"The load runs {LOAD_LEAD_SECONDS:g} s longer than the SYNC run: at most 59 min 58 s."
+        raise FieldError("duration_seconds", said, 422)
     # the run's own fields, already validated (a form's extras such as the load's size are not the run's)
     sync_in = RunCreate.model_construct(**{name: getattr(sync_in, name) for name in RunCreate.model_fields})
     load_in = RunCreate(
