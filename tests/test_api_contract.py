@@ -64,6 +64,7 @@ REFUSED_BY_RULES = {
     "PATCH /api/v1/environments/{environment_id}/hosts/{host_id}": "the merged host is validated whole",
     # two numbers of the request compared (JSON Schema compares a value with constants only)
     "POST /api/v1/environments/{environment_id}/runs": "interval_seconds <= duration_seconds",
+    "POST /api/v1/environments/{environment_id}/runs/under-load": "as a run's; its load within the hour's limit",
     "POST /api/v1/environments/{environment_id}/sweeps": "conns_start <= conns_max; at most 64 grid points",
 }
 # Operations that reach a host over SSH: the seeded hosts do not answer, a declared 502.

@@ -483,9 +483,19 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(shared_server, admin
         page.click("#run-button")
         expect(page.locator("h1")).to_contain_text(label)
         expect(page.locator("#run-status")).to_have_text("succeeded", timeout=45_000)
+    # SYNC again while two ASYNC streams load the same hosts: the commit card's CDF sets it beside the idle one
+    page.goto(env_url)
+    open_panel(page, "run-panel")
+    page.select_option("#r-mode", "sync")
+    for name, value in (("conns", "1"), ("message_bytes", "64 KiB"), ("duration_seconds", "2 s"),
+                        ("interval_seconds", "1 s"), ("label", "sync under load"), ("load_conns", "2")):  # fmt: skip
+        page.fill(f"#r-{name}", value)
+    page.click("#run-button")
+    expect(page.locator("h1")).to_contain_text("sync under load")
+    expect(page.locator("#run-status")).to_have_text("succeeded", timeout=45_000)
 
     page.goto(env_url)
-    # both runs are on this machine: shown as evidence, not used, until ticked
+    # the runs are on this machine: shown as evidence, not used, until ticked
     expect(page.locator("#plan-evidence")).to_contain_text("not the link")
     expect(page.locator("#plan-commit")).to_have_attribute("data-status", "missing")
     page.click("#plan-evidence summary")
@@ -506,6 +516,8 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(shared_server, admin
     expect(page.locator("#plan-risks")).to_contain_text("loopback")
     expect(page.locator("#plan-settings")).to_contain_text("TCP.NODELAY=YES")
     drawn(page, "#lag-chart", 1)
+    expect(page.locator("#plan-commit")).to_contain_text("SYNC acknowledgement idle / under load")
+    drawn(page, "#ack-cdf-chart", 2)
     # a failing card shows its working and links to the run behind the number; others are one click away
     expect(page.locator("#plan-transport a[href^='/runs/']").first).to_be_visible()
     expect(page.locator("#plan-buffers").get_by_text("BDP = ")).to_be_hidden()

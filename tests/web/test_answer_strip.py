@@ -123,6 +123,7 @@ class Sizing:
     rpo_seconds: float
     targets: tuple[Target, ...]
     streams_short: tuple[Short, ...] = ()
+    reserved_note: str | None = None
 
 
 SIZED = Sizing(30.0, (Target(1.0, 123.4e6), Target(0.999, 100e6), Target(0.99, 90e6)))

@@ -179,3 +179,18 @@ def test_the_run_page_says_once_how_an_ambiguous_unit_was_read(browser_client, s
         f"/environments/{environment.id}/runs", data={**form, "rate_bits_per_second": "500 Mbit/s"}, headers=HTMX
     )
     assert 'id="unit-readings"' not in browser_client.get(plain.headers["HX-Redirect"]).text
+
+
+def test_the_run_form_starts_a_sync_run_under_load(browser_client, session):
+    """'Under an ASYNC load of' on the form: the SYNC run and its load, queued together; ASYNC refused."""
+    from redolab.runs import loaded
+
+    environment, primary, standby = local_env(session)
+    form = {"client_host_id": primary.id, "server_host_id": standby.id, "message_bytes": "8 KiB",
+            "duration_seconds": "4 s", "interval_seconds": "1 s", "conns": "1", "load_conns": "3"}  # fmt: skip
+    refused = browser_client.post(f"/environments/{environment.id}/runs", data={**form, "mode": "async"}, headers=HTMX)
+    assert refused.status_code == 422 and "one SYNC connection" in refused.text
+    created = browser_client.post(f"/environments/{environment.id}/runs", data={**form, "mode": "sync"}, headers=HTMX)
+    run = session.get(Run, int(created.headers["HX-Redirect"].rsplit("/", 1)[1]))
+    load = session.get(Run, loaded.load_run_id(run.tags))
+    assert (run.mode, run.conns, load.mode, load.conns) == ("sync", 1, "async", 3)

@@ -31,3 +31,26 @@ def lag_figure(
     figure.update_layout(**LAYOUT, xaxis_title=f"time ({zone})", yaxis_title="transport lag (s)")
     figure.update_yaxes(rangemode="tozero")
     return figure_json(figure)
+
+
+def ack_cdf_figure(curves: list[tuple[str, list[dict]]]) -> str:
+    """SYNC acknowledgement latency as a CDF, one curve per run ((name, power-of-two histogram in µs)):
+    the share of messages acknowledged within each bucket's upper edge, in ms."""
+    figure = go.Figure()
+    for name, histogram in curves:
+        buckets = sorted(histogram, key=lambda b: b["from_us"])
+        total = sum(b["count"] for b in buckets) or 1
+        edges, shares, seen = [], [], 0
+        for bucket in buckets:
+            seen += bucket["count"]
+            edges.append(bucket["to_us"] / 1000)
+            shares.append(100 * seen / total)
+        figure.add_trace(go.Scatter(x=edges, y=shares, name=name, mode="lines+markers", line_shape="hv"))
+    figure.update_layout(
+        **LAYOUT,
+        xaxis_title="acknowledgement latency (ms, bucket upper edge)",
+        yaxis_title="messages acknowledged within (%)",
+    )
+    figure.update_xaxes(type="log")
+    figure.update_yaxes(range=[0, 100])
+    return figure_json(figure)

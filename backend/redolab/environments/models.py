@@ -156,6 +156,9 @@ class Environment(TimestampMixin, Base):
     archive_free_bytes: Mapped[int | None] = mapped_column(BigInteger)
     headroom_percent: Mapped[float] = mapped_column(Float, default=30.0)
     apply_overhead_percent: Mapped[float] = mapped_column(Float, default=30.0)
+    # the share of the link kept for other traffic (backups, the application): the RPO answer judges
+    # links and tiers at the rest (MOS 2064368.1: size "along with any other network activity")
+    link_reserved_percent: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     link_bandwidth_bits_per_second: Mapped[int | None] = mapped_column(BigInteger)
     link_rtt_seconds: Mapped[float | None] = mapped_column(Float)
     # The database's time zone (IANA name): imported times are read in it, stored in UTC, shown in it.

@@ -64,6 +64,7 @@ NotesText = Annotated[str, StringConstraints(max_length=10_000), TextBlock]
 Nodes = Annotated[int, Field(ge=1, le=64)]
 Channels = Annotated[int, Field(ge=1, le=64)]  # RMAN channels on one node
 Percent = Annotated[float, Field(ge=0, le=1000)]
+ReservedPercent = Annotated[float, Field(ge=0, le=90)]  # of the link, for other traffic: at least 10 % is redo's
 CollectEvery = Annotated[int | None, Field(ge=3600, le=31 * 86400)]
 # A network path's nominal bandwidth (bit/s) and round trip (s): an environment's link, a destination's
 # path, a shared link. Numbers in base units, or text with a unit ("10 Gbit/s", "25 ms").
@@ -111,6 +112,8 @@ class EnvironmentFields(UnitEcho):
     archive_free_bytes: Annotated[SizeBytes, Positive] = None
     headroom_percent: Percent | None = None
     apply_overhead_percent: Percent | None = None
+    # the share of the link reserved for other traffic (backups, the application), 0 to 90 %
+    link_reserved_percent: ReservedPercent | None = None
     link_bandwidth_bits_per_second: LinkBandwidth = None
     link_rtt_seconds: LinkRtt = None
     time_zone: TimeZoneName | None = None  # the database's clock: imported times are read in it
@@ -163,6 +166,7 @@ class EnvironmentCreate(EnvironmentFields):
     transport_mode: TransportMode = TransportMode.async_
     headroom_percent: Percent = 30.0
     apply_overhead_percent: Percent = 30.0
+    link_reserved_percent: ReservedPercent = 0.0
     time_zone: TimeZoneName = "UTC"
     notes: NotesText = ""
     diagnostics_pack_licensed: bool = False
@@ -249,6 +253,7 @@ class EnvironmentPublic(BaseModel):
     archive_free_bytes: int | None = None
     headroom_percent: float
     apply_overhead_percent: float
+    link_reserved_percent: float = 0.0
     link_bandwidth_bits_per_second: int | None
     link_rtt_seconds: float | None
     time_zone: str

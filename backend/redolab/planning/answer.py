@@ -125,9 +125,10 @@ def rpo_link(plan: Plan, rpo_goal_seconds: float | None) -> RpoLink:
     if not sizing.targets:
         return RpoLink(figure="no figure yet: see the transport card")
     first = sizing.targets[0]
+    reserved = f"; {sizing.reserved_note}" if sizing.reserved_note else ""
     return RpoLink(
         figure=f"{format_bit_rate(first.bits_per_second)} ({first.share_of_time * 100:g} % of the time within the "
-        f"RPO of {rpo})"
+        f"RPO of {rpo}{reserved})"
     )
 
 

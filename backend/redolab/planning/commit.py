@@ -10,11 +10,55 @@ from redolab.hadr.calculator import DEFAULT_FLUSH_BYTES
 from redolab.planning.facts import Capacity, DiskFact, Facts, Measurements, RoundTrip
 from redolab.planning.transport import MODEL_MODE, CommitImpact, commit_impact
 from redolab.redo.requirement import Requirement
+from redolab.runs.loaded import UNDER_LOAD, load_run_id
 from redolab.runs.measured import MeasuredRun
 from redolab.runs.parsers.redoprobe import RunMetrics
 
 # -- the SYNC commit card ---------------------------------------------------------------------------
 AWR, MESSAGE, FLUSH = "awr", "message", "flush"  # where the average redo write size comes from
+
+
+@dataclass(frozen=True)
+class AckUnderLoad:
+    """One SYNC connection's acknowledgement percentiles on an idle path and under a load on the same
+    path (runs.loaded), seconds."""
+
+    idle: MeasuredRun
+    loaded: MeasuredRun
+
+    @property
+    def load_run(self) -> int | None:
+        return load_run_id(self.loaded.tags)
+
+    @property
+    def added_p99_seconds(self) -> float:
+        return self.loaded.metrics.ack_p99_seconds - self.idle.metrics.ack_p99_seconds
+
+    def to_json(self) -> dict:
+        return {
+            "idle_run_id": self.idle.id,
+            "loaded_run_id": self.loaded.id,
+            "load_run_id": self.load_run,
+            "idle_ack_p50_seconds": self.idle.metrics.ack_p50_seconds,
+            "idle_ack_p99_seconds": self.idle.metrics.ack_p99_seconds,
+            "loaded_ack_p50_seconds": self.loaded.metrics.ack_p50_seconds,
+            "loaded_ack_p99_seconds": self.loaded.metrics.ack_p99_seconds,
+        }
+
+
+def ack_under_load(measured: Measurements) -> AckUnderLoad | None:
+    """The newest SYNC run under load and the newest idle one beside it (over the link first, the same
+    message size first); None without both."""
+    sync = [r for r in measured.runs if r.mode == "sync" and r.conns == 1 and r.metrics.ack_p99_seconds is not None]
+    loaded = max((r for r in sync if UNDER_LOAD in r.tags), key=lambda r: (not r.loopback, r.created_at), default=None)
+    if loaded is None:
+        return None
+    idle = max(
+        (r for r in sync if UNDER_LOAD not in r.tags),
+        key=lambda r: (r.loopback == loaded.loopback, r.message_bytes == loaded.message_bytes, r.created_at),
+        default=None,
+    )
+    return AckUnderLoad(idle, loaded) if idle is not None else None
 
 
 @dataclass(frozen=True)
@@ -33,6 +77,7 @@ class SyncCommit:
     write_size_from: str = AWR
     write_seconds: float | None = None
     impact: CommitImpact | None = None  # None: a measurement is missing
+    under_load: AckUnderLoad | None = None  # acknowledgements idle and under load, when both were measured
 
     @property
     def metrics(self) -> RunMetrics:
@@ -77,6 +122,7 @@ class SyncCommit:
             "rtt_seconds": self.rtt.seconds,
             "modes": modes,
             "environment_mode": self.mode,
+            "ack_under_load": self.under_load.to_json() if self.under_load is not None else None,
             "send_capacity": self.stream.to_json(),
             "write_run_id": self.write_run.id if self.write_run else None,
             "write_loopback": bool(self.write_run and self.write_run.loopback),
@@ -100,6 +146,7 @@ def sync_commit(facts: Facts, requirement: Requirement | None, measured: Measure
         disk=facts.standby_disk,
         mode=MODEL_MODE.get(facts.transport_mode, "ASYNC"),
         peak_bytes_per_second=requirement.summed_peak_bytes_per_second if requirement else None,
+        under_load=ack_under_load(measured),
     )
     if (write_run is None and result.disk is None) or result.stream is None or result.rtt is None:
         return result

@@ -6,7 +6,7 @@ from __future__ import annotations
 from redolab.core.sources import SYNC_DELAY_ARTICLE
 from redolab.core.units import format_byte_rate, format_bytes, format_duration
 from redolab.planning.card import Card, settle
-from redolab.planning.commit import FLUSH, MESSAGE, SyncCommit
+from redolab.planning.commit import FLUSH, MESSAGE, AckUnderLoad, SyncCommit
 from redolab.planning.facts import Measurements, RoundTrip
 from redolab.planning.wording import with_left_out
 
@@ -43,6 +43,8 @@ def commit_card(result: SyncCommit, measured: Measurements) -> Written:
         )
     if result.rtt is None:
         card.missing.append("no round-trip time: set the link RTT or run an experiment")
+    if result.under_load is not None:
+        card.rows.append(under_load_row(result.under_load))
     if card.missing:
         settle(card, failed=False, judged=False)
         return card, []
@@ -69,6 +71,21 @@ def commit_card(result: SyncCommit, measured: Measurements) -> Written:
         )
     settle(card, failed=result.queues, judged=True, info=True)
     return card, risks
+
+
+def under_load_row(found: AckUnderLoad) -> tuple[str, str]:
+    """Acknowledgement p50 and p99 idle beside under load: what a SYNC commit waits while backups or the
+    instantiation copy load the path."""
+    idle, loaded = found.idle.metrics, found.loaded.metrics
+    load = f", loaded by run #{found.load_run}" if found.load_run is not None else ""
+    return (
+        "SYNC acknowledgement idle / under load",
+        f"p50 {format_duration(idle.ack_p50_seconds)} / {format_duration(loaded.ack_p50_seconds)}; "
+        f"p99 {format_duration(idle.ack_p99_seconds)} / {format_duration(loaded.ack_p99_seconds)} "
+        f"(+{format_duration(max(found.added_p99_seconds, 0.0))} at p99) per "
+        f"{format_bytes(found.loaded.message_bytes)} message; idle run #{found.idle.id}, under load run "
+        f"#{found.loaded.id}{load}",
+    )
 
 
 def _no_write_measurement(measured: Measurements) -> str:

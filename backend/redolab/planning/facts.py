@@ -55,6 +55,7 @@ class Facts:
     # Db2: the largest log received but not replayed (bytes) and when, as db2pd captured it: a takeover replays it
     takeover_gap: tuple[int, str] | None = None
     copy: CopySettings | None = None  # the instantiation copy as it will run (None: channels not set)
+    link_reserved_share: float = 0.0  # of the link, kept for other traffic (0 to 0.9): redo gets the rest
 
 
 NOMINAL, MEASURED, LOOPBACK = "nominal", "measured", "loopback"  # where a capacity comes from

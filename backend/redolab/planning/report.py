@@ -203,6 +203,8 @@ def plan_report(*, session, environment, selection: Selection, author: str) -> R
         ("RAC nodes (primary / standby)", f"{environment.primary_rac_nodes} / {environment.standby_rac_nodes}"),
         ("Nominal link", f"{units.format_bit_rate(environment.link_bandwidth_bits_per_second)}, RTT "
                          f"{units.format_duration(environment.link_rtt_seconds)}"),
+        *([("Reserved for other traffic", f"{environment.link_reserved_percent:g} % of the link")]
+          if environment.link_reserved_percent else []),
         ("Headroom on peak redo", f"{environment.headroom_percent:g} %"),
         ("Apply overhead", f"{environment.apply_overhead_percent:g} %"),
         ("Instantiation goal", units.format_duration(environment.instantiation_goal_seconds)),

@@ -49,6 +49,9 @@ def rpo_rows(sizing: RpoSizing, show: Show) -> list[tuple[str, str]]:
             f"{format_byte_rate(first.with_headroom_bytes_per_second)} with headroom); {others}",
         )
     ]
+    if sizing.reserved_note:
+        said = f"{sizing.reserved_note}; the link and the tiers judged at the rest"
+        rows.append(("Reserved for other traffic", said))
     grain = f"; {sizing.granularity_note}" if sizing.granularity_note else ""
     at = sizing.at_link
     if at is not None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from redolab.core.units import format_duration
+from redolab.core.units import format_bit_rate, format_duration
 from redolab.planning import rpo
 from redolab.planning.facts import Capacity, Facts, Measurements
 from redolab.planning.tiers import Efficiency, catalogue_tiers
@@ -28,6 +28,7 @@ class Target:
     bytes_per_second: float  # redo payload, for the history as recorded
     headroom_ratio: float
     efficiency: float
+    reserved_share: float = 0.0  # of the link, kept for other traffic
 
     @property
     def with_headroom_bytes_per_second(self) -> float:
@@ -35,8 +36,9 @@ class Target:
 
     @property
     def bits_per_second(self) -> float:
-        """The line rate that carries the payload with headroom, after efficiency."""
-        return self.with_headroom_bytes_per_second * 8 / self.efficiency
+        """The line rate that carries the payload with headroom, after efficiency, with the reserved
+        share left to other traffic."""
+        return self.with_headroom_bytes_per_second * 8 / self.efficiency / (1 - self.reserved_share)
 
     def to_json(self) -> dict:
         return {
@@ -51,7 +53,7 @@ class Target:
 class TierResult:
     name: str
     bits_per_second: float
-    at: rpo.AtRate  # drained at the tier's payload rate (bits x efficiency / 8)
+    at: rpo.AtRate  # drained at the tier's payload rate (bits x efficiency x (1 - reserved share) / 8)
     days_with_violations: int
     worst_days: tuple[rpo.ViolationDay, ...]
 
@@ -149,6 +151,20 @@ class RpoSizing:
     tiers: tuple[TierResult, ...]
     threads: tuple[ThreadStream, ...]
     outage: Outage
+    reserved_share: float = 0.0  # of the link, kept for other traffic: links and tiers judged at the rest
+    link_bits_per_second: float | None = None  # the judged link's whole rate, for the reserved share's words
+
+    @property
+    def reserved_note(self) -> str | None:
+        """The reserved share in words ("20 % of the link reserved for other traffic: 800 Mbit/s of
+        1 Gbit/s for redo"); None when nothing is reserved."""
+        if not self.reserved_share:
+            return None
+        said = f"{self.reserved_share * 100:g} % of the link reserved for other traffic"
+        whole = self.link_bits_per_second
+        if whole:
+            return f"{said}: {format_bit_rate(whole * (1 - self.reserved_share))} of {format_bit_rate(whole)} for redo"
+        return f"{said}: tiers judged at {(1 - self.reserved_share) * 100:g} % of their rate"
 
     @property
     def every_moment(self) -> Target:
@@ -178,6 +194,8 @@ class RpoSizing:
             "tiers": [t.to_json() for t in self.tiers],
             "threads": [t.to_json() for t in self.threads],
             "outage": self.outage.to_json(),
+            "reserved_share": self.reserved_share,
+            "reserved_note": self.reserved_note,
         }
 
 
@@ -333,26 +351,38 @@ def size_for_rpo(
     threads: tuple[ThreadStream, ...] = (),
     archive_free_bytes: float | None = None,
     outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
+    reserved_share: float = 0.0,
+    link_bits_per_second: float | None = None,
 ) -> RpoSizing:
     """Every figure of the link for the RPO from one summed series (`tiers`: (name, bits per second),
-    default_tiers() when not given)."""
+    default_tiers() when not given). `reserved_share` of every link and tier (0 to 0.9) is kept for
+    other traffic: redo is judged at the rest."""
     if rpo_seconds <= 0:
         raise ValueError("the RPO must be positive")
+    if not 0 <= reserved_share <= 0.9:
+        raise ValueError("the reserved share of the link is 0 to 90 %")
+    for_redo = 1 - reserved_share
     tiers = default_tiers() if tiers is None else tiers
     every = rpo.least_for_every_moment(pieces, rpo_seconds)
     targets = tuple(
-        Target(share, rpo.least_for_share(pieces, rpo_seconds, share, every), headroom_ratio, efficiency.ratio)
+        Target(
+            share,
+            rpo.least_for_share(pieces, rpo_seconds, share, every),
+            headroom_ratio,
+            efficiency.ratio,
+            reserved_share,
+        )
         for share in rpo.SHARES
     )
-    at_link = rpo.at_rate(pieces, link.bytes_per_second, rpo_seconds) if link is not None else None
+    rate = link.bytes_per_second * for_redo if link is not None else None
+    at_link = rpo.at_rate(pieces, rate, rpo_seconds) if rate is not None else None
     days = rpo.local_days(pieces, zone)
     what_if = []
     for name, bits in tiers:
-        payload = bits * efficiency.ratio / 8
+        payload = bits * efficiency.ratio * for_redo / 8
         drain = rpo.drained(pieces, payload, rpo_seconds)
         count, worst = rpo.violation_days(pieces, payload, rpo_seconds, days, drain)
         what_if.append(TierResult(name, bits, rpo.at_rate(pieces, payload, rpo_seconds, drain), count, tuple(worst)))
-    rate = link.bytes_per_second if link is not None else None
     return RpoSizing(
         rpo_seconds,
         rpo.granularity_seconds(pieces),
@@ -365,6 +395,8 @@ def size_for_rpo(
         tuple(what_if),
         threads,
         _outage(pieces, rpo_seconds, rate, archive_free_bytes, outage_seconds),
+        reserved_share,
+        link_bits_per_second if link_bits_per_second else (link.bytes_per_second * 8 if link is not None else None),
     )
 
 
@@ -392,7 +424,9 @@ def plan_rpo_sizing(
     link, efficiency = measured.aggregate(), path_efficiency(measured)
     streams = tuple(sorted((t, r.id, r.bytes_per_second) for t, r in measured.single.items()))
     said = (link.bytes_per_second, link.label) if link is not None else None
+    reserved = facts.link_reserved_share
     key = (id(requirement), goal, said, efficiency, tiers, facts.time_zone, archive_free_bytes, outage_seconds, streams)
+    key += (reserved, facts.link_bits_per_second)
     kept = _KEPT.get(key)
     if kept is not None and kept[0] is requirement:
         return kept[1]
@@ -410,6 +444,8 @@ def plan_rpo_sizing(
         threads=_thread_streams(requirement, measured, goal),
         archive_free_bytes=archive_free_bytes,
         outage_seconds=outage_seconds,
+        reserved_share=reserved,
+        link_bits_per_second=facts.link_bits_per_second,
     )
     if len(_KEPT) >= _KEPT_MAX:
         _KEPT.clear()

@@ -118,6 +118,7 @@ def environment_facts(environment: Environment) -> Facts:
         fast_start_failover=environment.fast_start_failover,
         copy=copy_settings(environment),
         host_ceilings=host_ceilings(environment),
+        link_reserved_share=(environment.link_reserved_percent or 0.0) / 100,
     )
 
 

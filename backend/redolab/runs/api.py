@@ -12,10 +12,17 @@ from redolab.core.openapi import error_responses
 from redolab.environments.service import get_environment
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
-from redolab.runs import service
+from redolab.runs import loaded, service
 from redolab.runs.models import Run
 from redolab.runs.queueing import place_of
-from redolab.runs.schemas import ResultImport, RunCreate, RunEventPublic, RunPublic, RunsPublic
+from redolab.runs.schemas import (
+    ResultImport,
+    RunCreate,
+    RunEventPublic,
+    RunPublic,
+    RunsPublic,
+    SyncUnderLoadCreate,
+)
 
 router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(current_api_user)])
 
@@ -42,6 +49,34 @@ def create_run(
     )
     wake_local_worker(request.app)
     return run_public(session, run)
+
+
+UNDER_LOAD_PATH = "/environments/{environment_id}/runs/under-load"
+
+
+@router.post(UNDER_LOAD_PATH, status_code=status.HTTP_201_CREATED, responses=error_responses(429))
+def create_sync_under_load(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: ApiOperator,
+    environment_id: int,
+    run_in: SyncUnderLoadCreate,
+) -> RunsPublic:
+    """Queue a SYNC run on one connection and an ASYNC load on the same hosts, started together
+    (operator role): the SYNC commit card sets its acknowledgements beside an idle SYNC run's."""
+    environment = get_environment(session=session, environment_id=environment_id)
+    runs = loaded.create_sync_under_load(
+        session=session,
+        environment=environment,
+        sync_in=run_in,
+        load_conns=run_in.load_conns,
+        requested_by=user.username,
+        caps=QueueCaps.of(settings),
+        settings=settings,
+    )
+    wake_local_worker(request.app)
+    return RunsPublic(data=[run_public(session, run) for run in runs], count=len(runs))
 
 
 def run_public(session, run: Run) -> RunPublic:

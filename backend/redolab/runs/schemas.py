@@ -300,6 +300,15 @@ class RunPublic(HostPairPublic):
     estimated_start_at: datetime | None = None
 
 
+class SyncUnderLoadCreate(RunCreate):
+    """A SYNC run (one connection, commit-sized messages) and an ASYNC load of `load_conns` streams on
+    the same hosts, started together (runs.loaded)."""
+
+    mode: ProbeMode = ProbeMode.sync
+    message_bytes: Annotated[MessageBytes, Given] = 8192
+    load_conns: Annotated[int, Field(ge=1, le=64)] = 4
+
+
 class RunsPublic(BaseModel):
     data: list[RunPublic]
     count: int  # runs in all (the page holds at most `limit` of them)

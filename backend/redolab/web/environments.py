@@ -52,6 +52,7 @@ ENVIRONMENT_DEFAULTS = {
     "standby_rac_nodes": "1",
     "headroom_percent": "30",
     "apply_overhead_percent": "30",
+    "link_reserved_percent": "0",
     "time_zone": "UTC",
 }
 HOST_DEFAULTS = {"role": "primary", "node_number": "1", "ssh_port": "22", "ssh_user": "oracle", "transport": "ssh"}
@@ -81,6 +82,7 @@ def _environment_form_values(environment: Environment) -> dict[str, str]:
         "archive_free_bytes": units.size_for_input(environment.archive_free_bytes),
         "headroom_percent": f"{environment.headroom_percent:g}",
         "apply_overhead_percent": f"{environment.apply_overhead_percent:g}",
+        "link_reserved_percent": f"{environment.link_reserved_percent:g}",
         "link_bandwidth_bits_per_second": units.bit_rate_for_input(environment.link_bandwidth_bits_per_second),
         "link_rtt_seconds": units.duration_for_input(environment.link_rtt_seconds),
         "time_zone": environment.time_zone or "UTC",

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from starlette.responses import JSONResponse, Response
 
 from redolab.auth.deps import current_html_user
-from redolab.charts.plan import lag_figure
+from redolab.charts.plan import ack_cdf_figure, lag_figure
 from redolab.core.deps import SessionDep
 from redolab.core.responses import redirect
 from redolab.core.templating import is_htmx, render
@@ -17,9 +17,11 @@ from redolab.core.units import format_byte_rate
 from redolab.environments.service import get_environment
 from redolab.planning.answer import answer_strip
 from redolab.planning.card import show_time
+from redolab.planning.commit import SyncCommit
 from redolab.planning.report import ReportError, plan_report, render_pdf, report_html
 from redolab.planning.service import Selection, environment_plan
 from redolab.redo.analysis import RedoAnalysis
+from redolab.runs.loaded import ack_histogram
 from redolab.watches.trend import plan_forecast
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
@@ -75,11 +77,24 @@ def plan_context(
         "evidence_open": show_evidence,
         "evidence_inline": show_evidence or bool(selection.query) or len(plan.evidence) <= EVIDENCE_INLINE,
         "lag_figure": lag_figure(lag.lag_series, plan.time_zone, _drains(lag)) if lag.lag_series else None,
+        "ack_cdf_figure": _ack_cdf(session, plan.card("commit").result),
         "plan_forecast": plan_forecast(environment=environment, plan=plan, history=history),
         "answer_strip": answer_strip(
             plan, partial(show_time, zone=plan.time_zone), rpo_goal_seconds=environment.rpo_goal_seconds
         ),
     }
+
+
+def _ack_cdf(session, commit) -> str | None:
+    """The SYNC commit card's CDF of acknowledgements idle and under load, when both were measured."""
+    found = commit.under_load if isinstance(commit, SyncCommit) else None
+    if found is None:
+        return None
+    curves = [
+        (f"idle, run #{found.idle.id}", ack_histogram(session, found.idle.id)),
+        (f"under load, run #{found.loaded.id}", ack_histogram(session, found.loaded.id)),
+    ]
+    return ack_cdf_figure(curves) if all(histogram for _, histogram in curves) else None
 
 
 def _drains(lag) -> dict[int, str]:

@@ -18,12 +18,14 @@ from redolab.core.responses import redirect
 from redolab.core.templating import remember_unit_readings, render
 from redolab.core.units import format_bit_rate
 from redolab.environments.service import get_environment
+from redolab.jobs.admission import QueueCaps
 from redolab.jobs.queue import wake_local_worker
+from redolab.runs import loaded
 from redolab.runs import service as run_service
 from redolab.runs.models import Run, RunSource
 from redolab.runs.parsers.redoprobe import ack_percentiles, interval_series
 from redolab.runs.queueing import place_of
-from redolab.runs.schemas import ResultImport, RunCreate
+from redolab.runs.schemas import ResultImport, RunCreate, SyncUnderLoadCreate
 from redolab.web.experiments import create_or_schedule, form_fields
 from redolab.web.loopback import on_this_machine
 from redolab.web.titles import run_title
@@ -41,13 +43,32 @@ def create_run(
     values = form_data(form)
     values["sync_write"] = "sync_write" in values
     with form_errors(session) as errors:
-        run_in = RunCreate.model_validate(form_fields(values))
-        created = create_or_schedule(session, environment, run_in, values, user.username, request.app.state.settings)
+        fields = form_fields({k: v for k, v in values.items() if k != "load_conns"})
+        run_in = RunCreate.model_validate(fields)
+        settings = request.app.state.settings
+        if values.get("load_conns"):  # SYNC under load: the run and its load, started together
+            created = _under_load(session, environment, fields, values, user.username, settings)
+        else:
+            created = create_or_schedule(session, environment, run_in, values, user.username, settings)
     if not errors:
         wake_local_worker(request.app)
         remember_unit_readings(request, list(run_in.unit_readings.values()), created)
         return redirect(request, created)
     return experiments_form_error(request, session, environment, values=values, errors=errors)
+
+
+def _under_load(session, environment, fields: dict, values: dict, username: str, settings) -> str:
+    sync_in = SyncUnderLoadCreate.model_validate({**fields, "load_conns": values["load_conns"]})
+    sync, _ = loaded.create_sync_under_load(
+        session=session,
+        environment=environment,
+        sync_in=sync_in,
+        load_conns=sync_in.load_conns,
+        requested_by=username,
+        caps=QueueCaps.of(settings),
+        settings=settings,
+    )
+    return f"/runs/{sync.id}"
 
 
 @router.post("/environments/{environment_id}/runs/import")
