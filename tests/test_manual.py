@@ -206,3 +206,25 @@ def test_a_cards_how_is_this_computed_link_opens_its_section(site, admin_page):
     expect(heading).to_be_in_viewport()
     page.fill(".md-search__input", "hadrCalculator")  # the search runs in the browser, offline
     expect(page.locator(".md-search-result__item").first).to_contain_text("hadrCalculator")
+
+
+def test_forms_and_a_refused_upload_link_to_their_guides(browser_client, session, user):
+    """Each form that needs explaining links to the guide that explains it, and a refused upload to the
+    formats redolab reads (issue 60: cards, forms and errors)."""
+    from tests.factories import make_environment, make_host
+
+    environment = make_environment(session, name="guided")
+    make_host(session, environment, role="primary", name="p1", transport="local")
+    make_host(session, environment, role="standby", name="s1", transport="local")
+    assert f'href="/manual/{SECTIONS["environment-form"]}"' in browser_client.get("/environments/new").text
+    page = browser_client.get(f"/environments/{environment.id}").text
+    for form in ("redo-upload", "experiment-form", "watch-form"):
+        assert f'href="/manual/{SECTIONS[form]}"' in page, form
+    destinations = browser_client.get(f"/environments/{environment.id}/destinations").text
+    assert f'href="/manual/{SECTIONS["destinations"]}"' in destinations
+    refused = browser_client.post(
+        f"/environments/{environment.id}/redo/preview",
+        files={"file": ("notes.txt", b"nothing a database wrote\n", "text/plain")},
+    )
+    assert 'id="redo-error"' in refused.text and "notes.txt" in refused.text, refused.text[:300]
+    assert f'href="/manual/{SECTIONS["redo-formats"]}"' in refused.text

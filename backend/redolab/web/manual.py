@@ -35,6 +35,13 @@ SECTIONS = {
     "rehearsal": "guides/rehearse/",
     "hadr": "guides/db2-hadr/#the-hadrcalculator-view",
     "preflight": "guides/preflight/",
+    # forms: the guide a form's fields are explained in
+    "environment-form": "guides/plan-a-standby-build/",
+    "redo-upload": "guides/import-history/",
+    "redo-formats": "reference/formats/",
+    "experiment-form": "guides/measure-the-link/",
+    "watch-form": "guides/watch/",
+    "destinations": "guides/several-standbys/",
 }
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
