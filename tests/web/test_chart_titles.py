@@ -68,3 +68,37 @@ def test_sweep_watch_and_history_titles():
         "2026-03-03 09:15 – 2026-03-09 09:15 Europe/Berlin",
         "imported 2026-03-03 11:15 UTC",
     ]
+
+
+def test_the_plan_and_hadr_charts_carry_a_title_block_in_their_figure():
+    """The plan's lag and SYNC CDF charts and the Db2 HADR charts are saved with their title block too."""
+    import json
+
+    from redolab.charts.hadr import calculator_figure
+    from redolab.charts.plan import ack_cdf_figure, lag_figure
+    from redolab.web.titles import plan_chart_title
+
+    roles = (("p1", "primary"), ("p2", "primary"), ("p3", "primary"), ("s1", "standby"))
+    hosts = [SimpleNamespace(name=name, role=SimpleNamespace(value=role)) for name, role in roles]
+    environment = SimpleNamespace(name="ERP prod", time_zone="UTC", hosts=hosts)
+    block = plan_chart_title("ASYNC transport lag", environment, first=AT, last=AT + timedelta(days=2))
+    assert block.lines() == [
+        "ASYNC transport lag",
+        "ERP prod · p1, p2 and 1 more → s1",
+        "2026-03-03 09:15 – 2026-03-05 09:15 UTC",
+    ]
+    lag = json.loads(lag_figure({1: [(AT, 0.0), (AT + timedelta(minutes=1), 2.5)]}, "UTC", None, block))
+    assert (
+        "ASYNC transport lag" in lag["layout"]["title"]["text"]
+        and "p1, p2 and 1 more" in lag["layout"]["title"]["text"]
+    )
+    histogram = [{"from_us": 0, "to_us": 1000, "count": 3}, {"from_us": 1000, "to_us": 2000, "count": 1}]
+    cdf = json.loads(
+        ack_cdf_figure([("idle, run #1", histogram)], plan_chart_title("SYNC acknowledgements", environment))
+    )
+    assert "SYNC acknowledgements" in cdf["layout"]["title"]["text"]
+    row = SimpleNamespace(start=AT, rate_bytes_per_second=MIB, limits={"SYNC": 2 * MIB, "NEARSYNC": 3 * MIB,
+                          "ASYNC": 4 * MIB, "SUPERASYNC": 5 * MIB})  # fmt: skip
+    calculator = SimpleNamespace(rows=[row])
+    hadr = calculator_figure(calculator, "UTC", plan_chart_title("hadrCalculator", environment))
+    assert hadr is not None and "hadrCalculator" in json.loads(hadr)["layout"]["title"]["text"]

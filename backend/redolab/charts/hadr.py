@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from redolab.charts import LAYOUT, figure_json
+from redolab.charts import LAYOUT, TitleBlock, figure_json
 from redolab.core.units import MIB, wall_clock
 
 MAX_POINTS = 4000
@@ -15,7 +15,7 @@ _COLOURS = {"SYNC": "#b91c1c", "NEARSYNC": "#c2410c", "ASYNC": "#1d4ed8", "SUPER
 MAX_SPANS = 4  # spans of captures drawn side by side, each with its own time axis (the latest)
 
 
-def monitoring_figure(monitoring, zone: str = "UTC") -> str | None:
+def monitoring_figure(monitoring, zone: str = "UTC", title: TitleBlock | None = None) -> str | None:
     """Per HADR pair and per stretch of captures (`monitoring.stretches`: another database or a long
     pause is another series, never one line across): the current log gap (MiB, from the log positions)
     beside HADR_LOG_GAP's running average, the standby receive buffer (%), congestion marked; the
@@ -63,7 +63,7 @@ def monitoring_figure(monitoring, zone: str = "UTC") -> str | None:
             )
     _congestion(figure, monitoring, column, zone)
     _axes(figure, spans, zone)
-    return figure_json(figure)
+    return figure_json(figure, title)
 
 
 def _column_of(spans):
@@ -171,7 +171,7 @@ def _steps(rates, zone: str) -> tuple[list, list]:
     return x, y
 
 
-def calculator_figure(calculator, zone: str = "UTC") -> str | None:
+def calculator_figure(calculator, zone: str = "UTC", title: TitleBlock | None = None) -> str | None:
     """Each interval's log rate against the rate each sync mode sustains at its flush size (MiB/s)."""
     if calculator is None or not calculator.rows:
         return None
@@ -202,4 +202,4 @@ def calculator_figure(calculator, zone: str = "UTC") -> str | None:
             )
         )
     figure.update_layout(**{**LAYOUT, "height": 360}, yaxis_title="MiB/s", xaxis_title=f"interval start ({zone})")
-    return figure_json(figure)
+    return figure_json(figure, title)

@@ -6,12 +6,15 @@ from datetime import datetime
 
 import plotly.graph_objects as go
 
-from redolab.charts import LAYOUT, figure_json
+from redolab.charts import LAYOUT, TitleBlock, figure_json
 from redolab.core.units import wall_clock
 
 
 def lag_figure(
-    series: dict[int, list[tuple[datetime, float]]], zone: str = "UTC", drains: dict[int, str] | None = None
+    series: dict[int, list[tuple[datetime, float]]],
+    zone: str = "UTC",
+    drains: dict[int, str] | None = None,
+    title: TitleBlock | None = None,
 ) -> str | None:
     """Transport lag (seconds) over time, one line per redo thread; `drains` names what each thread's
     stream was drained at and where that capacity comes from (the lag card's words)."""
@@ -30,10 +33,10 @@ def lag_figure(
         )
     figure.update_layout(**LAYOUT, xaxis_title=f"time ({zone})", yaxis_title="transport lag (s)")
     figure.update_yaxes(rangemode="tozero")
-    return figure_json(figure)
+    return figure_json(figure, title)
 
 
-def ack_cdf_figure(curves: list[tuple[str, list[dict]]]) -> str:
+def ack_cdf_figure(curves: list[tuple[str, list[dict]]], title: TitleBlock | None = None) -> str:
     """SYNC acknowledgement latency as a CDF, one curve per run ((name, power-of-two histogram in µs)):
     the share of messages acknowledged within each bucket's upper edge, in ms."""
     figure = go.Figure()
@@ -53,4 +56,4 @@ def ack_cdf_figure(curves: list[tuple[str, list[dict]]]) -> str:
     )
     figure.update_xaxes(type="log")
     figure.update_yaxes(range=[0, 100])
-    return figure_json(figure)
+    return figure_json(figure, title)

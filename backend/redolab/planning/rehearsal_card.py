@@ -142,7 +142,7 @@ def outcome(
     if why is not None:
         pass
     elif fact.cap_bits_per_second is None and any(s is None for s in streams):
-        why = "no single-connection ASYNC run and no nominal link rate to drain the model at"
+        why = "the model needs a rate to drain at: a single-connection ASYNC run, or the link's nominal rate"
     else:
         # capped at a tier: each connection drains at its share of the tier (its pacing), not at a run's rate
         drain = (

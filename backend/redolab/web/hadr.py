@@ -21,6 +21,7 @@ from redolab.hadr import service
 from redolab.hadr.calculator import MODES
 from redolab.hadr.hops import hop_calculators, nearest_limit
 from redolab.jobs.queue import wake_local_worker
+from redolab.web.titles import plan_chart_title
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 TABLE_ROWS = 50
@@ -40,7 +41,7 @@ def hadr_context(session, environment) -> dict:
         "hadr": {
             "imports": service.list_hadr_imports(session=session, environment=environment),
             "monitoring": monitoring,
-            "monitoring_figure": monitoring_figure(monitoring, zone),
+            "monitoring_figure": monitoring_figure(monitoring, zone, _monitoring_title(environment, monitoring)),
             "calculator": calculator,
             "inputs": inputs,
             "rows": rows,
@@ -49,10 +50,24 @@ def hadr_context(session, environment) -> dict:
             "recommendations": service.recommendations_from(
                 environment=environment, watched=monitoring, calculator=calculator
             ),
-            "calculator_figure": calculator_figure(calculator, zone),
+            "calculator_figure": calculator_figure(calculator, zone, _calculator_title(environment, calculator)),
             "hops": _hops(session, environment, zone),
         },
     }
+
+
+def _monitoring_title(environment, monitoring):
+    if monitoring is None or not monitoring.samples:
+        return None
+    first, last = monitoring.samples[0][0], monitoring.samples[-1][0]
+    return plan_chart_title("Db2 HADR log shipping, as db2pd -hadr captured it", environment, first=first, last=last)
+
+
+def _calculator_title(environment, calculator, what: str = "hadrCalculator: each interval's log rate"):
+    if calculator is None or not calculator.rows:
+        return None
+    first, last = calculator.rows[0].start, calculator.rows[-1].start
+    return plan_chart_title(what + " against each sync mode's limit", environment, first=first, last=last)
 
 
 def _hops(session, environment, zone: str) -> list[dict]:
@@ -67,7 +82,9 @@ def _hops(session, environment, zone: str) -> list[dict]:
             view.update(
                 rows=_nearest_sync(hop.calculator),
                 advice=hop.calculator.advice(),
-                figure=calculator_figure(hop.calculator, zone),
+                figure=calculator_figure(
+                    hop.calculator, zone, _calculator_title(environment, hop.calculator, f"{hop.name}: each interval")
+                ),
             )
         shown.append(view)
     return shown

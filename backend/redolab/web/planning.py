@@ -23,6 +23,7 @@ from redolab.planning.service import Selection, environment_plan
 from redolab.redo.analysis import RedoAnalysis
 from redolab.runs.loaded import ack_histogram
 from redolab.watches.trend import plan_forecast
+from redolab.web.titles import plan_chart_title
 
 router = APIRouter(dependencies=[Depends(current_html_user)])
 
@@ -76,8 +77,8 @@ def plan_context(
         **_evidence_context(plan, selection),
         "evidence_open": show_evidence,
         "evidence_inline": show_evidence or bool(selection.query) or len(plan.evidence) <= EVIDENCE_INLINE,
-        "lag_figure": lag_figure(lag.lag_series, plan.time_zone, _drains(lag)) if lag.lag_series else None,
-        "ack_cdf_figure": _ack_cdf(session, plan.card("commit").result),
+        "lag_figure": _lag_figure(environment, lag, plan.time_zone) if lag.lag_series else None,
+        "ack_cdf_figure": _ack_cdf(session, environment, plan.card("commit").result),
         "plan_forecast": plan_forecast(environment=environment, plan=plan, history=history),
         "answer_strip": answer_strip(
             plan, partial(show_time, zone=plan.time_zone), rpo_goal_seconds=environment.rpo_goal_seconds
@@ -85,7 +86,19 @@ def plan_context(
     }
 
 
-def _ack_cdf(session, commit) -> str | None:
+def _lag_figure(environment, lag, zone: str) -> str | None:
+    """The lag card's chart, its title block naming the period the history covers."""
+    times = [moment for points in lag.lag_series.values() for moment, _ in points]
+    title = plan_chart_title(
+        "ASYNC transport lag: the redo history replayed through the link",
+        environment,
+        first=min(times, default=None),
+        last=max(times, default=None),
+    )
+    return lag_figure(lag.lag_series, zone, _drains(lag), title)
+
+
+def _ack_cdf(session, environment, commit) -> str | None:
     """The SYNC commit card's CDF of acknowledgements idle and under load, when both were measured."""
     found = commit.under_load if isinstance(commit, SyncCommit) else None
     if found is None:
@@ -94,7 +107,12 @@ def _ack_cdf(session, commit) -> str | None:
         (f"idle, run #{found.idle.id}", ack_histogram(session, found.idle.id)),
         (f"under load, run #{found.loaded.id}", ack_histogram(session, found.loaded.id)),
     ]
-    return ack_cdf_figure(curves) if all(histogram for _, histogram in curves) else None
+    title = plan_chart_title(
+        "SYNC acknowledgement latency, idle and under load",
+        environment,
+        measured=f"runs #{found.idle.id} (idle) and #{found.loaded.id} (under load), one connection each",
+    )
+    return ack_cdf_figure(curves, title) if all(histogram for _, histogram in curves) else None
 
 
 def _drains(lag) -> dict[int, str]:

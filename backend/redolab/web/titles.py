@@ -137,3 +137,25 @@ def compare_title(what: str, *, environments: list[str], sweeps: list, runs: lis
         measured=" · ".join(compared),
         loopback=loopback,
     )
+
+
+def environment_path(environment) -> str:
+    """The environment's path as its hosts name it: the primary's nodes → the standby's."""
+    names = {
+        role: [host.name for host in environment.hosts if host.role.value == role] for role in ("primary", "standby")
+    }
+    return hosts_of(few(names["primary"]), few(names["standby"])) if names["primary"] and names["standby"] else ""
+
+
+def plan_chart_title(
+    what: str, environment, *, first: datetime | None = None, last: datetime | None = None, measured: str = ""
+) -> TitleBlock:
+    """A chart of the plan or of the Db2 HADR section: the environment, its path, the period it reads."""
+    zone = environment.time_zone or "UTC"
+    return TitleBlock(
+        what=what,
+        environment=environment.name,
+        hosts=environment_path(environment),
+        period=span(first, last, zone) if first else "",
+        measured=measured,
+    )
