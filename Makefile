@@ -1,5 +1,5 @@
 # redolab: `make run` serves the dashboard, `make test` runs the whole suite.
-# Both install what they need (uv, Python packages, front-end assets, `run` the manual; `test` also the system
+# Both install what they need (uv, Python packages, front-end assets, the manual; `test` also the system
 # packages: PostgreSQL, Chromium, OpenSSH, docker-compose, musl-tools for the static probe,
 # iproute2 and ping for the lab)
 # on a Debian-like machine.
@@ -15,7 +15,7 @@ export UV_SYSTEM_CERTS ?= 1
 run: deps assets manual probe
 	$(UV) run redolab serve
 
-test: system-deps deps assets probe
+test: system-deps deps assets manual probe
 	./scripts/test.sh
 
 lint:
