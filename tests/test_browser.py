@@ -493,11 +493,7 @@ def test_plan_cards_from_an_import_and_runs_on_this_machine(shared_server, admin
     page.click("#run-button")
     expect(page.locator("h1")).to_contain_text("sync under load")
     expect(page.locator("#run-status")).to_have_text("succeeded", timeout=45_000)
-    for _ in range(120):  # the load runs 2 s past the SYNC run: the plan lists it once it has ended
-        page.goto(env_url)
-        if not page.locator("#experiments .status", has_text=re.compile("queued|running")).count():
-            break
-        page.wait_for_timeout(500)
+    experiments_ended(page, env_url)  # the load runs 2 s past the SYNC run: the plan lists it once it has ended
 
     page.goto(env_url)
     # the runs are on this machine: shown as evidence, not used, until ticked
@@ -936,6 +932,15 @@ SMALL_TARGETS_JS = """() => [...document.querySelectorAll('a[href], button, inpu
             + Math.round(e.getBoundingClientRect().width) + 'x' + Math.round(e.getBoundingClientRect().height))"""
 
 
+def experiments_ended(page, env_url: str) -> None:
+    """Reload the environment page until no run or sweep is queued or running (at most 60 s)."""
+    for _ in range(120):
+        page.goto(env_url)
+        if not page.locator("#experiments .status", has_text=re.compile("queued|running")).count():
+            return
+        page.wait_for_timeout(500)
+
+
 def second_destination_watch_and_rehearsal(page, env_url: str) -> dict[str, str]:
     """A second destination (so the plan draws its hops table), a rehearsal of the imported history and a
     watch (its first check waits for the rehearsal's hosts), made through their forms: the URLs of the
@@ -953,11 +958,7 @@ def second_destination_watch_and_rehearsal(page, env_url: str) -> dict[str, str]
     page.fill("#d-link_rtt_seconds", "40 ms")
     page.click("#destination-button")
     expect(page.locator("#destinations-table tbody tr")).to_have_count(2)
-    for _ in range(120):  # a rehearsal needs its hosts free: until the sweep and the schedule's run end
-        page.goto(env_url)
-        if not page.locator("#experiments .status", has_text=re.compile("queued|running")).count():
-            break
-        page.wait_for_timeout(500)
+    experiments_ended(page, env_url)  # a rehearsal needs its hosts free: until the sweep and the schedule's run end
     open_details(page, "#rehearsal-panel > summary", "#rh-speedup")
     page.select_option("#rh-window", "worst-5m")  # the fixture's threads overlap for 10 minutes
     page.fill("#rh-speedup", "30")  # 5 minutes in 10 s, paced: light on the CPU

@@ -1,18 +1,25 @@
 """The Paths page (MaDDash's grid: every watched path's state at a glance) and the watch page's time
-ranges (perfSONAR's 1 d / 1 w / 1 m / 1 y). Times are relative to the frozen clock's now."""
+ranges (perfSONAR's 1 d / 1 w / 1 m / 1 y). The clock is set to the last half hour of a year (a week and a
+month back cross the year's end), and times are relative to it."""
 
 from __future__ import annotations
 
 import html
 import json
-from datetime import timedelta
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+import time_machine
+from fastapi.testclient import TestClient
 
 from redolab.core.db import utcnow
 from redolab.core.units import MIB
 from redolab.watches.models import CheckStatus, Verdict, Watch, WatchCheck, WatchState
+from tests.conftest import log_in
 from tests.factories import make_environment, make_host
 
 HTMX = {"HX-Request": "true"}
+YEAR_END = datetime(2026, 12, 31, 23, 30, tzinfo=UTC)
 
 
 def _watched(session, browser_client, name: str = "DG link", **fields) -> Watch:
@@ -52,7 +59,20 @@ def test_the_paths_page_is_for_users_only(anonymous):
     assert page.status_code == 303 and "/login" in page.headers["location"]
 
 
-def test_every_watched_path_is_a_coloured_cell_with_its_rule(browser_client, session):
+@contextmanager
+def _logged_in_at_year_end(app, user):
+    """A browser's session made, and used, on the year's last half hour."""
+    with time_machine.travel(YEAR_END, tick=True), TestClient(app, follow_redirects=False) as client:
+        assert log_in(client, user.username).status_code == 303
+        yield client
+
+
+def test_every_watched_path_is_a_coloured_cell_with_its_rule(app, user, session):
+    with _logged_in_at_year_end(app, user) as browser_client:
+        _cells(browser_client, session)
+
+
+def _cells(browser_client, session):
     empty = browser_client.get("/paths")
     assert empty.status_code == 200 and 'id="no-paths"' in empty.text and 'href="/paths"' in empty.text  # nav
     failing = _watched(session, browser_client, "DG link")
@@ -74,7 +94,12 @@ def test_every_watched_path_is_a_coloured_cell_with_its_rule(browser_client, ses
     assert f'href="/watches/{failing.id}"' in text
 
 
-def test_the_watch_page_draws_a_chosen_range(browser_client, session):
+def test_the_watch_page_draws_a_chosen_range(app, user, session):
+    with _logged_in_at_year_end(app, user) as browser_client:
+        _ranges(browser_client, session)
+
+
+def _ranges(browser_client, session):
     watch = _watched(session, browser_client)
     now = utcnow()
     for days, measured in ((40, 20), (3, 50), (0.5, 55)):
