@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 
 from redolab.auth.models import Role
 from redolab.core.db import make_sessionmaker
+from redolab.jobs.models import Job, JobStatus
 from redolab.rehearsals.models import Rehearsal
 from redolab.runs import service as run_service
 from redolab.runs.models import Run, RunStatus
@@ -219,6 +220,12 @@ def test_refusals_name_what_and_write_nothing(api_client, app, session, engine):
     busy = api_client.post(url, json={})
     assert busy.status_code == 409 and "busy with run #" + str(run.id) in busy.text and primary.name in busy.text
     assert count(session, Rehearsal) == 0 and count(session, Run) == 1  # nothing written by a refusal
+    # the run has ended and its job is not marked yet (the worker's next step): a `--wait` that saw
+    # the run end finds the hosts free (the second of two back-to-back rehearsals was refused)
+    job = session.scalars(select(Job).where(Job.run_id == run.id)).one()
+    job.status, run.status = JobStatus.running, RunStatus.succeeded
+    session.commit()
+    assert api_client.post(url, json={}).status_code == 201
 
 
 def test_simultaneous_rehearsals_on_the_same_hosts_queue_exactly_one(api_client, session):

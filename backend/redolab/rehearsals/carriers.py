@@ -13,6 +13,7 @@ from redolab.core.errors import FieldError
 from redolab.environments.models import Environment, Host
 from redolab.jobs.admission import QueueCaps
 from redolab.jobs.models import Job, JobStatus
+from redolab.runs.models import Run, RunStatus
 from redolab.runs.queueing import admit
 from redolab.runs.service import host_in
 from redolab.sweeps.clusters import node_pairs
@@ -96,11 +97,19 @@ def carrier_notes(environment: Environment, pairs: list[Carrier], threads: list[
 def _busy(session: Session, hosts: list[Host], behind: set[int]) -> None:
     """409 when a host of the rehearsal already has a run queued or running: its threads must start
     together, so it does not wait in the queue behind other work (but for the runs `behind`: a rehearsal
-    queued with it, as a tier's and the tier below's are)."""
+    queued with it, as a tier's and the tier below's are). A job whose run has ended is not busy: the
+    worker marks the job a moment after the run, and a `--wait` that saw the run end must find the
+    hosts free."""
     ids = {host.id for host in hosts}
-    query = select(Job).where(
-        Job.status.in_((JobStatus.queued, JobStatus.running)),
-        (Job.client_host_id.in_(ids)) | (Job.server_host_id.in_(ids)),
+    ended = (RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled)
+    query = (
+        select(Job)
+        .outerjoin(Run, Run.id == Job.run_id)
+        .where(
+            Job.status.in_((JobStatus.queued, JobStatus.running)),
+            (Job.client_host_id.in_(ids)) | (Job.server_host_id.in_(ids)),
+            Run.id.is_(None) | Run.status.not_in(ended),
+        )
     )
     if behind:
         query = query.where(Job.run_id.is_(None) | Job.run_id.not_in(behind))
