@@ -47,6 +47,7 @@ from redolab.core.templating import FRONTEND_DIR, is_htmx, render, templates
 from redolab.core.units import MIB
 from redolab.environments import api as environments_api
 from redolab.environments import destinations_api, tiers_api
+from redolab.environments.host_checks import HostChecks
 from redolab.hadr import api as hadr_api
 from redolab.hadr.service import MAX_CAPTURE_BYTES
 from redolab.planning import api as planning_api
@@ -239,6 +240,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # counted in the database: every web process behind one proxy sees the same attempts
     app.state.login_guard = LoginGuard(workers=settings.login_workers, counts=DatabaseCounts(app.state.sessionmaker))
     app.state.preview_slots = preview_slots(settings)  # uploads read at once, per process and per user
+    app.state.host_checks = HostChecks(settings)  # SSH checks of hosts at once: per process, user and host
     _add_middleware(app, settings, secret_key)
     _install_error_handlers(app)
     _install_docs(app)

@@ -57,6 +57,10 @@ class Settings(BaseSettings):
     # process and per user; beyond them the answer is 503 with Retry-After, never a wait for a page thread.
     max_concurrent_previews: int = Field(default=2, ge=1, le=64)
     max_previews_per_user: int = Field(default=1, ge=1, le=64)
+    # Test connection, the host-key scan and Measure encryption hold an SSH session while the page waits:
+    # at most this many at once per web process and per user (503 with Retry-After beyond), one per host.
+    max_concurrent_host_checks: int = Field(default=4, ge=1, le=64)
+    max_host_checks_per_user: int = Field(default=1, ge=1, le=64)
     # Reading an upload for its preview (unpacking, parsing) runs in a child process under these bounds:
     # CPU seconds (the kernel stops it), address space in bytes (an allocation beyond fails), and wall-clock
     # seconds (waiting on a disk, say). With the defaults, four worst-case previews stay under 8 GiB. Import

@@ -37,11 +37,19 @@ class Slots:
     """At most `total` holders at once in this process, and `per_user` of them for one user."""
 
     def __init__(
-        self, *, total: int, per_user: int, noun: str, settings: tuple[str, str], retry_after: int = 5
+        self,
+        *,
+        total: int,
+        per_user: int,
+        noun: str,
+        settings: tuple[str, str],
+        retry_after: int = 5,
+        doing: tuple[str, str, str] = ("reading", "reads", "being read"),
     ) -> None:
-        """`settings`: the names of the two caps' settings, as the refusals name them."""
+        """`settings`: the names of the two caps' settings, as the refusals name them; `doing`: what the
+        server is doing with a holder, in the refusals' three places ("reading", "reads", "being read")."""
         self.total, self.per_user, self.noun, self.settings = total, per_user, noun, settings
-        self.retry_after = retry_after
+        self.retry_after, self.doing = retry_after, doing
         self._lock = threading.Lock()
         self._held: Counter[Hashable] = Counter()
 
@@ -57,7 +65,7 @@ class Slots:
 
     def _full(self) -> LimitReached:
         return LimitReached(
-            f"The server is reading {self.total} {self.noun}s already, the most it reads at once "
+            f"The server is {self.doing[0]} {self.total} {self.noun}s already, the most it {self.doing[1]} at once "
             f"({self.settings[0]}): try again in a few seconds.",
             retry_after=self.retry_after,
         )
@@ -68,7 +76,7 @@ class Slots:
         with self._lock:
             if self._held[user] >= self.per_user:
                 raise LimitReached(
-                    f"You have {self._held[user]} {self.noun}{'s' if self._held[user] != 1 else ''} being read "
+                    f"You have {self._held[user]} {self.noun}{'s' if self._held[user] != 1 else ''} {self.doing[2]} "
                     f"already, the most one user may have at once ({self.settings[1]}): wait for "
                     f"{'it' if self._held[user] == 1 else 'them'} to finish, then try again.",
                     retry_after=self.retry_after,

@@ -188,12 +188,15 @@ def delete_credential(session: SessionDep, user: ApiAdmin, environment_id: int, 
     credentials.delete_credential(session=session, credential=credential)
 
 
-@router.post("/{environment_id}/hosts/{host_id}/host-key/scan", responses=error_responses(502))
-async def scan_host_key(session: SessionDep, user: ApiAdmin, environment_id: int, host_id: int) -> dict:
+@router.post("/{environment_id}/hosts/{host_id}/host-key/scan", responses=error_responses(409, 502, 503))
+async def scan_host_key(
+    request: Request, session: SessionDep, user: ApiAdmin, environment_id: int, host_id: int
+) -> dict:
     """The SSH host key the host offers now (nothing is pinned yet)."""
     host = _host(session, environment_id, host_id)
     try:
-        return await trust.scan_host_key(host)
+        with request.app.state.host_checks.taken(user.id, host):
+            return await trust.scan_host_key(host)
     except TransportError as error:
         raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(error)) from None
 
@@ -202,14 +205,15 @@ class HostKeyAccept(BaseModel):
     fingerprint: str
 
 
-@router.put("/{environment_id}/hosts/{host_id}/host-key", responses=error_responses(502))
+@router.put("/{environment_id}/hosts/{host_id}/host-key", responses=error_responses(409, 502, 503))
 async def accept_host_key(
-    session: SessionDep, user: ApiAdmin, environment_id: int, host_id: int, accept: HostKeyAccept
+    request: Request, session: SessionDep, user: ApiAdmin, environment_id: int, host_id: int, accept: HostKeyAccept
 ) -> HostPublic:
     """Pin the host key whose SHA256 fingerprint the user accepted (or pasted)."""
     host = _host(session, environment_id, host_id)
     try:
-        await trust.accept_host_key(session=session, host=host, fingerprint=accept.fingerprint)
+        with request.app.state.host_checks.taken(user.id, host):
+            await trust.accept_host_key(session=session, host=host, fingerprint=accept.fingerprint)
     except TransportError as error:
         raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(error)) from None
     return HostPublic.model_validate(host)
@@ -222,10 +226,11 @@ def forget_host_key(session: SessionDep, user: ApiAdmin, environment_id: int, ho
     return HostPublic.model_validate(trust.forget_host_key(session=session, host=host))
 
 
-@router.post("/{environment_id}/hosts/{host_id}/test")
+@router.post("/{environment_id}/hosts/{host_id}/test", responses=error_responses(409, 503))
 async def test_connection(
     request: Request, session: SessionDep, user: ApiOperator, environment_id: int, host_id: int
 ) -> dict:
     """Reachable, authenticated, uname, architecture, probe present and current, MTU, buffers."""
     host = _host(session, environment_id, host_id)
-    return await trust.test_connection(host, secret_key=request.app.state.secret_key)
+    with request.app.state.host_checks.taken(user.id, host):
+        return await trust.test_connection(host, secret_key=request.app.state.secret_key)

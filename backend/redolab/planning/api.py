@@ -152,7 +152,7 @@ def rehearse_tiers(
     return [rehearsal_public(session, rehearsal) for rehearsal in made]
 
 
-@router.post("/{environment_id}/hosts/{host_id}/crypto-speed", responses=error_responses(502))
+@router.post("/{environment_id}/hosts/{host_id}/crypto-speed", responses=error_responses(409, 502, 503))
 async def measure_host_crypto(
     request: Request, session: SessionDep, user: ApiOperator, environment_id: int, host_id: int
 ) -> dict:
@@ -163,9 +163,10 @@ async def measure_host_crypto(
     host = get_host(session=session, environment=environment, host_id=host_id)
     message_bytes, why = message_bytes_for(environment)
     try:
-        speed = await crypto.measure_host_crypto(
-            session=session, host=host, secret_key=request.app.state.secret_key, message_bytes=message_bytes
-        )
+        with request.app.state.host_checks.taken(user.id, host):
+            speed = await crypto.measure_host_crypto(
+                session=session, host=host, secret_key=request.app.state.secret_key, message_bytes=message_bytes
+            )
     except TransportError as error:
         raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(error)) from None
     measured_at = host.crypto_measured_at.isoformat() if host.crypto_measured_at else None

@@ -337,7 +337,8 @@ async def verify_host(request: Request, session: SessionDep, user: AdminUser, en
     environment = load_environment(session, environment_id)
     host = service.get_host(session=session, environment=environment, host_id=host_id)
     try:
-        scan = await trust.scan_host_key(host)
+        with request.app.state.host_checks.taken(user.id, host):
+            scan = await trust.scan_host_key(host)
     except TransportError as error:
         return _panel(request, host, error=str(error))
     return _panel(request, host, scan=scan, environment=environment)
@@ -350,7 +351,8 @@ async def accept_host_key(request: Request, session: SessionDep, user: AdminUser
     host = service.get_host(session=session, environment=environment, host_id=host_id)
     fingerprint = form_data(await request.form()).get("fingerprint", "")
     try:
-        await trust.accept_host_key(session=session, host=host, fingerprint=fingerprint)
+        with request.app.state.host_checks.taken(user.id, host):
+            await trust.accept_host_key(session=session, host=host, fingerprint=fingerprint)
     except (FieldError, TransportError) as error:
         message = error.message if isinstance(error, FieldError) else str(error)
         return _panel(request, host, error=message, environment=environment)
@@ -366,7 +368,8 @@ async def test_host(request: Request, session: SessionDep, user: OperatorUser, e
     """Test connection: reachable, authenticated, system, probe, MTU, kernel buffers."""
     environment = load_environment(session, environment_id)
     host = service.get_host(session=session, environment=environment, host_id=host_id)
-    report = await trust.test_connection(host, secret_key=request.app.state.secret_key)
+    with request.app.state.host_checks.taken(user.id, host):
+        report = await trust.test_connection(host, secret_key=request.app.state.secret_key)
     return _panel(request, host, report=report)
 
 
@@ -379,9 +382,10 @@ async def measure_host_crypto(
     host = service.get_host(session=session, environment=environment, host_id=host_id)
     message_bytes, why = message_bytes_for(environment)
     try:
-        speed = await crypto.measure_host_crypto(
-            session=session, host=host, secret_key=request.app.state.secret_key, message_bytes=message_bytes
-        )
+        with request.app.state.host_checks.taken(user.id, host):
+            speed = await crypto.measure_host_crypto(
+                session=session, host=host, secret_key=request.app.state.secret_key, message_bytes=message_bytes
+            )
     except TransportError as error:
         return _panel(request, host, error=str(error))
     measured = show_time(host.crypto_measured_at, environment.time_zone or "UTC")
