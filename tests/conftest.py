@@ -102,12 +102,13 @@ BOTH_BACKENDS = {
 }
 
 
-def _check_both_backends(root) -> None:
-    """A name in BOTH_BACKENDS that no longer exists would quietly leave its test on SQLite alone."""
-    for key in BOTH_BACKENDS:
+def _check_names(root, names, table: str) -> None:
+    """A name in BOTH_BACKENDS that no longer exists would quietly leave its test on SQLite alone; one
+    in LONGEST, its test handed out last again."""
+    for key in names:
         path, _, test = key.partition("::")
         if not (root / path).exists() or (test and f"def {test}(" not in (root / path).read_text()):
-            raise pytest.UsageError(f"tests/conftest.py BOTH_BACKENDS names {key}, which does not exist")
+            raise pytest.UsageError(f"tests/conftest.py {table} names {key}, which does not exist")
 
 
 def _on_both_backends(item) -> bool:
@@ -119,7 +120,8 @@ def _on_both_backends(item) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """A test parametrised over the backends runs on PostgreSQL too only where the backend can differ."""
-    _check_both_backends(config.rootpath)
+    _check_names(config.rootpath, BOTH_BACKENDS, "BOTH_BACKENDS")
+    _check_names(config.rootpath, LONGEST, "LONGEST")
     kept, sqlite_only = [], []
     for item in items:
         backend = getattr(item, "callspec", None) and item.callspec.params.get("database_url")
@@ -127,6 +129,39 @@ def pytest_collection_modifyitems(config, items):
     if sqlite_only:
         config.hook.pytest_deselected(items=sqlite_only)
         items[:] = kept
+    if config.getvalue("dist") == "loadgroup":
+        items.sort(key=_longest_rank)  # stable: the rest keep their order
+
+
+# The longest tests outside the lab, longest first (wall seconds of a 4-worker run on 2 cores). Under
+# --dist loadgroup a test that is no group is handed out in collection order, after the groups; in
+# that order these came last (tests/test_*.py sort after most directories), and the suite ended with
+# three workers idle behind them: 1,034 s in all, the last 200 s on the browser tests alone. Handed out
+# first, beside the lab's group, the short tests fill in behind them. (Only under xdist: in one
+# process, moving a test away from its module would set its module's fixtures up twice.)
+LONGEST = (
+    "tests/security/test_fuzz_imports.py::test_no_mutated_file_breaks_a_rule",  # 140-400 s
+    "tests/test_browser.py::test_every_page_fits_the_desktop_and_a_phone",  # 62-150 s
+    "tests/test_first_hour.py",  # 2 x 30-65 s
+    "tests/test_serve_workers.py",  # 40-50 s
+    "tests/test_destinations_browser.py",  # 33-60 s
+    "tests/test_api_contract.py",  # 31-64 s
+    "tests/test_manual.py",  # 36 s
+    "tests/security/test_fuzz_imports.py",  # 25-70 s each
+    "tests/test_browser.py",  # 20-45 s each
+    "tests/test_rehearsal_browser.py",
+    "tests/security/test_fuzz_results.py",
+    "tests/hadr/test_hadr_browser.py",
+    "tests/security/test_linear_readers.py",
+    "tests/test_answer_strip_browser.py",
+)
+
+
+def _longest_rank(item) -> int:
+    for rank, name in enumerate(LONGEST):
+        if item.nodeid == name or item.nodeid.startswith((name + "::", name + "[")):
+            return rank
+    return len(LONGEST)
 
 
 # Tests that share one xdist worker: the lab's module fixture brings up machine-wide namespaces with

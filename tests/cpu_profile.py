@@ -2,7 +2,7 @@
 
 Each test's user + system CPU of the test process and of the children it reaped (servers, the CLI,
 Chromium stopped at teardown) is appended to the file $REDOLAB_CPU_PROFILE names, one line
-per test and phase: seconds of CPU, seconds of wall, node id. Sum it with
+per test and phase: seconds of CPU, seconds of wall, node id, start (epoch seconds), xdist worker. Sum it with
 `sort -t$'\\t' -k1 -rn cpu-profile.tsv | head`."""
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ def _cpu() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    cpu, wall = _cpu(), time.monotonic()
+    cpu, wall, start = _cpu(), time.monotonic(), time.time()
     yield
-    line = f"{_cpu() - cpu:.2f}\t{time.monotonic() - wall:.2f}\t{item.nodeid}\n"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
+    line = f"{_cpu() - cpu:.2f}\t{time.monotonic() - wall:.2f}\t{item.nodeid}\t{start:.2f}\t{worker}\n"
     with open(os.environ["REDOLAB_CPU_PROFILE"], "a") as profile:
         profile.write(line)
