@@ -329,21 +329,29 @@ def create_cluster(
     return experiments_form_error(request, session, environment, values=values, errors=errors)
 
 
+def _cluster_context(session, cluster) -> dict:
+    environment = get_environment(session=session, environment_id=cluster.environment_id)
+    # every pair between "This machine" hosts: the sum is the probe's, not a shared link's capacity
+    loopback = on_this_machine(session, [(run.client_host_id, run.server_host_id) for run in cluster.runs])
+    return {
+        "environment": environment,
+        "cluster": cluster,
+        "summary": clusters.summary(cluster, environment),
+        "loopback": loopback,
+    }
+
+
 @router.get("/clusters/{cluster_id}")
 def show_cluster(request: Request, session: SessionDep, cluster_id: int) -> Response:
     """Each pair and the sum; polls while a pair is still queued or running."""
-    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
-    environment = get_environment(session=session, environment_id=cluster.environment_id)
-    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster, environment)}
+    context = _cluster_context(session, clusters.get_cluster(session=session, cluster_id=cluster_id))
     return render(request, "sweeps/cluster.html", context)
 
 
 @router.get("/clusters/{cluster_id}/live")
 def show_cluster_live(request: Request, session: SessionDep, cluster_id: int) -> Response:
     """The pairs table, polled every second while a pair runs (a plain request gets the whole page)."""
-    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
-    environment = get_environment(session=session, environment_id=cluster.environment_id)
-    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster, environment)}
+    context = _cluster_context(session, clusters.get_cluster(session=session, cluster_id=cluster_id))
     return render(request, "sweeps/cluster.html", context, block="live")
 
 
