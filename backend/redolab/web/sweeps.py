@@ -24,6 +24,7 @@ from redolab.core.errors import FieldError
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
 from redolab.core.templating import remember_unit_readings, render
+from redolab.core.units import format_count
 from redolab.environments.models import Environment
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
@@ -388,8 +389,10 @@ def cancel_in_bulk(session: SessionDep, user: AdminUser, form: FormDep) -> Respo
         return Response(message, status_code=status.HTTP_422_UNPROCESSABLE_ENTITY, media_type="text/plain")
     done = bulk_cancel(session=session, selector=selector)
     return Response(  # counts only: nothing the user typed
-        f"Cancelled {done.runs_cancelled} queued run(s) and {done.sweeps_cancelled} queued sweep(s); asked "
-        f"{done.runs_stopping} running run(s) and {done.sweeps_stopping} running sweep(s) to stop; stopped "
-        f"{done.schedules_stopped} schedule(s).",
+        f"Cancelled {format_count(done.runs_cancelled, 'queued run')} and "
+        f"{format_count(done.sweeps_cancelled, 'queued sweep')}; asked "
+        f"{format_count(done.runs_stopping, 'running run')} and "
+        f"{format_count(done.sweeps_stopping, 'running sweep')} to stop; stopped "
+        f"{format_count(done.schedules_stopped, 'schedule')}.",
         media_type="text/plain",
     )
