@@ -47,9 +47,9 @@ def test_no_page_or_formula_cites_the_projects_own_files():
     every template, and every string the code shows (docstrings and comments aside), cites by name."""
     found = [
         f"{path.relative_to(ROOT)}: {match.group(0)}"
-        for path in (ROOT / "frontend" / "templates").rglob("*.html")
+        for path in [*(ROOT / "frontend" / "templates").rglob("*.html"), *(ROOT / "docs").rglob("*.md")]
         for match in PROJECT_WORDS.finditer(path.read_text())
-    ]
+    ]  # the manual too: it is served to the same users
     for path in (ROOT / "backend" / "redolab").rglob("*.py"):
         tree = ast.parse(path.read_text())
         docstrings = {
