@@ -902,6 +902,87 @@ def test_db2_hadr_environment_history_captures_sync_run_and_calculator(shared_se
     assert found == {1440: [], 390: []}
 
 
+# The pages test_every_page_fits_the_desktop_and_a_phone visits, by the route that renders each; every other
+# GET route of the app that a browser may request is listed under NOT_VISITED with why.
+# test_the_layout_test_visits_every_page_route fails when a route is in neither.
+LAYOUT_PAGES = {
+    "environments": "/environments",
+    "environment-new": "/environments/new",
+    "environment": "/environments/{environment_id}",
+    "environment-edit": "/environments/{environment_id}/edit",
+    "environment-delete": "/environments/{environment_id}/delete",
+    "run": "/runs/{run_id}",
+    "sweep": "/sweeps/{sweep_id}",
+    "schedule": "/schedules/{schedule_id}",
+    "compare": "/compare",
+    "account": "/account",
+    "users": "/users",
+    "audit": "/audit",
+    "report": "/environments/{environment_id}/plan/report",
+    "not-found": "/environments/{environment_id}",  # error.html, the answer to an environment that is not there
+    "receivers": "/notification-receivers",
+    "paths": "/paths",
+    "destinations": "/environments/{environment_id}/destinations",
+    "watch": "/watches/{watch_id}",
+    "rehearsal": "/rehearsals/{rehearsal_id}",
+    "cluster": "/clusters/{cluster_id}",
+    "rehearsal-form": "/environments/{environment_id}/rehearsals",  # rehearsals/new.html; its plain GET is below
+}
+_SECTION = "a plain request goes to the environment page at this section (the page is visited); htmx gets the section"
+_LIVE = "the part of its page that polls itself (htmx); the page is visited"
+_FILE = "a download, not a page"
+NOT_VISITED = {
+    "/login": "visited logged out at the end of the test",
+    "/setup": "visited first, before the first user exists",
+    "/": "a redirect to /environments",
+    "/manual": "a redirect to /manual/",
+    "/manual/{path:path}": "MkDocs Material's pages (tests/test_manual.py); this test's server has no manual built",
+    "/api/docs": "Swagger UI's own page (the vendor's layout and markup), served from static/vendor",
+    "/metrics": "Prometheus text for a scraper's bearer token",
+    "/healthz": "a health check for a load balancer",
+    "/environments/{environment_id}/rehearsals": _SECTION + " (its landing is checked at 390 px; the page it"
+    " renders for a plain form post is visited as rehearsal-form)",
+    "/environments/{environment_id}/hosts": _SECTION,
+    "/environments/{environment_id}/collect": _SECTION,
+    "/environments/{environment_id}/watches": _SECTION,
+    "/environments/{environment_id}/link-tiers": _SECTION,
+    "/environments/{environment_id}/first-steps": _SECTION,
+    "/environments/{environment_id}/experiments": _SECTION,
+    "/environments/{environment_id}/plan/evidence": _SECTION + " (the evidence list opened)",
+    "/environments/{environment_id}/disk-tests": "the Db2 HADR disk test list, polled by the environment page",
+    "/environments/{environment_id}/redo/previews/{job_id}/live": _LIVE,
+    "/environments/{environment_id}/redo/jobs/{job_id}/live": _LIVE,
+    "/runs/{run_id}/live": _LIVE,
+    "/sweeps/{sweep_id}/live": _LIVE,
+    "/rehearsals/{rehearsal_id}/live": _LIVE,
+    "/clusters/{cluster_id}/live": _LIVE,
+    "/environments/{environment_id}/plan/report.json": _FILE,
+    "/environments/{environment_id}/plan/report.pdf": _FILE + " (tests/web/test_report.py reads its pages)",
+    "/rehearsals/{rehearsal_id}/schedule.txt": _FILE,
+    "/runs/{run_id}/events.jsonl": _FILE,
+    "/runs/{run_id}/source": _FILE,
+    "/sweeps/{sweep_id}/export.csv": _FILE,
+    "/sweeps/{sweep_id}/export.json": _FILE,
+    "/environments/{environment_id}/runs/export.{fmt}": _FILE,
+}
+
+
+def test_the_layout_test_visits_every_page_route(app):
+    """Every GET route outside the JSON API is visited by the layout test or listed with why it is not:
+    a new page cannot miss the checks at 390 px."""
+    from fastapi.routing import iter_route_contexts
+
+    routes = {
+        route.path
+        for route in iter_route_contexts(app.routes)
+        if "GET" in (route.methods or ()) and not route.path.startswith(("/api/v1/", "/static"))
+    }
+    visited = set(LAYOUT_PAGES.values())
+    assert visited & set(NOT_VISITED) == {"/environments/{environment_id}/rehearsals"}  # its GET is a landing
+    assert routes - visited - set(NOT_VISITED) == set(), "a page the layout test neither visits nor lists"
+    assert (visited | set(NOT_VISITED)) - routes == set(), "listed routes that the app no longer has"
+
+
 WIDTHS = {"desktop": (1440, 900), "phone": (390, 844)}
 
 # Elements that reach past the window's edge (unless a scroller clips them), and scrollers that scroll
@@ -930,6 +1011,19 @@ SMALL_TARGETS_JS = """() => [...document.querySelectorAll('a[href], button, inpu
   .slice(0, 4)
   .map(e => e.tagName + '#' + e.id + ' ' + (e.textContent || e.name || '').trim().slice(0, 30) + ' '
             + Math.round(e.getBoundingClientRect().width) + 'x' + Math.round(e.getBoundingClientRect().height))"""
+
+# A number's unit written in capitals by the style sheet (a heading cell's "24 MIB/S", "918 MS"): MS is not ms.
+CAPITAL_UNITS_JS = r"""() => {
+  const unit = /\d\s?(?:[KMGT]i?B|[kMGT]?bit|ms|µs)\b/;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const found = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (unit.test(node.textContent) && getComputedStyle(parent).textTransform === 'uppercase')
+      found.push(parent.tagName + '#' + parent.id + ' ' + node.textContent.trim().slice(0, 40));
+  }
+  return found.slice(0, 4);
+}"""
 
 
 def experiments_ended(page, env_url: str) -> None:
@@ -982,6 +1076,39 @@ def second_destination_watch_and_rehearsal(page, env_url: str) -> dict[str, str]
     expect(page.locator("h1")).to_have_text("Watch: loopback link")
     watch_url = page.url
     return {"destinations": destinations_url, "watch": watch_url, "rehearsal": rehearsal_url}
+
+
+def hops_cluster(page, env_url: str) -> str:
+    """A "This machine" standby of the second destination, then the New run form's "Run on both hops at
+    once" (a light 1 s run per hop): the URL of the run across hops page."""
+    from playwright.sync_api import expect
+
+    page.goto(env_url)
+    open_panel(page, "host-panel-form")
+    page.select_option("#f-role", "standby")
+    page.fill("#f-name", "here-remote")
+    page.select_option("#f-transport", "local")
+    page.select_option("#f-destination_id", label="remote")
+    page.click("text=Add host")
+    expect(page.locator("#hosts-table")).to_contain_text("here-remote")
+    page.reload()  # as add_this_machine_hosts: no refresh of the run form on its way
+    open_panel(page, "run-panel")
+    for selector, value in (("#r-duration_seconds", "1 s"), ("#r-interval_seconds", "0.5 s"),
+                            ("#r-rate_bits_per_second", "100 Mbit/s")):  # fmt: skip
+        page.fill(selector, value)
+    page.click("#hops-button")
+    expect(page.locator("h1")).to_contain_text("Run across hops")
+    return page.url
+
+
+def serve_plain_post(page, server, path: str, form: dict[str, str]) -> None:
+    """Show at `path` what the server answers a plain (not htmx) form post there: Playwright cannot
+    navigate with a POST, so the post is sent as the page's session would (its CSRF header) and the
+    next visit of `path` is answered with that response, status, headers and body as the server sent them."""
+    token = next(cookie["value"] for cookie in page.context.cookies() if cookie["name"] == "csrftoken")
+    response = page.request.post(server.url + path, form=form, headers={"X-CSRFToken": token}, max_redirects=0)
+    assert response.status == 422 and "<html" in response.text(), (response.status, response.text()[:200])
+    page.route(server.url + path, lambda route: route.fulfill(response=response))
 
 
 def test_every_page_fits_the_desktop_and_a_phone(server, page):
@@ -1055,6 +1182,9 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     expect(page.locator("h1")).to_contain_text("Schedule")
     schedule_url = page.url
     made = second_destination_watch_and_rehearsal(page, env_url)
+    made["cluster"] = hops_cluster(page, env_url)
+    rehearsals_path = env_url.removeprefix(server.url) + "/rehearsals"
+    serve_plain_post(page, server, rehearsals_path, {"window": "worst-5m", "speedup": "0.5"})  # 0.5: refused
 
     pages = {
         "environments": "/environments",
@@ -1073,13 +1203,16 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
         "not-found": "/environments/999999",
         "receivers": "/notification-receivers",
         "paths": "/paths",
+        "rehearsal-form": rehearsals_path,  # the Rehearsal section alone: a plain form post's answer
         **{name: url.removeprefix(server.url) for name, url in made.items()},
     }
+    assert set(pages) == set(LAYOUT_PAGES), set(pages) ^ set(LAYOUT_PAGES)
     shots = server_screenshot_dir() / "layout"
     shots.mkdir(exist_ok=True)
     violations: dict[str, list[str]] = {}
     too_wide: dict[str, tuple] = {}
     too_small: dict[str, list] = {}
+    capitals: dict[str, list] = {}
     metrics: dict[str, dict] = {}
     for width, height in WIDTHS.values():
         page.set_viewport_size({"width": width, "height": height})
@@ -1092,6 +1225,8 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
             wide = page.evaluate(TOO_WIDE_JS)
             if overflow > 0 or wide:
                 too_wide[f"{name} at {width} px"] = (overflow, wide)
+            if shouted := page.evaluate(CAPITAL_UNITS_JS):
+                capitals[f"{name} at {width} px"] = shouted
             if width == 390 and (small := page.evaluate(SMALL_TARGETS_JS)):
                 too_small[f"{name} at {width} px"] = small
             if name != "report":  # the report is a document: no navigation
@@ -1107,13 +1242,22 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
                                       + Math.round(e.getBoundingClientRect().height))})"""
             )
 
+    page.unroute(server.url + rehearsals_path)
     serious = {where: found for where, found in violations.items() if found}
     (shots / "axe.json").write_text(
-        json.dumps({"too_wide": too_wide, "too_small": too_small, "serious": serious, "metrics": metrics}, indent=1)
+        json.dumps(dict(too_wide=too_wide, too_small=too_small, capitals=capitals, serious=serious, metrics=metrics))
     )
-    assert (too_wide, too_small, serious) == ({}, {}, {})
+    assert (too_wide, too_small, capitals, serious) == ({}, {}, {}, {})
     # the header reaches every section in one tap: each link is on the first screen of a phone
     page.set_viewport_size({"width": 390, "height": 844})
+    # a plain request of a section's address lands on the environment page at that section (scrolled
+    # there, so the header is above the first screen): the section's title shows below the sticky bar
+    page.goto(server.url + rehearsals_path)
+    expect(page).to_have_url(env_url + "#rehearsals")
+    title = page.locator("#rehearsals h2").first
+    expect(title).to_be_in_viewport(ratio=1)
+    assert title.bounding_box()["y"] >= page.locator("nav.sections").bounding_box()["height"] - 1
+    screenshot(page, path=str(shots / "rehearsals-section-390-first-screen.png"))
     page.goto(server.url + "/environments")
     for section in ("Environments", "Paths", "Account", "Users", "Audit", "Receivers", "API", "Manual"):
         expect(page.locator(".topbar nav").get_by_role("link", name=section, exact=True)).to_be_in_viewport(ratio=1)

@@ -47,7 +47,7 @@ def run_on_this_machine(page, env_url: str, client: str, server_host: str, label
 
 
 def run_on_both_hops(page, env_url: str) -> None:
-    """The New experiment form's "Run on all 2 hops at once": the primary to both destinations together,
+    """The New experiment form's "Run on both hops at once": the primary to both destinations together,
     each hop's throughput and their sum on the page it opens."""
     from playwright.sync_api import expect
 
@@ -59,7 +59,7 @@ def run_on_both_hops(page, env_url: str) -> None:
                                 ("#r-interval_seconds", "1 s"), ("#r-rate_bits_per_second", "200 Mbit/s"),
                                 ("#r-label", "both hops")):  # fmt: skip
             fill_kept(page, selector, value)
-        expect(page.locator("#hops-button")).to_have_text("Run on all 2 hops at once")
+        expect(page.locator("#hops-button")).to_have_text("Run on both hops at once")
         page.click("#hops-button")
         expect(page.locator("h1")).to_contain_text("Run across hops")
         expect(page.locator("#pairs-table tfoot")).not_to_contain_text("so far", timeout=60_000)
@@ -71,7 +71,7 @@ def run_on_both_hops(page, env_url: str) -> None:
             name: mib_per_second(page.locator(f"#hops-sums tr[data-destination={name}]").inner_text())
             for name in ("standby", "remote")
         }
-        total = mib_per_second(page.locator("#cluster-total").text_content())  # a heading cell: shown in capitals
+        total = mib_per_second(page.locator("#cluster-total").text_content())
         assert total == pytest.approx(sum(hops.values()), rel=0.01), (hops, total)
         for rate in hops.values():  # each paced to 200 Mbit/s = 23.84 MiB/s: never more (the edges aside)
             assert rate < 30, hops

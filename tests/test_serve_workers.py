@@ -2,6 +2,7 @@
 (which makes one admin however many posts arrive at once, in whichever process), one login for all
 of them; refused on SQLite with what to do instead."""
 
+import re
 import time
 from contextlib import ExitStack
 from functools import partial
@@ -118,6 +119,42 @@ def test_a_taken_port_is_named_with_how_to_choose_another_and_no_setup_link(tmp_
     assert result.returncode != 0, printed
     assert f"port {port} on 127.0.0.1 is in use" in printed and f"REDOLAB_PORT={port + 1} make run" in printed
     assert "/setup?token=" not in printed and "Traceback" not in printed
+
+
+def test_make_run_with_its_port_taken_prints_the_hint_and_nothing_red(tmp_path):
+    """Issue 58's "Done when": `make run` itself (the Makefile's uv with the system's certificates, its sync
+    and probe steps, then `redolab serve`) with the port busy names the port, prints the REDOLAB_PORT line
+    and no setup link, and prints no warning or error it then works around. The front-end assets and the
+    manual count as built (make -o): rebuilding them is make test's work, not this test's."""
+    import os
+    import socket
+    import subprocess
+
+    from redolab.core.config import PROJECT_ROOT
+    from tests.services import redolab_env
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        made = ("frontend/static/vendor/htmx.min.js", "frontend/manual/index.html")
+        # as typed in a shell: python3 is the system's (with uv), not this test's virtual environment's
+        venv = os.environ.get("VIRTUAL_ENV") or str(PROJECT_ROOT / ".venv")
+        outside_the_venv = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if not d.startswith(venv))
+        result = subprocess.run(
+            ["make", "-s", *(f"--old-file={name}" for name in made), "run"],
+            env=redolab_env(tmp_path, REDOLAB_PORT=str(port), UV_NO_PROGRESS="1", PATH=outside_the_venv),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=PROJECT_ROOT,
+        )
+    printed = result.stdout + result.stderr
+    assert result.returncode != 0, printed
+    assert f"port {port} on 127.0.0.1 is in use" in printed and f"REDOLAB_PORT={port + 1} make run" in printed
+    assert "/setup?token=" not in printed and "Traceback" not in printed
+    red = [line for line in printed.splitlines() if re.search(r"\b(warning|error|externally-managed)\b", line, re.I)]
+    assert red == [] or all("is in use" in line or line.startswith("make") for line in red), red
 
 
 def test_the_setup_hint_is_a_command_that_can_be_pasted(tmp_path):

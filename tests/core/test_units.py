@@ -207,3 +207,10 @@ def test_db2_log_pages_are_4_kib():
     from redolab.core.units import parse_size
 
     assert parse_size("32 pages") == 131_072 and parse_size("1 page") == 4096 and parse_size("16 pg") == 65_536
+
+
+def test_a_count_carries_its_noun_in_the_number_it_has():
+    """Never "1 day(s)": one noun for one, the plural (given, or noun + s) for any other count."""
+    assert units.format_count(1, "day") == "1 day" and units.format_count(0, "day") == "0 days"
+    assert units.format_count(1234, "run or sweep", "runs or sweeps") == "1,234 runs or sweeps"
+    assert units.format_count(None, "day") == "–"

@@ -115,7 +115,7 @@ def test_the_users_page_has_the_form_and_it_cancels(browser_client, session):
     assert 'hx-post="/admin/cancel"' in page.text and 'id="bulk-cancel"' in page.text
     answer = browser_client.post("/admin/cancel", data={"user": "alice"}, headers=HTMX)
     assert answer.status_code == 200, answer.text
-    assert answer.text.startswith("Cancelled 2 queued run(s) and 0 queued sweep(s)")
+    assert answer.text.startswith("Cancelled 2 queued runs and 0 queued sweeps")
     assert {status for status, _ in statuses(session, Run).values()} == {RunStatus.cancelled}
     assert len(runs) == 2
     refused = browser_client.post("/admin/cancel", data={"environment_id": "x"}, headers=HTMX)

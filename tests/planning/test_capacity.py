@@ -66,7 +66,7 @@ def test_runs_left_out_by_tag_or_choice_say_how_to_include_them():
     writes = plan.card("commit").missing[0]
     assert "(#7) exists but is left out: tagged wan-test; untick wan-test under 'Leave out runs tagged'" in writes
     send = next(m for m in plan.card("commit").missing if "send time" in m)
-    assert "(#8) exists but is left out: not chosen; tick them in the evidence list" in send
+    assert "(#8) exists but is left out: not chosen; tick it in the evidence list" in send
 
 
 def test_a_sync_run_without_synchronous_writes_is_named():
@@ -123,7 +123,7 @@ def test_only_the_upper_bound_above_the_link_is_undecided_not_a_pass():
     assert transport.result.undecided and transport.status == PARTIAL
     assert "undecided if every thread peaked at once" in transport.headline
     decide = next(m for m in transport.missing if m.startswith("whether the threads peak together"))
-    assert format_byte_rate(92.27 * MIB * 1.3) in decide and "times for thread(s) 2" in decide
+    assert format_byte_rate(92.27 * MIB * 1.3) in decide and "times for thread 2" in decide
     assert "FIRST_TIME and NEXT_TIME" in decide and "connection sweep" in decide
     assert dict(transport.rows)["Upper bound: every thread peaking at once"].startswith("undecided: needs up to")
     assert transport.values["upper_bound"]["undecided"] is True

@@ -74,7 +74,7 @@ def test_the_transport_card_shows_both_rates_only_with_a_measurement(session, en
         f"{format_byte_rate(summed)} as written; {format_byte_rate(summed / 4)} on the wire compressed "
         f"({format_byte_rate_in_mbit(summed / 4)})"
     )
-    assert rows["Measured compressibility"].startswith("4.00 : 1 (zlib level 6, 2 log(s) of the worst hour")
+    assert rows["Measured compressibility"].startswith("4.00 : 1 (zlib level 6, 2 logs of the worst hour")
     assert "102.4 MiB/s of redo as written per process" in rows["Shipping process CPU (one core each)"]
     said = [value for _, value in card.rows]
     assert sum(LICENCE_RULE in value for value in said) == 1  # the licence and the LZO rule, once

@@ -233,7 +233,7 @@ def test_the_card_on_the_page(session, browser_client):
     text = page.text
     assert "Instantiation as it will run" in text and "with 8 channels (4 per node) on 2 nodes" in text
     assert "4 per node x 2 nodes = 8" in text and "64 GiB" in text and "no datafile list yet" in text
-    assert "4 RMAN channels per node on 2 node(s), SECTION SIZE 64 GiB" in text  # the environment's facts
+    assert "4 RMAN channels per node on 2 nodes, SECTION SIZE 64 GiB" in text  # the environment's facts
     files = [[1, "SYSTEM", GIB, False], [5, "SALES_BIG", 20 * TIB, True], [6, "GONE", None, False]]
     files += [[10 + k, "DATA", 10 * GIB, False] for k in range(2048)]  # 20 TiB
     session.add(

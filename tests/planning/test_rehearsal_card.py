@@ -195,7 +195,7 @@ def test_a_rehearsal_at_scaled_volumes_says_so_beside_every_figure():
     card = plan.card("rehearsal")
     assert card.headline.endswith("40 MiB at risk at ×1.3 volumes"), card.headline
     rows = dict(card.rows)
-    assert rows["Window replayed"] == "worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC at ×1.3 volumes (1 thread(s))"
+    assert rows["Window replayed"] == "worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC at ×1.3 volumes (1 thread)"
     assert rows["Largest redo at risk (backlog)"].endswith(" at ×1.3 volumes")
     risk = next(r for r in plan.risks if "Rehearsal #7" in r)
     assert "replayed worst 60 minutes, 2022-01-15 09:00 to 10:00 UTC at ×1.3 volumes through the link" in risk

@@ -34,7 +34,7 @@ def test_the_worst_hour_to_both_destinations_at_once(api_client, browser_client,
     environment = two_destinations(session)
     import_history(api_client, environment, archived_log_csv(burst_mib=300))
     page = browser_client.get(f"/environments/{environment.id}").text
-    assert 'id="rh-across_hops"' in page and "To all 2 destinations at once" in page
+    assert 'id="rh-across_hops"' in page and "To both destinations at once" in page
 
     def rehearsed() -> tuple[dict, float]:
         created = api_client.post(

@@ -44,7 +44,7 @@ def test_a_queued_run_shows_the_jobs_ahead_and_when_it_should_start(api_client, 
     asked = utcnow()
     page = browser_client.get(f"/runs/{third.id}")
     answered = utcnow()
-    assert "1 run(s) or sweep(s) ahead on these hosts, expected to start around" in page.text
+    assert "1 run or sweep ahead on these hosts, expected to start around" in page.text
     # with its unit: the 140 s from the claim less the time gone by when the page was drawn (under 120 s)
     shown = re.search(r"\(in about ([\d.]+) s\)", page.text)
     earliest, latest = ((claimed + timedelta(seconds=140) - moment).total_seconds() for moment in (answered, asked))
@@ -59,7 +59,7 @@ def test_a_queued_sweep_shows_its_place_too(api_client, browser_client, session)
     assert document["sweep"]["queue_position"] == 1
     assert datetime.fromisoformat(document["sweep"]["estimated_start_at"]) > utcnow() + timedelta(seconds=60)
     page = browser_client.get(f"/sweeps/{sweep.id}")
-    assert 'id="sweep-queue"' in page.text and "1 run(s) or sweep(s) ahead" in page.text
+    assert 'id="sweep-queue"' in page.text and "1 run or sweep ahead" in page.text
 
 
 @pytest.mark.parametrize("what", ["runs", "sweeps"])

@@ -32,7 +32,7 @@ def run_worker_until(engine, secret_key, session, cluster_id, timeout=40):
 def test_cluster_run_pairs_nodes_sums_and_reverses(browser_client, session, engine, secret_key):
     environment = two_node_env(session)
     page = browser_client.get(f"/environments/{environment.id}")
-    assert "Run on all 2 node pairs at once" in page.text
+    assert "Run on both node pairs at once" in page.text
     form = {"duration_seconds": "2 s", "interval_seconds": "0.5 s", "rate_bits_per_second": "100 Mbit/s",
             "conns": "1", "label": "rac"}  # fmt: skip
 

@@ -95,7 +95,7 @@ def test_hop_jobs_share_the_primary_with_each_other_only(session, engine):
 def test_a_run_across_hops_from_the_api_runs_both_at_once(session, engine, secret_key, api_client, browser_client):
     environment, _remote, _hosts = hops_env(session)
     page = browser_client.get(f"/environments/{environment.id}")
-    assert "Run on all 2 hops at once" in page.text
+    assert "Run on both hops at once" in page.text
 
     def across_hops() -> dict:
         created = api_client.post(

@@ -1,4 +1,4 @@
-"""Pages say what they show (issue 58, item 2): a run, sweep, rehearsal, watch or comparison between two
+"""Pages say what they show (issue 58, item 2): a run, sweep, cluster run, rehearsal, watch or comparison between two
 "This machine" hosts carries the "This machine, not the link" banner (and a sweep draws no line of what the
 link must carry under its points); the same pages between SSH hosts do not."""
 
@@ -8,10 +8,11 @@ import pytest
 
 from redolab.runs.models import RunStatus
 from redolab.sweeps import service as sweep_service
+from redolab.sweeps.models import Cluster
 from redolab.sweeps.schemas import SweepCreate
 from redolab.watches import service as watch_service
 from redolab.watches.schemas import WatchCreate
-from tests.factories import make_host, make_measured_run
+from tests.factories import make_environment, make_host, make_measured_run
 from tests.rehearsals.test_rehearsal_runs import archived_log_csv, import_history, local_env
 
 BANNER = 'id="loopback-banner"'
@@ -78,3 +79,19 @@ def test_the_same_pages_over_ssh_hosts_have_no_banner(session, browser_client, l
     standby = make_host(session, local, name="db2", role="standby", node_number=2, ssh_address="db2.example.net")
     run = make_measured_run(session, local.id, primary, standby)
     assert BANNER not in browser_client.get(f"/runs/{run.id}").text
+
+
+@pytest.mark.parametrize("transport", ["local", "ssh"])
+def test_a_cluster_run_page_says_this_machine_only_for_local_pairs(session, browser_client, transport):
+    """Node n -> node n on "This machine" sums the probe's loopback, not a shared link: the banner; the
+    same cluster over SSH hosts has none."""
+    environment = make_environment(session, primary_rac_nodes=2, standby_rac_nodes=2)
+    for role in ("primary", "standby"):
+        for node in (1, 2):
+            make_host(session, environment, name=f"{role[0]}{node}", role=role, node_number=node, transport=transport)
+    made = browser_client.post(f"/environments/{environment.id}/clusters", data={}, headers={"HX-Request": "true"})
+    assert made.status_code in (200, 303), made.text
+    cluster = session.query(Cluster).one()
+    page = " ".join(browser_client.get(f"/clusters/{cluster.id}").text.split())
+    assert (BANNER in page) is (transport == "local")
+    assert ("this cluster run are" in page) is (transport == "local")

@@ -157,6 +157,7 @@ def test_a_plain_form_post_comes_back_as_a_page_with_its_errors(browser_client, 
     environment = environment_with_history(session)
     response = browser_client.post(f"/environments/{environment.id}/rehearsals", data={"window": "worst-60m"})
     assert response.status_code == 422 and "<html" in response.text and 'id="e-rh-window"' in response.text
+    assert f"<h1>Rehearsal: {environment.name}</h1>" in response.text  # a page of its own has its title
 
 
 def test_the_section_refreshes_itself_as_a_fragment(browser_client, session):

@@ -36,6 +36,7 @@ templates.env.filters.update(
     microseconds=units.format_microseconds,
     duration=units.format_duration,
     thousands=lambda count: f"{count:,}" if count is not None else "–",
+    counted=units.format_count,
     in_zone=lambda moment, zone="UTC", seconds=False: _in_zone(moment, zone, seconds),
 )
 # static_url: the app sets the hashed-name lookup (core/static.py); a report rendered outside it uses plain names.

@@ -257,6 +257,13 @@ def ratio_as_percent(ratio: float | None) -> str:
     return "–" if ratio is None else f"{ratio * 100:.0f}"
 
 
+def format_count(count: int | None, noun: str, nouns: str | None = None) -> str:
+    """1 -> "1 day", 1234 -> "1,234 days" (`nouns` when the plural is not noun + "s"): never "day(s)"."""
+    if count is None:
+        return "–"
+    return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
+
+
 def format_microseconds(microseconds: float | None, decimals: int = 2) -> str:
     """A latency the probe reports in µs, as a duration: 1500 -> "1.5 ms"."""
     return format_duration(None if microseconds is None else microseconds / 1e6, decimals)

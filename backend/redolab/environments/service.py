@@ -142,6 +142,8 @@ class Contents:
 
     def describe(self) -> str:
         named = [f"{count:,} {noun}{'' if count == 1 else 's'}" for noun, count, _ in self.kinds if count]
+        if len(named) > 1:  # "3 hosts, 3 runs and 1 watch"
+            named[-2:] = [f"{named[-2]} and {named[-1]}"]
         return ", ".join(named) if named else "nothing but its settings"
 
 

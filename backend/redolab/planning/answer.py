@@ -172,7 +172,7 @@ def _keep_up(result: KeepUp, over: OverTopology | None = None) -> tuple[str, str
     failed = sum(not verdict.passed for _, verdict in judged)
     needs, carries = tightest.required_bytes_per_second, tightest.available_bytes_per_second
     number = (
-        f"{subject}: margin {tightest.margin_percent:+.1f} % (needs {format_byte_rate(needs)}, "
+        f"{subject}: margin {tightest.margin_percent:+,.1f} % (needs {format_byte_rate(needs)}, "
         f"carries {format_byte_rate(carries)})"
     )
     if failed > 1:

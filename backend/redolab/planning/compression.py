@@ -19,7 +19,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from redolab.collect.models import Collection, CompressibilitySample
-from redolab.core.units import format_bit_rate, format_byte_rate, format_byte_rate_in_mbit, format_bytes
+from redolab.core.units import (
+    format_bit_rate,
+    format_byte_rate,
+    format_byte_rate_in_mbit,
+    format_bytes,
+    format_count,
+)
 from redolab.environments.models import Environment
 from redolab.planning.compressibility import GIB, cpu_capped_rate
 
@@ -112,8 +118,8 @@ def compression_rows(fact: CompressionFact, requirement, rpo_sizing=None) -> lis
     compression, and the licence and LZO rule (once)."""
     ratio = fact.ratio
     basis = (
-        f"zlib level {fact.zlib_level}, {fact.logs:,} log(s) of the {fact.hour}, {format_bytes(fact.bytes_read)} "
-        f"read on the primary by collection #{fact.collection_id}"
+        f"zlib level {fact.zlib_level}, {format_count(fact.logs, 'log')} of the {fact.hour}, "
+        f"{format_bytes(fact.bytes_read)} read on the primary by collection #{fact.collection_id}"
     )
     rows = [("Measured compressibility", f"{ratio:,.2f} : 1 ({basis})")]
     cap = fact.cpu_cap_bytes_per_second

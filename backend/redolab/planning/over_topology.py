@@ -226,6 +226,6 @@ def _headline(card: Card, over: OverTopology, destinations: Sequence[Destination
         verdict = tightest.verdict
         own += (
             f"{'; ' if own else ''}tighter on {tightest.label[:1].lower()}{tightest.label[1:]}: margin "
-            f"{format_byte_rate(verdict.margin_bytes_per_second)} ({verdict.margin_percent:+.0f} %)"
+            f"{format_byte_rate(verdict.margin_bytes_per_second)} ({verdict.margin_percent:+,.1f} %)"
         )
     return own

@@ -13,7 +13,7 @@ import weakref
 from dataclasses import dataclass
 from datetime import datetime
 
-from redolab.core.units import format_byte_rate, format_bytes, format_duration
+from redolab.core.units import format_byte_rate, format_bytes, format_count, format_duration
 from redolab.planning.card import Card, settle
 from redolab.planning.facts import Measurements
 from redolab.planning.rehearsal_model import LagComparison, RehearsalPrediction, compare, predict_rehearsal
@@ -285,7 +285,7 @@ def rehearsal_card(
 def _rows(card: Card, result: RehearsalOutcome) -> None:
     fact, m, p = result.fact, result.measured, result.prediction
     volumes = fact.at_volumes
-    card.rows.append(("Window replayed", f"{fact.window_label}{volumes} ({len(fact.threads)} thread(s))"))
+    card.rows.append(("Window replayed", f"{fact.window_label}{volumes} ({format_count(len(fact.threads), 'thread')})"))
     card.rows.append(("Granularity", fact.granularity or "–"))
     if fact.notes:
         card.rows.append(("Left out or thin", "; ".join(fact.notes)))
@@ -372,7 +372,7 @@ def _none_yet(
     if isinstance(window, RehearsalRefused):
         return f"no rehearsal possible: {window}"
     return (
-        f"no rehearsal yet: Rehearse would replay {window.label} ({len(window.threads)} thread(s), "
+        f"no rehearsal yet: Rehearse would replay {window.label} ({format_count(len(window.threads), 'thread')}, "
         f"{format_byte_rate(window.bytes_per_second)} on average) through the link; it takes "
         f"{format_duration(window.seconds)} plus the time to drain"
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
-from redolab.core.units import format_byte_rate, format_byte_rate_in_mbit, format_duration
+from redolab.core.units import format_byte_rate, format_byte_rate_in_mbit, format_count, format_duration
 from redolab.planning.topology import SharedLinkVerdict, Topology
 
 COLUMN, ROW, BOX_W, BOX_H, MARGIN = 210, 70, 150, 40, 10
@@ -131,4 +131,4 @@ def _described(topology: Topology) -> str:
     links = "".join(
         f"; shared link {v.name} ({', '.join(v.hop_names)}): {v.status.upper()}" for v in topology.shared_links
     )
-    return f"Redo from the primary to {len(topology.hops)} destination(s): {hops}{links}"
+    return f"Redo from the primary to {format_count(len(topology.hops), 'destination')}: {hops}{links}"

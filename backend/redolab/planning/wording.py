@@ -28,7 +28,7 @@ def verdict_text(verdict: Verdict, capacity: Capacity) -> str:
     word = "pass" if verdict.passed else "SHORT"
     return (
         f"{word}: needs {rate(verdict.required_bytes_per_second)}, {capacity_text(capacity)}, margin "
-        f"{format_byte_rate(verdict.margin_bytes_per_second)} ({verdict.margin_percent:+.1f} %)"
+        f"{format_byte_rate(verdict.margin_bytes_per_second)} ({verdict.margin_percent:+,.1f} %)"
     )
 
 
@@ -40,17 +40,17 @@ def _ids(ids: list[int]) -> str:
 
 
 def _why(excluded: Excluded) -> tuple[str, str]:
-    """(group, how to include) for one left-out run."""
+    """(group, how to include) for one left-out run; {them} is "them" or "it" by the group's count."""
     why = excluded.why
     if why.startswith(LOOPBACK_LEFT_OUT):
         return (
             "loopback (both ends on this machine, not the link)",
-            "tick them in the evidence list to use them as a stand-in, capped at the nominal link",
+            "tick {them} in the evidence list to use {them} as a stand-in, capped at the nominal link",
         )
     if why.startswith("left out: tagged"):
         tags = why.removeprefix("left out: tagged ")
         return f"tagged {tags}", f"untick {tags} under 'Leave out runs tagged'"
-    return "not chosen", "tick them in the evidence list"
+    return "not chosen", "tick {them} in the evidence list"
 
 
 def left_out(excluded: list[Excluded], what: str) -> str:
@@ -64,7 +64,7 @@ def left_out(excluded: list[Excluded], what: str) -> str:
         many = len(ids) > 1
         said.append(
             f"{len(ids)} {what} run{'s' if many else ''} ({_ids(ids)}) exist{'' if many else 's'} but "
-            f"{'are' if many else 'is'} left out: {group}; {include}"
+            f"{'are' if many else 'is'} left out: {group}; {include.replace('{them}', 'them' if many else 'it')}"
         )
     return "; ".join(said)
 

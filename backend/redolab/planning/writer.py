@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from redolab.core.sources import IBM_HADR_SIMULATOR, MAA_TRANSPORT_PAPER, ORACLE_NETWORK_NOTE
-from redolab.core.units import format_byte_rate, format_bytes, format_duration, format_mbit
+from redolab.core.units import format_byte_rate, format_bytes, format_count, format_duration, format_mbit
 from redolab.planning.card import Card, settle
 from redolab.planning.commit_card import cite_rtt
 from redolab.planning.facts import NOMINAL_LINK, Measurements
@@ -106,7 +106,7 @@ def _transport_headline(result: KeepUp) -> str:
         return ""
     return (
         f"Keeps up: the tightest margin is {format_byte_rate(worst.margin_bytes_per_second)} "
-        f"({worst.margin_percent:+.0f} %)"
+        f"({worst.margin_percent:+,.1f} %)"
     )
 
 
@@ -150,7 +150,8 @@ def _what_decides(result: KeepUp) -> str:
     """What would settle a verdict only the upper bound (threads peaking together) fails."""
     untimed = result.untimed_threads
     history = (
-        f"times for thread(s) {', '.join(map(str, untimed))} (V$ARCHIVED_LOG with FIRST_TIME and NEXT_TIME, per thread)"
+        f"times for thread{'s' if len(untimed) > 1 else ''} {', '.join(map(str, untimed))} "
+        "(V$ARCHIVED_LOG with FIRST_TIME and NEXT_TIME, per thread)"
         if untimed
         else "every thread's times over the same period (the imports' periods do not overlap)"
     )
@@ -235,7 +236,7 @@ def _write_throughput_basis(card: Card, result: CopyTime, measured: Measurements
         found = left_out(measured.excluded_runs(mode="async"), "ASYNC")
         card.working.append(
             f"no ASYNC run chosen{' (' + found + ')' if found else ''}: the {format_mbit(link)} nominal link "
-            f"shared by {pairs} node pair(s) stands in for measured throughput (an upper bound: run a "
+            f"shared by {format_count(pairs, 'node pair')} stands in for measured throughput (an upper bound: run a "
             "connection sweep)"
         )
         return

@@ -87,7 +87,7 @@ def carrier_notes(environment: Environment, pairs: list[Carrier], threads: list[
         if missing:
             many = len(missing) > 1
             notes.append(
-                f"Every thread replays over {client.name} to {server.name}: thread{'s' if many else ''} "
+                f"every thread replays from {client.name} to {server.name}: thread{'s' if many else ''} "
                 f"{', '.join(map(str, missing))} {'have' if many else 'has'} no node pair (a primary and a "
                 "standby host with that node number); add them to replay each thread from its own node"
             )

@@ -37,7 +37,7 @@ def watch_capacity(session: Session, watch: Watch) -> tuple[float | None, str]:
         return float(np.percentile(day, 5)), f"the watch's 5th percentile over 24 h ({len(day):,} checks)"
     recent = session.scalars(judged.order_by(WatchCheck.id.desc()).limit(RECENT_CHECKS)).all()
     if not recent:
-        return None, "no check has measured the link yet"
+        return None, "the watch's checks"  # "the link's capacity (the watch's checks) is not measured yet"
     return float(np.percentile(recent, 5)), f"the watch's 5th percentile over its last {len(recent):,} checks"
 
 
@@ -109,5 +109,5 @@ def plan_forecast(*, environment: Environment, plan: Plan, history: RedoAnalysis
     )
     stream = judged.stream if judged is not None else None
     capacity = stream.bytes_per_second if stream is not None else None
-    basis = f"the plan's {capacity_text(stream)}" if stream is not None else "the plan's capacity (no run yet)"
+    basis = f"the plan's {capacity_text(stream)}" if stream is not None else "the plan's runs"
     return forecast_from(peaks, capacity=capacity, headroom=headroom, basis=basis)

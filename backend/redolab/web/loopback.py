@@ -1,4 +1,4 @@
-"""Pages of "This machine" measurements say so: a run, sweep, rehearsal, watch or comparison whose
+"""Pages of "This machine" measurements say so: a run, sweep, cluster run, rehearsal, watch or comparison whose
 both ends are local hosts measured the probe on the redolab server, not a network path (issue 58)."""
 
 from __future__ import annotations

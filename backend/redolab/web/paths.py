@@ -49,9 +49,9 @@ class PathGrid:
 def rule_of(watch: Watch, required: float | None) -> str:
     """The rule behind a cell's colour, in words and with its numbers (bytes/s shown in MiB/s)."""
     margin = f"{watch.margin_ratio * 100:g} %"
-    agree = f"{watch.agree_m} of the last {watch.of_n} checks"
+    agree = "the last check" if watch.of_n == 1 else f"{watch.agree_m} of the last {watch.of_n} checks"
     if required is None:
-        return f"Not yet known until {agree} are judged against a requirement."
+        return f"Not yet known until {agree} {'is' if watch.of_n == 1 else 'are'} judged against a requirement."
     at_risk = required * (1 + watch.margin_ratio)
     return (
         f"Green: at least {format_byte_rate(at_risk)} (required + {margin}); amber: under that; "

@@ -24,6 +24,7 @@ from redolab.core.errors import FieldError
 from redolab.core.forms import form_data, form_errors
 from redolab.core.responses import redirect
 from redolab.core.templating import remember_unit_readings, render
+from redolab.core.units import format_count
 from redolab.environments.models import Environment
 from redolab.environments.service import get_environment
 from redolab.jobs.queue import wake_local_worker
@@ -329,21 +330,29 @@ def create_cluster(
     return experiments_form_error(request, session, environment, values=values, errors=errors)
 
 
+def _cluster_context(session, cluster) -> dict:
+    environment = get_environment(session=session, environment_id=cluster.environment_id)
+    # every pair between "This machine" hosts: the sum is the probe's, not a shared link's capacity
+    loopback = on_this_machine(session, [(run.client_host_id, run.server_host_id) for run in cluster.runs])
+    return {
+        "environment": environment,
+        "cluster": cluster,
+        "summary": clusters.summary(cluster, environment),
+        "loopback": loopback,
+    }
+
+
 @router.get("/clusters/{cluster_id}")
 def show_cluster(request: Request, session: SessionDep, cluster_id: int) -> Response:
     """Each pair and the sum; polls while a pair is still queued or running."""
-    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
-    environment = get_environment(session=session, environment_id=cluster.environment_id)
-    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster, environment)}
+    context = _cluster_context(session, clusters.get_cluster(session=session, cluster_id=cluster_id))
     return render(request, "sweeps/cluster.html", context)
 
 
 @router.get("/clusters/{cluster_id}/live")
 def show_cluster_live(request: Request, session: SessionDep, cluster_id: int) -> Response:
     """The pairs table, polled every second while a pair runs (a plain request gets the whole page)."""
-    cluster = clusters.get_cluster(session=session, cluster_id=cluster_id)
-    environment = get_environment(session=session, environment_id=cluster.environment_id)
-    context = {"environment": environment, "cluster": cluster, "summary": clusters.summary(cluster, environment)}
+    context = _cluster_context(session, clusters.get_cluster(session=session, cluster_id=cluster_id))
     return render(request, "sweeps/cluster.html", context, block="live")
 
 
@@ -380,8 +389,10 @@ def cancel_in_bulk(session: SessionDep, user: AdminUser, form: FormDep) -> Respo
         return Response(message, status_code=status.HTTP_422_UNPROCESSABLE_ENTITY, media_type="text/plain")
     done = bulk_cancel(session=session, selector=selector)
     return Response(  # counts only: nothing the user typed
-        f"Cancelled {done.runs_cancelled} queued run(s) and {done.sweeps_cancelled} queued sweep(s); asked "
-        f"{done.runs_stopping} running run(s) and {done.sweeps_stopping} running sweep(s) to stop; stopped "
-        f"{done.schedules_stopped} schedule(s).",
+        f"Cancelled {format_count(done.runs_cancelled, 'queued run')} and "
+        f"{format_count(done.sweeps_cancelled, 'queued sweep')}; asked "
+        f"{format_count(done.runs_stopping, 'running run')} and "
+        f"{format_count(done.sweeps_stopping, 'running sweep')} to stop; stopped "
+        f"{format_count(done.schedules_stopped, 'schedule')}.",
         media_type="text/plain",
     )
