@@ -6,8 +6,9 @@ Only where a measurement exists: without stored samples the plan says nothing of
 is the worst hour's logs' (bytes read / bytes zlib made of them; the peak the link must carry is in the
 worst hour), else every sample's. Oracle compresses in the process that ships a thread's redo, on one
 core: it compresses at most 1 GiB / (CPU s/GiB) of redo as written, so a thread whose required rate is
-above that cannot ship compressed at its peak. The Advanced Compression licence and the rule "LZO not
-with SYNC or FASTSYNC" are said once, on the transport card.
+above that cannot ship compressed at its peak. The link for the RPO with compression (CompressedLink) sits
+beside the link as written, on the transport card and in the answer strip, in the same words. The Advanced
+Compression licence and the rule "LZO not with SYNC or FASTSYNC" are said once, on the transport card.
 """
 
 from __future__ import annotations
@@ -107,9 +108,62 @@ def stored_compression(session: Session, environment: Environment) -> Compressio
     )
 
 
-def compression_rows(fact: CompressionFact, requirement, rpo_sizing=None) -> list[tuple[str, str]]:
-    """The transport card's rows: as written and on the wire, the CPU cap per thread, the RPO's link with
-    compression, and the licence and LZO rule (once)."""
+@dataclass(frozen=True)
+class CompressedLink:
+    """The link for the RPO (100 % of the time) with compression, beside the link as written: the line rate
+    as written divided by the measured ratio (the queue model is linear in bytes, so the lag is the same),
+    unless a thread's peak as written is above what its one shipping process compresses (`short_threads`):
+    then compression cannot hold its peak and no compressed figure is given."""
+
+    as_written_bits_per_second: float
+    ratio: float
+    cap_bytes_per_second: float | None
+    short_threads: tuple[tuple[int, float], ...]  # (thread, its required bytes per second as written)
+
+    @property
+    def bits_per_second(self) -> float | None:
+        return None if self.short_threads else self.as_written_bits_per_second / self.ratio
+
+    @property
+    def words(self) -> str:
+        """The compressed figure, or why there is none (the strip and the transport card say the same)."""
+        if self.bits_per_second is not None:
+            return (
+                f"{format_bit_rate(self.bits_per_second)} with compression ({self.ratio:,.2f} : 1 measured; "
+                "each thread's shipping process compresses its peak on one core)"
+            )
+        threads = ", ".join(str(thread) for thread, _ in self.short_threads)
+        cap = format_byte_rate(self.cap_bytes_per_second or 0.0)
+        return (
+            f"not less with compression: the peak of thread{'s' if len(self.short_threads) > 1 else ''} {threads} "
+            f"is above the {cap} of redo as written one shipping process compresses on one core"
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "as_written_bits_per_second": self.as_written_bits_per_second,
+            "compressed_bits_per_second": self.bits_per_second,
+            "threads_above_cpu_cap": [thread for thread, _ in self.short_threads],
+        }
+
+
+def compressed_link(fact: CompressionFact | None, requirement, rpo_sizing) -> CompressedLink | None:
+    """The link for the RPO with compression (None: no measurement, no RPO sizing, or no target)."""
+    if fact is None or rpo_sizing is None or not rpo_sizing.targets:
+        return None
+    cap = fact.cpu_cap_bytes_per_second
+    threads = sorted(requirement.threads.values(), key=lambda t: t.thread) if requirement is not None else []
+    short = tuple(
+        (need.thread, need.required_bytes_per_second)
+        for need in threads
+        if cap is not None and need.required_bytes_per_second > cap
+    )
+    return CompressedLink(rpo_sizing.targets[0].bits_per_second, fact.ratio, cap, short)
+
+
+def compression_rows(fact: CompressionFact, requirement) -> list[tuple[str, str]]:
+    """The transport card's rows: as written and on the wire, the CPU cap per thread, and the licence and
+    LZO rule (once on the page). The RPO's link with compression goes beside the RPO's (with_compression)."""
     ratio = fact.ratio
     basis = (
         f"zlib level {fact.zlib_level}, {fact.logs:,} log(s) of the {fact.hour}, {format_bytes(fact.bytes_read)} "
@@ -137,15 +191,6 @@ def compression_rows(fact: CompressionFact, requirement, rpo_sizing=None) -> lis
             f"decompression {fact.decompress_seconds_per_gib:,.2f} CPU s/GiB (timed on the primary's cores)",
         )
     )
-    if rpo_sizing is not None:
-        first = rpo_sizing.targets[0]
-        rows.append(
-            (
-                "Link for the RPO, compressed",
-                f"{format_bit_rate(first.bits_per_second / ratio)} line rate for 100 % of the time "
-                f"({format_bit_rate(first.bits_per_second)} / {ratio:,.2f}), if every thread's process keeps up",
-            )
-        )
     licence = "licensed" if fact.licensed else "not marked as licensed for this environment"
     rows.append(("Licence", f"Advanced Compression {licence}: {LICENCE_RULE}"))
     return rows
@@ -159,9 +204,18 @@ def _thread_words(required: float, ratio: float, cap: float | None) -> str:
 
 
 def with_compression(plan, fact: CompressionFact | None) -> None:
-    """Add the compression rows and values to the plan's transport card (nothing without a measurement)."""
+    """Add the compression rows and values to the plan's transport card, the link for the RPO with compression
+    beside the link as written, and the fact to the plan (the answer strip reads it); nothing without a
+    measurement."""
     card = next((c for c in plan.cards if c.key == "transport"), None)
     if fact is None or card is None:
         return
-    card.rows.extend(compression_rows(fact, plan.requirement, plan.rpo_sizing))
+    plan.compression = fact
+    card.rows.extend(compression_rows(fact, plan.requirement))
     card.values["compression"] = fact.to_json()
+    link = compressed_link(fact, plan.requirement, plan.rpo_sizing)
+    if link is None:
+        return
+    card.values["compression"]["rpo_link"] = link.to_json()
+    at = next((n for n, (label, _) in enumerate(card.rows) if label.startswith("Link for the RPO of ")), None)
+    card.rows.insert(len(card.rows) if at is None else at + 1, ("Link for the RPO, compressed", link.words))
