@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import zlib
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -25,6 +26,7 @@ from redolab.collect.rows import ArchivedLogName
 from redolab.collect.scripts import oracle_session
 from redolab.collect.steps import SMALL_OUTPUT_CAPS, run_step
 from redolab.environments.connect import connect_host
+from redolab.planning.compressibility import LZ4, measure_file, overall
 from tests.execution import execute_next
 
 
@@ -123,6 +125,10 @@ def test_the_step_samples_through_the_stand_in_host_and_writes_nothing(session, 
     assert asm.hour == "typical hour" and asm.ratio is None and "ASM" in asm.error
     assert any("asmcmd cp +RECO/ORCL/ARCHIVELOG/1_7.arc /scratch/redolab/" in note for note in outcome.notes)
     assert fingerprint(arch) == before  # the logs unchanged, and nothing new beside them
+    summary = outcome.notes[0]  # the step's figures, per host; LZ4 measured or what to install named
+    assert summary.startswith(f"Compressibility on {primary.name} (3 log(s), ")
+    assert "LZ4 (frame, fastest level" in summary or f"LZ4 not measured on {primary.name}: " in summary
+    assert "timed on the primary's cores, not the standby's" in summary
     (call,) = database.calls()
     assert call["scripts"] == ["oracle_session_csv", "oracle_archived_log_names"]  # only the shipped SQL
     assert json.loads(json.dumps(outcome.to_json()))["samples"][0]["zlib_level"] == 6
@@ -144,7 +150,7 @@ async def measured(primary, secret_key, access, tmp_path):
                               caps=SMALL_OUTPUT_CAPS)  # fmt: skip
 
     try:
-        return await step.compressibility_step(run_sql, run_command, run_as=run_as(access))
+        return await step.compressibility_step(run_sql, run_command, run_as=run_as(access), host=primary.name)
     finally:
         await transport.close()
 
@@ -159,6 +165,31 @@ def test_the_host_program_matches_python_zlib_locally(tmp_path):
     first, missing = (json.loads(line) for line in done.stdout.splitlines())
     assert first["bytes"] == len(data) and first["zlib_bytes"] == len(zlib.compress(data, 6))
     assert missing["error"] == "No such file or directory"
+    # LZ4 on the same bytes where python3 has the lz4 module (this one does), as the local command measures it
+    local = overall([measure_file(path)], LZ4)
+    assert abs(first["lz4_bytes"] / local.compressed_bytes - 1) <= 0.01
+    (sample,) = step.read_host_output(done.stdout, [("worst hour", log(1, 1, "2026-11-20 08:00:00", name=str(path)))])
+    assert sample.lz4_ratio == pytest.approx(len(data) / first["lz4_bytes"])
+    # without the module (python3 -S: no site-packages) the zlib figures stay and LZ4 is left out
+    bare = subprocess.run([sys.executable, "-S", "-", "6", str(step.SAMPLE_BYTES), str(path)],
+                          input=step.HOST_PROGRAM, capture_output=True, text=True, check=True)  # fmt: skip
+    plain = json.loads(bare.stdout)
+    assert plain["zlib_bytes"] == first["zlib_bytes"] and "lz4_bytes" not in plain
+
+
+def test_the_summary_note_says_both_codecs_or_what_to_install():
+    base = {"name": "/a/1.arc", "hour": "worst hour", "thread": 1, "sequence": 1, "log_bytes": 2 * step.GIB}
+    zlib_only = step.HostSample(**base, bytes_read=step.GIB, zlib_bytes=step.GIB // 4, compress_cpu_seconds=8.0,
+                                decompress_cpu_seconds=2.0)  # fmt: skip
+    said = step.summary_note("db1", [zlib_only, step.HostSample(**base, error="unreadable")])
+    assert said.startswith("Compressibility on db1 (1 log(s), 1,024.0 MiB read): zlib level 6 4.00 : 1, 8.00 CPU "
+                           "s/GiB to compress and 2.00 to decompress; LZ4 not measured on db1: its python3 has no "
+                           "lz4 module (install the python3-lz4 package there")  # fmt: skip
+    both = replace(zlib_only, lz4_bytes=step.GIB // 2, lz4_compress_cpu_seconds=1.0, lz4_decompress_cpu_seconds=0.5)
+    said = step.summary_note("db1", [both])
+    assert "LZ4 (frame, fastest level; the nearest of LZO) 2.00 : 1, 1.00 CPU s/GiB to compress and 0.50" in said
+    assert "not measured" not in said and said.endswith("scale it by the standby's core speed.")
+    assert step.summary_note("db1", [step.HostSample(**base, error="unreadable")]) is None
 
 
 def test_a_collection_asked_for_it_stores_the_samples(session, engine, secret_key, oracle_env, database, tmp_path):

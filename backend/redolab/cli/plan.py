@@ -148,6 +148,7 @@ def _compressibility_lines(samples, totals):
     if len(samples) > 1:
         yield f"all {len(samples):,} files together:"
         yield from (f"   {line}" for line in _codec_lines(totals))
+    yield "CPU seconds are this machine's cores': the primary's (compress) and the standby's (decompress) may differ."
 
 
 def _codec_lines(codecs):

@@ -14,9 +14,12 @@ typical hour, compressed on the primary itself with zlib (read-only), their rati
 4. A log in ASM (a name starting with '+') is not a file the host's python3 can open: the step names
    what to run instead (`asmcmd cp` to a scratch directory, then `redolab plan compressibility`).
 
-The zlib level is zlib's default, 6 (planning.compressibility says why); LZ4 needs a package the host
-rarely has, so it is measured by `redolab plan compressibility` on copied logs. Decompression is timed on
-the primary's CPU: the standby's own cost scales with its cores' speed.
+The zlib level is zlib's default, 6 (planning.compressibility says why). LZ4 (frame, its fastest level, the
+nearest of LZO) is measured on the same bytes when the host's python3 has the lz4 module; otherwise the
+step's note names the host and what to install (or `redolab plan compressibility` on copied logs). Only the
+zlib figures are stored per log; the step's summary note gives both codecs. Decompression is timed on the
+primary's CPU, and every figure says so: the standby's own cost scales with its cores' speed (the logs are
+on the primary, and redolab does not carry their bytes to the standby).
 """
 
 from __future__ import annotations
@@ -43,28 +46,58 @@ ZLIB_LEVEL = 6
 MAX_LINE_CHARS = 8192
 HOST_PROGRAM = """\
 import json, sys, time, zlib
+try:
+    import lz4.frame as lz4f
+except ImportError:
+    lz4f = None
 level, limit = int(sys.argv[1]), int(sys.argv[2])
 clock = time.process_time
+
+
+class Meter:
+    def __init__(self, packer, unpacker, begin=None):
+        self.packer, self.unpacker = packer, unpacker
+        self.bytes, self.packing, self.unpacking = 0, 0.0, 0.0
+        if begin is not None:
+            self.passed(begin)
+
+    def passed(self, call, *args):
+        began = clock()
+        piece = call(*args)
+        self.packing += clock() - began
+        self.bytes += len(piece)
+        began = clock()
+        if piece:
+            self.unpacker.decompress(piece)
+        self.unpacking += clock() - began
+
+    def feed(self, chunk):
+        self.passed(self.packer.compress, chunk) if chunk else self.passed(self.packer.flush)
+
+
 for path in sys.argv[3:]:
     try:
         with open(path, "rb") as log:
-            packer, unpacker = zlib.compressobj(level), zlib.decompressobj()
-            read = packed = 0
-            packing = unpacking = 0.0
+            slow = Meter(zlib.compressobj(level), zlib.decompressobj())
+            fast = None
+            if lz4f is not None:
+                packer = lz4f.LZ4FrameCompressor(compression_level=0)
+                fast = Meter(packer, lz4f.LZ4FrameDecompressor(), packer.begin)
+            read = 0
             while True:
                 chunk = log.read(min(1048576, limit - read)) if read < limit else b""
                 read += len(chunk)
-                began = clock()
-                piece = packer.compress(chunk) if chunk else packer.flush()
-                packing += clock() - began
-                packed += len(piece)
-                began = clock()
-                unpacker.decompress(piece)
-                unpacking += clock() - began
+                for meter in (slow, fast):
+                    if meter is not None:
+                        meter.feed(chunk)
                 if not chunk:
                     break
-        print(json.dumps({"path": path, "bytes": read, "zlib_bytes": packed,
-                          "compress_cpu_seconds": packing, "decompress_cpu_seconds": unpacking}))
+        said = {"path": path, "bytes": read, "zlib_bytes": slow.bytes, "compress_cpu_seconds": slow.packing,
+                "decompress_cpu_seconds": slow.unpacking}
+        if fast is not None:
+            said.update(lz4_bytes=fast.bytes, lz4_compress_cpu_seconds=fast.packing,
+                        lz4_decompress_cpu_seconds=fast.unpacking)
+        print(json.dumps(said))
     except OSError as error:
         print(json.dumps({"path": path, "error": error.strerror or type(error).__name__}))
     sys.stdout.flush()
@@ -143,10 +176,18 @@ class HostSample:
     compress_cpu_seconds: float = 0.0
     decompress_cpu_seconds: float = 0.0
     error: str | None = None
+    # LZ4 (frame, its fastest level) on the same bytes: None when the host's python3 has no lz4 module
+    lz4_bytes: int | None = None
+    lz4_compress_cpu_seconds: float | None = None
+    lz4_decompress_cpu_seconds: float | None = None
 
     @property
     def ratio(self) -> float | None:
         return self.bytes_read / self.zlib_bytes if self.bytes_read and self.zlib_bytes else None
+
+    @property
+    def lz4_ratio(self) -> float | None:
+        return self.bytes_read / self.lz4_bytes if self.bytes_read and self.lz4_bytes else None
 
     def per_gib(self, seconds: float) -> float | None:
         return seconds * GIB / self.bytes_read if self.bytes_read else None
@@ -164,6 +205,14 @@ class HostSample:
             "ratio": self.ratio,
             "compress_cpu_seconds_per_gib": self.per_gib(self.compress_cpu_seconds),
             "decompress_cpu_seconds_per_gib": self.per_gib(self.decompress_cpu_seconds),
+            "lz4_bytes": self.lz4_bytes,
+            "lz4_ratio": self.lz4_ratio,
+            "lz4_compress_cpu_seconds_per_gib": self.per_gib(self.lz4_compress_cpu_seconds or 0.0)
+            if self.lz4_bytes
+            else None,
+            "lz4_decompress_cpu_seconds_per_gib": self.per_gib(self.lz4_decompress_cpu_seconds or 0.0)
+            if self.lz4_bytes
+            else None,
             "error": self.error,
         }
 
@@ -213,6 +262,53 @@ def _sample(hour: str, log: ArchivedLogName, item: dict | None) -> HostSample:
         zlib_bytes=packed,
         compress_cpu_seconds=float(packing),
         decompress_cpu_seconds=float(unpacking),
+        **_lz4_figures(item),
+    )
+
+
+def _lz4_figures(item: dict) -> dict:
+    """The LZ4 figures of a host line, when the host measured them and all three validate; else none."""
+    figures = {
+        "lz4_bytes": _number(item.get("lz4_bytes"), int, SAMPLE_BYTES * 2 + MIB),
+        "lz4_compress_cpu_seconds": _number(item.get("lz4_compress_cpu_seconds"), float, 86_400.0),
+        "lz4_decompress_cpu_seconds": _number(item.get("lz4_decompress_cpu_seconds"), float, 86_400.0),
+    }
+    if None in figures.values():
+        return {}
+    return {key: float(value) if "seconds" in key else value for key, value in figures.items()}
+
+
+def summary_note(host: str, samples: Sequence[HostSample]) -> str | None:
+    """The step's figures in one line for the collection's notes (and `redolab collect --wait`): zlib and
+    LZ4 over every log read, or which codec could not be measured on `host` and what to install; both timed
+    on the primary's cores (the standby's decompression is not timed). None when no log was read."""
+    read = [sample for sample in samples if sample.bytes_read and sample.zlib_bytes]
+    if not read:
+        return None
+    total = sum(sample.bytes_read for sample in read)
+
+    def per_gib(seconds: float) -> str:
+        return f"{seconds * GIB / total:,.2f}"
+
+    zlib_said = (
+        f"zlib level {ZLIB_LEVEL} {total / sum(s.zlib_bytes for s in read):,.2f} : 1, "
+        f"{per_gib(sum(s.compress_cpu_seconds for s in read))} CPU s/GiB to compress and "
+        f"{per_gib(sum(s.decompress_cpu_seconds for s in read))} to decompress"
+    )
+    if all(sample.lz4_bytes for sample in read):
+        fast = (
+            f"LZ4 (frame, fastest level; the nearest of LZO) {total / sum(s.lz4_bytes or 0 for s in read):,.2f} : 1, "
+            f"{per_gib(sum(s.lz4_compress_cpu_seconds or 0.0 for s in read))} CPU s/GiB to compress and "
+            f"{per_gib(sum(s.lz4_decompress_cpu_seconds or 0.0 for s in read))} to decompress"
+        )
+    else:
+        fast = (
+            f"LZ4 not measured on {host}: its python3 has no lz4 module (install the python3-lz4 package there, "
+            "or copy a few logs to a workstation and run `redolab plan compressibility` on them)"
+        )
+    return (
+        f"Compressibility on {host} ({len(read):,} log(s), {total / MIB:,.1f} MiB read): {zlib_said}; {fast}. "
+        "Decompression was timed on the primary's cores, not the standby's: scale it by the standby's core speed."
     )
 
 
@@ -240,7 +336,7 @@ def _plain(name: str) -> bool:
     return True
 
 
-async def compressibility_step(run_sql, run_command, *, run_as: Sequence[str] = ()) -> Outcome:
+async def compressibility_step(run_sql, run_command, *, run_as: Sequence[str] = (), host: str = "the host") -> Outcome:
     """List the logs (`run_sql(steps, expected=)` -> output.Collected), choose them, and measure the
     readable ones on the host (`run_command(argv, step, input=)` -> steps.StepOutput, small caps)."""
     collected = await run_sql([(NAMES_SCRIPT, {"names_days": NAMES_DAYS})], expected=("archived_log_names",))
@@ -268,14 +364,15 @@ async def compressibility_step(run_sql, run_command, *, run_as: Sequence[str] = 
     samples += [_sample(hour, log, {"error": "stored in ASM (see the note)"}) for hour, log in asm]
     odd = [(h, log) for h, log in choice.logs if not in_asm(log.name) and not _plain(log.name)]
     samples += [_sample(hour, log, {"error": "a name redolab does not pass to a shell"}) for hour, log in odd]
-    return Outcome(samples, notes)
+    summary = summary_note(host, samples)
+    return Outcome(samples, [*([summary] if summary else []), *notes])
 
 
 async def sample_in_collection(run_sql, run_command, *, access: DatabaseAccess, notes: list[str]) -> Outcome | None:
     """The step as a collection runs it (as the access's operating-system user): its notes added to `notes`;
     a failure is a note too, never the collection's failure (the history it read stays good)."""
     try:
-        outcome = await compressibility_step(run_sql, run_command, run_as=run_as(access))
+        outcome = await compressibility_step(run_sql, run_command, run_as=run_as(access), host=access.host_name)
     except CollectionError as error:
         notes.append(f"Compressibility not measured: {error.message}. {error.hint}".strip())
         return None

@@ -188,7 +188,8 @@ def compression_rows(fact: CompressionFact, requirement) -> list[tuple[str, str]
             "Shipping process CPU (one core each)",
             f"{fact.compress_seconds_per_gib:,.2f} CPU s/GiB to compress: at most "
             f"{format_byte_rate(cap) if cap else '– (too fast to time)'} of redo as written per process; "
-            f"decompression {fact.decompress_seconds_per_gib:,.2f} CPU s/GiB (timed on the primary's cores)",
+            f"decompression {fact.decompress_seconds_per_gib:,.2f} CPU s/GiB (timed on the primary's cores; the "
+            "standby's were not timed)",
         )
     )
     licence = "licensed" if fact.licensed else "not marked as licensed for this environment"
