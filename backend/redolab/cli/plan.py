@@ -181,7 +181,9 @@ def plan_show(
         "--run",
         help="Use only these runs (repeat; a loopback run only when named); default: every run over the link.",
     ),
-    exclude_tags: list[str] = typer.Option([], "--exclude-tag", help="Leave out runs with this tag (repeat)."),
+    exclude_tags: list[str] = typer.Option(
+        [], "--exclude-tag", help="Leave out runs with this tag (repeat); runs tagged load always are."
+    ),
     pdf: Path | None = typer.Option(None, "--pdf", help="Also write the plan report as PDF to this file."),
     author: str = typer.Option("redolab CLI", "--author", help="The author named on the PDF report."),
 ) -> None:
