@@ -19,6 +19,7 @@ import pytest
 
 from redolab.collect import compressibility as step
 from redolab.collect import service
+from redolab.collect import standby_timing as standby
 from redolab.collect.commands import access_of, run_as, sqlplus_argv
 from redolab.collect.models import Collection, CollectionStatus, CompressibilitySample
 from redolab.collect.output import read_sqlplus
@@ -128,7 +129,7 @@ def test_the_step_samples_through_the_stand_in_host_and_writes_nothing(session, 
     summary = outcome.notes[0]  # the step's figures, per host; LZ4 measured or what to install named
     assert summary.startswith(f"Compressibility on {primary.name} (3 log(s), ")
     assert "LZ4 (frame, fastest level" in summary or f"LZ4 not measured on {primary.name}: " in summary
-    assert "timed on the primary's cores, not the standby's" in summary
+    assert "timed on the primary's cores" in summary
     (call,) = database.calls()
     assert call["scripts"] == ["oracle_session_csv", "oracle_archived_log_names"]  # only the shipped SQL
     assert json.loads(json.dumps(outcome.to_json()))["samples"][0]["zlib_level"] == 6
@@ -188,7 +189,7 @@ def test_the_summary_note_says_both_codecs_or_what_to_install():
     both = replace(zlib_only, lz4_bytes=step.GIB // 2, lz4_compress_cpu_seconds=1.0, lz4_decompress_cpu_seconds=0.5)
     said = step.summary_note("db1", [both])
     assert "LZ4 (frame, fastest level; the nearest of LZO) 2.00 : 1, 1.00 CPU s/GiB to compress and 0.50" in said
-    assert "not measured" not in said and said.endswith("scale it by the standby's core speed.")
+    assert "not measured" not in said and said.endswith("(the standby's, where timed, follows).")
     assert step.summary_note("db1", [step.HostSample(**base, error="unreadable")]) is None
 
 
@@ -215,3 +216,44 @@ def test_a_collection_asked_for_it_stores_the_samples(session, engine, secret_ke
     assert abs(len(data) / rows[path].zlib_bytes / (len(data) / len(zlib.compress(data, 6))) - 1) <= 0.01
     assert rows["+RECO/ORCL/1_6.arc"].error.startswith("stored in ASM")
     assert any("asmcmd cp +RECO/ORCL/1_6.arc" in note for note in collection.notes)
+    # the standby (sb1, over the same sshd) decompressed that log's bytes, compressed on the primary and sent
+    # through redolab as text: every byte restored, timed there; the other log has no standby figure
+    assert rows[path].standby_bytes == len(data) and rows[path].standby_decompress_cpu_seconds >= 0
+    assert rows["+RECO/ORCL/1_6.arc"].standby_bytes is None
+    assert any(note.startswith("Decompression timed on the standby sb1 too: ") for note in collection.notes)
+
+
+def test_the_standby_programs_round_trip_and_refuse_what_does_not_validate(tmp_path):
+    """The primary's pack program and the standby's unpack program as the hosts run them, joined by text."""
+    path = tmp_path / "1_9.arc"
+    data = b"redo block " * 40_000 + random.Random(9).randbytes(100_000)
+    path.write_bytes(data)
+    packed = subprocess.run([sys.executable, "-", "6", str(standby.STANDBY_SAMPLE_BYTES), str(path)],
+                            input=standby.PACK_PROGRAM, capture_output=True, text=True, check=True)  # fmt: skip
+    assert max(map(len, packed.stdout.splitlines())) <= 76  # base64 lines, each decodable alone
+    sent = len(zlib.compress(data, 6))
+    unpacked = subprocess.run([sys.executable, *standby.unpack_argv()[4:]], input=packed.stdout,
+                              capture_output=True, text=True, check=True)  # fmt: skip
+    timing = standby.read_standby_output(unpacked.stdout, "sb1", str(path), sent)
+    assert timing.restored_bytes == len(data) and timing.seconds_per_gib >= 0
+    assert standby.read_standby_output(unpacked.stdout, "sb1", str(path), sent + 1) == (
+        "the standby's figures did not validate"
+    )
+    hostile = subprocess.run([sys.executable, *standby.unpack_argv()[4:]], input="not base64 at all!\n",
+                             capture_output=True, text=True, check=True)  # fmt: skip
+    assert standby.read_standby_output(hostile.stdout, "sb1", "x", 0) == (
+        "the standby could not decompress what the primary sent"
+    )
+    assert standby.read_standby_output("\x1b[2J banner", "sb1", "x", 0) == "the standby printed no result"
+    assert re.findall(r"open\(([^)]*)\)", standby.PACK_PROGRAM) == ['path, "rb"']  # read-only on the primary
+    assert "open(" not in standby.UNPACK_PROGRAM  # nothing opened on the standby
+
+
+def test_without_a_standby_the_figures_are_the_primarys():
+    base = {"name": "/a/1.arc", "hour": "worst hour", "thread": 1, "sequence": 1, "log_bytes": 10}
+    outcome = step.Outcome([step.HostSample(**base, bytes_read=10, zlib_bytes=5)], [])
+    notes = []
+    asyncio.run(standby.time_on_standby(outcome, None, None, host=None, prefix=(), notes=notes))
+    assert notes == ["Decompression not timed on the standby: the environment has no standby host; the figures "
+                     "are the primary's."]  # fmt: skip
+    assert outcome.samples[0].standby_bytes is None

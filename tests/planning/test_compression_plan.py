@@ -86,6 +86,9 @@ def test_the_transport_card_shows_both_rates_only_with_a_measurement(session, en
     )
     assert rows["Measured compressibility"].startswith("4.00 : 1 (zlib level 6, 2 log(s) of the worst hour")
     assert "102.4 MiB/s of redo as written per process" in rows["Shipping process CPU (one core each)"]
+    assert rows["Shipping process CPU (one core each)"].endswith(
+        "decompression 2.00 CPU s/GiB on the primary's cores; the standby's were not timed"
+    )
     said = [value for _, value in card.rows]
     assert sum(LICENCE_RULE in value for value in said) == 1  # the licence and the LZO rule, once
     assert "not marked as licensed" in rows["Licence"]
@@ -142,3 +145,15 @@ def test_the_rpo_link_and_the_thread_rows_never_contradict(ratio, seconds_per_gi
     assert (link.bits_per_second is None) == cannot
     if link.bits_per_second is not None:
         assert link.bits_per_second == pytest.approx(sum(needs) * 8 * fact.zlib_bytes / GIB)
+
+
+def test_the_standbys_decompression_is_shown_where_it_was_timed_there(session, environment):
+    collection = collected(session, environment, [("worst hour", GIB, GIB // 4, 10.0)])
+    sample = session.query(CompressibilitySample).filter_by(collection_id=collection.id).one()
+    sample.standby_bytes, sample.standby_decompress_cpu_seconds = GIB // 32, 0.1  # 32 MiB in 0.1 s: 3.2 s/GiB
+    session.commit()
+    card = environment_plan(session=session, environment=environment).card("transport")
+    assert dict(card.rows)["Shipping process CPU (one core each)"].endswith(
+        "decompression 2.00 CPU s/GiB on the primary's cores; 3.20 CPU s/GiB on the standby's (timed there)"
+    )
+    assert card.values["compression"]["standby_decompress_cpu_seconds_per_gib"] == pytest.approx(3.2)

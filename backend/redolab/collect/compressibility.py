@@ -17,9 +17,8 @@ typical hour, compressed on the primary itself with zlib (read-only), their rati
 The zlib level is zlib's default, 6 (planning.compressibility says why). LZ4 (frame, its fastest level, the
 nearest of LZO) is measured on the same bytes when the host's python3 has the lz4 module; otherwise the
 step's note names the host and what to install (or `redolab plan compressibility` on copied logs). Only the
-zlib figures are stored per log; the step's summary note gives both codecs. Decompression is timed on the
-primary's CPU, and every figure says so: the standby's own cost scales with its cores' speed (the logs are
-on the primary, and redolab does not carry their bytes to the standby).
+zlib figures are stored per log; the step's summary note gives both codecs. Decompression is timed here on
+the primary's CPU, and the figures say so; collect.standby_timing then times it on the standby as well.
 """
 
 from __future__ import annotations
@@ -180,6 +179,9 @@ class HostSample:
     lz4_bytes: int | None = None
     lz4_compress_cpu_seconds: float | None = None
     lz4_decompress_cpu_seconds: float | None = None
+    # the standby decompressing this log's first bytes, compressed on the primary (collect.standby_timing)
+    standby_bytes: int | None = None
+    standby_decompress_cpu_seconds: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -217,7 +219,7 @@ class HostSample:
         }
 
 
-def _number(value, kind: type, high: float):
+def host_figure(value, kind: type, high: float):
     """A figure the host printed, checked: of `kind` (never bool), finite, 0 to `high`; else None."""
     if type(value) is not kind and not (kind is float and type(value) is int):
         return None
@@ -250,10 +252,10 @@ def _sample(hour: str, log: ArchivedLogName, item: dict | None) -> HostSample:
     if "error" in item:
         error = item["error"] if isinstance(item["error"], str) else "unreadable"
         return HostSample(**base, error=" ".join(error.split())[:120] or "unreadable")
-    read = _number(item.get("bytes"), int, SAMPLE_BYTES)
-    packed = _number(item.get("zlib_bytes"), int, SAMPLE_BYTES * 2 + MIB)
-    packing = _number(item.get("compress_cpu_seconds"), float, 86_400.0)
-    unpacking = _number(item.get("decompress_cpu_seconds"), float, 86_400.0)
+    read = host_figure(item.get("bytes"), int, SAMPLE_BYTES)
+    packed = host_figure(item.get("zlib_bytes"), int, SAMPLE_BYTES * 2 + MIB)
+    packing = host_figure(item.get("compress_cpu_seconds"), float, 86_400.0)
+    unpacking = host_figure(item.get("decompress_cpu_seconds"), float, 86_400.0)
     if None in (read, packed, packing, unpacking):
         return HostSample(**base, error="the host's figures for it did not validate")
     return HostSample(
@@ -269,9 +271,9 @@ def _sample(hour: str, log: ArchivedLogName, item: dict | None) -> HostSample:
 def _lz4_figures(item: dict) -> dict:
     """The LZ4 figures of a host line, when the host measured them and all three validate; else none."""
     figures = {
-        "lz4_bytes": _number(item.get("lz4_bytes"), int, SAMPLE_BYTES * 2 + MIB),
-        "lz4_compress_cpu_seconds": _number(item.get("lz4_compress_cpu_seconds"), float, 86_400.0),
-        "lz4_decompress_cpu_seconds": _number(item.get("lz4_decompress_cpu_seconds"), float, 86_400.0),
+        "lz4_bytes": host_figure(item.get("lz4_bytes"), int, SAMPLE_BYTES * 2 + MIB),
+        "lz4_compress_cpu_seconds": host_figure(item.get("lz4_compress_cpu_seconds"), float, 86_400.0),
+        "lz4_decompress_cpu_seconds": host_figure(item.get("lz4_decompress_cpu_seconds"), float, 86_400.0),
     }
     if None in figures.values():
         return {}
@@ -281,7 +283,7 @@ def _lz4_figures(item: dict) -> dict:
 def summary_note(host: str, samples: Sequence[HostSample]) -> str | None:
     """The step's figures in one line for the collection's notes (and `redolab collect --wait`): zlib and
     LZ4 over every log read, or which codec could not be measured on `host` and what to install; both timed
-    on the primary's cores (the standby's decompression is not timed). None when no log was read."""
+    on the primary's cores (the standby's decompression: collect.standby_timing). None when no log was read."""
     read = [sample for sample in samples if sample.bytes_read and sample.zlib_bytes]
     if not read:
         return None
@@ -308,7 +310,7 @@ def summary_note(host: str, samples: Sequence[HostSample]) -> str | None:
         )
     return (
         f"Compressibility on {host} ({len(read):,} log(s), {total / MIB:,.1f} MiB read): {zlib_said}; {fast}. "
-        "Decompression was timed on the primary's cores, not the standby's: scale it by the standby's core speed."
+        "Decompression here was timed on the primary's cores (the standby's, where timed, follows)."
     )
 
 
@@ -397,6 +399,8 @@ def sample_rows(collection_id: int, outcome: Outcome | None) -> list[Compressibi
             zlib_bytes=sample.zlib_bytes,
             compress_cpu_seconds=sample.compress_cpu_seconds,
             decompress_cpu_seconds=sample.decompress_cpu_seconds,
+            standby_bytes=sample.standby_bytes,
+            standby_decompress_cpu_seconds=sample.standby_decompress_cpu_seconds,
             error=neutralised(sample.error)[:200] if sample.error else None,
         )
         for sample in outcome.samples

@@ -44,6 +44,13 @@ class CompressionFact:
     compress_cpu_seconds: float
     decompress_cpu_seconds: float
     licensed: bool
+    standby_bytes: int = 0  # of redo as written the standby decompressed (collect.standby_timing); 0: not timed
+    standby_decompress_cpu_seconds: float = 0.0
+
+    @property
+    def standby_seconds_per_gib(self) -> float | None:
+        """The standby's CPU s/GiB to decompress, timed on the standby; None where it was not."""
+        return self.standby_decompress_cpu_seconds * GIB / self.standby_bytes if self.standby_bytes else None
 
     @property
     def ratio(self) -> float:
@@ -74,6 +81,7 @@ class CompressionFact:
             "ratio": self.ratio,
             "compress_cpu_seconds_per_gib": self.compress_seconds_per_gib,
             "decompress_cpu_seconds_per_gib": self.decompress_seconds_per_gib,
+            "standby_decompress_cpu_seconds_per_gib": self.standby_seconds_per_gib,
             "cpu_cap_bytes_per_second": self.cpu_cap_bytes_per_second,
             "advanced_compression_licensed": self.licensed,
         }
@@ -94,6 +102,7 @@ def stored_compression(session: Session, environment: Environment) -> Compressio
     samples = [sample for sample, _ in rows if sample.collection_id == latest]
     worst = [sample for sample in samples if sample.hour == "worst hour"]
     chosen = worst or samples
+    timed = [s for s in samples if s.standby_bytes]
     return CompressionFact(
         collection_id=latest,
         measured_at=rows[0][1],
@@ -105,6 +114,8 @@ def stored_compression(session: Session, environment: Environment) -> Compressio
         compress_cpu_seconds=sum(s.compress_cpu_seconds for s in chosen),
         decompress_cpu_seconds=sum(s.decompress_cpu_seconds for s in chosen),
         licensed=environment.advanced_compression_licensed,
+        standby_bytes=sum(s.standby_bytes or 0 for s in timed),
+        standby_decompress_cpu_seconds=sum(s.standby_decompress_cpu_seconds or 0.0 for s in timed),
     )
 
 
@@ -188,8 +199,12 @@ def compression_rows(fact: CompressionFact, requirement) -> list[tuple[str, str]
             "Shipping process CPU (one core each)",
             f"{fact.compress_seconds_per_gib:,.2f} CPU s/GiB to compress: at most "
             f"{format_byte_rate(cap) if cap else '– (too fast to time)'} of redo as written per process; "
-            f"decompression {fact.decompress_seconds_per_gib:,.2f} CPU s/GiB (timed on the primary's cores; the "
-            "standby's were not timed)",
+            f"decompression {fact.decompress_seconds_per_gib:,.2f} CPU s/GiB on the primary's cores; "
+            + (
+                f"{fact.standby_seconds_per_gib:,.2f} CPU s/GiB on the standby's (timed there)"
+                if fact.standby_seconds_per_gib is not None
+                else "the standby's were not timed"
+            ),
         )
     )
     licence = "licensed" if fact.licensed else "not marked as licensed for this environment"
