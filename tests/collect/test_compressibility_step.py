@@ -4,11 +4,13 @@ ratio within 1 % of Python's zlib on the same bytes; ASM logs named with what to
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import hashlib
 import json
 import random
 import re
+import shutil
 import subprocess
 import sys
 import zlib
@@ -61,9 +63,14 @@ def test_the_host_command_passes_paths_as_arguments_and_refuses_odd_ones():
 
 
 def test_the_host_program_only_reads():
-    """Its one open() is read-only binary, and it imports nothing that writes or runs a command."""
-    assert re.findall(r"open\(([^)]*)\)", step.HOST_PROGRAM) == ['path, "rb"']
-    assert not re.search(r"\b(os|shutil|subprocess|tempfile|write)\b", step.HOST_PROGRAM)
+    """Its one open() is read-only binary; the only commands it may run are the fixed codec tools, fed and
+    read through pipes (their output to /dev/null), never through a shell; it writes nowhere else."""
+    assert re.findall(r"\bopen\(([^)]*)\)", step.HOST_PROGRAM) == ['path, "rb"'] * 2  # zlib's pass, the tool's
+    assert not re.search(r"\b(os|tempfile|shell|os\.system)\b", step.HOST_PROGRAM)
+    assert re.findall(r"(\w+(?:\.\w+)*)\.write\(", step.HOST_PROGRAM) == ["pack.stdin", "unpack.stdin"]
+    assert re.findall(r"Popen\((\w+)", step.HOST_PROGRAM) == ["tool", "tool"]
+    tools = re.search(r"TOOLS = (\(.*?\)\))\n", step.HOST_PROGRAM, re.S).group(1)
+    assert all(argv[0] in ("lz4", "zstd") and "-c" in argv for _, *argvs in ast.literal_eval(tools) for argv in argvs)
 
 
 def test_hostile_output_keeps_only_valid_lines_for_logs_asked():
@@ -128,7 +135,10 @@ def test_the_step_samples_through_the_stand_in_host_and_writes_nothing(session, 
     assert fingerprint(arch) == before  # the logs unchanged, and nothing new beside them
     summary = outcome.notes[0]  # the step's figures, per host; LZ4 measured or what to install named
     assert summary.startswith(f"Compressibility on {primary.name} (3 log(s), ")
-    assert "LZ4 (frame, fastest level" in summary or f"LZ4 not measured on {primary.name}: " in summary
+    said_fast = [words for words in step.FAST_CODECS.values() if words in summary]
+    assert said_fast or f"LZ4 not measured on {primary.name}: " in summary
+    if shutil.which("lz4") == "/usr/bin/lz4":  # on the host's PATH too: measured by the command, same bytes
+        assert said_fast in ([step.FAST_CODECS["lz4 command"]], [step.FAST_CODECS["lz4 module"]]), summary
     assert "timed on the primary's cores" in summary
     (call,) = database.calls()
     assert call["scripts"] == ["oracle_session_csv", "oracle_archived_log_names"]  # only the shipped SQL
@@ -168,14 +178,20 @@ def test_the_host_program_matches_python_zlib_locally(tmp_path):
     assert missing["error"] == "No such file or directory"
     # LZ4 on the same bytes where python3 has the lz4 module (this one does), as the local command measures it
     local = overall([measure_file(path)], LZ4)
-    assert abs(first["lz4_bytes"] / local.compressed_bytes - 1) <= 0.01
+    assert abs(first["fast_bytes"] / local.compressed_bytes - 1) <= 0.01
     (sample,) = step.read_host_output(done.stdout, [("worst hour", log(1, 1, "2026-11-20 08:00:00", name=str(path)))])
-    assert sample.lz4_ratio == pytest.approx(len(data) / first["lz4_bytes"])
-    # without the module (python3 -S: no site-packages) the zlib figures stay and LZ4 is left out
-    bare = subprocess.run([sys.executable, "-S", "-", "6", str(step.SAMPLE_BYTES), str(path)],
-                          input=step.HOST_PROGRAM, capture_output=True, text=True, check=True)  # fmt: skip
+    assert sample.fast_ratio == pytest.approx(len(data) / first["fast_bytes"]) and sample.fast_codec == "lz4 module"
+    # without the module (python3 -S: no site-packages) the lz4 command measures it where there is one; with
+    # no command either (an empty PATH) the zlib figures stay and the fast codec is left out
+    argv = [sys.executable, "-S", "-", "6", str(step.SAMPLE_BYTES), str(path)]
+    if shutil.which("lz4"):
+        by_tool = json.loads(subprocess.run(argv, input=step.HOST_PROGRAM, capture_output=True, text=True,
+                                            check=True).stdout)  # fmt: skip
+        assert by_tool["fast_codec"] == "lz4 command" and by_tool["zlib_bytes"] == first["zlib_bytes"]
+        assert abs(by_tool["fast_bytes"] / first["fast_bytes"] - 1) <= 0.05  # LZ4 frames, -1 and level 0
+    bare = subprocess.run(argv, input=step.HOST_PROGRAM, capture_output=True, text=True, check=True, env={"PATH": ""})
     plain = json.loads(bare.stdout)
-    assert plain["zlib_bytes"] == first["zlib_bytes"] and "lz4_bytes" not in plain
+    assert plain["zlib_bytes"] == first["zlib_bytes"] and "fast_bytes" not in plain
 
 
 def test_the_summary_note_says_both_codecs_or_what_to_install():
@@ -185,10 +201,12 @@ def test_the_summary_note_says_both_codecs_or_what_to_install():
     said = step.summary_note("db1", [zlib_only, step.HostSample(**base, error="unreadable")])
     assert said.startswith("Compressibility on db1 (1 log(s), 1,024.0 MiB read): zlib level 6 4.00 : 1, 8.00 CPU "
                            "s/GiB to compress and 2.00 to decompress; LZ4 not measured on db1: its python3 has no "
-                           "lz4 module (install the python3-lz4 package there")  # fmt: skip
-    both = replace(zlib_only, lz4_bytes=step.GIB // 2, lz4_compress_cpu_seconds=1.0, lz4_decompress_cpu_seconds=0.5)
+                           "lz4 module and it has no lz4 or zstd command (install the python3-lz4 or the lz4 "
+                           "package there")  # fmt: skip
+    both = replace(zlib_only, fast_codec="lz4 module", fast_bytes=step.GIB // 2, fast_compress_cpu_seconds=1.0,
+                   fast_decompress_cpu_seconds=0.5)  # fmt: skip
     said = step.summary_note("db1", [both])
-    assert "LZ4 (frame, fastest level; the nearest of LZO) 2.00 : 1, 1.00 CPU s/GiB to compress and 0.50" in said
+    assert f"{step.FAST_CODECS['lz4 module']} 2.00 : 1, 1.00 CPU s/GiB to compress and 0.50" in said
     assert "not measured" not in said and said.endswith("(the standby's, where timed, follows).")
     assert step.summary_note("db1", [step.HostSample(**base, error="unreadable")]) is None
 
@@ -220,6 +238,8 @@ def test_a_collection_asked_for_it_stores_the_samples(session, engine, secret_ke
     # through redolab as text: every byte restored, timed there; the other log has no standby figure
     assert rows[path].standby_bytes == len(data) and rows[path].standby_decompress_cpu_seconds >= 0
     assert rows["+RECO/ORCL/1_6.arc"].standby_bytes is None
+    if shutil.which("lz4") == "/usr/bin/lz4":  # the host's python3 has no lz4 module here: its lz4 command
+        assert rows[path].fast_codec in ("lz4 command", "lz4 module") and 0 < rows[path].fast_bytes < len(data)
     assert any(note.startswith("Decompression timed on the standby sb1 too: ") for note in collection.notes)
 
 

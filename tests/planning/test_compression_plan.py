@@ -89,6 +89,9 @@ def test_the_transport_card_shows_both_rates_only_with_a_measurement(session, en
     assert rows["Shipping process CPU (one core each)"].endswith(
         "decompression 2.00 CPU s/GiB on the primary's cores; the standby's were not timed"
     )
+    assert rows["LZ-class codec (the nearest of LZO)"].startswith(
+        "not measured on db1: its python3 has no lz4 module and it has no lz4 or zstd command (install"
+    )
     said = [value for _, value in card.rows]
     assert sum(LICENCE_RULE in value for value in said) == 1  # the licence and the LZO rule, once
     assert "not marked as licensed" in rows["Licence"]
@@ -147,13 +150,19 @@ def test_the_rpo_link_and_the_thread_rows_never_contradict(ratio, seconds_per_gi
         assert link.bits_per_second == pytest.approx(sum(needs) * 8 * fact.zlib_bytes / GIB)
 
 
-def test_the_standbys_decompression_is_shown_where_it_was_timed_there(session, environment):
+def test_the_standby_and_the_fast_codec_are_shown_where_measured(session, environment):
     collection = collected(session, environment, [("worst hour", GIB, GIB // 4, 10.0)])
     sample = session.query(CompressibilitySample).filter_by(collection_id=collection.id).one()
     sample.standby_bytes, sample.standby_decompress_cpu_seconds = GIB // 32, 0.1  # 32 MiB in 0.1 s: 3.2 s/GiB
+    sample.fast_codec, sample.fast_bytes = "lz4 command", GIB // 2  # LZ4 by the host's lz4 command: 2 : 1
+    sample.fast_compress_cpu_seconds, sample.fast_decompress_cpu_seconds = 1.5, 0.5
     session.commit()
     card = environment_plan(session=session, environment=environment).card("transport")
     assert dict(card.rows)["Shipping process CPU (one core each)"].endswith(
         "decompression 2.00 CPU s/GiB on the primary's cores; 3.20 CPU s/GiB on the standby's (timed there)"
     )
     assert card.values["compression"]["standby_decompress_cpu_seconds_per_gib"] == pytest.approx(3.2)
+    assert dict(card.rows)["LZ-class codec (the nearest of LZO)"] == (
+        "LZ4 (the lz4 command, -1; the nearest of LZO): 2.00 : 1, 1.50 CPU s/GiB to compress and 0.50 to "
+        "decompress on db1's cores"
+    )

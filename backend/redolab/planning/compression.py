@@ -19,6 +19,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from redolab.collect.compressibility import FAST_CODECS
 from redolab.collect.models import Collection, CompressibilitySample
 from redolab.core.units import format_bit_rate, format_byte_rate, format_byte_rate_in_mbit, format_bytes
 from redolab.environments.models import Environment
@@ -46,6 +47,26 @@ class CompressionFact:
     licensed: bool
     standby_bytes: int = 0  # of redo as written the standby decompressed (collect.standby_timing); 0: not timed
     standby_decompress_cpu_seconds: float = 0.0
+    host: str = "the primary"  # where the logs were read
+    fast_codec: str | None = None  # collect.compressibility.FAST_CODECS key; None: not measured on the host
+    fast_bytes: int = 0
+    fast_compress_cpu_seconds: float = 0.0
+    fast_decompress_cpu_seconds: float = 0.0
+
+    @property
+    def fast_words(self) -> str:
+        """The LZ-class codec's figures on the primary, or which host could not measure it and what to install."""
+        if self.fast_codec is None or not self.fast_bytes:
+            return (
+                f"not measured on {self.host}: its python3 has no lz4 module and it has no lz4 or zstd command "
+                "(install python3-lz4 or lz4 there, or run `redolab plan compressibility` on copied logs)"
+            )
+        per_gib = GIB / self.bytes_read
+        return (
+            f"{FAST_CODECS[self.fast_codec]}: {self.bytes_read / self.fast_bytes:,.2f} : 1, "
+            f"{self.fast_compress_cpu_seconds * per_gib:,.2f} CPU s/GiB to compress and "
+            f"{self.fast_decompress_cpu_seconds * per_gib:,.2f} to decompress on {self.host}'s cores"
+        )
 
     @property
     def standby_seconds_per_gib(self) -> float | None:
@@ -82,6 +103,8 @@ class CompressionFact:
             "compress_cpu_seconds_per_gib": self.compress_seconds_per_gib,
             "decompress_cpu_seconds_per_gib": self.decompress_seconds_per_gib,
             "standby_decompress_cpu_seconds_per_gib": self.standby_seconds_per_gib,
+            "fast_codec": self.fast_codec,
+            "fast_ratio": self.bytes_read / self.fast_bytes if self.fast_bytes else None,
             "cpu_cap_bytes_per_second": self.cpu_cap_bytes_per_second,
             "advanced_compression_licensed": self.licensed,
         }
@@ -90,7 +113,7 @@ class CompressionFact:
 def stored_compression(session: Session, environment: Environment) -> CompressionFact | None:
     """The latest collection of the environment with logs read: its worst hour's logs (else all)."""
     rows = session.execute(
-        select(CompressibilitySample, Collection.finished_at)
+        select(CompressibilitySample, Collection.finished_at, Collection.host_name)
         .join(Collection, Collection.id == CompressibilitySample.collection_id)
         .where(Collection.environment_id == environment.id, CompressibilitySample.bytes_read > 0)
         .where(CompressibilitySample.zlib_bytes > 0)
@@ -99,10 +122,11 @@ def stored_compression(session: Session, environment: Environment) -> Compressio
     if not rows:
         return None
     latest = rows[0][0].collection_id
-    samples = [sample for sample, _ in rows if sample.collection_id == latest]
+    samples = [sample for sample, *_ in rows if sample.collection_id == latest]
     worst = [sample for sample in samples if sample.hour == "worst hour"]
     chosen = worst or samples
     timed = [s for s in samples if s.standby_bytes]
+    fast = {s.fast_codec for s in chosen} if all(s.fast_bytes for s in chosen) else set()
     return CompressionFact(
         collection_id=latest,
         measured_at=rows[0][1],
@@ -116,6 +140,11 @@ def stored_compression(session: Session, environment: Environment) -> Compressio
         licensed=environment.advanced_compression_licensed,
         standby_bytes=sum(s.standby_bytes or 0 for s in timed),
         standby_decompress_cpu_seconds=sum(s.standby_decompress_cpu_seconds or 0.0 for s in timed),
+        host=rows[0][2],
+        fast_codec=fast.pop() if len(fast) == 1 and fast <= FAST_CODECS.keys() else None,
+        fast_bytes=sum(s.fast_bytes or 0 for s in chosen),
+        fast_compress_cpu_seconds=sum(s.fast_compress_cpu_seconds or 0.0 for s in chosen),
+        fast_decompress_cpu_seconds=sum(s.fast_decompress_cpu_seconds or 0.0 for s in chosen),
     )
 
 
@@ -207,6 +236,7 @@ def compression_rows(fact: CompressionFact, requirement) -> list[tuple[str, str]
             ),
         )
     )
+    rows.append(("LZ-class codec (the nearest of LZO)", fact.fast_words))
     licence = "licensed" if fact.licensed else "not marked as licensed for this environment"
     rows.append(("Licence", f"Advanced Compression {licence}: {LICENCE_RULE}"))
     return rows
