@@ -8,6 +8,7 @@ import ast
 import asyncio
 import hashlib
 import json
+import math
 import random
 import re
 import shutil
@@ -267,6 +268,9 @@ def test_the_standby_programs_round_trip_and_refuse_what_does_not_validate(tmp_p
     assert standby.read_standby_output("\x1b[2J banner", "sb1", "x", 0) == "the standby printed no result"
     assert re.findall(r"open\(([^)]*)\)", standby.PACK_PROGRAM) == ['path, "rb"']  # read-only on the primary
     assert "open(" not in standby.UNPACK_PROGRAM  # nothing opened on the standby
+    # the cap on what the primary may print holds the worst case: incompressible bytes (+0.1 %), base64 lines
+    worst = standby.STANDBY_SAMPLE_BYTES * 1.001 + 1024 + 57 * 33  # and a short last line per 1 MiB piece
+    assert math.ceil(worst / 57) * 77 < standby.PACK_CAPS.total_bytes and worst / 57 < standby.PACK_CAPS.lines
 
 
 def test_without_a_standby_the_figures_are_the_primarys():

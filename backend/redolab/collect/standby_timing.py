@@ -38,12 +38,15 @@ from redolab.collect.compressibility import (
 )
 from redolab.collect.errors import CollectionError
 from redolab.collect.models import Collection
-from redolab.collect.steps import SMALL_OUTPUT_CAPS, Cancelled
+from redolab.collect.steps import SMALL_OUTPUT_CAPS, Cancelled, OutputCaps
 from redolab.environments.connect import connect_host
 from redolab.environments.models import Environment, Host, HostRole
 from redolab.remote.transport import TransportError
 
 STANDBY_SAMPLE_BYTES = 32 * MIB  # of one log: at most 32 MiB x 4/3 of base64 text through redolab
+# What the primary may print for it: zlib adds at most 0.1 % to incompressible bytes, base64 4/3, a newline
+# per 76 characters; 48 MiB and 700,000 lines of 77 bytes hold that (a primary printing more is refused)
+PACK_CAPS = OutputCaps(total_bytes=48 * MIB, lines=700_000, line_bytes=128)
 PACK_PROGRAM = """\
 import base64, sys, zlib
 level, limit, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
@@ -179,7 +182,8 @@ async def time_on_standby(outcome: Outcome | None, run_primary, run_standby, *, 
         notes.append(f"Decompression not timed on the standby: {why}; the figures are the primary's.")
         return
     try:
-        packed = await run_primary(pack_argv(sample.name, prefix=prefix), "compressibility", input=PACK_PROGRAM)
+        argv = pack_argv(sample.name, prefix=prefix)
+        packed = await run_primary(argv, "compressibility", input=PACK_PROGRAM, caps=PACK_CAPS)
         text = packed.path.read_text(errors="replace") if packed.exit_code == 0 else ""
         sent = sum(len(binascii.a2b_base64(line)) for line in text.splitlines())
         said = await run_standby(unpack_argv(), "standby_decompress", input=text, caps=SMALL_OUTPUT_CAPS)
