@@ -402,3 +402,37 @@ def test_emit_prints_only_the_chosen_form(capsys):
     emit(False, lambda: pytest.fail("the JSON was computed for the text form"), lines())
     emit(True, lambda: {"x": 1}, (pytest.fail("the text was computed for --json") for _ in "x"))
     assert capsys.readouterr().out == 'a\nb\n{\n  "x": 1\n}\n'
+
+
+def test_run_command_queues_a_sync_run_under_load(tmp_path, schema):
+    """`redolab run --load-conns N`: the SYNC run and its ASYNC load queued together, tagged as the API
+    tags them; a SYNC run of several connections is refused naming the rule; --help says what it does."""
+    import re
+
+    from redolab.runs.models import Run
+
+    upgraded(tmp_path, schema)
+    engine = make_engine(f"sqlite:///{tmp_path / 'redolab.db'}")
+    from redolab.environments.schemas import EnvironmentCreate, HostCreate
+    from redolab.environments.service import create_environment, create_host
+
+    with make_sessionmaker(engine)() as session:
+        environment = create_environment(session=session, env_in=EnvironmentCreate(name="e"))
+        for role, name in (("primary", "p"), ("standby", "s")):
+            create_host(session=session, environment=environment, host_in=HostCreate(role=role, name=name,
+                                                                                       transport="local"))  # fmt: skip
+    common = ("run", "--env", "e", "--client", "p", "--server", "s", "--duration", "2 s", "--interval", "1 s")
+    result = invoke(tmp_path, *common, "--load-conns", "3", "--label", "commits")
+    assert result.returncode == 0, result.stderr
+    sync_id, load_id = (int(line.split()[1]) for line in result.stdout.splitlines())
+    assert result.stdout.splitlines()[1] == f"run {load_id} queued with it: the ASYNC load, 3 connection(s)"
+    with make_sessionmaker(engine)() as session:
+        sync, load = session.get(Run, sync_id), session.get(Run, load_id)
+        assert (sync.mode.value, sync.conns, sync.message_bytes) == ("sync", 1, 8192)
+        assert {"under-load", f"load-run:{load_id}"} <= set(sync.tags)
+        assert (load.mode.value, load.conns, load.duration_seconds, load.tags) == ("async", 3, 4.0, ["load"])
+    engine.dispose()
+    refused = invoke(tmp_path, *common, "--conns", "2", "--load-conns", "3", "--json")
+    assert refused.returncode == 1 and "one SYNC connection" in refused.stderr, refused.stderr
+    shown = invoke(tmp_path, "run", "--help")
+    assert "--load-conns" in shown.stdout and "SYNC under load" in re.sub(r"[\s│]+", " ", shown.stdout)

@@ -120,6 +120,21 @@ def test_one_collection_at_a_time_per_environment(session, oracle_env, api_clien
     assert f"Collection #{first.json()['id']}" in second.text
 
 
+def test_the_api_asks_for_the_compressibility_step_of_oracle_only(session, oracle_env, db2_env, api_client):
+    """`compressibility` in the body queues the step (stored on the collection); a Db2 host refuses it."""
+    environment, _ = oracle_env
+    response = api_client.post(f"/api/v1/environments/{environment.id}/collections", json={"compressibility": True})
+    assert response.status_code == 201, response.text
+    assert response.json()["compressibility"] is True
+    session.expire_all()
+    assert session.get(Collection, response.json()["id"]).compressibility
+    db2, _ = db2_env
+    refused = api_client.post(f"/api/v1/environments/{db2.id}/collections", json={"compressibility": True})
+    assert refused.status_code == 422 and "Oracle archived logs" in refused.text
+    plain = api_client.post(f"/api/v1/environments/{db2.id}/collections", json={})
+    assert plain.status_code == 201 and plain.json()["compressibility"] is False
+
+
 def test_db2_sync_mode_offered_to_a_hadr_environment(session, engine, secret_key, db2_env):
     environment, _ = db2_env
     collection = collect(session, engine, secret_key, environment)

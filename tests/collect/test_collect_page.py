@@ -26,9 +26,11 @@ def test_section_shows_queries_collects_and_applies(session, engine, secret_key,
     )
     assert response.status_code == 200, response.text
     assert "dba_hist_sysmetric_summary" in response.text and "licensed: AWR is read" in response.text
+    assert 'id="collect-compressibility"' in page.text  # an Oracle host: the step may be asked for
     response = browser_client.post(f"/environments/{environment.id}/collect", headers=HX)
     assert response.status_code == 200
     assert 'hx-trigger="every 1s"' in response.text  # polls while the collection is queued
+    assert "with compressibility" not in response.text  # not ticked: not asked for
     assert execute_next(engine, secret_key)
     response = browser_client.get(f"/environments/{environment.id}/collect", headers=HX)
     assert "succeeded" in response.text and "every 1s" not in response.text
@@ -86,3 +88,15 @@ def test_viewer_sees_results_but_no_forms(app, session, oracle_env):
         assert 'id="collect-button"' not in page.text and 'id="collect-access-form"' not in page.text
         assert "An operator or an admin collects" in page.text
         assert client.post(f"/environments/{environment.id}/collect", headers=HX).status_code == 403
+
+
+def test_the_form_asks_for_the_compressibility_step(session, oracle_env, browser_client, database):
+    from redolab.collect.models import Collection
+
+    environment, _ = oracle_env
+    response = browser_client.post(
+        f"/environments/{environment.id}/collect", headers=HX, data={"compressibility": "on"}
+    )
+    assert response.status_code == 200, response.text
+    assert "with compressibility" in response.text
+    assert session.get(Collection, _last_id(session)).compressibility

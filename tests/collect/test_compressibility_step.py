@@ -4,20 +4,25 @@ ratio within 1 % of Python's zlib on the same bytes; ASM logs named with what to
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import hashlib
 import json
+import math
 import random
 import re
+import shutil
 import subprocess
 import sys
 import zlib
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
 
 from redolab.collect import compressibility as step
 from redolab.collect import service
+from redolab.collect import standby_timing as standby
 from redolab.collect.commands import access_of, run_as, sqlplus_argv
 from redolab.collect.models import Collection, CollectionStatus, CompressibilitySample
 from redolab.collect.output import read_sqlplus
@@ -25,6 +30,7 @@ from redolab.collect.rows import ArchivedLogName
 from redolab.collect.scripts import oracle_session
 from redolab.collect.steps import SMALL_OUTPUT_CAPS, run_step
 from redolab.environments.connect import connect_host
+from redolab.planning.compressibility import LZ4, measure_file, overall
 from tests.execution import execute_next
 
 
@@ -58,9 +64,14 @@ def test_the_host_command_passes_paths_as_arguments_and_refuses_odd_ones():
 
 
 def test_the_host_program_only_reads():
-    """Its one open() is read-only binary, and it imports nothing that writes or runs a command."""
-    assert re.findall(r"open\(([^)]*)\)", step.HOST_PROGRAM) == ['path, "rb"']
-    assert not re.search(r"\b(os|shutil|subprocess|tempfile|write)\b", step.HOST_PROGRAM)
+    """Its one open() is read-only binary; the only commands it may run are the fixed codec tools, fed and
+    read through pipes (their output to /dev/null), never through a shell; it writes nowhere else."""
+    assert re.findall(r"\bopen\(([^)]*)\)", step.HOST_PROGRAM) == ['path, "rb"'] * 2  # zlib's pass, the tool's
+    assert not re.search(r"\b(os|tempfile|shell|os\.system)\b", step.HOST_PROGRAM)
+    assert re.findall(r"(\w+(?:\.\w+)*)\.write\(", step.HOST_PROGRAM) == ["pack.stdin", "unpack.stdin"]
+    assert re.findall(r"Popen\((\w+)", step.HOST_PROGRAM) == ["tool", "tool"]
+    tools = re.search(r"TOOLS = (\(.*?\)\))\n", step.HOST_PROGRAM, re.S).group(1)
+    assert all(argv[0] in ("lz4", "zstd") and "-c" in argv for _, *argvs in ast.literal_eval(tools) for argv in argvs)
 
 
 def test_hostile_output_keeps_only_valid_lines_for_logs_asked():
@@ -123,6 +134,13 @@ def test_the_step_samples_through_the_stand_in_host_and_writes_nothing(session, 
     assert asm.hour == "typical hour" and asm.ratio is None and "ASM" in asm.error
     assert any("asmcmd cp +RECO/ORCL/ARCHIVELOG/1_7.arc /scratch/redolab/" in note for note in outcome.notes)
     assert fingerprint(arch) == before  # the logs unchanged, and nothing new beside them
+    summary = outcome.notes[0]  # the step's figures, per host; LZ4 measured or what to install named
+    assert summary.startswith(f"Compressibility on {primary.name} (3 log(s), ")
+    said_fast = [words for words in step.FAST_CODECS.values() if words in summary]
+    assert said_fast or f"LZ4 not measured on {primary.name}: " in summary
+    if shutil.which("lz4") == "/usr/bin/lz4":  # on the host's PATH too: measured by the command, same bytes
+        assert said_fast in ([step.FAST_CODECS["lz4 command"]], [step.FAST_CODECS["lz4 module"]]), summary
+    assert "timed on the primary's cores" in summary
     (call,) = database.calls()
     assert call["scripts"] == ["oracle_session_csv", "oracle_archived_log_names"]  # only the shipped SQL
     assert json.loads(json.dumps(outcome.to_json()))["samples"][0]["zlib_level"] == 6
@@ -144,7 +162,7 @@ async def measured(primary, secret_key, access, tmp_path):
                               caps=SMALL_OUTPUT_CAPS)  # fmt: skip
 
     try:
-        return await step.compressibility_step(run_sql, run_command, run_as=run_as(access))
+        return await step.compressibility_step(run_sql, run_command, run_as=run_as(access), host=primary.name)
     finally:
         await transport.close()
 
@@ -159,6 +177,39 @@ def test_the_host_program_matches_python_zlib_locally(tmp_path):
     first, missing = (json.loads(line) for line in done.stdout.splitlines())
     assert first["bytes"] == len(data) and first["zlib_bytes"] == len(zlib.compress(data, 6))
     assert missing["error"] == "No such file or directory"
+    # LZ4 on the same bytes where python3 has the lz4 module (this one does), as the local command measures it
+    local = overall([measure_file(path)], LZ4)
+    assert abs(first["fast_bytes"] / local.compressed_bytes - 1) <= 0.01
+    (sample,) = step.read_host_output(done.stdout, [("worst hour", log(1, 1, "2026-11-20 08:00:00", name=str(path)))])
+    assert sample.fast_ratio == pytest.approx(len(data) / first["fast_bytes"]) and sample.fast_codec == "lz4 module"
+    # without the module (python3 -S: no site-packages) the lz4 command measures it where there is one; with
+    # no command either (an empty PATH) the zlib figures stay and the fast codec is left out
+    argv = [sys.executable, "-S", "-", "6", str(step.SAMPLE_BYTES), str(path)]
+    if shutil.which("lz4"):
+        by_tool = json.loads(subprocess.run(argv, input=step.HOST_PROGRAM, capture_output=True, text=True,
+                                            check=True).stdout)  # fmt: skip
+        assert by_tool["fast_codec"] == "lz4 command" and by_tool["zlib_bytes"] == first["zlib_bytes"]
+        assert abs(by_tool["fast_bytes"] / first["fast_bytes"] - 1) <= 0.05  # LZ4 frames, -1 and level 0
+    bare = subprocess.run(argv, input=step.HOST_PROGRAM, capture_output=True, text=True, check=True, env={"PATH": ""})
+    plain = json.loads(bare.stdout)
+    assert plain["zlib_bytes"] == first["zlib_bytes"] and "fast_bytes" not in plain
+
+
+def test_the_summary_note_says_both_codecs_or_what_to_install():
+    base = {"name": "/a/1.arc", "hour": "worst hour", "thread": 1, "sequence": 1, "log_bytes": 2 * step.GIB}
+    zlib_only = step.HostSample(**base, bytes_read=step.GIB, zlib_bytes=step.GIB // 4, compress_cpu_seconds=8.0,
+                                decompress_cpu_seconds=2.0)  # fmt: skip
+    said = step.summary_note("db1", [zlib_only, step.HostSample(**base, error="unreadable")])
+    assert said.startswith("Compressibility on db1 (1 log(s), 1,024.0 MiB read): zlib level 6 4.00 : 1, 8.00 CPU "
+                           "s/GiB to compress and 2.00 to decompress; LZ4 not measured on db1: its python3 has no "
+                           "lz4 module and it has no lz4 or zstd command (install the python3-lz4 or the lz4 "
+                           "package there")  # fmt: skip
+    both = replace(zlib_only, fast_codec="lz4 module", fast_bytes=step.GIB // 2, fast_compress_cpu_seconds=1.0,
+                   fast_decompress_cpu_seconds=0.5)  # fmt: skip
+    said = step.summary_note("db1", [both])
+    assert f"{step.FAST_CODECS['lz4 module']} 2.00 : 1, 1.00 CPU s/GiB to compress and 0.50" in said
+    assert "not measured" not in said and said.endswith("(the standby's, where timed, follows).")
+    assert step.summary_note("db1", [step.HostSample(**base, error="unreadable")]) is None
 
 
 def test_a_collection_asked_for_it_stores_the_samples(session, engine, secret_key, oracle_env, database, tmp_path):
@@ -184,3 +235,49 @@ def test_a_collection_asked_for_it_stores_the_samples(session, engine, secret_ke
     assert abs(len(data) / rows[path].zlib_bytes / (len(data) / len(zlib.compress(data, 6))) - 1) <= 0.01
     assert rows["+RECO/ORCL/1_6.arc"].error.startswith("stored in ASM")
     assert any("asmcmd cp +RECO/ORCL/1_6.arc" in note for note in collection.notes)
+    # the standby (sb1, over the same sshd) decompressed that log's bytes, compressed on the primary and sent
+    # through redolab as text: every byte restored, timed there; the other log has no standby figure
+    assert rows[path].standby_bytes == len(data) and rows[path].standby_decompress_cpu_seconds >= 0
+    assert rows["+RECO/ORCL/1_6.arc"].standby_bytes is None
+    if shutil.which("lz4") == "/usr/bin/lz4":  # the host's python3 has no lz4 module here: its lz4 command
+        assert rows[path].fast_codec in ("lz4 command", "lz4 module") and 0 < rows[path].fast_bytes < len(data)
+    assert any(note.startswith("Decompression timed on the standby sb1 too: ") for note in collection.notes)
+
+
+def test_the_standby_programs_round_trip_and_refuse_what_does_not_validate(tmp_path):
+    """The primary's pack program and the standby's unpack program as the hosts run them, joined by text."""
+    path = tmp_path / "1_9.arc"
+    data = b"redo block " * 40_000 + random.Random(9).randbytes(100_000)
+    path.write_bytes(data)
+    packed = subprocess.run([sys.executable, "-", "6", str(standby.STANDBY_SAMPLE_BYTES), str(path)],
+                            input=standby.PACK_PROGRAM, capture_output=True, text=True, check=True)  # fmt: skip
+    assert max(map(len, packed.stdout.splitlines())) <= 76  # base64 lines, each decodable alone
+    sent = len(zlib.compress(data, 6))
+    unpacked = subprocess.run([sys.executable, *standby.unpack_argv()[4:]], input=packed.stdout,
+                              capture_output=True, text=True, check=True)  # fmt: skip
+    timing = standby.read_standby_output(unpacked.stdout, "sb1", str(path), sent)
+    assert timing.restored_bytes == len(data) and timing.seconds_per_gib >= 0
+    assert standby.read_standby_output(unpacked.stdout, "sb1", str(path), sent + 1) == (
+        "the standby's figures did not validate"
+    )
+    hostile = subprocess.run([sys.executable, *standby.unpack_argv()[4:]], input="not base64 at all!\n",
+                             capture_output=True, text=True, check=True)  # fmt: skip
+    assert standby.read_standby_output(hostile.stdout, "sb1", "x", 0) == (
+        "the standby could not decompress what the primary sent"
+    )
+    assert standby.read_standby_output("\x1b[2J banner", "sb1", "x", 0) == "the standby printed no result"
+    assert re.findall(r"open\(([^)]*)\)", standby.PACK_PROGRAM) == ['path, "rb"']  # read-only on the primary
+    assert "open(" not in standby.UNPACK_PROGRAM  # nothing opened on the standby
+    # the cap on what the primary may print holds the worst case: incompressible bytes (+0.1 %), base64 lines
+    worst = standby.STANDBY_SAMPLE_BYTES * 1.001 + 1024 + 57 * 33  # and a short last line per 1 MiB piece
+    assert math.ceil(worst / 57) * 77 < standby.PACK_CAPS.total_bytes and worst / 57 < standby.PACK_CAPS.lines
+
+
+def test_without_a_standby_the_figures_are_the_primarys():
+    base = {"name": "/a/1.arc", "hour": "worst hour", "thread": 1, "sequence": 1, "log_bytes": 10}
+    outcome = step.Outcome([step.HostSample(**base, bytes_read=10, zlib_bytes=5)], [])
+    notes = []
+    asyncio.run(standby.time_on_standby(outcome, None, None, host=None, prefix=(), notes=notes))
+    assert notes == ["Decompression not timed on the standby: the environment has no standby host; the figures "
+                     "are the primary's."]  # fmt: skip
+    assert outcome.samples[0].standby_bytes is None

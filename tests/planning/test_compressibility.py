@@ -100,6 +100,7 @@ def test_text_output_carries_units(tmp_path):
     assert "1.5 MiB (1,572,864 bytes)" in text
     assert "zlib level 6: ratio" in text and "CPU s/GiB" in text and "MiB/s" in text
     assert "all 2 files together" in text
+    assert text.rstrip().endswith("the standby's (decompress) may differ.")  # whose cores the CPU is
 
 
 def test_a_missing_file_is_an_error(tmp_path):

@@ -333,3 +333,32 @@ def test_the_report_without_chromium_is_a_clear_503_and_the_json_still_works(
     assert report["cards"]["buffers"]["values"]["socket_buffer_bytes"] == 9_375_000
     page = browser_client.get(f"/environments/{environment.id}/plan/report")
     assert page.status_code == 200 and "9,375,000 bytes" in page.text
+
+
+def test_a_load_run_is_shown_but_left_out_of_the_link_by_default(session):
+    """A run tagged `load` (the ASYNC streams beside a SYNC run under load) shared its path: by default the
+    plan lists it and leaves it out, and a card it would fill says why; ticked out of the tags, it counts."""
+    environment = make_environment(session, platform="dataguard", transport_mode="ASYNC", link_rtt_seconds=0.025)
+    primary = make_host(session, environment, role="primary", name="p1")
+    standby = make_host(session, environment, role="standby", name="s1")
+    redo_service.import_file(session=session, environment=environment, path=FIXTURES / "gv_archived_log.csv",
+                             filename="gv_archived_log.csv", imported_by="alice")  # fmt: skip
+    load = stored_run(session, environment, primary, standby, conns=2, bytes_per_second=50 * 1024**2)
+    load.tags = ["load"]
+    session.commit()
+    plan = environment_plan(session=session, environment=environment)
+    (item,) = [e for e in plan.evidence if e.kind == "run"]
+    assert not item.chosen and item.note.startswith("left out: tagged load (a load beside a SYNC run")
+    transport = plan.card("transport")
+    said = " ".join([transport.headline, *transport.missing, *(value for _, value in transport.rows)])
+    assert f"1 ASYNC run (#{load.id}) exists but is left out: tagged load (a load beside a SYNC run" in said
+    assert "untick load under 'Leave out runs tagged'" in said
+    # the form sends the complete choice: with the load tag unticked the run counts as any ASYNC run
+    chosen = Selection.parse(chosen=True, imports=[i.id for i in redo_service.list_imports(
+        session=session, environment=environment)], runs=[load.id], exclude_tags=[])  # fmt: skip
+    used = environment_plan(session=session, environment=environment, selection=chosen)
+    assert [e.chosen for e in used.evidence if e.kind == "run"] == [True]
+    default = Selection.parse(chosen=False, imports=[], runs=[])
+    assert default.exclude_tags == {"load"} and default.query == "" and default == Selection()
+    assert Selection.parse(chosen=True, imports=[], runs=[], exclude_tags=["load"]).query == "chosen=1&exclude_tag=load"
+    assert Selection.parse(chosen=True, imports=[], runs=[], exclude_tags=["x"]).exclude_tags == {"x"}

@@ -148,6 +148,7 @@ def _compressibility_lines(samples, totals):
     if len(samples) > 1:
         yield f"all {len(samples):,} files together:"
         yield from (f"   {line}" for line in _codec_lines(totals))
+    yield "CPU seconds are this machine's cores': the primary's (compress) and the standby's (decompress) may differ."
 
 
 def _codec_lines(codecs):
@@ -180,7 +181,9 @@ def plan_show(
         "--run",
         help="Use only these runs (repeat; a loopback run only when named); default: every run over the link.",
     ),
-    exclude_tags: list[str] = typer.Option([], "--exclude-tag", help="Leave out runs with this tag (repeat)."),
+    exclude_tags: list[str] = typer.Option(
+        [], "--exclude-tag", help="Leave out runs with this tag (repeat); runs tagged load always are."
+    ),
     pdf: Path | None = typer.Option(None, "--pdf", help="Also write the plan report as PDF to this file."),
     author: str = typer.Option("redolab CLI", "--author", help="The author named on the PDF report."),
 ) -> None:

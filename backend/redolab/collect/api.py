@@ -19,13 +19,15 @@ def create_collection(
     request: Request, session: SessionDep, user: ApiOperator, environment_id: int, body: CollectionCreate | None = None
 ) -> CollectionPublic:
     """Queue a collection from the primary host's database (the shipped read-only scripts). With `review`
-    the rows are kept as your uploads: `staged[].upload_token` goes to .../redo/preview and .../redo/imports."""
+    the rows are kept as your uploads: `staged[].upload_token` goes to .../redo/preview and .../redo/imports;
+    with `compressibility` (Oracle) a few archived logs are also compressed on the host, read-only."""
     environment = environments.get_environment(session=session, environment_id=environment_id)
     collection = service.queue_collection(
         session=session,
         environment=environment,
         requested_by=user.username,
         review_upload_dir=request.app.state.settings.upload_dir if body and body.review else None,
+        compressibility=bool(body and body.compressibility),
     )
     wake_local_worker(request.app)
     return CollectionPublic.model_validate(collection)

@@ -31,11 +31,12 @@ from redolab.collect.commands import (
     sqlplus_version_argv,
     validate,
 )
-from redolab.collect.compressibility import NAMES_DAYS, NAMES_SCRIPT, sample_in_collection, sample_rows
+from redolab.collect.compressibility import NAMES_DAYS, NAMES_SCRIPT, sample_rows
 from redolab.collect.errors import CollectionError
 from redolab.collect.models import Collection, CollectionStatus
 from redolab.collect.pieces import Piece, pieces_of, stage_pieces
 from redolab.collect.service import json_safe, last_log_end, watermarks
+from redolab.collect.standby_timing import sampled_with_standby, standby_transport
 from redolab.collect.steps import OUTPUT_CAPS, SMALL_OUTPUT_CAPS, STEP_SECONDS, Cancelled, run_step
 from redolab.core.config import get_settings
 from redolab.core.db import utcnow
@@ -361,11 +362,12 @@ class CollectionExecution:
         return {"kind": "oracle", "steps": found, "version": version, "compressibility": sampled}
 
     async def _sampled(self, transport, access, home: str, csv_markup: bool):
-        """The compressibility step (collect.compressibility): its own SQL*Plus session, then the host."""
+        """The compressibility step (collect.compressibility), then the standby's decompression (standby_timing)."""
         self._evidence(NAMES_SCRIPT, {"names_days": NAMES_DAYS})
         run_sql = partial(self._sqlplus, transport, access, home, csv_markup=csv_markup)
-        run = partial(self._run, transport, caps=SMALL_OUTPUT_CAPS)
-        return await sample_in_collection(run_sql, run, access=access, notes=self.notes)
+        standby = partial(standby_transport, self.sessions, self.secret_key, self.collection_id)
+        run = partial(self._run, transport)
+        return await sampled_with_standby(run_sql, run, self._run, standby, access=access, notes=self.notes)
 
     # -- Db2 --------------------------------------------------------------------------------------
     async def _db2(self, transport, access) -> dict:

@@ -70,4 +70,13 @@ class CompressibilitySample(Base):
     zlib_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
     compress_cpu_seconds: Mapped[float] = mapped_column(Float, default=0.0)
     decompress_cpu_seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    # the standby's CPU seconds to decompress `standby_bytes` of this log (compressed on the primary and sent
+    # through redolab: collect.standby_timing); None where the standby did not time it
+    standby_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    standby_decompress_cpu_seconds: Mapped[float | None] = mapped_column(Float)
+    # the LZ-class fast codec on the same bytes (collect.compressibility.FAST_CODECS); None: none on the host
+    fast_codec: Mapped[str | None] = mapped_column(String(20))
+    fast_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    fast_compress_cpu_seconds: Mapped[float | None] = mapped_column(Float)
+    fast_decompress_cpu_seconds: Mapped[float | None] = mapped_column(Float)
     error: Mapped[str | None] = mapped_column(String(200))

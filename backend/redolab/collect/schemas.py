@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from redolab.collect.models import CollectionStatus
 
@@ -38,6 +38,7 @@ class CollectionPublic(BaseModel):
     facts_applied: bool
     import_id: int | None
     review: bool
+    compressibility: bool  # the compressibility step was asked for (its samples feed the plan's transport card)
     staged: list | None  # with review: each import's upload_token, for POST .../redo/preview and .../redo/imports
 
 
@@ -45,6 +46,11 @@ class CollectionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     review: bool = False  # keep the rows as uploads to preview and import, instead of importing them
+    compressibility: bool = Field(
+        default=False,
+        description="Also compress a few archived logs of the worst and a typical hour on the primary, read-only "
+        "(Oracle only; nice 19, up to 256 MiB of each of 8 logs): their zlib ratio and CPU seconds per GiB.",
+    )
 
 
 class FactsApply(BaseModel):

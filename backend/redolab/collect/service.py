@@ -65,6 +65,10 @@ def queue_collection(
     as uploads of the requester's, to preview and import as a file is, instead of being imported at once.
     `compressibility`: also sample archived logs' compressibility on the host (Oracle; costs CPU there)."""
     host = collection_host(environment)
+    if compressibility and host.db_kind != "oracle":
+        raise FieldError(
+            "compressibility", "Compressibility is measured on Oracle archived logs: this host's database is Db2.", 422
+        )
     _admit(session, environment, host, requested_by=requested_by)
     collection = Collection(
         environment_id=environment.id,

@@ -14,6 +14,7 @@ from datetime import datetime
 from redolab.core.units import format_bit_rate, format_byte_rate, format_bytes, format_duration
 from redolab.planning.apply import ApplySide
 from redolab.planning.card import MISSING, PARTIAL, PASS, WARN, Card
+from redolab.planning.compression import compressed_link
 from redolab.planning.over_topology import OverTopology
 from redolab.planning.plan import Plan
 from redolab.planning.rehearsal_card import RehearsalOutcome
@@ -126,9 +127,11 @@ def rpo_link(plan: Plan, rpo_goal_seconds: float | None) -> RpoLink:
         return RpoLink(figure="no figure yet: see the transport card")
     first = sizing.targets[0]
     reserved = f"; {sizing.reserved_note}" if sizing.reserved_note else ""
+    compressed = compressed_link(plan.compression, plan.requirement, sizing)
     return RpoLink(
-        figure=f"{format_bit_rate(first.bits_per_second)} ({first.share_of_time * 100:g} % of the time within the "
-        f"RPO of {rpo}{reserved})"
+        figure=f"{format_bit_rate(first.bits_per_second)}{' as written' if compressed else ''} "
+        f"({first.share_of_time * 100:g} % of the time within the RPO of {rpo}{reserved})"
+        + (f"; {compressed.words}" if compressed else "")
     )
 
 

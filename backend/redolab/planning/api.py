@@ -99,7 +99,12 @@ def read_plan(
     ] = False,
     import_: Annotated[list[RowId], Query(alias="import", description="Use this import (repeat).")] = [],  # noqa: B006
     run: Annotated[list[RowId], Query(description="Use this run (repeat); a loopback run only when named.")] = [],  # noqa: B006
-    exclude_tag: Annotated[list[str], Query(description="Leave out runs with this tag (repeat).")] = [],  # noqa: B006
+    exclude_tag: Annotated[
+        list[str],
+        Query(
+            description="Leave out runs with this tag (repeat). Without `chosen`, runs tagged load are left out too."
+        ),
+    ] = [],  # noqa: B006
     rehearsal: Annotated[
         list[RowId],
         Query(description="Use this rehearsal (repeat); a loopback or time-compressed one only when named."),

@@ -20,6 +20,7 @@ from redolab.planning import results, writer
 from redolab.planning.apply_card import apply_card, apply_side
 from redolab.planning.card import FAIL, INFO, MISSING, PARTIAL, PASS, WARN, Card, settle, show_time
 from redolab.planning.commit_card import commit_card
+from redolab.planning.compression import CompressionFact
 from redolab.planning.copy_card import instantiation_card
 from redolab.planning.encryption import add_encryption
 from redolab.planning.facts import DiskFact, Excluded, Facts, Measurements
@@ -96,6 +97,7 @@ class Plan:
     destination_cards: tuple[DestinationCards, ...] = ()  # each destination's own cards, in position order
     over_topology: OverTopology | None = None  # the parts the transport card was judged over beyond its link
     rpo_sizing: RpoSizing | None = None  # the link for the RPO (None: no RPO goal or no series with times)
+    compression: CompressionFact | None = None  # measured compressibility (set by planning.service)
 
     @property
     def topology_diagram(self) -> Markup:

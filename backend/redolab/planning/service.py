@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -19,6 +19,7 @@ from redolab.planning.host_facts import copy_settings, hadr_replay, host_ceiling
 from redolab.planning.plan import DestinationCards, EvidenceItem, Plan, build_plan, with_topology
 from redolab.planning.rehearsal_card import RehearsalFact, RehearsalOutcome, outcome
 from redolab.planning.rpo_sizing import DEFAULT_OUTAGE_SECONDS, RpoSizing, default_tiers, plan_rpo_sizing
+from redolab.planning.selection import Selection
 from redolab.planning.topology import HopFact, SharedLinkFact, TopologyFacts, plan_topology
 from redolab.preflight.service import pasted_apply_rate
 from redolab.redo import service as redo_service
@@ -27,72 +28,9 @@ from redolab.redo.models import RedoImport
 from redolab.rehearsals import service as rehearsal_service
 from redolab.runs import service as run_service
 from redolab.runs.measured import MeasuredRun
-from redolab.runs.models import Run, RunStatus
+from redolab.runs.models import Run
 from redolab.sweeps.clusters import at_once_rate
 from redolab.sweeps.models import Cluster
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which evidence the plan uses. None: the default (every import; every run except loopback ones).
-    A run tagged with an excluded tag is left out; a loopback run is used only when named in `runs`."""
-
-    imports: frozenset[int] | None = None
-    runs: frozenset[int] | None = None
-    exclude_tags: frozenset[str] = field(default_factory=frozenset)
-    rehearsals: frozenset[int] | None = None
-
-    @classmethod
-    def parse(cls, *, chosen: bool, imports, runs, exclude_tags=(), rehearsals=()) -> Selection:
-        """From a form or a query: when `chosen` the lists are complete (nothing ticked: nothing used)."""
-        return cls(
-            frozenset(imports) if chosen or imports else None,
-            frozenset(runs) if chosen or runs else None,
-            frozenset(t for t in exclude_tags if t),
-            frozenset(rehearsals) if chosen or rehearsals else None,
-        )
-
-    def rehearsal_choice(self, fact: RehearsalFact) -> tuple[bool, str]:
-        """(used, why) for one rehearsal: over the link and at recorded speed by default."""
-        if self.rehearsals is not None:
-            return (True, "chosen") if fact.id in self.rehearsals else (False, "not chosen")
-        if fact.status != RunStatus.succeeded.value:
-            return False, f"{fact.status}: the replay did not run to its end; tick it to use it anyway"
-        if fact.loopback:
-            return False, "not the link: both ends on this machine (loopback); tick it to use it anyway"
-        if fact.compressed:
-            return False, f"time compressed {fact.speedup:g}x, a quick look; tick it to use it anyway"
-        return True, "used"
-
-    def run_choice(self, run: MeasuredRun) -> tuple[bool, str]:
-        """(used, why) for one run."""
-        excluded = sorted(set(run.tags) & self.exclude_tags)
-        if excluded:
-            return False, f"left out: tagged {', '.join(excluded)}"
-        if self.runs is not None:
-            if run.id in self.runs:
-                if run.loopback:
-                    return True, (
-                        "chosen (loopback: this machine, not the link): it stands in only where no run over the link "
-                        "measured the same, capped at the nominal link, and the cards using it say 'loopback'"
-                    )
-                return True, "chosen"
-            return False, "not chosen"
-        if run.loopback:
-            return False, "not the link: both ends on this machine (loopback); tick it to use it anyway"
-        return True, "used"
-
-    @property
-    def query(self) -> str:
-        """The selection as the page's and the API's query string."""
-        parts = []
-        if self.imports is not None or self.runs is not None or self.rehearsals is not None:
-            parts.append("chosen=1")
-            parts += [f"import={i}" for i in sorted(self.imports or ())]
-            parts += [f"run={i}" for i in sorted(self.runs or ())]
-            parts += [f"rehearsal={i}" for i in sorted(self.rehearsals or ())]
-        parts += [f"exclude_tag={t}" for t in sorted(self.exclude_tags)]
-        return "&".join(parts)
 
 
 def environment_facts(environment: Environment) -> Facts:

@@ -7,6 +7,7 @@ from redolab.core.units import format_byte_rate, format_byte_rate_in_mbit
 from redolab.planning.facts import Capacity, Excluded
 from redolab.planning.transport import Verdict
 
+LOAD_SHARED = "a load beside a SYNC run: it shared the path with that run"  # why a `load` run is left out
 LOOPBACK_LEFT_OUT = "not the link"  # how Selection.run_choice starts the reason of an unticked loopback run
 
 
@@ -48,8 +49,9 @@ def _why(excluded: Excluded) -> tuple[str, str]:
             "tick {them} in the evidence list to use {them} as a stand-in, capped at the nominal link",
         )
     if why.startswith("left out: tagged"):
-        tags = why.removeprefix("left out: tagged ")
-        return f"tagged {tags}", f"untick {tags} under 'Leave out runs tagged'"
+        tags = why.removeprefix("left out: tagged ").split(" (")[0]
+        shared = f" ({LOAD_SHARED})" if "load" in tags.split(", ") else ""
+        return f"tagged {tags}{shared}", f"untick {tags} under 'Leave out runs tagged'"
     return "not chosen", "tick {them} in the evidence list"
 
 

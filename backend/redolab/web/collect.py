@@ -97,12 +97,17 @@ def show_collect(request: Request, session: SessionDep, environment_id: int) -> 
 def start_collection(
     request: Request, session: SessionDep, user: OperatorUser, environment_id: int, form: FormDep
 ) -> Response:
-    """Collect now (operator role); with "Preview before importing" the rows wait for a preview."""
+    """Collect now (operator role); with "Preview before importing" the rows wait for a preview; with
+    "Measure compressibility" a few archived logs are compressed on the host too (Oracle)."""
     environment = get_environment(session=session, environment_id=environment_id)
     with form_errors(session) as errors:
         review = request.app.state.settings.upload_dir if form.get("review") == "on" else None
         service.queue_collection(
-            session=session, environment=environment, requested_by=user.username, review_upload_dir=review
+            session=session,
+            environment=environment,
+            requested_by=user.username,
+            review_upload_dir=review,
+            compressibility=form.get("compressibility") == "on",
         )
         wake_local_worker(request.app)
     status = 422 if errors else 200
