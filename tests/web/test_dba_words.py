@@ -51,21 +51,10 @@ def test_no_page_or_formula_cites_the_projects_own_files():
         for match in PROJECT_WORDS.finditer(path.read_text())
     ]  # the manual too: it is served to the same users
     for path in (ROOT / "backend" / "redolab").rglob("*.py"):
-        tree = ast.parse(path.read_text())
-        docstrings = {
-            id(node.body[0].value)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-            and node.body
-            and isinstance(node.body[0], ast.Expr)
-        }
         found += [
-            f"{path.relative_to(ROOT)}:{node.lineno}: {node.value[:60]}"
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and id(node) not in docstrings
-            and PROJECT_WORDS.search(node.value)
+            f"{path.relative_to(ROOT)}:{line}: {value[:60]}"
+            for line, value in shown_strings(path)
+            if PROJECT_WORDS.search(value)
         ]
     assert found == []
 
