@@ -185,9 +185,11 @@ async def time_on_standby(outcome: Outcome | None, run_primary, run_standby, *, 
         argv = pack_argv(sample.name, prefix=prefix)
         packed = await run_primary(argv, "compressibility", input=PACK_PROGRAM, caps=PACK_CAPS)
         text = packed.path.read_text(errors="replace") if packed.exit_code == 0 else ""
-        sent = sum(len(binascii.a2b_base64(line)) for line in text.splitlines())
-        said = await run_standby(unpack_argv(), "standby_decompress", input=text, caps=SMALL_OUTPUT_CAPS)
-        found = read_standby_output(said.text(), host, sample.name, sent) if text else "the primary sent nothing"
+        found = "the primary sent nothing"
+        if text:  # no SSH round trip to the standby for nothing
+            sent = sum(len(binascii.a2b_base64(line)) for line in text.splitlines())
+            said = await run_standby(unpack_argv(), "standby_decompress", input=text, caps=SMALL_OUTPUT_CAPS)
+            found = read_standby_output(said.text(), host, sample.name, sent)
     except Cancelled:
         raise
     except (CollectionError, TransportError, OSError, ValueError) as error:
