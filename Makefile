@@ -43,7 +43,7 @@ deps: uv
 assets: frontend/static/vendor/htmx.min.js
 
 frontend/static/vendor/htmx.min.js: frontend/package.json frontend/package-lock.json frontend/build-assets.mjs
-	cd frontend && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+	cd frontend && npm ci --no-audit --no-fund --update-notifier=false --loglevel=error && npm run --silent --update-notifier=false build
 
 # The manual (docs/, MkDocs with Material from the locked Python packages) into frontend/manual, which redolab
 # serves at /manual/ to logged-in users. Its API and CLI pages are generated from the code

@@ -121,40 +121,83 @@ def test_a_taken_port_is_named_with_how_to_choose_another_and_no_setup_link(tmp_
     assert "/setup?token=" not in printed and "Traceback" not in printed
 
 
-def test_make_run_with_its_port_taken_prints_the_hint_and_nothing_red(tmp_path):
-    """Issue 58's "Done when": `make run` itself (the Makefile's uv with the system's certificates, its sync
-    and probe steps, then `redolab serve`) with the port busy names the port, prints the REDOLAB_PORT line
-    and no setup link, and prints no warning or error it then works around. The front-end assets and the
-    manual count as built (make -o): rebuilding them is make test's work, not this test's."""
+# What a newcomer runs, as typed in a shell: the Makefile's uv with the system's certificates, its sync and probe
+# steps, then `redolab serve`. The front-end assets and the manual count as built (make -o): rebuilding them is
+# make test's work, not these tests'.
+_MADE = ("frontend/static/vendor/htmx.min.js", "frontend/manual/index.html")
+
+
+def _make_run(tmp_path, port: int):
     import os
-    import socket
     import subprocess
 
     from redolab.core.config import PROJECT_ROOT
     from tests.services import redolab_env
 
+    # python3 is the system's (with uv), not this test's virtual environment's
+    venv = os.environ.get("VIRTUAL_ENV") or str(PROJECT_ROOT / ".venv")
+    outside_the_venv = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if not d.startswith(venv))
+    return subprocess.Popen(
+        ["make", "-s", *(f"--old-file={name}" for name in _MADE), "run"],
+        env=redolab_env(tmp_path, REDOLAB_PORT=str(port), UV_NO_PROGRESS="1", PATH=outside_the_venv),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=PROJECT_ROOT,
+        start_new_session=True,
+    )
+
+
+def _red_lines(printed: str) -> list[str]:
+    """Lines a terminal would show as a warning or an error, other than the port's own refusal and make's."""
+    red = [line for line in printed.splitlines() if re.search(r"\b(warning|error|externally-managed)\b", line, re.I)]
+    return [line for line in red if "is in use" not in line and not line.startswith("make")]
+
+
+def test_make_run_with_its_port_taken_prints_the_hint_and_nothing_red(tmp_path):
+    """Issue 58's "Done when": with the port busy, `make run` names the port, prints the REDOLAB_PORT line
+    and no setup link, and prints no warning or error it then works around."""
+    import socket
+
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        made = ("frontend/static/vendor/htmx.min.js", "frontend/manual/index.html")
-        # as typed in a shell: python3 is the system's (with uv), not this test's virtual environment's
-        venv = os.environ.get("VIRTUAL_ENV") or str(PROJECT_ROOT / ".venv")
-        outside_the_venv = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if not d.startswith(venv))
-        result = subprocess.run(
-            ["make", "-s", *(f"--old-file={name}" for name in made), "run"],
-            env=redolab_env(tmp_path, REDOLAB_PORT=str(port), UV_NO_PROGRESS="1", PATH=outside_the_venv),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=PROJECT_ROOT,
-        )
-    printed = result.stdout + result.stderr
-    assert result.returncode != 0, printed
+        process = _make_run(tmp_path, port)
+        printed, _ = process.communicate(timeout=120)
+    assert process.returncode != 0, printed
     assert f"port {port} on 127.0.0.1 is in use" in printed and f"REDOLAB_PORT={port + 1} make run" in printed
     assert "/setup?token=" not in printed and "Traceback" not in printed
-    red = [line for line in printed.splitlines() if re.search(r"\b(warning|error|externally-managed)\b", line, re.I)]
-    assert red == [] or all("is in use" in line or line.startswith("make") for line in red), red
+    assert _red_lines(printed) == []
+
+
+def test_make_run_on_a_free_port_serves_the_dashboard_and_prints_nothing_red(tmp_path):
+    """The other half: on a free port, `make run` serves the login page there, prints the setup link for
+    that port (its own server's), and no warning or error."""
+    import os
+    import signal
+
+    from tests.services import free_port
+
+    port = free_port()
+    process = _make_run(tmp_path, port)
+    try:
+        answered = None
+        for _ in range(240):
+            try:
+                answered = httpx.get(f"http://127.0.0.1:{port}/login", timeout=2)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.stdout.read()
+                time.sleep(0.25)
+        assert answered is not None and answered.status_code == 200, answered
+        assert "<h1>Log in</h1>" in answered.text, answered.text[:500]
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        printed, _ = process.communicate(timeout=30)
+    assert f"http://127.0.0.1:{port}/setup?token=" in printed, printed
+    assert "Traceback" not in printed
+    assert _red_lines(printed) == [], printed
 
 
 def test_the_setup_hint_is_a_command_that_can_be_pasted(tmp_path):
