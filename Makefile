@@ -15,7 +15,11 @@ export UV_SYSTEM_CERTS ?= 1
 run: deps assets manual probe
 	$(UV) run redolab serve
 
-test: system-deps deps assets manual probe
+# The installs overlap: apt-get (the system packages), uv (Python) and npm (front-end) fetch at once; the manual
+# (MkDocs, from the Python packages) and the probe (static with musl-gcc, a system package) build once they are in.
+test:
+	$(MAKE) --no-print-directory -j3 system-deps deps assets
+	$(MAKE) --no-print-directory -j2 manual probe
 	./scripts/test.sh
 
 lint:
