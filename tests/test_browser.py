@@ -949,7 +949,7 @@ NOT_VISITED = {
     "/environments/{environment_id}/first-steps": _SECTION,
     "/environments/{environment_id}/experiments": _SECTION,
     "/environments/{environment_id}/plan/evidence": _SECTION + " (the evidence list opened)",
-    "/environments/{environment_id}/disk-tests": "the Db2 HADR disk test list, polled by the environment page",
+    "/environments/{environment_id}/disk-tests": _SECTION + " (htmx polls the disk test list)",
     "/environments/{environment_id}/redo/previews/{job_id}/live": _LIVE,
     "/environments/{environment_id}/redo/jobs/{job_id}/live": _LIVE,
     "/runs/{run_id}/live": _LIVE,
