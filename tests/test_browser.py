@@ -949,7 +949,7 @@ NOT_VISITED = {
     "/environments/{environment_id}/first-steps": _SECTION,
     "/environments/{environment_id}/experiments": _SECTION,
     "/environments/{environment_id}/plan/evidence": _SECTION + " (the evidence list opened)",
-    "/environments/{environment_id}/disk-tests": "the Db2 HADR disk test list, polled by the environment page",
+    "/environments/{environment_id}/disk-tests": _SECTION + " (htmx polls the disk test list)",
     "/environments/{environment_id}/redo/previews/{job_id}/live": _LIVE,
     "/environments/{environment_id}/redo/jobs/{job_id}/live": _LIVE,
     "/runs/{run_id}/live": _LIVE,
@@ -1011,6 +1011,22 @@ SMALL_TARGETS_JS = """() => [...document.querySelectorAll('a[href], button, inpu
   .slice(0, 4)
   .map(e => e.tagName + '#' + e.id + ' ' + (e.textContent || e.name || '').trim().slice(0, 30) + ' '
             + Math.round(e.getBoundingClientRect().width) + 'x' + Math.round(e.getBoundingClientRect().height))"""
+
+# A form of fields in one column (the account's password form): every label and input starts at one left
+# edge, the inputs are one width, each label sits above its input. In a grid a two-line label pushed its
+# input below the one beside it.
+STACKED_FIELDS_JS = """selector => {
+  const box = e => e.getBoundingClientRect();
+  const fields = [...document.querySelectorAll(selector + ' .field')].map(f => [f.querySelector('label'),
+                                                                               f.querySelector('input')]);
+  const lefts = new Set(fields.flatMap(([l, i]) => [Math.round(box(l).left), Math.round(box(i).left)]));
+  const widths = new Set(fields.map(([, i]) => Math.round(box(i).width)));
+  const found = fields.length ? [] : ['no field in ' + selector];
+  if (lefts.size > 1) found.push('left edges at ' + [...lefts].join(', ') + ' px');
+  if (widths.size > 1) found.push('inputs ' + [...widths].join(', ') + ' px wide');
+  for (const [l, i] of fields) if (box(l).bottom > box(i).top + 0.5) found.push(l.htmlFor + ': label beside its input');
+  return found;
+}"""
 
 # A number's unit written in capitals by the style sheet (a heading cell's "24 MIB/S", "918 MS"): MS is not ms.
 CAPITAL_UNITS_JS = r"""() => {
@@ -1213,6 +1229,7 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
     too_wide: dict[str, tuple] = {}
     too_small: dict[str, list] = {}
     capitals: dict[str, list] = {}
+    misaligned: dict[str, list] = {}
     metrics: dict[str, dict] = {}
     for width, height in WIDTHS.values():
         page.set_viewport_size({"width": width, "height": height})
@@ -1229,6 +1246,8 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
                 capitals[f"{name} at {width} px"] = shouted
             if width == 390 and (small := page.evaluate(SMALL_TARGETS_JS)):
                 too_small[f"{name} at {width} px"] = small
+            if name == "account" and (skewed := page.evaluate(STACKED_FIELDS_JS, "#password-form")):
+                misaligned[f"{name} at {width} px"] = skewed
             if name != "report":  # the report is a document: no navigation
                 expect(page.locator(".topbar").get_by_role("button", name="Log out", exact=True)).to_be_in_viewport()
             screenshot(page, path=str(shots / f"{name}-{width}.png"), full_page=True)
@@ -1244,10 +1263,9 @@ def test_every_page_fits_the_desktop_and_a_phone(server, page):
 
     page.unroute(server.url + rehearsals_path)
     serious = {where: found for where, found in violations.items() if found}
-    (shots / "axe.json").write_text(
-        json.dumps(dict(too_wide=too_wide, too_small=too_small, capitals=capitals, serious=serious, metrics=metrics))
-    )
-    assert (too_wide, too_small, capitals, serious) == ({}, {}, {}, {})
+    checked = dict(too_wide=too_wide, too_small=too_small, capitals=capitals, misaligned=misaligned, serious=serious)
+    (shots / "axe.json").write_text(json.dumps(checked | {"metrics": metrics}))
+    assert (too_wide, too_small, capitals, misaligned, serious) == ({}, {}, {}, {}, {})
     # the header reaches every section in one tap: each link is on the first screen of a phone
     page.set_viewport_size({"width": 390, "height": 844})
     # a plain request of a section's address lands on the environment page at that section (scrolled

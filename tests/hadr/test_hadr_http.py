@@ -221,3 +221,18 @@ def test_both_sides_of_a_pair_through_the_api_and_the_page(api_client, browser_c
     assert 'id="hadr-warnings"' in page and "PEER_WINDOW differs" in page
     assert 'id="hadr-recommendations"' in page and "HADR_PEER_WINDOW 300" in page and "60 s on both sides" in page
     assert "per write" in page and "lifetime" in page
+
+
+def test_the_disk_test_list_is_a_fragment_for_htmx_and_a_section_for_a_browser(browser_client, session):
+    """A plain GET of the polled list's address (a bookmark, a reload) lands on the environment page at
+    the Log disk tests section, as the other sections' addresses do; htmx still gets the fragment."""
+    environment = make_environment(session, name="disks", platform="hadr", transport_mode="NEARSYNC")
+    url = f"/environments/{environment.id}/disk-tests"
+    plain = browser_client.get(url)
+    assert plain.status_code == 303 and plain.headers["location"] == f"/environments/{environment.id}#log-disk"
+    fragment = browser_client.get(url, headers={"HX-Request": "true"})
+    assert fragment.status_code == 200 and fragment.text.lstrip().startswith('<div id="disk-tests"')
+    assert "<html" not in fragment.text
+    landing = browser_client.get(plain.headers["location"])
+    assert landing.status_code == 200 and 'id="log-disk"' in landing.text and 'id="disk-tests"' in landing.text
+    assert browser_client.get("/environments/999999/disk-tests").status_code == 404

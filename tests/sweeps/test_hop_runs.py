@@ -320,3 +320,26 @@ def test_the_footer_says_which_pairs_the_sum_covers(session, browser_client):
     footer = browser_client.get(f"/clusters/{cluster.id}").text.split("<tfoot>")[1].split("</tfoot>")[0]
     assert "Carried at once over the 60 s the succeeded pairs all ran (1 of 2 pairs succeeded)" in footer, footer
     assert "so far" not in footer and "every pair" not in footer
+
+
+def test_a_pairs_and_a_hops_throughput_each_say_their_window(session, browser_client):
+    """The page showed a pair at 55 B/s and its hop at 50 B/s with nothing to say why: the pair's is its
+    mean over its own 60 s, the hop's what was carried in the 54 s every pair ran. Each says so."""
+    environment, primary, near, far, _remote = two_destinations(session)
+    now = utcnow()
+    cluster = _cluster(session, environment)
+    a = _pair_run(session, environment, cluster, primary, near, 0, started=now, rates=[100.0] * 6 + [50.0] * 54)
+    b = _pair_run(session, environment, cluster, primary, far, 0, started=now + timedelta(seconds=6), rates=[50.0] * 60)
+    a.seconds = b.seconds = 60.0  # the probe's own measured seconds (its end event)
+    session.commit()
+    page = " ".join(browser_client.get(f"/clusters/{cluster.id}").text.split())
+    pairs = page.split('id="pairs-table"')[1].split("</tbody>")[0]
+    assert pairs.count('<span class="muted window">its mean over its own 60 s</span>') == 2, pairs
+    hops = page.split('id="hops-sums"')[1].split("</p>")[0]
+    assert hops.count('<span class="muted window">carried at once over the 54 s every pair ran</span>') == 2, hops
+    assert "A pair's figure above is its mean over its whole run, a hop's counts only the 54 s when every" in hops
+    b.status = RunStatus.running  # not finished: the sum is of the finished pairs' own means (one hop has none)
+    session.commit()
+    page = " ".join(browser_client.get(f"/clusters/{cluster.id}").text.split())
+    hops = page.split('id="hops-sums"')[1].split("</p>")[0]
+    assert hops.count("the sum of its pairs' own means") == 1 and "A pair's figure above" not in hops, hops

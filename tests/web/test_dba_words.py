@@ -97,7 +97,8 @@ def test_deleting_an_empty_environment_says_so_in_a_sentence(browser_client, ses
     environment = make_environment(session, name="empty one")
     text = " ".join(browser_client.get(f"/environments/{environment.id}/delete").text.split())
     assert "also deletes" not in text and "nothing but its settings" not in text
-    assert 'deletes <strong id="delete-contents">its settings only</strong>: it holds nothing else.' in text
+    expected = "its settings and its one destination, standby</strong>: it holds nothing else."
+    assert f'deletes <strong id="delete-contents">{expected}' in text
 
 
 def test_a_rehearsal_note_ends_where_the_page_puts_its_full_stop(session):

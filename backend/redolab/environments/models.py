@@ -226,7 +226,10 @@ class Destination(TimestampMixin, Base):
     the destinations 1.. in display order; the first is the one the environment's plan reads."""
 
     __tablename__ = "destinations"
-    __table_args__ = (Index("ix_destinations_environment_id_name_key", "environment_id", "name_key", unique=True),)
+    __table_args__ = (
+        Index("ix_destinations_environment_id_name_key", "environment_id", "name_key", unique=True),
+        {"info": {"contents": (0, "destination", False, 1)}},
+    )  # contents: what deleting its environment says (its first destination is made with it)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
@@ -261,7 +264,10 @@ class SharedLink(TimestampMixin, Base):
     bandwidth (bit/s) is what their redo adds up against."""
 
     __tablename__ = "shared_links"
-    __table_args__ = (Index("ix_shared_links_environment_id_name_key", "environment_id", "name_key", unique=True),)
+    __table_args__ = (
+        Index("ix_shared_links_environment_id_name_key", "environment_id", "name_key", unique=True),
+        {"info": {"contents": (0, "shared link", False)}},
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)
@@ -285,7 +291,10 @@ class LinkTier(TimestampMixin, Base):
     known, its monthly price in a currency (ISO 4217 code). Names are unique per environment."""
 
     __tablename__ = "link_tiers"
-    __table_args__ = (Index("ix_link_tiers_environment_id_name_key", "environment_id", "name_key", unique=True),)
+    __table_args__ = (
+        Index("ix_link_tiers_environment_id_name_key", "environment_id", "name_key", unique=True),
+        {"info": {"contents": (0, "link tier", False)}},
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)

@@ -124,25 +124,40 @@ def update_environment(*, session: Session, environment: Environment, env_in: En
 
 
 @dataclass(frozen=True)
-class Contents:
-    """What deleting an environment takes with it: (noun, count, an admin's to delete) per kind of row.
-    Each feature's table names its rows in its `info["contents"]` (this layer imports no feature)."""
+class Kind:
+    """One kind of row deleting an environment takes with it, as its table's `info["contents"]` names it:
+    (order on the page, noun, an admin's to delete[, how many every environment has as its settings])."""
 
-    kinds: tuple[tuple[str, int, bool], ...]
+    noun: str
+    count: int
+    admin: bool
+    with_settings: int = 0  # the first destination: made with the environment, its fields mirrored
+
+    def __str__(self) -> str:
+        return f"{self.count:,} {self.noun}{'' if self.count == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class Contents:
+    """What deleting an environment takes with it, per kind of row. Each feature's table names its rows
+    in its `info["contents"]` (this layer imports no feature); a table whose rows belong to a kind
+    named elsewhere says which in `info["deleted_with"]`."""
+
+    kinds: tuple[Kind, ...]
 
     @property
     def needs_admin(self) -> bool:
         """SSH credentials or measured runs: an admin's to destroy, as deleting a credential is."""
-        return any(count and admin for _, count, admin in self.kinds)
+        return any(kind.count and kind.admin for kind in self.kinds)
 
     @property
     def empty(self) -> bool:
-        """Nothing but the environment's own settings."""
-        return not any(count for _, count, _ in self.kinds)
+        """Nothing but the environment's own settings (and the destination made with it)."""
+        return all(kind.count <= kind.with_settings for kind in self.kinds)
 
     def describe(self) -> str:
-        named = [f"{count:,} {noun}{'' if count == 1 else 's'}" for noun, count, _ in self.kinds if count]
-        if len(named) > 1:  # "3 hosts, 3 runs and 1 watch"
+        named = [str(kind) for kind in self.kinds if kind.count]
+        if len(named) > 1:  # "1 destination, 3 hosts, 3 runs and 1 watch"
             named[-2:] = [f"{named[-2]} and {named[-1]}"]
         return ", ".join(named) if named else "nothing but its settings"
 
@@ -153,10 +168,10 @@ def contents(*, session: Session, environment: Environment) -> Contents:
     for table in Base.metadata.sorted_tables:
         if "contents" not in table.info or "environment_id" not in table.c:
             continue
-        order, noun, admin = table.info["contents"]
+        order, noun, admin, *with_settings = table.info["contents"]
         query = select(func.count()).select_from(table).where(table.c.environment_id == environment.id)
-        kinds.append((order, noun, session.scalar(query) or 0, admin))
-    return Contents(tuple((noun, count, admin) for _, noun, count, admin in sorted(kinds)))
+        kinds.append((order, Kind(noun, session.scalar(query) or 0, admin, *with_settings)))
+    return Contents(tuple(kind for _, kind in sorted(kinds, key=lambda pair: (pair[0], pair[1].noun))))
 
 
 def delete_environment(

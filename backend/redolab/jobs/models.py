@@ -35,6 +35,8 @@ class WorkStatus(StrEnum):
 
 class Job(Base):
     __tablename__ = "jobs"
+    # the queue's entries for what deleting an environment lists, and previews of uploads not imported
+    __table_args__ = {"info": {"deleted_with": ("run", "sweep", "disk test", "collection", "redo history import")}}
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(20), default="run")  # run, sweep, disk or import

@@ -75,6 +75,7 @@ class StoredAnalysis(Base):
     and the requirement the plan uses (zlib-compressed pickle, read only when the plan needs it)."""
 
     __tablename__ = "redo_analyses"
+    __table_args__ = {"info": {"deleted_with": ("redo history import",)}}  # their analysis, redone from them
 
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), primary_key=True)
     signature: Mapped[str] = mapped_column(String(64))

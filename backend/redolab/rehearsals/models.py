@@ -16,6 +16,7 @@ from redolab.runs.models import ProbeMode, ReplaySchedule, Run
 
 class Rehearsal(Base):
     __tablename__ = "rehearsals"
+    __table_args__ = {"info": {"contents": (3, "rehearsal", False)}}  # its runs are counted as runs
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)

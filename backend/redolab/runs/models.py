@@ -150,6 +150,7 @@ class ReplaySchedule(Base):
     stored once: a rehearsal's, whose runs each replay all of it or some of its connections."""
 
     __tablename__ = "replay_schedules"
+    __table_args__ = {"info": {"deleted_with": ("rehearsal",)}}
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)

@@ -103,6 +103,7 @@ class Cluster(Base):
     carried at once."""
 
     __tablename__ = "clusters"
+    __table_args__ = {"info": {"contents": (3, "cluster run", False)}}  # its pairs are counted as runs
 
     id: Mapped[int] = mapped_column(primary_key=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"), index=True)

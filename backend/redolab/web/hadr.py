@@ -14,7 +14,8 @@ from redolab.charts.hadr import calculator_figure, monitoring_figure
 from redolab.core import units
 from redolab.core.deps import FormDep, SessionDep
 from redolab.core.errors import FieldError
-from redolab.core.templating import render
+from redolab.core.responses import redirect
+from redolab.core.templating import is_htmx, render
 from redolab.disktest.service import DiskTestCreate, create_disk_test, list_disk_tests
 from redolab.environments.service import get_environment
 from redolab.hadr import service
@@ -163,7 +164,10 @@ def start_disk_test(
 
 @router.get("/environments/{environment_id}/disk-tests")
 def disk_tests_fragment(request: Request, session: SessionDep, environment_id: int) -> Response:
-    """The disk test list (polled while a test runs)."""
+    """The disk test list (polled while a test runs); a plain browser request goes to the Log disk
+    tests section on the whole page."""
     environment = get_environment(session=session, environment_id=environment_id)
+    if not is_htmx(request):
+        return redirect(request, f"/environments/{environment.id}#log-disk")
     context = {"environment": environment, "disk_tests": list_disk_tests(session=session, environment=environment)}
     return render(request, "environments/_disk_tests.html", context)
