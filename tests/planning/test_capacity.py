@@ -150,7 +150,7 @@ def test_percentiles_come_from_timed_series_only():
     assert mixed.to_json()["summed"]["peak_without_times_thread"] == 1
     no_overlap = mixed_history()
     assert no_overlap.summed_percentile(95) is None
-    assert no_overlap.percentile_basis == "no percentiles: thread(s) 2 have no times"
+    assert no_overlap.percentile_basis == "no percentiles: no times for thread 2"
 
 
 @pytest.mark.parametrize(
