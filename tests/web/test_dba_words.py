@@ -136,6 +136,9 @@ WORDING_DEFECTS = re.compile(
 )
 
 
+C_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
 @functools.cache
 def shown_strings(path: Path) -> list[tuple[int, str]]:
     """The string constants of a module that can reach a page, a message or a log (docstrings aside)."""
@@ -157,7 +160,7 @@ def shown_strings(path: Path) -> list[tuple[int, str]]:
 def test_no_page_or_message_writes_a_plural_as_s_a_doubled_word_or_two_full_stops():
     """The templates and the strings of every package under backend/redolab: the pages, the plan's cards
     and the report, and the parsers', the CLI's, the HADR cards', the schedules' and the notifications'
-    messages (a count says "1 log", "3 logs" through core.units.format_count)."""
+    messages (a count says "1 log", "3 logs" through core.units.format_count), and the probe's."""
     found = [
         f"{path.relative_to(ROOT)}: {match.group(0)}"
         for path in (ROOT / "frontend" / "templates").rglob("*.html")
@@ -168,5 +171,11 @@ def test_no_page_or_message_writes_a_plural_as_s_a_doubled_word_or_two_full_stop
         for path in (ROOT / "backend" / "redolab").rglob("*.py")
         for line, text in shown_strings(path)
         for match in WORDING_DEFECTS.finditer(text)
+    ]
+    found += [  # the probe's messages reach the run page as its error
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in (ROOT / "backend" / "redolab" / "redoprobe").glob("*.c")
+        for literal in C_STRING.findall(path.read_text())
+        for match in WORDING_DEFECTS.finditer(literal)
     ]
     assert found == []
