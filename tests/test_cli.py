@@ -135,13 +135,13 @@ def test_user_lifecycle_commands(tmp_path, schema):
         session.commit()
     engine.dispose()
     changed = invoke(tmp_path, "user", "password", "bob", "--password-stdin", stdin="violet tractor sonnet\n")
-    assert changed.returncode == 0 and "1 session(s) ended" in changed.stdout, changed.stderr
+    assert changed.returncode == 0 and "1 session ended" in changed.stdout, changed.stderr
     assert verify_password("violet tractor sonnet", _user(tmp_path, "bob").password_hash)
     assert invoke(tmp_path, "user", "disable", "bob").returncode == 0
     assert _user(tmp_path, "bob").disabled_at is not None
     assert invoke(tmp_path, "user", "enable", "bob").returncode == 0
     assert _user(tmp_path, "bob").disabled_at is None
-    assert "0 session(s) of 'bob' ended" in invoke(tmp_path, "user", "end-sessions", "bob").stdout
+    assert "0 sessions of 'bob' ended" in invoke(tmp_path, "user", "end-sessions", "bob").stdout
     last = invoke(tmp_path, "user", "delete", "root1")
     assert last.returncode == 1 and "last active admin" in last.stderr
     assert invoke(tmp_path, "user", "delete", "bob").returncode == 0
@@ -383,7 +383,7 @@ def test_import_results_command(tmp_path, schema):
     assert "nothing was imported" in bad.stderr
     good = invoke(tmp_path, *base, str(data / "oratcptest_two_tests.txt"), str(data / "iperf3_two_streams.json"))
     assert good.returncode == 0, good.stderr
-    assert "oratcptest from oratcptest_two_tests.txt, 4 connection(s), 195 MiB/s" in good.stdout
+    assert "oratcptest from oratcptest_two_tests.txt, 4 connections, 195 MiB/s" in good.stdout
     with make_sessionmaker(engine)() as session:
         runs = session.query(Run).order_by(Run.id).all()
         assert [(r.source.value, r.conns) for r in runs] == [("oratcptest", 1), ("oratcptest", 4), ("iperf3", 2)]
@@ -425,7 +425,7 @@ def test_run_command_queues_a_sync_run_under_load(tmp_path, schema):
     result = invoke(tmp_path, *common, "--load-conns", "3", "--label", "commits")
     assert result.returncode == 0, result.stderr
     sync_id, load_id = (int(line.split()[1]) for line in result.stdout.splitlines())
-    assert result.stdout.splitlines()[1] == f"run {load_id} queued with it: the ASYNC load, 3 connection(s)"
+    assert result.stdout.splitlines()[1] == f"run {load_id} queued with it: the ASYNC load, 3 connections"
     with make_sessionmaker(engine)() as session:
         sync, load = session.get(Run, sync_id), session.get(Run, load_id)
         assert (sync.mode.value, sync.conns, sync.message_bytes) == ("sync", 1, 8192)

@@ -44,7 +44,7 @@ from redolab.core.migrate import upgrade
 from redolab.core.openapi import declare_error_statuses
 from redolab.core.static import Assets, HashedStaticFiles
 from redolab.core.templating import FRONTEND_DIR, is_htmx, render, templates
-from redolab.core.units import MIB
+from redolab.core.units import MIB, format_count
 from redolab.environments import api as environments_api
 from redolab.environments import destinations_api, tiers_api
 from redolab.environments.host_checks import HostChecks
@@ -201,7 +201,7 @@ def _start_worker(app: FastAPI, engine):
     sqlite = engine.dialect.name == "sqlite"
     orphans = fail_orphans(app.state.sessionmaker, older_than_seconds=None if sqlite else 30)
     if orphans:
-        log.warning("failed %d run(s) left running by a previous redolab process", orphans)
+        log.warning("failed %s that a previous redolab process left running", format_count(orphans, "run"))
     worker = Worker(app.state.sessionmaker, secret_key=app.state.secret_key)
     app.state.worker = worker
     app.state.worker_thread = worker.start_thread()

@@ -135,7 +135,7 @@ def test_the_step_samples_through_the_stand_in_host_and_writes_nothing(session, 
     assert any("asmcmd cp +RECO/ORCL/ARCHIVELOG/1_7.arc /scratch/redolab/" in note for note in outcome.notes)
     assert fingerprint(arch) == before  # the logs unchanged, and nothing new beside them
     summary = outcome.notes[0]  # the step's figures, per host; LZ4 measured or what to install named
-    assert summary.startswith(f"Compressibility on {primary.name} (3 log(s), ")
+    assert summary.startswith(f"Compressibility on {primary.name} (3 logs, ")
     said_fast = [words for words in step.FAST_CODECS.values() if words in summary]
     assert said_fast or f"LZ4 not measured on {primary.name}: " in summary
     if shutil.which("lz4") == "/usr/bin/lz4":  # on the host's PATH too: measured by the command, same bytes
@@ -200,7 +200,7 @@ def test_the_summary_note_says_both_codecs_or_what_to_install():
     zlib_only = step.HostSample(**base, bytes_read=step.GIB, zlib_bytes=step.GIB // 4, compress_cpu_seconds=8.0,
                                 decompress_cpu_seconds=2.0)  # fmt: skip
     said = step.summary_note("db1", [zlib_only, step.HostSample(**base, error="unreadable")])
-    assert said.startswith("Compressibility on db1 (1 log(s), 1,024.0 MiB read): zlib level 6 4.00 : 1, 8.00 CPU "
+    assert said.startswith("Compressibility on db1 (1 log, 1,024.0 MiB read): zlib level 6 4.00 : 1, 8.00 CPU "
                            "s/GiB to compress and 2.00 to decompress; LZ4 not measured on db1: its python3 has no "
                            "lz4 module and it has no lz4 or zstd command (install the python3-lz4 or the lz4 "
                            "package there")  # fmt: skip

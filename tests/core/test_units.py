@@ -214,3 +214,4 @@ def test_a_count_carries_its_noun_in_the_number_it_has():
     assert units.format_count(1, "day") == "1 day" and units.format_count(0, "day") == "0 days"
     assert units.format_count(1234, "run or sweep", "runs or sweeps") == "1,234 runs or sweeps"
     assert units.format_count(None, "day") == "–"
+    assert units.format_named("member", [3]) == "member 3" and units.format_named("member", (1, 2)) == "members 1, 2"

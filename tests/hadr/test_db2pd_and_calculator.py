@@ -52,7 +52,7 @@ def test_seed_loop_file_monitoring_rates_and_diagnosis(session, tmp_path):
     assert [view.largest_current_gap[0] for view in monitoring.pairs] == [0x2EA00000 - 0x2E000000]  # 10 MiB
     assert len(monitoring.pairs) == 1 and monitoring.pairs[0].sides == {"PRIMARY", "STANDBY"}
     assert record.notes[0].startswith("1 HADR pair: RAKI: ")
-    assert "(primary and standby sides, 6 capture(s))" in record.notes[0]
+    assert "(primary and standby sides, 6 captures)" in record.notes[0]
     flags = [(f.what, f.diagnosis) for f in monitoring.flags]
     assert flags[0] == ("congested", service.SLOW_REPLAY)  # the standby's buffer 1.5 s later: 100 %
     assert ("receive buffer 100 % full", service.SLOW_REPLAY) in flags

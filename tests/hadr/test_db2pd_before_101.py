@@ -46,7 +46,7 @@ def test_a_capture_without_date_is_dated_by_its_peer_window_end():
         120,
     )
     (note,) = parsed.notes
-    assert note.startswith("3 capture(s) without '-- Date'") and "PeerWindowEnd minus PeerWindow" in note
+    assert note.startswith("3 captures without '-- Date'") and "PeerWindowEnd minus PeerWindow" in note
 
 
 def test_a_capture_with_its_date_keeps_it_and_says_nothing():

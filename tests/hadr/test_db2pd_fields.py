@@ -39,7 +39,7 @@ def test_both_sides_of_one_pair_count_once_with_both_gaps(session):
     )
     assert record.notes[0].startswith(
         "1 HADR pair: SALESDB: db2sales@db2a.example.net member 0 → db2sales@db2b.example.net member 0 "
-        "(primary and standby sides, 6 capture(s))"
+        "(primary and standby sides, 6 captures)"
     )
     watched = service.monitoring(session=session, environment=environment)
     # the running average (HADR_LOG_GAP) reached 52,428,800 bytes; the positions were 8 MiB apart at most

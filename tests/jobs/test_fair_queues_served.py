@@ -183,6 +183,6 @@ def test_a_write_dir_on_this_machine_stays_in_its_root_with_room(served):
         assert (served.write_root / "standby-redo").is_dir()
         if shutil.disk_usage(served.write_root).free < 1024 * 512 * 2**20:  # 1,024 streams x 512 MiB
             too_big = client.post(runs, json={**inside, "conns": 1024}, headers=ann)
-            assert too_big.status_code == 422 and "1024 connection(s) x 512 MiB" in too_big.text
+            assert too_big.status_code == 422 and "1,024 connections x 512 MiB" in too_big.text
         listed = client.get(runs, headers=ann).json()
         assert listed["count"] == 1

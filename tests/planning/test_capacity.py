@@ -150,15 +150,15 @@ def test_percentiles_come_from_timed_series_only():
     assert mixed.to_json()["summed"]["peak_without_times_thread"] == 1
     no_overlap = mixed_history()
     assert no_overlap.summed_percentile(95) is None
-    assert no_overlap.percentile_basis == "no percentiles: thread(s) 2 have no times"
+    assert no_overlap.percentile_basis == "no percentiles: no times for thread 2"
 
 
 @pytest.mark.parametrize(
     ("pieces", "p95", "p99", "said"),
     [
-        (10, False, False, "n = 10: too few for a p95 (20 needed) or a p99 (100 needed); time-weighted"),
-        (19, False, False, "n = 19: too few for a p95 (20 needed) or a p99 (100 needed); time-weighted"),
-        (20, True, False, "n = 20: too few for a p99 (100 needed); time-weighted"),
+        (10, False, False, "10 intervals: too few for a p95 (20 needed) or a p99 (100 needed); time-weighted"),
+        (19, False, False, "19 intervals: too few for a p95 (20 needed) or a p99 (100 needed); time-weighted"),
+        (20, True, False, "20 intervals: too few for a p99 (100 needed); time-weighted"),
         (100, True, True, "time-weighted"),
     ],
 )
@@ -172,6 +172,16 @@ def test_a_percentile_needs_one_sample_in_its_tail(pieces, p95, p99, said):
     for percent in (95, 99):  # the one burst is above any percentile there are samples for
         found = req.summed_percentile(percent)
         assert found is None or found < req.summed_peak_bytes_per_second
+
+
+def test_too_few_intervals_are_counted_in_words():
+    """Issue 58.5: the basis read "n = 0" and "n = 1"; a DBA reads intervals, and none as none."""
+    from redolab.redo.analytics import too_few_for
+
+    assert too_few_for(0, (95, 99)) == "no intervals: too few for a p95 (20 needed) or a p99 (100 needed)"
+    assert too_few_for(1, (95,)) == "1 interval: too few for a p95 (20 needed)"
+    assert too_few_for(1234, (99.99,)) == "1,234 intervals: too few for a p99.99 (10,000 needed)"
+    assert too_few_for(100, (95, 99)) is None
 
 
 def test_the_summary_carries_the_percentile_basis_and_the_bound_with_headroom():

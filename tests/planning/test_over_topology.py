@@ -79,7 +79,7 @@ def test_a_shared_uplink_that_cannot_carry_two_copies_fails_the_first_answer():
     assert "202.28 MiB/s needed, 119.21 MiB/s nominal" in card.headline
     assert "the link to standby alone: keeps up" in card.headline  # its own link's verdict, said as such
     rows = dict(card.rows)
-    assert rows["Shared link uplink"] == uplink.headline and "pass, margin" in rows["Hop primary -> remote"]
+    assert rows["Shared link uplink"] == uplink.headline and "pass, margin" in rows["Hop primary → remote"]
     # each destination keeps its own cards, judged on its own hop
     first, remote = ({c.key: c for c in d.cards} for d in plan.destination_cards)
     assert first["transport"].status == PASS and first["transport"] is not card
@@ -93,7 +93,7 @@ def test_a_shared_uplink_that_cannot_carry_two_copies_fails_the_first_answer():
     assert parts["Shared link uplink"]["required_bytes_per_second"] == pytest.approx(2 * 101.14 * MIB)
     assert parts["Shared link uplink"]["capacity_bytes_per_second"] == GBIT / 8
     assert parts["Shared link uplink"]["capacity_basis"] == "nominal"
-    assert parts["Hop primary -> remote"]["status"] == PASS
+    assert parts["Hop primary → remote"]["status"] == PASS
     assert plan.to_json()["topology"]["shared_links"][0]["status"] == FAIL  # one verdict, two places
 
 
@@ -122,6 +122,7 @@ def test_the_pdfs_first_page_says_fail_naming_the_uplink(tmp_path):
     assert "FAIL" in line.upper() and "PASS" not in line.upper(), line
     assert "Shared link uplink: margin -41.1 %" in squeeze(first)
     assert f"Document {report.document_id}" in squeeze(first)
+    assert "Hop primary → remote" in squeeze(" ".join(pages))  # the arrow prints (issue 58.5: not "->")
 
 
 def test_one_destination_or_no_shared_link_leaves_the_answer_as_its_link_says():
@@ -139,7 +140,7 @@ def test_a_hop_without_a_capacity_leaves_the_answer_partly_measured():
     plan, _ = plan_of(second_bits=None, uplink_bits=None)
     card = plan.card("transport")
     assert card.status == PARTIAL and card.headline.startswith("Nominal, not measured: partly measured: keeps up")
-    assert "no capacity for the hop primary -> remote: set its nominal bandwidth or run an experiment over it" in (
+    assert "no capacity for the hop primary → remote: set its nominal bandwidth or run an experiment over it" in (
         card.missing
     )
 
@@ -147,7 +148,7 @@ def test_a_hop_without_a_capacity_leaves_the_answer_partly_measured():
 def test_a_second_hop_that_is_short_fails_the_answer_naming_it():
     plan, _ = plan_of(second_bits=5 * 10**8, uplink_bits=None)  # 59.6 MiB/s for 101.14 MiB/s
     card = plan.card("transport")
-    assert card.status == FAIL and "hop primary -> remote: needs 101.14 MiB/s" in card.headline
+    assert card.status == FAIL and "hop primary → remote: needs 101.14 MiB/s" in card.headline
 
 
 def test_the_diagram_draws_the_shared_link_with_its_verdict():

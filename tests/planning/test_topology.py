@@ -65,7 +65,7 @@ def test_maa_shape_far_sync_close_to_the_primary_and_a_remote_standby_fed_by_it(
     assert (far.source, far.basis, far.capacity_bytes_per_second) == ("fs1", MEASURED, 100 * MIB)
     assert near.status == far.status == PASS
     assert far.headline == (
-        "fs1 -> dr1: needs 48 MiB/s (402.7 Mbit/s), measured 100 MiB/s (838.9 Mbit/s) (run #12): "
+        "fs1 → dr1: needs 48 MiB/s (402.7 Mbit/s), measured 100 MiB/s (838.9 Mbit/s) (run #12): "
         "pass, margin 52 MiB/s (+108.3 %)"
     )
     assert plan.protection.status == PASS
@@ -167,10 +167,10 @@ def test_cascaded_standby_fed_by_a_standby():
     plan = plan_topology(facts(dr1, dr2))
     assert plan.problems == ()
     assert plan.copies_from_primary == 1
-    assert [h.path for h in plan.hops] == ["primary -> dr1", "dr1 -> dr2"]
+    assert [h.path for h in plan.hops] == ["primary → dr1", "dr1 → dr2"]
     # 100 Mbit/s is 11.92 MiB/s: short of one copy
     assert plan.hops[1].status == FAIL
-    assert plan.hops[1].headline.startswith("dr1 -> dr2: needs 48 MiB/s (402.7 Mbit/s), nominal 11.92 MiB/s")
+    assert plan.hops[1].headline.startswith("dr1 → dr2: needs 48 MiB/s (402.7 Mbit/s), nominal 11.92 MiB/s")
     assert "FAIL, short by 36.08 MiB/s" in plan.hops[1].headline
     assert plan.headline == f"Fails: {plan.hops[1].headline}"
 
@@ -179,15 +179,15 @@ def test_no_history_and_no_capacity_are_missing_not_failed():
     plan = plan_topology(facts(HopFact(1, "dr1", STANDBY, SYNC, None), required=None))
     (hop,) = plan.hops
     assert hop.status == MISSING and hop.required_bytes_per_second is None
-    assert hop.headline == f"primary -> dr1: {NO_HISTORY}"
+    assert hop.headline == f"primary → dr1: {NO_HISTORY}"
     assert plan.status == MISSING and plan.headline == f"Missing: {NO_HISTORY}"
     plan = plan_topology(facts(HopFact(1, "dr1", STANDBY, SYNC, None)))
     assert plan.hops[0].headline == (
-        "primary -> dr1: needs 48 MiB/s (402.7 Mbit/s), no capacity: set its nominal bandwidth or run an "
+        "primary → dr1: needs 48 MiB/s (402.7 Mbit/s), no capacity: set its nominal bandwidth or run an "
         "experiment over it"
     )
     assert plan.hops[0].missing == (
-        "no capacity for the hop primary -> dr1: set its nominal bandwidth or run an experiment over it",
+        "no capacity for the hop primary → dr1: set its nominal bandwidth or run an experiment over it",
     )
     assert plan.headline == f"Missing: {plan.hops[0].missing[0]}"
     empty = plan_topology(facts(mode=MAX_PERFORMANCE))
@@ -274,17 +274,17 @@ def test_every_topology_problem_is_named():
     )
     dangling = plan_topology(facts(HopFact(1, "dr1", CASCADED, ASYNC, 9), mode=None))
     assert dangling.problems == ("dr1 is fed from destination #9, not one of the environment's",)
-    assert dangling.hops[0].path == "unknown destination #9 -> dr1"
+    assert dangling.hops[0].path == "unknown destination #9 → dr1"
     assert problems_of(HopFact(1, "dr1", STANDBY, ASYNC, None), HopFact(2, "dr2", CASCADED, SYNC, 1)) == (
         "dr2 is fed SYNC by dr1: a standby or a far sync forwards redo ASYNC only; only the primary sends SYNC or "
         "FASTSYNC",
     )
     cycle = (HopFact(1, "a", CASCADED, ASYNC, 2), HopFact(2, "b", CASCADED, ASYNC, 1))
     assert problems_of(*cycle, mode=None) == (
-        "a -> b -> a: fed from each other in a cycle; no redo from the primary reaches them",
+        "a → b → a: fed from each other in a cycle; no redo from the primary reaches them",
     )
     assert problems_of(HopFact(1, "a", CASCADED, ASYNC, 1), mode=None) == (
-        "a -> a: fed from itself; no redo from the primary reaches it",
+        "a → a: fed from itself; no redo from the primary reaches it",
     )
     hadr = dict(platform=HADR, mode=None)
     assert problems_of(

@@ -80,7 +80,7 @@ def test_purescale_archive_listing_gives_a_rate_per_file_per_stream():
     assert [i.rate for i in members[0]] == [size / 300, size / 150, 157_294_592 / 300]
     assert [i.rate for i in members[1]] == [size / 600, size / 600]
     assert members[0][0].start.utcoffset().total_seconds() == 3600  # --time-style=full-iso's +0100 is kept
-    assert any("7 archived log files of member(s) 0, 1" in n for n in reading.notes)
+    assert any("7 archived log files of members 0, 1" in n for n in reading.notes)
 
 
 def test_listing_without_sizes_needs_logfilsiz():
@@ -88,7 +88,7 @@ def test_listing_without_sizes_needs_logfilsiz():
         read(FIXTURES / "archive_listing_find_printf.txt")
     intervals, reading = read(FIXTURES / "archive_listing_find_printf.txt", {"log_file_pages": "76800"})
     assert [i.rate for i in intervals] == [76_800 * 4096 / 300] * 2
-    assert any("follow a gap in the sequence" in w for w in reading.warnings)  # S0000123.LOG is missing
+    assert any("1 log file follows a gap in the sequence" in w for w in reading.warnings)  # S0000123.LOG is missing
 
 
 def test_db2logscan_rate_lines():

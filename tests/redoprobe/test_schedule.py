@@ -190,7 +190,7 @@ def test_two_connections_each_follow_their_own_slots(redoprobe, server, tmp_path
     refused = run_client(redoprobe, _closed_port(), "--schedule", str(path), "--conns", "3")
     assert refused.returncode == 1
     error = by_event(refused.events, "error")[0]
-    assert error["code"] == "schedule" and "has 2 connection(s)" in error["message"]
+    assert error["code"] == "schedule" and "has 2 connections" in error["message"]
 
 
 def test_scale_and_speedup(redoprobe, server, tmp_path):

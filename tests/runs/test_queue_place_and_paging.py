@@ -118,7 +118,7 @@ def test_connections_times_the_wrap_size_must_fit_the_free_space(api_client, ses
     )
     assert refused.status_code == 422, refused.text
     message = refused.json()["detail"][0]["msg"]
-    assert "1024 connection(s) x 512 MiB" in message and "= 512 GiB" in message and "free" in message
+    assert "1,024 connections x 512 MiB" in message and "= 512 GiB" in message and "free" in message
 
 
 def test_the_free_space_rule_at_its_edge(session, settings, write_root):
@@ -132,7 +132,7 @@ def test_the_free_space_rule_at_its_edge(session, settings, write_root):
             server=standby, write_dir=str(write_root / "new" / "dir"), conns=9, settings=settings, free_bytes=exactly
         )
     assert refused.value.status_code == 422 and refused.value.field == "write_dir"
-    assert "9 connection(s) x 512 MiB (the probe's wrap size per stream) = 4.5 GiB" in refused.value.message
+    assert "9 connections x 512 MiB (the probe's wrap size per stream) = 4.5 GiB" in refused.value.message
     assert f"would be written under {write_root}, which has 4 GiB free" in refused.value.message
     assert PROBE_WRITE_WRAP_BYTES == 512 * MIB
 

@@ -76,6 +76,15 @@ def test_admin_reads_and_filters_the_log(browser_client, session, user):
     assert page.status_code == 200 and "create_environment" in page.text and "/api/v1/environments" in page.text
 
 
+def test_the_audit_page_names_what_a_change_acted_on_not_its_route(browser_client, session):
+    """Issue 58.5: the Detail column said "POST /api/v1/environments/{environment_id}/hosts/{host_id}/test"."""
+    environment = make_environment(session, name="detailed")
+    assert browser_client.post(f"/api/v1/environments/{environment.id}/hosts/987/test").status_code == 404
+    page = browser_client.get("/audit", params={"action": "test_connection"}).text
+    assert "{environment_id}" not in page and "{host_id}" not in page
+    assert f"<td>POST: environment #{environment.id}, host #987</td>" in page
+
+
 def _held_environment(session, api_client) -> int:
     environment = make_environment(session, name="held")
     primary = make_host(session, environment, role="primary", name="p", transport="local")

@@ -5,6 +5,7 @@ words ("AWR Miner output"), not the reader's names; formulas cite the published 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -129,11 +130,17 @@ def test_no_answer_says_yet_twice():
 
 # Classes of broken wording a reader trips over, each found on a page once (issue 58's "every sentence read
 # once"): a plural written as "(s)" ("3 capture(s)", "on 2 node(s)"), a doubled word, two full stops.
+# "http(s)" names two schemes, not a plural.
 WORDING_DEFECTS = re.compile(
-    r"\b[a-z]+\(s\)|\b(the|a|an|of|to|in|is|and|on|for|it|at|by)\s+\1\b|[a-z)]\.\.(?![.\w/])", re.IGNORECASE
+    r"\b(?!http\(s\))[a-z]+\(s\)|\b(the|a|an|of|to|in|is|and|on|for|it|at|by)\s+\1\b|[a-z)]\.\.(?![.\w/])",
+    re.IGNORECASE,
 )
 
 
+C_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
+@functools.cache
 def shown_strings(path: Path) -> list[tuple[int, str]]:
     """The string constants of a module that can reach a page, a message or a log (docstrings aside)."""
     tree = ast.parse(path.read_text())
@@ -151,9 +158,10 @@ def shown_strings(path: Path) -> list[tuple[int, str]]:
     ]
 
 
-def test_no_page_writes_a_plural_as_s_a_doubled_word_or_two_full_stops():
-    """The templates and the strings of web/ and planning/ (the pages, the plan's cards, the report). The
-    parsers', the CLI's and the HADR cards' messages still write "(s)": not yet read once."""
+def test_no_page_or_message_writes_a_plural_as_s_a_doubled_word_or_two_full_stops():
+    """The templates and the strings of every package under backend/redolab: the pages, the plan's cards
+    and the report, and the parsers', the CLI's, the HADR cards', the schedules' and the notifications'
+    messages (a count says "1 log", "3 logs" through core.units.format_count), and the probe's."""
     found = [
         f"{path.relative_to(ROOT)}: {match.group(0)}"
         for path in (ROOT / "frontend" / "templates").rglob("*.html")
@@ -161,9 +169,14 @@ def test_no_page_writes_a_plural_as_s_a_doubled_word_or_two_full_stops():
     ]
     found += [
         f"{path.relative_to(ROOT)}:{line}: {match.group(0)}"
-        for package in ("web", "planning")
-        for path in (ROOT / "backend" / "redolab" / package).rglob("*.py")
+        for path in (ROOT / "backend" / "redolab").rglob("*.py")
         for line, text in shown_strings(path)
         for match in WORDING_DEFECTS.finditer(text)
+    ]
+    found += [  # the probe's messages reach the run page as its error
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in (ROOT / "backend" / "redolab" / "redoprobe").glob("*.c")
+        for literal in C_STRING.findall(path.read_text())
+        for match in WORDING_DEFECTS.finditer(literal)
     ]
     assert found == []

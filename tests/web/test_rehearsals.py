@@ -202,6 +202,8 @@ def test_the_page_says_what_is_replayed(browser_client, session):
         assert shown in page.text, shown
     listed = browser_client.get(f"/environments/{environment.id}")
     assert f'href="/rehearsals/{rehearsal.id}"' in listed.text and "queued" in listed.text
+    assert 'id="replayed-speedup">10 times faster than real time<' in page.text
+    assert "<td>as recorded, 10 times faster than real time<" in listed.text  # not "x 1 / 10x"
 
 
 def test_a_period_is_read_on_the_databases_clock(browser_client, session):
@@ -218,7 +220,8 @@ def test_real_time_is_not_called_compressed(browser_client, session):
     environment = environment_with_history(session)
     rehearsal = started(browser_client, session, environment)
     page = browser_client.get(f"/rehearsals/{rehearsal.id}")
-    assert "1× (real time)" in page.text and "a quick look, not evidence" not in page.text
+    assert 'id="replayed-speedup">real time<' in page.text and "a quick look, not evidence" not in page.text
+    assert '<div class="muted">volume as recorded</div>' in page.text and "volume scale" not in page.text
 
 
 def test_the_live_block_stops_polling_when_finished(browser_client, session):

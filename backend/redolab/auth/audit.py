@@ -2,8 +2,9 @@
 
 Every request that changes something (POST, PUT, PATCH, DELETE) by a logged-in user is recorded by
 `AuditMiddleware` after it is answered, named by its route (`delete_environment`, `create_run`,
-...) with the path it acted on and its outcome. Logins are recorded by the login routes, because
-their user is not known before. Request bodies are never recorded, so the log holds no secrets.
+...) with the path it acted on, the ids in that path in words ("environment #3, host #5") and its
+outcome. Logins are recorded by the login routes, because their user is not known before. Request
+bodies are never recorded, so the log holds no secrets.
 """
 
 from __future__ import annotations
@@ -71,6 +72,16 @@ def outcome_of(status_code: int) -> str:
     return "failed"
 
 
+def described(method: str, path_params: dict) -> str:
+    """What a change acted on, in words: "POST: environment #3, host #5" (the Target column holds the
+    path; the route's template, "/environments/{environment_id}", says nothing a reader can use)."""
+    named = [
+        f"{name.removesuffix('_id').replace('_', ' ')} #{value}" if name.endswith("_id") else f"{name}: {value}"
+        for name, value in path_params.items()
+    ]
+    return f"{method}: {', '.join(named)}" if named else method
+
+
 class AuditMiddleware:
     """Records every answered change request of a logged-in user (see the module docstring)."""
 
@@ -108,7 +119,7 @@ class AuditMiddleware:
                 target=scope["path"],
                 outcome=outcome_of(status),
                 status_code=status,
-                detail=f"{scope['method']} {getattr(route, 'path', scope['path'])}",
+                detail=described(scope["method"], scope.get("path_params") or {}),
             )
 
 

@@ -8,6 +8,7 @@ import typer
 
 from redolab.cli.database import environment_named
 from redolab.cli.output import emit, fail
+from redolab.core.units import format_count
 
 
 def collect(
@@ -57,7 +58,7 @@ def _lines(collection):
         if collection.failure_hint:
             yield f"  what to do: {collection.failure_hint}"
     for step, count in (collection.row_counts or {}).items():
-        yield f"  {step}: {count} row(s)"
+        yield f"  {step}: {format_count(count, 'row')}"
     if collection.import_id:
         yield f"  imported as import #{collection.import_id}"
     for note in collection.notes or []:

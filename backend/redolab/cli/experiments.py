@@ -10,6 +10,7 @@ import typer
 
 from redolab.cli.database import environment_named, hosts_named
 from redolab.cli.output import emit, fail
+from redolab.core.units import format_count
 
 
 def run_experiment(
@@ -52,9 +53,12 @@ def run_experiment(
         with invalid_input_fails(lambda error: f"{error.field}: {error.message}"):
             runs = _queued(session, environment, fields, load_conns, user)
         if not as_json:
-            typer.echo(f"run {runs[0].id} queued: {client} -> {server}, {runs[0].mode.value}, {conns} connection(s)")
+            typer.echo(
+                f"run {runs[0].id} queued: {client} -> {server}, {runs[0].mode.value}, "
+                f"{format_count(conns, 'connection')}"
+            )
             if load_conns is not None:
-                typer.echo(f"run {runs[1].id} queued with it: the ASYNC load, {load_conns} connection(s)")
+                typer.echo(f"run {runs[1].id} queued with it: the ASYNC load, {format_count(load_conns, 'connection')}")
         if wait:
             runs = [_finished(session, run.id) for run in runs]
 
@@ -167,6 +171,6 @@ def import_results(
             )
         for run in runs:
             typer.echo(
-                f"run {run.id}: {run.source.value} from {run.source_name}, {run.conns} connection(s), "
+                f"run {run.id}: {run.source.value} from {run.source_name}, {format_count(run.conns, 'connection')}, "
                 f"{format_byte_rate(run.bytes_per_second)}"
             )

@@ -9,6 +9,7 @@ import typer
 from redolab.cli.database import environment_named
 from redolab.cli.output import emit, fail, parse_option
 from redolab.core.sources import MAA_TRANSPORT_PAPER, ORACLE_NETWORK_NOTE
+from redolab.core.units import format_count
 from redolab.planning.network import SOCKET_BUFFER_RULE
 
 plan_app = typer.Typer(
@@ -302,7 +303,8 @@ def _rpo_lines(sizing, zone: str):
         yield (
             f"   {tier.name} ({format_bit_rate(tier.bits_per_second)}): "
             f"{tier.at.share_of_time_within_rpo * 100:.3f} % within the RPO, worst lag "
-            f"{format_duration(tier.at.worst_lag_seconds)}, {tier.days_with_violations} day(s) with violations"
+            f"{format_duration(tier.at.worst_lag_seconds)}, "
+            f"{format_count(tier.days_with_violations, 'day')} with violations"
         )
 
 

@@ -8,6 +8,7 @@ import typer
 
 from redolab.cli.database import database_session
 from redolab.cli.output import fail
+from redolab.core.units import format_count
 
 user_app = typer.Typer(help="Dashboard users.", no_args_is_help=True)
 
@@ -92,7 +93,7 @@ def user_password(
 
     password = _read_password(password_stdin)
     ended = _with_user(username, lambda s, u: change_password(session=s, user=u, current=None, new=password))
-    typer.echo(f"password of '{username}' changed; {ended:,} session(s) ended")
+    typer.echo(f"password of '{username}' changed; {format_count(ended, 'session')} ended")
 
 
 @user_app.command("disable")
@@ -119,7 +120,7 @@ def user_end_sessions(username: str = typer.Argument(..., help="Whose sessions t
     from redolab.auth.service import end_user_sessions
 
     ended = _with_user(username, lambda s, u: end_user_sessions(session=s, user=u, tokens=True))
-    typer.echo(f"{ended:,} session(s) of '{username}' ended; their tokens are revoked")
+    typer.echo(f"{format_count(ended, 'session')} of '{username}' ended; their tokens are revoked")
 
 
 @user_app.command("delete")

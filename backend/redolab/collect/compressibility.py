@@ -35,6 +35,7 @@ from redolab.collect.errors import CollectionError
 from redolab.collect.models import CompressibilitySample
 from redolab.collect.rows import ArchivedLogName
 from redolab.core.terminal import neutralised
+from redolab.core.units import format_count
 
 NAMES_SCRIPT = "oracle_archived_log_names"
 NAMES_DAYS = 8
@@ -214,7 +215,8 @@ def asm_advice(names: Sequence[str]) -> str:
     """What to run for logs in ASM: asmcmd cp (read-only on the disk group) to a scratch directory."""
     copies = "; ".join(f"asmcmd cp {name} /scratch/redolab/" for name in names[:8])
     return (
-        f"{len(names):,} log(s) are in ASM and cannot be read as files. As the Grid Infrastructure owner, "
+        f"{format_count(len(names), 'log')} {'is' if len(names) == 1 else 'are'} in ASM and cannot be read as files. "
+        "As the Grid Infrastructure owner, "
         f"run: {copies}; then copy them to a workstation and run `redolab plan compressibility` on them."
     )
 
@@ -374,7 +376,8 @@ def summary_note(host: str, samples: Sequence[HostSample]) -> str | None:
             "`redolab plan compressibility` on them)"
         )
     return (
-        f"Compressibility on {host} ({len(read):,} log(s), {total / MIB:,.1f} MiB read): {zlib_said}; {fast}. "
+        f"Compressibility on {host} ({format_count(len(read), 'log')}, {total / MIB:,.1f} MiB read): "
+        f"{zlib_said}; {fast}. "
         "Decompression here was timed on the primary's cores (the standby's, where timed, follows)."
     )
 

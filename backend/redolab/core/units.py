@@ -264,6 +264,12 @@ def format_count(count: int | None, noun: str, nouns: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
 
 
+def format_named(noun: str, names, nouns: str | None = None) -> str:
+    """("member", [1]) -> "member 1", ("member", [1, 2]) -> "members 1, 2": never "member(s) 1, 2"."""
+    names = [str(name) for name in names]
+    return f"{noun if len(names) == 1 else (nouns or noun + 's')} {', '.join(names)}"
+
+
 def format_microseconds(microseconds: float | None, decimals: int = 2) -> str:
     """A latency the probe reports in µs, as a duration: 1500 -> "1.5 ms"."""
     return format_duration(None if microseconds is None else microseconds / 1e6, decimals)

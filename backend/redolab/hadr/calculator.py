@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from redolab.core.units import DB2_PAGE_BYTES
+from redolab.core.units import DB2_PAGE_BYTES, format_count
 from redolab.disktest.fit import Disk
 
 PAGE_BYTES = DB2_PAGE_BYTES  # a Db2 log page
@@ -144,7 +144,8 @@ def calculate(
         )
     if defaulted:
         basis += (
-            f"; {defaulted:,} interval(s) without a write count use {default_flush_bytes / PAGE_BYTES:g} pages "
+            f"; {format_count(defaulted, 'interval')} without a write count "
+            f"{'uses' if defaulted == 1 else 'use'} {default_flush_bytes / PAGE_BYTES:g} pages "
             "(simhadr's default flush size)"
         )
     rows.sort(key=lambda row: (row.start or datetime.min, row.member))

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from redolab.core import fields
+from redolab.core.units import format_count
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.parsers.db2_common import check_line_lengths, db2_time
 
@@ -335,7 +336,8 @@ def _note_dating(parsed: Parsed) -> None:
         return
     lines = ", ".join(str(sample.line) for sample in dated[:8]) + (", ..." if len(dated) > 8 else "")
     parsed.notes.append(
-        f"{len(dated):,} capture(s) without '-- Date' (the layout before 10.1 of early fix packs), lines {lines}: "
+        f"{format_count(len(dated), 'capture')} without '-- Date' (the layout before 10.1 of early fix packs), "
+        f"lines {lines}: "
         "dated by PeerWindowEnd minus PeerWindow, the primary's last heartbeat before db2pd ran (to within one "
         "heartbeat interval), in UTC from its seconds since 1970."
     )

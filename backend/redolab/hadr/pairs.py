@@ -24,6 +24,8 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from redolab.core.units import format_count
+
 MIN_WAIT_COUNT = 100  # log writes: fewer give no per-write figure
 SERIES_BREAK_SECONDS = (
     3600.0  # captures of one pair further apart than this (and 20 x their spacing) start a new series
@@ -254,7 +256,8 @@ def wait_figures(samples: list) -> list[WaitFigure]:
     if recent is not None:
         if latest.wait_count < MIN_WAIT_COUNT:
             why = (
-                f"LOG_HADR_WAIT_RECENT_AVG {recent:g} s averages {latest.wait_count:,} log write(s) at most: "
+                f"LOG_HADR_WAIT_RECENT_AVG {recent:g} s averages "
+                f"{format_count(latest.wait_count, 'log write')} at most: "
                 f"under {MIN_WAIT_COUNT} writes, no per-write figure"
             )
             figures.append(WaitFigure("recent", None, latest.wait_count, why))
@@ -275,8 +278,8 @@ def _per_write(basis: str, waited: float, writes: int, source: str) -> WaitFigur
         basis,
         None,
         writes,
-        f"{source}: {writes:,} log write(s) waited {waited:,.3f} s in all, under {MIN_WAIT_COUNT} writes: no per-write "
-        f"figure{stall}",
+        f"{source}: {format_count(writes, 'log write')} waited {waited:,.3f} s in all, under {MIN_WAIT_COUNT} writes: "
+        f"no per-write figure{stall}",
     )
 
 

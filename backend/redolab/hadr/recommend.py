@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from redolab.core.units import format_count
 from redolab.hadr.pairs import PairView
 
 DEFAULT_TIMEOUT_SECONDS = 120
@@ -60,20 +61,21 @@ def timeout(views: list[PairView]) -> Recommendation:
             f"hiccup, {same}; no capture shows the value in use",
         )
     top = max(values)
+    missed_said = f"{format_count(missed, 'heartbeat')} {'was' if missed == 1 else 'were'} missed"
     if missed and top < DEFAULT_TIMEOUT_SECONDS:
         return Recommendation(
             "HADR_TIMEOUT",
             line.format(DEFAULT_TIMEOUT_SECONDS),
             DEFAULT_TIMEOUT_SECONDS,
             captured,
-            f"raised from {top:,} s: {missed:,} heartbeat(s) were missed, so the link has pauses; a "
+            f"raised from {top:,} s: {missed_said}, so the link has pauses; a "
             f"longer timeout rides them out instead of disconnecting; {same}",
         )
     why = f"the value in use ({captured}), kept: {same}"
     if len(values) > 1:
         why = f"the larger of the values in use ({captured}): {same}"
     if missed:
-        why += f"; {missed:,} heartbeat(s) were missed: if the pair disconnects, raise it"
+        why += f"; {missed_said}: if the pair disconnects, raise it"
     return Recommendation("HADR_TIMEOUT", line.format(top), top, captured, why)
 
 

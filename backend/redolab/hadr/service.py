@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from redolab.core.db import get_or_404
 from redolab.core.errors import FieldError
+from redolab.core.units import format_count
 from redolab.disktest.fit import Disk, DiskPoint, fit_disk
 from redolab.disktest.service import latest_disk
 from redolab.environments.models import Environment, HostRole
@@ -74,7 +75,9 @@ def import_captures(
     times = [at for _, at in samples]
     notes = [_pairs_note(parsed.samples, parsed.layouts, environment.time_zone)]
     if parsed.passed_over:
-        notes.append(f"{parsed.passed_over:,} line(s) outside any capture were passed over (separators, comments).")
+        lines = format_count(parsed.passed_over, "line")
+        were = "was" if parsed.passed_over == 1 else "were"
+        notes.append(f"{lines} outside any capture {were} passed over (separators, comments).")
     notes.extend(parsed.notes)  # how captures without '-- Date' (before 10.1) were dated
     record = HadrImport(
         environment_id=environment.id,
@@ -97,7 +100,9 @@ def import_captures(
 def _pairs_note(samples: list[db2pd.Sample], layouts: set[str], zone: str) -> str:
     """'1 HADR pair (primary and standby sides) in 6 captures': the two sides of one pair count once."""
     views = pair_views([(sample.at, sample) for sample in samples])
-    pairs = "; ".join(f"{view.label} ({view.sides_text}, {len(view.samples):,} capture(s))" for view in views[:5])
+    pairs = "; ".join(
+        f"{view.label} ({view.sides_text}, {format_count(len(view.samples), 'capture')})" for view in views[:5]
+    )
     more = f"; and {len(views) - 5:,} more" if len(views) > 5 else ""
     noun = "HADR pair" if len(views) == 1 else "HADR pairs"
     return f"{len(views):,} {noun}: {pairs}{more}. Layout {', '.join(sorted(layouts))}; times read in {zone}."

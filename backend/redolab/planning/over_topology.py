@@ -32,7 +32,7 @@ class Part:
     destination's own streams (its transport card, named only where it is worse than its hop)."""
 
     kind: str  # HOP | SHARED_LINK | DESTINATION
-    label: str  # "Hop primary -> dr2", "Shared link uplink", "Streams to dr2"
+    label: str  # "Hop primary → dr2", "Shared link uplink", "Streams to dr2"
     status: str  # planning.card's statuses
     said: str  # its verdict in the Destinations section's words
     verdict: Verdict | None  # required against capacity (bytes/s); None: not judged

@@ -112,8 +112,8 @@ class HopVerdict(Judged):
 
     @property
     def path(self) -> str:
-        """The hop as the sentences name it: 'primary -> fs1'."""
-        return f"{self.source} -> {self.name}"
+        """The hop as the sentences name it: 'primary → fs1'."""
+        return f"{self.source} → {self.name}"
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ def _hop_verdict(hop: HopFact, by_id: dict[int, HopFact], required: float | None
     capacity, basis, status = _judge(required, hop.measured_bytes_per_second, hop.nominal_bits_per_second)
     source = PRIMARY if hop.feeds_from is None else f"unknown destination #{hop.feeds_from}"
     source = _name(by_id[hop.feeds_from]) if hop.feeds_from in by_id else source
-    path = f"{source} -> {_name(hop)}"
+    path = f"{source} → {_name(hop)}"
     missing = [NO_HISTORY] * (required is None)
     missing += [f"no capacity for the hop {path}: {NO_HOP_CAPACITY}"] * (capacity is None)
     if required is None:
@@ -398,7 +398,7 @@ def _cycles(hops: tuple[HopFact, ...], by_id: dict[int, HopFact]) -> list[str]:
             continue
         seen.add(frozenset(cycle))
         # the arrows follow the redo, from a destination to the one it feeds
-        ring = " -> ".join(_name(by_id[i]) for i in [cycle[0], *reversed(cycle[1:]), cycle[0]])
+        ring = " → ".join(_name(by_id[i]) for i in [cycle[0], *reversed(cycle[1:]), cycle[0]])
         what, them = ("fed from itself", "it") if len(cycle) == 1 else ("fed from each other in a cycle", "them")
         problems.append(f"{ring}: {what}; no redo from the primary reaches {them}")
     return problems

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from redolab.core.units import format_count
 from redolab.preflight.evidence import FAIL, PASS, UNKNOWN, WARN
 
 ORDER = {PASS: 0, UNKNOWN: 1, WARN: 2, FAIL: 3}
@@ -159,7 +160,8 @@ def _destinations(remote: list[dict], basis: Basis, source: str) -> list[Check]:
     checks = []
     valid = [d for d in remote if d.get("status") == "VALID"]
     if len(valid) < basis.standby_destinations:
-        said = f"{len(valid)} VALID standby destination(s) for the {basis.standby_destinations} the environment plans"
+        found = format_count(len(valid), "VALID standby destination")
+        said = f"{found} for the {basis.standby_destinations} the environment plans"
         checks.append(Check("primary", "Redo transport destinations", WARN, said, source))
     for dest in remote:
         checks += _destination(dest, basis, source)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from redolab.core.sources import MAA_TRANSPORT_PAPER, ORACLE_NETWORK_NOTE
-from redolab.core.units import byte_rate_to_mbit
+from redolab.core.units import byte_rate_to_mbit, format_count
 from redolab.redo.schemas import RedoInterval
 
 MTU_HINT_BYTES = 1500
@@ -151,9 +151,12 @@ def samples_needed(p: float) -> int:
 
 
 def too_few_for(count: int, percents: Iterable[float]) -> str | None:
-    """'n = 10: too few for a p95 (20 needed) or a p99 (100 needed)', None when there are enough for all."""
+    """'10 intervals: too few for a p95 (20 needed) or a p99 (100 needed)', None when there are enough for
+    all; an interval is a stretch of one rate (a log, a snapshot, or where the summed threads' rates hold)."""
     said = " or ".join(f"a p{p:g} ({samples_needed(p):,} needed)" for p in percents if count < samples_needed(p))
-    return f"n = {count:,}: too few for {said}" if said else None
+    if not said:
+        return None
+    return f"{format_count(count, 'interval') if count else 'no intervals'}: too few for {said}"
 
 
 def time_weighted_percentile(segments: Iterable[tuple[datetime, datetime, float]], p: float) -> float | None:

@@ -19,7 +19,7 @@ from datetime import datetime
 from functools import cached_property
 
 from redolab.core.sources import ORACLE_NETWORK_NOTE
-from redolab.core.units import format_duration
+from redolab.core.units import format_duration, format_named
 from redolab.redo.analytics import Analysis, analyze, summed_pieces, time_weighted_percentile, too_few_for
 from redolab.redo.dedupe import unique
 from redolab.redo.schemas import RedoInterval
@@ -149,7 +149,7 @@ class Requirement:
         """What the summed percentiles are of, or why there are none, in words."""
         untimed = sorted(t for t, n in self.threads.items() if not n.timed)
         if not self.spans:
-            why = f"thread(s) {', '.join(map(str, untimed))} have no times" if untimed else "no overlap in time"
+            why = f"no times for {format_named('thread', untimed)}" if untimed else "no overlap in time"
             return f"no percentiles: {why}"
         said = [too_few_for(sum(len(span.segments) for span in self.spans), (95, 99))]
         said.append("time-weighted over the timed series only, where every thread has data")
@@ -407,7 +407,7 @@ def _summed(threads: dict[int, ThreadNeed], analyses: dict[int, Analysis]) -> Su
         summed, at = max((s.peak for s in spans), key=lambda p: p[0])
         if len(timed) < len(threads):
             upper_bound = summed + sum(t.peak_bytes_per_second for k, t in threads.items() if k not in timed)
-            how += f"; thread(s) {', '.join(str(t) for t in sorted(set(threads) - set(timed)))} have no times"
+            how += f"; no times for {format_named('thread', sorted(set(threads) - set(timed)))}"
         if largest.peak_bytes_per_second > summed:
             untimed = " without times" if largest.peak_at is None else ""
             how += (

@@ -19,6 +19,7 @@ from redolab.core.db import get_or_404, memo
 from redolab.core.errors import FieldError
 from redolab.core.isolate import ChildLimits, limit_this_process
 from redolab.core.security import file_sha256
+from redolab.core.units import format_count
 from redolab.environments.models import Environment
 from redolab.redo.analytics import Analysis, analyze, summary_json
 from redolab.redo.dedupe import unique
@@ -452,7 +453,8 @@ def environment_analysis(
     dropped.pop("", None)  # unique() reports the rows it read under ""; only real drops remain
     warnings = sorted({w for i in imports for w in i.warnings})
     if dropped:
-        warnings.append(f"{sum(dropped.values())} row(s) appear in more than one import and count once.")
+        repeated = sum(dropped.values())
+        warnings.append(f"{format_count(repeated, 'row')} found in more than one import: counted once.")
     summary = summary_json(
         analysis,
         fmt=", ".join(sorted({i.format for i in imports})),

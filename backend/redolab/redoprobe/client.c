@@ -207,8 +207,8 @@ static void emit_start(struct client_test *t, int port)
     uint64_t sndbuf, rcvbuf;
     tcp_granted_buffers(t->streams[0].fd, &sndbuf, &rcvbuf);
     if (!o->json) {
-        printf("redoprobe %s client: %s:%d, %s, %d connection(s), %llu-byte messages, socket buffer %s, %.1f s\n",
-               PROBE_VERSION, o->host, port, o->mode == MODE_SYNC ? "sync" : "async", o->conns,
+        printf("redoprobe %s client: %s:%d, %s, %d connection%s, %llu-byte messages, socket buffer %s, %.1f s\n",
+               PROBE_VERSION, o->host, port, o->mode == MODE_SYNC ? "sync" : "async", o->conns, o->conns == 1 ? "" : "s",
                (unsigned long long)o->message_bytes, o->sockbuf_bytes ? "explicit" : "autotuned",
                o->duration_seconds);
         printf("granted send buffer %llu bytes, receive buffer %llu bytes%s%s\n",
@@ -670,8 +670,9 @@ static int load_schedule(const struct client_options *o, struct schedule *s, str
     }
     s->speedup = effective->speedup;
     if (o->conns_given && o->conns != s->conns) {
-        report_error(o, PE_SCHEDULE, "--conns %d but the schedule %s has %d connection(s) (highest connection "
-                     "number + 1): leave --conns out or make them agree", o->conns, o->schedule, s->conns);
+        report_error(o, PE_SCHEDULE, "--conns %d but the schedule %s has %d connection%s (highest connection "
+                     "number + 1): leave --conns out or make them agree", o->conns, o->schedule, s->conns,
+                     s->conns == 1 ? "" : "s");
         schedule_free(s);
         return -1;
     }

@@ -551,8 +551,8 @@ static int prepare_test(int listener, struct server_test *t, const uint8_t cooki
     int allocated = t->streams != NULL && t->finished != NULL;
     if (!allocated || accept_streams(listener, t, cookie) < 0) {
         report_error(o, allocated ? PE_ACCEPT : PE_OUT_OF_MEMORY, "the client did not open its %u data "
-                     "connection(s) within %.0f s; check that nothing blocks further connections to this port",
-                     t->hello.conns, DATA_ACCEPT_SECONDS);
+                     "connection%s within %.0f s; check that nothing blocks further connections to this port",
+                     t->hello.conns, t->hello.conns == 1 ? "" : "s", DATA_ACCEPT_SECONDS);
         return -1;
     }
     for (int i = 0; i < t->hello.conns; i++) {

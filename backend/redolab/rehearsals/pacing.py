@@ -7,7 +7,7 @@ thread drained at the tier's payload rate / threads)."""
 from __future__ import annotations
 
 from redolab.core.errors import FieldError
-from redolab.core.units import ETHERNET_WIRE_BYTES, IP_PACKET_BYTES, format_bit_rate
+from redolab.core.units import ETHERNET_WIRE_BYTES, IP_PACKET_BYTES, format_bit_rate, format_count
 
 MIN_FQ_RATE_BITS_PER_SECOND = 8000  # the least --fq-rate redoprobe takes (redoprobe/main.c)
 
@@ -35,7 +35,7 @@ def check_cap(cap_bits_per_second: int | None, connections: int, *, across_hops:
     if share < MIN_FQ_RATE_BITS_PER_SECOND:
         raise FieldError(
             "cap_bits_per_second",
-            f"{format_bit_rate(cap_bits_per_second)} shared by {connections} thread(s) is "
+            f"{format_bit_rate(cap_bits_per_second)} shared by {format_count(connections, 'thread')} is "
             f"{format_bit_rate(share)} a connection, under the {format_bit_rate(MIN_FQ_RATE_BITS_PER_SECOND)} the "
             "probe can pace: choose a faster tier.",
             422,

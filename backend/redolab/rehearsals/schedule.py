@@ -25,7 +25,7 @@ from functools import cached_property
 
 import numpy as np
 
-from redolab.core.units import format_byte_rate, format_duration
+from redolab.core.units import format_byte_rate, format_count, format_duration
 from redolab.redo.requirement import Requirement
 from redolab.redo.windows import Segment
 from redolab.rehearsals.window import MAX_WINDOW_SECONDS, RehearsalRefused, Window, clipped
@@ -283,7 +283,7 @@ def parse_schedule(text: str, *, speedup: float = 1.0) -> Schedule:
 def _fields(fields: list[str], number: int) -> tuple[int, float, int]:
     if len(fields) != 3:
         raise ScheduleFormatError(
-            f"line {number}: expected CONNECTION OFFSET_SECONDS BYTES, found {len(fields)} field(s)"
+            f"line {number}: expected CONNECTION OFFSET_SECONDS BYTES, found {format_count(len(fields), 'field')}"
         )
     connection, offset, size = fields
     if not connection.isdigit() or int(connection) >= MAX_THREADS:
@@ -315,7 +315,9 @@ def _read_back(
         raise ScheduleFormatError(f"header: {error}") from None
     width = max(len(threads), max(found, default=-1) + 1)
     if threads and len(threads) < width:
-        raise ScheduleFormatError(f"header: {len(threads)} thread(s) named, but connection {width - 1} is used")
+        raise ScheduleFormatError(
+            f"header: {format_count(len(threads), 'thread')} named, but connection {width - 1} is used"
+        )
     if seconds is None:
         seconds = latest + (slot or 0.0)
     return Schedule(

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from redolab.auth.models import Role
 from redolab.core.config import Settings, get_settings
 from redolab.core.errors import FieldError
-from redolab.core.units import format_bytes
+from redolab.core.units import format_bytes, format_count
 from redolab.rehearsals.models import Rehearsal
 from redolab.rehearsals.schedule import Schedule
 from redolab.runs.models import ReplaySchedule
@@ -69,7 +69,8 @@ def delete_rehearsal(*, session: Session, rehearsal: Rehearsal, role: Role) -> N
     403 without the admin role (its runs are measurements), 409 while a run of it is queued or running."""
     if not role.allows(Role.admin):
         raise PermissionError(
-            f"Rehearsal #{rehearsal.id} holds {len(rehearsal.runs)} measured run(s): deleting it needs the admin role."
+            f"Rehearsal #{rehearsal.id} holds {format_count(len(rehearsal.runs), 'measured run')}: "
+            "deleting it needs the admin role."
         )
     waiting = [run.id for run in rehearsal.runs if not run.status.finished]
     if waiting:

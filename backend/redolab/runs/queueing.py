@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from redolab.core.config import Settings, get_settings
 from redolab.core.errors import FieldError
-from redolab.core.units import MIB, format_bytes
+from redolab.core.units import MIB, format_bytes, format_count
 from redolab.environments.models import Host, HostTransport
 from redolab.jobs.admission import QueueCaps, QueuePlace, check_queue_caps, hold_queue_lock, queue_place
 from redolab.jobs.models import Job
@@ -76,7 +76,8 @@ def check_local_write_dir(
     if needed > free:
         raise FieldError(
             "write_dir",
-            f"{conns} connection(s) x {format_bytes(PROBE_WRITE_WRAP_BYTES)} (the probe's wrap size per stream) "
+            f"{format_count(conns, 'connection')} x {format_bytes(PROBE_WRITE_WRAP_BYTES)} "
+            "(the probe's wrap size per stream) "
             f"= {format_bytes(needed)} would be written under {root}, which has {format_bytes(free)} free: "
             "use fewer connections, or free space there.",
             422,

@@ -21,6 +21,7 @@ from redolab.core.config import Settings
 from redolab.core.db import get_or_404, utcnow
 from redolab.core.fields import DurationSeconds, Positive, at_most
 from redolab.core.limits import LimitReached
+from redolab.core.units import format_count
 from redolab.environments.models import Environment, Host
 from redolab.jobs.admission import QueueCaps, current_caps, hold_queue_lock
 from redolab.jobs.models import Job, JobStatus
@@ -197,7 +198,10 @@ def fire_due(sessions: sessionmaker, now: datetime | None = None) -> int:
             if now > schedule.until:  # redolab was down past the end: nothing more starts
                 gone = int((schedule.until - due_at) / every) + 1
                 skips.append(
-                    {"at": due_at.isoformat(), "reason": f"{gone} occurrence(s) missed while redolab was not running"}
+                    {
+                        "at": due_at.isoformat(),
+                        "reason": f"{format_count(gone, 'occurrence')} missed while redolab was not running",
+                    }
                 )
                 schedule.skipped = skips[-MAX_SKIPS_KEPT:]
                 schedule.status = ScheduleStatus.finished
@@ -205,7 +209,10 @@ def fire_due(sessions: sessionmaker, now: datetime | None = None) -> int:
                 continue
             if missed:
                 skips.append(
-                    {"at": due_at.isoformat(), "reason": f"{missed} occurrence(s) missed while redolab was not running"}
+                    {
+                        "at": due_at.isoformat(),
+                        "reason": f"{format_count(missed, 'occurrence')} missed while redolab was not running",
+                    }
                 )
             started += _fire(session, schedule, now, skips)
             schedule.skipped = skips[-MAX_SKIPS_KEPT:]

@@ -16,6 +16,7 @@ from sqlalchemy.orm import sessionmaker
 
 from redolab.core.config import Settings
 from redolab.core.db import utcnow
+from redolab.core.units import format_count
 from redolab.watches.models import Notification, NotificationReceiver
 from redolab.watches.notify import MAX_ATTEMPTS, STALE_SENDING, Delivery, Target, backoff, send_now
 from redolab.watches.results import RESULT_LENGTH
@@ -211,7 +212,8 @@ def deliver_due(
     now = now or utcnow()
     try:
         if released := _release_stale(sessions, now):
-            log.warning("%d notification(s) were left sending by a stopped worker: retried", released)
+            were = "was" if released == 1 else "were"
+            log.warning("%s %s left sending by a stopped worker: retried", format_count(released, "notification"), were)
         with _LOCK:
             due = _due_by_receiver(sessions, now, limit)
             _IN_FLIGHT.update(key(sessions, receiver_id) for receiver_id in due)

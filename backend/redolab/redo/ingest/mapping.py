@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from redolab.core.sources import ORACLE_NETWORK_NOTE
-from redolab.core.units import ascii_digits
+from redolab.core.units import ascii_digits, format_named
 from redolab.redo.ingest.aliases import ALIASES, FIELDS
 from redolab.redo.ingest.rates import profiles as _profiles
 from redolab.redo.ingest.rates import snapshots as _snapshots
@@ -173,7 +173,8 @@ def map_table(table: Table, mapping: dict[str, str] | None = None, *, decimal: s
     unknown = [column for column in mapping.values() if column not in table.headers]
     if unknown:
         raise RedoInputError(
-            f"mapped column(s) {', '.join(unknown)} are not in the file (it has {', '.join(table.headers)})"
+            f"mapped {format_named('column', unknown)} {'is' if len(unknown) == 1 else 'are'} not in the file "
+            f"(it has {', '.join(table.headers)})"
         )
     kind = detect_kind(mapping, table.headers)
     if guessed and kind == "archived-log":  # V$ARCHIVED_LOG's NAME is the log's file name, not a statistic

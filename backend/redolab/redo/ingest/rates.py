@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from redolab.core.units import format_named
 from redolab.redo.parsers import RedoInputError, normalise
 from redolab.redo.schemas import RedoInterval
 
@@ -114,9 +115,7 @@ def profiles(rows, mapping, warnings, facts) -> Iterator[tuple[RedoInterval, lis
         if key in mapping
     )
     threads = sorted({thread for thread, _ in hours})
-    facts.append(
-        f"Hour-of-day profile: {len(hours):,} hours for instance(s) {', '.join(map(str, threads))}; {statistics}."
-    )
+    facts.append(f"Hour-of-day profile: {len(hours):,} hours for {format_named('instance', threads)}; {statistics}.")
     if "value" in mapping or "max_value" in mapping:
         warnings.append(
             "Only an hour-of-day profile is known (no dates): the peaks are the metric's maxima, but there is "

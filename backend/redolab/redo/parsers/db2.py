@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from redolab.core.fields import MAX_BYTES_PER_SECOND, MAX_DURATION_SECONDS
-from redolab.core.units import ascii_digits
+from redolab.core.units import ascii_digits, format_count, format_named
 from redolab.redo.ingest.values import parse_number
 from redolab.redo.parsers import RedoInputError, Table
 from redolab.redo.parsers.db2_columns import find_counter_columns, is_mon_get_transaction_log
@@ -96,7 +96,9 @@ def mon_get_transaction_log(table: Table):
         for line, values in rows:
             where = f"line {line}"
             if len(values) <= max(used):
-                raise RedoInputError(f"{where}: {len(values)} value(s), fewer than the {len(heading)} columns")
+                raise RedoInputError(
+                    f"{where}: {format_count(len(values), 'value')}, fewer than the {len(heading)} columns"
+                )
             at = db2_time(values[time_at], f"{where}, {heading[time_at]}")
             member = int(number(values, member_at, line) or 0)
             pages = parse_number(values[pages_at], line=line, column=heading[pages_at])
@@ -216,11 +218,14 @@ def read_listing(lines: list[str], log_file_pages: int | None) -> Table:
     files.sort()
     members = sorted({member for member, *_ in files})
     facts = [
-        f"{len(files):,} archived log files of member(s) {', '.join(map(str, members))}: each file's rate is its size "
+        f"{len(files):,} archived log files of {format_named('member', members)}: each file's rate is its size "
         "over the time since the previous file of the same log stream was closed (its modification time)."
     ]
     if passed:
-        facts.append(f"{passed:,} line(s) without a log file name and time were passed over (totals, directories).")
+        were = "was" if passed == 1 else "were"
+        facts.append(
+            f"{format_count(passed, 'line')} without a log file name and time {were} passed over (totals, directories)."
+        )
     if log_file_pages:
         facts.append(f"LOGFILSIZ {log_file_pages:,} pages ({log_file_pages * PAGE_BYTES:,} bytes) per file.")
     warnings: list[str] = []  # filled once the intervals are read
@@ -307,7 +312,8 @@ def _archived_file_intervals(
         )
     if gaps:
         warnings.append(
-            f"{gaps:,} log file(s) follow a gap in the sequence (a file missing from the listing): the time "
+            f"{format_count(gaps, 'log file')} {'follows' if gaps == 1 else 'follow'} a gap in the sequence "
+            "(a file missing from the listing): the time "
             "across a gap is not turned into a rate."
         )
 

@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 
 from redolab.core.fields import FIRST_YEAR, LAST_YEAR, MAX_BYTES_PER_SECOND
-from redolab.core.units import DB2_PAGE_BYTES
+from redolab.core.units import DB2_PAGE_BYTES, format_named
 from redolab.redo.parsers import RedoInputError
 from redolab.redo.schemas import RedoInterval
 
@@ -136,7 +136,7 @@ class Counters:
     def finish(self) -> None:
         members = sorted(self.last)
         self.facts.append(
-            f"{self.what}: {self.captures:,} captures of member(s) {', '.join(map(str, members))}; the rate of each "
+            f"{self.what}: {self.captures:,} captures of {format_named('member', members)}; the rate of each "
             "interval is the change of LOG_WRITES (4 KiB pages) between two captures of one member."
         )
         self.facts.extend(f"Counter reset: {reset}." for reset in self.resets)
