@@ -93,7 +93,7 @@ def test_a_shared_uplink_fails_with_two_copies_although_each_hop_passes(session,
     assert page.status_code == 200
     assert 'id="topology-diagram"' in page.text and 'id="shared-link-' in page.text
     assert f'id="destination-{remote.id}"' in page.text
-    assert "primary -&gt; remote" in page.text and "MiB/s" in page.text and "40 ms" in page.text
+    assert "primary → remote" in page.text and "MiB/s" in page.text and "40 ms" in page.text
     card = re.search(r'<article class="card (\w+)[^"]*" id="plan-transport"(.*?)</article>', page.text, re.S)
     assert card.group(1) == FAIL and "shared link uplink: carries 2 copies" in card.group(2)
     assert 'class="topology-shared-link" data-status="fail"' in page.text  # the diagram draws it with its verdict
