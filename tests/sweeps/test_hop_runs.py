@@ -4,7 +4,7 @@ else; the page and the API give each hop and the sum; and the plan reads the sum
 shared link the hops cross, only when every pair succeeded and they ran at the same time."""
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -322,11 +322,16 @@ def test_the_footer_says_which_pairs_the_sum_covers(session, browser_client):
     assert "so far" not in footer and "every pair" not in footer
 
 
-def test_a_pairs_and_a_hops_throughput_each_say_their_window(session, browser_client):
+@pytest.mark.parametrize(
+    "now", [datetime(2026, 12, 1, 9, 30), datetime(2026, 11, 29, 23, 59, 50), datetime(2026, 12, 31, 23, 59, 30)],
+    ids=["tuesday", "sunday-midnight", "year-end"],
+)  # fmt: skip
+def test_a_pairs_and_a_hops_throughput_each_say_their_window(session, browser_client, now):
     """The page showed a pair at 55 B/s and its hop at 50 B/s with nothing to say why: the pair's is its
-    mean over its own 60 s, the hop's what was carried in the 54 s every pair ran. Each says so."""
+    mean over its own 60 s, the hop's what was carried in the 54 s every pair ran. Each says so, whatever
+    the day the runs ran (they cross midnight, and the year, on two of them)."""
     environment, primary, near, far, _remote = two_destinations(session)
-    now = utcnow()
+    now = now.replace(tzinfo=UTC)
     cluster = _cluster(session, environment)
     a = _pair_run(session, environment, cluster, primary, near, 0, started=now, rates=[100.0] * 6 + [50.0] * 54)
     b = _pair_run(session, environment, cluster, primary, far, 0, started=now + timedelta(seconds=6), rates=[50.0] * 60)

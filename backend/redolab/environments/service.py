@@ -15,6 +15,7 @@ from redolab.core.db import Base, get_or_404
 from redolab.core.errors import FieldError
 from redolab.core.fields import name_key
 from redolab.core.security import encrypt_secret
+from redolab.core.units import format_count
 from redolab.environments.destination_rules import check_platform_change
 from redolab.environments.destinations import first_destination, host_destination_id, lock_environment, mirror
 from redolab.environments.models import Credential, Environment, Host, HostRole, same_or_new_key, stored_name_key
@@ -134,7 +135,7 @@ class Kind:
     with_settings: int = 0  # the first destination: made with the environment, its fields mirrored
 
     def __str__(self) -> str:
-        return f"{self.count:,} {self.noun}{'' if self.count == 1 else 's'}"
+        return format_count(self.count, self.noun)
 
 
 @dataclass(frozen=True)
